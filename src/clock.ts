@@ -1,0 +1,49 @@
+/**
+ * Time as a dependency: heartbeats, suspicion timeouts and politeness delays read the clock through
+ * this interface, so tests substitute fake timers and the laboratory can run on virtual time.
+ */
+
+/** A handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = { readonly __timer: unique symbol } | object;
+
+/** A source of time and timers. */
+export interface Clock {
+  /** Milliseconds since the epoch (wall clock, may be faked). */
+  now(): number;
+  /** Runs `callback` after `delayMs` milliseconds. */
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  /** Cancels a timer from {@link Clock.setTimeout}; unknown handles are ignored. */
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** The real clock: `Date.now()` and Node's timers (unref'd, so they never keep a process alive alone). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(callback, delayMs) {
+    const timer = setTimeout(callback, delayMs);
+    timer.unref();
+    return timer;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
+
+/** Resolves after `delayMs` on `clock`, or rejects with the signal's reason when aborted first. */
+export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, delayMs);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

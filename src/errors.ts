@@ -1,0 +1,64 @@
+/**
+ * Every error ubicrawl raises on purpose is a {@link UbiError} with a stable `code`, so callers and
+ * tests branch on codes, never on messages. Across gRPC these map to `grpc.status` codes.
+ */
+
+/** Stable error codes. Grouped by subsystem; the fetch classes double as the stats' error classes. */
+export const ErrorCode = {
+  /** A command-line flag or option value is invalid. */
+  InvalidArgument: "UBI_ERR_INVALID_ARGUMENT",
+  /** A URL could not be parsed or is not http(s). */
+  InvalidUrl: "UBI_ERR_INVALID_URL",
+  /** A host name is not in the hosts file (with `--hosts-file`) or does not resolve. */
+  DnsNotFound: "UBI_ERR_DNS_NOT_FOUND",
+  /** The resolved address is outside the networks the agent may reach (`--allow-net`). */
+  AddressForbidden: "UBI_ERR_ADDRESS_FORBIDDEN",
+  /** TCP connect did not complete in time. */
+  ConnectTimeout: "UBI_ERR_CONNECT_TIMEOUT",
+  /** The server refused or reset the connection. */
+  ConnectFailed: "UBI_ERR_CONNECT_FAILED",
+  /** Response headers did not arrive in time. */
+  HeadersTimeout: "UBI_ERR_HEADERS_TIMEOUT",
+  /** The body stalled or took longer than the whole-fetch deadline. */
+  BodyTimeout: "UBI_ERR_BODY_TIMEOUT",
+  /** The body (raw or decoded) exceeded the size cap. */
+  BodyTooLarge: "UBI_ERR_BODY_TOO_LARGE",
+  /** Content-Encoding could not be decoded. */
+  DecodeFailed: "UBI_ERR_DECODE_FAILED",
+  /** The server broke the HTTP protocol (malformed headers, bad length, reset mid-body). */
+  ProtocolError: "UBI_ERR_PROTOCOL",
+  /** The local state (LevelDB, WARC files, log) could not be written. */
+  StorageFailed: "UBI_ERR_STORAGE",
+  /** A peer could not be reached or did not answer in time. */
+  PeerUnreachable: "UBI_ERR_PEER_UNREACHABLE",
+  /** A peer sent a message that fails validation. */
+  BadMessage: "UBI_ERR_BAD_MESSAGE",
+  /** Another live agent already uses this id, or this id's replicas collide with another agent's. */
+  IdConflict: "UBI_ERR_ID_CONFLICT",
+} as const;
+
+/** One of the {@link ErrorCode} values. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** An error with a stable code and an optional cause. */
+export class UbiError extends Error {
+  override readonly name = "UbiError";
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** True when `error` is a {@link UbiError}, optionally with the given code. */
+export function isUbiError(error: unknown, code?: ErrorCode): error is UbiError {
+  return error instanceof UbiError && (code === undefined || error.code === code);
+}
+
+/** Throws an {@link ErrorCode.InvalidArgument} error. */
+export function invalidArgument(message: string): never {
+  throw new UbiError(ErrorCode.InvalidArgument, message);
+}
