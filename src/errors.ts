@@ -27,6 +27,8 @@ export const ErrorCode = {
   DecodeFailed: "UBI_ERR_DECODE_FAILED",
   /** The server broke the HTTP protocol (malformed headers, bad length, reset mid-body). */
   ProtocolError: "UBI_ERR_PROTOCOL",
+  /** A redirect chain was longer than allowed or a redirect had no usable `Location` (robots.txt). */
+  TooManyRedirects: "UBI_ERR_TOO_MANY_REDIRECTS",
   /** The local state (LevelDB, WARC files, log) could not be written. */
   StorageFailed: "UBI_ERR_STORAGE",
   /** A peer could not be reached or did not answer in time. */
@@ -35,6 +37,8 @@ export const ErrorCode = {
   BadMessage: "UBI_ERR_BAD_MESSAGE",
   /** Another live agent already uses this id, or this id's replicas collide with another agent's. */
   IdConflict: "UBI_ERR_ID_CONFLICT",
+  /** A server could not listen on its address(es) (port in use, address not available). */
+  ListenFailed: "UBI_ERR_LISTEN_FAILED",
 } as const;
 
 /** One of the {@link ErrorCode} values. */

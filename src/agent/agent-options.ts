@@ -1,0 +1,75 @@
+import { ErrorCode, UbiError } from "../errors.js";
+
+/** Everything an agent is started with; the CLI flags map one to one onto these. */
+export interface AgentOptions {
+  /** Unique id of this agent (seeds its replicas on the circle). */
+  readonly id: string;
+  /** Folder of the durable state, WARC files and crawl log. */
+  readonly dataDir: string;
+  /** Seed URLs (already read from files). */
+  readonly seeds: readonly string[];
+  /** Resolve names only through this hosts file (no DNS at all). */
+  readonly hostsFile?: string;
+  /** CIDRs allowed although private, loopback or link-local. */
+  readonly allowNet: readonly string[];
+  /** Minimum delay between two requests to one host. @default 1000 */
+  readonly delayMs: number;
+  /** Hosts visited at once. @default 256 */
+  readonly maxActiveHosts: number;
+  /** Requests in flight to one IP address at most. @default 2 */
+  readonly maxPerIp: number;
+  /** Fetches per host at most. @default 50000 */
+  readonly maxPagesPerHost: number;
+  /** Per-host link depth at most. @default 20 */
+  readonly maxDepth: number;
+  /** User-Agent header; its first product token is matched in robots.txt. */
+  readonly userAgent: string;
+  /** Domains to stay in; empty means a broad crawl. */
+  readonly scopes: readonly string[];
+  /** Stop when the crawl is complete (alone: the frontier is empty and nothing is in flight). */
+  readonly exitWhenDone: boolean;
+  /** Attempts to fetch an unavailable robots.txt before a host is given up. @default 3 */
+  readonly maxRobotsAttempts: number;
+  /** Wait before asking again for an unavailable robots.txt. @default 60000 */
+  readonly robotsRetryMs: number;
+  /** Body size cap per fetch. @default 10 MiB */
+  readonly maxBodyBytes: number;
+  /** Whole-fetch deadline. @default 60000 */
+  readonly fetchTimeoutMs: number;
+  /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
+  readonly progress: "auto" | "line" | "log" | "off";
+}
+
+/** Defaults of the optional parts of {@link AgentOptions}. */
+export const AGENT_DEFAULTS = {
+  delayMs: 1000,
+  maxActiveHosts: 256,
+  maxPerIp: 2,
+  maxPagesPerHost: 50_000,
+  maxDepth: 20,
+  userAgent: "ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)",
+  maxRobotsAttempts: 3,
+  robotsRetryMs: 60_000,
+  maxBodyBytes: 10 * 1024 * 1024,
+  fetchTimeoutMs: 60_000,
+} as const;
+
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Checks the options that no other part checks; throws `InvalidArgument` naming the option. */
+export function validateAgentOptions(options: AgentOptions): void {
+  if (!ID_PATTERN.test(options.id)) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `agent id "${options.id}" must be 1–128 characters of letters, digits, '.', '_' or '-'`,
+    );
+  }
+  if (options.dataDir.length === 0)
+    throw new UbiError(ErrorCode.InvalidArgument, "a data folder is required");
+}
+
+/** The product token of a User-Agent string (`ubicrawl/0.1 (…)` → `ubicrawl`), for robots.txt matching. */
+export function productToken(userAgent: string): string {
+  const match = /^[A-Za-z0-9_-]+/.exec(userAgent.trim());
+  return match ? match[0].toLowerCase() : "*";
+}

@@ -1,0 +1,238 @@
+import { join } from "node:path";
+import { type Clock, systemClock } from "../clock.js";
+import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
+import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
+import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
+import { CrawlLog, GroupCommit, StateStore, WarcWriter } from "../storage/index.js";
+import { normalizeUrl, UrlFingerprinter } from "../url/index.js";
+import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
+import { CrawlStats } from "./crawl-stats.js";
+import { HostVisitor } from "./host-visitor.js";
+import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
+import { PageArchive } from "./page-archive.js";
+
+/** Fetches in one host visit before the host gives its slot to waiting hosts. */
+const QUANTUM_PAGES = 64;
+/** How often completion is checked for `--exit-when-done`. */
+const DONE_CHECK_INTERVAL_MS = 200;
+/** Links read from one page at most. */
+const MAX_LINKS_PER_PAGE = 10_000;
+
+/** A crawling agent's local machinery, shared by the single-agent and the cluster modes. */
+export interface AgentParts {
+  readonly options: AgentOptions;
+  readonly clock: Clock;
+  readonly store: StateStore;
+  readonly frontier: Frontier;
+  readonly scheduler: HostScheduler;
+  readonly router: LinkRouter;
+  readonly stats: CrawlStats;
+}
+
+/** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
+export interface ClusterHooks {
+  readonly ownership: () => HostOwnership;
+  readonly exchange: UrlExchange;
+  /** True when the agent may not fetch `host` now (another agent owns it in the current view). */
+  readonly notMine: (host: string) => boolean;
+  /** True when every live agent is idle and no URL batch is in transit (termination detection). */
+  readonly isCrawlComplete: () => boolean;
+}
+
+/**
+ * One crawler agent: opens its durable state, visits its hosts politely and breadth-first, archives
+ * what it fetches, and routes discovered links — to its own frontier, or through `cluster` to their
+ * owners. Alone, every host is its own.
+ */
+export class Agent implements AgentParts {
+  readonly stats: CrawlStats;
+  readonly scheduler: HostScheduler;
+  readonly router: LinkRouter;
+  private readonly fetcher: Fetcher;
+  private readonly warc: WarcWriter;
+  private readonly crawlLog: CrawlLog;
+  private stopping: Promise<void> | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private readonly cluster: ClusterHooks | undefined;
+
+  private constructor(
+    readonly options: AgentOptions,
+    readonly clock: Clock,
+    readonly store: StateStore,
+    readonly frontier: Frontier,
+    parts: {
+      fetcher: Fetcher;
+      warc: WarcWriter;
+      crawlLog: CrawlLog;
+      scheduler: HostScheduler;
+      router: LinkRouter;
+      stats: CrawlStats;
+      cluster: ClusterHooks | undefined;
+    },
+  ) {
+    this.cluster = parts.cluster;
+    this.fetcher = parts.fetcher;
+    this.warc = parts.warc;
+    this.crawlLog = parts.crawlLog;
+    this.scheduler = parts.scheduler;
+    this.router = parts.router;
+    this.stats = parts.stats;
+  }
+
+  /** Opens the agent's state under `options.dataDir` and prepares (but does not start) the crawl. */
+  static async open(
+    options: AgentOptions,
+    deps: { clock?: Clock; cluster?: ClusterHooks } = {},
+  ): Promise<Agent> {
+    validateAgentOptions(options);
+    const clock = deps.clock ?? systemClock;
+    const store = await StateStore.open(join(options.dataDir, "state"));
+    const fingerprinter = await UrlFingerprinter.create();
+    let scheduler: HostScheduler | undefined;
+    const committer = new GroupCommit((ops) => store.write(ops));
+    const frontier = await Frontier.open(
+      {},
+      { store, committer, fingerprinter, onHostReady: (host) => scheduler?.markReady(host) },
+    );
+    const resolver: Resolver = options.hostsFile
+      ? await HostsFileResolver.fromFile(options.hostsFile)
+      : new SystemResolver({}, { clock });
+    const netPolicy = new NetPolicy({ allow: options.allowNet });
+    const fetcher = new Fetcher(
+      {
+        userAgent: options.userAgent,
+        maxBodyBytes: options.maxBodyBytes,
+        totalTimeoutMs: options.fetchTimeoutMs,
+      },
+      { resolver, netPolicy, clock },
+    );
+    const robots = new RobotsCache(
+      { userAgent: productToken(options.userAgent), unavailableRetryMs: options.robotsRetryMs },
+      { fetcher, clock },
+    );
+    for await (const snapshot of store.robotsSnapshots()) {
+      try {
+        robots.restore(snapshot as RobotsSnapshot);
+      } catch {
+        // A snapshot from an older format: robots.txt is simply fetched again.
+      }
+    }
+    const warc = new WarcWriter({ dir: join(options.dataDir, "warc"), agentId: options.id });
+    await warc.open();
+    const crawlLog = new CrawlLog({ dir: options.dataDir });
+    await crawlLog.open();
+    const stats = new CrawlStats(clock);
+    const archive = new PageArchive(warc, crawlLog);
+    const ipGate = new IpGate(options.maxPerIp);
+    const selfOnly: HostOwnership = { ownerOf: () => options.id };
+    const router = new LinkRouter(
+      { maxDepth: options.maxDepth, scopes: options.scopes },
+      {
+        selfId: options.id,
+        ownership: deps.cluster ? deps.cluster.ownership : () => selfOnly,
+        frontier,
+        exchange: deps.cluster?.exchange,
+        stats,
+      },
+    );
+    const visitor = new HostVisitor(
+      {
+        delayMs: options.delayMs,
+        maxPagesPerHost: options.maxPagesPerHost,
+        quantumPages: QUANTUM_PAGES,
+        maxLinksPerPage: MAX_LINKS_PER_PAGE,
+        maxRobotsAttempts: options.maxRobotsAttempts,
+        userAgentToken: productToken(options.userAgent),
+      },
+      {
+        frontier,
+        resolve: (hostname, signal) => resolver.resolve(hostname, signal),
+        robots: (origin) => robots.get(origin),
+        saveRobots: (rules) =>
+          committer.add({ kind: "robots", origin: rules.origin, snapshot: rules.toJSON() }),
+        fetch: (url, signal) => fetcher.fetch(url, { signal }),
+        ipGate,
+        archive,
+        router,
+        stats,
+        clock,
+        mustYield: () => scheduler?.isPaused === true,
+      },
+    );
+    scheduler = new HostScheduler(
+      { maxActiveHosts: options.maxActiveHosts },
+      {
+        visit: (host, signal) =>
+          deps.cluster?.notMine(host) ? Promise.resolve({ kind: "drained" }) : visitor.visit(host, signal),
+        hasWork: (host) => frontier.waitingOf(host) > 0,
+        onVisitError: (host, error) => {
+          stats.recordError("internal");
+          process.stderr.write(`ubicrawl: visit of ${host} failed: ${describe(error)}\n`);
+        },
+        clock,
+      },
+    );
+    return new Agent(options, clock, store, frontier, {
+      fetcher,
+      warc,
+      crawlLog,
+      scheduler,
+      router,
+      stats,
+      cluster: deps.cluster,
+    });
+  }
+
+  /** Queues the seeds (again: seen ones are skipped) and starts visiting hosts with work. */
+  async start(): Promise<void> {
+    for (const seed of this.options.seeds) {
+      const url = normalizeUrl(seed);
+      if (url !== null) this.router.route(url, 0, undefined);
+    }
+    await this.frontier.commit();
+    for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
+  }
+
+  /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
+  get isIdle(): boolean {
+    return this.scheduler.isIdle && this.frontier.isEmpty;
+  }
+
+  /**
+   * Resolves when the crawl is complete: alone, when this agent stays idle over two checks in a row;
+   * in a cluster, when the cluster's termination detection says so.
+   */
+  whenDone(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let idleChecks = 0;
+      const check = () => {
+        const idle = this.cluster ? this.cluster.isCrawlComplete() : this.isIdle;
+        idleChecks = idle ? idleChecks + 1 : 0;
+        if (idleChecks >= 2) resolve();
+        else this.clock.setTimeout(check, DONE_CHECK_INTERVAL_MS);
+      };
+      // A real timer keeps the process alive while waiting for the crawl to finish.
+      this.keepAlive = setInterval(() => {}, 60_000);
+      check();
+    }).finally(() => clearInterval(this.keepAlive));
+  }
+
+  /** Stops visits, writes what is pending and closes files; the state is kept. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.close();
+    return this.stopping;
+  }
+
+  private async close(): Promise<void> {
+    await this.scheduler.stop();
+    await this.frontier.commit().catch(() => {});
+    await this.warc.close();
+    await this.crawlLog.close();
+    await this.fetcher.close();
+    await this.store.close();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

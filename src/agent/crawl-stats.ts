@@ -1,0 +1,93 @@
+import type { Clock } from "../clock.js";
+
+/** URLs and batches exchanged with one peer. */
+export interface PeerTraffic {
+  urlsSent: number;
+  urlsReceived: number;
+  batchesSent: number;
+  batchesReceived: number;
+}
+
+/** Why a URL was dropped without a fetch; the keys of {@link CrawlStats.dropped}. */
+export type DropReason = "robots" | "depth" | "scope" | "page-limit" | "nofollow" | "abandoned";
+
+/**
+ * The counters of one agent's crawl, kept in memory (the stats RPC and the progress line read them).
+ * A plain mutable record: the pipeline increments, readers snapshot.
+ */
+export class CrawlStats {
+  readonly startedAtMs: number;
+  pagesFetched = 0;
+  bytesFetched = 0;
+  linksFound = 0;
+  pagesRecovered = 0;
+  /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
+  readonly errors = new Map<string, number>();
+  /** URLs dropped before a fetch, by reason. */
+  readonly dropped = new Map<DropReason, number>();
+  readonly peers = new Map<string, PeerTraffic>();
+  private readonly rateWindow: { atMs: number; pages: number }[] = [];
+
+  constructor(private readonly clock: Clock) {
+    this.startedAtMs = clock.now();
+  }
+
+  /** Counts one fetch that reached a server. */
+  recordFetch(bytes: number): void {
+    this.pagesFetched++;
+    this.bytesFetched += bytes;
+  }
+
+  /** Counts one failure of class `errorClass`. */
+  recordError(errorClass: string): void {
+    this.errors.set(errorClass, (this.errors.get(errorClass) ?? 0) + 1);
+  }
+
+  /** Counts one URL dropped for `reason`. */
+  recordDrop(reason: DropReason): void {
+    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1);
+  }
+
+  /** The traffic record of `peer`, created on first use. */
+  peer(peer: string): PeerTraffic {
+    let traffic = this.peers.get(peer);
+    if (!traffic) {
+      traffic = { urlsSent: 0, urlsReceived: 0, batchesSent: 0, batchesReceived: 0 };
+      this.peers.set(peer, traffic);
+    }
+    return traffic;
+  }
+
+  /** Total errors of every class. */
+  get errorCount(): number {
+    let total = 0;
+    for (const count of this.errors.values()) total += count;
+    return total;
+  }
+
+  /** URLs sent to peers per page fetched (Cho and Garcia-Molina's communication overhead). */
+  get communicationOverhead(): number {
+    let sent = 0;
+    for (const traffic of this.peers.values()) sent += traffic.urlsSent;
+    return this.pagesFetched === 0 ? 0 : sent / this.pagesFetched;
+  }
+
+  /** Pages per second over the last ~10 s (sampled by each call). */
+  pagesPerSecond(): number {
+    const now = this.clock.now();
+    this.rateWindow.push({ atMs: now, pages: this.pagesFetched });
+    while (this.rateWindow.length > 2 && now - (this.rateWindow[1]?.atMs ?? now) >= 10_000)
+      this.rateWindow.shift();
+    const first = this.rateWindow[0];
+    if (!first || now === first.atMs) {
+      const elapsed = now - this.startedAtMs;
+      return elapsed > 0 ? (this.pagesFetched * 1000) / elapsed : 0;
+    }
+    return ((this.pagesFetched - first.pages) * 1000) / (now - first.atMs);
+  }
+
+  /** Milliseconds since the agent started. */
+  get uptimeMs(): number {
+    return this.clock.now() - this.startedAtMs;
+  }
+}

@@ -1,0 +1,254 @@
+import { type Clock, sleep } from "../clock.js";
+import { ErrorCode, isUbiError } from "../errors.js";
+import type { FetchResult } from "../fetching/index.js";
+import { classifyFetchError } from "../fetching/index.js";
+import type { Frontier, IpGate, VisitOutcome } from "../frontier/index.js";
+import { extractLinks } from "../parsing/index.js";
+import type { RobotsRules } from "../robots/index.js";
+import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
+import { hostnameOf, normalizeUrl, originOf } from "../url/index.js";
+import type { CrawlStats } from "./crawl-stats.js";
+import type { LinkRouter } from "./link-router.js";
+import type { PageArchive } from "./page-archive.js";
+
+/** Politeness and trap limits of host visits. */
+export interface HostVisitOptions {
+  /** Minimum time between the end of one request to a host and the start of the next. */
+  readonly delayMs: number;
+  /** Fetches per host at most (robots.txt excluded). */
+  readonly maxPagesPerHost: number;
+  /** Fetches in one visit before the host yields its slot to waiting hosts. */
+  readonly quantumPages: number;
+  /** Links read from one page at most. */
+  readonly maxLinksPerPage: number;
+  /** Attempts to get a host's robots.txt before its URLs are given up. */
+  readonly maxRobotsAttempts: number;
+  /** Product token matched against meta robots names (besides `robots`). */
+  readonly userAgentToken: string;
+}
+
+/** What a {@link HostVisitor} needs. */
+export interface HostVisitorDeps {
+  readonly frontier: Frontier;
+  readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
+  readonly robots: (origin: string) => Promise<RobotsRules>;
+  /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
+  readonly saveRobots: (rules: RobotsRules) => void;
+  readonly fetch: (url: string, signal: AbortSignal) => Promise<FetchResult>;
+  readonly ipGate: IpGate;
+  readonly archive: PageArchive;
+  readonly router: LinkRouter;
+  readonly stats: CrawlStats;
+  readonly clock: Clock;
+  /** True when visits should hand back their slot now (pause, stop). */
+  readonly mustYield: () => boolean;
+}
+
+/** In-memory, per-host facts of the current run. */
+interface HostRuntime {
+  ip?: string;
+  dnsError?: ErrorCode;
+  nextFetchAtMs: number;
+  robotsAttempts: number;
+}
+
+const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
+
+/**
+ * One worker's visit of one host, breadth-first: takes the host's queued URLs in order, checks
+ * robots.txt, waits the politeness delay, fetches (never two requests at once to the host, at most
+ * the IP gate's limit to its address), archives, and routes the page's links.
+ */
+export class HostVisitor {
+  private readonly runtime = new Map<string, HostRuntime>();
+
+  constructor(
+    private readonly options: HostVisitOptions,
+    private readonly deps: HostVisitorDeps,
+  ) {}
+
+  /** Visits `host` until its queue is empty, its quantum is used, or it must wait. */
+  async visit(host: string, signal: AbortSignal): Promise<VisitOutcome> {
+    const { frontier } = this.deps;
+    const state = this.runtimeOf(host);
+    for (let fetched = 0; fetched < this.options.quantumPages; ) {
+      if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
+      const entry = await frontier.take(host);
+      if (!entry) return { kind: "drained" };
+      const record = frontier.record(host);
+      if (record.abandoned !== undefined) {
+        this.drop(host, entry, "abandoned");
+        continue;
+      }
+      if (record.fetched >= this.options.maxPagesPerHost) {
+        this.drop(host, entry, "page-limit");
+        continue;
+      }
+      if (!(await this.ensureAddress(host, state, signal))) {
+        this.fail(host, entry, state.dnsError ?? ErrorCode.DnsNotFound, 0);
+        await frontier.commit();
+        continue;
+      }
+      const askedAtMs = this.deps.clock.now();
+      const rules = await this.deps.robots(originOf(entry.url));
+      if (rules.fetchedAtMs >= askedAtMs) {
+        this.deps.saveRobots(rules);
+        // robots.txt was just requested from this host: that request counts for politeness too.
+        state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
+      }
+      if (rules.status === "unavailable") {
+        frontier.putBack(host, entry);
+        return this.robotsUnavailable(host, state, rules);
+      }
+      state.robotsAttempts = 0;
+      if (!rules.isAllowed(entry.url)) {
+        this.drop(host, entry, "robots");
+        continue;
+      }
+      await this.fetchOne(host, entry, state, rules, signal);
+      fetched++;
+    }
+    return { kind: "yielded" };
+  }
+
+  private async fetchOne(
+    host: string,
+    entry: StoredQueueEntry,
+    state: HostRuntime,
+    rules: RobotsRules,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { clock, frontier } = this.deps;
+    const wait = state.nextFetchAtMs - clock.now();
+    if (wait > 0) await sleep(clock, wait, signal);
+    const release = await this.deps.ipGate.acquire(state.ip as string, signal);
+    let result: FetchResult | undefined;
+    let failure: ErrorCode | undefined;
+    const startedAtMs = clock.now();
+    try {
+      result = await this.deps.fetch(entry.url, signal);
+    } catch (error) {
+      if (signal.aborted) {
+        frontier.putBack(host, entry);
+        throw error;
+      }
+      failure = classifyFetchError(error);
+    } finally {
+      release();
+      state.nextFetchAtMs = clock.now() + Math.max(this.options.delayMs, rules.crawlDelayMs ?? 0);
+    }
+    if (!result) {
+      this.fail(host, entry, failure ?? ErrorCode.ProtocolError, clock.now() - startedAtMs);
+      await frontier.commit();
+      return;
+    }
+    await this.deps.archive.writeResponse(result);
+    const links = this.followLinks(host, entry, result);
+    this.deps.stats.recordFetch(result.wireBytes);
+    if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
+    this.deps.archive.log(this.logEntry(entry, result, links));
+    frontier.complete(host, entry, { fetched: true, counted: true });
+    await frontier.commit();
+  }
+
+  /** Routes the links of a fetched page (or its redirect target); returns how many were found. */
+  private followLinks(host: string, entry: StoredQueueEntry, result: FetchResult): number {
+    const { router, stats } = this.deps;
+    if (result.status >= 300 && result.status < 400) {
+      const location = headerValue(result.responseHeaders, "location");
+      const target = location === undefined ? null : normalizeUrl(location, entry.url);
+      if (target === null) return 0;
+      router.route(target, entry.depth, host);
+      return 1;
+    }
+    if (result.status < 200 || result.status >= 300 || !HTML_TYPES.has(result.contentType)) return 0;
+    const page = extractLinks(result.body, entry.url, {
+      maxLinks: this.options.maxLinksPerPage,
+      userAgentToken: this.options.userAgentToken,
+    });
+    stats.linksFound += page.links.length;
+    for (const link of page.links) {
+      if (page.nofollow || link.nofollow) {
+        stats.recordDrop("nofollow");
+        continue;
+      }
+      router.route(link.url, entry.depth, host);
+    }
+    return page.links.length;
+  }
+
+  /** Resolves the host's address once per run; false when it cannot be resolved or reached. */
+  private async ensureAddress(host: string, state: HostRuntime, signal: AbortSignal): Promise<boolean> {
+    if (state.ip !== undefined) return true;
+    if (state.dnsError !== undefined) return false;
+    try {
+      state.ip = await this.deps.resolve(hostnameOf(host), signal);
+      return true;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      state.dnsError = isUbiError(error) ? error.code : ErrorCode.DnsNotFound;
+      return false;
+    }
+  }
+
+  private robotsUnavailable(host: string, state: HostRuntime, rules: RobotsRules): VisitOutcome {
+    state.robotsAttempts++;
+    if (state.robotsAttempts < this.options.maxRobotsAttempts) {
+      return { kind: "parked", untilMs: rules.retryAtMs ?? this.deps.clock.now() + 60_000 };
+    }
+    // Given up: its URLs are dropped as they come (see visit), and the reason is kept.
+    this.deps.frontier.record(host).abandoned = "robots-unavailable";
+    this.deps.frontier.touch(host);
+    this.deps.stats.recordError("robots_unavailable");
+    return { kind: "yielded" };
+  }
+
+  private drop(host: string, entry: StoredQueueEntry, reason: "robots" | "page-limit" | "abandoned"): void {
+    this.deps.stats.recordDrop(reason);
+    this.deps.frontier.complete(host, entry, { fetched: false, counted: false });
+  }
+
+  private fail(host: string, entry: StoredQueueEntry, code: ErrorCode, durationMs: number): void {
+    this.deps.stats.recordError(code);
+    this.deps.archive.log({
+      ts: new Date(this.deps.clock.now()).toISOString(),
+      url: entry.url,
+      status: 0,
+      bytes: 0,
+      contentType: "",
+      links: 0,
+      durationMs,
+      depth: entry.depth,
+      error: code,
+    });
+    const counted = code !== ErrorCode.DnsNotFound && code !== ErrorCode.AddressForbidden;
+    this.deps.frontier.complete(host, entry, { fetched: false, counted });
+  }
+
+  private logEntry(entry: StoredQueueEntry, result: FetchResult, links: number): CrawlLogInput {
+    return {
+      ts: new Date(result.startedAtMs).toISOString(),
+      url: entry.url,
+      status: result.status,
+      bytes: result.wireBytes,
+      contentType: result.contentType,
+      links,
+      durationMs: result.durationMs,
+      depth: entry.depth,
+    };
+  }
+
+  private runtimeOf(host: string): HostRuntime {
+    let state = this.runtime.get(host);
+    if (!state) {
+      state = { nextFetchAtMs: 0, robotsAttempts: 0 };
+      this.runtime.set(host, state);
+    }
+    return state;
+  }
+}
+
+function headerValue(headers: readonly (readonly [string, string])[], name: string): string | undefined {
+  for (const [key, value] of headers) if (key.toLowerCase() === name) return value;
+  return undefined;
+}

@@ -1,0 +1,73 @@
+import type { Frontier } from "../frontier/index.js";
+import { hostKey, inScope } from "../url/index.js";
+import type { CrawlStats } from "./crawl-stats.js";
+
+/** Who owns a host: the agent's current assignment (one agent alone owns everything). */
+export interface HostOwnership {
+  /** Id of the agent owning `host` in this agent's current view. */
+  ownerOf(host: string): string;
+}
+
+/** Where links owned by other agents go: batched to their owner. */
+export interface UrlExchange {
+  /** Queues `url` (of `host`) for `owner`. */
+  send(owner: string, url: string, depth: number, host: string): void;
+}
+
+/** Options of a {@link LinkRouter}. */
+export interface LinkRouterOptions {
+  /** Per-host depth limit: URLs deeper than this are not queued. */
+  readonly maxDepth: number;
+  /** Domains the crawl stays in; empty means a broad crawl. */
+  readonly scopes: readonly string[];
+}
+
+/** What a {@link LinkRouter} needs. */
+export interface LinkRouterDeps {
+  readonly selfId: string;
+  readonly ownership: () => HostOwnership;
+  readonly frontier: Frontier;
+  readonly exchange: UrlExchange | undefined;
+  readonly stats: CrawlStats;
+}
+
+/**
+ * The fork in a discovered URL's path: computes its per-host depth, drops it when too deep or out of
+ * scope, and sends it to this agent's frontier or to the owner of its host.
+ */
+export class LinkRouter {
+  constructor(
+    private readonly options: LinkRouterOptions,
+    private readonly deps: LinkRouterDeps,
+  ) {}
+
+  /**
+   * Routes canonical `url` found on a page (or redirect) of `fromHost` at `fromDepth`; seeds pass
+   * `fromHost` undefined. Depth is per host: 0 when the link crosses hosts, the parent's + 1 otherwise.
+   */
+  route(url: string, fromDepth: number, fromHost: string | undefined): void {
+    const host = hostKey(url);
+    const depth = host === fromHost ? fromDepth + 1 : 0;
+    this.routeAt(url, depth, host);
+  }
+
+  /** Routes `url` of `host` at a depth already computed (URLs received from peers, seeds). */
+  routeAt(url: string, depth: number, host: string): void {
+    const { stats } = this.deps;
+    if (depth > this.options.maxDepth) {
+      // Not marked seen: a shallower path may still bring it in.
+      stats.recordDrop("depth");
+      return;
+    }
+    if (!inScope(host, this.options.scopes)) {
+      stats.recordDrop("scope");
+      return;
+    }
+    const owner = this.deps.ownership().ownerOf(host);
+    if (owner === this.deps.selfId || this.deps.exchange === undefined) {
+      this.deps.frontier.add(url, depth, host);
+    } else {
+      this.deps.exchange.send(owner, url, depth, host);
+    }
+  }
+}

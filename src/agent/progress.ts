@@ -1,0 +1,86 @@
+import type { CrawlStats } from "./crawl-stats.js";
+
+/** What the progress output reads from an agent. */
+export interface ProgressSource {
+  readonly options: { readonly id: string };
+  readonly stats: CrawlStats;
+  readonly frontier: { readonly waitingUrls: number; readonly inFlightUrls: number };
+  readonly scheduler: { readonly activeHosts: number };
+}
+
+/** Progress modes: a live line on a terminal, periodic log lines otherwise, or nothing. */
+export type ProgressMode = "auto" | "line" | "log" | "off";
+
+const LINE_INTERVAL_MS = 500;
+const LOG_INTERVAL_MS = 5_000;
+
+/** Prints an agent's progress: one rewritten line on a terminal, a log line every few seconds otherwise. */
+export class ProgressReporter {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly live: boolean;
+
+  constructor(
+    private readonly source: ProgressSource,
+    private readonly out: NodeJS.WriteStream,
+    private readonly mode: ProgressMode,
+  ) {
+    this.live = mode === "line" || (mode === "auto" && out.isTTY === true);
+  }
+
+  /** Starts printing. */
+  start(): void {
+    if (this.mode === "off") return;
+    this.timer = setInterval(() => this.print(), this.live ? LINE_INTERVAL_MS : LOG_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** Stops printing (and ends the live line). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.live) this.out.write("\n");
+  }
+
+  private print(): void {
+    const text = progressText(this.source);
+    if (this.live) this.out.write(`\r\x1b[K${text}`);
+    else this.out.write(`${new Date().toISOString()} ${text}\n`);
+  }
+}
+
+/** One line: pages, rate, queue, active hosts, errors. */
+export function progressText(source: ProgressSource): string {
+  const { stats, frontier, scheduler } = source;
+  return (
+    `[${source.options.id}] ${stats.pagesFetched} pages, ${stats.pagesPerSecond().toFixed(0)} pages/s, ` +
+    `${formatBytes(stats.bytesFetched)}, ${frontier.waitingUrls} queued, ${scheduler.activeHosts} active hosts, ` +
+    `${stats.errorCount} errors`
+  );
+}
+
+/** The final summary printed when an agent stops. */
+export function summaryLines(source: ProgressSource, reason: string): string[] {
+  const { stats } = source;
+  const seconds = stats.uptimeMs / 1000;
+  const errors = [...stats.errors].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
+  const dropped = [...stats.dropped].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
+  return [
+    `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,
+    `  pages fetched: ${stats.pagesFetched} (${(stats.pagesFetched / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${formatBytes(stats.bytesFetched)}`,
+    `  links found: ${stats.linksFound}; queued now: ${source.frontier.waitingUrls}`,
+    `  errors: ${errors}`,
+    `  not fetched: ${dropped}`,
+  ];
+}
+
+/** Bytes in B/KB/MB/GB. */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}

@@ -1,0 +1,179 @@
+import { readFile } from "node:fs/promises";
+import { Agent } from "../agent/agent.js";
+import { AGENT_DEFAULTS, type AgentOptions } from "../agent/agent-options.js";
+import { ProgressReporter, summaryLines } from "../agent/progress.js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+
+/** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
+export const AGENT_FLAGS = {
+  id: { type: "string", help: "unique id of this agent (letters, digits, . _ -)", placeholder: "ID" },
+  data: { type: "string", help: "folder of the durable state, WARC files and crawl log", placeholder: "DIR" },
+  seeds: { type: "strings", help: "seed URLs, or files with one URL a line", placeholder: "FILE|URL..." },
+  "hosts-file": {
+    type: "string",
+    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS)",
+    placeholder: "FILE",
+  },
+  "allow-net": {
+    type: "strings",
+    help: "allow this private/loopback/link-local CIDR (refused by default)",
+    placeholder: "CIDR",
+  },
+  "delay-ms": {
+    type: "integer",
+    help: "delay between requests to one host",
+    default: AGENT_DEFAULTS.delayMs,
+    min: 0,
+  },
+  "max-active-hosts": {
+    type: "integer",
+    help: "hosts visited at once (one worker each)",
+    default: AGENT_DEFAULTS.maxActiveHosts,
+    min: 1,
+  },
+  "max-per-ip": {
+    type: "integer",
+    help: "requests in flight to one IP address at most",
+    default: AGENT_DEFAULTS.maxPerIp,
+    min: 1,
+  },
+  "max-pages-per-host": {
+    type: "integer",
+    help: "fetches per host at most (against traps)",
+    default: AGENT_DEFAULTS.maxPagesPerHost,
+    min: 1,
+  },
+  "max-depth": {
+    type: "integer",
+    help: "per-host link depth at most (against traps)",
+    default: AGENT_DEFAULTS.maxDepth,
+    min: 0,
+  },
+  "user-agent": {
+    type: "string",
+    help: "User-Agent header",
+    default: AGENT_DEFAULTS.userAgent,
+    placeholder: "UA",
+  },
+  scope: {
+    type: "strings",
+    help: "crawl only hosts equal to or under this domain (none: broad crawl)",
+    placeholder: "DOMAIN",
+  },
+  "exit-when-done": { type: "boolean", help: "stop when the crawl is complete and print a summary" },
+  "robots-retry-ms": {
+    type: "integer",
+    help: "wait before asking again for an unavailable robots.txt",
+    default: AGENT_DEFAULTS.robotsRetryMs,
+    min: 0,
+  },
+  "max-robots-attempts": {
+    type: "integer",
+    help: "attempts at an unavailable robots.txt before the host is given up",
+    default: AGENT_DEFAULTS.maxRobotsAttempts,
+    min: 1,
+  },
+  "max-body-bytes": {
+    type: "integer",
+    help: "body size cap per fetch",
+    default: AGENT_DEFAULTS.maxBodyBytes,
+    min: 1024,
+  },
+  "fetch-timeout-ms": {
+    type: "integer",
+    help: "whole-fetch deadline",
+    default: AGENT_DEFAULTS.fetchTimeoutMs,
+    min: 100,
+  },
+  progress: {
+    type: "string",
+    help: "progress output: auto (a live line on a terminal, log lines otherwise), line, log or off",
+    default: "auto",
+  },
+} as const satisfies FlagSpecs;
+
+const USAGE = "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [flags]";
+const DESCRIPTION = `Runs one crawler agent. Alone, it owns every host. It visits hosts breadth-first, one worker
+per host, politely, obeying robots.txt; it writes WARC files and a crawl log under --data, and resumes
+from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
+--exit-when-done until the crawl is complete.`;
+
+/** `ubicrawl agent`: runs an agent until done or signalled. */
+export async function agentCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, AGENT_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, AGENT_FLAGS));
+    return 0;
+  }
+  if (flags.positionals.length > 0) throw bad(`unexpected argument "${flags.positionals[0]}"`);
+  if (flags.id === undefined) throw bad("--id is required");
+  if (flags.data === undefined) throw bad("--data is required");
+  const progress = flags.progress;
+  if (progress !== "auto" && progress !== "line" && progress !== "log" && progress !== "off") {
+    throw bad(`--progress must be auto, line, log or off, got "${progress}"`);
+  }
+  const options: AgentOptions = {
+    id: flags.id,
+    dataDir: flags.data,
+    seeds: await readSeeds(flags.seeds),
+    ...(flags["hosts-file"] === undefined ? {} : { hostsFile: flags["hosts-file"] }),
+    allowNet: flags["allow-net"],
+    delayMs: flags["delay-ms"],
+    maxActiveHosts: flags["max-active-hosts"],
+    maxPerIp: flags["max-per-ip"],
+    maxPagesPerHost: flags["max-pages-per-host"],
+    maxDepth: flags["max-depth"],
+    userAgent: flags["user-agent"],
+    scopes: flags.scope.map((scope) => scope.toLowerCase()),
+    exitWhenDone: flags["exit-when-done"],
+    maxRobotsAttempts: flags["max-robots-attempts"],
+    robotsRetryMs: flags["robots-retry-ms"],
+    maxBodyBytes: flags["max-body-bytes"],
+    fetchTimeoutMs: flags["fetch-timeout-ms"],
+    progress,
+  };
+  const agent = await Agent.open(options);
+  const reporter = new ProgressReporter(agent, process.stderr, progress);
+  const finished = new Promise<string>((resolve) => {
+    process.once("SIGINT", () => resolve("interrupted"));
+    process.once("SIGTERM", () => resolve("terminated"));
+    if (options.exitWhenDone) agent.whenDone().then(() => resolve("done"));
+  });
+  await agent.start();
+  reporter.start();
+  const reason = await finished;
+  reporter.stop();
+  await agent.stop();
+  for (const line of summaryLines(agent, reason)) process.stderr.write(`${line}\n`);
+  return 0;
+}
+
+/** Seed arguments are URLs (with `://`) or files of one URL a line (`#` comments, blank lines skipped). */
+export async function readSeeds(values: readonly string[]): Promise<string[]> {
+  const seeds: string[] = [];
+  for (const value of values) {
+    if (value.includes("://")) {
+      seeds.push(value);
+      continue;
+    }
+    let text: string;
+    try {
+      text = await readFile(value, "utf8");
+    } catch (error) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `cannot read seeds file ${value}: ${(error as Error).message}`,
+      );
+    }
+    for (const line of text.split(/\r?\n/)) {
+      const trimmed = line.trim();
+      if (trimmed !== "" && !trimmed.startsWith("#")) seeds.push(trimmed);
+    }
+  }
+  return seeds;
+}
+
+function bad(message: string): UbiError {
+  return new UbiError(ErrorCode.InvalidArgument, message);
+}

@@ -1,0 +1,242 @@
+import type { Clock, TimerHandle } from "../clock.js";
+import { ErrorCode, invalidArgument, isUbiError, UbiError } from "../errors.js";
+import {
+  DEFAULT_FORGET_AFTER_MS,
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_SUSPECT_AFTER_MS,
+} from "./constants.js";
+import type { GossipEntry, MemberEntry, RemoteHeartbeat } from "./member.js";
+import { MembershipView } from "./membership-view.js";
+
+/** Options of a {@link FailureDetector}. */
+export interface FailureDetectorOptions {
+  /** This agent; `incarnation` defaults to the clock's time at construction (a restart bumps it). */
+  readonly self: {
+    readonly id: string;
+    readonly address: string;
+    readonly capacity?: number;
+    readonly incarnation?: number;
+  };
+  /** How often every known member is sent a heartbeat. @default 1000 */
+  readonly heartbeatIntervalMs?: number;
+  /** A member not heard from for this long becomes suspected; must exceed the interval. @default 5000 */
+  readonly suspectAfterMs?: number;
+  /** A suspected or departed member not heard for this long is dropped. @default 3600000 (1 hour) */
+  readonly forgetAfterMs?: number;
+}
+
+/** Where to send a heartbeat: a known member, or (when joining) just a seed address. */
+export interface HeartbeatTarget {
+  /** The member's id; undefined for a seed whose id is not known yet. */
+  readonly id?: string;
+  /** The member's transport address, `host:port`. */
+  readonly address: string;
+}
+
+/** Dependencies of a {@link FailureDetector}. */
+export interface FailureDetectorDeps {
+  /** Source of time and timers. */
+  readonly clock: Clock;
+  /**
+   * Sends `heartbeat` to `target` and resolves with its answer. Rejects when unreachable, and with
+   * {@link ErrorCode.IdConflict} when the peer refused us; should give up when `signal` aborts.
+   */
+  readonly sendHeartbeat: (
+    target: HeartbeatTarget,
+    heartbeat: RemoteHeartbeat,
+    signal: AbortSignal,
+  ) => Promise<RemoteHeartbeat>;
+}
+
+/** Called with the new alive set (sorted by id, self included) whenever it changes. */
+export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
+
+/**
+ * Timeout failure detector with gossip membership. Every interval it heartbeats every known member
+ * directly (so every live agent eventually suspects a crashed one: strong completeness) and merges
+ * the tables that come back; a member silent for `suspectAfterMs` is suspected until it answers again.
+ */
+export class FailureDetector {
+  private readonly view: MembershipView;
+  private readonly intervalMs: number;
+  private readonly suspectAfterMs: number;
+  private readonly forgetAfterMs: number;
+  private readonly listeners = new Set<AliveSetListener>();
+  /** One outstanding heartbeat per peer, keyed by id (or address for seeds), so slow peers don't pile up. */
+  private readonly inFlight = new Map<string, AbortController>();
+  private timer: TimerHandle | undefined;
+  private running = false;
+
+  constructor(
+    options: FailureDetectorOptions,
+    private readonly deps: FailureDetectorDeps,
+  ) {
+    this.intervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+    this.suspectAfterMs = options.suspectAfterMs ?? DEFAULT_SUSPECT_AFTER_MS;
+    this.forgetAfterMs = options.forgetAfterMs ?? DEFAULT_FORGET_AFTER_MS;
+    checkPositive("heartbeatIntervalMs", this.intervalMs);
+    checkPositive("suspectAfterMs", this.suspectAfterMs);
+    checkPositive("forgetAfterMs", this.forgetAfterMs);
+    if (this.suspectAfterMs <= this.intervalMs) {
+      invalidArgument(
+        `suspectAfterMs (${this.suspectAfterMs}) must exceed heartbeatIntervalMs (${this.intervalMs})`,
+      );
+    }
+    if (this.forgetAfterMs < this.suspectAfterMs) {
+      invalidArgument(
+        `forgetAfterMs (${this.forgetAfterMs}) must be at least suspectAfterMs (${this.suspectAfterMs})`,
+      );
+    }
+    this.view = new MembershipView({
+      ...options.self,
+      incarnation: options.self.incarnation ?? deps.clock.now(),
+    });
+  }
+
+  /** Starts heartbeating: one round now, then one every interval. Idempotent. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.tick();
+  }
+
+  /** Stops the timer and abandons outstanding heartbeats. Idempotent. */
+  stop(): void {
+    this.running = false;
+    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const controller of this.inFlight.values()) controller.abort(stopped());
+    this.inFlight.clear();
+  }
+
+  /** Subscribes to alive-set changes (join, suspect, trust, leave); returns the unsubscribe function. */
+  onChange(listener: AliveSetListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** This agent's own entry. */
+  get self(): MemberEntry {
+    return this.view.self;
+  }
+
+  /** The alive members, self included while it has not left, sorted by id. */
+  alive(): MemberEntry[] {
+    return this.view.alive();
+  }
+
+  /** Every known member with its status, sorted by id. */
+  members(): MemberEntry[] {
+    return this.view.entries();
+  }
+
+  /** The heartbeat this agent sends (and answers with): its own entry and its whole table. */
+  heartbeat(): RemoteHeartbeat {
+    return { from: this.view.self, entries: this.view.gossip() };
+  }
+
+  /**
+   * Handles an incoming heartbeat: marks the sender heard, merges its table and returns the answer.
+   * Throws {@link ErrorCode.IdConflict} when the sender's id is alive here at another address (the
+   * transport refuses it) and {@link ErrorCode.BadMessage} on malformed entries.
+   */
+  onHeartbeat(from: GossipEntry, entries: readonly GossipEntry[]): RemoteHeartbeat {
+    this.receive({ from, entries });
+    return this.heartbeat();
+  }
+
+  /**
+   * Joins through seed addresses: heartbeats each and merges the tables of those that answer.
+   * Rejects with {@link ErrorCode.IdConflict} if a seed refuses our id, or
+   * {@link ErrorCode.PeerUnreachable} when no seed answered.
+   */
+  async join(seedAddresses: readonly string[]): Promise<void> {
+    const seeds = seedAddresses.filter((address) => address !== this.view.self.address);
+    if (seeds.length === 0) return;
+    const results = await Promise.allSettled(
+      seeds.map((address) => this.exchange({ address }, `@${address}`)),
+    );
+    const failures = results.flatMap((result) =>
+      result.status === "rejected" ? [result.reason as unknown] : [],
+    );
+    const refusal = failures.find((reason) => isUbiError(reason, ErrorCode.IdConflict));
+    if (refusal !== undefined) throw refusal;
+    if (failures.length === results.length) {
+      throw new UbiError(ErrorCode.PeerUnreachable, `no seed answered: ${seeds.join(", ")}`, {
+        cause: failures[0],
+      });
+    }
+  }
+
+  /** Announces a graceful leave: marks self left and gossips it to every member once, right away. */
+  async leave(): Promise<void> {
+    if (this.view.leave()) this.emit();
+    await Promise.allSettled(this.targets().map((member) => this.exchange(member, member.id)));
+  }
+
+  private tick(): void {
+    this.timer = this.deps.clock.setTimeout(() => this.tick(), this.intervalMs);
+    if (this.view.sweep(this.deps.clock.now(), this.suspectAfterMs, this.forgetAfterMs)) this.emit();
+    for (const member of this.targets()) {
+      // A failed heartbeat is just silence; suspicion comes from the sweep.
+      this.exchange(member, member.id).catch(() => {});
+    }
+  }
+
+  /** Members to heartbeat: alive and suspected ones (a suspected one that answers is trusted again). */
+  private targets(): MemberEntry[] {
+    return this.view
+      .entries()
+      .filter(
+        (member) =>
+          member.id !== this.view.self.id && member.status !== "left" && !this.inFlight.has(member.id),
+      );
+  }
+
+  /** One heartbeat and its answer; an answer later than one interval does not count as heard. */
+  private async exchange(target: HeartbeatTarget, key: string): Promise<void> {
+    if (this.inFlight.has(key)) return;
+    const controller = new AbortController();
+    this.inFlight.set(key, controller);
+    const timeout = this.deps.clock.setTimeout(
+      () =>
+        controller.abort(new UbiError(ErrorCode.PeerUnreachable, `heartbeat to ${target.address} timed out`)),
+      this.intervalMs,
+    );
+    try {
+      const answer = await this.deps.sendHeartbeat(target, this.heartbeat(), controller.signal);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      if (target.id !== undefined && answer.from?.id !== target.id) {
+        throw new UbiError(
+          ErrorCode.BadMessage,
+          `${target.address} answered as "${answer.from?.id}", not "${target.id}"`,
+        );
+      }
+      this.receive(answer);
+    } finally {
+      this.deps.clock.clearTimeout(timeout);
+      if (this.inFlight.get(key) === controller) this.inFlight.delete(key);
+    }
+  }
+
+  private receive(heartbeat: RemoteHeartbeat): void {
+    const from = heartbeat?.from;
+    if (typeof from?.id !== "string") throw new UbiError(ErrorCode.BadMessage, "heartbeat without a sender");
+    const entries = [from, ...(heartbeat.entries ?? []).filter((entry) => entry?.id !== from.id)];
+    if (this.view.merge(entries, from.id, this.deps.clock.now()).aliveChanged) this.emit();
+  }
+
+  private emit(): void {
+    const alive = this.view.alive();
+    for (const listener of this.listeners) listener(alive);
+  }
+}
+
+function checkPositive(name: string, value: number): void {
+  if (!Number.isFinite(value) || value <= 0)
+    invalidArgument(`${name} must be a positive number of ms, got ${value}`);
+}
+
+function stopped(): UbiError {
+  return new UbiError(ErrorCode.PeerUnreachable, "failure detector stopped");
+}

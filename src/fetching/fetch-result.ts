@@ -1,0 +1,41 @@
+/** Per-call options of {@link Fetcher.fetch}. */
+export interface FetchOptions {
+  /** Aborts the fetch; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** The `Accept` header. @default "text/html,application/xhtml+xml,application/xml;q=0.9,*\/*;q=0.8" */
+  accept?: string;
+}
+
+/** One HTTP exchange as the archive and the parser need it. */
+export interface FetchResult {
+  /** The URL fetched (as given; redirects are not followed). */
+  url: string;
+  /** The remote IP address the connection actually used. */
+  ip: string;
+  /** HTTP status code. */
+  status: number;
+  /** HTTP reason phrase as sent by the server. */
+  statusText: string;
+  /** Always HTTP/1.1 (HTTP/2 is not negotiated). */
+  httpVersion: "1.1";
+  /** Request header fields in the order sent, `host` included. */
+  requestHeaders: [string, string][];
+  /** Response header fields in order, with the server's raw names. */
+  responseHeaders: [string, string][];
+  /** Lowercased media type without parameters; `""` when there is no `Content-Type`. */
+  contentType: string;
+  /** Lowercased `charset` parameter of `Content-Type`, when present. */
+  charset?: string;
+  /** The body as on the wire after de-chunking, still content-encoded: what a WARC response record stores. */
+  rawBody: Buffer;
+  /** The decoded body (gzip/deflate/br undone); the same Buffer as `rawBody` for identity. */
+  body: Buffer;
+  /** Body bytes received from the wire (after de-chunking), including any beyond the cap. */
+  wireBytes: number;
+  /** True when `rawBody` or `body` was cut at `maxBodyBytes` (only with `bodyOverflow: "truncate"`). */
+  truncated: boolean;
+  /** Wall-clock time the fetch started, ms since the epoch. */
+  startedAtMs: number;
+  /** Time from start to the full body (decoded), ms. */
+  durationMs: number;
+}

@@ -1,0 +1,223 @@
+import { Agent } from "undici";
+import { type Clock, systemClock } from "../clock.js";
+import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
+import { parseContentType } from "./content-type.js";
+import { decodeBody } from "./decode.js";
+import { FetchHandler } from "./fetch-handler.js";
+import type { FetchOptions, FetchResult } from "./fetch-result.js";
+import { guardedConnector } from "./guarded-connector.js";
+import type { NetPolicy } from "./net-policy.js";
+import type { Resolver } from "./resolver.js";
+
+/** Options of {@link Fetcher}. */
+export interface FetcherOptions {
+  /** The `User-Agent` header. @default "ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)" */
+  userAgent?: string;
+  /** TCP (and TLS) connect deadline, ms. @default 10000 */
+  connectTimeoutMs?: number;
+  /** Deadline for the response headers once the request is sent, ms. @default 15000 */
+  headersTimeoutMs?: number;
+  /** Longest silence allowed between body chunks, ms. @default 15000 */
+  bodyIdleTimeoutMs?: number;
+  /** Deadline for the whole fetch, from the call to the last body byte, ms. @default 60000 */
+  totalTimeoutMs?: number;
+  /** Cap on the body, applied to the wire bytes and again to the decoded bytes. @default 10485760 (10 MiB) */
+  maxBodyBytes?: number;
+  /**
+   * What happens past `maxBodyBytes`: `"truncate"` keeps the first `maxBodyBytes` and sets
+   * `truncated: true` (what an archive wants: the record is stored as truncated); `"error"` rejects
+   * with `BodyTooLarge`. @default "truncate"
+   */
+  bodyOverflow?: "truncate" | "error";
+  /** The `Accept-Encoding` header; only gzip, deflate and br can be decoded. @default "gzip, deflate, br" */
+  acceptEncoding?: string;
+}
+
+/** Dependencies of {@link Fetcher}. */
+export interface FetcherDeps {
+  /** Resolves host names at connect time. */
+  resolver: Resolver;
+  /** Refuses forbidden addresses at connect time. */
+  netPolicy: NetPolicy;
+  /** Time source for the whole-fetch deadline and timings. @default systemClock */
+  clock?: Clock;
+}
+
+const DEFAULT_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+/**
+ * Fetches one URL at a time per origin over undici: a single keep-alive connection per origin, DNS and
+ * network policy enforced on every connection, timeouts, a body cap and content decoding. Redirects are
+ * returned, not followed.
+ */
+export class Fetcher {
+  readonly #agent: Agent;
+  readonly #clock: Clock;
+  readonly #userAgent: string;
+  readonly #acceptEncoding: string;
+  readonly #totalTimeoutMs: number;
+  readonly #maxBodyBytes: number;
+  readonly #overflowIsError: boolean;
+  readonly #ipByOrigin = new Map<string, string>();
+
+  /** @throws UbiError InvalidArgument for an invalid option. */
+  constructor(options: FetcherOptions, deps: FetcherDeps) {
+    const connectTimeoutMs = positiveMs("connectTimeoutMs", options.connectTimeoutMs ?? 10_000);
+    const headersTimeoutMs = positiveMs("headersTimeoutMs", options.headersTimeoutMs ?? 15_000);
+    const bodyIdleTimeoutMs = positiveMs("bodyIdleTimeoutMs", options.bodyIdleTimeoutMs ?? 15_000);
+    this.#totalTimeoutMs = positiveMs("totalTimeoutMs", options.totalTimeoutMs ?? 60_000);
+    this.#maxBodyBytes = options.maxBodyBytes ?? 10 * 1024 * 1024;
+    if (!(Number.isSafeInteger(this.#maxBodyBytes) && this.#maxBodyBytes > 0)) {
+      invalidArgument(`maxBodyBytes must be a positive integer, got ${options.maxBodyBytes}`);
+    }
+    const overflow = options.bodyOverflow ?? "truncate";
+    if (overflow !== "truncate" && overflow !== "error") {
+      invalidArgument(`bodyOverflow must be "truncate" or "error", got ${String(overflow)}`);
+    }
+    this.#overflowIsError = overflow === "error";
+    this.#userAgent = headerValue(
+      "userAgent",
+      options.userAgent ?? "ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)",
+    );
+    this.#acceptEncoding = headerValue("acceptEncoding", options.acceptEncoding ?? "gzip, deflate, br");
+    if (deps?.resolver === undefined || deps.netPolicy === undefined) {
+      invalidArgument("Fetcher needs a resolver and a netPolicy");
+    }
+    this.#clock = deps.clock ?? systemClock;
+
+    const ipByOrigin = this.#ipByOrigin;
+    this.#agent = new Agent({
+      connections: 1, // politeness is per host anyway; one socket per origin, reused
+      pipelining: 1,
+      connectTimeout: connectTimeoutMs,
+      headersTimeout: headersTimeoutMs,
+      bodyTimeout: bodyIdleTimeoutMs,
+      connect: guardedConnector(deps.resolver, deps.netPolicy, connectTimeoutMs, ipByOrigin),
+    });
+    const forget = (origin: URL) => {
+      ipByOrigin.delete(origin.origin);
+    };
+    this.#agent.on("disconnect", forget);
+    this.#agent.on("connectionError", forget);
+  }
+
+  /**
+   * GETs `url`. Resolves for every HTTP status (3xx included, with its `Location`); rejects with a
+   * {@link UbiError} whose code says what failed, or with `signal.reason` when aborted.
+   */
+  async fetch(url: string, options?: FetchOptions): Promise<FetchResult> {
+    const startedAtMs = this.#clock.now();
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch (cause) {
+      throw new UbiError(ErrorCode.InvalidUrl, `not a URL: ${url}`, { cause });
+    }
+    if (target.protocol !== "http:" && target.protocol !== "https:") {
+      throw new UbiError(ErrorCode.InvalidUrl, `not http(s): ${url}`);
+    }
+    const signal = options?.signal;
+    signal?.throwIfAborted();
+    const accept = options?.accept ?? DEFAULT_ACCEPT;
+    const origin = target.origin;
+
+    const handler = new FetchHandler(
+      url,
+      this.#maxBodyBytes,
+      this.#overflowIsError,
+      this.#clock,
+      this.#totalTimeoutMs,
+      signal,
+    );
+    const path = target.pathname + target.search;
+    this.#agent.dispatch(
+      {
+        origin,
+        path,
+        method: "GET",
+        headers: [
+          "host",
+          target.host,
+          "user-agent",
+          this.#userAgent,
+          "accept",
+          accept,
+          "accept-encoding",
+          this.#acceptEncoding,
+        ],
+      },
+      handler,
+    );
+    await handler.promise;
+
+    const rawBody = handler.body();
+    let body = rawBody;
+    let truncated = handler.truncated;
+    const encoding = handler.contentEncoding;
+    if (encoding !== undefined && encoding !== "" && rawBody.length > 0) {
+      const decoded = await decodeBody(rawBody, encoding, this.#maxBodyBytes);
+      if (decoded.truncated && this.#overflowIsError) {
+        throw new UbiError(
+          ErrorCode.BodyTooLarge,
+          `${url}: decoded body exceeds ${this.#maxBodyBytes} bytes`,
+        );
+      }
+      body = decoded.body;
+      truncated ||= decoded.truncated;
+    }
+    const type = parseContentType(handler.contentType);
+    const result: FetchResult = {
+      url,
+      ip: this.#ipByOrigin.get(origin) ?? "",
+      status: handler.status,
+      statusText: handler.statusText,
+      httpVersion: "1.1",
+      // What undici writes: host first, then its connection header, then ours in order.
+      requestHeaders: [
+        ["host", target.host],
+        ["connection", "keep-alive"],
+        ["user-agent", this.#userAgent],
+        ["accept", accept],
+        ["accept-encoding", this.#acceptEncoding],
+      ],
+      responseHeaders: headerPairs(handler.rawHeaders),
+      contentType: type.mediaType,
+      rawBody,
+      body,
+      wireBytes: handler.wireBytes,
+      truncated,
+      startedAtMs,
+      durationMs: this.#clock.now() - startedAtMs,
+    };
+    if (type.charset !== undefined) result.charset = type.charset;
+    return result;
+  }
+
+  /** Closes all connections after in-flight fetches finish. Idempotent. */
+  async close(): Promise<void> {
+    if (!this.#agent.closed) await this.#agent.close();
+  }
+}
+
+function headerPairs(raw: Buffer[] | string[] | null): [string, string][] {
+  const pairs: [string, string][] = [];
+  if (raw === null) return pairs;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    // Header bytes are latin1 on the wire; this keeps them byte-exact for the WARC record.
+    pairs.push([raw[i].toString("latin1"), raw[i + 1].toString("latin1")]);
+  }
+  return pairs;
+}
+
+function positiveMs(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0))
+    invalidArgument(`${name} must be a positive number of ms, got ${value}`);
+  return value;
+}
+
+function headerValue(name: string, value: string): string {
+  if (typeof value !== "string" || value === "" || /[\r\n\0]/.test(value)) {
+    invalidArgument(`${name} must be a non-empty header value without CR, LF or NUL`);
+  }
+  return value;
+}

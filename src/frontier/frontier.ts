@@ -1,0 +1,239 @@
+import { ErrorCode, UbiError } from "../errors.js";
+import type { GroupCommit, HostRecord, QueuedUrl, StateStore, StoredQueueEntry } from "../storage/index.js";
+import type { UrlFingerprinter } from "../url/index.js";
+import { HostQueue } from "./host-queue.js";
+import { SeenSet } from "./seen-set.js";
+
+/** Options of a {@link Frontier}. */
+export interface FrontierOptions {
+  /**
+   * Entries of a host's queue kept in memory at most; the rest stay on disk until needed.
+   * @default 256
+   */
+  queueWindow?: number;
+}
+
+/** What a {@link Frontier} needs. */
+export interface FrontierDeps {
+  readonly store: StateStore;
+  /** The agent's group commit, shared with the other writers of the store. */
+  readonly committer: GroupCommit;
+  readonly fingerprinter: UrlFingerprinter;
+  /** Called when a host goes from no waiting URL to some. */
+  readonly onHostReady: (host: string) => void;
+}
+
+/** How a taken URL ended, for {@link Frontier.complete}. */
+export interface Completion {
+  /** A request reached the server (any status): the URL counts as fetched for page recovery. */
+  readonly fetched: boolean;
+  /** The fetch counts against the host's page limit. */
+  readonly counted: boolean;
+}
+
+/** @default values of {@link FrontierOptions}. */
+export const DEFAULT_QUEUE_WINDOW = 256;
+
+/**
+ * The URLs this agent still has to fetch: the seen set (every URL ever queued here, as 64-bit
+ * fingerprints), one durable FIFO per host, and the record of what was fetched. Changes are
+ * accumulated and written by group commit; a URL leaves its queue only in the same atomic batch that
+ * records its fetch and queues its links, so after a SIGKILL nothing queued is lost and nothing
+ * completed is fetched again.
+ */
+export class Frontier {
+  private readonly hosts = new Map<string, HostQueue>();
+  private readonly dirtyHosts = new Set<string>();
+  private readonly committer: GroupCommit;
+  private readonly queueWindow: number;
+  private waitingTotal = 0;
+  private inFlightTotal = 0;
+
+  private constructor(
+    options: FrontierOptions,
+    private readonly deps: FrontierDeps,
+    /** Fingerprints of every URL ever queued by this agent. */
+    readonly seen: SeenSet,
+  ) {
+    this.queueWindow = options.queueWindow ?? DEFAULT_QUEUE_WINDOW;
+    if (!Number.isInteger(this.queueWindow) || this.queueWindow < 1) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `queueWindow must be a positive integer, got ${this.queueWindow}`,
+      );
+    }
+    this.committer = deps.committer;
+    this.committer.beforeWrite((ops) => {
+      for (const host of this.dirtyHosts) {
+        const queue = this.hosts.get(host);
+        if (queue) ops.push({ kind: "host", host, record: { ...queue.record } });
+      }
+      this.dirtyHosts.clear();
+    });
+  }
+
+  /** Loads the frontier from the store: seen fingerprints, host records and queue heads. */
+  static async open(options: FrontierOptions, deps: FrontierDeps): Promise<Frontier> {
+    const seen = new SeenSet();
+    await deps.store.forEachSeen((fingerprint) => seen.add(fingerprint));
+    const frontier = new Frontier(options, deps, seen);
+    const queues = await deps.store.scanQueues();
+    for await (const [host, record] of deps.store.hostRecords()) {
+      const queued = queues.get(host);
+      frontier.hosts.set(
+        host,
+        new HostQueue(host, record, queued?.count ?? 0, queued?.headSeq ?? record.nextSeq),
+      );
+      queues.delete(host);
+    }
+    // Queue entries whose host record was lost cannot happen (same batch), but stay safe.
+    for (const [host, queued] of queues) {
+      const nextSeq = queued.headSeq + queued.count;
+      frontier.hosts.set(host, new HostQueue(host, { nextSeq, fetched: 0 }, queued.count, queued.headSeq));
+    }
+    for (const queue of frontier.hosts.values()) frontier.waitingTotal += queue.waiting;
+    return frontier;
+  }
+
+  /** Hosts that have URLs waiting, for the scheduler after a restart. */
+  hostsWithWork(): string[] {
+    const result: string[] = [];
+    for (const queue of this.hosts.values()) if (queue.hasWork) result.push(queue.host);
+    return result;
+  }
+
+  /** Every host this agent has a record of. */
+  knownHosts(): IterableIterator<string> {
+    return this.hosts.keys();
+  }
+
+  /** URLs queued and not yet taken. */
+  get waitingUrls(): number {
+    return this.waitingTotal;
+  }
+
+  /** URLs taken and not yet completed. */
+  get inFlightUrls(): number {
+    return this.inFlightTotal;
+  }
+
+  /** True when nothing is waiting, in flight, or still to be written. */
+  get isEmpty(): boolean {
+    return this.waitingTotal === 0 && this.inFlightTotal === 0 && this.committer.pendingOps === 0;
+  }
+
+  /** The durable record of `host` (created empty when unknown). */
+  record(host: string): HostRecord {
+    return this.queueOf(host).record;
+  }
+
+  /** Marks `host`'s record changed, so the next commit writes it. */
+  touch(host: string): void {
+    this.dirtyHosts.add(host);
+  }
+
+  /** Waiting URLs of `host`. */
+  waitingOf(host: string): number {
+    return this.hosts.get(host)?.waiting ?? 0;
+  }
+
+  /**
+   * Queues `url` (canonical, of `host`) unless it was seen before; returns true when queued.
+   * Durable at the next {@link commit}.
+   */
+  add(url: string, depth: number, host: string): boolean {
+    const fingerprint = this.deps.fingerprinter.fingerprint(url);
+    if (!this.seen.add(fingerprint)) return false;
+    this.committer.add({ kind: "seen", fingerprint });
+    this.enqueue(host, { url, depth });
+    return true;
+  }
+
+  /** Queues `entry` without the seen check, e.g. URLs handed back after a restart of a peer. */
+  private enqueue(host: string, entry: QueuedUrl): void {
+    const queue = this.queueOf(host);
+    const seq = queue.record.nextSeq++;
+    this.dirtyHosts.add(host);
+    this.committer.add({ kind: "enqueue", host, seq, entry });
+    if (queue.windowComplete && queue.window.length < this.queueWindow) {
+      queue.window.push({ seq, ...entry });
+      queue.nextReadSeq = seq + 1;
+    } else {
+      queue.windowComplete = false;
+    }
+    const wasIdle = !queue.hasWork;
+    queue.waiting++;
+    this.waitingTotal++;
+    if (wasIdle) this.deps.onHostReady(host);
+  }
+
+  /** Takes the next URL of `host`'s queue, or undefined when none is waiting. */
+  async take(host: string): Promise<StoredQueueEntry | undefined> {
+    const queue = this.hosts.get(host);
+    if (!queue || !queue.hasWork) return undefined;
+    if (queue.window.length === 0) {
+      // Entries past the window may still be in the commit buffer: make them readable first.
+      await this.committer.commit();
+      const loaded = await this.deps.store.readQueue(host, queue.nextReadSeq, this.queueWindow);
+      queue.window = loaded;
+      const last = loaded.at(-1);
+      if (last) {
+        queue.nextReadSeq = last.seq + 1;
+        queue.windowComplete = queue.nextReadSeq >= queue.record.nextSeq;
+      }
+    }
+    const entry = queue.window.shift();
+    if (!entry) {
+      throw new UbiError(ErrorCode.StorageFailed, `queue of ${host} is shorter on disk than its count says`);
+    }
+    queue.waiting--;
+    queue.inFlight++;
+    this.waitingTotal--;
+    this.inFlightTotal++;
+    return entry;
+  }
+
+  /** Returns a taken entry to the head of its queue, e.g. when the host is parked. */
+  putBack(host: string, entry: StoredQueueEntry): void {
+    const queue = this.queueOf(host);
+    queue.window.unshift(entry);
+    queue.inFlight--;
+    queue.waiting++;
+    this.inFlightTotal--;
+    this.waitingTotal++;
+  }
+
+  /** Records how a taken entry ended; durable at the next {@link commit}. */
+  complete(host: string, entry: StoredQueueEntry, completion: Completion): void {
+    const queue = this.queueOf(host);
+    this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+    if (completion.fetched) {
+      this.committer.add({ kind: "fetched", fingerprint: this.deps.fingerprinter.fingerprint(entry.url) });
+    }
+    if (completion.counted) {
+      queue.record.fetched++;
+      this.dirtyHosts.add(host);
+    }
+    queue.inFlight--;
+    this.inFlightTotal--;
+  }
+
+  /** Resolves when every change made before the call is durable. */
+  commit(): Promise<void> {
+    return this.committer.commit();
+  }
+
+  /** For each URL, whether this agent fetched it (page recovery). */
+  wasFetched(urls: readonly string[]): Promise<boolean[]> {
+    return this.deps.store.hasFetched(urls.map((url) => this.deps.fingerprinter.fingerprint(url)));
+  }
+
+  private queueOf(host: string): HostQueue {
+    let queue = this.hosts.get(host);
+    if (!queue) {
+      queue = new HostQueue(host, { nextSeq: 0, fetched: 0 }, 0, 0);
+      this.hosts.set(host, queue);
+    }
+    return queue;
+  }
+}

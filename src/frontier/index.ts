@@ -1,0 +1,18 @@
+/** The URLs still to fetch and when: the seen set, durable per-host queues, the polite host scheduler. */
+
+export {
+  type Completion,
+  DEFAULT_QUEUE_WINDOW,
+  Frontier,
+  type FrontierDeps,
+  type FrontierOptions,
+} from "./frontier.js";
+export { IpGate } from "./ip-gate.js";
+export {
+  DEFAULT_MAX_ACTIVE_HOSTS,
+  HostScheduler,
+  type HostSchedulerDeps,
+  type HostSchedulerOptions,
+  type VisitOutcome,
+} from "./scheduler.js";
+export { SeenSet, type SeenSetOptions } from "./seen-set.js";

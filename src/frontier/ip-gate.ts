@@ -1,0 +1,67 @@
+import { ErrorCode, UbiError } from "../errors.js";
+
+/**
+ * Limits concurrent requests per IP address, so hosts that share a server (virtual hosting) are not
+ * hammered even though each host has its own worker. Waiters are served first come, first served.
+ */
+export class IpGate {
+  private readonly inUse = new Map<string, number>();
+  private readonly waiters = new Map<string, Array<() => void>>();
+
+  /** @param maxPerIp requests allowed at once to one IP address. */
+  constructor(readonly maxPerIp: number) {
+    if (!Number.isInteger(maxPerIp) || maxPerIp < 1) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `max requests per IP must be a positive integer, got ${maxPerIp}`,
+      );
+    }
+  }
+
+  /** Waits for a slot on `ip`; call the returned function exactly once to free it. */
+  async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+    const used = this.inUse.get(ip) ?? 0;
+    if (used < this.maxPerIp) {
+      this.inUse.set(ip, used + 1);
+      return this.releaser(ip);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const queue = this.waiters.get(ip) ?? [];
+      this.waiters.set(ip, queue);
+      const onAbort = () => {
+        const index = queue.indexOf(grant);
+        if (index >= 0) queue.splice(index, 1);
+        reject(signal?.reason);
+      };
+      const grant = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      queue.push(grant);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    return this.releaser(ip);
+  }
+
+  /** Requests in flight to `ip`. */
+  inFlight(ip: string): number {
+    return this.inUse.get(ip) ?? 0;
+  }
+
+  private releaser(ip: string): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.get(ip)?.shift();
+      if (next) {
+        next(); // the slot passes straight to the next waiter
+        return;
+      }
+      this.waiters.delete(ip);
+      const used = (this.inUse.get(ip) ?? 1) - 1;
+      if (used === 0) this.inUse.delete(ip);
+      else this.inUse.set(ip, used);
+    };
+  }
+}

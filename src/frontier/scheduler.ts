@@ -1,0 +1,165 @@
+import { type Clock, systemClock, type TimerHandle } from "../clock.js";
+import { ErrorCode, UbiError } from "../errors.js";
+
+/** How a host visit ended. */
+export type VisitOutcome =
+  /** The host's queue is empty. */
+  | { readonly kind: "drained" }
+  /** The visit used its quantum; the host goes to the back of the line if it still has work. */
+  | { readonly kind: "yielded" }
+  /** The host cannot be crawled before `untilMs` (e.g. robots.txt unavailable). */
+  | { readonly kind: "parked"; readonly untilMs: number };
+
+/** Options of a {@link HostScheduler}. */
+export interface HostSchedulerOptions {
+  /**
+   * Hosts visited at once (one worker each).
+   * @default 256
+   */
+  maxActiveHosts?: number;
+}
+
+/** What a {@link HostScheduler} needs. */
+export interface HostSchedulerDeps {
+  /** Visits one host: fetches its queued URLs one at a time, politely. */
+  readonly visit: (host: string, signal: AbortSignal) => Promise<VisitOutcome>;
+  /** True when `host` has URLs waiting. */
+  readonly hasWork: (host: string) => boolean;
+  /** Called when a visit fails unexpectedly (a bug or a storage failure). */
+  readonly onVisitError: (host: string, error: unknown) => void;
+  readonly clock?: Clock;
+}
+
+/** @default of {@link HostSchedulerOptions.maxActiveHosts}. */
+export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
+
+/**
+ * Decides which hosts are visited now. A host has at most one visit at a time, so it never sees two
+ * requests at once; up to `maxActiveHosts` hosts are visited in parallel; hosts waiting for a slot
+ * are served first come, first served, and a visit that used its quantum goes to the back of the line.
+ */
+export class HostScheduler {
+  private readonly maxActiveHosts: number;
+  private readonly clock: Clock;
+  private readonly ready: string[] = [];
+  private readyHead = 0;
+  private readonly readySet = new Set<string>();
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly parked = new Map<string, TimerHandle>();
+  private readonly abort = new AbortController();
+  private paused = false;
+  private stopped = false;
+
+  constructor(
+    options: HostSchedulerOptions,
+    private readonly deps: HostSchedulerDeps,
+  ) {
+    this.maxActiveHosts = options.maxActiveHosts ?? DEFAULT_MAX_ACTIVE_HOSTS;
+    if (!Number.isInteger(this.maxActiveHosts) || this.maxActiveHosts < 1) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `maxActiveHosts must be a positive integer, got ${this.maxActiveHosts}`,
+      );
+    }
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  /** Tells the scheduler `host` has work; it is visited when a slot is free. */
+  markReady(host: string): void {
+    if (this.stopped || this.active.has(host) || this.readySet.has(host) || this.parked.has(host)) return;
+    this.readySet.add(host);
+    this.ready.push(host);
+    this.pump();
+  }
+
+  /** Hosts being visited now. */
+  get activeHosts(): number {
+    return this.active.size;
+  }
+
+  /** Hosts waiting for a slot. */
+  get readyHosts(): number {
+    return this.readySet.size;
+  }
+
+  /** Hosts waiting for a time (e.g. robots.txt retry). */
+  get parkedHosts(): number {
+    return this.parked.size;
+  }
+
+  /** True when no host is active, ready or parked. */
+  get isIdle(): boolean {
+    return this.active.size === 0 && this.readySet.size === 0 && this.parked.size === 0;
+  }
+
+  /** Stops starting new visits (running ones finish their current fetch and yield). */
+  pause(): void {
+    this.paused = true;
+  }
+
+  /** Starts visits again after {@link pause}. */
+  resume(): void {
+    this.paused = false;
+    this.pump();
+  }
+
+  /** True while paused. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Aborts running visits, waits for them, and starts no more. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort(new UbiError(ErrorCode.InvalidArgument, "scheduler stopped"));
+    for (const timer of this.parked.values()) this.clock.clearTimeout(timer);
+    this.parked.clear();
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  private pump(): void {
+    while (!this.paused && !this.stopped && this.active.size < this.maxActiveHosts) {
+      const host = this.nextReady();
+      if (host === undefined) return;
+      this.active.set(host, this.run(host));
+    }
+  }
+
+  private nextReady(): string | undefined {
+    while (this.readyHead < this.ready.length) {
+      const host = this.ready[this.readyHead++] as string;
+      if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+        this.ready.splice(0, this.readyHead);
+        this.readyHead = 0;
+      }
+      if (this.readySet.delete(host)) return host;
+    }
+    return undefined;
+  }
+
+  private async run(host: string): Promise<void> {
+    let outcome: VisitOutcome = { kind: "drained" };
+    try {
+      outcome = await this.deps.visit(host, this.abort.signal);
+    } catch (error) {
+      if (!this.stopped) this.deps.onVisitError(host, error);
+      outcome = { kind: "parked", untilMs: this.clock.now() + 5_000 };
+    } finally {
+      this.active.delete(host);
+    }
+    if (this.stopped) return;
+    if (outcome.kind === "parked") {
+      const timer = this.clock.setTimeout(
+        () => {
+          this.parked.delete(host);
+          if (this.deps.hasWork(host)) this.markReady(host);
+        },
+        Math.max(0, outcome.untilMs - this.clock.now()),
+      );
+      this.parked.set(host, timer);
+    } else if (this.deps.hasWork(host)) {
+      this.markReady(host);
+    }
+    this.pump();
+  }
+}

@@ -1,0 +1,31 @@
+import mt19937 from "@stdlib/random-base-mt19937";
+import type { Hasher64 } from "./xxhash64.js";
+
+/**
+ * The Mersenne Twister seed of an agent: xxhash64 of the id's UTF-8 bytes, split into two uint32
+ * words `[hi, lo]`. Two words (never one) so the generator is seeded with MT's `init_by_array`.
+ */
+export function replicaSeed(agentId: string, hasher: Hasher64): Uint32Array {
+  const hash = hasher.hashString(agentId);
+  return Uint32Array.of(Number(hash >> 32n), Number(BigInt.asUintN(32, hash)));
+}
+
+/**
+ * The `count` replica positions of an agent on the 64-bit circle, identical on every machine:
+ * an MT19937 seeded by {@link replicaSeed}; each position is two consecutive draws `(hi << 32) | lo`.
+ * Returned as two parallel word arrays so the circle never boxes 64-bit values.
+ */
+export function replicaPositions(
+  agentId: string,
+  count: number,
+  hasher: Hasher64,
+): { hi: Uint32Array; lo: Uint32Array } {
+  const next = mt19937.factory({ seed: replicaSeed(agentId, hasher) });
+  const hi = new Uint32Array(count);
+  const lo = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    hi[i] = next();
+    lo[i] = next();
+  }
+  return { hi, lo };
+}

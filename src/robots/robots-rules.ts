@@ -1,0 +1,139 @@
+import robotsParserModule from "robots-parser";
+import { type ErrorCode, invalidArgument } from "../errors.js";
+
+// robots-parser is CommonJS and its .d.ts declares an ESM default export: under NodeNext the default import
+// is the parser function at runtime but is typed as the module object, hence the cast.
+const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+type Robot = ReturnType<typeof robotsParser>;
+
+/** RFC 9309 outcome of fetching robots.txt: rules parsed, no rules (4xx), or unreachable (disallow all). */
+export type RobotsStatus = "parsed" | "allow-all" | "unavailable";
+
+/** How a {@link RobotsRules} reads its robots.txt: the product token and the crawl-delay clamp. */
+export interface RobotsMatching {
+  /** Product token matched case-insensitively against `User-agent` lines, e.g. `ubicrawl`. */
+  userAgent: string;
+  /** Lower clamp of a given Crawl-delay, ms. */
+  minCrawlDelayMs: number;
+  /** Upper clamp of a given Crawl-delay, ms. */
+  maxCrawlDelayMs: number;
+}
+
+/** The JSON form of {@link RobotsRules}, for the agent's state store. */
+export interface RobotsSnapshot {
+  /** Format version. */
+  v: 1;
+  /** `scheme://host[:port]` the rules govern. */
+  origin: string;
+  status: RobotsStatus;
+  fetchedAtMs: number;
+  expiresAtMs: number;
+  retryAtMs?: number;
+  error?: ErrorCode;
+  /** HTTP status of the last response in the chain, when there was one. */
+  httpStatus?: number;
+  /** The robots.txt text as parsed (already capped), for `parsed` only. */
+  text?: string;
+}
+
+/** Fields a cache sets when it builds rules from a fetch. */
+export interface RobotsRulesInit {
+  origin: string;
+  status: RobotsStatus;
+  fetchedAtMs: number;
+  expiresAtMs: number;
+  retryAtMs?: number;
+  error?: ErrorCode;
+  httpStatus?: number;
+  text?: string;
+}
+
+/** What one origin's robots.txt allows, for one product token, until `expiresAtMs`. */
+export class RobotsRules {
+  /** `scheme://host[:port]` these rules govern. */
+  readonly origin: string;
+  /** Parsed rules, allow all (4xx), or unavailable (5xx, network error, redirect loop: disallow all). */
+  readonly status: RobotsStatus;
+  /** Crawl-delay for our product token (or `*`), clamped, ms; `undefined` when none is given. */
+  readonly crawlDelayMs: number | undefined;
+  /** When the robots.txt answer (or failure) was received, ms since the epoch. */
+  readonly fetchedAtMs: number;
+  /** When these rules must be fetched again, ms since the epoch. */
+  readonly expiresAtMs: number;
+  /** For `unavailable`: when to ask again (equals `expiresAtMs`). */
+  readonly retryAtMs: number | undefined;
+  /** For `unavailable` after a failed fetch: why. */
+  readonly error: ErrorCode | undefined;
+  /** HTTP status of the last response, when one came. */
+  readonly httpStatus: number | undefined;
+  readonly #text: string | undefined;
+  readonly #robot: Robot | undefined;
+  readonly #userAgent: string;
+
+  /** Builds rules; `init.text` is parsed when `status` is `parsed`. */
+  constructor(init: RobotsRulesInit, matching: RobotsMatching) {
+    this.origin = init.origin;
+    this.status = init.status;
+    this.fetchedAtMs = init.fetchedAtMs;
+    this.expiresAtMs = init.expiresAtMs;
+    this.retryAtMs = init.retryAtMs;
+    this.error = init.error;
+    this.httpStatus = init.httpStatus;
+    this.#userAgent = matching.userAgent;
+    if (init.status === "parsed") {
+      this.#text = init.text ?? "";
+      this.#robot = robotsParser(`${init.origin}/robots.txt`, this.#text);
+      this.crawlDelayMs = clampDelay(this.#robot.getCrawlDelay(matching.userAgent), matching);
+    }
+  }
+
+  /** Rebuilds rules from {@link RobotsRules.toJSON} output. @throws UbiError InvalidArgument if malformed. */
+  static fromJSON(snapshot: RobotsSnapshot, matching: RobotsMatching): RobotsRules {
+    const s = snapshot as Partial<RobotsSnapshot> | null;
+    if (
+      s === null ||
+      typeof s !== "object" ||
+      s.v !== 1 ||
+      typeof s.origin !== "string" ||
+      (s.status !== "parsed" && s.status !== "allow-all" && s.status !== "unavailable") ||
+      typeof s.fetchedAtMs !== "number" ||
+      typeof s.expiresAtMs !== "number" ||
+      (s.text !== undefined && typeof s.text !== "string")
+    ) {
+      invalidArgument("not a robots snapshot");
+    }
+    return new RobotsRules(s as RobotsSnapshot, matching);
+  }
+
+  /**
+   * True when `url` may be fetched. Unavailable rules allow nothing; a URL of another origin is not
+   * governed by these rules and gets `false` (ask the rules of its own origin).
+   */
+  isAllowed(url: string): boolean {
+    if (this.status === "allow-all") return true;
+    if (this.#robot === undefined) return false;
+    return this.#robot.isAllowed(url, this.#userAgent) === true;
+  }
+
+  /** The serializable snapshot. */
+  toJSON(): RobotsSnapshot {
+    const snapshot: RobotsSnapshot = {
+      v: 1,
+      origin: this.origin,
+      status: this.status,
+      fetchedAtMs: this.fetchedAtMs,
+      expiresAtMs: this.expiresAtMs,
+    };
+    if (this.retryAtMs !== undefined) snapshot.retryAtMs = this.retryAtMs;
+    if (this.error !== undefined) snapshot.error = this.error;
+    if (this.httpStatus !== undefined) snapshot.httpStatus = this.httpStatus;
+    if (this.#text !== undefined) snapshot.text = this.#text;
+    return snapshot;
+  }
+}
+
+function clampDelay(seconds: number | undefined, matching: RobotsMatching): number | undefined {
+  if (seconds === undefined || !Number.isFinite(seconds)) return undefined;
+  const ms = Math.round(seconds * 1000);
+  return Math.min(matching.maxCrawlDelayMs, Math.max(matching.minCrawlDelayMs, ms));
+}

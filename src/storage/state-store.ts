@@ -1,0 +1,238 @@
+import { mkdir } from "node:fs/promises";
+import type { AbstractSublevel } from "abstract-level";
+import { Level } from "level";
+import { ErrorCode, UbiError } from "../errors.js";
+
+/** A URL waiting in a host's queue, with its per-host depth. */
+export interface QueuedUrl {
+  /** Canonical URL. */
+  readonly url: string;
+  /** Per-host depth: 0 when discovered from another host or a seed. */
+  readonly depth: number;
+}
+
+/** One queue entry as stored: its sequence number within the host's queue and the URL. */
+export interface StoredQueueEntry extends QueuedUrl {
+  readonly seq: number;
+}
+
+/** The durable part of a host's state, written whenever it changes in a commit. */
+export interface HostRecord {
+  /** Sequence number the next queued URL of this host gets. */
+  nextSeq: number;
+  /** Pages fetched (every fetch except robots.txt), for the per-host page limit. */
+  fetched: number;
+  /** Set once the host is given up on (e.g. robots.txt unavailable too long), with the reason. */
+  abandoned?: string;
+}
+
+/** One write in an atomic batch. */
+export type StateOp =
+  | { readonly kind: "enqueue"; readonly host: string; readonly seq: number; readonly entry: QueuedUrl }
+  | { readonly kind: "dequeue"; readonly host: string; readonly seq: number }
+  | { readonly kind: "seen"; readonly fingerprint: bigint }
+  | { readonly kind: "fetched"; readonly fingerprint: bigint }
+  | { readonly kind: "host"; readonly host: string; readonly record: HostRecord }
+  | { readonly kind: "meta"; readonly key: string; readonly value: string }
+  | { readonly kind: "robots"; readonly origin: string; readonly snapshot: unknown }
+  | {
+      readonly kind: "outbox";
+      readonly peer: string;
+      readonly fingerprint: bigint;
+      readonly entry: QueuedUrl;
+    }
+  | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint };
+
+type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
+
+const SEP = "\u0000";
+
+/** Fixed-width hex so keys sort by number. */
+function seqKey(host: string, seq: number): string {
+  return host + SEP + seq.toString(16).padStart(12, "0");
+}
+
+function fingerprintKey(fingerprint: bigint): string {
+  return fingerprint.toString(16).padStart(16, "0");
+}
+
+function encodeEntry(entry: QueuedUrl): string {
+  return `${entry.depth}\t${entry.url}`;
+}
+
+function decodeEntry(value: string): QueuedUrl {
+  const tab = value.indexOf("\t");
+  return { depth: Number(value.slice(0, tab)), url: value.slice(tab + 1) };
+}
+
+/**
+ * The agent's durable local state in one LevelDB folder: per-host URL queues, the seen and fetched
+ * fingerprints, host records, the outbox of URLs handed to other agents, and metadata. Every change
+ * goes through {@link StateStore.write}, one atomic batch, so a SIGKILL leaves either all of a
+ * fetch's consequences on disk or none.
+ */
+export class StateStore {
+  private readonly queue: Sub;
+  private readonly seen: Sub;
+  private readonly fetched: Sub;
+  private readonly hosts: Sub;
+  private readonly meta: Sub;
+  private readonly outbox: Sub;
+  private readonly robots: Sub;
+
+  private constructor(private readonly db: Level<string, string>) {
+    this.queue = db.sublevel<string, string>("q", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.seen = db.sublevel<string, string>("s", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.fetched = db.sublevel<string, string>("f", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.hosts = db.sublevel<string, string>("h", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.meta = db.sublevel<string, string>("m", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.outbox = db.sublevel<string, string>("o", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.robots = db.sublevel<string, string>("r", { keyEncoding: "utf8", valueEncoding: "utf8" });
+  }
+
+  /** Opens (creating if needed) the store in `dir`. */
+  static async open(dir: string): Promise<StateStore> {
+    try {
+      await mkdir(dir, { recursive: true });
+      const db = new Level<string, string>(dir, { keyEncoding: "utf8", valueEncoding: "utf8" });
+      await db.open();
+      return new StateStore(db);
+    } catch (error) {
+      throw new UbiError(
+        ErrorCode.StorageFailed,
+        `cannot open the state store in ${dir}: ${describe(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  /** Applies `ops` atomically. */
+  async write(ops: readonly StateOp[]): Promise<void> {
+    if (ops.length === 0) return;
+    const batch = this.db.batch();
+    for (const op of ops) {
+      switch (op.kind) {
+        case "enqueue":
+          batch.put(seqKey(op.host, op.seq), encodeEntry(op.entry), { sublevel: this.queue });
+          break;
+        case "dequeue":
+          batch.del(seqKey(op.host, op.seq), { sublevel: this.queue });
+          break;
+        case "seen":
+          batch.put(fingerprintKey(op.fingerprint), "", { sublevel: this.seen });
+          break;
+        case "fetched":
+          batch.put(fingerprintKey(op.fingerprint), "", { sublevel: this.fetched });
+          break;
+        case "host":
+          batch.put(op.host, JSON.stringify(op.record), { sublevel: this.hosts });
+          break;
+        case "meta":
+          batch.put(op.key, op.value, { sublevel: this.meta });
+          break;
+        case "robots":
+          batch.put(op.origin, JSON.stringify(op.snapshot), { sublevel: this.robots });
+          break;
+        case "outbox":
+          batch.put(op.peer + SEP + fingerprintKey(op.fingerprint), encodeEntry(op.entry), {
+            sublevel: this.outbox,
+          });
+          break;
+        case "outbox-done":
+          batch.del(op.peer + SEP + fingerprintKey(op.fingerprint), { sublevel: this.outbox });
+          break;
+      }
+    }
+    try {
+      await batch.write();
+    } catch (error) {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Reads up to `limit` queue entries of `host` with sequence number ≥ `fromSeq`, in order. */
+  async readQueue(host: string, fromSeq: number, limit: number): Promise<StoredQueueEntry[]> {
+    const entries: StoredQueueEntry[] = [];
+    for await (const [key, value] of this.queue.iterator({
+      gte: seqKey(host, fromSeq),
+      lt: host + SEP + "g",
+      limit,
+    })) {
+      const seq = Number.parseInt(key.slice(host.length + 1), 16);
+      entries.push({ seq, ...decodeEntry(value) });
+    }
+    return entries;
+  }
+
+  /** Counts each host's queued entries and finds its lowest sequence number (used once at startup). */
+  async scanQueues(): Promise<Map<string, { count: number; headSeq: number }>> {
+    const result = new Map<string, { count: number; headSeq: number }>();
+    for await (const key of this.queue.keys()) {
+      const sep = key.lastIndexOf(SEP);
+      const host = key.slice(0, sep);
+      const found = result.get(host);
+      if (found) found.count++;
+      else result.set(host, { count: 1, headSeq: Number.parseInt(key.slice(sep + 1), 16) });
+    }
+    return result;
+  }
+
+  /** Every host record. */
+  async *hostRecords(): AsyncGenerator<[string, HostRecord]> {
+    for await (const [host, value] of this.hosts.iterator()) {
+      yield [host, JSON.parse(value) as HostRecord];
+    }
+  }
+
+  /** Every stored robots.txt snapshot (opaque JSON values, by origin). */
+  async *robotsSnapshots(): AsyncGenerator<unknown> {
+    for await (const value of this.robots.values()) yield JSON.parse(value);
+  }
+
+  /** Calls `visit` with every seen fingerprint. */
+  async forEachSeen(visit: (fingerprint: bigint) => void): Promise<void> {
+    for await (const key of this.seen.keys()) visit(BigInt(`0x${key}`));
+  }
+
+  /** Calls `visit` with every fetched fingerprint. */
+  async forEachFetched(visit: (fingerprint: bigint) => void): Promise<void> {
+    for await (const key of this.fetched.keys()) visit(BigInt(`0x${key}`));
+  }
+
+  /** For each fingerprint, whether a fetch of its URL was recorded (page recovery). */
+  async hasFetched(fingerprints: readonly bigint[]): Promise<boolean[]> {
+    if (fingerprints.length === 0) return [];
+    const values = await this.fetched.getMany(fingerprints.map(fingerprintKey));
+    return values.map((value) => value !== undefined);
+  }
+
+  /** Every outbox entry: URLs handed to `peer` and not yet known to be safe. */
+  async *outboxEntries(): AsyncGenerator<{ peer: string; fingerprint: bigint; entry: QueuedUrl }> {
+    for await (const [key, value] of this.outbox.iterator()) {
+      const sep = key.lastIndexOf(SEP);
+      yield {
+        peer: key.slice(0, sep),
+        fingerprint: BigInt(`0x${key.slice(sep + 1)}`),
+        entry: decodeEntry(value),
+      };
+    }
+  }
+
+  /** A metadata value, or undefined. */
+  async getMeta(key: string): Promise<string | undefined> {
+    return this.meta.get(key);
+  }
+
+  /** Closes the database; idempotent. */
+  async close(): Promise<void> {
+    if (this.db.status === "open" || this.db.status === "opening") await this.db.close();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

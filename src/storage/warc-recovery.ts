@@ -1,0 +1,142 @@
+import { open, rename, unlink } from "node:fs/promises";
+import { crc32, inflateRawSync } from "node:zlib";
+import { ErrorCode, UbiError } from "../errors.js";
+import { OPEN_SUFFIX } from "./warc-file-name.js";
+
+/**
+ * Crash recovery of a WARC file that was still open (`.warc.gz.open`): walk its gzip members, keep the
+ * longest prefix of complete members that each hold one complete WARC record, cut the torn rest, and
+ * rename the file to `.warc.gz`. Writes are append-only, so damage can only be at the tail.
+ */
+
+/** What {@link recoverWarcFile} kept and dropped. */
+export interface WarcRecoveryResult {
+  /** The final path (`.warc.gz`), or undefined when nothing intact was left and the file was removed. */
+  path: string | undefined;
+  /** Intact records kept. */
+  records: number;
+  /** Bytes kept. */
+  keptBytes: number;
+  /** Bytes cut from the tail. */
+  droppedBytes: number;
+}
+
+const FIRST_WINDOW_BYTES = 4 * 1024 * 1024;
+const GZIP_TRAILER_BYTES = 8;
+const FLAG_HCRC = 2;
+const FLAG_EXTRA = 4;
+const FLAG_NAME = 8;
+const FLAG_COMMENT = 16;
+
+/** A member parsed at the start of a buffer, or why it could not be. */
+type MemberScan = { kind: "ok"; length: number } | { kind: "short" } | { kind: "bad" };
+
+/**
+ * Repairs `openPath` (a `*.warc.gz.open` file) in place and renames it without `.open`. The scan
+ * inflates members synchronously: it runs once at startup, on at most one file per writer.
+ */
+export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryResult> {
+  if (!openPath.endsWith(OPEN_SUFFIX)) {
+    throw new UbiError(ErrorCode.InvalidArgument, `not an open WARC file: ${openPath}`);
+  }
+  const finalPath = openPath.slice(0, -OPEN_SUFFIX.length);
+  const handle = await open(openPath, "r+");
+  let kept = 0;
+  let records = 0;
+  let size = 0;
+  try {
+    size = (await handle.stat()).size;
+    let window = Buffer.alloc(0);
+    let windowStart = 0;
+    let windowBytes = FIRST_WINDOW_BYTES;
+    while (kept < size) {
+      const local = kept - windowStart;
+      const scan = scanMember(window.subarray(local));
+      if (scan.kind === "ok") {
+        kept += scan.length;
+        records++;
+        continue;
+      }
+      const windowReachesEnd = windowStart + window.length >= size;
+      if (scan.kind === "bad" || (local === 0 && windowReachesEnd && window.length > 0)) break;
+      // The member runs past the buffer: reload from it, with a larger window if it already started there.
+      if (local === 0 && window.length > 0) windowBytes *= 2;
+      windowStart = kept;
+      window = Buffer.alloc(Math.min(windowBytes, size - kept));
+      const { bytesRead } = await handle.read(window, 0, window.length, windowStart);
+      window = window.subarray(0, bytesRead);
+    }
+    if (kept < size) {
+      await handle.truncate(kept);
+      await handle.sync();
+    }
+  } catch (error) {
+    throw new UbiError(ErrorCode.StorageFailed, `cannot recover ${openPath}`, { cause: error });
+  } finally {
+    await handle.close();
+  }
+  if (kept === 0) {
+    await unlink(openPath);
+    return { path: undefined, records: 0, keptBytes: 0, droppedBytes: size };
+  }
+  await rename(openPath, finalPath);
+  return { path: finalPath, records, keptBytes: kept, droppedBytes: size - kept };
+}
+
+/** Checks the gzip member at the start of `buf`: header, deflate stream, CRC-32, size, WARC record. */
+function scanMember(buf: Buffer): MemberScan {
+  if (buf.length < 10) return { kind: "short" };
+  if (buf[0] !== 0x1f || buf[1] !== 0x8b || buf[2] !== 8) return { kind: "bad" };
+  const flags = buf[3] as number;
+  let pos = 10;
+  if (flags & FLAG_EXTRA) {
+    if (buf.length < pos + 2) return { kind: "short" };
+    pos += 2 + buf.readUInt16LE(pos);
+  }
+  for (const flag of [FLAG_NAME, FLAG_COMMENT]) {
+    if (flags & flag) {
+      const end = buf.indexOf(0, pos);
+      if (end < 0) return { kind: "short" };
+      pos = end + 1;
+    }
+  }
+  if (flags & FLAG_HCRC) pos += 2;
+  if (buf.length <= pos) return { kind: "short" };
+  let content: Buffer;
+  let consumed: number;
+  try {
+    const result = inflateRawSync(buf.subarray(pos), { info: true }) as unknown as {
+      buffer: Buffer;
+      engine: { bytesWritten: number };
+    };
+    content = result.buffer;
+    consumed = result.engine.bytesWritten;
+  } catch (error) {
+    // Z_BUF_ERROR: the stream is cut short; anything else: corrupt data.
+    return (error as { code?: string }).code === "Z_BUF_ERROR" ? { kind: "short" } : { kind: "bad" };
+  }
+  const trailer = pos + consumed;
+  if (buf.length < trailer + GZIP_TRAILER_BYTES) return { kind: "short" };
+  if (
+    buf.readUInt32LE(trailer) !== crc32(content) ||
+    buf.readUInt32LE(trailer + 4) !== content.length >>> 0
+  ) {
+    return { kind: "bad" };
+  }
+  return isCompleteWarcRecord(content)
+    ? { kind: "ok", length: trailer + GZIP_TRAILER_BYTES }
+    : { kind: "bad" };
+}
+
+/** True when `content` is exactly one WARC record whose block matches its Content-Length. */
+function isCompleteWarcRecord(content: Buffer): boolean {
+  if (!content.subarray(0, 7).equals(Buffer.from("WARC/1."))) return false;
+  const headerEnd = content.indexOf("\r\n\r\n");
+  if (headerEnd < 0) return false;
+  const match = /\r\ncontent-length:[ \t]*(\d+)[ \t]*\r\n/i.exec(
+    content.toString("latin1", 0, headerEnd + 2),
+  );
+  if (!match) return false;
+  const expected = headerEnd + 4 + Number(match[1]) + 4;
+  return content.length === expected && content.toString("latin1", expected - 4) === "\r\n\r\n";
+}

@@ -1,0 +1,349 @@
+import type { FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gzip as gzipCallback } from "node:zlib";
+import { type Clock, systemClock } from "../clock.js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { NAME_PART_PATTERN, OPEN_SUFFIX, warcFileName, warcFileSerial } from "./warc-file-name.js";
+import { newRecordId, serializeWarcRecord, sha1Digest } from "./warc-record.js";
+import { recoverWarcFile } from "./warc-recovery.js";
+
+/**
+ * The WARC 1.1 writer: one gzip member per record, files rotated by size and named
+ * `<prefix>-<yyyyMMddHHmmss>-<serial>-<agentId>.warc.gz`, with `.open` appended while being written.
+ *
+ * Records are built and gzipped as soon as `write` is called (zlib runs on the libuv thread pool, so
+ * several compress at once), then appended strictly in call order through one file handle.
+ */
+
+const gzip = promisify(gzipCallback);
+const EMPTY = new Uint8Array(0);
+
+/** One HTTP fetch to archive as a `request` and a `response` record. */
+export interface WarcExchange {
+  /** The fetched URL (`WARC-Target-URI`). */
+  url: string;
+  /** The server's IP address (`WARC-IP-Address`); empty when unknown. */
+  ip: string;
+  /** When the request was sent (`WARC-Date` of both records). */
+  date: Date;
+  /** Request line and headers through the blank line, one byte per char (latin1), as sent. */
+  requestHeaderBlock: string;
+  /** Status line and headers through the blank line, one byte per char (latin1), as received. */
+  responseHeaderBlock: string;
+  /** The body as on the wire (content-encoded, transfer-decoded). */
+  body: Uint8Array;
+  /** The body was cut at the size cap (`WARC-Truncated: length`). */
+  truncated?: boolean;
+}
+
+/** Options of a {@link WarcWriter}. */
+export interface WarcWriterOptions {
+  /** Folder of the WARC files (created if missing). */
+  dir: string;
+  /** The agent's identifier, last in file names; letters, digits, `.`, `_`, `-`. */
+  agentId: string;
+  /**
+   * First part of file names.
+   * @default "ubicrawl"
+   */
+  filePrefix?: string;
+  /**
+   * A file is finished once it holds this many bytes; the exchange that crosses the bound ends it.
+   * @default 1073741824 (1 GiB)
+   */
+  maxFileBytes?: number;
+  /**
+   * `software` field of each file's warcinfo record.
+   * @default "ubicrawl"
+   */
+  software?: string;
+  /**
+   * zlib level of each record's gzip member (1 fastest … 9 smallest).
+   * @default 6
+   */
+  gzipLevel?: number;
+}
+
+/** Dependencies of a {@link WarcWriter}. */
+export interface WarcWriterDeps {
+  /** Names files and dates warcinfo records. @default systemClock */
+  clock?: Clock;
+}
+
+/** Counters of a {@link WarcWriter} since it was opened. */
+export interface WarcWriterStats {
+  /** Records written, warcinfo included. */
+  records: number;
+  /** Exchanges written (two records each). */
+  exchanges: number;
+  /** Compressed bytes written. */
+  bytes: number;
+  /** Files started. */
+  files: number;
+  /** Leftover `.open` files repaired by {@link WarcWriter.open}. */
+  recoveredFiles: number;
+}
+
+/** A file that writes are assigned to; it is created when its first record reaches the queue. */
+interface FileSlot {
+  name: string;
+  warcinfoId: string;
+  /** Bytes assigned so far: compressed sizes once known, uncompressed sizes meanwhile. */
+  bytes: number;
+}
+
+/** Appends request/response pairs to rotating gzipped WARC 1.1 files, recovering torn files on open. */
+export class WarcWriter {
+  private readonly dir: string;
+  private readonly agentId: string;
+  private readonly filePrefix: string;
+  private readonly maxFileBytes: number;
+  private readonly software: string;
+  private readonly gzipLevel: number;
+  private readonly clock: Clock;
+
+  private state: "new" | "opening" | "open" | "closed" = "new";
+  private nextSerial = 1;
+  private slot: FileSlot | undefined;
+  private file: { slot: FileSlot; handle: FileHandle } | undefined;
+  /** The append queue: every write runs after the previous one settled. */
+  private tail: Promise<void> = Promise.resolve();
+  private failure: UbiError | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly counters: WarcWriterStats = {
+    records: 0,
+    exchanges: 0,
+    bytes: 0,
+    files: 0,
+    recoveredFiles: 0,
+  };
+
+  constructor(options: WarcWriterOptions, deps: WarcWriterDeps = {}) {
+    if (typeof options.dir !== "string" || options.dir === "") invalid("dir must be a non-empty path");
+    if (typeof options.agentId !== "string" || !NAME_PART_PATTERN.test(options.agentId)) {
+      invalid(`agentId must match ${NAME_PART_PATTERN}, got ${JSON.stringify(options.agentId)}`);
+    }
+    const filePrefix = options.filePrefix ?? "ubicrawl";
+    if (!NAME_PART_PATTERN.test(filePrefix)) invalid(`filePrefix must match ${NAME_PART_PATTERN}`);
+    const maxFileBytes = options.maxFileBytes ?? 1024 ** 3;
+    if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1)
+      invalid("maxFileBytes must be a positive integer");
+    const software = options.software ?? "ubicrawl";
+    if (/[\r\n]/.test(software)) invalid("software must be one line");
+    const gzipLevel = options.gzipLevel ?? 6;
+    if (!Number.isInteger(gzipLevel) || gzipLevel < 1 || gzipLevel > 9) invalid("gzipLevel must be in 1..9");
+    this.dir = options.dir;
+    this.agentId = options.agentId;
+    this.filePrefix = filePrefix;
+    this.maxFileBytes = maxFileBytes;
+    this.software = software;
+    this.gzipLevel = gzipLevel;
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  /** Creates the folder, repairs and renames this agent's leftover `.open` files, and picks the next serial. */
+  async open(): Promise<void> {
+    if (this.state !== "new") throw new UbiError(ErrorCode.StorageFailed, "WarcWriter.open called twice");
+    this.state = "opening";
+    try {
+      await mkdir(this.dir, { recursive: true });
+      let maxSerial = 0;
+      for (const entry of await readdir(this.dir)) {
+        const serial = warcFileSerial(entry, this.filePrefix, this.agentId);
+        if (serial === undefined) continue;
+        maxSerial = Math.max(maxSerial, serial);
+        if (entry.endsWith(OPEN_SUFFIX)) {
+          await recoverWarcFile(join(this.dir, entry));
+          this.counters.recoveredFiles++;
+        }
+      }
+      this.nextSerial = maxSerial + 1;
+    } catch (error) {
+      this.state = "closed";
+      throw error instanceof UbiError ? error : storageError(`cannot open WARC folder ${this.dir}`, error);
+    }
+    this.state = "open";
+  }
+
+  /** Archives one exchange; resolves once both records are appended (not yet synced: see {@link flush}). */
+  write(exchange: WarcExchange): Promise<void> {
+    if (this.state !== "open")
+      return Promise.reject(new UbiError(ErrorCode.StorageFailed, "WarcWriter is not open"));
+    if (this.failure) return Promise.reject(this.failure);
+    try {
+      return this.enqueueExchange(exchange);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Resolves when every write so far is appended and synced to disk. */
+  async flush(): Promise<void> {
+    await this.tail;
+    if (this.failure) throw this.failure;
+    try {
+      await this.file?.handle.datasync();
+    } catch (error) {
+      throw storageError("cannot sync the WARC file", error);
+    }
+  }
+
+  /**
+   * Finishes pending writes, syncs and renames the live file; idempotent. After a write failure the
+   * file stays `.open` (for the next {@link WarcWriter.open} to repair) and this rejects with the failure.
+   */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    const wasOpen = this.state === "open";
+    this.state = "closed";
+    this.closing = wasOpen
+      ? this.tail
+          .then(() => this.finishFile())
+          .then(() => {
+            if (this.failure) throw this.failure;
+          })
+      : Promise.resolve();
+    return this.closing;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): WarcWriterStats {
+    return { ...this.counters };
+  }
+
+  /** Builds the request and response records of `exchange` and queues them. */
+  private enqueueExchange(exchange: WarcExchange): Promise<void> {
+    const slot = this.currentSlot();
+    const requestId = newRecordId();
+    const responseId = newRecordId();
+    const requestHead = Buffer.from(exchange.requestHeaderBlock, "latin1");
+    const responseHead = Buffer.from(exchange.responseHeaderBlock, "latin1");
+    const common = (concurrentTo: string): [string, string][] => {
+      const fields: [string, string][] = [["WARC-Target-URI", exchange.url]];
+      if (exchange.ip) fields.push(["WARC-IP-Address", exchange.ip]);
+      fields.push(["WARC-Concurrent-To", concurrentTo], ["WARC-Warcinfo-ID", slot.warcinfoId]);
+      return fields;
+    };
+    const request = serializeWarcRecord({
+      type: "request",
+      recordId: requestId,
+      date: exchange.date,
+      fields: [
+        ...common(responseId),
+        ["WARC-Block-Digest", sha1Digest([requestHead])],
+        ["WARC-Payload-Digest", sha1Digest([EMPTY])],
+        ["Content-Type", "application/http;msgtype=request"],
+      ],
+      block: [requestHead],
+    });
+    const responseFields = common(requestId);
+    responseFields.push(
+      ["WARC-Block-Digest", sha1Digest([responseHead, exchange.body])],
+      ["WARC-Payload-Digest", sha1Digest([exchange.body])],
+    );
+    if (exchange.truncated) responseFields.push(["WARC-Truncated", "length"]);
+    responseFields.push(["Content-Type", "application/http;msgtype=response"]);
+    const response = serializeWarcRecord({
+      type: "response",
+      recordId: responseId,
+      date: exchange.date,
+      fields: responseFields,
+      block: [responseHead, exchange.body],
+    });
+    return this.enqueue(slot, [request, response], 1);
+  }
+
+  /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */
+  private currentSlot(): FileSlot {
+    if (this.slot && this.slot.bytes < this.maxFileBytes) return this.slot;
+    const now = new Date(this.clock.now());
+    const name = warcFileName(this.filePrefix, now, this.nextSerial++, this.agentId);
+    const slot: FileSlot = { name, warcinfoId: newRecordId(), bytes: 0 };
+    this.slot = slot;
+    const info = Buffer.from(
+      `software: ${this.software}\r\nformat: WARC File Format 1.1\r\n` +
+        "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n" +
+        `isPartOf: ${this.filePrefix}-${this.agentId}\r\n`,
+      "utf8",
+    );
+    const warcinfo = serializeWarcRecord({
+      type: "warcinfo",
+      recordId: slot.warcinfoId,
+      date: now,
+      fields: [
+        ["WARC-Filename", name],
+        ["Content-Type", "application/warc-fields"],
+      ],
+      block: [info],
+    });
+    // Failures surface through `failure` on the next write, flush or close.
+    this.enqueue(slot, [warcinfo], 0).catch(() => {});
+    return slot;
+  }
+
+  /** Starts compressing now, and appends in queue order once every earlier record is written. */
+  private enqueue(slot: FileSlot, records: Buffer[], exchanges: number): Promise<void> {
+    let estimate = 0;
+    for (const record of records) estimate += record.length;
+    slot.bytes += estimate;
+    const compressed = Promise.all(records.map((record) => gzip(record, { level: this.gzipLevel })));
+    compressed.catch(() => {}); // awaited below; this only keeps an early rejection from being unhandled
+    const job = this.tail.then(async () => {
+      if (this.failure) throw this.failure;
+      try {
+        const members = await compressed;
+        const handle = await this.fileFor(slot);
+        let total = 0;
+        for (const member of members) total += member.length;
+        const { bytesWritten } = await handle.writev(members);
+        if (bytesWritten !== total) throw new Error(`short write: ${bytesWritten} of ${total} bytes`);
+        slot.bytes += total - estimate;
+        this.counters.bytes += total;
+        this.counters.records += members.length;
+        this.counters.exchanges += exchanges;
+      } catch (error) {
+        this.failure = storageError(`cannot write to WARC file ${slot.name}`, error);
+        throw this.failure;
+      }
+    });
+    this.tail = job.catch(() => {});
+    return job;
+  }
+
+  /** The handle of `slot`'s file, finishing the previous file and creating this one when needed. */
+  private async fileFor(slot: FileSlot): Promise<FileHandle> {
+    if (this.file?.slot === slot) return this.file.handle;
+    await this.finishFile();
+    // "ax": append-only, and never reuse a name that already exists.
+    const handle = await open(join(this.dir, slot.name + OPEN_SUFFIX), "ax");
+    this.file = { slot, handle };
+    this.counters.files++;
+    return handle;
+  }
+
+  /** Syncs, closes and renames the live file; after a failure leaves it `.open` for recovery. */
+  private async finishFile(): Promise<void> {
+    const file = this.file;
+    if (!file) return;
+    this.file = undefined;
+    const openPath = join(this.dir, file.slot.name + OPEN_SUFFIX);
+    try {
+      if (!this.failure) await file.handle.datasync();
+      await file.handle.close();
+      if (!this.failure) await rename(openPath, join(this.dir, file.slot.name));
+    } catch (error) {
+      this.failure ??= storageError(`cannot finish WARC file ${file.slot.name}`, error);
+      throw this.failure;
+    }
+  }
+}
+
+function invalid(message: string): never {
+  throw new UbiError(ErrorCode.InvalidArgument, message);
+}
+
+function storageError(message: string, cause: unknown): UbiError {
+  return cause instanceof UbiError ? cause : new UbiError(ErrorCode.StorageFailed, message, { cause });
+}

@@ -1,0 +1,20 @@
+/**
+ * The built-in test web: a deterministic synthetic web served over HTTP on loopback (127.1.x.y),
+ * its hosts file, a recorder of what it served, and the ground truth a correct crawler must fetch.
+ */
+export { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
+export {
+  buildModel,
+  DOMAIN,
+  type HostInfo,
+  type RobotsPolicy,
+  TRAP_HOST_NAME,
+  type WebModel,
+} from "./model.js";
+export { type ResolvedTestWebOptions, resolveTestWebOptions, type TestWebOptions } from "./options.js";
+export { ServedRecorder, type ServedRecorderOptions, type ServedRequest } from "./recorder.js";
+export { respond, type TestWebResponse } from "./responses.js";
+export { ROBOTS_AGENT_TOKEN } from "./robots-txt.js";
+export { type RunningTestWeb, startTestWeb } from "./server.js";
+export { computeTruth, type Truth, type TruthLimits } from "./truth.js";
+export { canonicalTarget } from "./url-space.js";

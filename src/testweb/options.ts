@@ -1,0 +1,107 @@
+import { invalidArgument } from "../errors.js";
+
+/** Options of the synthetic web. Every field is optional; the same options always give the same web. */
+export interface TestWebOptions {
+  /**
+   * Seed of every random choice (host sizes, links, text).
+   * @default 1
+   */
+  seed?: number;
+  /**
+   * Number of existing hosts, not counting the trap host.
+   * @default 200
+   */
+  hosts?: number;
+  /**
+   * Target total number of URLs a correct crawler fetches (about; host sizes are heavy-tailed).
+   * @default 20000
+   */
+  pages?: number;
+  /**
+   * Port every host listens on; 0 picks a free one.
+   * @default 0
+   */
+  port?: number;
+  /**
+   * Add the infinite-calendar trap host `calendar.ubi.test`.
+   * @default true
+   */
+  trap?: boolean;
+  /**
+   * Number of seed home pages in {@link RunningTestWeb.seeds} (any one of them reaches the whole web).
+   * @default 3
+   */
+  seedCount?: number;
+  /**
+   * Largest number of articles on one host; keeps normal hosts under a crawler's per-host page cap.
+   * @default 1500
+   */
+  maxArticlesPerHost?: number;
+  /**
+   * Mean number of content links per article (navigation links come on top).
+   * @default 20
+   */
+  linksPerPage?: number;
+  /**
+   * Delay before every response, to simulate slow servers.
+   * @default 0
+   */
+  responseDelayMs?: number;
+  /**
+   * Append one line per served request to this file (`timeMs status ip url`), for other processes.
+   * @default undefined (no log)
+   */
+  servedLogPath?: string;
+}
+
+/** {@link TestWebOptions} with defaults applied and values checked. */
+export interface ResolvedTestWebOptions {
+  readonly seed: number;
+  readonly hosts: number;
+  readonly pages: number;
+  readonly port: number;
+  readonly trap: boolean;
+  readonly seedCount: number;
+  readonly maxArticlesPerHost: number;
+  readonly linksPerPage: number;
+  readonly responseDelayMs: number;
+  readonly servedLogPath: string | undefined;
+}
+
+/** Smallest number of articles on a host: enough for sections, redirects and dirt to exist. */
+export const MIN_ARTICLES_PER_HOST = 5;
+
+function integerIn(name: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    invalidArgument(`testweb: ${name} must be an integer in [${min}, ${max}], got ${value}`);
+  }
+  return value;
+}
+
+/** Applies defaults and validates; throws `UBI_ERR_INVALID_ARGUMENT` on a bad value. */
+export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTestWebOptions {
+  const seed = integerIn("seed", options.seed ?? 1, 0, 0xffffffff);
+  const hosts = integerIn("hosts", options.hosts ?? 200, 3, 60_000);
+  const maxArticlesPerHost = integerIn(
+    "maxArticlesPerHost",
+    options.maxArticlesPerHost ?? 1500,
+    MIN_ARTICLES_PER_HOST,
+    1_000_000,
+  );
+  const pages = integerIn("pages", options.pages ?? 20_000, hosts * MIN_ARTICLES_PER_HOST * 2, 100_000_000);
+  if (pages > hosts * maxArticlesPerHost) {
+    invalidArgument(`testweb: pages (${pages}) exceeds hosts × maxArticlesPerHost`);
+  }
+  return {
+    seed,
+    hosts,
+    pages,
+    port: integerIn("port", options.port ?? 0, 0, 65_535),
+    trap: options.trap ?? true,
+    seedCount: integerIn("seedCount", options.seedCount ?? 3, 1, hosts - 2),
+    maxArticlesPerHost,
+    linksPerPage: integerIn("linksPerPage", options.linksPerPage ?? 20, 4, 200),
+    responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
+    servedLogPath: options.servedLogPath,
+  };
+}

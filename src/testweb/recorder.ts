@@ -1,0 +1,121 @@
+import { closeSync, openSync, writeSync } from "node:fs";
+
+/** Options of a {@link ServedRecorder}. */
+export interface ServedRecorderOptions {
+  /**
+   * Append one line per finished request to this file: `timeMs status ip url`.
+   * @default undefined (no log file)
+   */
+  servedLogPath?: string;
+}
+
+/** A request in flight, as returned by {@link ServedRecorder.begin}. */
+export interface ServedRequest {
+  readonly host: string;
+  readonly ip: string;
+  readonly url: string;
+}
+
+function increment(map: Map<string, number>, key: string, by: number): number {
+  const value = (map.get(key) ?? 0) + by;
+  map.set(key, value);
+  return value;
+}
+
+/**
+ * Records what the test web served: counts per URL (for overlap), robots.txt fetches per host, and
+ * the peak number of concurrent in-flight requests per host and per IP (for politeness checks).
+ */
+export class ServedRecorder {
+  readonly #counts = new Map<string, number>();
+  readonly #robots = new Map<string, number>();
+  readonly #inFlightByHost = new Map<string, number>();
+  readonly #inFlightByIp = new Map<string, number>();
+  readonly #peakByHost = new Map<string, number>();
+  readonly #peakByIp = new Map<string, number>();
+  #total = 0;
+  #logFd: number | undefined;
+
+  constructor(options: ServedRecorderOptions = {}) {
+    // Synchronous appends: another process reading the log sees every finished request at once.
+    if (options.servedLogPath !== undefined) this.#logFd = openSync(options.servedLogPath, "a");
+  }
+
+  /** Total requests served since construction or the last {@link reset}. */
+  get totalServed(): number {
+    return this.#total;
+  }
+
+  /** Marks a request as started; `url` is `http://HOST:PORT` + path and query as received. */
+  begin(host: string, ip: string, url: string): ServedRequest {
+    this.#total++;
+    increment(this.#counts, url, 1);
+    if (url.endsWith("/robots.txt") && url.indexOf("/", 7) === url.length - 11) {
+      increment(this.#robots, host, 1);
+    }
+    const byHost = increment(this.#inFlightByHost, host, 1);
+    if (byHost > (this.#peakByHost.get(host) ?? 0)) this.#peakByHost.set(host, byHost);
+    const byIp = increment(this.#inFlightByIp, ip, 1);
+    if (byIp > (this.#peakByIp.get(ip) ?? 0)) this.#peakByIp.set(ip, byIp);
+    return { host, ip, url };
+  }
+
+  /** Marks a request as finished (call exactly once per {@link begin}) and logs it. */
+  end(request: ServedRequest, status: number): void {
+    increment(this.#inFlightByHost, request.host, -1);
+    increment(this.#inFlightByIp, request.ip, -1);
+    if (this.#logFd !== undefined) {
+      writeSync(this.#logFd, `${Date.now()} ${status} ${request.ip} ${request.url}\n`);
+    }
+  }
+
+  /** How many times each URL was served (robots.txt included). A copy. */
+  servedCounts(): Map<string, number> {
+    return new Map(this.#counts);
+  }
+
+  /** Requests for `http://host:port/robots.txt`, by lowercase host name. */
+  robotsFetches(host: string): number {
+    return this.#robots.get(host.toLowerCase()) ?? 0;
+  }
+
+  /** Requests in flight right now for `host`. */
+  inFlight(host: string): number {
+    return this.#inFlightByHost.get(host.toLowerCase()) ?? 0;
+  }
+
+  /** The largest number of concurrent requests ever seen on one host (max over hosts). */
+  maxConcurrencyPerHost(): number {
+    return Math.max(0, ...this.#peakByHost.values());
+  }
+
+  /** Hosts that ever had two or more requests in flight at once, sorted. */
+  hostsWithConcurrentRequests(): string[] {
+    return [...this.#peakByHost]
+      .filter(([, peak]) => peak >= 2)
+      .map(([host]) => host)
+      .sort();
+  }
+
+  /** The largest number of concurrent requests ever seen on one IP (virtual hosts share one). */
+  maxConcurrencyPerIp(): number {
+    return Math.max(0, ...this.#peakByIp.values());
+  }
+
+  /** Forgets counts and peaks (peaks restart from the requests still in flight). */
+  reset(): void {
+    this.#counts.clear();
+    this.#robots.clear();
+    this.#total = 0;
+    this.#peakByHost.clear();
+    this.#peakByIp.clear();
+    for (const [host, n] of this.#inFlightByHost) if (n > 0) this.#peakByHost.set(host, n);
+    for (const [ip, n] of this.#inFlightByIp) if (n > 0) this.#peakByIp.set(ip, n);
+  }
+
+  /** Closes the log file; idempotent. */
+  close(): void {
+    if (this.#logFd !== undefined) closeSync(this.#logFd);
+    this.#logFd = undefined;
+  }
+}

@@ -1,0 +1,170 @@
+import { writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ErrorCode, UbiError } from "../errors.js";
+import { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
+import { buildModel, type WebModel } from "./model.js";
+import type { TestWebOptions } from "./options.js";
+import { ServedRecorder } from "./recorder.js";
+import { respond } from "./responses.js";
+import { canonicalTarget } from "./url-space.js";
+
+/** A test web serving on loopback: one listener per distinct host address, all on one port. */
+export interface RunningTestWeb {
+  readonly model: WebModel;
+  /** The port every host listens on. */
+  readonly port: number;
+  /** Seed URLs (home pages) from which the whole web is reachable. */
+  readonly seeds: string[];
+  readonly recorder: ServedRecorder;
+  /** The hosts file (`/etc/hosts` format) a crawler must use to resolve the web's names. */
+  hostsFileText(): string;
+  /** Writes {@link hostsFileText} to `path`. */
+  writeHostsFile(path: string): Promise<void>;
+  /** Holds every response until the returned function is called (for deterministic concurrency tests). */
+  holdResponses(): () => void;
+  /** Closes every listener and connection and the served log; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Attempts at finding a port free on every address when the port is picked automatically. */
+const LISTEN_ATTEMPTS = 20;
+
+function listen(server: Server, port: number, address: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host: address, exclusive: true }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+async function closeAll(servers: readonly Server[]): Promise<void> {
+  await Promise.all(
+    servers.map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          if (!server.listening) {
+            resolve();
+            return;
+          }
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    ),
+  );
+}
+
+/** Binds `handler` on every address on one common port (the first bind picks it, unless given). */
+async function listenEverywhere(
+  addresses: readonly string[],
+  requestedPort: number,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ servers: Server[]; port: number }> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < LISTEN_ATTEMPTS; attempt++) {
+    const servers = addresses.map(() => createServer(handler));
+    try {
+      await listen(servers[0] as Server, requestedPort, addresses[0] as string);
+      const address = (servers[0] as Server).address();
+      const port = typeof address === "object" && address !== null ? address.port : requestedPort;
+      await Promise.all(
+        servers.slice(1).map((server, i) => listen(server, port, addresses[i + 1] as string)),
+      );
+      return { servers, port };
+    } catch (error) {
+      lastError = error;
+      await closeAll(servers);
+      const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+      if (!inUse || requestedPort !== 0) break;
+    }
+  }
+  throw new UbiError(ErrorCode.ListenFailed, "testweb: could not listen on every host address", {
+    cause: lastError,
+  });
+}
+
+/** Builds the web for `options` and serves it on loopback (127.1.x.y, never 127.0.0.1 or 0.0.0.0). */
+export async function startTestWeb(options: TestWebOptions = {}): Promise<RunningTestWeb> {
+  const model = buildModel(options);
+  const { responseDelayMs, servedLogPath } = model.options;
+  const recorder = new ServedRecorder({ servedLogPath });
+  let port = 0;
+  let holds = 0;
+  let held: Array<() => void> = [];
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const local = (req.socket.localAddress ?? "").replace(/^::ffff:/, "");
+    const name = (req.headers.host ?? local).toLowerCase().replace(/:\d+$/, "");
+    const rawTarget = req.url ?? "/";
+    const served = recorder.begin(name, local, `http://${name}:${port}${rawTarget}`);
+    res.once("close", () => recorder.end(served, res.statusCode));
+    const answer = () => {
+      if (res.destroyed) return;
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("Method Not Allowed\n");
+        return;
+      }
+      const hostIndex = model.hostIndexByName.get(name) ?? -1;
+      if (hostIndex >= 0 && model.hosts[hostIndex]?.ip !== local) {
+        // The name is served on another address: the client resolved it wrongly.
+        res.writeHead(421, { "content-type": "text/plain" }).end("Misdirected Request\n");
+        return;
+      }
+      let target: string;
+      try {
+        target = canonicalTarget(rawTarget);
+      } catch {
+        res.writeHead(400, { "content-type": "text/plain" }).end("Bad Request\n");
+        return;
+      }
+      const response = respond(model, port, hostIndex, target);
+      const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body;
+      const headers: Record<string, string | number> = {
+        "content-type": response.contentType,
+        "content-length": body.byteLength,
+      };
+      if (response.location !== undefined) headers.location = response.location;
+      res.writeHead(response.status, headers);
+      res.end(req.method === "HEAD" ? undefined : body);
+    };
+    if (holds > 0) held.push(answer);
+    else if (responseDelayMs > 0) setTimeout(answer, responseDelayMs);
+    else answer();
+  };
+
+  const listening = await listenEverywhere(listenAddresses(model), model.options.port, handler);
+  port = listening.port;
+  let stopped: Promise<void> | undefined;
+
+  return {
+    model,
+    port,
+    seeds: seedUrls(model, port),
+    recorder,
+    hostsFileText: () => hostsFileText(model),
+    writeHostsFile: (path) => writeFile(path, hostsFileText(model)),
+    holdResponses() {
+      holds++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds--;
+        if (holds > 0) return;
+        const queued = held;
+        held = [];
+        for (const answer of queued) answer();
+      };
+    },
+    stop() {
+      stopped ??= (async () => {
+        for (const answer of held) answer();
+        held = [];
+        await closeAll(listening.servers);
+        recorder.close();
+      })();
+      return stopped;
+    },
+  };
+}

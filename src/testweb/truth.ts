@@ -1,0 +1,203 @@
+import robotsParserModule from "robots-parser";
+import { invalidArgument } from "../errors.js";
+import { forEachLink, isMetaNofollow, redirectHops, redirectTarget } from "./links.js";
+import type { HostInfo, WebModel } from "./model.js";
+import { robotsAnswer } from "./robots-txt.js";
+import {
+  idOfPath,
+  Kind,
+  kindOf,
+  MAX_REDIRECT_HOPS,
+  normalizeEscapes,
+  pathOf,
+  trapIdOfPath,
+  trapPathOf,
+} from "./url-space.js";
+
+/** The crawler limits the ground truth assumes. */
+export interface TruthLimits {
+  /** Largest per-host depth fetched (seeds and cross-host links are depth 0). */
+  readonly maxDepth: number;
+  /** Largest number of fetches per host, robots.txt excluded. */
+  readonly maxPagesPerHost: number;
+  /** User agent robots.txt is evaluated for (with robots-parser). */
+  readonly userAgent: string;
+}
+
+/** What a correct crawler does on the test web. */
+export interface Truth {
+  /** Canonical URLs a correct crawler fetches (robots.txt excluded), in discovery order. */
+  readonly urls: string[];
+  /** Distinct discovered URLs not fetched because robots.txt disallows them. */
+  readonly robotsDisallowed: number;
+  /** Linked host names absent from the hosts file, sorted. */
+  readonly unresolvableHosts: string[];
+  /** Hosts where `maxPagesPerHost` binds: the truth there (and past there) is inexact. Sorted. */
+  readonly cappedHosts: string[];
+  /** False when `maxDepth` is below {@link WebModel.exactDepth}: depth may bind on normal hosts. */
+  readonly depthExact: boolean;
+}
+
+type RobotsParser = typeof robotsParserModule.default;
+// CommonJS package typed as an ES default export: under NodeNext the default import is the function
+// itself at run time while TypeScript sees the namespace, so accept either shape.
+const robotsParser: RobotsParser =
+  typeof robotsParserModule === "function"
+    ? (robotsParserModule as RobotsParser)
+    : robotsParserModule.default;
+
+/** Robots verdict for one host. */
+type RobotsCheck = (path: string) => boolean;
+
+function robotsCheck(host: HostInfo, port: number, userAgent: string): RobotsCheck {
+  const answer = robotsAnswer(host);
+  if (answer.status >= 500) return () => false;
+  if (answer.status >= 400) return () => true;
+  const origin = `http://${host.name}:${port}`;
+  const robots = robotsParser(`${origin}/robots.txt`, answer.body);
+  return (path) => robots.isAllowed(origin + path, userAgent) !== false;
+}
+
+function checkLimits(limits: TruthLimits): void {
+  if (!Number.isInteger(limits.maxDepth) || limits.maxDepth < 0) {
+    invalidArgument(`computeTruth: maxDepth must be a non-negative integer, got ${limits.maxDepth}`);
+  }
+  if (!Number.isInteger(limits.maxPagesPerHost) || limits.maxPagesPerHost < 1) {
+    invalidArgument(
+      `computeTruth: maxPagesPerHost must be a positive integer, got ${limits.maxPagesPerHost}`,
+    );
+  }
+}
+
+/**
+ * Every URL reachable from `seeds` (default: the web's seed home pages) under the crawler's rules:
+ * links per the parsing rules, redirects as discovered links, per-host depth, robots.txt, hosts file.
+ */
+export function computeTruth(model: WebModel, port: number, limits: TruthLimits, seeds?: string[]): Truth {
+  checkLimits(limits);
+  const { hosts, trapHost } = model;
+  // One bit per URL id per host; the unbounded trap host gets a set (depth bounds its size).
+  const seen: Array<Uint8Array | undefined> = new Array(hosts.length);
+  const trapSeen = new Set<number>();
+  const oddSeen = new Set<string>();
+  const robots: Array<RobotsCheck | undefined> = new Array(hosts.length);
+  const fetched = new Int32Array(hosts.length);
+  const gone = new Set<string>();
+  const urls: string[] = [];
+  const queueHost: number[] = [];
+  const queueId: number[] = [];
+  const queueDepth: number[] = [];
+  let robotsDisallowed = 0;
+
+  const pathOfId = (host: HostInfo, id: number) =>
+    (host.kind === "trap" ? trapPathOf(id) : pathOf(host, id)) as string;
+
+  /** Marks (h, id) seen; false when it already was. */
+  const markSeen = (h: number, id: number): boolean => {
+    if (h === trapHost) {
+      if (trapSeen.has(id)) return false;
+      trapSeen.add(id);
+      return true;
+    }
+    let bits = seen[h];
+    if (bits === undefined) {
+      bits = new Uint8Array(((hosts[h] as HostInfo).urlCount + 7) >>> 3);
+      seen[h] = bits;
+    }
+    const mask = 1 << (id & 7);
+    if (((bits[id >>> 3] as number) & mask) !== 0) return false;
+    bits[id >>> 3] = (bits[id >>> 3] as number) | mask;
+    return true;
+  };
+
+  const allowed = (h: number, path: string): boolean => {
+    let check = robots[h];
+    if (check === undefined) {
+      check = robotsCheck(hosts[h] as HostInfo, port, limits.userAgent);
+      robots[h] = check;
+    }
+    return check(path);
+  };
+
+  const discover = (h: number, id: number, depth: number) => {
+    if (h < 0) {
+      gone.add(model.goneHosts[-1 - h] as string);
+      return;
+    }
+    // Too deep: not queued and not remembered, as in a crawler that checks depth at discovery.
+    if (depth > limits.maxDepth || !markSeen(h, id)) return;
+    const host = hosts[h] as HostInfo;
+    const path = pathOfId(host, id);
+    if (!allowed(h, path)) {
+      robotsDisallowed++;
+      return;
+    }
+    fetched[h] = (fetched[h] as number) + 1;
+    urls.push(`http://${host.name}:${port}${path}`);
+    queueHost.push(h);
+    queueId.push(id);
+    queueDepth.push(depth);
+  };
+
+  for (const seed of seeds ?? model.seedHosts.map((h) => `http://${hosts[h]?.name}:${port}/`)) {
+    const url = new URL(seed);
+    const h = model.hostIndexByName.get(url.hostname) ?? -1;
+    if (h < 0) {
+      gone.add(url.hostname);
+      continue;
+    }
+    const host = hosts[h] as HostInfo;
+    const path = normalizeEscapes(url.pathname + url.search);
+    const id = host.kind === "trap" ? trapIdOfPath(path) : idOfPath(host, path);
+    if (id >= 0) {
+      discover(h, id, 0);
+    } else if (!oddSeen.has(`${h} ${path}`)) {
+      // A seed naming no page: fetched once (a 404), leads nowhere.
+      oddSeen.add(`${h} ${path}`);
+      if (allowed(h, path)) {
+        fetched[h] = (fetched[h] as number) + 1;
+        urls.push(`http://${host.name}:${port}${path}`);
+      } else robotsDisallowed++;
+    }
+  }
+
+  for (let head = 0; head < queueHost.length; head++) {
+    const h = queueHost[head] as number;
+    const id = queueId[head] as number;
+    const depth = queueDepth[head] as number;
+    const host = hosts[h] as HostInfo;
+    const follow = (th: number, tid: number) => discover(th, tid, th === h ? depth + 1 : 0);
+    if (host.kind === "normal") {
+      const kind = kindOf(host, id);
+      if (kind === Kind.Redirect) {
+        const offset = id - host.redirect0;
+        const k = Math.floor(offset / MAX_REDIRECT_HOPS);
+        const hop = (offset % MAX_REDIRECT_HOPS) + 1;
+        if (hop > redirectHops(model, host, k)) continue;
+        if (hop > 1) follow(h, id - 1);
+        else {
+          const target = redirectTarget(model, host, k);
+          follow(target.host, target.id);
+        }
+        continue;
+      }
+      if (kind === Kind.Missing || kind === Kind.Media) continue;
+      if (kind === Kind.Article && isMetaNofollow(model, host, id - host.article0)) continue;
+    }
+    forEachLink(model, h, id, (th, tid, nofollow) => {
+      if (!nofollow) follow(th, tid);
+    });
+  }
+
+  const cappedHosts: string[] = [];
+  for (let h = 0; h < hosts.length; h++) {
+    if ((fetched[h] as number) > limits.maxPagesPerHost) cappedHosts.push((hosts[h] as HostInfo).name);
+  }
+  return {
+    urls,
+    robotsDisallowed,
+    unresolvableHosts: [...gone].sort(),
+    cappedHosts: cappedHosts.sort(),
+    depthExact: limits.maxDepth >= model.exactDepth,
+  };
+}

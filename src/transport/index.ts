@@ -1,0 +1,26 @@
+/** The agent-to-agent gRPC transport: protocol, server, peer clients, credentials. */
+
+export { formatHostPort, type HostPort, parseHostPort } from "./address.js";
+export { AgentServer, type AgentServerDependencies, type AgentServerOptions } from "./agent-server.js";
+export {
+  AGENT_ID_PATTERN,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  MAX_BATCH_ID_CHARS,
+  MAX_CONTROL_ARGUMENT_CHARS,
+  MAX_ID_CHARS,
+  MAX_MEMBERS,
+  MAX_URL_CHARS,
+  MAX_URLS_PER_BATCH,
+} from "./limits.js";
+export * from "./messages.js";
+export { type PeerCallOptions, PeerClient, type PeerClientOptions } from "./peer-client.js";
+export { PeerClientPool } from "./peer-client-pool.js";
+export { AGENT_SERVICE_NAME, LOADER_OPTIONS, loadProtocol, PROTO_PATH, type RpcName } from "./protocol.js";
+export {
+  INSECURE,
+  type InsecureTransport,
+  type MutualTlsTransport,
+  type TransportSecurity,
+} from "./security.js";
+export { grpcStatusOf } from "./status-mapping.js";
+export { validateMember } from "./validate.js";

@@ -1,0 +1,37 @@
+/**
+ * Protocol limits shared by senders (to size their batches) and the server's validation. They bound
+ * what one peer can make another allocate, whatever the message size limit.
+ */
+
+/** Agent ids: 1 to {@link MAX_ID_CHARS} characters of this set. */
+export const AGENT_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
+
+/** Longest agent id, in characters. */
+export const MAX_ID_CHARS = 128;
+
+/** Longest URL accepted in a batch or a page recovery query, in characters. */
+export const MAX_URL_CHARS = 4096;
+
+/** Most URLs in one `SubmitUrls` batch or one `WasFetched` query. */
+export const MAX_URLS_PER_BATCH = 10_000;
+
+/** Longest batch id, in characters. */
+export const MAX_BATCH_ID_CHARS = 128;
+
+/** Longest `host:port` address, in characters (a 253-char DNS name, brackets, colon, port). */
+export const MAX_ADDRESS_CHARS = 262;
+
+/** Most members in a membership table or agents in a stats reply. */
+export const MAX_MEMBERS = 10_000;
+
+/** Longest control argument (a host pattern), in characters. */
+export const MAX_CONTROL_ARGUMENT_CHARS = 4096;
+
+/** Longest free-text message in a reply, in characters. */
+export const MAX_REPLY_MESSAGE_CHARS = 65_536;
+
+/** Most error classes in one agent's stats. */
+export const MAX_ERROR_CLASSES = 1024;
+
+/** Default cap on one received gRPC message, in bytes; larger ones get RESOURCE_EXHAUSTED. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;

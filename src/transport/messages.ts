@@ -1,0 +1,241 @@
+/**
+ * TypeScript shapes of the messages in `proto/ubicrawl.proto`, written by hand to match the loader
+ * options (camelCase fields, 64-bit integers as numbers, enums as names, defaults filled in).
+ * Incoming messages have these shapes only after validation (see `validate.ts`).
+ */
+
+/** How an agent regards a member (`ubicrawl.v1.MemberStatus`, without the unspecified value). */
+export type MemberStatus = "ALIVE" | "SUSPECTED" | "LEFT";
+
+/** The member statuses, in proto order. */
+export const MEMBER_STATUSES: readonly MemberStatus[] = ["ALIVE", "SUSPECTED", "LEFT"];
+
+/** One entry of the membership table (`ubicrawl.v1.Member`). */
+export interface Member {
+  /** Unique agent id, 1–128 chars of `[A-Za-z0-9._-]`. */
+  id: string;
+  /** The agent's gRPC address, `host:port`. */
+  address: string;
+  /** Relative capacity, at least 1. */
+  capacity: number;
+  /** Restart / refutation counter; the higher one wins. */
+  incarnation: number;
+  /** How the sender regards this member. */
+  status: MemberStatus;
+  /** Milliseconds since the sender last heard of this member. */
+  lastHeardMsAgo: number;
+}
+
+/** Termination-detection counters (`ubicrawl.v1.AgentLoad`). */
+export interface AgentLoad {
+  /** Nothing queued and nothing in flight. */
+  idle: boolean;
+  /** URL batches sent and acknowledged. */
+  urlBatchesSent: number;
+  /** URL batches received and accepted (retries counted once). */
+  urlBatchesReceived: number;
+  /** Pages fetched. */
+  pagesFetched: number;
+  /** URLs waiting in the frontier. */
+  queuedUrls: number;
+}
+
+/** `Join` request: a newcomer announces itself. */
+export interface JoinRequest {
+  /** The newcomer. */
+  member: Member;
+}
+
+/** `Join` reply: the whole membership table. */
+export interface JoinReply {
+  /** Every member the receiver knows. */
+  members: Member[];
+}
+
+/** `Heartbeat` request: liveness plus gossip. */
+export interface HeartbeatRequest {
+  /** The sender. */
+  from: Member;
+  /** The sender's view of the membership. */
+  members: Member[];
+  /** The sender's counters. */
+  load: AgentLoad;
+}
+
+/** `Heartbeat` reply: the receiver's view and counters. */
+export interface HeartbeatReply {
+  /** The receiver's view of the membership. */
+  members: Member[];
+  /** The receiver's counters. */
+  load: AgentLoad;
+}
+
+/** A discovered URL and its link depth (`ubicrawl.v1.DiscoveredUrl`). */
+export interface DiscoveredUrl {
+  /** Absolute URL, at most 4096 chars. */
+  url: string;
+  /** Link distance from a seed. */
+  depth: number;
+}
+
+/** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
+export interface UrlBatch {
+  /** Unique per sender, so retries are idempotent; at most 128 chars. */
+  batchId: string;
+  /** The sending agent's id. */
+  fromId: string;
+  /** At most 10,000 URLs. */
+  urls: DiscoveredUrl[];
+}
+
+/** `SubmitUrls` reply (`ubicrawl.v1.UrlBatchAck`). */
+export interface UrlBatchAck {
+  /** Owned and queued as new. */
+  accepted: number;
+  /** Not owned by the receiver, passed on. */
+  forwarded: number;
+  /** Already seen, dropped. */
+  duplicates: number;
+}
+
+/** `WasFetched` request: page recovery query. */
+export interface WasFetchedRequest {
+  /** The asking agent's id. */
+  fromId: string;
+  /** At most 10,000 URLs. */
+  urls: string[];
+}
+
+/** `WasFetched` reply: one flag per queried URL, same order. */
+export interface WasFetchedReply {
+  /** True when the receiver fetched the URL at that index. */
+  fetched: boolean[];
+}
+
+/** `GetStats` request. */
+export interface StatsRequest {
+  /** Also gather the stats of every live member. */
+  cluster: boolean;
+}
+
+/** One agent's view of one peer (`ubicrawl.v1.PeerView`). */
+export interface PeerView {
+  /** The peer's id. */
+  id: string;
+  /** The peer's `host:port`. */
+  address: string;
+  /** The peer's status. */
+  status: MemberStatus;
+  /** Milliseconds since last heard. */
+  lastHeardMsAgo: number;
+}
+
+/** URL exchange counters with one peer (`ubicrawl.v1.PeerTraffic`). */
+export interface PeerTraffic {
+  /** The peer's id. */
+  peerId: string;
+  /** URLs sent to the peer. */
+  urlsSent: number;
+  /** URLs received from the peer. */
+  urlsReceived: number;
+  /** Batches sent to the peer. */
+  batchesSent: number;
+  /** Batches received from the peer. */
+  batchesReceived: number;
+}
+
+/** One agent's partition statistics (`ubicrawl.v1.AgentStats`). */
+export interface AgentStats {
+  /** The agent's id. */
+  id: string;
+  /** The agent's `host:port`. */
+  address: string;
+  /** The agent's capacity. */
+  capacity: number;
+  /** Replicas on the circle. */
+  replicas: number;
+  /** Fraction of the circle owned, 0 to 1. */
+  circleShare: number;
+  /** The agent's view of the membership. */
+  view: PeerView[];
+  /** Hosts owned among those known. */
+  hostsOwned: number;
+  /** Hosts heard of. */
+  hostsKnown: number;
+  /** Owned hosts being visited. */
+  hostsActive: number;
+  /** Owned hosts exhausted. */
+  hostsDone: number;
+  /** Pages fetched. */
+  pagesFetched: number;
+  /** Body bytes fetched. */
+  bytesFetched: number;
+  /** URLs in the frontier. */
+  queuedUrls: number;
+  /** Per-peer exchange counters. */
+  peers: PeerTraffic[];
+  /** URLs sent to other agents / pages fetched. */
+  communicationOverhead: number;
+  /** Fetches avoided by page recovery. */
+  pagesRecovered: number;
+  /** Error counts by error class. */
+  errors: Record<string, number>;
+  /** Recent fetch throughput. */
+  pagesPerSecond: number;
+  /** Milliseconds since start. */
+  uptimeMs: number;
+  /** Nothing queued and nothing in flight. */
+  idle: boolean;
+  /** Paused by an operator. */
+  paused: boolean;
+}
+
+/** `GetStats` reply. */
+export interface StatsReply {
+  /** One entry per agent that answered. */
+  agents: AgentStats[];
+}
+
+/** Operator commands (`ubicrawl.v1.ControlAction`, without the unspecified value). */
+export type ControlAction = "PAUSE" | "RESUME" | "LEAVE" | "BLACKLIST_ADD" | "BLACKLIST_REMOVE";
+
+/** The control actions, in proto order. */
+export const CONTROL_ACTIONS: readonly ControlAction[] = [
+  "PAUSE",
+  "RESUME",
+  "LEAVE",
+  "BLACKLIST_ADD",
+  "BLACKLIST_REMOVE",
+];
+
+/** `Control` request. */
+export interface ControlRequest {
+  /** What to do. */
+  action: ControlAction;
+  /** A host pattern for the blacklist actions; empty otherwise. */
+  argument: string;
+}
+
+/** `Control` reply. */
+export interface ControlReply {
+  /** The command was applied. */
+  ok: boolean;
+  /** Human-readable outcome. */
+  message: string;
+}
+
+/** What each agent serves; the server validates every request before calling these. */
+export interface AgentServiceHandlers {
+  /** A newcomer joins; throw `UbiError(IdConflict)` to refuse it. */
+  join(request: JoinRequest): Promise<JoinReply>;
+  /** A peer's heartbeat with gossip. */
+  heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply>;
+  /** A batch of URLs for hosts this agent (probably) owns. */
+  submitUrls(request: UrlBatch): Promise<UrlBatchAck>;
+  /** Page recovery query. */
+  wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply>;
+  /** Statistics query. */
+  getStats(request: StatsRequest): Promise<StatsReply>;
+  /** Operator command. */
+  control(request: ControlRequest): Promise<ControlReply>;
+}

@@ -1,0 +1,251 @@
+/**
+ * A typed client for one peer agent. Every call has a deadline and fails only with a `UbiError`:
+ * PeerUnreachable (retry later or elsewhere), BadMessage (do not retry as is) or IdConflict.
+ */
+
+import { Client, Metadata } from "@grpc/grpc-js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { parseHostPort } from "./address.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
+import type {
+  ControlReply,
+  ControlRequest,
+  HeartbeatReply,
+  HeartbeatRequest,
+  JoinReply,
+  JoinRequest,
+  StatsReply,
+  StatsRequest,
+  UrlBatch,
+  UrlBatchAck,
+  WasFetchedReply,
+  WasFetchedRequest,
+} from "./messages.js";
+import {
+  AGENT_RPCS,
+  agentServiceDefinition,
+  type ReplyOf,
+  type RequestOf,
+  type RpcName,
+} from "./protocol.js";
+import {
+  channelCredentialsFor,
+  checkTransportSecurity,
+  INSECURE,
+  type TransportSecurity,
+} from "./security.js";
+import { errorFromStatus } from "./status-mapping.js";
+import { tolerant, Undecodable } from "./tolerant-decode.js";
+
+/** Options of a {@link PeerClient} (and of every client of a `PeerClientPool`). */
+export interface PeerClientOptions {
+  /**
+   * Credentials of the connection; must match the peer's server.
+   * @default { kind: "insecure" }
+   */
+  security?: TransportSecurity;
+  /**
+   * Deadline of a `heartbeat` call, in ms: a missed heartbeat is cheap, a stuck one delays detection.
+   * @default 2000
+   */
+  heartbeatDeadlineMs?: number;
+  /**
+   * Deadline of a `submitUrls` call, in ms (a batch may be large and the peer busy).
+   * @default 10000
+   */
+  batchDeadlineMs?: number;
+  /**
+   * Deadline of the other calls (`join`, `wasFetched`, `getStats`, `control`), in ms.
+   * @default 5000
+   */
+  requestDeadlineMs?: number;
+  /**
+   * Largest reply accepted, in bytes.
+   * @default 4194304 (4 MiB)
+   */
+  maxReceiveMessageBytes?: number;
+  /**
+   * Longest wait between reconnection attempts to a peer that went away, in ms. gRPC's own default
+   * (120 s) would make a restarted peer look dead for minutes.
+   * @default 5000
+   */
+  maxReconnectBackoffMs?: number;
+}
+
+/** Per-call options. */
+export interface PeerCallOptions {
+  /** Overrides the RPC's default deadline, in ms. */
+  deadlineMs?: number;
+  /** Cancels the call; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** {@link PeerClientOptions} with defaults applied. */
+type ResolvedOptions = Required<PeerClientOptions>;
+
+function positive(value: number, name: string): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new UbiError(ErrorCode.InvalidArgument, `${name} must be a positive number`);
+  }
+  return value;
+}
+
+/** Applies defaults to `options` and checks them; throws `UbiError(InvalidArgument)`. */
+export function resolvePeerClientOptions(options: PeerClientOptions): ResolvedOptions {
+  const security = options.security ?? INSECURE;
+  checkTransportSecurity(security);
+  const maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (!Number.isSafeInteger(maxReceiveMessageBytes) || maxReceiveMessageBytes < 1024) {
+    throw new UbiError(ErrorCode.InvalidArgument, "maxReceiveMessageBytes must be an integer >= 1024");
+  }
+  return {
+    security,
+    heartbeatDeadlineMs: positive(options.heartbeatDeadlineMs ?? 2000, "heartbeatDeadlineMs"),
+    batchDeadlineMs: positive(options.batchDeadlineMs ?? 10_000, "batchDeadlineMs"),
+    requestDeadlineMs: positive(options.requestDeadlineMs ?? 5000, "requestDeadlineMs"),
+    maxReceiveMessageBytes,
+    maxReconnectBackoffMs: positive(options.maxReconnectBackoffMs ?? 5000, "maxReconnectBackoffMs"),
+  };
+}
+
+/** The client of one peer's `Agent` service, at one `host:port`. */
+export class PeerClient {
+  /** The peer's `host:port`. */
+  readonly address: string;
+  readonly #options: ResolvedOptions;
+  readonly #client: Client;
+  #closed = false;
+
+  constructor(address: string, options: PeerClientOptions = {}) {
+    if (typeof address !== "string" || parseHostPort(address) === undefined) {
+      throw new UbiError(ErrorCode.InvalidArgument, `peer address must be host:port, got ${String(address)}`);
+    }
+    this.address = address;
+    this.#options = resolvePeerClientOptions(options);
+    this.#client = new Client(address, channelCredentialsFor(this.#options.security), {
+      "grpc.max_receive_message_length": this.#options.maxReceiveMessageBytes,
+      "grpc.max_reconnect_backoff_ms": this.#options.maxReconnectBackoffMs,
+      "grpc.initial_reconnect_backoff_ms": Math.min(1000, this.#options.maxReconnectBackoffMs),
+    });
+  }
+
+  /** Announces `request.member` to the peer; resolves to the peer's membership table. */
+  join(request: JoinRequest, options: PeerCallOptions = {}): Promise<JoinReply> {
+    return this.#call("join", request, options.deadlineMs ?? this.#options.requestDeadlineMs, options.signal);
+  }
+
+  /** Sends a heartbeat with gossip; resolves to the peer's view and load. */
+  heartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
+    return this.#call(
+      "heartbeat",
+      request,
+      options.deadlineMs ?? this.#options.heartbeatDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Hands a batch of URLs to the peer; safe to retry with the same `batchId`. */
+  submitUrls(request: UrlBatch, options: PeerCallOptions = {}): Promise<UrlBatchAck> {
+    return this.#call(
+      "submitUrls",
+      request,
+      options.deadlineMs ?? this.#options.batchDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Asks whether the peer fetched each URL; the reply has one flag per URL, in order. */
+  async wasFetched(request: WasFetchedRequest, options: PeerCallOptions = {}): Promise<WasFetchedReply> {
+    const reply = await this.#call(
+      "wasFetched",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+    if (reply.fetched.length !== request.urls.length) {
+      throw new UbiError(
+        ErrorCode.BadMessage,
+        `WasFetched to ${this.address}: ${reply.fetched.length} answers for ${request.urls.length} URLs`,
+      );
+    }
+    return reply;
+  }
+
+  /** Fetches the peer's stats (and, with `cluster`, those of every live agent it knows). */
+  getStats(request: StatsRequest, options: PeerCallOptions = {}): Promise<StatsReply> {
+    return this.#call(
+      "getStats",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Sends an operator command. */
+  control(request: ControlRequest, options: PeerCallOptions = {}): Promise<ControlReply> {
+    return this.#call(
+      "control",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Closes the connection; later calls fail with PeerUnreachable. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#client.close();
+  }
+
+  #call<K extends RpcName>(
+    name: K,
+    request: RequestOf<K>,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ReplyOf<K>> {
+    const spec = AGENT_RPCS[name];
+    const method = agentServiceDefinition()[spec.method];
+    if (method === undefined) throw new Error(`proto has no method ${spec.method}`);
+    if (this.#closed) {
+      return Promise.reject(new UbiError(ErrorCode.PeerUnreachable, `client of ${this.address} is closed`));
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    positive(deadlineMs, "deadlineMs");
+    let bytes: Buffer;
+    try {
+      // Encoding here, not inside grpc-js, so a local encoding failure is not mistaken for the peer's.
+      bytes = method.requestSerialize(request);
+    } catch (error) {
+      return Promise.reject(
+        new UbiError(ErrorCode.BadMessage, `cannot encode ${spec.method} request`, { cause: error }),
+      );
+    }
+    return new Promise<ReplyOf<K>>((resolve, reject) => {
+      const onAbort = () => call.cancel();
+      const call = this.#client.makeUnaryRequest(
+        method.path,
+        (encoded: Buffer) => encoded,
+        tolerant(method.responseDeserialize),
+        bytes,
+        new Metadata(),
+        { deadline: Date.now() + deadlineMs },
+        (error, value) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (error) {
+            reject(signal?.aborted ? signal.reason : errorFromStatus(error, this.address, spec.method));
+          } else if (value instanceof Undecodable) {
+            reject(new UbiError(ErrorCode.BadMessage, `undecodable ${spec.method} reply: ${value.reason}`));
+          } else {
+            try {
+              resolve(spec.validateReply(value));
+            } catch (invalid) {
+              reject(invalid);
+            }
+          }
+        },
+      );
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

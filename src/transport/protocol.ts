@@ -1,0 +1,102 @@
+/**
+ * Loads `proto/ubicrawl.proto` at runtime and describes the `ubicrawl.v1.Agent` RPCs: their gRPC
+ * method names and the validators for their requests and replies.
+ */
+
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from "@grpc/proto-loader";
+import type { AgentServiceHandlers } from "./messages.js";
+import {
+  validateControlReply,
+  validateControlRequest,
+  validateHeartbeatReply,
+  validateHeartbeatRequest,
+  validateJoinReply,
+  validateJoinRequest,
+  validateStatsReply,
+  validateStatsRequest,
+  validateUrlBatch,
+  validateUrlBatchAck,
+  validateWasFetchedReply,
+  validateWasFetchedRequest,
+} from "./validate.js";
+
+/**
+ * `proto/` sits at the project root, and this module is one level under it in both `src/transport/`
+ * (vitest) and `dist/transport/` (built), so the same relative path works for both.
+ */
+export const PROTO_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../../proto/ubicrawl.proto");
+
+/** Fully qualified name of the service. */
+export const AGENT_SERVICE_NAME = "ubicrawl.v1.Agent";
+
+/**
+ * proto-loader options: camelCase fields; 64-bit integers as JS numbers (counters and durations
+ * stay far below 2^53, and numbers are what the rest of the code computes with); enums by name;
+ * defaults filled in so absent scalars read as 0/""/false and absent messages as null.
+ */
+export const LOADER_OPTIONS: Readonly<Options> = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+let cached: PackageDefinition | undefined;
+
+/** The loaded package definition of `proto/ubicrawl.proto` (loaded once, then cached). */
+export function loadProtocol(): PackageDefinition {
+  cached ??= loadSync(PROTO_PATH, { ...LOADER_OPTIONS });
+  return cached;
+}
+
+/** The `ubicrawl.v1.Agent` service definition, keyed by proto method name (`SubmitUrls`). */
+export function agentServiceDefinition(): ServiceDefinition {
+  return loadProtocol()[AGENT_SERVICE_NAME] as ServiceDefinition;
+}
+
+/** The name of an RPC, as a key of {@link AgentServiceHandlers}. */
+export type RpcName = keyof AgentServiceHandlers;
+
+/** The request type of an RPC. */
+export type RequestOf<K extends RpcName> = Parameters<AgentServiceHandlers[K]>[0];
+
+/** The reply type of an RPC. */
+export type ReplyOf<K extends RpcName> = Awaited<ReturnType<AgentServiceHandlers[K]>>;
+
+/** How one RPC is named in the proto and how its messages are validated. */
+export interface RpcSpec<K extends RpcName> {
+  /** Method name in the proto (`SubmitUrls`). */
+  method: string;
+  /** Checks a decoded request. */
+  validateRequest(value: unknown): RequestOf<K>;
+  /** Checks a decoded reply. */
+  validateReply(value: unknown): ReplyOf<K>;
+}
+
+/** Every RPC of the `Agent` service. */
+export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
+  join: { method: "Join", validateRequest: validateJoinRequest, validateReply: validateJoinReply },
+  heartbeat: {
+    method: "Heartbeat",
+    validateRequest: validateHeartbeatRequest,
+    validateReply: validateHeartbeatReply,
+  },
+  submitUrls: { method: "SubmitUrls", validateRequest: validateUrlBatch, validateReply: validateUrlBatchAck },
+  wasFetched: {
+    method: "WasFetched",
+    validateRequest: validateWasFetchedRequest,
+    validateReply: validateWasFetchedReply,
+  },
+  getStats: { method: "GetStats", validateRequest: validateStatsRequest, validateReply: validateStatsReply },
+  control: {
+    method: "Control",
+    validateRequest: validateControlRequest,
+    validateReply: validateControlReply,
+  },
+};
+
+/** The RPC names, in proto order. */
+export const RPC_NAMES = Object.keys(AGENT_RPCS) as RpcName[];

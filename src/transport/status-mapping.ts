@@ -1,0 +1,71 @@
+/**
+ * The one place where ubicrawl error codes and gRPC status codes meet: handler errors become a
+ * status on the server, and a failed call becomes a `UbiError` on the client.
+ */
+
+import { type ServiceError, status } from "@grpc/grpc-js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+
+/** A gRPC status to answer with. */
+export interface GrpcStatus {
+  /** The `grpc.status` code. */
+  code: status;
+  /** Text sent as the status details. */
+  details: string;
+}
+
+/**
+ * The status for an error thrown by a handler: IdConflict → ALREADY_EXISTS; BadMessage, InvalidUrl,
+ * InvalidArgument → INVALID_ARGUMENT; StorageFailed → UNAVAILABLE; anything else → INTERNAL.
+ */
+export function statusForError(error: unknown): GrpcStatus {
+  if (!isUbiError(error)) {
+    // Unexpected failures are bugs: say so without leaking internals to the peer.
+    return { code: status.INTERNAL, details: "internal error in the agent" };
+  }
+  switch (error.code) {
+    case ErrorCode.IdConflict:
+      return { code: status.ALREADY_EXISTS, details: error.message };
+    case ErrorCode.BadMessage:
+    case ErrorCode.InvalidUrl:
+    case ErrorCode.InvalidArgument:
+      return { code: status.INVALID_ARGUMENT, details: error.message };
+    case ErrorCode.StorageFailed:
+      return { code: status.UNAVAILABLE, details: error.message };
+    default:
+      return { code: status.INTERNAL, details: error.message };
+  }
+}
+
+/** True when `error` looks like a grpc-js `ServiceError` (an Error with a numeric status code). */
+export function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof Error && typeof (error as Partial<ServiceError>).code === "number";
+}
+
+/**
+ * The `UbiError` for a failed call to `address`: ALREADY_EXISTS → IdConflict; INVALID_ARGUMENT and
+ * RESOURCE_EXHAUSTED (the peer refused what we sent) → BadMessage; anything else (refused, reset,
+ * timed out, failed inside the peer) → PeerUnreachable. The grpc error is kept as `cause`.
+ */
+export function errorFromStatus(error: ServiceError, address: string, method: string): UbiError {
+  const where = `${method} to ${address}`;
+  switch (error.code) {
+    case status.ALREADY_EXISTS:
+      return new UbiError(ErrorCode.IdConflict, `${where} refused: ${error.details}`, { cause: error });
+    case status.INVALID_ARGUMENT:
+    case status.RESOURCE_EXHAUSTED:
+      return new UbiError(ErrorCode.BadMessage, `${where} refused: ${error.details}`, { cause: error });
+    default:
+      return new UbiError(
+        ErrorCode.PeerUnreachable,
+        `${where} failed: ${status[error.code] ?? error.code} ${error.details}`,
+        { cause: error },
+      );
+  }
+}
+
+/** The grpc status code carried in the `cause` of a transport `UbiError`, if any. */
+export function grpcStatusOf(error: unknown): status | undefined {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return isServiceError(cause) ? cause.code : undefined;
+}

@@ -1,0 +1,308 @@
+/**
+ * Structural validation of every protocol message, incoming requests on the server and replies on
+ * the client. A peer may run other code (or be broken), so nothing it sends is trusted: each check
+ * builds a fresh typed object or throws `UbiError(BadMessage)` naming the offending field.
+ */
+
+import { ErrorCode, UbiError } from "../errors.js";
+import { parseHostPort } from "./address.js";
+import {
+  AGENT_ID_PATTERN,
+  MAX_BATCH_ID_CHARS,
+  MAX_CONTROL_ARGUMENT_CHARS,
+  MAX_ERROR_CLASSES,
+  MAX_ID_CHARS,
+  MAX_MEMBERS,
+  MAX_REPLY_MESSAGE_CHARS,
+  MAX_URL_CHARS,
+  MAX_URLS_PER_BATCH,
+} from "./limits.js";
+import {
+  type AgentLoad,
+  type AgentStats,
+  CONTROL_ACTIONS,
+  type ControlReply,
+  type ControlRequest,
+  type DiscoveredUrl,
+  type HeartbeatReply,
+  type HeartbeatRequest,
+  type JoinReply,
+  type JoinRequest,
+  MEMBER_STATUSES,
+  type Member,
+  type PeerTraffic,
+  type PeerView,
+  type StatsReply,
+  type StatsRequest,
+  type UrlBatch,
+  type UrlBatchAck,
+  type WasFetchedReply,
+  type WasFetchedRequest,
+} from "./messages.js";
+
+const MAX_UINT32 = 0xffff_ffff;
+/** C0 controls and DEL never belong in URLs, batch ids or arguments. */
+function hasControlChars(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+function fail(path: string, reason: string): never {
+  throw new UbiError(ErrorCode.BadMessage, `${path}: ${reason}`);
+}
+
+function record(value: unknown, path: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    fail(path, "missing or not a message");
+  return value as Record<string, unknown>;
+}
+
+function text(value: unknown, path: string, maxChars: number, allowEmpty = false): string {
+  if (typeof value !== "string") fail(path, "not a string");
+  if (!allowEmpty && value.length === 0) fail(path, "empty");
+  if (value.length > maxChars) fail(path, `longer than ${maxChars} chars`);
+  return value;
+}
+
+function agentId(value: unknown, path: string): string {
+  const id = text(value, path, MAX_ID_CHARS);
+  if (!AGENT_ID_PATTERN.test(id)) fail(path, "agent ids use only [A-Za-z0-9._-]");
+  return id;
+}
+
+function address(value: unknown, path: string): string {
+  const addr = text(value, path, Number.MAX_SAFE_INTEGER);
+  if (parseHostPort(addr) === undefined) fail(path, "not a host:port address");
+  return addr;
+}
+
+function url(value: unknown, path: string): string {
+  const u = text(value, path, MAX_URL_CHARS);
+  if (hasControlChars(u)) fail(path, "control characters in URL");
+  return u;
+}
+
+function uint32(value: unknown, path: string, min = 0): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > MAX_UINT32) {
+    fail(path, `not an integer in [${min}, 2^32)`);
+  }
+  return value;
+}
+
+function uint64(value: unknown, path: string): number {
+  // Decoded with `longs: Number`; values past 2^53 lost precision, so they are refused.
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    fail(path, "not a non-negative safe integer");
+  }
+  return value;
+}
+
+function double(value: unknown, path: string, max = Number.MAX_VALUE): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > max) {
+    fail(path, `not a finite number in [0, ${max}]`);
+  }
+  return value;
+}
+
+function bool(value: unknown, path: string): boolean {
+  if (typeof value !== "boolean") fail(path, "not a boolean");
+  return value;
+}
+
+function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+    fail(path, `not one of ${allowed.join(", ")}`);
+  }
+  return value as T;
+}
+
+function list<T>(value: unknown, path: string, maxItems: number, item: (v: unknown, p: string) => T): T[] {
+  if (!Array.isArray(value)) fail(path, "not a list");
+  if (value.length > maxItems) fail(path, `more than ${maxItems} items`);
+  return value.map((v, i) => item(v, `${path}[${i}]`));
+}
+
+/** Validates a `Member`. */
+export function validateMember(value: unknown, path = "member"): Member {
+  const m = record(value, path);
+  return {
+    id: agentId(m.id, `${path}.id`),
+    address: address(m.address, `${path}.address`),
+    capacity: uint32(m.capacity, `${path}.capacity`, 1),
+    incarnation: uint64(m.incarnation, `${path}.incarnation`),
+    status: oneOf(m.status, `${path}.status`, MEMBER_STATUSES),
+    lastHeardMsAgo: uint64(m.lastHeardMsAgo, `${path}.lastHeardMsAgo`),
+  };
+}
+
+function members(value: unknown, path: string): Member[] {
+  return list(value, path, MAX_MEMBERS, validateMember);
+}
+
+function agentLoad(value: unknown, path: string): AgentLoad {
+  const l = record(value, path);
+  return {
+    idle: bool(l.idle, `${path}.idle`),
+    urlBatchesSent: uint64(l.urlBatchesSent, `${path}.urlBatchesSent`),
+    urlBatchesReceived: uint64(l.urlBatchesReceived, `${path}.urlBatchesReceived`),
+    pagesFetched: uint64(l.pagesFetched, `${path}.pagesFetched`),
+    queuedUrls: uint64(l.queuedUrls, `${path}.queuedUrls`),
+  };
+}
+
+/** Validates a `JoinRequest`. */
+export function validateJoinRequest(value: unknown): JoinRequest {
+  const r = record(value, "JoinRequest");
+  return { member: validateMember(r.member, "member") };
+}
+
+/** Validates a `JoinReply`. */
+export function validateJoinReply(value: unknown): JoinReply {
+  const r = record(value, "JoinReply");
+  return { members: members(r.members, "members") };
+}
+
+/** Validates a `HeartbeatRequest`. */
+export function validateHeartbeatRequest(value: unknown): HeartbeatRequest {
+  const r = record(value, "HeartbeatRequest");
+  return {
+    from: validateMember(r.from, "from"),
+    members: members(r.members, "members"),
+    load: agentLoad(r.load, "load"),
+  };
+}
+
+/** Validates a `HeartbeatReply`. */
+export function validateHeartbeatReply(value: unknown): HeartbeatReply {
+  const r = record(value, "HeartbeatReply");
+  return { members: members(r.members, "members"), load: agentLoad(r.load, "load") };
+}
+
+function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
+  const d = record(value, path);
+  return { url: url(d.url, `${path}.url`), depth: uint32(d.depth, `${path}.depth`) };
+}
+
+/** Validates a `UrlBatch`. */
+export function validateUrlBatch(value: unknown): UrlBatch {
+  const r = record(value, "UrlBatch");
+  const batchId = text(r.batchId, "batchId", MAX_BATCH_ID_CHARS);
+  if (hasControlChars(batchId)) fail("batchId", "control characters");
+  return {
+    batchId,
+    fromId: agentId(r.fromId, "fromId"),
+    urls: list(r.urls, "urls", MAX_URLS_PER_BATCH, discoveredUrl),
+  };
+}
+
+/** Validates a `UrlBatchAck`. */
+export function validateUrlBatchAck(value: unknown): UrlBatchAck {
+  const r = record(value, "UrlBatchAck");
+  return {
+    accepted: uint32(r.accepted, "accepted"),
+    forwarded: uint32(r.forwarded, "forwarded"),
+    duplicates: uint32(r.duplicates, "duplicates"),
+  };
+}
+
+/** Validates a `WasFetchedRequest`. */
+export function validateWasFetchedRequest(value: unknown): WasFetchedRequest {
+  const r = record(value, "WasFetchedRequest");
+  return { fromId: agentId(r.fromId, "fromId"), urls: list(r.urls, "urls", MAX_URLS_PER_BATCH, url) };
+}
+
+/** Validates a `WasFetchedReply`. */
+export function validateWasFetchedReply(value: unknown): WasFetchedReply {
+  const r = record(value, "WasFetchedReply");
+  return { fetched: list(r.fetched, "fetched", MAX_URLS_PER_BATCH, bool) };
+}
+
+/** Validates a `StatsRequest`. */
+export function validateStatsRequest(value: unknown): StatsRequest {
+  const r = record(value, "StatsRequest");
+  return { cluster: bool(r.cluster, "cluster") };
+}
+
+function peerView(value: unknown, path: string): PeerView {
+  const v = record(value, path);
+  return {
+    id: agentId(v.id, `${path}.id`),
+    address: address(v.address, `${path}.address`),
+    status: oneOf(v.status, `${path}.status`, MEMBER_STATUSES),
+    lastHeardMsAgo: uint64(v.lastHeardMsAgo, `${path}.lastHeardMsAgo`),
+  };
+}
+
+function peerTraffic(value: unknown, path: string): PeerTraffic {
+  const t = record(value, path);
+  return {
+    peerId: agentId(t.peerId, `${path}.peerId`),
+    urlsSent: uint64(t.urlsSent, `${path}.urlsSent`),
+    urlsReceived: uint64(t.urlsReceived, `${path}.urlsReceived`),
+    batchesSent: uint64(t.batchesSent, `${path}.batchesSent`),
+    batchesReceived: uint64(t.batchesReceived, `${path}.batchesReceived`),
+  };
+}
+
+function errorCounts(value: unknown, path: string): Record<string, number> {
+  const entries = Object.entries(record(value, path));
+  if (entries.length > MAX_ERROR_CLASSES) fail(path, `more than ${MAX_ERROR_CLASSES} error classes`);
+  const counts: Record<string, number> = {};
+  for (const [key, count] of entries) {
+    counts[text(key, `${path} key`, MAX_ID_CHARS)] = uint64(count, `${path}[${key}]`);
+  }
+  return counts;
+}
+
+/** Validates one `AgentStats`. */
+export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
+  const s = record(value, path);
+  return {
+    id: agentId(s.id, `${path}.id`),
+    address: address(s.address, `${path}.address`),
+    capacity: uint32(s.capacity, `${path}.capacity`),
+    replicas: uint32(s.replicas, `${path}.replicas`),
+    circleShare: double(s.circleShare, `${path}.circleShare`, 1),
+    view: list(s.view, `${path}.view`, MAX_MEMBERS, peerView),
+    hostsOwned: uint64(s.hostsOwned, `${path}.hostsOwned`),
+    hostsKnown: uint64(s.hostsKnown, `${path}.hostsKnown`),
+    hostsActive: uint64(s.hostsActive, `${path}.hostsActive`),
+    hostsDone: uint64(s.hostsDone, `${path}.hostsDone`),
+    pagesFetched: uint64(s.pagesFetched, `${path}.pagesFetched`),
+    bytesFetched: uint64(s.bytesFetched, `${path}.bytesFetched`),
+    queuedUrls: uint64(s.queuedUrls, `${path}.queuedUrls`),
+    peers: list(s.peers, `${path}.peers`, MAX_MEMBERS, peerTraffic),
+    communicationOverhead: double(s.communicationOverhead, `${path}.communicationOverhead`),
+    pagesRecovered: uint64(s.pagesRecovered, `${path}.pagesRecovered`),
+    errors: errorCounts(s.errors, `${path}.errors`),
+    pagesPerSecond: double(s.pagesPerSecond, `${path}.pagesPerSecond`),
+    uptimeMs: uint64(s.uptimeMs, `${path}.uptimeMs`),
+    idle: bool(s.idle, `${path}.idle`),
+    paused: bool(s.paused, `${path}.paused`),
+  };
+}
+
+/** Validates a `StatsReply`. */
+export function validateStatsReply(value: unknown): StatsReply {
+  const r = record(value, "StatsReply");
+  return { agents: list(r.agents, "agents", MAX_MEMBERS, validateAgentStats) };
+}
+
+/** Validates a `ControlRequest`. */
+export function validateControlRequest(value: unknown): ControlRequest {
+  const r = record(value, "ControlRequest");
+  const action = oneOf(r.action, "action", CONTROL_ACTIONS);
+  const needsArgument = action === "BLACKLIST_ADD" || action === "BLACKLIST_REMOVE";
+  const argument = text(r.argument, "argument", MAX_CONTROL_ARGUMENT_CHARS, !needsArgument);
+  if (hasControlChars(argument)) fail("argument", "control characters");
+  return { action, argument };
+}
+
+/** Validates a `ControlReply`. */
+export function validateControlReply(value: unknown): ControlReply {
+  const r = record(value, "ControlReply");
+  return { ok: bool(r.ok, "ok"), message: text(r.message, "message", MAX_REPLY_MESSAGE_CHARS, true) };
+}

@@ -1,0 +1,257 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { systemClock } from "../../src/clock.js";
+import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
+import {
+  FailureDetector,
+  type FailureDetectorOptions,
+  type HeartbeatTarget,
+  type MemberEntry,
+  type RemoteHeartbeat,
+} from "../../src/failure-detector/index.js";
+
+const INTERVAL_MS = 1000;
+const SUSPECT_AFTER_MS = 5000;
+
+/** Detectors wired by address through memory; a "crashed" address drops everything to and from it. */
+class FakeNetwork {
+  readonly nodes = new Map<string, FailureDetector>();
+  readonly down = new Set<string>();
+  /** Heartbeats attempted per `from->to` address pair. */
+  readonly sent = new Map<string, number>();
+
+  add(id: string, port: number, extra: Partial<FailureDetectorOptions> = {}): FailureDetector {
+    const address = `127.0.0.1:${port}`;
+    const detector = new FailureDetector(
+      { self: { id, address }, heartbeatIntervalMs: INTERVAL_MS, suspectAfterMs: SUSPECT_AFTER_MS, ...extra },
+      { clock: systemClock, sendHeartbeat: (target, heartbeat) => this.deliver(address, target, heartbeat) },
+    );
+    this.nodes.set(address, detector);
+    return detector;
+  }
+
+  private async deliver(from: string, target: HeartbeatTarget, heartbeat: RemoteHeartbeat) {
+    const pair = `${from}->${target.address}`;
+    this.sent.set(pair, (this.sent.get(pair) ?? 0) + 1);
+    await Promise.resolve(); // answers arrive asynchronously, as over a socket
+    const peer = this.nodes.get(target.address);
+    if (peer === undefined || this.down.has(from) || this.down.has(target.address)) {
+      throw new UbiError(ErrorCode.PeerUnreachable, `${target.address} unreachable`);
+    }
+    return peer.onHeartbeat(heartbeat.from, heartbeat.entries);
+  }
+}
+
+const aliveIds = (detector: FailureDetector) => detector.alive().map((member) => member.id);
+const statusOf = (detector: FailureDetector, id: string) =>
+  detector.members().find((m) => m.id === id)?.status;
+
+let network: FakeNetwork;
+const started: FailureDetector[] = [];
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+  network = new FakeNetwork();
+});
+
+afterEach(() => {
+  for (const detector of started.splice(0)) detector.stop();
+  vi.useRealTimers();
+});
+
+/** Starts `count` agents a0… that all join through a0, and lets gossip settle. */
+async function cluster(count: number): Promise<FailureDetector[]> {
+  const detectors = Array.from({ length: count }, (_, i) => network.add(`a${i}`, 9000 + i));
+  for (const detector of detectors) {
+    detector.start();
+    started.push(detector);
+  }
+  for (const detector of detectors.slice(1)) await detector.join([detectors[0].self.address]);
+  await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+  return detectors;
+}
+
+describe("FailureDetector", () => {
+  it("lets a cluster formed through one seed converge to the full alive set", async () => {
+    const detectors = await cluster(5);
+    for (const detector of detectors) expect(aliveIds(detector)).toEqual(["a0", "a1", "a2", "a3", "a4"]);
+  });
+
+  it("has every live agent suspect a crashed one within suspectAfterMs + interval, and trust it again", async () => {
+    const detectors = await cluster(4);
+    const changes: string[][] = [];
+    detectors[0].onChange((alive) => changes.push(alive.map((member) => member.id)));
+    network.down.add(detectors[2].self.address);
+
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS / 2);
+    for (const detector of [detectors[0], detectors[1], detectors[3]])
+      expect(aliveIds(detector)).toContain("a2");
+
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS - SUSPECT_AFTER_MS / 2);
+    for (const detector of [detectors[0], detectors[1], detectors[3]]) {
+      expect(aliveIds(detector)).toEqual(["a0", "a1", "a3"]);
+      expect(statusOf(detector, "a2")).toBe("suspected");
+    }
+    expect(changes).toEqual([["a0", "a1", "a3"]]);
+
+    network.down.delete(detectors[2].self.address);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    for (const detector of detectors) expect(aliveIds(detector)).toEqual(["a0", "a1", "a2", "a3"]);
+    expect(changes).toEqual([
+      ["a0", "a1", "a3"],
+      ["a0", "a1", "a2", "a3"],
+    ]);
+  });
+
+  it("makes a newcomer that joined through one member known to all within a few rounds", async () => {
+    const detectors = await cluster(4);
+    const newcomer = network.add("late", 9100);
+    newcomer.start();
+    started.push(newcomer);
+    await newcomer.join([detectors[3].self.address]);
+    // It learned the whole set from its seed at once.
+    expect(newcomer.members().map((member) => member.id)).toEqual(["a0", "a1", "a2", "a3", "late"]);
+
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    for (const detector of [...detectors, newcomer]) {
+      expect(aliveIds(detector)).toEqual(["a0", "a1", "a2", "a3", "late"]);
+    }
+  });
+
+  it("refuses a newcomer whose id is alive at another address", async () => {
+    const detectors = await cluster(3);
+    const impostor = network.add("a1", 9200);
+    let caught: unknown;
+    try {
+      await impostor.join([detectors[0].self.address]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isUbiError(caught, ErrorCode.IdConflict)).toBe(true);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    for (const detector of detectors) {
+      expect(detector.members().find((member) => member.id === "a1")?.address).toBe("127.0.0.1:9001");
+    }
+  });
+
+  it("rejects a join when no seed answers", async () => {
+    const lonely = network.add("lonely", 9300);
+    await expect(lonely.join(["127.0.0.1:9999"])).rejects.toMatchObject({ code: ErrorCode.PeerUnreachable });
+  });
+
+  it("spreads a graceful leave, and stale gossip does not resurrect the member", async () => {
+    const detectors = await cluster(3);
+    const before = detectors[2].heartbeat(); // a0, a1 and a2 all alive, as gossiped before the leave
+    await detectors[2].leave();
+    detectors[2].stop();
+    network.down.add(detectors[2].self.address);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    for (const detector of detectors.slice(0, 2)) {
+      expect(aliveIds(detector)).toEqual(["a0", "a1"]);
+      expect(statusOf(detector, "a2")).toBe("left");
+    }
+
+    // a1 relays the stale table (a2 alive at the same incarnation) to a0: nothing changes.
+    const changes: unknown[] = [];
+    detectors[0].onChange((alive) => changes.push(alive));
+    const a1 = detectors[1].self;
+    detectors[0].onHeartbeat(a1, [a1, ...before.entries.filter((entry) => entry.id !== "a1")]);
+    expect(statusOf(detectors[0], "a2")).toBe("left");
+    expect(changes).toEqual([]);
+  });
+
+  it("follows a restarted member to its new life and ignores gossip about the old one", async () => {
+    const detectors = await cluster(3);
+    const oldLife = detectors[2].self;
+    detectors[2].stop();
+    network.down.add(oldLife.address);
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS);
+    expect(aliveIds(detectors[0])).toEqual(["a0", "a1"]);
+
+    const reborn = network.add("a2", 9050); // same id, new address, later incarnation (clock moved on)
+    reborn.start();
+    started.push(reborn);
+    await reborn.join([detectors[0].self.address]);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(reborn.self.incarnation).toBeGreaterThan(oldLife.incarnation);
+    for (const detector of detectors.slice(0, 2)) {
+      expect(detector.members().find((member) => member.id === "a2")).toMatchObject({
+        address: "127.0.0.1:9050",
+        status: "alive",
+        incarnation: reborn.self.incarnation,
+      });
+    }
+
+    const a1 = detectors[1].self;
+    detectors[0].onHeartbeat(a1, [a1, oldLife]);
+    expect(detectors[0].members().find((member) => member.id === "a2")?.address).toBe("127.0.0.1:9050");
+  });
+
+  it("keeps at most one heartbeat outstanding to a slow peer, and a late answer is not heard", async () => {
+    const calls: AbortSignal[] = [];
+    const detector = new FailureDetector(
+      {
+        self: { id: "me", address: "127.0.0.1:1" },
+        heartbeatIntervalMs: INTERVAL_MS,
+        suspectAfterMs: SUSPECT_AFTER_MS,
+      },
+      {
+        clock: systemClock,
+        sendHeartbeat: async (target, _heartbeat, signal) => {
+          if (target.id === undefined) return { from: slow, entries: [slow] }; // the join answers at once
+          calls.push(signal);
+          // A peer that ignores the abort signal and answers after ten intervals.
+          await new Promise((resolve) => setTimeout(resolve, 10 * INTERVAL_MS));
+          return { from: slow, entries: [slow] };
+        },
+      },
+    );
+    const slow = {
+      id: "slow",
+      address: "127.0.0.1:2",
+      capacity: 1,
+      incarnation: 1,
+      status: "alive" as const,
+    };
+    started.push(detector);
+    await detector.join([slow.address]);
+    detector.start();
+
+    await vi.advanceTimersByTimeAsync(9 * INTERVAL_MS);
+    expect(calls).toHaveLength(1);
+    expect(calls[0].aborted).toBe(true); // the transport was told to give up after one interval
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    expect(calls).toHaveLength(2);
+    expect(statusOf(detector, "slow")).toBe("suspected");
+  });
+
+  it("stops cleanly and twice, with no more heartbeats", async () => {
+    const detectors = await cluster(2);
+    detectors[0].stop();
+    detectors[0].stop();
+    const sentBefore = network.sent.get("127.0.0.1:9000->127.0.0.1:9001");
+    await vi.advanceTimersByTimeAsync(5 * INTERVAL_MS);
+    expect(network.sent.get("127.0.0.1:9000->127.0.0.1:9001")).toBe(sentBefore);
+  });
+
+  it("validates its options", () => {
+    const deps = {
+      clock: systemClock,
+      sendHeartbeat: async (): Promise<RemoteHeartbeat> => ({ from: slowEntry(), entries: [] }),
+    };
+    const make = (options: Partial<FailureDetectorOptions>) => () =>
+      new FailureDetector({ self: { id: "x", address: "127.0.0.1:1" }, ...options }, deps);
+    for (const bad of [
+      { heartbeatIntervalMs: 0 },
+      { suspectAfterMs: 500, heartbeatIntervalMs: 1000 },
+      { forgetAfterMs: 10, suspectAfterMs: 5000 },
+      { suspectAfterMs: Number.NaN },
+    ]) {
+      expect(make(bad)).toThrowError(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+    }
+    expect(make({}).call(undefined).self.incarnation).toBe(Date.now());
+  });
+});
+
+function slowEntry(): MemberEntry {
+  return { id: "s", address: "127.0.0.1:3", capacity: 1, incarnation: 1, status: "alive", lastHeardMs: 0 };
+}

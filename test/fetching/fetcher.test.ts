@@ -1,0 +1,300 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
+import { afterEach, describe, expect, it } from "vitest";
+import { ErrorCode } from "../../src/errors.js";
+import {
+  classifyFetchError,
+  Fetcher,
+  type FetcherOptions,
+  HostsFileResolver,
+  NetPolicy,
+} from "../../src/fetching/index.js";
+import { type LoopbackServer, startServer } from "./loopback.js";
+
+const LOOPBACK = new NetPolicy({ allow: ["127.0.0.0/8"] });
+const HOSTS = new HostsFileResolver("127.0.0.1 a.test\n127.0.0.2 b.test\n");
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void, host?: string) {
+  const server = await startServer(handler, host);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function fetcher(options: FetcherOptions = {}, netPolicy = LOOPBACK): Fetcher {
+  const f = new Fetcher(options, { resolver: HOSTS, netPolicy });
+  cleanups.push(() => f.close());
+  return f;
+}
+
+const url = (s: LoopbackServer, path = "/", name = s.host) => `http://${name}:${s.port}${path}`;
+
+describe("Fetcher: resolution and network policy", () => {
+  it("connects to the IP the hosts file gives each name, and sends Host and User-Agent", async () => {
+    const a = await serve((_req, res) => res.end("from A"), "127.0.0.1");
+    const b = await serve((_req, res) => res.end("from B"), "127.0.0.2");
+    const f = fetcher();
+    const ra = await f.fetch(url(a, "/x?y=1", "a.test"));
+    const rb = await f.fetch(url(b, "/", "b.test"));
+    expect(ra.body.toString()).toBe("from A");
+    expect(ra.ip).toBe("127.0.0.1");
+    expect(rb.body.toString()).toBe("from B");
+    expect(rb.ip).toBe("127.0.0.2");
+    const req = a.requests[0];
+    expect(req.url).toBe("/x?y=1");
+    expect(req.headers.host).toBe(`a.test:${a.port}`);
+    expect(req.headers["user-agent"]).toBe("ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)");
+    expect(req.headers["accept-encoding"]).toBe("gzip, deflate, br");
+    expect(ra.requestHeaders[0]).toEqual(["host", `a.test:${a.port}`]);
+    expect(ra.requestHeaders).toContainEqual(["user-agent", req.headers["user-agent"]]);
+    expect(ra.httpVersion).toBe("1.1");
+  });
+
+  it("fails at once with DnsNotFound for a name missing from the hosts file", async () => {
+    await expect(fetcher().fetch("http://unknown.test/")).rejects.toMatchObject({
+      code: ErrorCode.DnsNotFound,
+    });
+  });
+
+  it("refuses loopback without --allow-net and never connects", async () => {
+    const a = await serve((_req, res) => res.end("nope"));
+    const f = fetcher({}, new NetPolicy());
+    await expect(f.fetch(url(a, "/", "a.test"))).rejects.toMatchObject({ code: ErrorCode.AddressForbidden });
+    await expect(f.fetch(url(a))).rejects.toMatchObject({ code: ErrorCode.AddressForbidden });
+    expect(a.connections).toBe(0);
+  });
+
+  it("rejects non-http URLs", async () => {
+    await expect(fetcher().fetch("ftp://a.test/")).rejects.toMatchObject({ code: ErrorCode.InvalidUrl });
+    await expect(fetcher().fetch("not a url")).rejects.toMatchObject({ code: ErrorCode.InvalidUrl });
+  });
+});
+
+describe("Fetcher: responses", () => {
+  const text = "hello, compressed world! ".repeat(200);
+  const encodings: [string, Buffer][] = [
+    ["gzip", gzipSync(text)],
+    ["deflate", deflateSync(text)],
+    ["deflate", deflateRawSync(text)], // raw deflate, as many servers send
+    ["br", brotliCompressSync(text)],
+  ];
+
+  it.each(encodings.map(([name, bytes], i) => [`${name}#${i}`, name, bytes] as const))(
+    "decodes %s and keeps rawBody encoded",
+    async (_label, encoding, bytes) => {
+      const s = await serve((_req, res) => {
+        res.writeHead(200, { "Content-Type": 'text/html; Charset="UTF-8"', "Content-Encoding": encoding });
+        res.end(bytes);
+      });
+      const r = await fetcher().fetch(url(s));
+      expect(r.body.toString()).toBe(text);
+      expect(r.rawBody.equals(bytes)).toBe(true);
+      expect(r.wireBytes).toBe(bytes.length);
+      expect(r.truncated).toBe(false);
+      expect(r.contentType).toBe("text/html");
+      expect(r.charset).toBe("utf-8");
+    },
+  );
+
+  it("returns identity bodies as the same Buffer and keeps raw header names in order", async () => {
+    const s = await serve((_req, res) => {
+      res.setHeader("X-First", "1");
+      res.setHeader("content-TYPE", "Text/Plain");
+      res.end("plain");
+    });
+    const r = await fetcher().fetch(url(s));
+    expect(r.body).toBe(r.rawBody);
+    expect(r.contentType).toBe("text/plain");
+    expect(r.charset).toBeUndefined();
+    const names = r.responseHeaders.map(([n]) => n);
+    expect(names.slice(0, 2)).toEqual(["X-First", "content-TYPE"]);
+  });
+
+  it("fails with DecodeFailed on a corrupt gzip body", async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Encoding": "gzip" });
+      res.end("this is not gzip at all");
+    });
+    await expect(fetcher().fetch(url(s))).rejects.toMatchObject({ code: ErrorCode.DecodeFailed });
+  });
+
+  it("returns a redirect as-is without following it", async () => {
+    const s = await serve((req, res) => {
+      if (req.url === "/old") {
+        res.writeHead(301, { Location: "/new" });
+        res.end();
+      } else res.end("new page");
+    });
+    const r = await fetcher().fetch(url(s, "/old"));
+    expect(r.status).toBe(301);
+    expect(r.responseHeaders).toContainEqual(["Location", "/new"]);
+    expect(s.requests.map((q) => q.url)).toEqual(["/old"]);
+  });
+
+  it("reuses one keep-alive connection across sequential fetches", async () => {
+    const s = await serve((req, res) => res.end(req.url));
+    const f = fetcher();
+    for (const path of ["/1", "/2", "/3", "/4"])
+      expect((await f.fetch(url(s, path))).body.toString()).toBe(path);
+    expect(s.requests.length).toBe(4);
+    expect(s.connections).toBe(1);
+  });
+
+  it("aborts on the caller's signal with its reason", async () => {
+    const s = await serve(() => {}); // never answers
+    const controller = new AbortController();
+    const pending = fetcher().fetch(url(s), { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("caller gave up")), 50);
+    await expect(pending).rejects.toThrow("caller gave up");
+  });
+});
+
+describe("Fetcher: caps", () => {
+  it("truncates a body over maxBodyBytes and says so", async () => {
+    const s = await serve((_req, res) => res.end(Buffer.alloc(50_000, 97)));
+    const r = await fetcher({ maxBodyBytes: 1000 }).fetch(url(s));
+    expect(r.truncated).toBe(true);
+    expect(r.rawBody.length).toBe(1000);
+    expect(r.body.length).toBe(1000);
+    expect(r.wireBytes).toBeGreaterThan(1000);
+  });
+
+  it("rejects with BodyTooLarge in error mode", async () => {
+    const s = await serve((_req, res) => res.end(Buffer.alloc(50_000, 97)));
+    await expect(fetcher({ maxBodyBytes: 1000, bodyOverflow: "error" }).fetch(url(s))).rejects.toMatchObject({
+      code: ErrorCode.BodyTooLarge,
+    });
+  });
+
+  it("stops a gzip bomb at the decoded cap", async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024)); // 64 MiB of zeros in ~64 KiB
+    expect(bomb.length).toBeLessThan(200_000);
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Encoding": "gzip", "Content-Type": "text/html" });
+      res.end(bomb);
+    });
+    const cap = 1024 * 1024;
+    const r = await fetcher({ maxBodyBytes: cap }).fetch(url(s));
+    expect(r.rawBody.equals(bomb)).toBe(true);
+    expect(r.body.length).toBe(cap);
+    expect(r.truncated).toBe(true);
+    await expect(fetcher({ maxBodyBytes: cap, bodyOverflow: "error" }).fetch(url(s))).rejects.toMatchObject({
+      code: ErrorCode.BodyTooLarge,
+    });
+  });
+});
+
+describe("Fetcher: timeouts and broken servers", () => {
+  it("fails with HeadersTimeout when headers never come", async () => {
+    const s = await serve(() => {});
+    await expect(fetcher({ headersTimeoutMs: 200 }).fetch(url(s))).rejects.toMatchObject({
+      code: ErrorCode.HeadersTimeout,
+    });
+  });
+
+  it("fails with BodyTimeout when the body stalls", async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Length": "1000" });
+      res.write("x".repeat(10));
+    });
+    await expect(fetcher({ bodyIdleTimeoutMs: 200 }).fetch(url(s))).rejects.toMatchObject({
+      code: ErrorCode.BodyTimeout,
+    });
+  });
+
+  it("fails with BodyTimeout when a dripping body passes the whole-fetch deadline", async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      const timer = setInterval(() => res.write("drip"), 20);
+      res.on("close", () => clearInterval(timer));
+    });
+    const started = Date.now();
+    await expect(
+      fetcher({ totalTimeoutMs: 300, bodyIdleTimeoutMs: 10_000 }).fetch(url(s)),
+    ).rejects.toMatchObject({
+      code: ErrorCode.BodyTimeout,
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("fails with ProtocolError when the connection is reset mid-body", async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Length": "100000" });
+      res.write("x".repeat(100), () => res.socket?.destroy());
+    });
+    const error = await fetcher()
+      .fetch(url(s))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCode.ProtocolError });
+    expect((error as Error).cause).toBeDefined();
+  });
+
+  it("fails with ConnectFailed when the server drops the connection before answering", async () => {
+    const s = await serve((req) => req.socket.destroy());
+    await expect(fetcher().fetch(url(s))).rejects.toMatchObject({ code: ErrorCode.ConnectFailed });
+  });
+
+  it("fails with ConnectFailed when nothing listens", async () => {
+    const s = await serve(() => {});
+    const port = s.port;
+    await s.close();
+    await expect(fetcher().fetch(`http://127.0.0.1:${port}/`)).rejects.toMatchObject({
+      code: ErrorCode.ConnectFailed,
+    });
+  });
+
+  it("fails with ProtocolError on a malformed response", async () => {
+    const s = await serve((req) => {
+      req.socket.end("HTTP/1.1 banana\r\n\r\n");
+    });
+    await expect(fetcher().fetch(url(s))).rejects.toMatchObject({ code: ErrorCode.ProtocolError });
+  });
+});
+
+describe("Fetcher: options and errors", () => {
+  it("validates options at construction", () => {
+    const deps = { resolver: HOSTS, netPolicy: LOOPBACK };
+    for (const bad of [
+      { connectTimeoutMs: 0 },
+      { totalTimeoutMs: -1 },
+      { maxBodyBytes: 1.5 },
+      { userAgent: "a\r\nb" },
+      { bodyOverflow: "drop" as "error" },
+    ]) {
+      expect(() => new Fetcher(bad, deps), JSON.stringify(bad)).toThrow(
+        expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+      );
+    }
+  });
+
+  it("classifies raw errors into codes", () => {
+    expect(classifyFetchError(Object.assign(new Error("t"), { code: "UND_ERR_CONNECT_TIMEOUT" }))).toBe(
+      ErrorCode.ConnectTimeout,
+    );
+    expect(classifyFetchError(Object.assign(new Error("t"), { code: "UND_ERR_HEADERS_TIMEOUT" }))).toBe(
+      ErrorCode.HeadersTimeout,
+    );
+    expect(classifyFetchError(Object.assign(new Error("t"), { code: "UND_ERR_BODY_TIMEOUT" }))).toBe(
+      ErrorCode.BodyTimeout,
+    );
+    expect(classifyFetchError(Object.assign(new Error("r"), { code: "ECONNREFUSED" }))).toBe(
+      ErrorCode.ConnectFailed,
+    );
+    expect(classifyFetchError(Object.assign(new Error("r"), { code: "UND_ERR_SOCKET" }), true)).toBe(
+      ErrorCode.ProtocolError,
+    );
+    expect(classifyFetchError(Object.assign(new Error("p"), { code: "HPE_INVALID_CONSTANT" }))).toBe(
+      ErrorCode.ProtocolError,
+    );
+    expect(classifyFetchError(Object.assign(new Error("z"), { code: "Z_DATA_ERROR" }))).toBe(
+      ErrorCode.DecodeFailed,
+    );
+    expect(classifyFetchError(Object.assign(new Error("d"), { code: "ENOTFOUND" }))).toBe(
+      ErrorCode.DnsNotFound,
+    );
+  });
+});

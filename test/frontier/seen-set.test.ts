@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { SeenSet } from "../../src/frontier/seen-set.js";
+
+/** Deterministic 64-bit values (splitmix64), so failures reproduce. */
+function* splitmix64(seed: bigint): Generator<bigint> {
+  let state = seed;
+  for (;;) {
+    state = BigInt.asUintN(64, state + 0x9e3779b97f4a7c15n);
+    let z = state;
+    z = BigInt.asUintN(64, (z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
+    z = BigInt.asUintN(64, (z ^ (z >> 27n)) * 0x94d049bb133111ebn);
+    yield z ^ (z >> 31n);
+  }
+}
+
+function take(n: number, seed: bigint): bigint[] {
+  const out: bigint[] = [];
+  for (const v of splitmix64(seed)) {
+    if (out.length === n) break;
+    out.push(v);
+  }
+  return out;
+}
+
+function expectCode(fn: () => unknown, code: string): void {
+  try {
+    fn();
+  } catch (error) {
+    expect(isUbiError(error)).toBe(true);
+    expect((error as { code: string }).code).toBe(code);
+    return;
+  }
+  expect.unreachable("expected an error");
+}
+
+describe("SeenSet", () => {
+  it("adds and finds fingerprints, reporting only new ones as new", () => {
+    const set = new SeenSet();
+    expect(set.has(42n)).toBe(false);
+    expect(set.add(42n)).toBe(true);
+    expect(set.add(42n)).toBe(false);
+    expect(set.has(42n)).toBe(true);
+    expect(set.has(43n)).toBe(false);
+    expect(set.add(0xffff_ffff_ffff_ffffn)).toBe(true);
+    expect(set.has(0xffff_ffff_ffff_ffffn)).toBe(true);
+    expect(set.size).toBe(2);
+  });
+
+  it("treats the bigint and the two-halves APIs as the same fingerprint", () => {
+    const set = new SeenSet();
+    const fp = 0x0123_4567_89ab_cdefn;
+    expect(set.addParts(0x0123_4567, 0x89ab_cdef)).toBe(true);
+    expect(set.has(fp)).toBe(true);
+    expect(set.add(fp)).toBe(false);
+    expect(set.add(0x89ab_cdef_0123_4567n)).toBe(true);
+    expect(set.hasParts(0x89ab_cdef, 0x0123_4567)).toBe(true);
+    expect(set.hasParts(0x0123_4567, 0)).toBe(false);
+    expect([...set].sort()).toEqual([fp, 0x89ab_cdef_0123_4567n].sort());
+  });
+
+  it("counts duplicates once", () => {
+    const set = new SeenSet();
+    const values = take(500, 7n);
+    let added = 0;
+    for (let round = 0; round < 3; round++) {
+      for (const v of values) if (set.add(v)) added++;
+    }
+    expect(added).toBe(500);
+    expect(set.size).toBe(500);
+  });
+
+  it("stores 0n under a substitute instead of losing it in an empty slot", () => {
+    const set = new SeenSet();
+    expect(set.has(0n)).toBe(false);
+    expect(set.add(0n)).toBe(true);
+    expect(set.has(0n)).toBe(true);
+    expect(set.add(0n)).toBe(false);
+    expect(set.hasParts(0, 0)).toBe(true);
+    expect(set.size).toBe(1);
+    const members = [...set];
+    expect(members).toHaveLength(1);
+    expect(members[0]).not.toBe(0n);
+  });
+
+  it("rejects values that are not unsigned 64-bit", () => {
+    const set = new SeenSet();
+    expectCode(() => set.add(-1n), ErrorCode.InvalidArgument);
+    expectCode(() => set.has(1n << 64n), ErrorCode.InvalidArgument);
+    expect(set.size).toBe(0);
+  });
+
+  it("validates options", () => {
+    expectCode(() => new SeenSet({ initialCapacity: 0 }), ErrorCode.InvalidArgument);
+    expectCode(() => new SeenSet({ initialCapacity: 1.5 }), ErrorCode.InvalidArgument);
+    expectCode(() => SeenSet.withExpected(-1), ErrorCode.InvalidArgument);
+  });
+
+  it("keeps every member across many growths, including sequential fingerprints", () => {
+    const set = new SeenSet({ initialCapacity: 1 });
+    const firstCapacity = set.capacity;
+    let added = 0;
+    for (let i = 1n; i <= 50_000n; i++) if (set.add(i)) added++;
+    expect(added).toBe(50_000);
+    expect(set.capacity).toBeGreaterThan(firstCapacity * 100);
+    expect(set.size / set.capacity).toBeLessThanOrEqual(0.85);
+    for (let i = 1n; i <= 50_000n; i++) {
+      if (!set.has(i)) expect.unreachable(`lost ${i}`);
+    }
+    expect(set.has(50_001n)).toBe(false);
+    const members = new Set(set);
+    expect(members.size).toBe(50_000);
+    let viaParts = 0;
+    set.forEachParts((hi, lo) => {
+      if (members.has((BigInt(hi) << 32n) | BigInt(lo))) viaParts++;
+    });
+    expect(viaParts).toBe(50_000);
+  });
+
+  it("holds 1M random fingerprints and answers membership exactly", () => {
+    const n = 1_000_000;
+    const his = new Uint32Array(n);
+    const los = new Uint32Array(n);
+    let i = 0;
+    for (const v of splitmix64(99n)) {
+      if (i === n) break;
+      his[i] = Number(v >> 32n);
+      los[i] = Number(v & 0xffff_ffffn);
+      i++;
+    }
+    const set = new SeenSet();
+    let added = 0;
+    for (let k = 0; k < n; k++) if (set.addParts(his[k] as number, los[k] as number)) added++;
+    expect(added).toBe(n);
+    expect(set.size).toBe(n);
+    let missing = 0;
+    let falseHits = 0;
+    for (let k = 0; k < n; k++) {
+      if (!set.hasParts(his[k] as number, los[k] as number)) missing++;
+      // Swapped halves are (almost surely) other fingerprints.
+      if (set.hasParts(los[k] as number, his[k] as number)) falseHits++;
+    }
+    expect(missing).toBe(0);
+    expect(falseHits).toBe(0);
+    // 8-byte slots at a load in [0.57, 0.85]: at most ~14.1 bytes per URL at any size.
+    expect(set.memoryBytes / set.size).toBeLessThanOrEqual(14.2);
+  });
+
+  it("keeps bytes per URL at or under 12 on average over sizes, and ~9.4 when presized", () => {
+    const set = new SeenSet();
+    let sum = 0;
+    let samples = 0;
+    for (let i = 1; i <= 400_000; i++) {
+      set.addParts(i, Math.imul(i, 0x9e3779b1));
+      if (i >= 2_000 && i % 100 === 0) {
+        const perUrl = set.memoryBytes / set.size;
+        expect(perUrl).toBeLessThanOrEqual(14.2);
+        sum += perUrl;
+        samples++;
+      }
+    }
+    expect(sum / samples).toBeLessThanOrEqual(12);
+    const presized = SeenSet.withExpected(100_000);
+    const capacity = presized.capacity;
+    for (let i = 1; i <= 100_000; i++) presized.addParts(0, i);
+    expect(presized.capacity).toBe(capacity);
+    expect(presized.memoryBytes / presized.size).toBeLessThan(9.5);
+  });
+});

@@ -1,0 +1,154 @@
+import robotsParser from "robots-parser";
+import { describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { buildModel, hostsFileText, respond, type WebModel } from "../../src/testweb/index.js";
+import { extractLinks, parseHostsFile } from "./helpers.js";
+
+const PORT = 8123;
+
+function articlePath(model: WebModel, host: number, i: number): string {
+  const info = model.hosts[host];
+  if (info === undefined) throw new Error("no host");
+  return `/s${Math.floor(i / info.sectionSize)}/p${i}.html`;
+}
+
+function body(model: WebModel, host: number, path: string): string {
+  return String(respond(model, PORT, host, path).body);
+}
+
+/** Up to `perHost` articles from each of the first `hosts` normal hosts. */
+function sampleArticles(model: WebModel, hosts: number, perHost: number): Array<[number, string]> {
+  const sample: Array<[number, string]> = [];
+  for (let h = 0; h < hosts; h++) {
+    const info = model.hosts[h];
+    if (info === undefined) break;
+    for (let t = 0; t < Math.min(perHost, info.articles); t++) {
+      const i = Math.floor((t * info.articles) / perHost);
+      sample.push([h, articlePath(model, h, i)]);
+    }
+  }
+  return sample;
+}
+
+describe("buildModel", () => {
+  it("is deterministic: the same seed gives the same hosts and pages, another seed a different web", () => {
+    const a = buildModel({ seed: 7, hosts: 50, pages: 3000 });
+    const b = buildModel({ seed: 7, hosts: 50, pages: 3000 });
+    const c = buildModel({ seed: 8, hosts: 50, pages: 3000 });
+    expect(b.hosts).toEqual(a.hosts);
+    expect(hostsFileText(b)).toBe(hostsFileText(a));
+    expect(b.seedHosts).toEqual(a.seedHosts);
+    expect(a.hosts.map((h) => h.articles)).not.toEqual(c.hosts.map((h) => h.articles));
+    for (const [host, path] of sampleArticles(a, 5, 3)) {
+      expect(body(b, host, path)).toBe(body(a, host, path));
+    }
+    expect(body(c, 0, "/s0/p0.html")).not.toBe(body(a, 0, "/s0/p0.html"));
+  });
+
+  it("makes heavy-tailed host sizes summing to about the page target", () => {
+    const model = buildModel({ hosts: 200, pages: 20_000 });
+    const sizes = model.hosts.filter((h) => h.kind === "normal").map((h) => h.articles);
+    sizes.sort((x, y) => y - x);
+    const total = sizes.reduce((x, y) => x + y, 0);
+    const median = sizes[sizes.length >> 1] as number;
+    expect(sizes[0]).toBeGreaterThan(10 * median);
+    expect(sizes.slice(0, 20).reduce((x, y) => x + y, 0)).toBeGreaterThan(0.35 * total);
+    expect(model.totalUrls).toBeGreaterThan(18_000);
+    expect(model.totalUrls).toBeLessThan(24_000);
+  });
+
+  it("stays cheap for 5,000 hosts and a million pages", () => {
+    const started = performance.now();
+    const model = buildModel({ hosts: 5000, pages: 1_000_000 });
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(model.hosts).toHaveLength(5001);
+    expect(model.totalUrls).toBeGreaterThan(900_000);
+    expect(model.totalUrls).toBeLessThan(1_150_000);
+  });
+
+  it("gives every host its own 127.1.x.y address except about 5% virtual hosts", () => {
+    const model = buildModel({ hosts: 400, pages: 20_000 });
+    const hosts = parseHostsFile(hostsFileText(model));
+    expect(hosts.size).toBe(401);
+    for (const [name, ip] of hosts) {
+      expect(name).toMatch(/^(h\d{4}|calendar)\.ubi\.test$/);
+      expect(ip).toMatch(/^127\.1\.\d+\.\d+$/);
+    }
+    const shared = hosts.size - new Set(hosts.values()).size;
+    expect(shared).toBeGreaterThan(5);
+    expect(shared).toBeLessThan(45);
+    for (const gone of model.goneHosts) expect(hosts.has(gone)).toBe(false);
+    expect(model.goneHosts.length).toBeGreaterThan(0);
+  });
+
+  it("serves articles of 10–30 KB of HTML with about 80% same-host links", () => {
+    const model = buildModel({ hosts: 60, pages: 6000 });
+    let same = 0;
+    let all = 0;
+    for (const [host, path] of sampleArticles(model, 40, 6)) {
+      const html = body(model, host, path);
+      expect(html.length).toBeGreaterThanOrEqual(10_000);
+      expect(html.length).toBeLessThanOrEqual(30_000);
+      expect(html.startsWith("<!DOCTYPE html>")).toBe(true);
+      expect(html).toMatch(/<title>[^<]+<\/title>/);
+      expect(html).toContain("<footer>");
+      const name = model.hosts[host]?.name as string;
+      const { links } = extractLinks(html, `http://${name}:${PORT}${path}`);
+      expect(links.length).toBeGreaterThan(10);
+      all += links.length;
+      same += links.filter((l) => new URL(l.url).hostname === name).length;
+    }
+    expect(same / all).toBeGreaterThan(0.72);
+    expect(same / all).toBeLessThan(0.88);
+  });
+
+  it("gives popular articles many more in-links than typical ones (Zipf-like in-degree)", () => {
+    const model = buildModel({ hosts: 10, pages: 2000, seed: 3 });
+    const big = model.hosts.reduce((x, y) => (y.articles > x.articles ? y : x));
+    const inDegree = new Map<string, number>();
+    for (let i = 0; i < big.articles; i++) {
+      const path = articlePath(model, big.index, i);
+      const html = body(model, big.index, path);
+      for (const link of extractLinks(html, `http://${big.name}:${PORT}${path}`).links) {
+        if (/\/p\d+\.html$/.test(link.url)) inDegree.set(link.url, (inDegree.get(link.url) ?? 0) + 1);
+      }
+    }
+    const degrees = [...inDegree.values()].sort((x, y) => y - x);
+    expect(degrees[0]).toBeGreaterThan(8 * (degrees[degrees.length >> 1] as number));
+  });
+
+  it("has robots.txt variety: rules with and without a ubicrawl group, 403, 503, none", () => {
+    const model = buildModel({ hosts: 100, pages: 5000 });
+    const policies = new Set(model.hosts.map((h) => h.robots));
+    expect([...policies].sort()).toEqual(["forbidden", "none", "rules", "rules-ubicrawl", "unavailable"]);
+    const ruled = model.hosts.find((h) => h.robots === "rules-ubicrawl" && h.crawlDelaySeconds !== undefined);
+    expect(ruled).toBeDefined();
+    const answer = respond(model, PORT, ruled?.index ?? 0, "/robots.txt");
+    expect(answer.status).toBe(200);
+    const robots = robotsParser(`http://${ruled?.name}:${PORT}/robots.txt`, String(answer.body));
+    const url = (path: string) => `http://${ruled?.name}:${PORT}${path}`;
+    expect(robots.isAllowed(url("/private/p0.html"), "ubicrawl/1.0")).toBe(false);
+    expect(robots.isAllowed(url("/private/open0.html"), "ubicrawl/1.0")).toBe(true);
+    expect(robots.isAllowed(url("/drafts/d0.html"), "ubicrawl/1.0")).toBe(false);
+    expect(robots.isAllowed(url("/drafts/d0.html"), "otherbot/2.0")).toBe(true);
+    expect(robots.getCrawlDelay("ubicrawl")).toBe(0.01);
+  });
+
+  it("rejects invalid options with UBI_ERR_INVALID_ARGUMENT", () => {
+    for (const options of [
+      { hosts: 1 },
+      { pages: -5 },
+      { seed: 1.5 },
+      { hosts: 10, pages: 10 },
+      { port: 70_000 },
+    ]) {
+      let caught: unknown;
+      try {
+        buildModel(options);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isUbiError(caught, ErrorCode.InvalidArgument)).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,105 @@
+/** Sample messages and a recording fake handler for the transport tests. */
+
+import type {
+  AgentLoad,
+  AgentServiceHandlers,
+  AgentStats,
+  ControlReply,
+  HeartbeatReply,
+  JoinReply,
+  Member,
+  StatsReply,
+  UrlBatchAck,
+  WasFetchedReply,
+} from "../../src/transport/index.js";
+
+export function member(id: string, port = 7001): Member {
+  return {
+    id,
+    address: `127.0.0.1:${port}`,
+    capacity: 2,
+    incarnation: 3,
+    status: "ALIVE",
+    lastHeardMsAgo: 40,
+  };
+}
+
+export const LOAD: AgentLoad = {
+  idle: false,
+  urlBatchesSent: 12,
+  urlBatchesReceived: 11,
+  pagesFetched: 345,
+  queuedUrls: 67,
+};
+
+export const STATS: AgentStats = {
+  id: "agent-b",
+  address: "127.0.0.1:7002",
+  capacity: 1,
+  replicas: 200,
+  circleShare: 0.5,
+  view: [{ id: "agent-a", address: "127.0.0.1:7001", status: "SUSPECTED", lastHeardMsAgo: 1500 }],
+  hostsOwned: 10,
+  hostsKnown: 25,
+  hostsActive: 3,
+  hostsDone: 4,
+  pagesFetched: 120,
+  bytesFetched: 9_007_199_254_740_000,
+  queuedUrls: 33,
+  peers: [{ peerId: "agent-a", urlsSent: 50, urlsReceived: 40, batchesSent: 5, batchesReceived: 4 }],
+  communicationOverhead: 0.4166,
+  pagesRecovered: 2,
+  errors: { UBI_ERR_CONNECT_FAILED: 3, UBI_ERR_BODY_TIMEOUT: 1 },
+  pagesPerSecond: 12.5,
+  uptimeMs: 60_000,
+  idle: false,
+  paused: true,
+};
+
+type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };
+
+/** A handler object that records requests and answers with fixed replies (overridable). */
+export class FakeHandlers implements AgentServiceHandlers {
+  readonly calls: Calls = {
+    join: [],
+    heartbeat: [],
+    submitUrls: [],
+    wasFetched: [],
+    getStats: [],
+    control: [],
+  };
+
+  get totalCalls(): number {
+    return Object.values(this.calls).reduce((sum, list) => sum + list.length, 0);
+  }
+
+  async join(request: Calls["join"][number]): Promise<JoinReply> {
+    this.calls.join.push(request);
+    return { members: [member("agent-b", 7002), request.member] };
+  }
+
+  async heartbeat(request: Calls["heartbeat"][number]): Promise<HeartbeatReply> {
+    this.calls.heartbeat.push(request);
+    return { members: [member("agent-b", 7002)], load: { ...LOAD, idle: true } };
+  }
+
+  async submitUrls(request: Calls["submitUrls"][number]): Promise<UrlBatchAck> {
+    this.calls.submitUrls.push(request);
+    return { accepted: request.urls.length - 1, forwarded: 1, duplicates: 0 };
+  }
+
+  async wasFetched(request: Calls["wasFetched"][number]): Promise<WasFetchedReply> {
+    this.calls.wasFetched.push(request);
+    return { fetched: request.urls.map((url) => url.endsWith("/old")) };
+  }
+
+  async getStats(request: Calls["getStats"][number]): Promise<StatsReply> {
+    this.calls.getStats.push(request);
+    return { agents: request.cluster ? [STATS, { ...STATS, id: "agent-c" }] : [STATS] };
+  }
+
+  async control(request: Calls["control"][number]): Promise<ControlReply> {
+    this.calls.control.push(request);
+    return { ok: true, message: `${request.action} ${request.argument}`.trim() };
+  }
+}

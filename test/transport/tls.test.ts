@@ -1,0 +1,137 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { ErrorCode, UbiError } from "../../src/errors.js";
+import {
+  AgentServer,
+  type MutualTlsTransport,
+  PeerClient,
+  type TransportSecurity,
+} from "../../src/transport/index.js";
+import { FakeHandlers } from "./helpers.js";
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync("openssl", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+
+describe.skipIf(!hasOpenssl())("mutual TLS", () => {
+  let dir: string;
+  let server: MutualTlsTransport;
+  let client: MutualTlsTransport;
+  let stranger: MutualTlsTransport;
+
+  function ca(name: string): void {
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        ...EC,
+        "-keyout",
+        `${name}.key`,
+        "-out",
+        `${name}.pem`,
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${name}`,
+      ],
+      { cwd: dir, stdio: "ignore" },
+    );
+  }
+
+  /** A key and a certificate signed by `caName`, valid for 127.0.0.1. */
+  async function leaf(name: string, caName: string): Promise<MutualTlsTransport> {
+    const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+    run(["req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
+    run([
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      `${caName}.pem`,
+      "-CAkey",
+      `${caName}.key`,
+      "-CAcreateserial",
+      "-out",
+      `${name}.pem`,
+      "-days",
+      "1",
+      "-extfile",
+      "leaf.ext",
+    ]);
+    const read = (file: string) => readFile(join(dir, file), "utf8");
+    return {
+      kind: "tls",
+      caPem: await read(`${caName}.pem`),
+      certPem: await read(`${name}.pem`),
+      keyPem: await read(`${name}.key`),
+    };
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-tls-"));
+    await writeFile(
+      join(dir, "leaf.ext"),
+      "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n",
+    );
+    ca("cluster-ca");
+    ca("other-ca");
+    server = await leaf("agent-b", "cluster-ca");
+    client = await leaf("agent-a", "cluster-ca");
+    stranger = await leaf("intruder", "other-ca");
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function tlsAgent(): Promise<{ address: string; handlers: FakeHandlers }> {
+    const handlers = new FakeHandlers();
+    const agent = new AgentServer({ security: server }, { handlers });
+    const address = await agent.start("127.0.0.1:0");
+    onTestFinished(() => agent.stop());
+    return { address, handlers };
+  }
+
+  function peer(address: string, security: TransportSecurity) {
+    const c = new PeerClient(address, { security, requestDeadlineMs: 5000 });
+    onTestFinished(() => c.close());
+    return c;
+  }
+
+  it("serves a client whose certificate the cluster CA signed", async () => {
+    const { address, handlers } = await tlsAgent();
+    expect(await peer(address, client).control({ action: "PAUSE", argument: "" })).toEqual({
+      ok: true,
+      message: "PAUSE",
+    });
+    expect(handlers.calls.control).toHaveLength(1);
+  });
+
+  it.each([
+    ["a plaintext client", () => ({ kind: "insecure" }) as const],
+    ["a client signed by another CA", () => stranger],
+  ])("refuses %s", async (_name, security) => {
+    const { address, handlers } = await tlsAgent();
+    const error = await peer(address, security())
+      .control({ action: "PAUSE", argument: "" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(UbiError);
+    expect((error as UbiError).code).toBe(ErrorCode.PeerUnreachable);
+    expect(handlers.totalCalls).toBe(0);
+  });
+});
