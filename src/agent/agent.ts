@@ -33,8 +33,14 @@ export interface AgentParts {
 export interface ClusterHooks {
   readonly ownership: () => HostOwnership;
   readonly exchange: UrlExchange;
-  /** True when the agent may not fetch `host` now (another agent owns it in the current view). */
-  readonly notMine: (host: string) => boolean;
+  /** True while this agent owns `host` in its current view. */
+  readonly owns: (host: string) => boolean;
+  /** Page recovery: true when a previous owner of `host` already fetched `url`. */
+  readonly fetchedElsewhere: (
+    host: string,
+    url: string,
+    upcoming: () => readonly string[],
+  ) => Promise<boolean>;
   /** True when every live agent is idle and no URL batch is in transit (termination detection). */
   readonly isCrawlComplete: () => boolean;
 }
@@ -48,12 +54,16 @@ export class Agent implements AgentParts {
   readonly stats: CrawlStats;
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
+  /** Group commit of the state store, shared by every writer of this agent's state. */
+  readonly committer: GroupCommit;
   private readonly fetcher: Fetcher;
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
   private stopping: Promise<void> | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly cluster: ClusterHooks | undefined;
+  /** Hosts never fetched, changed at runtime (Control RPC); their queued URLs are dropped. */
+  readonly blacklist: Set<string>;
 
   private constructor(
     readonly options: AgentOptions,
@@ -62,16 +72,20 @@ export class Agent implements AgentParts {
     readonly frontier: Frontier,
     parts: {
       fetcher: Fetcher;
+      committer: GroupCommit;
       warc: WarcWriter;
       crawlLog: CrawlLog;
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
+      blacklist: Set<string>;
       cluster: ClusterHooks | undefined;
     },
   ) {
     this.cluster = parts.cluster;
+    this.blacklist = parts.blacklist;
     this.fetcher = parts.fetcher;
+    this.committer = parts.committer;
     this.warc = parts.warc;
     this.crawlLog = parts.crawlLog;
     this.scheduler = parts.scheduler;
@@ -124,6 +138,8 @@ export class Agent implements AgentParts {
     const stats = new CrawlStats(clock);
     const archive = new PageArchive(warc, crawlLog);
     const ipGate = new IpGate(options.maxPerIp);
+    const owns = deps.cluster ? deps.cluster.owns : () => true;
+    const blacklist = new Set<string>();
     const selfOnly: HostOwnership = { ownerOf: () => options.id };
     const router = new LinkRouter(
       { maxDepth: options.maxDepth, scopes: options.scopes },
@@ -157,14 +173,16 @@ export class Agent implements AgentParts {
         stats,
         clock,
         mustYield: () => scheduler?.isPaused === true,
+        owns,
+        blacklisted: (host) => blacklist.has(host),
+        ...(deps.cluster ? { fetchedElsewhere: deps.cluster.fetchedElsewhere } : {}),
       },
     );
     scheduler = new HostScheduler(
       { maxActiveHosts: options.maxActiveHosts },
       {
-        visit: (host, signal) =>
-          deps.cluster?.notMine(host) ? Promise.resolve({ kind: "drained" }) : visitor.visit(host, signal),
-        hasWork: (host) => frontier.waitingOf(host) > 0,
+        visit: (host, signal) => visitor.visit(host, signal),
+        hasWork: (host) => frontier.waitingOf(host) > 0 && owns(host),
         onVisitError: (host, error) => {
           stats.recordError("internal");
           process.stderr.write(`ubicrawl: visit of ${host} failed: ${describe(error)}\n`);
@@ -174,11 +192,13 @@ export class Agent implements AgentParts {
     );
     return new Agent(options, clock, store, frontier, {
       fetcher,
+      committer,
       warc,
       crawlLog,
       scheduler,
       router,
       stats,
+      blacklist,
       cluster: deps.cluster,
     });
   }

@@ -9,7 +9,15 @@ export interface PeerTraffic {
 }
 
 /** Why a URL was dropped without a fetch; the keys of {@link CrawlStats.dropped}. */
-export type DropReason = "robots" | "depth" | "scope" | "page-limit" | "nofollow" | "abandoned";
+export type DropReason =
+  | "robots"
+  | "depth"
+  | "scope"
+  | "page-limit"
+  | "nofollow"
+  | "abandoned"
+  | "blacklisted"
+  | "fetched-before";
 
 /**
  * The counters of one agent's crawl, kept in memory (the stats RPC and the progress line read them).

@@ -7,7 +7,7 @@ import { extractLinks } from "../parsing/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, normalizeUrl, originOf } from "../url/index.js";
-import type { CrawlStats } from "./crawl-stats.js";
+import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
 
@@ -42,6 +42,16 @@ export interface HostVisitorDeps {
   readonly clock: Clock;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
+  /** True while this agent owns `host` in its current view (always, alone). */
+  readonly owns: (host: string) => boolean;
+  /** Page recovery: true when a previous owner of the host already fetched the URL. */
+  readonly fetchedElsewhere?: (
+    host: string,
+    url: string,
+    upcoming: () => readonly string[],
+  ) => Promise<boolean>;
+  /** True when `host` is on the runtime blacklist. */
+  readonly blacklisted: (host: string) => boolean;
 }
 
 /** In-memory, per-host facts of the current run. */
@@ -51,6 +61,9 @@ interface HostRuntime {
   nextFetchAtMs: number;
   robotsAttempts: number;
 }
+
+/** URLs queued behind the current one that page recovery asks about in the same query. */
+const RECOVERY_LOOKAHEAD = 255;
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 
@@ -73,8 +86,14 @@ export class HostVisitor {
     const state = this.runtimeOf(host);
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
+      if (!this.deps.owns(host)) return { kind: "drained" };
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
+      if (this.deps.blacklisted(host)) {
+        this.drop(host, entry, "blacklisted");
+        continue;
+      }
+      if (await this.alreadyFetched(host, entry)) continue;
       const record = frontier.record(host);
       if (record.abandoned !== undefined) {
         this.drop(host, entry, "abandoned");
@@ -111,6 +130,23 @@ export class HostVisitor {
     return { kind: "yielded" };
   }
 
+  /** Skips a URL fetched here before (queued again after a peer died) or by a previous owner. */
+  private async alreadyFetched(host: string, entry: StoredQueueEntry): Promise<boolean> {
+    const { frontier, stats } = this.deps;
+    if (frontier.needsFetchedCheck(host) && (await frontier.wasFetched([entry.url]))[0]) {
+      frontier.complete(host, entry, { fetched: false, counted: false });
+      stats.recordDrop("fetched-before");
+      return true;
+    }
+    const elsewhere = this.deps.fetchedElsewhere;
+    if (elsewhere && (await elsewhere(host, entry.url, () => frontier.peek(host, RECOVERY_LOOKAHEAD)))) {
+      frontier.complete(host, entry, { fetched: false, counted: false });
+      stats.pagesRecovered++;
+      return true;
+    }
+    return false;
+  }
+
   private async fetchOne(
     host: string,
     entry: StoredQueueEntry,
@@ -119,9 +155,16 @@ export class HostVisitor {
     signal: AbortSignal,
   ): Promise<void> {
     const { clock, frontier } = this.deps;
-    const wait = state.nextFetchAtMs - clock.now();
-    if (wait > 0) await sleep(clock, wait, signal);
-    const release = await this.deps.ipGate.acquire(state.ip as string, signal);
+    let release: () => void;
+    try {
+      const wait = state.nextFetchAtMs - clock.now();
+      if (wait > 0) await sleep(clock, wait, signal);
+      release = await this.deps.ipGate.acquire(state.ip as string, signal);
+    } catch (error) {
+      // Stopped while waiting: the URL goes back to the head of its queue, untouched.
+      frontier.putBack(host, entry);
+      throw error;
+    }
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
     const startedAtMs = clock.now();
@@ -203,7 +246,7 @@ export class HostVisitor {
     return { kind: "yielded" };
   }
 
-  private drop(host: string, entry: StoredQueueEntry, reason: "robots" | "page-limit" | "abandoned"): void {
+  private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {
     this.deps.stats.recordDrop(reason);
     this.deps.frontier.complete(host, entry, { fetched: false, counted: false });
   }

@@ -2,8 +2,10 @@ import { readFile } from "node:fs/promises";
 import { Agent } from "../agent/agent.js";
 import { AGENT_DEFAULTS, type AgentOptions } from "../agent/agent-options.js";
 import { ProgressReporter, summaryLines } from "../agent/progress.js";
+import { ClusterNode, type ClusterOptions, DEFAULT_RECOVERY_K } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import { type FlagSpecs, formatHelp, type ParsedFlags, parseFlags } from "./flags.js";
 
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
 export const AGENT_FLAGS = {
@@ -86,6 +88,50 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.fetchTimeoutMs,
     min: 100,
   },
+  listen: {
+    type: "string",
+    help: "join a cluster: serve agent-to-agent gRPC on this address (port 0 picks one)",
+    placeholder: "HOST:PORT",
+  },
+  join: {
+    type: "strings",
+    help: "addresses of live agents to join through (comma-separated or repeated; one is enough)",
+    placeholder: "HOST:PORT",
+  },
+  capacity: {
+    type: "integer",
+    help: "this agent's capacity: its share of hosts is proportional to it",
+    default: 1,
+    min: 1,
+    max: 1000,
+  },
+  "heartbeat-ms": {
+    type: "integer",
+    help: "heartbeat interval of the failure detector",
+    default: 1000,
+    min: 10,
+  },
+  "suspect-after-ms": {
+    type: "integer",
+    help: "an agent silent this long is suspected dead",
+    default: 5000,
+    min: 20,
+  },
+  "recovery-k": {
+    type: "integer",
+    help: "previous owners asked before fetching a page of a newly owned host (page recovery)",
+    default: DEFAULT_RECOVERY_K,
+    min: 0,
+    max: 16,
+  },
+  insecure: { type: "boolean", help: "plaintext agent-to-agent traffic (loopback demos and tests only)" },
+  "tls-ca": {
+    type: "string",
+    help: "PEM of the cluster CA (mutual TLS between agents)",
+    placeholder: "FILE",
+  },
+  "tls-cert": { type: "string", help: "PEM certificate of this agent", placeholder: "FILE" },
+  "tls-key": { type: "string", help: "PEM private key of this agent", placeholder: "FILE" },
   progress: {
     type: "string",
     help: "progress output: auto (a live line on a terminal, log lines otherwise), line, log or off",
@@ -93,11 +139,17 @@ export const AGENT_FLAGS = {
   },
 } as const satisfies FlagSpecs;
 
-const USAGE = "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [flags]";
+const USAGE =
+  "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [--listen HOST:PORT [--join HOST:PORT,...]] [flags]";
 const DESCRIPTION = `Runs one crawler agent. Alone, it owns every host. It visits hosts breadth-first, one worker
 per host, politely, obeying robots.txt; it writes WARC files and a crawl log under --data, and resumes
 from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
---exit-when-done until the crawl is complete.`;
+--exit-when-done until the crawl is complete.
+
+With --listen it is one agent of a decentralized cluster: it joins through --join (any live agent),
+owns the hosts that identifier-seeded consistent hashing gives it, sends links of other agents' hosts
+to them over gRPC, and takes over the hosts of agents that die. Agent-to-agent traffic uses mutual
+TLS (--tls-ca, --tls-cert, --tls-key), or plaintext with --insecure.`;
 
 /** `ubicrawl agent`: runs an agent until done or signalled. */
 export async function agentCommand(argv: string[]): Promise<number> {
@@ -133,20 +185,77 @@ export async function agentCommand(argv: string[]): Promise<number> {
     fetchTimeoutMs: flags["fetch-timeout-ms"],
     progress,
   };
-  const agent = await Agent.open(options);
+  const cluster = await clusterOptions(flags);
+  let agent: Agent;
+  let node: ClusterNode | undefined;
+  if (cluster) {
+    node = await ClusterNode.start(options, cluster);
+    agent = node.agent;
+    process.stderr.write(`ubicrawl agent ${options.id}: listening on ${node.address}\n`);
+  } else {
+    agent = await Agent.open(options);
+    await agent.start();
+  }
   const reporter = new ProgressReporter(agent, process.stderr, progress);
   const finished = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("interrupted"));
     process.once("SIGTERM", () => resolve("terminated"));
     if (options.exitWhenDone) agent.whenDone().then(() => resolve("done"));
   });
-  await agent.start();
   reporter.start();
   const reason = await finished;
   reporter.stop();
-  await agent.stop();
+  if (node) {
+    // Tell the others this agent left on purpose, so they do not re-send its URLs as if it crashed.
+    if (reason === "done") await node.announceLeave();
+    await node.stop();
+  } else {
+    await agent.stop();
+  }
   for (const line of summaryLines(agent, reason)) process.stderr.write(`${line}\n`);
   return 0;
+}
+
+/** The cluster options from the flags, or undefined for a lone agent (no --listen). */
+async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<ClusterOptions | undefined> {
+  const join = flags.join.flatMap((value) => value.split(",")).filter((value) => value !== "");
+  if (flags.listen === undefined) {
+    if (join.length > 0) throw bad("--join needs --listen (the address other agents reach this one at)");
+    return undefined;
+  }
+  const tlsFlags = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
+  let security: TransportSecurity;
+  if (tlsFlags.every((value) => value !== undefined)) {
+    if (flags.insecure) throw bad("--insecure and --tls-* exclude each other");
+    const [caPem, certPem, keyPem] = await Promise.all(tlsFlags.map((path) => readText(path as string)));
+    security = { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
+  } else if (tlsFlags.some((value) => value !== undefined)) {
+    throw bad("mutual TLS needs all three of --tls-ca, --tls-cert and --tls-key");
+  } else if (flags.insecure) {
+    security = INSECURE;
+  } else {
+    throw bad("agent-to-agent traffic needs --tls-ca/--tls-cert/--tls-key, or --insecure for plaintext");
+  }
+  if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) {
+    throw bad("--suspect-after-ms must be larger than --heartbeat-ms");
+  }
+  return {
+    listen: flags.listen,
+    join,
+    capacity: flags.capacity,
+    heartbeatIntervalMs: flags["heartbeat-ms"],
+    suspectAfterMs: flags["suspect-after-ms"],
+    recoveryK: flags["recovery-k"],
+    security,
+  };
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    throw bad(`cannot read ${path}: ${(error as Error).message}`);
+  }
 }
 
 /** Seed arguments are URLs (with `://`) or files of one URL a line (`#` comments, blank lines skipped). */

@@ -149,7 +149,57 @@ export class Frontier {
     return true;
   }
 
-  /** Queues `entry` without the seen check, e.g. URLs handed back after a restart of a peer. */
+  /**
+   * Queues `url` even if seen before: it comes back from the outbox of a dead peer, and this agent
+   * may have handed it off earlier. The host is then marked so its visits check, before each fetch,
+   * that the URL was not fetched here already ({@link needsFetchedCheck}).
+   */
+  requeue(url: string, depth: number, host: string): void {
+    const fingerprint = this.deps.fingerprinter.fingerprint(url);
+    if (this.seen.add(fingerprint)) this.committer.add({ kind: "seen", fingerprint });
+    else this.queueOf(host).mayRepeat = true;
+    this.enqueue(host, { url, depth });
+  }
+
+  /** True when `host`'s queue may hold URLs fetched already (see {@link requeue}). */
+  needsFetchedCheck(host: string): boolean {
+    return this.hosts.get(host)?.mayRepeat === true;
+  }
+
+  /** URLs queued right behind the head of `host`'s queue (at most `limit`, from memory only). */
+  peek(host: string, limit: number): string[] {
+    const window = this.hosts.get(host)?.window ?? [];
+    return window.slice(0, limit).map((entry) => entry.url);
+  }
+
+  /**
+   * Takes every waiting URL of `host` out of its queue, durably at the next commit: the host now
+   * belongs to another agent. URLs being fetched right now are not included.
+   */
+  async drainHost(host: string): Promise<QueuedUrl[]> {
+    const queue = this.hosts.get(host);
+    if (!queue || !queue.hasWork || queue.draining) return [];
+    queue.draining = true;
+    queue.generation++;
+    try {
+      await this.committer.commit();
+      const entries: StoredQueueEntry[] = [...queue.window];
+      if (!queue.windowComplete) {
+        entries.push(...(await this.deps.store.readQueue(host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
+      }
+      for (const entry of entries) this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+      queue.window = [];
+      queue.windowComplete = true;
+      queue.nextReadSeq = queue.record.nextSeq;
+      this.waitingTotal -= queue.waiting;
+      queue.waiting = 0;
+      return entries.map(({ url, depth }) => ({ url, depth }));
+    } finally {
+      queue.draining = false;
+    }
+  }
+
+  /** Queues `entry` of `host` (the seen check is the caller's). */
   private enqueue(host: string, entry: QueuedUrl): void {
     const queue = this.queueOf(host);
     const seq = queue.record.nextSeq++;
@@ -170,11 +220,14 @@ export class Frontier {
   /** Takes the next URL of `host`'s queue, or undefined when none is waiting. */
   async take(host: string): Promise<StoredQueueEntry | undefined> {
     const queue = this.hosts.get(host);
-    if (!queue || !queue.hasWork) return undefined;
+    if (!queue || !queue.hasWork || queue.draining) return undefined;
     if (queue.window.length === 0) {
+      const generation = queue.generation;
       // Entries past the window may still be in the commit buffer: make them readable first.
       await this.committer.commit();
       const loaded = await this.deps.store.readQueue(host, queue.nextReadSeq, this.queueWindow);
+      // A drain (or another take) changed the queue meanwhile: start over from its new state.
+      if (queue.generation !== generation || queue.window.length > 0) return this.take(host);
       queue.window = loaded;
       const last = loaded.at(-1);
       if (last) {

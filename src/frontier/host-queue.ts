@@ -15,6 +15,12 @@ export class HostQueue {
   waiting: number;
   /** Entries taken and not yet completed. */
   inFlight = 0;
+  /** Bumped by every drain, so a window load that raced with it is thrown away. */
+  generation = 0;
+  /** True while the queue is being handed to another agent: nothing is taken meanwhile. */
+  draining = false;
+  /** True when URLs may have been queued again after a fetch here (recovered from a dead peer). */
+  mayRepeat = false;
 
   constructor(
     readonly host: string,

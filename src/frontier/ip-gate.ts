@@ -20,6 +20,8 @@ export class IpGate {
 
   /** Waits for a slot on `ip`; call the returned function exactly once to free it. */
   async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+    // An "abort" event never fires for a signal aborted already: check it here.
+    signal?.throwIfAborted();
     const used = this.inUse.get(ip) ?? 0;
     if (used < this.maxPerIp) {
       this.inUse.set(ip, used + 1);

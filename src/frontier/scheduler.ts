@@ -114,6 +114,10 @@ export class HostScheduler {
     this.abort.abort(new UbiError(ErrorCode.InvalidArgument, "scheduler stopped"));
     for (const timer of this.parked.values()) this.clock.clearTimeout(timer);
     this.parked.clear();
+    // Hosts waiting for a slot will never get one: drop them, so isIdle holds after stop.
+    this.ready.length = 0;
+    this.readyHead = 0;
+    this.readySet.clear();
     await Promise.allSettled([...this.active.values()]);
   }
 
@@ -121,8 +125,23 @@ export class HostScheduler {
     while (!this.paused && !this.stopped && this.active.size < this.maxActiveHosts) {
       const host = this.nextReady();
       if (host === undefined) return;
-      this.active.set(host, this.run(host));
+      this.start(host);
     }
+  }
+
+  /**
+   * Marks `host` active before its visit starts: a visit that throws synchronously then cannot leave
+   * it stuck as active, and a markReady(host) from inside visit() is ignored.
+   */
+  private start(host: string): void {
+    let settle!: () => void;
+    this.active.set(
+      host,
+      new Promise<void>((resolve) => {
+        settle = resolve;
+      }),
+    );
+    void this.run(host).finally(settle);
   }
 
   private nextReady(): string | undefined {

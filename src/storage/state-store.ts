@@ -111,6 +111,18 @@ export class StateStore {
   /** Applies `ops` atomically. */
   async write(ops: readonly StateOp[]): Promise<void> {
     if (ops.length === 0) return;
+    try {
+      // batch() itself throws (synchronously) on a closed database: keep it inside the try.
+      await this.buildBatch(ops).write();
+    } catch (error) {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** One chained batch holding `ops` in order (a later put of the same key wins). */
+  private buildBatch(ops: readonly StateOp[]): ReturnType<Level<string, string>["batch"]> {
     const batch = this.db.batch();
     for (const op of ops) {
       switch (op.kind) {
@@ -145,13 +157,7 @@ export class StateStore {
           break;
       }
     }
-    try {
-      await batch.write();
-    } catch (error) {
-      throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
-        cause: error,
-      });
-    }
+    return batch;
   }
 
   /** Reads up to `limit` queue entries of `host` with sequence number ≥ `fromSeq`, in order. */
@@ -159,7 +165,7 @@ export class StateStore {
     const entries: StoredQueueEntry[] = [];
     for await (const [key, value] of this.queue.iterator({
       gte: seqKey(host, fromSeq),
-      lt: host + SEP + "g",
+      lt: `${host}${SEP}g`,
       limit,
     })) {
       const seq = Number.parseInt(key.slice(host.length + 1), 16);
@@ -210,9 +216,12 @@ export class StateStore {
     return values.map((value) => value !== undefined);
   }
 
-  /** Every outbox entry: URLs handed to `peer` and not yet known to be safe. */
-  async *outboxEntries(): AsyncGenerator<{ peer: string; fingerprint: bigint; entry: QueuedUrl }> {
-    for await (const [key, value] of this.outbox.iterator()) {
+  /** The outbox entries of `peer` (of every peer when omitted): URLs handed to it. */
+  async *outboxEntries(
+    peer?: string,
+  ): AsyncGenerator<{ peer: string; fingerprint: bigint; entry: QueuedUrl }> {
+    const range = peer === undefined ? {} : { gte: peer + SEP, lt: `${peer}\u0001` };
+    for await (const [key, value] of this.outbox.iterator(range)) {
       const sep = key.lastIndexOf(SEP);
       yield {
         peer: key.slice(0, sep),

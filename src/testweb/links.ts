@@ -1,6 +1,14 @@
 import type { HostInfo, WebModel } from "./model.js";
 import { hash4, unit } from "./prng.js";
-import { Kind, kindOf, MAX_REDIRECT_HOPS, sectionOf, trapMonthId, trapMonthOffset } from "./url-space.js";
+import {
+  embedId,
+  Kind,
+  kindOf,
+  MAX_REDIRECT_HOPS,
+  sectionOf,
+  trapMonthId,
+  trapMonthOffset,
+} from "./url-space.js";
 
 /**
  * The link structure of every page, derived from hashes of (seed, host, page, slot). The renderer
@@ -186,13 +194,11 @@ function articleLinks(model: WebModel, host: HostInfo, id: number, sink: LinkSin
     }
     sink(h, target, nofollow, j, Role.Content);
   }
-  if (traits.iframe) {
-    const r = hash4(seed, host.salt, id, 0x23);
-    sink(h, r % 2 === 0 ? host.list0 : host.article0 + (r % host.articles), false, 0, Role.Iframe);
-  }
-  if (traits.area) {
-    sink(h, host.article0 + (hash4(seed, host.salt, id, 0x24) % host.articles), false, 0, Role.Area);
-  }
+  // Embed pages are linked only from these elements: a crawler that skips one kind misses them.
+  if (traits.iframe)
+    sink(h, embedId(host, 0, hash4(seed, host.salt, id, 0x23) % host.embeds), false, 0, Role.Iframe);
+  if (traits.area)
+    sink(h, embedId(host, 1, hash4(seed, host.salt, id, 0x24) % host.embeds), false, 0, Role.Area);
 }
 
 function homeLinks(model: WebModel, host: HostInfo, sink: LinkSink) {
@@ -270,6 +276,7 @@ export function forEachLink(model: WebModel, hostIndex: number, id: number, sink
     case Kind.Private:
     case Kind.Open:
     case Kind.Draft:
+    case Kind.Embed:
       navLinks(host, sink);
       for (let t = 0; t < 3; t++) {
         sink(
@@ -290,8 +297,8 @@ export function forEachLink(model: WebModel, hostIndex: number, id: number, sink
       return;
     }
     case Kind.Frames:
-      sink(h, host.article0, false, 0, Role.Frame);
-      sink(h, host.list0, false, 1, Role.Frame);
+      sink(h, embedId(host, 2, 0), false, 0, Role.Frame);
+      sink(h, embedId(host, 2, 1), false, 1, Role.Frame);
       return;
     default:
       // 404s, redirects and media have no parsed links.

@@ -67,7 +67,7 @@ export const DOMAIN = "ubi.test";
 export const TRAP_HOST_NAME = `calendar.${DOMAIN}`;
 
 /** Share of pages, beyond articles, in a host's id space (sections, lists, dirt): calibrates `pages`. */
-const URLS_PER_ARTICLE = 1.15;
+const URLS_PER_ARTICLE = 1.2;
 const PARETO_ALPHA = 1.2;
 
 function pad(index: number, width: number): string {

@@ -20,10 +20,19 @@ export const Kind = {
   Frames: 12,
   TrapRoot: 13,
   TrapMonth: 14,
+  Embed: 15,
 } as const;
 
 /** One of the {@link Kind} values. */
 export type Kind = (typeof Kind)[keyof typeof Kind];
+
+/** Embed families by the element linking them: `i` iframe, `m` image-map area, `f` frame. */
+export const EMBED_FAMILIES = ["i", "m", "f"] as const;
+
+/** Id of embed `k` of family `family` (index into {@link EMBED_FAMILIES}). */
+export function embedId(l: HostLayout, family: number, k: number): number {
+  return l.embed0 + k * EMBED_FAMILIES.length + family;
+}
 
 /** Longest redirect chain: a link to `/go/K-3` redirects to `/go/K-2`, then `/go/K-1`, then the target. */
 export const MAX_REDIRECT_HOPS = 3;
@@ -42,6 +51,8 @@ export interface HostLayout {
   /** Count of each of the three robots-test kinds (private, private/open, drafts). */
   readonly privates: number;
   readonly nofollowOnly: number;
+  /** Count of each of the three embed families (linked only from iframe, area and frame elements). */
+  readonly embeds: number;
   readonly hasFrames: boolean;
   readonly section0: number;
   readonly article0: number;
@@ -54,6 +65,7 @@ export interface HostLayout {
   readonly open0: number;
   readonly draft0: number;
   readonly nofollow0: number;
+  readonly embed0: number;
   readonly frames: number;
   /** Size of the id space (includes ids never linked, e.g. unused redirect hops). */
   readonly urlCount: number;
@@ -73,6 +85,7 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
   const media = Math.max(2, Math.round(articles * 0.02));
   const privates = Math.max(1, Math.round(articles * 0.01));
   const nofollowOnly = Math.max(1, Math.round(articles * 0.01));
+  const embeds = Math.max(2, Math.round(articles * 0.01));
   const section0 = 1;
   const article0 = section0 + sections;
   const list0 = article0 + articles;
@@ -84,7 +97,8 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
   const open0 = private0 + privates;
   const draft0 = open0 + privates;
   const nofollow0 = draft0 + privates;
-  const frames = nofollow0 + nofollowOnly;
+  const embed0 = nofollow0 + nofollowOnly;
+  const frames = embed0 + EMBED_FAMILIES.length * embeds;
   const urlCount = frames + (hasFrames ? 1 : 0);
   return {
     articles,
@@ -97,6 +111,7 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
     media,
     privates,
     nofollowOnly,
+    embeds,
     hasFrames,
     section0,
     article0,
@@ -109,6 +124,7 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
     open0,
     draft0,
     nofollow0,
+    embed0,
     frames,
     urlCount,
   };
@@ -128,7 +144,8 @@ export function kindOf(l: HostLayout, id: number): Kind | -1 {
   if (id < l.open0) return Kind.Private;
   if (id < l.draft0) return Kind.Open;
   if (id < l.nofollow0) return Kind.Draft;
-  if (id < l.frames) return Kind.NofollowOnly;
+  if (id < l.embed0) return Kind.NofollowOnly;
+  if (id < l.frames) return Kind.Embed;
   return Kind.Frames;
 }
 
@@ -177,6 +194,10 @@ export function pathOf(l: HostLayout, id: number): string | undefined {
       return `/drafts/d${id - l.draft0}.html`;
     case Kind.NofollowOnly:
       return `/nf/${id - l.nofollow0}.html`;
+    case Kind.Embed: {
+      const offset = id - l.embed0;
+      return `/embed/${EMBED_FAMILIES[offset % EMBED_FAMILIES.length]}${Math.floor(offset / EMBED_FAMILIES.length)}.html`;
+    }
     case Kind.Frames:
       return "/frames.html";
     default:
@@ -200,6 +221,10 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, (l: HostLayout, m: RegExpExecArr
   [new RegExp(`^/private/open${N}\\.html$`), (l, m) => l.open0 + Number(m[1])],
   [new RegExp(`^/drafts/d${N}\\.html$`), (l, m) => l.draft0 + Number(m[1])],
   [new RegExp(`^/nf/${N}\\.html$`), (l, m) => l.nofollow0 + Number(m[1])],
+  [
+    new RegExp(`^/embed/([${EMBED_FAMILIES.join("")}])${N}\\.html$`),
+    (l, m) => embedId(l, EMBED_FAMILIES.indexOf(m[1] as (typeof EMBED_FAMILIES)[number]), Number(m[2])),
+  ],
 ];
 
 /** The id named by a canonical path+query on a normal host, or -1 when no such resource exists. */

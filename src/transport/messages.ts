@@ -68,6 +68,8 @@ export interface HeartbeatReply {
   members: Member[];
   /** The receiver's counters. */
   load: AgentLoad;
+  /** The receiver's own entry. */
+  from: Member;
 }
 
 /** A discovered URL and its link depth (`ubicrawl.v1.DiscoveredUrl`). */

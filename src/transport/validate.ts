@@ -178,7 +178,11 @@ export function validateHeartbeatRequest(value: unknown): HeartbeatRequest {
 /** Validates a `HeartbeatReply`. */
 export function validateHeartbeatReply(value: unknown): HeartbeatReply {
   const r = record(value, "HeartbeatReply");
-  return { members: members(r.members, "members"), load: agentLoad(r.load, "load") };
+  return {
+    members: members(r.members, "members"),
+    load: agentLoad(r.load, "load"),
+    from: validateMember(r.from, "from"),
+  };
 }
 
 function discoveredUrl(value: unknown, path: string): DiscoveredUrl {

@@ -1,3 +1,4 @@
+import robotsParserModule from "robots-parser";
 import { request } from "undici";
 import type { RunningTestWeb } from "../../src/testweb/index.js";
 
@@ -98,3 +99,10 @@ export function extractLinks(
   }
   return { links, metaNofollow };
 }
+
+type RobotsParser = typeof robotsParserModule.default;
+/** robots-parser's function (a CommonJS default export that TypeScript sees as a namespace under NodeNext). */
+export const parseRobots: RobotsParser =
+  typeof robotsParserModule === "function"
+    ? (robotsParserModule as RobotsParser)
+    : robotsParserModule.default;

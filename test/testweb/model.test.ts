@@ -1,8 +1,7 @@
-import robotsParser from "robots-parser";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { buildModel, hostsFileText, respond, type WebModel } from "../../src/testweb/index.js";
-import { extractLinks, parseHostsFile } from "./helpers.js";
+import { extractLinks, parseHostsFile, parseRobots } from "./helpers.js";
 
 const PORT = 8123;
 
@@ -125,7 +124,7 @@ describe("buildModel", () => {
     expect(ruled).toBeDefined();
     const answer = respond(model, PORT, ruled?.index ?? 0, "/robots.txt");
     expect(answer.status).toBe(200);
-    const robots = robotsParser(`http://${ruled?.name}:${PORT}/robots.txt`, String(answer.body));
+    const robots = parseRobots(`http://${ruled?.name}:${PORT}/robots.txt`, String(answer.body));
     const url = (path: string) => `http://${ruled?.name}:${PORT}${path}`;
     expect(robots.isAllowed(url("/private/p0.html"), "ubicrawl/1.0")).toBe(false);
     expect(robots.isAllowed(url("/private/open0.html"), "ubicrawl/1.0")).toBe(true);

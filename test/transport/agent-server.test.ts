@@ -81,7 +81,11 @@ describe("AgentServer round trips", () => {
     };
     const reply = await client.heartbeat(request);
     expect(handlers.calls.heartbeat).toEqual([request]);
-    expect(reply).toEqual({ members: [member("agent-b", 7002)], load: { ...LOAD, idle: true } });
+    expect(reply).toEqual({
+      members: [member("agent-b", 7002)],
+      load: { ...LOAD, idle: true },
+      from: member("agent-b", 7002),
+    });
   });
 
   it("submitUrls delivers the batch and returns the ack", async () => {

@@ -80,7 +80,11 @@ export class FakeHandlers implements AgentServiceHandlers {
 
   async heartbeat(request: Calls["heartbeat"][number]): Promise<HeartbeatReply> {
     this.calls.heartbeat.push(request);
-    return { members: [member("agent-b", 7002)], load: { ...LOAD, idle: true } };
+    return {
+      members: [member("agent-b", 7002)],
+      load: { ...LOAD, idle: true },
+      from: member("agent-b", 7002),
+    };
   }
 
   async submitUrls(request: Calls["submitUrls"][number]): Promise<UrlBatchAck> {

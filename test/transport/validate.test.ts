@@ -54,9 +54,10 @@ describe("message validation", () => {
   it("returns a clean copy of a valid message, dropping unknown properties", () => {
     const input = { ...member("agent-a"), extra: "ignored" };
     expect(validateMember(input)).toEqual(member("agent-a"));
-    expect(validateHeartbeatReply({ members: [member("b")], load: LOAD })).toEqual({
+    expect(validateHeartbeatReply({ members: [member("b")], load: LOAD, from: member("b") })).toEqual({
       members: [member("b")],
       load: LOAD,
+      from: member("b"),
     });
     expect(validateAgentStats(STATS)).toEqual(STATS);
   });
@@ -110,7 +111,11 @@ describe("message validation", () => {
 
   it("names the offending field", () => {
     try {
-      validateHeartbeatReply({ members: [member("a"), { ...member("b"), capacity: 0 }], load: LOAD });
+      validateHeartbeatReply({
+        members: [member("a"), { ...member("b"), capacity: 0 }],
+        load: LOAD,
+        from: member("a"),
+      });
       expect.unreachable();
     } catch (error) {
       expect((error as Error).message).toContain("members[1].capacity");

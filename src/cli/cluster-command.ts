@@ -1,0 +1,4 @@
+/** placeholder */
+export async function clusterCommand(_argv: string[]): Promise<number> {
+  return 2;
+}

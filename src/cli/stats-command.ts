@@ -1,0 +1,122 @@
+import { readFile } from "node:fs/promises";
+import { formatBytes } from "../agent/progress.js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+
+const STATS_FLAGS = {
+  agent: { type: "string", help: "address of the agent to ask", placeholder: "HOST:PORT" },
+  cluster: { type: "boolean", help: "gather every live agent's stats through that agent, with totals" },
+  json: { type: "boolean", help: "print JSON instead of a table" },
+  "timeout-ms": { type: "integer", help: "deadline of the request", default: 10_000, min: 100 },
+  insecure: { type: "boolean", help: "plaintext gRPC (the agents run with --insecure)" },
+  "tls-ca": { type: "string", help: "PEM of the cluster CA", placeholder: "FILE" },
+  "tls-cert": {
+    type: "string",
+    help: "PEM client certificate signed by the cluster CA",
+    placeholder: "FILE",
+  },
+  "tls-key": { type: "string", help: "PEM private key of the client certificate", placeholder: "FILE" },
+} as const satisfies FlagSpecs;
+
+const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
+const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
+pages, bytes, queue, URLs exchanged per peer, communication overhead, pages recovered, errors, rate.
+With --cluster, every live agent's stats are gathered through the one named, with totals.`;
+
+/** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
+export async function statsCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, STATS_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, STATS_FLAGS));
+    return 0;
+  }
+  if (flags.agent === undefined) throw new UbiError(ErrorCode.InvalidArgument, "--agent is required");
+  const security = await securityFrom(flags);
+  const client = new PeerClient(flags.agent, { security, requestDeadlineMs: flags["timeout-ms"] });
+  try {
+    const reply = await client.getStats({ cluster: flags.cluster });
+    process.stdout.write(
+      flags.json ? `${JSON.stringify(reply, null, 2)}\n` : formatStats(reply.agents, flags.cluster),
+    );
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+/** The security of a client from `--insecure` / `--tls-*` flags (same rules as the agent's). */
+export async function securityFrom(flags: {
+  insecure: boolean;
+  "tls-ca"?: string | undefined;
+  "tls-cert"?: string | undefined;
+  "tls-key"?: string | undefined;
+}): Promise<TransportSecurity> {
+  const paths = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
+  if (paths.every((path) => path !== undefined)) {
+    const [caPem, certPem, keyPem] = await Promise.all(paths.map((path) => readFile(path as string, "utf8")));
+    return { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
+  }
+  if (flags.insecure) return INSECURE;
+  throw new UbiError(ErrorCode.InvalidArgument, "give --tls-ca/--tls-cert/--tls-key, or --insecure");
+}
+
+/** A human-readable report: one block per agent, then (for a cluster) a table with totals. */
+export function formatStats(agents: readonly AgentStats[], cluster: boolean): string {
+  const lines: string[] = [];
+  for (const stats of agents) {
+    lines.push(
+      `agent ${stats.id} at ${stats.address}${stats.paused ? " (paused)" : ""}${stats.idle ? " (idle)" : ""}`,
+      `  capacity ${stats.capacity}, ${stats.replicas} replicas, ${(stats.circleShare * 100).toFixed(2)}% of the circle`,
+      `  view: ${stats.view.map((peer) => `${peer.id}=${peer.status.toLowerCase()}(${peer.lastHeardMsAgo}ms)`).join(" ")}`,
+      `  hosts: ${stats.hostsOwned} owned, ${stats.hostsKnown} known, ${stats.hostsActive} active, ${stats.hostsDone} done`,
+      `  pages: ${stats.pagesFetched} fetched (${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} queued, ${stats.pagesRecovered} recovered`,
+      `  exchange: overhead ${stats.communicationOverhead.toFixed(3)} URLs sent per page; ${
+        stats.peers
+          .map(
+            (peer) =>
+              `${peer.peerId} sent ${peer.urlsSent}/${peer.batchesSent}b received ${peer.urlsReceived}/${peer.batchesReceived}b`,
+          )
+          .join("; ") || "no peers"
+      }`,
+      `  errors: ${
+        Object.entries(stats.errors)
+          .map(([name, count]) => `${name}=${count}`)
+          .join(" ") || "none"
+      }`,
+      `  uptime ${(stats.uptimeMs / 1000).toFixed(1)} s`,
+    );
+  }
+  if (cluster) {
+    const total = (pick: (stats: AgentStats) => number) =>
+      agents.reduce((sum, stats) => sum + pick(stats), 0);
+    const rows = agents.map((stats) => [
+      stats.id,
+      String(stats.pagesFetched),
+      String(stats.queuedUrls),
+      String(stats.hostsOwned),
+      stats.pagesPerSecond.toFixed(1),
+      stats.communicationOverhead.toFixed(3),
+      stats.idle ? "yes" : "no",
+    ]);
+    rows.push([
+      "TOTAL",
+      String(total((stats) => stats.pagesFetched)),
+      String(total((stats) => stats.queuedUrls)),
+      String(total((stats) => stats.hostsOwned)),
+      total((stats) => stats.pagesPerSecond).toFixed(1),
+      "",
+      agents.every((stats) => stats.idle) ? "yes" : "no",
+    ]);
+    lines.push("", table(["agent", "pages", "queued", "hosts", "pages/s", "overhead", "idle"], rows));
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)),
+  );
+  const format = (row: string[]) => row.map((cell, column) => cell.padStart(widths[column] ?? 0)).join("  ");
+  return [format(header), ...rows.map(format)].join("\n");
+}

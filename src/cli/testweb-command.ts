@@ -1,0 +1,99 @@
+import { writeFile } from "node:fs/promises";
+import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { computeTruth, startTestWeb } from "../testweb/index.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+
+const TESTWEB_FLAGS = {
+  seed: { type: "integer", help: "seed of the generated web", default: 1, min: 0 },
+  hosts: { type: "integer", help: "number of hosts", default: 200, min: 2, max: 5000 },
+  pages: { type: "integer", help: "pages in all (about)", default: 20_000, min: 10, max: 1_000_000 },
+  port: { type: "integer", help: "port of every host (0 picks a free one)", default: 0, min: 0, max: 65535 },
+  "hosts-file": {
+    type: "string",
+    help: "write the /etc/hosts-format name file here (give it to agents as --hosts-file)",
+    placeholder: "FILE",
+  },
+  "seeds-file": { type: "string", help: "write the seed URLs here, one a line", placeholder: "FILE" },
+  truth: {
+    type: "string",
+    help: "write the ground truth (URLs a correct crawl fetches, one a line) here",
+    placeholder: "FILE",
+  },
+  "truth-only": { type: "boolean", help: "write the files and exit without serving" },
+  "max-depth": {
+    type: "integer",
+    help: "crawler limit the truth assumes",
+    default: AGENT_DEFAULTS.maxDepth,
+    min: 0,
+  },
+  "max-pages-per-host": {
+    type: "integer",
+    help: "crawler limit the truth assumes",
+    default: AGENT_DEFAULTS.maxPagesPerHost,
+    min: 1,
+  },
+  "user-agent": {
+    type: "string",
+    help: "crawler User-Agent the truth assumes",
+    default: AGENT_DEFAULTS.userAgent,
+  },
+  "served-log": {
+    type: "string",
+    help: "append one line per request served to this file",
+    placeholder: "FILE",
+  },
+} as const satisfies FlagSpecs;
+
+const USAGE =
+  "ubicrawl testweb [--hosts N] [--pages N] [--hosts-file FILE] [--seeds-file FILE] [--truth FILE]";
+const DESCRIPTION = `Serves the built-in synthetic web on loopback: each host on its own 127.1.x.y address (a few
+share one), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
+files and a crawler trap. Content is generated from the URL and the seed, never stored. Runs until
+SIGINT/SIGTERM and then prints what it served.`;
+
+/** `ubicrawl testweb`: serves the test web (and writes its hosts file, seeds and ground truth). */
+export async function testwebCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, TESTWEB_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, TESTWEB_FLAGS));
+    return 0;
+  }
+  const web = await startTestWeb({
+    seed: flags.seed,
+    hosts: flags.hosts,
+    pages: flags.pages,
+    port: flags.port,
+    ...(flags["served-log"] === undefined ? {} : { servedLogPath: flags["served-log"] }),
+  });
+  try {
+    if (flags["hosts-file"] !== undefined) await web.writeHostsFile(flags["hosts-file"]);
+    if (flags["seeds-file"] !== undefined) await writeFile(flags["seeds-file"], `${web.seeds.join("\n")}\n`);
+    if (flags.truth !== undefined) {
+      const truth = computeTruth(web.model, web.port, {
+        maxDepth: flags["max-depth"],
+        maxPagesPerHost: flags["max-pages-per-host"],
+        userAgent: flags["user-agent"],
+      });
+      await writeFile(flags.truth, `${truth.urls.join("\n")}\n`);
+      process.stderr.write(
+        `truth: ${truth.urls.length} URLs, ${truth.robotsDisallowed} disallowed by robots.txt, ` +
+          `${truth.unresolvableHosts.length} unresolvable hosts${truth.depthExact ? "" : " (inexact: max-depth binds)"}\n`,
+      );
+    }
+    process.stderr.write(
+      `test web: ${web.model.hosts.length} hosts on port ${web.port}; seeds: ${web.seeds.join(" ")}\n`,
+    );
+    if (flags["truth-only"]) return 0;
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    const recorder = web.recorder;
+    process.stderr.write(
+      `served ${recorder.totalServed} requests; most concurrent requests to one host: ${recorder.maxConcurrencyPerHost()}\n`,
+    );
+    return 0;
+  } finally {
+    await web.stop();
+  }
+}

@@ -1,0 +1,517 @@
+import { Agent, type ClusterHooks } from "../agent/agent.js";
+import type { AgentOptions } from "../agent/agent-options.js";
+import { type Clock, sleep, systemClock } from "../clock.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
+import { loadHasher64 } from "../hashing/index.js";
+import {
+  AgentServer,
+  type AgentServiceHandlers,
+  type AgentStats,
+  type ControlReply,
+  type ControlRequest,
+  type HeartbeatReply,
+  type HeartbeatRequest,
+  type JoinReply,
+  type JoinRequest,
+  PeerClientPool,
+  type StatsReply,
+  type StatsRequest,
+  type TransportSecurity,
+  type UrlBatch,
+  type UrlBatchAck,
+  type WasFetchedReply,
+  type WasFetchedRequest,
+} from "../transport/index.js";
+import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
+import { fromWireMember, toWireMember } from "./members.js";
+import { Ownership } from "./ownership.js";
+import { PageRecovery } from "./page-recovery.js";
+import { TerminationDetector, type WorkLoad } from "./termination.js";
+import { UrlExchange } from "./url-exchange.js";
+
+/** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
+export interface ClusterOptions {
+  /** `host:port` of this agent's gRPC server (port 0 picks one). */
+  readonly listen: string;
+  /** Addresses of live agents to join through (empty: start a new cluster). */
+  readonly join: readonly string[];
+  /** This agent's capacity: its share of hosts is proportional to it. @default 1 */
+  readonly capacity: number;
+  /** @default 1000 */
+  readonly heartbeatIntervalMs: number;
+  /** @default 5000 */
+  readonly suspectAfterMs: number;
+  /** Previous owners asked by page recovery (UbiCrawler's k). @default 1 */
+  readonly recoveryK: number;
+  /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */
+  readonly replicasPerUnit?: number;
+  /** Transport security of agent-to-agent traffic. */
+  readonly security: TransportSecurity;
+  /** How long joining keeps trying the `join` addresses before giving up. @default 30000 */
+  readonly joinTimeoutMs?: number;
+}
+
+/** Seen batch ids kept per process to count each received batch once despite retries. */
+const MAX_REMEMBERED_BATCHES = 100_000;
+
+/**
+ * One agent in a cluster: runs the crawl of an {@link Agent} and, around it, the gRPC server, the
+ * heartbeat failure detector with gossip membership, the consistent-hashing ownership, the URL
+ * exchange, page recovery and termination detection. No coordinator: every decision is local.
+ *
+ * When the alive set changes, ownership is rebuilt and the frontier re-examined: queues of hosts now
+ * owned by others are handed to them, URLs buffered for dead agents go to the new owners, and every
+ * URL ever handed to a crashed agent is re-sent to its hosts' new owners (self-stabilization).
+ */
+export class ClusterNode implements AgentServiceHandlers {
+  readonly agent: Agent;
+  private readonly detector: FailureDetector;
+  private readonly ownership: Ownership;
+  private readonly exchange: UrlExchange;
+  private readonly recovery: PageRecovery;
+  private readonly termination = new TerminationDetector();
+  private readonly peers: PeerClientPool;
+  private readonly server: AgentServer;
+  private readonly receivedBatches = new Set<string>();
+  private batchesReceived = 0;
+  private aliveIds = new Set<string>();
+  private reexamining: Promise<void> = Promise.resolve();
+  private leaving = false;
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly options: ClusterOptions,
+    readonly address: string,
+    private readonly clock: Clock,
+    parts: {
+      agent: Agent;
+      detector: FailureDetector;
+      ownership: Ownership;
+      exchange: UrlExchange;
+      recovery: PageRecovery;
+      peers: PeerClientPool;
+      server: AgentServer;
+    },
+  ) {
+    this.agent = parts.agent;
+    this.detector = parts.detector;
+    this.ownership = parts.ownership;
+    this.exchange = parts.exchange;
+    this.recovery = parts.recovery;
+    this.peers = parts.peers;
+    this.server = parts.server;
+  }
+
+  /**
+   * Opens the agent, starts the server, joins the cluster through `options.join` and starts crawling.
+   * Rejects with `IdConflict` when a live agent already has this id (or its replicas collide).
+   */
+  static async start(
+    agentOptions: AgentOptions,
+    options: ClusterOptions,
+    clock: Clock = systemClock,
+  ): Promise<ClusterNode> {
+    const hasher = await loadHasher64();
+    const fingerprinter = new UrlFingerprinter(hasher);
+    const ownership = new Ownership(agentOptions.id, options.capacity, options.replicasPerUnit, hasher);
+    const peers = new PeerClientPool({ security: options.security });
+    // The node is created after the agent and server; hooks and handlers reach it through this cell.
+    let node: ClusterNode | undefined;
+    const ready = (): ClusterNode => {
+      if (!node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
+      return node;
+    };
+    const exchangeCell: { current?: UrlExchange } = {};
+    const hooks: ClusterHooks = {
+      ownership: () => ownership,
+      exchange: {
+        send: (owner, url, depth, host) => exchangeCell.current?.send(owner, url, depth, host),
+      },
+      owns: (host) => ownership.ownerOf(host) === agentOptions.id,
+      fetchedElsewhere: (host, url, upcoming) => ready().recovery.fetchedElsewhere(host, url, upcoming),
+      isCrawlComplete: () => node?.isCrawlComplete() ?? false,
+    };
+    const agent = await Agent.open(agentOptions, { clock, cluster: hooks });
+    const server = new AgentServer(
+      { security: options.security },
+      {
+        handlers: {
+          join: (request) => ready().join(request),
+          heartbeat: (request) => ready().heartbeat(request),
+          submitUrls: (request) => ready().submitUrls(request),
+          wasFetched: (request) => ready().wasFetched(request),
+          getStats: (request) => ready().getStats(request),
+          control: (request) => ready().control(request),
+        },
+        clock,
+        onUnexpectedError: (error) =>
+          process.stderr.write(`ubicrawl: rpc handler failed: ${String(error)}\n`),
+      },
+    );
+    let address: string;
+    try {
+      address = await server.start(options.listen);
+    } catch (error) {
+      await agent.stop();
+      throw error;
+    }
+    const detector = new FailureDetector(
+      {
+        self: { id: agentOptions.id, address, capacity: options.capacity },
+        heartbeatIntervalMs: options.heartbeatIntervalMs,
+        suspectAfterMs: options.suspectAfterMs,
+      },
+      {
+        clock,
+        sendHeartbeat: async (target, heartbeat, signal) => {
+          const self = ready();
+          const reply = await peers.get(target.address).heartbeat(
+            {
+              from: toWireMember(heartbeat.from, clock.now()),
+              members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
+              load: self.load(),
+            },
+            { signal, deadlineMs: options.heartbeatIntervalMs },
+          );
+          self.termination.observe(reply.from.id, reply.load, clock.now());
+          return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
+        },
+      },
+    );
+    const isAlive = (id: string) => node?.aliveIds.has(id) === true;
+    const exchange = new UrlExchange(
+      {},
+      {
+        selfId: agentOptions.id,
+        incarnation: detector.self.incarnation,
+        clock,
+        stats: agent.stats,
+        committer: agent.committer,
+        store: agent.store,
+        fingerprinter,
+        submit: (peerId, batch, signal) => ready().peerClient(peerId).submitUrls(batch, { signal }),
+        isAlive,
+        reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
+        requeue: (url, depth, host) => {
+          if (ownership.ownerOf(host) === agentOptions.id) agent.frontier.requeue(url, depth, host);
+          else agent.router.routeAt(url, depth, host);
+        },
+      },
+    );
+    exchangeCell.current = exchange;
+    const recovery = new PageRecovery(
+      { k: options.recoveryK },
+      {
+        ownership,
+        isAlive,
+        ask: async (peerId, urls) =>
+          (
+            await ready()
+              .peerClient(peerId)
+              .wasFetched({ fromId: agentOptions.id, urls: [...urls] })
+          ).fetched,
+      },
+    );
+    node = new ClusterNode(options, address, clock, {
+      agent,
+      detector,
+      ownership,
+      exchange,
+      recovery,
+      peers,
+      server,
+    });
+    try {
+      await node.joinCluster();
+    } catch (error) {
+      await node.stop();
+      throw error;
+    }
+    await agent.start();
+    return node;
+  }
+
+  /** Ids of the agents alive in this agent's view, self included. */
+  get alive(): readonly MemberEntry[] {
+    return this.detector.alive();
+  }
+
+  /** True when the termination rule says the whole cluster's crawl is complete. */
+  isCrawlComplete(): boolean {
+    this.termination.observe(this.agent.options.id, this.load(), this.clock.now());
+    return this.termination.check([...this.aliveIds]);
+  }
+
+  /** Graceful leave: stop crawling, hand every queued URL to its next owner, tell the others, stop. */
+  async leave(): Promise<void> {
+    if (this.leaving) return;
+    this.leaving = true;
+    this.agent.scheduler.pause();
+    await this.detector.leave();
+    this.onViewChange(this.detector.alive());
+    await this.reexamining;
+    await this.exchange.drain();
+  }
+
+  /**
+   * Tells every member this agent leaves on purpose (after the crawl completed, nothing to hand over),
+   * so nobody treats it as crashed and re-sends its URLs.
+   */
+  async announceLeave(): Promise<void> {
+    this.leaving = true;
+    await this.detector.leave();
+  }
+
+  /** Stops everything; the durable state is kept. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.detector.stop();
+      this.exchange.stop();
+      await this.server.stop();
+      await this.agent.stop();
+      this.peers.closeAll();
+    })();
+    return this.stopping;
+  }
+
+  // ---- RPC handlers -------------------------------------------------------------------------
+
+  /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
+  async join(request: JoinRequest): Promise<JoinReply> {
+    const reply = await this.heartbeat({ from: request.member, members: [request.member], load: idleLoad() });
+    return { members: reply.members };
+  }
+
+  /** `Heartbeat`: liveness, gossip and load, both ways. */
+  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
+    const from = fromWireMember(request.from);
+    if (this.detector.members().every((member) => member.id !== from.id)) {
+      try {
+        this.ownership.checkNewcomer({ id: from.id, capacity: from.capacity });
+      } catch (error) {
+        if (!isUbiError(error, ErrorCode.IdConflict)) throw error;
+        throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
+      }
+    }
+    this.termination.observe(from.id, request.load, this.clock.now());
+    const answer = this.detector.onHeartbeat(from, request.members.map(fromWireMember));
+    const now = this.clock.now();
+    return {
+      members: answer.entries.map((entry) => toWireMember(entry, now)),
+      load: this.load(),
+      from: toWireMember(answer.from, now),
+    };
+  }
+
+  /** `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable. */
+  async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
+    let accepted = 0;
+    let forwarded = 0;
+    let duplicates = 0;
+    let invalid = 0;
+    const { frontier, router, stats } = this.agent;
+    for (const { url, depth } of batch.urls) {
+      const canonical = normalizeUrl(url);
+      if (canonical === null) {
+        invalid++;
+        continue;
+      }
+      const host = hostKey(canonical);
+      if (this.ownership.ownerOf(host) !== this.agent.options.id) {
+        router.routeAt(canonical, depth, host);
+        forwarded++;
+      } else if (frontier.add(canonical, depth, host)) accepted++;
+      else duplicates++;
+    }
+    if (invalid > 0 && invalid === batch.urls.length) {
+      throw new UbiError(ErrorCode.BadMessage, `batch ${batch.batchId}: no valid http(s) URL in it`);
+    }
+    await frontier.commit();
+    if (!this.receivedBatches.has(batch.batchId)) {
+      if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
+      this.receivedBatches.add(batch.batchId);
+      this.batchesReceived++;
+      const traffic = stats.peer(batch.fromId);
+      traffic.batchesReceived++;
+      traffic.urlsReceived += batch.urls.length;
+    }
+    return { accepted, forwarded, duplicates };
+  }
+
+  /** `WasFetched`: page recovery, answered from the durable record of fetches. */
+  async wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply> {
+    return { fetched: await this.agent.frontier.wasFetched(request.urls) };
+  }
+
+  /** `GetStats`: this agent's partition stats, or every live agent's. */
+  async getStats(request: StatsRequest): Promise<StatsReply> {
+    const own = this.stats();
+    if (!request.cluster) return { agents: [own] };
+    const others = await Promise.all(
+      this.detector
+        .alive()
+        .filter((member) => member.id !== this.agent.options.id)
+        .map(async (member) => {
+          try {
+            return (await this.peers.get(member.address).getStats({ cluster: false })).agents;
+          } catch {
+            return [];
+          }
+        }),
+    );
+    return { agents: [own, ...others.flat()] };
+  }
+
+  /** `Control`: pause, resume, leave, blacklist. */
+  async control(request: ControlRequest): Promise<ControlReply> {
+    const { scheduler, blacklist } = this.agent;
+    switch (request.action) {
+      case "PAUSE":
+        scheduler.pause();
+        return { ok: true, message: "paused" };
+      case "RESUME":
+        scheduler.resume();
+        return { ok: true, message: "resumed" };
+      case "LEAVE":
+        this.leave().then(
+          () => process.kill(process.pid, "SIGTERM"),
+          (error) => process.stderr.write(`ubicrawl: leave failed: ${String(error)}\n`),
+        );
+        return { ok: true, message: "leaving: handing queued URLs to their next owners" };
+      case "BLACKLIST_ADD":
+        blacklist.add(request.argument.toLowerCase());
+        return { ok: true, message: `blacklisted ${request.argument}` };
+      case "BLACKLIST_REMOVE": {
+        const removed = blacklist.delete(request.argument.toLowerCase());
+        if (removed) for (const host of this.agent.frontier.hostsWithWork()) scheduler.markReady(host);
+        return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
+      }
+    }
+  }
+
+  // ---- membership and self-stabilization -----------------------------------------------------
+
+  private async joinCluster(): Promise<void> {
+    this.detector.onChange((alive) => this.onViewChange(alive));
+    const seeds = this.options.join.filter((address) => address !== this.address);
+    if (seeds.length > 0) {
+      const deadline = this.clock.now() + (this.options.joinTimeoutMs ?? 30_000);
+      for (;;) {
+        try {
+          await this.detector.join(seeds);
+          break;
+        } catch (error) {
+          if (isUbiError(error, ErrorCode.IdConflict) || this.clock.now() >= deadline) throw error;
+          await sleep(this.clock, 500);
+        }
+      }
+      const crawled = this.detector
+        .members()
+        .some((member) => (this.termination.loadOf(member.id)?.pagesFetched ?? 0) > 0);
+      if (crawled) this.ownership.markJoinedRunningCrawl();
+    }
+    this.detector.start();
+    this.onViewChange(this.detector.alive());
+  }
+
+  /** The alive set changed: rebuild ownership and re-examine what this agent holds. */
+  private onViewChange(alive: readonly MemberEntry[]): void {
+    if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over
+    const previous = this.aliveIds;
+    this.aliveIds = new Set(alive.map((member) => member.id));
+    const changed = this.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
+    if (!changed) return;
+    this.recovery.reset();
+    const statuses = new Map(this.detector.members().map((member) => [member.id, member.status]));
+    const crashed = [...previous].filter((id) => !this.aliveIds.has(id) && statuses.get(id) !== "left");
+    for (const id of previous) if (!this.aliveIds.has(id)) this.termination.forget(id);
+    this.exchange.onViewChange();
+    this.reexamining = this.reexamining
+      .then(() => this.reexamine(crashed))
+      .catch((error) => {
+        process.stderr.write(`ubicrawl: re-examining the frontier failed: ${String(error)}\n`);
+      });
+  }
+
+  private async reexamine(crashed: readonly string[]): Promise<void> {
+    const { frontier, scheduler } = this.agent;
+    const self = this.agent.options.id;
+    for (const host of frontier.hostsWithWork()) {
+      const owner = this.ownership.ownerOf(host);
+      if (owner === self) continue;
+      for (const entry of await frontier.drainHost(host))
+        this.exchange.send(owner, entry.url, entry.depth, host);
+    }
+    await frontier.commit();
+    for (const peer of crashed) await this.exchange.redistribute(peer);
+    for (const host of frontier.hostsWithWork()) scheduler.markReady(host);
+  }
+
+  // ---- stats ---------------------------------------------------------------------------------
+
+  /** This agent's load, as reported in heartbeats. */
+  load(): WorkLoad {
+    const { agent } = this;
+    return {
+      idle: agent.isIdle && this.exchange.isIdle && !this.agent.scheduler.isPaused,
+      urlBatchesSent: this.exchange.batchesDelivered,
+      urlBatchesReceived: this.batchesReceived,
+      pagesFetched: agent.stats.pagesFetched,
+      queuedUrls: agent.frontier.waitingUrls,
+    };
+  }
+
+  /** The partition stats of this agent. */
+  stats(): AgentStats {
+    const { agent } = this;
+    const { stats, frontier, scheduler } = agent;
+    const now = this.clock.now();
+    let hostsOwned = 0;
+    let hostsKnown = 0;
+    let hostsDone = 0;
+    for (const host of frontier.knownHosts()) {
+      hostsKnown++;
+      if (this.ownership.ownerOf(host) === agent.options.id) hostsOwned++;
+      if (frontier.waitingOf(host) === 0 && frontier.record(host).fetched > 0) hostsDone++;
+    }
+    return {
+      id: agent.options.id,
+      address: this.address,
+      capacity: this.options.capacity,
+      replicas: this.ownership.replicas,
+      circleShare: this.ownership.share,
+      view: this.detector.members().map((member) => ({
+        id: member.id,
+        address: member.address,
+        status: toWireMember(member, now).status,
+        lastHeardMsAgo: Math.max(0, now - member.lastHeardMs),
+      })),
+      hostsOwned,
+      hostsKnown,
+      hostsActive: scheduler.activeHosts,
+      hostsDone,
+      pagesFetched: stats.pagesFetched,
+      bytesFetched: stats.bytesFetched,
+      queuedUrls: frontier.waitingUrls,
+      peers: [...stats.peers].map(([peerId, traffic]) => ({ peerId, ...traffic })),
+      communicationOverhead: stats.communicationOverhead,
+      pagesRecovered: stats.pagesRecovered,
+      errors: Object.fromEntries(stats.errors),
+      pagesPerSecond: stats.pagesPerSecond(),
+      uptimeMs: stats.uptimeMs,
+      idle: this.load().idle,
+      paused: scheduler.isPaused,
+    };
+  }
+
+  private peerClient(peerId: string) {
+    const member = this.detector.members().find((entry) => entry.id === peerId);
+    if (!member) throw new UbiError(ErrorCode.PeerUnreachable, `unknown peer ${peerId}`);
+    return this.peers.get(member.address);
+  }
+}
+
+function idleLoad(): WorkLoad {
+  return { idle: true, urlBatchesSent: 0, urlBatchesReceived: 0, pagesFetched: 0, queuedUrls: 0 };
+}

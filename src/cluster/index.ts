@@ -1,0 +1,7 @@
+/** The decentralized cluster: membership, ownership, URL exchange, page recovery, termination. */
+
+export { ClusterNode, type ClusterOptions } from "./cluster-node.js";
+export { Ownership } from "./ownership.js";
+export { DEFAULT_RECOVERY_K, PageRecovery, type PageRecoveryOptions } from "./page-recovery.js";
+export { TerminationDetector, type WorkLoad } from "./termination.js";
+export { UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

@@ -1,0 +1,80 @@
+/** What an agent reports about its work, in every heartbeat (the proto's `AgentLoad`). */
+export interface WorkLoad {
+  readonly idle: boolean;
+  readonly urlBatchesSent: number;
+  readonly urlBatchesReceived: number;
+  readonly pagesFetched: number;
+  readonly queuedUrls: number;
+}
+
+interface Observation {
+  readonly load: WorkLoad;
+  readonly atMs: number;
+}
+
+/**
+ * Distributed termination detection over heartbeat loads. The crawl is complete when, in two
+ * consecutive rounds with a fresh report from every live agent, every agent was idle, the batches
+ * delivered equal the batches received across the cluster (no batch in transit), and no counter moved
+ * between the rounds (so no work slipped between two reports).
+ */
+export class TerminationDetector {
+  private readonly latest = new Map<string, Observation>();
+  private previous: { signature: string; atMs: number } | undefined;
+
+  /** Records the load `agentId` reported at local time `atMs`. */
+  observe(agentId: string, load: WorkLoad, atMs: number): void {
+    this.latest.set(agentId, { load, atMs });
+  }
+
+  /** The last load reported by `agentId`. */
+  loadOf(agentId: string): WorkLoad | undefined {
+    return this.latest.get(agentId)?.load;
+  }
+
+  /** Forgets an agent that left the view. */
+  forget(agentId: string): void {
+    this.latest.delete(agentId);
+  }
+
+  /**
+   * Evaluates one round over `aliveIds` (this agent's own load must have been observed just before).
+   * Returns true once the condition held for two consecutive rounds.
+   */
+  check(aliveIds: readonly string[]): boolean {
+    let sent = 0;
+    let received = 0;
+    let oldestMs = Number.POSITIVE_INFINITY;
+    const parts: string[] = [];
+    for (const id of [...aliveIds].sort()) {
+      const observed = this.latest.get(id);
+      if (!observed || !observed.load.idle) {
+        this.previous = undefined;
+        return false;
+      }
+      const { load } = observed;
+      sent += load.urlBatchesSent;
+      received += load.urlBatchesReceived;
+      oldestMs = Math.min(oldestMs, observed.atMs);
+      parts.push(
+        `${id}:${load.urlBatchesSent}:${load.urlBatchesReceived}:${load.pagesFetched}:${load.queuedUrls}`,
+      );
+    }
+    if (sent !== received) {
+      this.previous = undefined;
+      return false;
+    }
+    const signature = parts.join("|");
+    if (this.previous && this.previous.signature === signature && oldestMs > this.previous.atMs) return true;
+    if (!this.previous || this.previous.signature !== signature) {
+      this.previous = { signature, atMs: maxAt(this.latest, aliveIds) };
+    }
+    return false;
+  }
+}
+
+function maxAt(latest: ReadonlyMap<string, Observation>, ids: readonly string[]): number {
+  let max = 0;
+  for (const id of ids) max = Math.max(max, latest.get(id)?.atMs ?? 0);
+  return max;
+}

@@ -1,0 +1,368 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import {
+  DEFAULT_MAX_ACTIVE_HOSTS,
+  HostScheduler,
+  type HostSchedulerOptions,
+  type VisitOutcome,
+} from "../../src/frontier/scheduler.js";
+import { type Deferred, deferred, flush, ManualClock } from "./helpers.js";
+
+/** One running fake visit: the test ends it with an outcome or an error. */
+interface Visit {
+  readonly host: string;
+  readonly signal: AbortSignal;
+  readonly done: Deferred<VisitOutcome>;
+}
+
+/**
+ * A scheduler driving fake visits. Each host has a count of waiting URLs (hasWork); visits stay
+ * open until the test ends them, and the harness records concurrency per host and overall.
+ */
+class Harness {
+  readonly clock = new ManualClock();
+  readonly work = new Map<string, number>();
+  readonly running: Visit[] = [];
+  readonly started: string[] = [];
+  readonly errors: Array<{ host: string; error: unknown }> = [];
+  readonly perHost = new Map<string, number>();
+  maxPerHost = 0;
+  maxActive = 0;
+  /** When set, visit() throws synchronously instead of returning a promise. */
+  throwSync: Error | undefined;
+  /** Called synchronously at the start of each visit. */
+  onStart: ((host: string) => void) | undefined;
+  readonly scheduler: HostScheduler;
+
+  constructor(options: HostSchedulerOptions = {}) {
+    this.scheduler = new HostScheduler(options, {
+      clock: this.clock,
+      hasWork: (host) => (this.work.get(host) ?? 0) > 0,
+      onVisitError: (host, error) => this.errors.push({ host, error }),
+      visit: (host, signal) => {
+        this.onStart?.(host);
+        if (this.throwSync) throw this.throwSync;
+        const now = (this.perHost.get(host) ?? 0) + 1;
+        this.perHost.set(host, now);
+        this.maxPerHost = Math.max(this.maxPerHost, now);
+        this.maxActive = Math.max(this.maxActive, this.running.length + 1);
+        const visit: Visit = { host, signal, done: deferred<VisitOutcome>() };
+        this.running.push(visit);
+        this.started.push(host);
+        return visit.done.promise.finally(() => {
+          this.perHost.set(host, (this.perHost.get(host) ?? 1) - 1);
+          this.running.splice(this.running.indexOf(visit), 1);
+        });
+      },
+    });
+  }
+
+  /** Gives `host` `urls` waiting URLs and tells the scheduler. */
+  addWork(host: string, urls = 1): void {
+    this.work.set(host, (this.work.get(host) ?? 0) + urls);
+    this.scheduler.markReady(host);
+  }
+
+  /** The running visit of `host`. */
+  visitOf(host: string): Visit {
+    const visit = this.running.find((v) => v.host === host);
+    if (!visit) throw new Error(`${host} is not being visited`);
+    return visit;
+  }
+
+  /** Ends `host`'s visit: it fetched `fetched` URLs and reports `outcome`. */
+  async end(host: string, outcome: VisitOutcome, fetched = 1): Promise<void> {
+    this.work.set(host, Math.max(0, (this.work.get(host) ?? 0) - fetched));
+    this.visitOf(host).done.resolve(outcome);
+    await flush();
+  }
+
+  /** Ends the oldest running visit by fetching one URL and yielding (drained when none is left). */
+  async step(): Promise<string> {
+    const visit = this.running[0];
+    if (!visit) throw new Error("nothing running");
+    const left = (this.work.get(visit.host) ?? 0) - 1;
+    await this.end(visit.host, left > 0 ? { kind: "yielded" } : { kind: "drained" });
+    return visit.host;
+  }
+
+  get runningHosts(): string[] {
+    return this.running.map((v) => v.host);
+  }
+}
+
+let harness: Harness | undefined;
+
+function setUp(options?: HostSchedulerOptions): Harness {
+  harness = new Harness(options);
+  return harness;
+}
+
+afterEach(async () => {
+  if (!harness) return;
+  for (const visit of harness.running) visit.done.resolve({ kind: "drained" });
+  await harness.scheduler.stop();
+  harness = undefined;
+});
+
+describe("HostScheduler options", () => {
+  it("rejects a maxActiveHosts that is not a positive integer", () => {
+    for (const maxActiveHosts of [0, -3, 2.5, Number.NaN]) {
+      let error: unknown;
+      try {
+        new HostScheduler(
+          { maxActiveHosts },
+          { visit: async () => ({ kind: "drained" }), hasWork: () => false, onVisitError: () => {} },
+        );
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isUbiError(error, ErrorCode.InvalidArgument)).toBe(true);
+    }
+    expect(DEFAULT_MAX_ACTIVE_HOSTS).toBe(256);
+  });
+});
+
+describe("HostScheduler visits", () => {
+  it("never visits one host twice at once, however often it is marked ready", async () => {
+    const h = setUp({ maxActiveHosts: 4 });
+    h.addWork("a.test", 5);
+    expect(h.runningHosts).toEqual(["a.test"]);
+    for (let i = 0; i < 10; i++) h.scheduler.markReady("a.test");
+    h.addWork("a.test", 3);
+    expect(h.started).toEqual(["a.test"]);
+    expect(h.scheduler.readyHosts).toBe(0);
+    // The visit yields with work left: exactly one new visit follows.
+    for (let round = 0; round < 7; round++) {
+      h.scheduler.markReady("a.test");
+      await h.step();
+      h.scheduler.markReady("a.test");
+      expect(h.running.filter((v) => v.host === "a.test").length).toBeLessThanOrEqual(1);
+    }
+    await h.step(); // the eighth and last URL: drained
+    expect(h.started).toEqual(Array(8).fill("a.test"));
+    expect(h.maxPerHost).toBe(1);
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+
+  it("visits at most maxActiveHosts hosts at once, the others first come, first served", async () => {
+    const h = setUp({ maxActiveHosts: 3 });
+    const hosts = Array.from({ length: 10 }, (_, i) => `h${i}.test`);
+    for (const host of hosts) h.addWork(host);
+    expect(h.runningHosts).toEqual(["h0.test", "h1.test", "h2.test"]);
+    expect(h.scheduler.activeHosts).toBe(3);
+    expect(h.scheduler.readyHosts).toBe(7);
+    await h.end("h1.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["h0.test", "h2.test", "h3.test"]);
+    while (h.running.length > 0) await h.step();
+    expect(h.started).toEqual(hosts);
+    expect(h.maxActive).toBe(3);
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+
+  it("sends a host that yielded with work left behind the hosts already waiting", async () => {
+    const h = setUp({ maxActiveHosts: 1 });
+    h.addWork("a.test", 3);
+    h.addWork("b.test", 2);
+    h.addWork("c.test", 1);
+    while (h.running.length > 0) await h.step();
+    expect(h.started).toEqual(["a.test", "b.test", "c.test", "a.test", "b.test", "a.test"]);
+  });
+
+  it("does not revisit a drained host until it has work again, and revisits one that got work meanwhile", async () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    h.addWork("a.test");
+    await h.end("a.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(true);
+    h.scheduler.markReady("a.test");
+    expect(h.started).toEqual(["a.test", "a.test"]);
+    // Work arrives during the visit (markReady is ignored then); the visit reports drained anyway.
+    h.addWork("a.test", 1);
+    await h.end("a.test", { kind: "drained" }, 0);
+    expect(h.runningHosts).toEqual(["a.test"]);
+    await h.end("a.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+
+  it("ignores a markReady of the visited host made synchronously from inside its visit", async () => {
+    const h = setUp({ maxActiveHosts: 4 });
+    // E.g. a visit whose first step queues a link to its own host.
+    h.onStart = (host) => h.addWork(host);
+    h.addWork("a.test");
+    expect(h.started).toEqual(["a.test"]);
+    expect(h.maxPerHost).toBe(1);
+    h.onStart = undefined;
+    await h.end("a.test", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["a.test"]); // work was left: visited again, once
+  });
+
+  it("gives each visit its own host and a signal that is not aborted", () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    h.addWork("a.test");
+    h.addWork("b.test");
+    expect(h.running.map((v) => [v.host, v.signal.aborted])).toEqual([
+      ["a.test", false],
+      ["b.test", false],
+    ]);
+  });
+});
+
+describe("HostScheduler parking", () => {
+  it("brings a parked host back once its time has come, not before", async () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    h.addWork("a.test", 2);
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 10_000 }, 0);
+    expect(h.scheduler.parkedHosts).toBe(1);
+    expect(h.scheduler.isIdle).toBe(false);
+    h.scheduler.markReady("a.test"); // ignored while parked
+    h.addWork("a.test");
+    expect(h.running).toHaveLength(0);
+    h.addWork("b.test"); // other hosts go on meanwhile
+    expect(h.runningHosts).toEqual(["b.test"]);
+    h.clock.advance(9_999);
+    await flush();
+    expect(h.runningHosts).toEqual(["b.test"]);
+    h.clock.advance(1);
+    await flush();
+    expect(h.runningHosts).toEqual(["b.test", "a.test"]);
+    expect(h.scheduler.parkedHosts).toBe(0);
+  });
+
+  it("forgets a parked host whose work is gone when its timer fires, until it is marked ready", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 500 }, 0);
+    h.work.set("a.test", 0); // e.g. its URLs were handed to another agent
+    h.clock.advance(500);
+    await flush();
+    expect(h.started).toEqual(["a.test"]);
+    expect(h.scheduler.isIdle).toBe(true);
+    h.addWork("a.test");
+    expect(h.started).toEqual(["a.test", "a.test"]);
+  });
+
+  it("treats a parking time in the past as due at once", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() - 1_000 }, 0);
+    expect(h.scheduler.parkedHosts).toBe(1);
+    h.clock.advance(0);
+    await flush();
+    expect(h.started).toEqual(["a.test", "a.test"]);
+  });
+});
+
+describe("HostScheduler failures", () => {
+  it("reports a visit that rejects, parks the host, and retries it later", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    const boom = new Error("storage on fire");
+    h.visitOf("a.test").done.reject(boom);
+    await flush();
+    expect(h.errors).toEqual([{ host: "a.test", error: boom }]);
+    expect(h.scheduler.activeHosts).toBe(0);
+    expect(h.scheduler.parkedHosts).toBe(1);
+    h.clock.advance(4_999);
+    await flush();
+    expect(h.started).toEqual(["a.test"]);
+    h.clock.advance(1);
+    await flush();
+    expect(h.started).toEqual(["a.test", "a.test"]);
+  });
+
+  it("reports a visit that throws synchronously and does not leave the host stuck as active", async () => {
+    const h = setUp();
+    const boom = new Error("bug");
+    h.throwSync = boom;
+    h.addWork("a.test");
+    await flush();
+    expect(h.errors).toEqual([{ host: "a.test", error: boom }]);
+    expect(h.scheduler.activeHosts).toBe(0);
+    expect(h.scheduler.parkedHosts).toBe(1);
+    h.throwSync = undefined;
+    h.clock.advance(5_000);
+    await flush();
+    expect(h.runningHosts).toEqual(["a.test"]);
+    await h.end("a.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+});
+
+describe("HostScheduler pause, resume and stop", () => {
+  it("starts no visit while paused and catches up on resume", async () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    h.addWork("a.test", 2);
+    h.scheduler.pause();
+    expect(h.scheduler.isPaused).toBe(true);
+    h.addWork("b.test");
+    h.addWork("c.test");
+    expect(h.runningHosts).toEqual(["a.test"]); // the running visit is not interrupted
+    await h.end("a.test", { kind: "yielded" });
+    expect(h.running).toHaveLength(0);
+    expect(h.scheduler.readyHosts).toBe(3);
+    expect(h.scheduler.isIdle).toBe(false);
+    h.scheduler.resume();
+    expect(h.scheduler.isPaused).toBe(false);
+    expect(h.runningHosts).toEqual(["b.test", "c.test"]);
+    while (h.running.length > 0) await h.step();
+    expect(h.started).toEqual(["a.test", "b.test", "c.test", "a.test"]);
+  });
+
+  it("aborts running visits on stop, waits for them to end, and starts nothing after", async () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    h.addWork("a.test");
+    h.addWork("b.test");
+    h.addWork("c.test");
+    const [a, b] = h.running;
+    let stopped = false;
+    const stopping = h.scheduler.stop().then(() => {
+      stopped = true;
+    });
+    expect(a?.signal.aborted).toBe(true);
+    expect(b?.signal.aborted).toBe(true);
+    await flush();
+    expect(stopped).toBe(false); // still waiting for both visits
+    a?.done.resolve({ kind: "yielded" });
+    await flush();
+    expect(stopped).toBe(false);
+    b?.done.reject(b.signal.reason); // an aborted visit typically rejects with the signal's reason
+    await stopping;
+    expect(h.started).toEqual(["a.test", "b.test"]); // c.test never started
+    expect(h.errors).toEqual([]); // failures caused by stopping are not errors
+    h.addWork("d.test");
+    h.scheduler.markReady("c.test");
+    expect(h.running).toHaveLength(0);
+    expect(h.scheduler.isIdle).toBe(true);
+    await h.scheduler.stop(); // idempotent
+  });
+
+  it("cancels parking timers on stop", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 1_000 }, 0);
+    expect(h.clock.pending).toBe(1);
+    await h.scheduler.stop();
+    expect(h.clock.pending).toBe(0);
+    expect(h.scheduler.parkedHosts).toBe(0);
+    h.clock.advance(2_000);
+    await flush();
+    expect(h.started).toEqual(["a.test"]);
+  });
+
+  it("is idle only when no host is active, ready or parked", async () => {
+    const h = setUp({ maxActiveHosts: 1 });
+    expect(h.scheduler.isIdle).toBe(true);
+    h.addWork("a.test");
+    h.addWork("b.test");
+    expect(h.scheduler.isIdle).toBe(false);
+    await h.end("a.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(false); // b.test active
+    await h.end("b.test", { kind: "parked", untilMs: h.clock.now() + 100 }, 0);
+    expect([h.scheduler.activeHosts, h.scheduler.readyHosts, h.scheduler.parkedHosts]).toEqual([0, 0, 1]);
+    expect(h.scheduler.isIdle).toBe(false);
+    h.clock.advance(100);
+    await flush();
+    await h.end("b.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+});

@@ -1,0 +1,283 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { type HostRecord, type StateOp, StateStore } from "../../src/storage/state-store.js";
+
+let dir: string;
+let store: StateStore;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-state-"));
+  store = await StateStore.open(join(dir, "state"));
+});
+
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function enqueue(host: string, seq: number, url: string, depth = 0): StateOp {
+  return { kind: "enqueue", host, seq, entry: { url, depth } };
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+async function allFingerprints(
+  each: (visit: (fingerprint: bigint) => void) => Promise<void>,
+): Promise<bigint[]> {
+  const out: bigint[] = [];
+  await each((fingerprint) => out.push(fingerprint));
+  return out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+async function expectStorageFailed(promise: Promise<unknown>): Promise<void> {
+  const error = await promise.then(
+    () => expect.unreachable("expected a rejection"),
+    (reason: unknown) => reason,
+  );
+  expect(isUbiError(error, ErrorCode.StorageFailed)).toBe(true);
+}
+
+describe("StateStore queues", () => {
+  it("reads a host's entries in sequence order, not insertion or string order", async () => {
+    // Written out of order, and with seqs whose decimal strings would sort differently (9 < 10 < 255).
+    await store.write([
+      enqueue("a.test", 255, "http://a.test/255", 3),
+      enqueue("a.test", 10, "http://a.test/10", 1),
+      enqueue("a.test", 9, "http://a.test/9", 0),
+      enqueue("a.test", 4096, "http://a.test/4096", 2),
+    ]);
+    const entries = await store.readQueue("a.test", 0, 100);
+    expect(entries).toEqual([
+      { seq: 9, url: "http://a.test/9", depth: 0 },
+      { seq: 10, url: "http://a.test/10", depth: 1 },
+      { seq: 255, url: "http://a.test/255", depth: 3 },
+      { seq: 4096, url: "http://a.test/4096", depth: 2 },
+    ]);
+  });
+
+  it("honours fromSeq and limit", async () => {
+    const ops: StateOp[] = [];
+    for (let seq = 0; seq < 20; seq++) ops.push(enqueue("h.test", seq, `http://h.test/${seq}`));
+    await store.write(ops);
+    const page = await store.readQueue("h.test", 5, 4);
+    expect(page.map((e) => e.seq)).toEqual([5, 6, 7, 8]);
+    expect(await store.readQueue("h.test", 18, 10)).toHaveLength(2);
+    expect(await store.readQueue("h.test", 20, 10)).toEqual([]);
+    expect(await store.readQueue("unknown.test", 0, 10)).toEqual([]);
+  });
+
+  it("keeps hosts with shared prefixes apart", async () => {
+    await store.write([
+      enqueue("a.test", 0, "http://a.test/x"),
+      enqueue("a.test:8080", 0, "http://a.test:8080/y"),
+      enqueue("a.test:8080", 1, "http://a.test:8080/z"),
+      enqueue("a.tes", 0, "http://a.tes/w"),
+      enqueue("a.test.example", 7, "http://a.test.example/v"),
+    ]);
+    expect((await store.readQueue("a.test", 0, 100)).map((e) => e.url)).toEqual(["http://a.test/x"]);
+    expect((await store.readQueue("a.test:8080", 0, 100)).map((e) => e.url)).toEqual([
+      "http://a.test:8080/y",
+      "http://a.test:8080/z",
+    ]);
+    expect((await store.readQueue("a.tes", 0, 100)).map((e) => e.url)).toEqual(["http://a.tes/w"]);
+    const scan = await store.scanQueues();
+    expect(Object.fromEntries(scan)).toEqual({
+      "a.tes": { count: 1, headSeq: 0 },
+      "a.test": { count: 1, headSeq: 0 },
+      "a.test:8080": { count: 2, headSeq: 0 },
+      "a.test.example": { count: 1, headSeq: 7 },
+    });
+  });
+
+  it("keeps URLs containing tabs and non-ASCII characters intact", async () => {
+    const url = "http://u.test/p\u00e4th?q=\u6f22\u5b57\t#x";
+    await store.write([enqueue("u.test", 0, url, 12)]);
+    expect(await store.readQueue("u.test", 0, 1)).toEqual([{ seq: 0, url, depth: 12 }]);
+  });
+
+  it("dequeues entries and reports count and lowest seq per host", async () => {
+    const ops: StateOp[] = [];
+    for (let seq = 0; seq < 10; seq++) ops.push(enqueue("b.test", seq, `http://b.test/${seq}`));
+    ops.push(enqueue("c.test", 3, "http://c.test/3"));
+    await store.write(ops);
+    // Dequeue out of order: the head and one in the middle.
+    await store.write([
+      { kind: "dequeue", host: "b.test", seq: 0 },
+      { kind: "dequeue", host: "b.test", seq: 1 },
+      { kind: "dequeue", host: "b.test", seq: 5 },
+    ]);
+    const scan = await store.scanQueues();
+    expect(scan.get("b.test")).toEqual({ count: 7, headSeq: 2 });
+    expect(scan.get("c.test")).toEqual({ count: 1, headSeq: 3 });
+    expect((await store.readQueue("b.test", 0, 100)).map((e) => e.seq)).toEqual([2, 3, 4, 6, 7, 8, 9]);
+    await store.write([{ kind: "dequeue", host: "c.test", seq: 3 }]);
+    expect((await store.scanQueues()).has("c.test")).toBe(false);
+  });
+
+  it("applies a batch atomically in op order (the last put of a key wins)", async () => {
+    await store.write([
+      enqueue("d.test", 0, "http://d.test/old"),
+      { kind: "dequeue", host: "d.test", seq: 0 },
+      enqueue("d.test", 1, "http://d.test/first"),
+      enqueue("d.test", 1, "http://d.test/second"),
+      { kind: "host", host: "d.test", record: { nextSeq: 1, fetched: 0 } },
+      { kind: "host", host: "d.test", record: { nextSeq: 2, fetched: 1 } },
+    ]);
+    expect(await store.readQueue("d.test", 0, 10)).toEqual([
+      { seq: 1, url: "http://d.test/second", depth: 0 },
+    ]);
+    expect(await collect(store.hostRecords())).toEqual([["d.test", { nextSeq: 2, fetched: 1 }]]);
+  });
+
+  it("accepts an empty batch", async () => {
+    await store.write([]);
+    expect((await store.scanQueues()).size).toBe(0);
+  });
+});
+
+describe("StateStore fingerprints, records, outbox, robots and meta", () => {
+  it("round-trips seen and fetched fingerprints, including the extremes", async () => {
+    const seen = [1n, 0xffff_ffff_ffff_ffffn, 0x0123_4567_89ab_cdefn, 255n];
+    await store.write(seen.map((fingerprint) => ({ kind: "seen", fingerprint }) as const));
+    await store.write([
+      { kind: "fetched", fingerprint: 255n },
+      { kind: "fetched", fingerprint: 0xffff_ffff_ffff_ffffn },
+      { kind: "seen", fingerprint: 255n }, // a second put of the same key is not a second member
+    ]);
+    expect(await allFingerprints((v) => store.forEachSeen(v))).toEqual([
+      1n,
+      255n,
+      0x0123_4567_89ab_cdefn,
+      0xffff_ffff_ffff_ffffn,
+    ]);
+    expect(await allFingerprints((v) => store.forEachFetched(v))).toEqual([255n, 0xffff_ffff_ffff_ffffn]);
+  });
+
+  it("answers hasFetched per fingerprint, in argument order", async () => {
+    await store.write([
+      { kind: "fetched", fingerprint: 10n },
+      { kind: "fetched", fingerprint: 30n },
+      { kind: "seen", fingerprint: 20n }, // seen is not fetched
+    ]);
+    expect(await store.hasFetched([30n, 20n, 10n, 40n, 10n])).toEqual([true, false, true, false, true]);
+    expect(await store.hasFetched([])).toEqual([]);
+  });
+
+  it("stores host records and lists them all", async () => {
+    const a: HostRecord = { nextSeq: 5, fetched: 2 };
+    const b: HostRecord = { nextSeq: 0, fetched: 0, abandoned: "robots-unavailable" };
+    await store.write([
+      { kind: "host", host: "a.test", record: a },
+      { kind: "host", host: "b.test:81", record: b },
+    ]);
+    const records = new Map(await collect(store.hostRecords()));
+    expect(records).toEqual(
+      new Map([
+        ["a.test", a],
+        ["b.test:81", b],
+      ]),
+    );
+  });
+
+  it("keeps outbox entries per peer and removes them when done", async () => {
+    await store.write([
+      { kind: "outbox", peer: "agent-1", fingerprint: 7n, entry: { url: "http://x.test/7", depth: 0 } },
+      { kind: "outbox", peer: "agent-1", fingerprint: 8n, entry: { url: "http://x.test/8", depth: 2 } },
+      { kind: "outbox", peer: "agent-10", fingerprint: 7n, entry: { url: "http://y.test/7", depth: 1 } },
+    ]);
+    const entries = await collect(store.outboxEntries());
+    expect(entries).toHaveLength(3);
+    expect(entries).toContainEqual({
+      peer: "agent-1",
+      fingerprint: 8n,
+      entry: { url: "http://x.test/8", depth: 2 },
+    });
+    expect(entries).toContainEqual({
+      peer: "agent-10",
+      fingerprint: 7n,
+      entry: { url: "http://y.test/7", depth: 1 },
+    });
+    // One peer's entries only; "agent-10" shares the prefix of "agent-1" but is another peer.
+    const ofAgent1 = await collect(store.outboxEntries("agent-1"));
+    expect(ofAgent1.map((e) => e.fingerprint).sort()).toEqual([7n, 8n]);
+    expect(ofAgent1.every((e) => e.peer === "agent-1")).toBe(true);
+    expect((await collect(store.outboxEntries("agent-10"))).map((e) => e.entry.url)).toEqual([
+      "http://y.test/7",
+    ]);
+    expect(await collect(store.outboxEntries("agent-2"))).toEqual([]);
+    await store.write([{ kind: "outbox-done", peer: "agent-1", fingerprint: 7n }]);
+    const left = await collect(store.outboxEntries());
+    expect(left.map((e) => `${e.peer}/${e.fingerprint}`).sort()).toEqual(["agent-1/8", "agent-10/7"]);
+  });
+
+  it("stores robots snapshots by origin, the latest one winning", async () => {
+    await store.write([
+      { kind: "robots", origin: "http://a.test", snapshot: { status: 200, body: "v1" } },
+      { kind: "robots", origin: "http://b.test:8080", snapshot: { status: 404 } },
+    ]);
+    await store.write([{ kind: "robots", origin: "http://a.test", snapshot: { status: 200, body: "v2" } }]);
+    const snapshots = await collect(store.robotsSnapshots());
+    expect(snapshots).toHaveLength(2);
+    expect(snapshots).toContainEqual({ status: 200, body: "v2" });
+    expect(snapshots).toContainEqual({ status: 404 });
+  });
+
+  it("stores metadata and answers undefined for unknown keys", async () => {
+    await store.write([{ kind: "meta", key: "agent-id", value: "node-7" }]);
+    expect(await store.getMeta("agent-id")).toBe("node-7");
+    expect(await store.getMeta("missing")).toBeUndefined();
+  });
+});
+
+describe("StateStore durability and failures", () => {
+  it("keeps everything across close and reopen", async () => {
+    await store.write([
+      enqueue("a.test", 0, "http://a.test/0"),
+      enqueue("a.test", 1, "http://a.test/1", 1),
+      { kind: "dequeue", host: "a.test", seq: 0 },
+      { kind: "seen", fingerprint: 11n },
+      { kind: "seen", fingerprint: 12n },
+      { kind: "fetched", fingerprint: 11n },
+      { kind: "host", host: "a.test", record: { nextSeq: 2, fetched: 1 } },
+      { kind: "meta", key: "k", value: "v" },
+      { kind: "robots", origin: "http://a.test", snapshot: { rules: ["Disallow: /x"] } },
+      { kind: "outbox", peer: "p", fingerprint: 13n, entry: { url: "http://b.test/", depth: 0 } },
+    ]);
+    await store.close();
+    await store.close(); // idempotent
+    store = await StateStore.open(join(dir, "state"));
+    expect(await store.readQueue("a.test", 0, 10)).toEqual([{ seq: 1, url: "http://a.test/1", depth: 1 }]);
+    expect(Object.fromEntries(await store.scanQueues())).toEqual({ "a.test": { count: 1, headSeq: 1 } });
+    expect(await allFingerprints((v) => store.forEachSeen(v))).toEqual([11n, 12n]);
+    expect(await store.hasFetched([11n, 12n])).toEqual([true, false]);
+    expect(await collect(store.hostRecords())).toEqual([["a.test", { nextSeq: 2, fetched: 1 }]]);
+    expect(await store.getMeta("k")).toBe("v");
+    expect(await collect(store.robotsSnapshots())).toEqual([{ rules: ["Disallow: /x"] }]);
+    expect(await collect(store.outboxEntries())).toEqual([
+      { peer: "p", fingerprint: 13n, entry: { url: "http://b.test/", depth: 0 } },
+    ]);
+  });
+
+  it("fails a write after close with StorageFailed", async () => {
+    await store.close();
+    await expectStorageFailed(store.write([{ kind: "seen", fingerprint: 1n }]));
+    await expectStorageFailed(store.write([enqueue("a.test", 0, "http://a.test/")]));
+  });
+
+  it("fails to open where a directory cannot be created, with StorageFailed", async () => {
+    const file = join(dir, "not-a-dir");
+    await writeFile(file, "x");
+    await expectStorageFailed(StateStore.open(join(file, "state")));
+  });
+
+  it("fails to open a folder another open store holds, with StorageFailed", async () => {
+    await expectStorageFailed(StateStore.open(join(dir, "state")));
+  });
+});

@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import {
+  buildModel,
+  computeTruth,
+  type HostInfo,
+  type RunningTestWeb,
+  startTestWeb,
+  type TruthLimits,
+} from "../../src/testweb/index.js";
+import { canonical, extractLinks, fetchVia, parseHostsFile, parseRobots } from "./helpers.js";
+
+const LIMITS: TruthLimits = { maxDepth: 8, maxPagesPerHost: 10_000, userAgent: "ubicrawl/0.1 (+test)" };
+
+interface CrawlResult {
+  fetched: string[];
+  robotsDisallowed: number;
+  unresolvable: string[];
+}
+
+/**
+ * An independent reference crawler over real HTTP: breadth-first, the crawler's rules from the spec,
+ * a regex link extractor, robots-parser, names resolved only through the hosts file.
+ */
+async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise<CrawlResult> {
+  const addresses = parseHostsFile(web.hostsFileText());
+  const robots = new Map<string, (url: string) => boolean>();
+  const seen = new Set<string>();
+  const unresolvable = new Set<string>();
+  const queue: Array<{ url: string; depth: number }> = [];
+  const fetched: string[] = [];
+  let robotsDisallowed = 0;
+
+  const robotsFor = async (host: string, ip: string) => {
+    let check = robots.get(host);
+    if (check === undefined) {
+      const answer = await fetchVia(ip, web.port, host, "/robots.txt");
+      if (answer.status >= 500) check = () => false;
+      else if (answer.status >= 400) check = () => true;
+      else {
+        const parsed = parseRobots(`http://${host}:${web.port}/robots.txt`, answer.body.toString());
+        check = (url) => parsed.isAllowed(url, limits.userAgent) !== false;
+      }
+      robots.set(host, check);
+    }
+    return check;
+  };
+
+  const discover = async (url: string, depth: number) => {
+    const host = new URL(url).hostname;
+    const ip = addresses.get(host);
+    if (ip === undefined) {
+      unresolvable.add(host);
+      return;
+    }
+    if (depth > limits.maxDepth || seen.has(url)) return;
+    seen.add(url);
+    if (!(await robotsFor(host, ip))(url)) {
+      robotsDisallowed++;
+      return;
+    }
+    queue.push({ url, depth });
+  };
+
+  for (const seed of web.seeds) await discover(seed, 0);
+  for (let head = 0; head < queue.length; head++) {
+    const { url, depth } = queue[head] as { url: string; depth: number };
+    const parsed = new URL(url);
+    const response = await fetchVia(
+      addresses.get(parsed.hostname) as string,
+      web.port,
+      parsed.hostname,
+      parsed.pathname + parsed.search,
+    );
+    fetched.push(url);
+    const depthOf = (target: string) => (new URL(target).hostname === parsed.hostname ? depth + 1 : 0);
+    if (response.status >= 300 && response.status < 400 && response.location !== undefined) {
+      const target = canonical(response.location, url);
+      if (target !== undefined) await discover(target, depthOf(target));
+    } else if (
+      response.status >= 200 &&
+      response.status < 300 &&
+      response.contentType.startsWith("text/html")
+    ) {
+      const { links, metaNofollow } = extractLinks(response.body.toString(), url);
+      if (metaNofollow) continue;
+      for (const link of links) if (!link.nofollow) await discover(link.url, depthOf(link.url));
+    }
+  }
+  return { fetched, robotsDisallowed, unresolvable: [...unresolvable].sort() };
+}
+
+describe("computeTruth against a real crawl", () => {
+  let web: RunningTestWeb;
+  beforeAll(async () => {
+    web = await startTestWeb({ seed: 11, hosts: 12, pages: 900 });
+  });
+  afterAll(async () => {
+    await web?.stop();
+  });
+
+  it("equals what a reference crawler over HTTP fetches, URL for URL", async () => {
+    const truth = computeTruth(web.model, web.port, LIMITS);
+    web.recorder.reset();
+    const crawl = await referenceCrawl(web, LIMITS);
+    expect(truth.depthExact).toBe(true);
+    expect(truth.cappedHosts).toEqual([]);
+    expect([...crawl.fetched].sort()).toEqual([...truth.urls].sort());
+    expect(new Set(truth.urls).size).toBe(truth.urls.length);
+    expect(crawl.robotsDisallowed).toBe(truth.robotsDisallowed);
+    expect(crawl.unresolvable).toEqual(truth.unresolvableHosts);
+
+    // The web is dirty enough for the comparison to mean something.
+    expect(truth.urls.length).toBeGreaterThan(700);
+    expect(truth.robotsDisallowed).toBeGreaterThan(0);
+    expect(truth.unresolvableHosts.length).toBeGreaterThan(0);
+    expect(truth.urls.some((u) => u.includes("/go/"))).toBe(true);
+    expect(truth.urls.some((u) => u.endsWith(".pdf") || u.endsWith(".png"))).toBe(true);
+    expect(truth.urls.some((u) => u.includes("/gone"))).toBe(true);
+    expect(truth.urls.some((u) => u.includes("/list?page="))).toBe(true);
+    expect(truth.urls.some((u) => u.includes("/~a"))).toBe(true);
+    expect(truth.urls.some((u) => u.includes("/nf/"))).toBe(false);
+    for (const family of ["i", "m", "f"])
+      expect(truth.urls.some((u) => u.includes(`/embed/${family}`))).toBe(true);
+    // Trap: the root plus months -7..+7 around January 2026 (depth 1 + |k| <= 8).
+    expect(truth.urls.filter((u) => u.includes("calendar.ubi.test")).length).toBe(16);
+
+    // The recorder saw exactly that crawl: every page once, robots.txt once per host.
+    const counts = web.recorder.servedCounts();
+    const pages = [...counts.keys()].filter((u) => !u.endsWith("/robots.txt"));
+    expect(pages.sort()).toEqual([...truth.urls].sort());
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(web.recorder.maxConcurrencyPerHost()).toBe(1);
+  });
+});
+
+describe("computeTruth", () => {
+  const model = buildModel({ seed: 2, hosts: 120, pages: 9000 });
+  const port = 8080;
+
+  it("bounds the calendar trap by depth: month k has depth 1 + |k|", () => {
+    const root = `http://calendar.ubi.test:${port}/`;
+    const truth = computeTruth(model, port, { ...LIMITS, maxDepth: 3 }, [root]);
+    expect([...truth.urls].sort()).toEqual(
+      [
+        root,
+        `${root}calendar/2025/11`,
+        `${root}calendar/2025/12`,
+        `${root}calendar/2026/01`,
+        `${root}calendar/2026/02`,
+        `${root}calendar/2026/03`,
+      ].sort(),
+    );
+    expect(truth.depthExact).toBe(false);
+  });
+
+  it("evaluates robots.txt for the given user agent and honours 403 and 503", () => {
+    const ours = computeTruth(model, port, LIMITS);
+    const other = computeTruth(model, port, { ...LIMITS, userAgent: "otherbot/2.0" });
+    const hostOf = (url: string) =>
+      model.hosts[model.hostIndexByName.get(new URL(url).hostname) ?? -1] as HostInfo;
+    const drafts = (urls: string[]) =>
+      urls.filter((u) => u.includes("/drafts/") && hostOf(u).robots === "rules-ubicrawl").length;
+    expect(drafts(ours.urls)).toBe(0);
+    expect(drafts(other.urls)).toBeGreaterThan(0);
+    expect(ours.robotsDisallowed).toBeGreaterThan(other.robotsDisallowed);
+    const ruled = (u: string) => hostOf(u).robots.startsWith("rules");
+    expect(ours.urls.some((u) => /\/private\/p\d/.test(u) && ruled(u))).toBe(false);
+    expect(ours.urls.some((u) => /\/private\/p\d/.test(u) && !ruled(u))).toBe(true);
+    expect(ours.urls.some((u) => u.includes("/private/open"))).toBe(true);
+
+    const unavailable = model.hosts[model.unavailableRobotsHost] as HostInfo;
+    const forbidden = model.hosts[model.forbiddenRobotsHost] as HostInfo;
+    expect(ours.urls.some((u) => hostOf(u) === unavailable)).toBe(false);
+    expect(ours.urls.filter((u) => hostOf(u) === forbidden).length).toBeGreaterThan(forbidden.articles);
+    const only503 = computeTruth(model, port, LIMITS, [`http://${unavailable.name}:${port}/`]);
+    expect(only503.urls).toEqual([]);
+    expect(only503.robotsDisallowed).toBe(1);
+  });
+
+  it("reaches every normal host from the default seeds and lists capped hosts", () => {
+    const truth = computeTruth(model, port, LIMITS);
+    const hosts = new Set(truth.urls.map((u) => new URL(u).hostname));
+    expect(hosts.size).toBe(model.hosts.length - 1); // all but the robots-503 host
+    const biggest = model.hosts.reduce((x, y) => (y.articles > x.articles ? y : x));
+    const capped = computeTruth(model, port, { ...LIMITS, maxPagesPerHost: 50 });
+    expect(capped.cappedHosts).toContain(biggest.name);
+    expect(capped.cappedHosts).not.toContain(model.hosts[model.unavailableRobotsHost]?.name);
+  });
+
+  it("reports seeds on unknown hosts as unresolvable and rejects bad limits", () => {
+    const truth = computeTruth(model, port, LIMITS, [`http://nowhere.ubi.test:${port}/`]);
+    expect(truth.urls).toEqual([]);
+    expect(truth.unresolvableHosts).toEqual(["nowhere.ubi.test"]);
+    for (const limits of [
+      { ...LIMITS, maxDepth: -1 },
+      { ...LIMITS, maxPagesPerHost: 0 },
+    ]) {
+      let caught: unknown;
+      try {
+        computeTruth(model, port, limits);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isUbiError(caught, ErrorCode.InvalidArgument)).toBe(true);
+    }
+  });
+});
