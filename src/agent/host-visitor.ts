@@ -237,7 +237,9 @@ export class HostVisitor {
   private robotsUnavailable(host: string, state: HostRuntime, rules: RobotsRules): VisitOutcome {
     state.robotsAttempts++;
     if (state.robotsAttempts < this.options.maxRobotsAttempts) {
-      return { kind: "parked", untilMs: rules.retryAtMs ?? this.deps.clock.now() + 60_000 };
+      // The retry is a request to the host too: it waits for the politeness delay as well.
+      const retryAtMs = rules.retryAtMs ?? this.deps.clock.now() + 60_000;
+      return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs) };
     }
     // Given up: its URLs are dropped as they come (see visit), and the reason is kept.
     this.deps.frontier.record(host).abandoned = "robots-unavailable";

@@ -1,4 +1,317 @@
-/** placeholder */
-export async function clusterCommand(_argv: string[]): Promise<number> {
-  return 2;
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
+import { type AgentStats, INSECURE, PeerClient } from "../transport/index.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { formatStats } from "./stats-command.js";
+
+const CLUSTER_FLAGS = {
+  agents: { type: "integer", help: "agents to start (separate processes)", default: 3, min: 1, max: 64 },
+  hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
+  pages: { type: "integer", help: "pages of the test web (about)", default: 20_000, min: 10, max: 1_000_000 },
+  seed: { type: "integer", help: "seed of the test web", default: 1, min: 0 },
+  "delay-ms": { type: "integer", help: "per-host politeness delay of the agents", default: 0, min: 0 },
+  "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
+  data: { type: "string", help: "folder for the agents' data (default: a new temp folder)", placeholder: "DIR" },
+  "kill-at": {
+    type: "integer",
+    help: "SIGKILL one agent when this % of the truth is fetched (scripted fault)",
+    min: 1,
+    max: 99,
+    placeholder: "PCT",
+  },
+  "add-at": {
+    type: "integer",
+    help: "start one more agent when this % of the truth is fetched",
+    min: 1,
+    max: 99,
+    placeholder: "PCT",
+  },
+  "heartbeat-ms": { type: "integer", help: "failure detector heartbeat of the agents", default: 500, min: 10 },
+  "suspect-after-ms": { type: "integer", help: "failure detector timeout of the agents", default: 2500, min: 20 },
+} as const satisfies FlagSpecs;
+
+const USAGE = "ubicrawl cluster [--agents N] [--hosts N] [--pages N] [flags]";
+const DESCRIPTION = `Starts the built-in test web on loopback and N agents as separate processes that find each
+other, split the web by consistent hashing and crawl it; shows combined progress, and at the end the
+coverage and overlap measured against the test web's ground truth.
+
+Keys while it runs (on a terminal): k = SIGKILL a random agent, a = add an agent, r = restart the last
+killed agent, s = print the cluster's stats, q = stop everything. --kill-at/--add-at script the same.`;
+
+const BIN = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
+const PROGRESS_INTERVAL_MS = 1000;
+
+interface RunningAgent {
+  readonly id: string;
+  readonly process: ChildProcess;
+  address?: string;
+  exited: boolean;
+}
+
+/** `ubicrawl cluster`: a whole cluster on this machine, crawling the test web, watched and steered. */
+export async function clusterCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, CLUSTER_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, CLUSTER_FLAGS));
+    return 0;
+  }
+  if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) {
+    throw new UbiError(ErrorCode.InvalidArgument, "--suspect-after-ms must be larger than --heartbeat-ms");
+  }
+  const dir = flags.data ?? (await mkdtemp(join(tmpdir(), "ubicrawl-cluster-")));
+  await mkdir(dir, { recursive: true });
+  const web = await startTestWeb({ seed: flags.seed, hosts: flags.hosts, pages: flags.pages });
+  const cluster = new LocalCluster(dir, web, flags);
+  try {
+    return await cluster.run();
+  } finally {
+    await cluster.shutdown();
+    await web.stop();
+  }
+}
+
+/** The agents of `ubicrawl cluster`, with the progress display and the fault keys. */
+class LocalCluster {
+  private readonly agents: RunningAgent[] = [];
+  private readonly truth: ReadonlySet<string>;
+  private nextId = 1;
+  private lastKilled: string | undefined;
+  private joinAddress: string | undefined;
+  private readonly startedAtMs = Date.now();
+  private killDone = false;
+  private addDone = false;
+  private readonly live = process.stderr.isTTY === true;
+
+  constructor(
+    private readonly dir: string,
+    private readonly web: RunningTestWeb,
+    private readonly flags: ReturnType<typeof parseFlags<typeof CLUSTER_FLAGS>>,
+  ) {
+    this.truth = new Set(
+      computeTruth(web.model, web.port, {
+        maxDepth: AGENT_DEFAULTS.maxDepth,
+        maxPagesPerHost: AGENT_DEFAULTS.maxPagesPerHost,
+        userAgent: AGENT_DEFAULTS.userAgent,
+      }).urls,
+    );
+  }
+
+  async run(): Promise<number> {
+    await this.web.writeHostsFile(join(this.dir, "hosts"));
+    await writeFile(join(this.dir, "seeds"), `${this.web.seeds.join("\n")}\n`);
+    process.stderr.write(
+      `test web: ${this.web.model.hosts.length} hosts, ${this.truth.size} reachable URLs, port ${this.web.port}\n` +
+        `agents' data: ${this.dir}\n`,
+    );
+    // Seeds go to the last agent: by the time it starts, the others know each other, so no host is
+    // crawled by an agent that is about to lose it.
+    for (let i = 0; i < this.flags.agents; i++) await this.startAgent(undefined, i === this.flags.agents - 1);
+    const keys = this.listenToKeys();
+    try {
+      await this.watch();
+    } finally {
+      keys?.close();
+    }
+    return this.summary();
+  }
+
+  /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
+  async shutdown(): Promise<void> {
+    await Promise.all(this.agents.filter((agent) => !agent.exited).map((agent) => stopProcess(agent)));
+  }
+
+  private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<RunningAgent> {
+    const args = [
+      BIN,
+      "agent",
+      "--id",
+      id,
+      "--data",
+      join(this.dir, id),
+      "--listen",
+      "127.0.0.1:0",
+      ...(this.joinAddress ? ["--join", this.liveAddresses().join(",") || this.joinAddress] : []),
+      ...(withSeeds ? ["--seeds", join(this.dir, "seeds")] : []),
+      "--hosts-file",
+      join(this.dir, "hosts"),
+      "--allow-net",
+      "127.0.0.0/8",
+      "--delay-ms",
+      String(this.flags["delay-ms"]),
+      "--max-active-hosts",
+      String(this.flags["max-active-hosts"]),
+      "--robots-retry-ms",
+      "500",
+      "--max-robots-attempts",
+      "2",
+      "--heartbeat-ms",
+      String(this.flags["heartbeat-ms"]),
+      "--suspect-after-ms",
+      String(this.flags["suspect-after-ms"]),
+      "--insecure",
+      "--exit-when-done",
+      "--progress",
+      "off",
+    ];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const agent: RunningAgent = { id, process: child, exited: false };
+    this.agents.push(agent);
+    child.on("exit", () => {
+      agent.exited = true;
+    });
+    const address = await new Promise<string>((resolveAddress, reject) => {
+      const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
+      lines.on("line", (line) => {
+        const match = /listening on (\S+)/.exec(line);
+        if (match?.[1]) resolveAddress(match[1]);
+        else if (line.trim() !== "") this.note(`${id}: ${line}`);
+      });
+      child.once("exit", (code) => reject(new Error(`${id} exited with code ${code} before listening`)));
+    });
+    agent.address = address;
+    this.joinAddress ??= address;
+    this.note(`started ${id} (pid ${child.pid}) on ${address}`);
+    return agent;
+  }
+
+  private liveAddresses(): string[] {
+    return this.agents.flatMap((agent) => (!agent.exited && agent.address ? [agent.address] : []));
+  }
+
+  private killOne(): void {
+    const live = this.agents.filter((agent) => !agent.exited);
+    const victim = live[Math.floor(Math.random() * live.length)];
+    if (!victim || live.length < 2) {
+      this.note("not killing the last live agent");
+      return;
+    }
+    victim.process.kill("SIGKILL");
+    this.lastKilled = victim.id;
+    this.note(`SIGKILLed ${victim.id} (pid ${victim.process.pid})`);
+  }
+
+  private listenToKeys(): { close(): void } | undefined {
+    const stdin = process.stdin;
+    if (!stdin.isTTY) return undefined;
+    stdin.setRawMode(true);
+    stdin.resume();
+    const onData = (data: Buffer) => {
+      const key = data.toString();
+      if (key === "k") this.killOne();
+      else if (key === "a") this.startAgent().catch((error) => this.note(String(error)));
+      else if (key === "r" && this.lastKilled) this.startAgent(this.lastKilled).catch((error) => this.note(String(error)));
+      else if (key === "s") this.printStats().catch((error) => this.note(String(error)));
+      else if (key === "q" || key === "\u0003") this.shutdown().catch(() => {});
+    };
+    stdin.on("data", onData);
+    return {
+      close: () => {
+        stdin.off("data", onData);
+        stdin.setRawMode(false);
+        stdin.pause();
+      },
+    };
+  }
+
+  /** Shows progress until every agent has exited. */
+  private async watch(): Promise<void> {
+    while (this.agents.some((agent) => !agent.exited)) {
+      await new Promise((resolveTick) => setTimeout(resolveTick, PROGRESS_INTERVAL_MS));
+      const covered = this.coveredUrls();
+      const percent = (100 * covered) / Math.max(1, this.truth.size);
+      if (this.flags["kill-at"] !== undefined && !this.killDone && percent >= this.flags["kill-at"]) {
+        this.killDone = true;
+        this.killOne();
+      }
+      if (this.flags["add-at"] !== undefined && !this.addDone && percent >= this.flags["add-at"]) {
+        this.addDone = true;
+        await this.startAgent();
+      }
+      const stats = await this.clusterStats();
+      const rate = stats.reduce((sum, agent) => sum + agent.pagesPerSecond, 0);
+      const queued = stats.reduce((sum, agent) => sum + agent.queuedUrls, 0);
+      const alive = this.agents.filter((agent) => !agent.exited).length;
+      this.progress(
+        `${covered}/${this.truth.size} URLs (${percent.toFixed(1)}%), ${rate.toFixed(0)} pages/s, ${queued} queued, ` +
+          `${alive} agents running`,
+      );
+    }
+  }
+
+  private async clusterStats(): Promise<AgentStats[]> {
+    for (const address of this.liveAddresses()) {
+      const client = new PeerClient(address, { security: INSECURE, requestDeadlineMs: 2000 });
+      try {
+        return (await client.getStats({ cluster: true })).agents;
+      } catch {
+        // try the next agent
+      } finally {
+        client.close();
+      }
+    }
+    return [];
+  }
+
+  private async printStats(): Promise<void> {
+    this.note(formatStats(await this.clusterStats(), true));
+  }
+
+  private coveredUrls(): number {
+    let covered = 0;
+    for (const url of this.web.recorder.servedCounts().keys()) if (this.truth.has(url)) covered++;
+    return covered;
+  }
+
+  private summary(): number {
+    const counts = this.web.recorder.servedCounts();
+    let served = 0;
+    let covered = 0;
+    let extra = 0;
+    for (const [url, count] of counts) {
+      if (url.endsWith("/robots.txt")) continue;
+      served += count;
+      if (this.truth.has(url)) covered++;
+      else extra++;
+    }
+    const unique = covered + extra;
+    const overlap = unique === 0 ? 0 : (served - unique) / unique;
+    const seconds = (Date.now() - this.startedAtMs) / 1000;
+    const lines = [
+      "",
+      `cluster finished in ${seconds.toFixed(1)} s with ${this.agents.length} agents started` +
+        (this.lastKilled ? ` (last killed: ${this.lastKilled})` : ""),
+      `  coverage: ${covered}/${this.truth.size} = ${((100 * covered) / Math.max(1, this.truth.size)).toFixed(2)}% of the ground truth`,
+      `  overlap: ${(overlap * 100).toFixed(2)}% (${served - unique} repeated fetches of ${unique} URLs)`,
+      `  pages/s: ${(served / Math.max(seconds, 0.001)).toFixed(0)}; ${this.web.recorder.totalServed} requests served`,
+      `  most concurrent requests to one host: ${this.web.recorder.maxConcurrencyPerHost()}`,
+      `  agents' data (WARC files, crawl logs): ${this.dir}`,
+    ];
+    process.stderr.write(`${lines.join("\n")}\n`);
+    return covered === this.truth.size ? 0 : 1;
+  }
+
+  private progress(text: string): void {
+    if (this.live) process.stderr.write(`\r\x1b[K${text}`);
+    else process.stderr.write(`${new Date().toISOString()} ${text}\n`);
+  }
+
+  private note(text: string): void {
+    process.stderr.write(`${this.live ? "\r\x1b[K" : ""}${text}\n`);
+  }
+}
+
+async function stopProcess(agent: RunningAgent): Promise<void> {
+  if (agent.exited) return;
+  const exited = new Promise<void>((resolveExit) => agent.process.once("exit", () => resolveExit()));
+  agent.process.kill("SIGTERM");
+  const timer = setTimeout(() => agent.process.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
 }

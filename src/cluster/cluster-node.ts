@@ -42,7 +42,7 @@ export interface ClusterOptions {
   readonly heartbeatIntervalMs: number;
   /** @default 5000 */
   readonly suspectAfterMs: number;
-  /** Previous owners asked by page recovery (UbiCrawler's k). @default 1 */
+  /** Previous owners asked by page recovery (UbiCrawler's k). @default 2 */
   readonly recoveryK: number;
   /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */
   readonly replicasPerUnit?: number;
@@ -74,7 +74,6 @@ export class ClusterNode implements AgentServiceHandlers {
   private readonly peers: PeerClientPool;
   private readonly server: AgentServer;
   private readonly receivedBatches = new Set<string>();
-  private batchesReceived = 0;
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
   private leaving = false;
@@ -228,6 +227,7 @@ export class ClusterNode implements AgentServiceHandlers {
       await node.stop();
       throw error;
     }
+    if (agentOptions.seeds.length > 0) node.termination.markStarted();
     await agent.start();
     return node;
   }
@@ -331,7 +331,6 @@ export class ClusterNode implements AgentServiceHandlers {
     if (!this.receivedBatches.has(batch.batchId)) {
       if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
       this.receivedBatches.add(batch.batchId);
-      this.batchesReceived++;
       const traffic = stats.peer(batch.fromId);
       traffic.batchesReceived++;
       traffic.urlsReceived += batch.urls.length;
@@ -406,10 +405,8 @@ export class ClusterNode implements AgentServiceHandlers {
           await sleep(this.clock, 500);
         }
       }
-      const crawled = this.detector
-        .members()
-        .some((member) => (this.termination.loadOf(member.id)?.pagesFetched ?? 0) > 0);
-      if (crawled) this.ownership.markJoinedRunningCrawl();
+      // The others may have crawled (or be crawling right now) hosts that become this agent's.
+      this.ownership.markJoinedRunningCrawl();
     }
     this.detector.start();
     this.onViewChange(this.detector.alive());
@@ -450,13 +447,23 @@ export class ClusterNode implements AgentServiceHandlers {
 
   // ---- stats ---------------------------------------------------------------------------------
 
-  /** This agent's load, as reported in heartbeats. */
+  /**
+   * This agent's load, as reported in heartbeats. Batch counters cover only traffic with agents alive
+   * in this view, so agents that left or died do not unbalance the cluster's sums.
+   */
   load(): WorkLoad {
     const { agent } = this;
+    let sent = 0;
+    let received = 0;
+    for (const [peer, traffic] of agent.stats.peers) {
+      if (!this.aliveIds.has(peer)) continue;
+      sent += traffic.batchesSent;
+      received += traffic.batchesReceived;
+    }
     return {
       idle: agent.isIdle && this.exchange.isIdle && !this.agent.scheduler.isPaused,
-      urlBatchesSent: this.exchange.batchesDelivered,
-      urlBatchesReceived: this.batchesReceived,
+      urlBatchesSent: sent,
+      urlBatchesReceived: received,
       pagesFetched: agent.stats.pagesFetched,
       queuedUrls: agent.frontier.waitingUrls,
     };

@@ -12,7 +12,7 @@ export class Ownership {
   private current: Assignment;
   private readonly history: Assignment[] = [];
   private signature: string;
-  /** Set when this agent joined a cluster that had already crawled: every host may have had an owner. */
+  /** Set when this agent joined other agents: every host it owns may have had another owner first. */
   private joinedRunningCrawl = false;
 
   constructor(
@@ -58,7 +58,7 @@ export class Ownership {
     return true;
   }
 
-  /** Marks that the cluster had crawled before this agent joined: its hosts had other owners. */
+  /** Marks that this agent joined a running cluster: its hosts may have had other owners. */
   markJoinedRunningCrawl(): void {
     this.joinedRunningCrawl = true;
   }

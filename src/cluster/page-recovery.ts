@@ -2,7 +2,7 @@ import type { Ownership } from "./ownership.js";
 
 /** Options of {@link PageRecovery}. */
 export interface PageRecoveryOptions {
-  /** Previous owners asked per page (UbiCrawler's k). @default 1 */
+  /** Previous owners asked per page (UbiCrawler's k). @default 2 */
   readonly k?: number;
   /** URLs asked in one query at most. @default 256 */
   readonly batchSize?: number;
@@ -17,7 +17,7 @@ export interface PageRecoveryDeps {
 }
 
 /** @default of {@link PageRecoveryOptions.k}. */
-export const DEFAULT_RECOVERY_K = 1;
+export const DEFAULT_RECOVERY_K = 2;
 
 /**
  * UbiCrawler's page recovery: before fetching a page of a host it did not own before, an agent asks

@@ -13,7 +13,8 @@ interface Observation {
 }
 
 /**
- * Distributed termination detection over heartbeat loads. The crawl is complete when, in two
+ * Distributed termination detection over heartbeat loads. Once some agent has had work, the crawl is
+ * complete when, in two
  * consecutive rounds with a fresh report from every live agent, every agent was idle, the batches
  * delivered equal the batches received across the cluster (no batch in transit), and no counter moved
  * between the rounds (so no work slipped between two reports).
@@ -21,15 +22,18 @@ interface Observation {
 export class TerminationDetector {
   private readonly latest = new Map<string, Observation>();
   private previous: { signature: string; atMs: number } | undefined;
+  /** Latched once any agent reported work: an idle cluster that never had any is waiting, not done. */
+  private started = false;
 
   /** Records the load `agentId` reported at local time `atMs`. */
   observe(agentId: string, load: WorkLoad, atMs: number): void {
     this.latest.set(agentId, { load, atMs });
+    if (load.pagesFetched > 0 || load.queuedUrls > 0) this.started = true;
   }
 
-  /** The last load reported by `agentId`. */
-  loadOf(agentId: string): WorkLoad | undefined {
-    return this.latest.get(agentId)?.load;
+  /** Marks the crawl as started (this agent was given seeds). */
+  markStarted(): void {
+    this.started = true;
   }
 
   /** Forgets an agent that left the view. */
@@ -42,6 +46,7 @@ export class TerminationDetector {
    * Returns true once the condition held for two consecutive rounds.
    */
   check(aliveIds: readonly string[]): boolean {
+    if (!this.started) return false;
     let sent = 0;
     let received = 0;
     let oldestMs = Number.POSITIVE_INFINITY;

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { CrawlStats } from "../agent/crawl-stats.js";
 import type { UrlExchange as UrlExchangeSink } from "../agent/link-router.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
@@ -63,14 +64,14 @@ export class UrlExchange implements UrlExchangeSink {
   private batchSerial = 0;
   private pending = 0;
   private inFlight = 0;
-  /** Batches acknowledged by their receiver (termination detection). */
-  batchesDelivered = 0;
 
   constructor(
     options: UrlExchangeOptions,
     private readonly deps: UrlExchangeDeps,
   ) {
     this.options = { ...DEFAULTS, ...options };
+    // Every batch in flight listens on this signal.
+    setMaxListeners(0, this.abort.signal);
     for (const [name, value] of Object.entries(this.options)) {
       if (!Number.isInteger(value) || value < (name === "flushDelayMs" ? 0 : 1)) {
         throw new UbiError(ErrorCode.InvalidArgument, `${name} must be a positive integer, got ${value}`);
@@ -177,7 +178,6 @@ export class UrlExchange implements UrlExchangeSink {
       try {
         await this.deps.submit(peer, batch, this.abort.signal);
         this.pending -= urls.length;
-        this.batchesDelivered++;
         const traffic = this.deps.stats.peer(peer);
         traffic.urlsSent += urls.length;
         traffic.batchesSent++;

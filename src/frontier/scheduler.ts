@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { type Clock, systemClock, type TimerHandle } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 
@@ -62,6 +63,8 @@ export class HostScheduler {
       );
     }
     this.clock = deps.clock ?? systemClock;
+    // Every active visit listens on this signal.
+    setMaxListeners(0, this.abort.signal);
   }
 
   /** Tells the scheduler `host` has work; it is visited when a slot is free. */

@@ -1,0 +1,414 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { AGENT_DEFAULTS } from "../../src/agent/agent-options.js";
+import { type CrawlLogEntry, readCrawlLog, readWarcFile, type WarcRecordRead } from "../../src/storage/index.js";
+import {
+  computeTruth,
+  type RunningTestWeb,
+  type ServedRecorder,
+  type ServedRequest,
+  startTestWeb,
+  type TestWebOptions,
+  type Truth,
+  type TruthLimits,
+} from "../../src/testweb/index.js";
+
+/**
+ * End-to-end harness: an in-process test web (so its recorder can be read), its hosts and seeds files
+ * in a temp dir, and real `ubicrawl` child processes. Shared by the single-agent and the cluster tests.
+ */
+
+/** Root of the repository (where `bin/ubicrawl` and `dist/` live). */
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The `ubicrawl` entry script, run with `process.execPath`. */
+export const UBICRAWL_BIN = join(REPO_ROOT, "bin", "ubicrawl");
+/** Loopback, where the test web listens: what `--allow-net` must permit. */
+export const LOOPBACK_CIDR = "127.0.0.0/8";
+/** How long {@link UbicrawlProcess.waitForExit} waits by default. */
+export const DEFAULT_EXIT_TIMEOUT_MS = 45_000;
+
+/** How a process ended. */
+export interface ExitResult {
+  /** Exit code, or null when a signal ended it. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A running (or finished) `ubicrawl` child process. */
+export interface UbicrawlProcess {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** True once the process has exited. */
+  readonly exited: boolean;
+  /** Everything written to stdout so far. */
+  stdout(): string;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** Resolves when the process exits; after `timeoutMs` it is SIGKILLed and the promise rejects. */
+  waitForExit(timeoutMs?: number): Promise<ExitResult>;
+  /** Sends `signal` to this process by PID (nothing once it has exited). */
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Every child spawned and not yet exited, so a failing test can still kill them all. */
+const running = new Set<UbicrawlProcess>();
+
+/** Spawns `node bin/ubicrawl <args>` (any subcommand) with stdin closed and stdout/stderr captured. */
+export function runUbicrawl(args: readonly string[], options: { cwd?: string } = {}): UbicrawlProcess {
+  const child = spawn(process.execPath, [UBICRAWL_BIN, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_NO_WARNINGS: "1" },
+  });
+  if (child.pid === undefined) throw new Error(`could not spawn ubicrawl ${args.join(" ")}`);
+  const pid = child.pid;
+  let out = "";
+  let err = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    err += chunk;
+  });
+  let exited = false;
+  // "close" (not "exit"): the output streams are drained by then.
+  const closed = new Promise<ExitResult>((resolve) => {
+    child.once("close", (code, signal) => {
+      exited = true;
+      running.delete(handle);
+      resolve({ code, signal, stdout: out, stderr: err });
+    });
+  });
+  const handle: UbicrawlProcess = {
+    pid,
+    child,
+    get exited() {
+      return exited;
+    },
+    stdout: () => out,
+    stderr: () => err,
+    kill(signal = "SIGTERM") {
+      if (exited) return;
+      try {
+        process.kill(pid, signal);
+      } catch (error) {
+        // Already gone between the check and the kill.
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+      }
+    },
+    async waitForExit(timeoutMs = DEFAULT_EXIT_TIMEOUT_MS) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          handle.kill("SIGKILL");
+          reject(
+            new Error(
+              `ubicrawl ${args.join(" ")} did not exit within ${timeoutMs} ms; stderr:\n${err.slice(-4000)}`,
+            ),
+          );
+        }, timeoutMs);
+      });
+      try {
+        return await Promise.race([closed, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  running.add(handle);
+  return handle;
+}
+
+/** SIGKILLs every spawned process still running and waits for them (for `afterEach`/`afterAll`). */
+export async function killAllUbicrawl(): Promise<void> {
+  const all = [...running];
+  for (const proc of all) proc.kill("SIGKILL");
+  await Promise.all(all.map((proc) => proc.waitForExit(10_000).catch(() => undefined)));
+}
+
+/** A test web served in-process, with its hosts and seeds files written in a fresh temp dir. */
+export interface WebFixture {
+  readonly web: RunningTestWeb;
+  /** The temp dir (hosts file, seeds file, agents' data dirs); removed by {@link stop}. */
+  readonly dir: string;
+  readonly hostsFile: string;
+  readonly seedsFile: string;
+  /** The truth for the agents' limits (defaults: the agent's defaults). */
+  truth(limits?: Partial<TruthLimits>, seeds?: string[]): Truth;
+  /** Stops the web, kills every agent still running and removes the temp dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts the test web for `options` and writes `hosts` and `seeds` files in a new temp dir. */
+export async function startWebFixture(options: TestWebOptions = {}): Promise<WebFixture> {
+  const dir = await mkdtemp(join(tmpdir(), "ubicrawl-e2e-"));
+  let web: RunningTestWeb;
+  try {
+    web = await startTestWeb(options);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const hostsFile = join(dir, "hosts");
+  const seedsFile = join(dir, "seeds");
+  await web.writeHostsFile(hostsFile);
+  await writeFile(seedsFile, `${web.seeds.join("\n")}\n`);
+  let stopped: Promise<void> | undefined;
+  return {
+    web,
+    dir,
+    hostsFile,
+    seedsFile,
+    truth: (limits = {}, seeds) =>
+      computeTruth(
+        web.model,
+        web.port,
+        {
+          maxDepth: limits.maxDepth ?? AGENT_DEFAULTS.maxDepth,
+          maxPagesPerHost: limits.maxPagesPerHost ?? AGENT_DEFAULTS.maxPagesPerHost,
+          userAgent: limits.userAgent ?? AGENT_DEFAULTS.userAgent,
+        },
+        seeds,
+      ),
+    stop() {
+      stopped ??= (async () => {
+        await killAllUbicrawl();
+        await web.stop();
+        await rm(dir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** How to start one agent against a {@link WebFixture}. */
+export interface AgentSpawnOptions {
+  /** `--id`. */
+  readonly id: string;
+  /** `--data`. @default `<fixture dir>/data-<id>` */
+  readonly dataDir?: string;
+  /** `--seeds`. @default the fixture's seeds file */
+  readonly seeds?: readonly string[];
+  /** Pass `--allow-net 127.0.0.0/8`. @default true */
+  readonly allowLoopback?: boolean;
+  /** Pass `--exit-when-done`. @default true */
+  readonly exitWhenDone?: boolean;
+  /** `--delay-ms`. @default 0 */
+  readonly delayMs?: number;
+  /** `--robots-retry-ms` (short, so the robots.txt 503 host is given up quickly). @default 100 */
+  readonly robotsRetryMs?: number;
+  /** `--max-robots-attempts`. @default 2 */
+  readonly maxRobotsAttempts?: number;
+  /** Further flags, appended as given (e.g. `["--max-depth", "8"]` or cluster flags). */
+  readonly flags?: readonly string[];
+}
+
+/** The `agent` argument list for `options` (without `node bin/ubicrawl`). */
+export function agentArgs(fixture: WebFixture, options: AgentSpawnOptions): string[] {
+  const args = [
+    "agent",
+    "--id",
+    options.id,
+    "--data",
+    agentDataDir(fixture, options),
+    "--seeds",
+    ...(options.seeds ?? [fixture.seedsFile]),
+    "--hosts-file",
+    fixture.hostsFile,
+    "--delay-ms",
+    String(options.delayMs ?? 0),
+    "--robots-retry-ms",
+    String(options.robotsRetryMs ?? 100),
+    "--max-robots-attempts",
+    String(options.maxRobotsAttempts ?? 2),
+    "--progress",
+    "off",
+  ];
+  if (options.allowLoopback ?? true) args.push("--allow-net", LOOPBACK_CIDR);
+  if (options.exitWhenDone ?? true) args.push("--exit-when-done");
+  args.push(...(options.flags ?? []));
+  return args;
+}
+
+/** The data dir an agent started with `options` uses. */
+export function agentDataDir(fixture: WebFixture, options: Pick<AgentSpawnOptions, "id" | "dataDir">): string {
+  return options.dataDir ?? join(fixture.dir, `data-${options.id}`);
+}
+
+/** Spawns `ubicrawl agent` against the fixture's web (see {@link agentArgs}). */
+export function spawnAgent(fixture: WebFixture, options: AgentSpawnOptions): UbicrawlProcess {
+  return runUbicrawl(agentArgs(fixture, options), { cwd: fixture.dir });
+}
+
+/** Every line of `<dataDir>/crawl.log`. */
+export async function readCrawlLogOf(dataDir: string): Promise<CrawlLogEntry[]> {
+  const entries: CrawlLogEntry[] = [];
+  for await (const entry of readCrawlLog(join(dataDir, "crawl.log"))) entries.push(entry);
+  return entries;
+}
+
+/**
+ * The complete lines of `<dataDir>/crawl.log` as it is on disk now, skipping a last line torn by a
+ * SIGKILL (which the agent cuts at its next start).
+ */
+export async function readCrawlLogSoFar(dataDir: string): Promise<CrawlLogEntry[]> {
+  const text = await readFile(join(dataDir, "crawl.log"), "utf8");
+  const complete = text.slice(0, text.lastIndexOf("\n") + 1);
+  return complete
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as CrawlLogEntry);
+}
+
+/** The files in `<dataDir>/warc`, sorted by name (finished and `.open` ones alike). */
+export async function listWarcFiles(dataDir: string): Promise<string[]> {
+  const names = await readdir(join(dataDir, "warc"));
+  return names.sort().map((name) => join(dataDir, "warc", name));
+}
+
+/** A WARC record and the file it was read from. */
+export interface WarcRecordIn extends WarcRecordRead {
+  readonly file: string;
+}
+
+/** Reads every record of every WARC file under `<dataDir>/warc` (throws on an unreadable file). */
+export async function readWarcRecords(dataDir: string): Promise<WarcRecordIn[]> {
+  const records: WarcRecordIn[] = [];
+  for (const file of await listWarcFiles(dataDir)) {
+    for await (const record of readWarcFile(file)) records.push({ ...record, file });
+  }
+  return records;
+}
+
+/** True for `http://host:port/robots.txt` (the recorder counts those too). */
+export function isRobotsUrl(url: string): boolean {
+  return url.endsWith("/robots.txt") && url.indexOf("/", url.indexOf("//") + 2) === url.length - 11;
+}
+
+/** Lowercase host name of a URL (no port). */
+export function hostOf(url: string): string {
+  return new URL(url).hostname.toLowerCase();
+}
+
+/** How many times each page (robots.txt excluded) was served. */
+export function servedPages(recorder: ServedRecorder): Map<string, number> {
+  const pages = new Map<string, number>();
+  for (const [url, count] of recorder.servedCounts()) if (!isRobotsUrl(url)) pages.set(url, count);
+  return pages;
+}
+
+/** Coverage and overlap of a crawl (Cho & Garcia-Molina) against the ground truth. */
+export interface CrawlMetrics {
+  /** Requests for pages (N). */
+  readonly total: number;
+  /** Distinct pages requested (I). */
+  readonly unique: number;
+  /** Distinct truth URLs requested / truth size. */
+  readonly coverage: number;
+  /** (N − I) / I. */
+  readonly overlap: number;
+  /** Truth URLs never requested, in truth order. */
+  readonly missing: string[];
+  /** URLs requested that the truth does not contain, sorted. */
+  readonly extra: string[];
+  /** URLs requested more than once, sorted. */
+  readonly repeated: string[];
+}
+
+/** Compares served page counts (see {@link servedPages}) with the truth's URLs. */
+export function crawlMetrics(served: ReadonlyMap<string, number>, truthUrls: readonly string[]): CrawlMetrics {
+  const truth = new Set(truthUrls);
+  let total = 0;
+  let covered = 0;
+  const extra: string[] = [];
+  const repeated: string[] = [];
+  for (const [url, count] of served) {
+    total += count;
+    if (truth.has(url)) covered++;
+    else extra.push(url);
+    if (count > 1) repeated.push(url);
+  }
+  return {
+    total,
+    unique: served.size,
+    coverage: truth.size === 0 ? 1 : covered / truth.size,
+    overlap: served.size === 0 ? 0 : (total - served.size) / served.size,
+    missing: truthUrls.filter((url) => !served.has(url)),
+    extra: extra.sort(),
+    repeated: repeated.sort(),
+  };
+}
+
+/** One request seen by the test web, with monotonic times (ms, `performance.now()`). */
+export interface TracedRequest {
+  readonly seq: number;
+  readonly host: string;
+  readonly ip: string;
+  readonly url: string;
+  readonly beganAtMs: number;
+  endedAtMs: number | undefined;
+}
+
+/** A running trace of the test web's requests, in arrival order. */
+export interface RequestTrace {
+  readonly requests: readonly TracedRequest[];
+  /** Restores the recorder's own methods. */
+  stop(): void;
+}
+
+/**
+ * Records every request's start and end time by wrapping the recorder's `begin`/`end` (the recorder
+ * itself keeps counts and peaks only), for politeness-delay and ordering checks.
+ */
+export function traceRequests(recorder: ServedRecorder): RequestTrace {
+  const requests: TracedRequest[] = [];
+  const byServed = new WeakMap<ServedRequest, TracedRequest>();
+  const begin = recorder.begin;
+  const end = recorder.end;
+  recorder.begin = (host, ip, url) => {
+    const served = begin.call(recorder, host, ip, url);
+    const traced: TracedRequest = {
+      seq: requests.length,
+      host,
+      ip,
+      url,
+      beganAtMs: performance.now(),
+      endedAtMs: undefined,
+    };
+    requests.push(traced);
+    byServed.set(served, traced);
+    return served;
+  };
+  recorder.end = (served, status) => {
+    const traced = byServed.get(served);
+    if (traced) traced.endedAtMs = performance.now();
+    end.call(recorder, served, status);
+  };
+  return {
+    requests,
+    stop() {
+      recorder.begin = begin;
+      recorder.end = end;
+    },
+  };
+}
+
+/** Polls `predicate` every `intervalMs` until it holds; rejects naming `what` after `timeoutMs`. */
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+  intervalMs = 20,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
