@@ -18,7 +18,11 @@ const CLUSTER_FLAGS = {
   seed: { type: "integer", help: "seed of the test web", default: 1, min: 0 },
   "delay-ms": { type: "integer", help: "per-host politeness delay of the agents", default: 0, min: 0 },
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
-  data: { type: "string", help: "folder for the agents' data (default: a new temp folder)", placeholder: "DIR" },
+  data: {
+    type: "string",
+    help: "folder for the agents' data (default: a new temp folder)",
+    placeholder: "DIR",
+  },
   "kill-at": {
     type: "integer",
     help: "SIGKILL one agent when this % of the truth is fetched (scripted fault)",
@@ -33,8 +37,18 @@ const CLUSTER_FLAGS = {
     max: 99,
     placeholder: "PCT",
   },
-  "heartbeat-ms": { type: "integer", help: "failure detector heartbeat of the agents", default: 500, min: 10 },
-  "suspect-after-ms": { type: "integer", help: "failure detector timeout of the agents", default: 2500, min: 20 },
+  "heartbeat-ms": {
+    type: "integer",
+    help: "failure detector heartbeat of the agents",
+    default: 500,
+    min: 10,
+  },
+  "suspect-after-ms": {
+    type: "integer",
+    help: "failure detector timeout of the agents",
+    default: 2500,
+    min: 20,
+  },
 } as const satisfies FlagSpecs;
 
 const USAGE = "ubicrawl cluster [--agents N] [--hosts N] [--pages N] [flags]";
@@ -206,7 +220,8 @@ class LocalCluster {
       const key = data.toString();
       if (key === "k") this.killOne();
       else if (key === "a") this.startAgent().catch((error) => this.note(String(error)));
-      else if (key === "r" && this.lastKilled) this.startAgent(this.lastKilled).catch((error) => this.note(String(error)));
+      else if (key === "r" && this.lastKilled)
+        this.startAgent(this.lastKilled).catch((error) => this.note(String(error)));
       else if (key === "s") this.printStats().catch((error) => this.note(String(error)));
       else if (key === "q" || key === "\u0003") this.shutdown().catch(() => {});
     };

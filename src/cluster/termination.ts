@@ -53,7 +53,7 @@ export class TerminationDetector {
     const parts: string[] = [];
     for (const id of [...aliveIds].sort()) {
       const observed = this.latest.get(id);
-      if (!observed || !observed.load.idle) {
+      if (!observed?.load.idle) {
         this.previous = undefined;
         return false;
       }

@@ -178,7 +178,7 @@ export class Frontier {
    */
   async drainHost(host: string): Promise<QueuedUrl[]> {
     const queue = this.hosts.get(host);
-    if (!queue || !queue.hasWork || queue.draining) return [];
+    if (!queue?.hasWork || queue.draining) return [];
     queue.draining = true;
     queue.generation++;
     try {
@@ -220,7 +220,7 @@ export class Frontier {
   /** Takes the next URL of `host`'s queue, or undefined when none is waiting. */
   async take(host: string): Promise<StoredQueueEntry | undefined> {
     const queue = this.hosts.get(host);
-    if (!queue || !queue.hasWork || queue.draining) return undefined;
+    if (!queue?.hasWork || queue.draining) return undefined;
     if (queue.window.length === 0) {
       const generation = queue.generation;
       // Entries past the window may still be in the commit buffer: make them readable first.
