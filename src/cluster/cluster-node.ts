@@ -27,7 +27,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PageRecovery } from "./page-recovery.js";
-import { TerminationDetector, type WorkLoad } from "./termination.js";
+import { BatchCounters, incarnationInBatchId, TerminationDetector, type WorkLoad } from "./termination.js";
 import { UrlExchange } from "./url-exchange.js";
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
@@ -74,6 +74,7 @@ export class ClusterNode implements AgentServiceHandlers {
   private readonly peers: PeerClientPool;
   private readonly server: AgentServer;
   private readonly receivedBatches = new Set<string>();
+  private readonly batchCounters = new BatchCounters();
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
   private leaving = false;
@@ -192,6 +193,7 @@ export class ClusterNode implements AgentServiceHandlers {
         submit: (peerId, batch, signal) => ready().peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
         reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
+        onDelivered: (peerId) => node?.batchCounters.delivered(peerId, node.incarnationOf(peerId)),
         requeue: (url, depth, host) => {
           if (ownership.ownerOf(host) === agentOptions.id) agent.frontier.requeue(url, depth, host);
           else agent.router.routeAt(url, depth, host);
@@ -331,6 +333,7 @@ export class ClusterNode implements AgentServiceHandlers {
     if (!this.receivedBatches.has(batch.batchId)) {
       if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
       this.receivedBatches.add(batch.batchId);
+      this.batchCounters.received(batch.fromId, incarnationInBatchId(batch.batchId));
       const traffic = stats.peer(batch.fromId);
       traffic.batchesReceived++;
       traffic.urlsReceived += batch.urls.length;
@@ -410,6 +413,20 @@ export class ClusterNode implements AgentServiceHandlers {
     }
     this.detector.start();
     this.onViewChange(this.detector.alive());
+    if (seeds.length > 0) await this.settleView();
+  }
+
+  /**
+   * Waits (at most the suspicion timeout) until every member learned by gossip has answered directly,
+   * so the first links routed by a newcomer already use the whole cluster's view.
+   */
+  private async settleView(): Promise<void> {
+    const deadline = this.clock.now() + this.options.suspectAfterMs;
+    while (this.clock.now() < deadline) {
+      const pending = this.detector.members().some((member) => member.status === "suspected");
+      if (!pending) return;
+      await sleep(this.clock, Math.min(50, this.options.heartbeatIntervalMs));
+    }
   }
 
   /** The alive set changed: rebuild ownership and re-examine what this agent holds. */
@@ -448,18 +465,15 @@ export class ClusterNode implements AgentServiceHandlers {
   // ---- stats ---------------------------------------------------------------------------------
 
   /**
-   * This agent's load, as reported in heartbeats. Batch counters cover only traffic with agents alive
-   * in this view, so agents that left or died do not unbalance the cluster's sums.
+   * This agent's load, as reported in heartbeats. Batch counters cover only traffic with the current
+   * lives of agents alive in this view, so agents that left, died or restarted do not unbalance the
+   * cluster's sums.
    */
   load(): WorkLoad {
     const { agent } = this;
-    let sent = 0;
-    let received = 0;
-    for (const [peer, traffic] of agent.stats.peers) {
-      if (!this.aliveIds.has(peer)) continue;
-      sent += traffic.batchesSent;
-      received += traffic.batchesReceived;
-    }
+    const { sent, received } = this.batchCounters.totals(
+      this.detector.alive().filter((member) => member.id !== agent.options.id),
+    );
     return {
       idle: agent.isIdle && this.exchange.isIdle && !this.agent.scheduler.isPaused,
       urlBatchesSent: sent,
@@ -510,6 +524,11 @@ export class ClusterNode implements AgentServiceHandlers {
       idle: this.load().idle,
       paused: scheduler.isPaused,
     };
+  }
+
+  /** The incarnation of `peerId` in this agent's view (0 when unknown). */
+  private incarnationOf(peerId: string): number {
+    return this.detector.members().find((member) => member.id === peerId)?.incarnation ?? 0;
   }
 
   private peerClient(peerId: string) {

@@ -83,3 +83,54 @@ function maxAt(latest: ReadonlyMap<string, Observation>, ids: readonly string[])
   for (const id of ids) max = Math.max(max, latest.get(id)?.atMs ?? 0);
   return max;
 }
+
+/**
+ * URL batches delivered to and received from each peer, per life of that peer: a restarted peer
+ * starts counting from zero, so the counters of its earlier life are dropped here too.
+ */
+export class BatchCounters {
+  private readonly peers = new Map<string, { incarnation: number; sent: number; received: number }>();
+
+  /** A batch to `peer` (in its life `incarnation`) was acknowledged. */
+  delivered(peer: string, incarnation: number): void {
+    const counters = this.countersOf(peer, incarnation);
+    if (counters) counters.sent++;
+  }
+
+  /** A batch from `peer` (sent in its life `incarnation`) was received for the first time. */
+  received(peer: string, incarnation: number): void {
+    const counters = this.countersOf(peer, incarnation);
+    if (counters) counters.received++;
+  }
+
+  /** Sums over `members` (their current lives only). */
+  totals(members: readonly { id: string; incarnation: number }[]): { sent: number; received: number } {
+    let sent = 0;
+    let received = 0;
+    for (const member of members) {
+      const counters = this.peers.get(member.id);
+      if (!counters || counters.incarnation !== member.incarnation) continue;
+      sent += counters.sent;
+      received += counters.received;
+    }
+    return { sent, received };
+  }
+
+  private countersOf(peer: string, incarnation: number) {
+    const counters = this.peers.get(peer);
+    if (!counters || incarnation > counters.incarnation) {
+      const fresh = { incarnation, sent: 0, received: 0 };
+      this.peers.set(peer, fresh);
+      return fresh;
+    }
+    // A batch of an earlier life arriving late does not count for the current one.
+    return incarnation === counters.incarnation ? counters : undefined;
+  }
+}
+
+/** The sender's incarnation in a batch id (`<id>.<incarnation>.<serial>`), or 0 when absent. */
+export function incarnationInBatchId(batchId: string): number {
+  const parts = batchId.split(".");
+  const value = Number(parts.at(-2));
+  return Number.isSafeInteger(value) ? value : 0;
+}

@@ -37,6 +37,8 @@ export interface UrlExchangeDeps {
   readonly reroute: (url: string, depth: number, host: string) => void;
   /** Queues a URL recovered from the outbox of a dead peer that this agent now owns. */
   readonly requeue: (url: string, depth: number, host: string) => void;
+  /** Called when `peerId` acknowledged a batch (termination detection counts these). */
+  readonly onDelivered: (peerId: string) => void;
 }
 
 interface Pending extends QueuedUrl {
@@ -181,6 +183,7 @@ export class UrlExchange implements UrlExchangeSink {
         const traffic = this.deps.stats.peer(peer);
         traffic.urlsSent += urls.length;
         traffic.batchesSent++;
+        this.deps.onDelivered(peer);
         return;
       } catch {
         await sleep(this.deps.clock, delayMs, this.abort.signal).catch(() => {});

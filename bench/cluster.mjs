@@ -1,0 +1,228 @@
+// Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
+// machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
+// prints total pages/s, CPU per 1,000 pages, URLs sent per page fetched against the expected
+// (inter-host share of followed links) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
+// Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--json]
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
+import { parseBenchFlags } from "./lib/flags.mjs";
+import { interHostLinks } from "./lib/link-share.mjs";
+import {
+  PeakRssSampler,
+  reapedChildrenCpuSeconds,
+  startAgentProcess,
+  startTestWebProcess,
+  stopChildrenOnSignal,
+} from "./lib/processes.mjs";
+import { fixed, formatTable, MIB, percent } from "./lib/report.mjs";
+import { StatsPoller } from "./lib/stats-poller.mjs";
+
+const FLAGS = {
+  agents: { type: "string", help: "agent counts to run, comma-separated (default: 1,2,4,8)" },
+  hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
+  pages: { type: "integer", help: "pages of the test web (about)", default: 10_000, min: 10, max: 1_000_000 },
+  seed: { type: "integer", help: "seed of the test web", default: 1 },
+  "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
+  "heartbeat-ms": { type: "integer", help: "failure detector heartbeat of the agents", default: 500, min: 10 },
+  "suspect-after-ms": { type: "integer", help: "failure detector timeout of the agents", default: 2500, min: 20 },
+  "timeout-s": { type: "integer", help: "give up on a cluster run after this long", default: 600, min: 1 },
+  json: { type: "boolean", help: "print JSON instead of a table" },
+  keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
+};
+const LISTENING = /listening on (\S+)/;
+const SETTLE_TIMEOUT_MS = 15_000;
+
+const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/cluster.mjs [flags]");
+const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`--agents: "${text}" is not a count in [1, 64]`);
+  return n;
+});
+if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
+if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
+  throw new Error("dist/ is missing: run `npm run build` first");
+}
+const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
+const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-cluster-"));
+const children = new Set();
+stopChildrenOnSignal(() => children);
+const log = (text) => process.stderr.write(`${text}\n`);
+
+const testweb = await startTestWebProcess(dir, web);
+children.add(testweb.child);
+const truth = await readTruth(testweb.files.truth);
+const links = interHostLinks(web, truth);
+log(
+  `test web: ${flags.hosts} hosts, ${truth.size} URLs in the truth, port ${testweb.port} (pid ${testweb.child.pid}); ` +
+    `${percent(links.interHostShare, 1)} of followed links are inter-host (${fixed(links.interHostLinksPerPage, 2)} a page)`,
+);
+
+const results = [];
+let failed = false;
+try {
+  for (const n of agentCounts) {
+    const result = await runCluster(n);
+    results.push(result);
+    if (!result.ok) failed = true;
+    log(
+      `${n} agent(s): ${result.pagesFetched} pages in ${fixed(result.wallSeconds, 1)} s, ` +
+        `${fixed(result.pagesPerSecond, 0)} pages/s, ${fixed(result.urlsSentPerPage, 3)} URLs sent a page, ` +
+        `coverage ${percent(result.coverage)}, overlap ${percent(result.overlap)}`,
+    );
+  }
+} finally {
+  await Promise.all([...children].map((child) => child.stop()));
+}
+if (!flags.keep) await rm(dir, { recursive: true, force: true });
+else log(`data kept in ${dir}`);
+
+if (flags.json) {
+  process.stdout.write(`${JSON.stringify({ web, truthUrls: truth.size, links, flags, results }, null, 2)}\n`);
+} else {
+  printTable();
+}
+process.exitCode = failed ? 1 : 0;
+
+/** Starts `n` agents (seeds to the last one), waits until they all exit when done; the figures. */
+async function runCluster(n) {
+  const runDir = join(dir, `agents-${n}`);
+  const stats = new StatsPoller(1000);
+  const sampler = new PeakRssSampler(100);
+  const agents = [];
+  const cpuBefore = reapedChildrenCpuSeconds();
+  let crawlStartedAtMs = 0;
+  let timedOut = false;
+  let timer;
+  try {
+    for (let i = 1; i <= n; i++) {
+      const id = `agent-${i}`;
+      const last = i === n;
+      // Seeds go to the last agent only: the others already know each other when the crawl starts.
+      if (last && n > 1) await waitForSettledView(stats, agents);
+      await mkdir(join(runDir, id), { recursive: true });
+      const joinList = agents.map((agent) => agent.address).join(",");
+      const agent = startAgentProcess(id, [
+        ...["--data", join(runDir, id), "--hosts-file", testweb.files.hosts, "--allow-net", "127.0.0.0/8"],
+        ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
+        ...(last ? ["--seeds", testweb.files.seeds] : []),
+        ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
+        ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+        ...["--heartbeat-ms", String(flags["heartbeat-ms"]), "--suspect-after-ms", String(flags["suspect-after-ms"])],
+      ]);
+      if (last) crawlStartedAtMs = agent.startedAtMs;
+      children.add(agent);
+      agents.push(agent);
+      sampler.watch(agent.pid);
+      agent.address = (await agent.waitForLine(LISTENING, 30_000))[1];
+      stats.watch(id, agent.address);
+      agent.exited.then(() => stats.forget(id));
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      log(`${n} agent(s): no end after ${flags["timeout-s"]} s, stopping them`);
+      for (const agent of agents) agent.stop();
+    }, flags["timeout-s"] * 1000);
+    const exitCodes = await Promise.all(agents.map((agent) => agent.exited));
+    const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
+    const endedAtMs = Math.max(...agents.map((agent) => agent.exitedAtMs));
+    const wallSeconds = (endedAtMs - crawlStartedAtMs) / 1000;
+    const metrics = await measureCrawlLogs(
+      agents.map((agent) => join(runDir, agent.name, "crawl.log")),
+      truth,
+    );
+    const totals = stats.totals();
+    for (const [i, code] of exitCodes.entries()) {
+      if (code !== 0) log(`${agents[i].name} exited with ${code}:\n${agents[i].stderrLines.join("\n")}`);
+    }
+    if (totals.pagesFetched !== metrics.fetches) {
+      log(
+        `${n} agent(s): note: the last stats polled count ${totals.pagesFetched} pages, the crawl logs ` +
+          `${metrics.fetches} (a stale last sample makes the overhead figures approximate)`,
+      );
+    }
+    return {
+      agents: n,
+      ok: !timedOut && exitCodes.every((code) => code === 0),
+      pagesFetched: metrics.fetches,
+      wallSeconds,
+      pagesPerSecond: metrics.fetches / wallSeconds,
+      pagesPerSecondPerAgent: metrics.fetches / wallSeconds / n,
+      cpuSeconds,
+      cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
+      maxPeakRssMib: Math.max(...agents.map((agent) => sampler.peakOf(agent.pid))) / MIB,
+      statsPagesFetched: totals.pagesFetched,
+      urlsSent: totals.urlsSent,
+      batchesSent: totals.batchesSent,
+      urlsSentPerPage: totals.urlsSent / Math.max(1, totals.pagesFetched),
+      expectedUrlsSentPerPage: links.interHostLinksPerPage * (1 - 1 / n),
+      batchesPer100Pages: (100 * totals.batchesSent) / Math.max(1, totals.pagesFetched),
+      urlsPerBatch: totals.batchesSent === 0 ? 0 : totals.urlsSent / totals.batchesSent,
+      coverage: metrics.coverage,
+      overlap: metrics.overlap,
+      extraUrls: metrics.extra,
+    };
+  } finally {
+    clearTimeout(timer);
+    stats.stop();
+    sampler.stop();
+    await Promise.all(agents.map((agent) => agent.stop()));
+    for (const agent of agents) children.delete(agent);
+    if (!flags.keep) await rm(runDir, { recursive: true, force: true });
+  }
+}
+
+/** Waits (boundedly) until every agent started so far regards all of them as alive. */
+async function waitForSettledView(stats, agents) {
+  const ids = agents.map((agent) => agent.name);
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const views = await Promise.all(ids.map((id) => stats.aliveView(id)));
+    if (views.every((view) => ids.every((id) => view.has(id)))) return;
+    await sleep(100);
+  }
+  log(`membership of ${ids.join(", ")} did not settle in ${SETTLE_TIMEOUT_MS} ms; starting the crawl anyway`);
+}
+
+function printTable() {
+  const headers = [
+    "agents",
+    "pages",
+    "wall s",
+    "pages/s",
+    "/agent",
+    "CPU s/1k",
+    "RSS MiB",
+    "URLs sent/page",
+    "expected",
+    "batches/100p",
+    "coverage",
+    "overlap",
+  ];
+  const rows = results.map((r) => [
+    `${r.agents}${r.ok ? "" : " (!)"}`,
+    String(r.pagesFetched),
+    fixed(r.wallSeconds, 1),
+    fixed(r.pagesPerSecond, 0),
+    fixed(r.pagesPerSecondPerAgent, 0),
+    fixed(r.cpuSecondsPer1000Pages, 2),
+    fixed(r.maxPeakRssMib, 0),
+    fixed(r.urlsSentPerPage, 3),
+    fixed(r.expectedUrlsSentPerPage, 3),
+    fixed(r.batchesPer100Pages, 2),
+    percent(r.coverage),
+    percent(r.overlap),
+  ]);
+  process.stdout.write(
+    `ubicrawl bench/cluster: test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
+      `--max-active-hosts ${flags["max-active-hosts"]} per agent, --delay-ms 0, all processes on this machine\n` +
+      `inter-host share of followed links: ${percent(links.interHostShare, 1)} ` +
+      `(${fixed(links.interHostLinksPerPage, 2)} inter-host links a page of ${fixed(links.followedLinks / Math.max(1, links.pages), 2)} followed); ` +
+      "expected URLs sent/page = inter-host links a page × (1 − 1/n)\n\n" +
+      `${formatTable(headers, rows)}\n` +
+      (results.some((r) => !r.ok) ? "(!) an agent failed or timed out: see stderr\n" : ""),
+  );
+}

@@ -1,0 +1,158 @@
+// What a crawl did, read from the agents' crawl logs (one JSON line a fetch) and their final summary
+// lines, measured against the test web's ground truth (coverage and overlap as in Cho & Garcia-Molina).
+import { createReadStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+
+/**
+ * The ground truth file of `ubicrawl testweb --truth`: one URL a line.
+ * @param {string} path
+ * @returns {Promise<Set<string>>}
+ */
+export async function readTruth(path) {
+  const text = await readFile(path, "utf8");
+  return new Set(text.split("\n").filter((line) => line !== ""));
+}
+
+/**
+ * Reads crawl logs and measures the union of their fetches against `truth`. A fetch counts when it
+ * reached a server (status > 0). Overlap = (fetches − unique URLs) / unique URLs; coverage = truth URLs
+ * fetched / truth size.
+ * @param {readonly string[]} paths crawl.log files (a missing file counts as empty)
+ * @param {ReadonlySet<string>} truth
+ * @returns {Promise<CrawlMetrics>}
+ */
+export async function measureCrawlLogs(paths, truth) {
+  const fetchedUrls = new Set();
+  const loggedUrls = new Set();
+  let entries = 0;
+  let fetches = 0;
+  let failures = 0;
+  let bytes = 0;
+  let firstMs = Number.POSITIVE_INFINITY;
+  let lastMs = Number.NEGATIVE_INFINITY;
+  for (const path of paths) {
+    for await (const entry of readLines(path)) {
+      entries++;
+      const atMs = Date.parse(entry.ts);
+      if (atMs < firstMs) firstMs = atMs;
+      if (atMs > lastMs) lastMs = atMs;
+      loggedUrls.add(entry.url);
+      if (!(entry.status > 0)) {
+        failures++;
+        continue;
+      }
+      fetches++;
+      bytes += entry.bytes ?? 0;
+      fetchedUrls.add(entry.url);
+    }
+  }
+  let covered = 0;
+  for (const url of truth) if (fetchedUrls.has(url)) covered++;
+  const unique = fetchedUrls.size;
+  return {
+    entries,
+    fetches,
+    failures,
+    unique,
+    loggedUrls: loggedUrls.size,
+    bytes,
+    covered,
+    truthSize: truth.size,
+    extra: unique - covered,
+    coverage: truth.size === 0 ? 0 : covered / truth.size,
+    overlap: unique === 0 ? 0 : (fetches - unique) / unique,
+    spanSeconds: entries === 0 ? 0 : (lastMs - firstMs) / 1000,
+  };
+}
+
+/**
+ * @typedef {object} CrawlMetrics
+ * @property {number} entries crawl log lines
+ * @property {number} fetches lines with status > 0 (requests answered by a server)
+ * @property {number} failures lines with status 0 (DNS failure, timeout, refused…)
+ * @property {number} unique distinct URLs fetched
+ * @property {number} loggedUrls distinct URLs logged, failures included
+ * @property {number} bytes body bytes of the fetches
+ * @property {number} covered truth URLs fetched
+ * @property {number} truthSize URLs in the truth
+ * @property {number} extra URLs fetched that are not in the truth
+ * @property {number} coverage covered / truthSize
+ * @property {number} overlap (fetches − unique) / unique
+ * @property {number} spanSeconds time from the first to the last crawl log line
+ */
+
+async function* readLines(path) {
+  const input = createReadStream(path);
+  const opened = new Promise((resolve, reject) => {
+    input.once("open", resolve);
+    input.once("error", reject);
+  });
+  try {
+    await opened;
+  } catch (error) {
+    if (error.code === "ENOENT") return;
+    throw error;
+  }
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      if (line !== "") yield JSON.parse(line);
+    }
+  } finally {
+    input.destroy();
+  }
+}
+
+/** Drop reasons of URLs that were queued (so in the seen set) and then not fetched. */
+const QUEUED_DROPS = ["robots", "page-limit", "abandoned", "blacklisted", "fetched-before"];
+
+/**
+ * Parses an agent's final summary (`ubicrawl agent … --exit-when-done` on stderr).
+ * @param {readonly string[]} lines stderr lines of the agent
+ * @returns {AgentSummary}
+ */
+export function parseAgentSummary(lines) {
+  const summary = { seconds: undefined, pagesFetched: undefined, dropped: {}, seenUrls: undefined };
+  summary.seenSetBytes = undefined;
+  for (const line of lines) {
+    let match = /^ubicrawl agent \S+ stopped \(\w+\) after ([\d.]+) s/.exec(line);
+    if (match) summary.seconds = Number(match[1]);
+    match = /^\s+pages fetched: (\d+)/.exec(line);
+    if (match) summary.pagesFetched = Number(match[1]);
+    match = /^\s+not fetched: (.*)$/.exec(line);
+    if (match) {
+      for (const pair of match[1].split(" ")) {
+        const [reason, count] = pair.split("=");
+        if (count !== undefined) summary.dropped[reason] = Number(count);
+      }
+    }
+    // Printed by agents that report their seen set: "  seen set: N URLs, B bytes".
+    match = /^\s+seen set: (\d+) URLs, (\d+) bytes/.exec(line);
+    if (match) {
+      summary.seenUrls = Number(match[1]);
+      summary.seenSetBytes = Number(match[2]);
+    }
+  }
+  return summary;
+}
+
+/**
+ * @typedef {object} AgentSummary
+ * @property {number | undefined} seconds the agent's own run time
+ * @property {number | undefined} pagesFetched
+ * @property {Record<string, number>} dropped URLs not fetched, by reason
+ * @property {number | undefined} seenUrls size of the seen set, when the agent prints it
+ * @property {number | undefined} seenSetBytes memory of the seen set, when the agent prints it
+ */
+
+/**
+ * The number of URLs in an agent's seen set, estimated when it does not print it: every URL logged in
+ * the crawl log was queued, and so were those dropped after queueing (robots, page limit, abandoned…).
+ * @param {number} loggedUrls distinct URLs in the agent's crawl log (failures included)
+ * @param {Record<string, number>} dropped the summary's drop counts
+ */
+export function estimateSeenUrls(loggedUrls, dropped) {
+  let queuedThenDropped = 0;
+  for (const reason of QUEUED_DROPS) queuedThenDropped += dropped[reason] ?? 0;
+  return loggedUrls + queuedThenDropped;
+}

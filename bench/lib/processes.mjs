@@ -1,0 +1,195 @@
+// The processes a benchmark starts: the test web and the agents, each a `node bin/ubicrawl …` child,
+// so the crawler's CPU and memory are measured apart from the bench and from the web it crawls.
+// Every child is stopped by its own PID (never by name); CPU comes from the kernel's accounting of
+// reaped children, peak RSS from /proc/<pid>/status.
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** The `ubicrawl` command of this checkout (runs dist/, so `npm run build` first). */
+export const UBICRAWL = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
+
+const STOP_GRACE_MS = 5000;
+
+/** A started child with its stderr lines and its exit. */
+export class Child {
+  /**
+   * @param {string} name shown in errors
+   * @param {readonly string[]} args arguments of bin/ubicrawl
+   */
+  constructor(name, args) {
+    this.name = name;
+    /** @type {string[]} */
+    this.stderrLines = [];
+    this.startedAtMs = performance.now();
+    /** @type {number | undefined} */
+    this.exitedAtMs = undefined;
+    this.process = spawn(process.execPath, [UBICRAWL, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    this.pid = this.process.pid;
+    this.process.once("exit", () => {
+      this.exitedAtMs = performance.now();
+    });
+    /** Resolves with the exit code (or the signal name) once the child is reaped and its stderr read. */
+    this.exited = new Promise((resolveExit) => {
+      this.process.once("close", (code, signal) => resolveExit(code ?? signal));
+    });
+    this.lines = createInterface({ input: this.process.stderr });
+    this.lines.on("line", (line) => this.stderrLines.push(line));
+  }
+
+  /** True once the child has exited. */
+  get done() {
+    return this.exitedAtMs !== undefined;
+  }
+
+  /**
+   * Resolves with the first match of `pattern` on stderr; rejects if the child exits first.
+   * @param {RegExp} pattern
+   * @param {number} timeoutMs
+   * @returns {Promise<RegExpExecArray>}
+   */
+  waitForLine(pattern, timeoutMs) {
+    for (const line of this.stderrLines) {
+      const match = pattern.exec(line);
+      if (match) return Promise.resolve(match);
+    }
+    return new Promise((resolveMatch, reject) => {
+      const onLine = (line) => {
+        const match = pattern.exec(line);
+        if (match) finish(() => resolveMatch(match));
+      };
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`${this.name}: no ${pattern} on stderr in ${timeoutMs} ms`))),
+        timeoutMs,
+      );
+      const onExit = () =>
+        finish(() =>
+          reject(new Error(`${this.name} exited before printing ${pattern}:\n${this.stderrLines.join("\n")}`)),
+        );
+      const finish = (settle) => {
+        clearTimeout(timer);
+        this.lines.off("line", onLine);
+        this.process.off("exit", onExit);
+        settle();
+      };
+      this.lines.on("line", onLine);
+      this.process.once("exit", onExit);
+    });
+  }
+
+  /** Sends SIGTERM to this child's PID, then SIGKILL after a grace period; resolves once it exited. */
+  async stop() {
+    if (this.done) return this.exited;
+    this.process.kill("SIGTERM");
+    const timer = setTimeout(() => {
+      if (!this.done) this.process.kill("SIGKILL");
+    }, STOP_GRACE_MS);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/**
+ * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`.
+ * @param {string} dir
+ * @param {{ seed: number, hosts: number, pages: number }} web
+ */
+export async function startTestWebProcess(dir, web) {
+  const files = { hosts: join(dir, "hosts"), seeds: join(dir, "seeds"), truth: join(dir, "truth") };
+  const child = new Child("testweb", [
+    "testweb",
+    ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
+    ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
+  ]);
+  const match = await child.waitForLine(/^test web: \d+ hosts on port (\d+)/, 120_000);
+  return { child, port: Number(match[1]), files };
+}
+
+/**
+ * Starts `ubicrawl agent` with `args` (after `agent`).
+ * @param {string} id
+ * @param {readonly string[]} args
+ */
+export function startAgentProcess(id, args) {
+  return new Child(id, ["agent", "--id", id, ...args]);
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * User + system CPU seconds of this process's reaped children (cutime + cstime of /proc/self/stat):
+ * exact for a child once it has exited, so the difference across a child's exit is its whole CPU time.
+ */
+export function reapedChildrenCpuSeconds() {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  // Fields after "pid (comm) ", which may itself hold spaces: state is field 3, cutime 16, cstime 17.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
+}
+
+/**
+ * Samples the peak resident set (VmHWM) of some PIDs until stopped: the kernel keeps the high-water
+ * mark, so a sample shortly before the exit sees the peak.
+ */
+export class PeakRssSampler {
+  /**
+   * @param {number} intervalMs
+   */
+  constructor(intervalMs = 100) {
+    /** @type {Map<number, number>} peak bytes by PID */
+    this.peaks = new Map();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  /** @param {number} pid */
+  watch(pid) {
+    this.peaks.set(pid, 0);
+    this.sample();
+  }
+
+  sample() {
+    for (const pid of this.peaks.keys()) {
+      let status;
+      try {
+        status = readFileSync(`/proc/${pid}/status`, "utf8");
+      } catch {
+        continue; // exited
+      }
+      const match = /VmHWM:\s+(\d+) kB/.exec(status);
+      if (match) this.peaks.set(pid, Math.max(this.peaks.get(pid) ?? 0, Number(match[1]) * 1024));
+    }
+  }
+
+  /** Peak RSS of `pid` in bytes (0 if never sampled). @param {number} pid */
+  peakOf(pid) {
+    return this.peaks.get(pid) ?? 0;
+  }
+
+  stop() {
+    clearInterval(this.timer);
+  }
+}
+
+/**
+ * Stops every child still running when the bench is interrupted, by PID.
+ * @param {() => Iterable<Child>} children
+ */
+export function stopChildrenOnSignal(children) {
+  const onSignal = async (signal) => {
+    await Promise.all([...children()].map((child) => child.stop()));
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+}

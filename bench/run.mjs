@@ -1,0 +1,156 @@
+// Single-agent throughput: one `ubicrawl agent` process crawls the test web (served by a separate
+// `ubicrawl testweb` process) with no politeness delay, and this prints pages/s, MiB/s, CPU per 1,000
+// pages, peak RSS, seen-set bytes per URL, and coverage/overlap against the ground truth.
+// Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json]
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
+import { parseBenchFlags } from "./lib/flags.mjs";
+import {
+  PeakRssSampler,
+  reapedChildrenCpuSeconds,
+  startAgentProcess,
+  startTestWebProcess,
+  stopChildrenOnSignal,
+} from "./lib/processes.mjs";
+import { fixed, formatTable, MIB, medianRecord, percent } from "./lib/report.mjs";
+import { seenSetMemory } from "./lib/seen-memory.mjs";
+
+const FLAGS = {
+  hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
+  pages: { type: "integer", help: "pages of the test web (about)", default: 20_000, min: 10, max: 1_000_000 },
+  seed: { type: "integer", help: "seed of the test web", default: 1 },
+  "max-active-hosts": { type: "integer", help: "hosts the agent visits at once", default: 64, min: 1 },
+  runs: { type: "integer", help: "crawls to run (the median is printed)", default: 1, min: 1, max: 99 },
+  "timeout-s": { type: "integer", help: "give up on a crawl after this long", default: 600, min: 1 },
+  json: { type: "boolean", help: "print JSON instead of a table" },
+  keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
+};
+
+const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/run.mjs [flags]");
+if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
+  throw new Error("dist/ is missing: run `npm run build` first");
+}
+const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
+const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-run-"));
+const children = new Set();
+stopChildrenOnSignal(() => children);
+const log = (text) => process.stderr.write(`${text}\n`);
+
+const cpuBeforeWeb = reapedChildrenCpuSeconds();
+const testweb = await startTestWebProcess(dir, web);
+children.add(testweb.child);
+const truth = await readTruth(testweb.files.truth);
+log(`test web: ${flags.hosts} hosts, ${truth.size} URLs in the truth, port ${testweb.port} (pid ${testweb.child.pid})`);
+
+const sampler = new PeakRssSampler(100);
+const runs = [];
+let failed = false;
+try {
+  for (let run = 1; run <= flags.runs; run++) {
+    const result = await crawlOnce(run);
+    runs.push(result);
+    if (result.exitCode !== 0 || result.timedOut) failed = true;
+    log(
+      `run ${run}: ${result.pagesFetched} pages in ${fixed(result.wallSeconds, 1)} s, ` +
+        `${fixed(result.pagesPerSecond, 0)} pages/s, coverage ${percent(result.coverage)}`,
+    );
+  }
+} finally {
+  sampler.stop();
+  await testweb.child.stop();
+}
+const testwebCpuSeconds = reapedChildrenCpuSeconds() - cpuBeforeWeb - runs.reduce((sum, r) => sum + r.cpuSeconds, 0);
+if (!flags.keep) await rm(dir, { recursive: true, force: true });
+
+const median = medianRecord(runs);
+if (flags.json) {
+  process.stdout.write(`${JSON.stringify({ web, truthUrls: truth.size, flags, runs, median, testwebCpuSeconds }, null, 2)}\n`);
+} else {
+  printTable();
+}
+process.exitCode = failed ? 1 : 0;
+
+/** One crawl of the test web by a fresh agent; its figures. */
+async function crawlOnce(run) {
+  const data = join(dir, `agent-${run}`);
+  await mkdir(data, { recursive: true });
+  const cpuBefore = reapedChildrenCpuSeconds();
+  const agent = startAgentProcess(`bench-${run}`, [
+    ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
+    ...["--allow-net", "127.0.0.0/8", "--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
+    ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+  ]);
+  children.add(agent);
+  sampler.watch(agent.pid);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    log(`run ${run}: no end after ${flags["timeout-s"]} s, stopping the agent (pid ${agent.pid})`);
+    agent.stop();
+  }, flags["timeout-s"] * 1000);
+  const exitCode = await agent.exited;
+  clearTimeout(timer);
+  children.delete(agent);
+  const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
+  const wallSeconds = (agent.exitedAtMs - agent.startedAtMs) / 1000;
+  const metrics = await measureCrawlLogs([join(data, "crawl.log")], truth);
+  const summary = parseAgentSummary(agent.stderrLines);
+  const seenEstimated = summary.seenUrls === undefined;
+  const seenUrls = summary.seenUrls ?? estimateSeenUrls(metrics.loggedUrls, summary.dropped);
+  const seenBytes = summary.seenSetBytes ?? seenSetMemory(seenUrls).bytes;
+  if (exitCode !== 0) log(`run ${run}: the agent exited with ${exitCode}:\n${agent.stderrLines.join("\n")}`);
+  if (!flags.keep) await rm(data, { recursive: true, force: true });
+  return {
+    run,
+    exitCode,
+    timedOut,
+    pagesFetched: metrics.fetches,
+    failedFetches: metrics.failures,
+    bodyBytes: metrics.bytes,
+    wallSeconds,
+    agentSeconds: summary.seconds ?? Number.NaN,
+    pagesPerSecond: metrics.fetches / wallSeconds,
+    mibPerSecond: metrics.bytes / MIB / wallSeconds,
+    cpuSeconds,
+    cpuCores: cpuSeconds / wallSeconds,
+    cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
+    peakRssMib: sampler.peakOf(agent.pid) / MIB,
+    seenUrls,
+    seenSetBytes: seenBytes,
+    seenBytesPerUrl: seenBytes / Math.max(1, seenUrls),
+    seenEstimated,
+    coverage: metrics.coverage,
+    overlap: metrics.overlap,
+    extraUrls: metrics.extra,
+  };
+}
+
+function printTable() {
+  const columns = [...runs.map((r) => `run ${r.run}`), ...(runs.length > 1 ? ["median"] : [])];
+  const records = runs.length > 1 ? [...runs, median] : runs;
+  const estimated = runs.some((r) => r.seenEstimated);
+  const rows = [
+    ["pages fetched", (r) => String(Math.round(r.pagesFetched))],
+    ["wall time (s)", (r) => fixed(r.wallSeconds, 1)],
+    ["pages/s", (r) => fixed(r.pagesPerSecond, 0)],
+    ["MiB/s (bodies)", (r) => fixed(r.mibPerSecond, 1)],
+    ["CPU s / 1,000 pages", (r) => fixed(r.cpuSecondsPer1000Pages, 2)],
+    ["CPU cores used", (r) => fixed(r.cpuCores, 2)],
+    ["peak RSS (MiB)", (r) => fixed(r.peakRssMib, 0)],
+    [`seen URLs${estimated ? " (est.)" : ""}`, (r) => String(Math.round(r.seenUrls))],
+    ["seen set bytes / URL", (r) => fixed(r.seenBytesPerUrl, 1)],
+    ["coverage", (r) => percent(r.coverage)],
+    ["overlap", (r) => percent(r.overlap)],
+  ].map(([label, cell]) => [label, ...records.map(cell)]);
+  process.stdout.write(
+    `ubicrawl bench/run: 1 agent, test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
+      `--max-active-hosts ${flags["max-active-hosts"]}, --delay-ms 0\n\n` +
+      `${formatTable(["", ...columns], rows)}\n\n` +
+      `test web process CPU: ${fixed(testwebCpuSeconds, 1)} s over ${runs.length} run(s)` +
+      (estimated ? "; seen URLs estimated (the agent does not print its seen set)" : "") +
+      "\n",
+  );
+}

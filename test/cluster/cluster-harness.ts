@@ -1,0 +1,134 @@
+import { join } from "node:path";
+import { Assignment } from "../../src/hashing/index.js";
+import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
+import {
+  LOOPBACK_CIDR,
+  readCrawlLogSoFar,
+  runUbicrawl,
+  type UbicrawlProcess,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+
+/** Failure detector timing of test clusters: fast, so a death is noticed within about a second. */
+export const FAST_HEARTBEAT = ["--heartbeat-ms", "200", "--suspect-after-ms", "1200"] as const;
+
+/** One agent process of a test cluster. */
+export interface ClusterAgent {
+  readonly id: string;
+  readonly dataDir: string;
+  readonly process: UbicrawlProcess;
+  readonly address: string;
+}
+
+/** How to start one cluster agent. */
+export interface ClusterAgentOptions {
+  readonly id: string;
+  /** Addresses to `--join` (none: the first agent). */
+  readonly join?: readonly string[];
+  /** Give it the fixture's seeds. */
+  readonly seeds?: boolean;
+  /** Extra flags. */
+  readonly flags?: readonly string[];
+}
+
+/** Starts `ubicrawl agent --listen 127.0.0.1:0 …` and waits until it says where it listens. */
+export async function startClusterAgent(
+  fixture: WebFixture,
+  options: ClusterAgentOptions,
+): Promise<ClusterAgent> {
+  const dataDir = join(fixture.dir, `data-${options.id}`);
+  const args = [
+    "agent",
+    "--id",
+    options.id,
+    "--data",
+    dataDir,
+    "--listen",
+    "127.0.0.1:0",
+    ...(options.join && options.join.length > 0 ? ["--join", options.join.join(",")] : []),
+    ...(options.seeds ? ["--seeds", fixture.seedsFile] : []),
+    "--hosts-file",
+    fixture.hostsFile,
+    "--allow-net",
+    LOOPBACK_CIDR,
+    "--delay-ms",
+    "0",
+    "--robots-retry-ms",
+    "100",
+    "--max-robots-attempts",
+    "2",
+    "--insecure",
+    "--exit-when-done",
+    "--progress",
+    "off",
+    ...FAST_HEARTBEAT,
+    ...(options.flags ?? []),
+  ];
+  const process = runUbicrawl(args, { cwd: fixture.dir });
+  let address = "";
+  await waitFor(
+    () => {
+      if (process.exited) throw new Error(`${options.id} exited early:\n${process.stderr()}`);
+      const match = /listening on (\S+)/.exec(process.stderr());
+      address = match?.[1] ?? "";
+      return address !== "";
+    },
+    `${options.id} to listen`,
+    20_000,
+  );
+  return { id: options.id, dataDir, process, address };
+}
+
+/** Starts `count` agents: the first alone, the others joining it; only the last gets the seeds. */
+export async function startCluster(
+  fixture: WebFixture,
+  count: number,
+  flags: readonly string[] = [],
+): Promise<ClusterAgent[]> {
+  const agents: ClusterAgent[] = [];
+  for (let i = 1; i <= count; i++) {
+    agents.push(
+      await startClusterAgent(fixture, {
+        id: `agent-${i}`,
+        join: agents.map((agent) => agent.address),
+        seeds: i === count,
+        flags,
+      }),
+    );
+  }
+  return agents;
+}
+
+/** The cluster's stats, asked of `agent`. */
+export async function clusterStats(address: string): Promise<AgentStats[]> {
+  const client = new PeerClient(address, { security: INSECURE, requestDeadlineMs: 5000 });
+  try {
+    return (await client.getStats({ cluster: true })).agents;
+  } finally {
+    client.close();
+  }
+}
+
+/** URLs with a response in each agent's crawl log so far, by agent id. */
+export async function fetchedBy(agents: readonly ClusterAgent[]): Promise<Map<string, string[]>> {
+  const result = new Map<string, string[]>();
+  for (const agent of agents) {
+    const entries = await readCrawlLogSoFar(agent.dataDir);
+    result.set(
+      agent.id,
+      entries.filter((entry) => entry.status > 0).map((entry) => entry.url),
+    );
+  }
+  return result;
+}
+
+/** The assignment the agents compute for these ids (every test agent has capacity 1). */
+export function assignmentOf(ids: readonly string[]): Promise<Assignment> {
+  return Assignment.load(ids.map((id) => ({ id, capacity: 1 })));
+}
+
+/** The host key (`name:port`) of a URL. */
+export function hostKeyOf(url: string): string {
+  return new URL(url).host;
+}

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { crawlMetrics, servedPages, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
+import {
+  assignmentOf,
+  type ClusterAgent,
+  clusterStats,
+  fetchedBy,
+  hostKeyOf,
+  startCluster,
+  startClusterAgent,
+} from "./cluster-harness.js";
+
+/** A small web whose responses take a little time, so a crawl lasts long enough to kill or join. */
+const WEB = { hosts: 40, pages: 2500, seed: 7, responseDelayMs: 4 };
+/** Few hosts at once per agent: slows the crawl down to a few seconds on two cores. */
+const SLOW = ["--max-active-hosts", "6"];
+
+let fixture: WebFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+async function waitForExits(agents: readonly ClusterAgent[]): Promise<void> {
+  for (const agent of agents) {
+    const result = await agent.process.waitForExit(90_000);
+    expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
+  }
+}
+
+describe("a cluster of agents on the test web", () => {
+  it("4 agents cover the truth with no overlap, each page fetched by its host's owner, politely", async () => {
+    fixture = await startWebFixture({ hosts: 40, pages: 2500, seed: 3 });
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4);
+    await waitForExits(agents);
+
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.extra).toEqual([]);
+    expect(metrics.repeated).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+    expect(metrics.overlap).toBe(0);
+    expect(fixture.web.recorder.maxConcurrencyPerHost()).toBe(1);
+
+    const assignment = await assignmentOf(agents.map((agent) => agent.id));
+    const byAgent = await fetchedBy(agents);
+    let fetched = 0;
+    for (const [id, urls] of byAgent) {
+      expect(urls.length, `${id} fetched something`).toBeGreaterThan(0);
+      for (const url of urls) expect(assignment.ownerOf(hostKeyOf(url)), url).toBe(id);
+      fetched += urls.length;
+    }
+    expect(fetched).toBe(truth.urls.length);
+  });
+
+  it("survives a SIGKILL at ~30%: the others take its hosts; it rejoins with its data and gets them back", async () => {
+    fixture = await startWebFixture(WEB);
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4, SLOW);
+    const victim = agents[1] as ClusterAgent;
+    const recorder = fixture.web.recorder;
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    victim.process.kill("SIGKILL");
+    await victim.process.waitForExit(10_000).catch(() => undefined);
+    const killedAt = servedPages(recorder).size;
+    const victimFetched = (await fetchedBy([victim])).get(victim.id)?.length ?? 0;
+
+    // The others notice within the suspicion timeout and stop counting it alive.
+    const survivors = agents.filter((agent) => agent !== victim);
+    await waitFor(
+      async () => {
+        const stats = await clusterStats((survivors[0] as ClusterAgent).address);
+        return stats.every((agent) => agent.view.find((peer) => peer.id === victim.id)?.status !== "ALIVE");
+      },
+      "the others to suspect the killed agent",
+      20_000,
+      100,
+    );
+
+    // Restart it with the same id and data before the crawl ends, if it has not ended yet.
+    const restarted =
+      servedPages(recorder).size < truth.urls.length
+        ? await startClusterAgent(fixture, {
+            id: victim.id,
+            join: survivors.map((agent) => agent.address),
+            flags: SLOW,
+          })
+        : undefined;
+    await waitForExits(restarted ? [...survivors, restarted] : survivors);
+
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+    // Overlap only from the dead agent's work: at most what it fetched (plus fetches in flight at the
+    // kill, whose log lines it had no time to write: at most its active hosts).
+    expect(metrics.repeated.length).toBeLessThanOrEqual(victimFetched + 6);
+    expect(killedAt).toBeLessThan(truth.urls.length);
+    expect(recorder.maxConcurrencyPerHost()).toBe(1);
+
+    if (restarted) {
+      // Back with its old data: it owns its hosts again, and what it fetched after the restart is its own.
+      const assignment = await assignmentOf(agents.map((agent) => agent.id));
+      const log = (await fetchedBy([restarted])).get(victim.id) ?? [];
+      const afterRestart = log.slice(victimFetched);
+      for (const url of afterRestart) expect(assignment.ownerOf(hostKeyOf(url)), url).toBe(victim.id);
+    }
+  });
+
+  it("takes in a fifth agent at ~30%: hosts move only to it, with no overlap and full coverage", async () => {
+    fixture = await startWebFixture(WEB);
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4, SLOW);
+    const recorder = fixture.web.recorder;
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    const newcomer = await startClusterAgent(fixture, {
+      id: "agent-5",
+      join: [(agents[2] as ClusterAgent).address],
+      flags: SLOW,
+    });
+    const all = [...agents, newcomer];
+    await waitForExits(all);
+
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.repeated).toEqual([]);
+    expect(metrics.overlap).toBe(0);
+
+    const before = await assignmentOf(agents.map((agent) => agent.id));
+    const after = await assignmentOf(all.map((agent) => agent.id));
+    const hosts = new Set(truth.urls.map(hostKeyOf));
+    for (const host of hosts) {
+      // Contravariance: a host either stays with its owner or moves to the newcomer.
+      expect([before.ownerOf(host), newcomer.id]).toContain(after.ownerOf(host));
+    }
+    const byAgent = await fetchedBy(all);
+    for (const agent of agents) {
+      for (const url of byAgent.get(agent.id) ?? [])
+        expect(before.ownerOf(hostKeyOf(url)), url).toBe(agent.id);
+    }
+    const newcomerUrls = byAgent.get(newcomer.id) ?? [];
+    expect(newcomerUrls.length).toBeGreaterThan(0);
+    for (const url of newcomerUrls) expect(after.ownerOf(hostKeyOf(url)), url).toBe(newcomer.id);
+  });
+});
