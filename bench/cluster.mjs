@@ -1,11 +1,11 @@
 // Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
 // prints total pages/s, CPU per 1,000 pages, URLs sent per page fetched against the expected
-// (inter-host share of followed links) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
+// (inter-host links followed a page) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--json]
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
@@ -14,6 +14,7 @@ import { interHostLinks } from "./lib/link-share.mjs";
 import {
   PeakRssSampler,
   reapedChildrenCpuSeconds,
+  snapshotUbicrawl,
   startAgentProcess,
   startTestWebProcess,
   stopChildrenOnSignal,
@@ -24,11 +25,21 @@ import { StatsPoller } from "./lib/stats-poller.mjs";
 const FLAGS = {
   agents: { type: "string", help: "agent counts to run, comma-separated (default: 1,2,4,8)" },
   hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
-  pages: { type: "integer", help: "pages of the test web (about)", default: 10_000, min: 10, max: 1_000_000 },
+  pages: { type: "integer", help: "pages of the test web (about)", default: 8_000, min: 10, max: 1_000_000 },
   seed: { type: "integer", help: "seed of the test web", default: 1 },
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
-  "heartbeat-ms": { type: "integer", help: "failure detector heartbeat of the agents", default: 500, min: 10 },
-  "suspect-after-ms": { type: "integer", help: "failure detector timeout of the agents", default: 2500, min: 20 },
+  "heartbeat-ms": {
+    type: "integer",
+    help: "failure detector heartbeat of the agents",
+    default: 500,
+    min: 10,
+  },
+  "suspect-after-ms": {
+    type: "integer",
+    help: "failure detector timeout of the agents",
+    default: 2500,
+    min: 20,
+  },
   "timeout-s": { type: "integer", help: "give up on a cluster run after this long", default: 600, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
@@ -39,18 +50,28 @@ const SETTLE_TIMEOUT_MS = 15_000;
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/cluster.mjs [flags]");
 const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`--agents: "${text}" is not a count in [1, 64]`);
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new Error(`--agents: "${text}" is not a count in [1, 64]`);
   return n;
 });
-if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
+if (flags["suspect-after-ms"] <= flags["heartbeat-ms"])
+  throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
 if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
   throw new Error("dist/ is missing: run `npm run build` first");
 }
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
 const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-cluster-"));
 const children = new Set();
+// The temp folder goes however the bench ends (a thrown error included), unless --keep.
+process.once("exit", () => {
+  if (flags.keep) process.stderr.write(`data kept in ${dir}\n`);
+  else rmSync(dir, { recursive: true, force: true });
+});
+snapshotUbicrawl(join(dir, "ubicrawl"));
 stopChildrenOnSignal(() => children);
 const log = (text) => process.stderr.write(`${text}\n`);
+// The machine may be shared: the 1-minute load average before and after says how busy it was.
+const loadBefore = loadavg()[0];
 
 const testweb = await startTestWebProcess(dir, web);
 children.add(testweb.child);
@@ -77,11 +98,12 @@ try {
 } finally {
   await Promise.all([...children].map((child) => child.stop()));
 }
-if (!flags.keep) await rm(dir, { recursive: true, force: true });
-else log(`data kept in ${dir}`);
 
+const loadAverage = { before: loadBefore, after: loadavg()[0], cpus: availableParallelism() };
 if (flags.json) {
-  process.stdout.write(`${JSON.stringify({ web, truthUrls: truth.size, links, flags, results }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ web, truthUrls: truth.size, links, flags, results, loadAverage }, null, 2)}\n`,
+  );
 } else {
   printTable();
 }
@@ -110,8 +132,21 @@ async function runCluster(n) {
         ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
         ...(last ? ["--seeds", testweb.files.seeds] : []),
         ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
-        ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
-        ...["--heartbeat-ms", String(flags["heartbeat-ms"]), "--suspect-after-ms", String(flags["suspect-after-ms"])],
+        ...[
+          "--robots-retry-ms",
+          "100",
+          "--max-robots-attempts",
+          "2",
+          "--exit-when-done",
+          "--progress",
+          "off",
+        ],
+        ...[
+          "--heartbeat-ms",
+          String(flags["heartbeat-ms"]),
+          "--suspect-after-ms",
+          String(flags["suspect-after-ms"]),
+        ],
       ]);
       if (last) crawlStartedAtMs = agent.startedAtMs;
       children.add(agent);
@@ -129,6 +164,7 @@ async function runCluster(n) {
     const exitCodes = await Promise.all(agents.map((agent) => agent.exited));
     const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
     const endedAtMs = Math.max(...agents.map((agent) => agent.exitedAtMs));
+    const endedAtEpochMs = Math.max(...agents.map((agent) => agent.exitedAtEpochMs));
     const wallSeconds = (endedAtMs - crawlStartedAtMs) / 1000;
     const metrics = await measureCrawlLogs(
       agents.map((agent) => join(runDir, agent.name, "crawl.log")),
@@ -138,7 +174,7 @@ async function runCluster(n) {
     for (const [i, code] of exitCodes.entries()) {
       if (code !== 0) log(`${agents[i].name} exited with ${code}:\n${agents[i].stderrLines.join("\n")}`);
     }
-    if (totals.pagesFetched !== metrics.fetches) {
+    if (n > 1 && totals.pagesFetched !== metrics.fetches) {
       log(
         `${n} agent(s): note: the last stats polled count ${totals.pagesFetched} pages, the crawl logs ` +
           `${metrics.fetches} (a stale last sample makes the overhead figures approximate)`,
@@ -150,6 +186,7 @@ async function runCluster(n) {
       pagesFetched: metrics.fetches,
       wallSeconds,
       pagesPerSecond: metrics.fetches / wallSeconds,
+      endLagSeconds: (endedAtEpochMs - metrics.lastEntryEpochMs) / 1000,
       pagesPerSecondPerAgent: metrics.fetches / wallSeconds / n,
       cpuSeconds,
       cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
@@ -192,6 +229,7 @@ function printTable() {
     "agents",
     "pages",
     "wall s",
+    "end lag s",
     "pages/s",
     "/agent",
     "CPU s/1k",
@@ -206,6 +244,7 @@ function printTable() {
     `${r.agents}${r.ok ? "" : " (!)"}`,
     String(r.pagesFetched),
     fixed(r.wallSeconds, 1),
+    fixed(r.endLagSeconds, 1),
     fixed(r.pagesPerSecond, 0),
     fixed(r.pagesPerSecondPerAgent, 0),
     fixed(r.cpuSecondsPer1000Pages, 2),
@@ -218,7 +257,8 @@ function printTable() {
   ]);
   process.stdout.write(
     `ubicrawl bench/cluster: test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
-      `--max-active-hosts ${flags["max-active-hosts"]} per agent, --delay-ms 0, all processes on this machine\n` +
+      `--max-active-hosts ${flags["max-active-hosts"]} per agent, --delay-ms 0, all processes on this machine ` +
+      `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after)\n` +
       `inter-host share of followed links: ${percent(links.interHostShare, 1)} ` +
       `(${fixed(links.interHostLinksPerPage, 2)} inter-host links a page of ${fixed(links.followedLinks / Math.max(1, links.pages), 2)} followed); ` +
       "expected URLs sent/page = inter-host links a page × (1 − 1/n)\n\n" +

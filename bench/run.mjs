@@ -2,15 +2,16 @@
 // `ubicrawl testweb` process) with no politeness delay, and this prints pages/s, MiB/s, CPU per 1,000
 // pages, peak RSS, seen-set bytes per URL, and coverage/overlap against the ground truth.
 // Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json]
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
   PeakRssSampler,
   reapedChildrenCpuSeconds,
+  snapshotUbicrawl,
   startAgentProcess,
   startTestWebProcess,
   stopChildrenOnSignal,
@@ -36,14 +37,24 @@ if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
 const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-run-"));
 const children = new Set();
+// The temp folder goes however the bench ends (a thrown error included), unless --keep.
+process.once("exit", () => {
+  if (flags.keep) process.stderr.write(`data kept in ${dir}\n`);
+  else rmSync(dir, { recursive: true, force: true });
+});
+snapshotUbicrawl(join(dir, "ubicrawl"));
 stopChildrenOnSignal(() => children);
 const log = (text) => process.stderr.write(`${text}\n`);
+// The machine may be shared: the 1-minute load average before and after says how busy it was.
+const loadBefore = loadavg()[0];
 
 const cpuBeforeWeb = reapedChildrenCpuSeconds();
 const testweb = await startTestWebProcess(dir, web);
 children.add(testweb.child);
 const truth = await readTruth(testweb.files.truth);
-log(`test web: ${flags.hosts} hosts, ${truth.size} URLs in the truth, port ${testweb.port} (pid ${testweb.child.pid})`);
+log(
+  `test web: ${flags.hosts} hosts, ${truth.size} URLs in the truth, port ${testweb.port} (pid ${testweb.child.pid})`,
+);
 
 const sampler = new PeakRssSampler(100);
 const runs = [];
@@ -62,12 +73,15 @@ try {
   sampler.stop();
   await testweb.child.stop();
 }
-const testwebCpuSeconds = reapedChildrenCpuSeconds() - cpuBeforeWeb - runs.reduce((sum, r) => sum + r.cpuSeconds, 0);
-if (!flags.keep) await rm(dir, { recursive: true, force: true });
+const testwebCpuSeconds =
+  reapedChildrenCpuSeconds() - cpuBeforeWeb - runs.reduce((sum, r) => sum + r.cpuSeconds, 0);
 
 const median = medianRecord(runs);
+const loadAverage = { before: loadBefore, after: loadavg()[0], cpus: availableParallelism() };
 if (flags.json) {
-  process.stdout.write(`${JSON.stringify({ web, truthUrls: truth.size, flags, runs, median, testwebCpuSeconds }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ web, truthUrls: truth.size, flags, runs, median, testwebCpuSeconds, loadAverage }, null, 2)}\n`,
+  );
 } else {
   printTable();
 }
@@ -80,7 +94,14 @@ async function crawlOnce(run) {
   const cpuBefore = reapedChildrenCpuSeconds();
   const agent = startAgentProcess(`bench-${run}`, [
     ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
-    ...["--allow-net", "127.0.0.0/8", "--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
+    ...[
+      "--allow-net",
+      "127.0.0.0/8",
+      "--delay-ms",
+      "0",
+      "--max-active-hosts",
+      String(flags["max-active-hosts"]),
+    ],
     ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
   ]);
   children.add(agent);
@@ -149,7 +170,8 @@ function printTable() {
     `ubicrawl bench/run: 1 agent, test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
       `--max-active-hosts ${flags["max-active-hosts"]}, --delay-ms 0\n\n` +
       `${formatTable(["", ...columns], rows)}\n\n` +
-      `test web process CPU: ${fixed(testwebCpuSeconds, 1)} s over ${runs.length} run(s)` +
+      `test web process CPU: ${fixed(testwebCpuSeconds, 1)} s over ${runs.length} run(s); ` +
+      `load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after, ${loadAverage.cpus} CPUs` +
       (estimated ? "; seen URLs estimated (the agent does not print its seen set)" : "") +
       "\n",
   );

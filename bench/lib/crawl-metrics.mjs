@@ -63,6 +63,7 @@ export async function measureCrawlLogs(paths, truth) {
     coverage: truth.size === 0 ? 0 : covered / truth.size,
     overlap: unique === 0 ? 0 : (fetches - unique) / unique,
     spanSeconds: entries === 0 ? 0 : (lastMs - firstMs) / 1000,
+    lastEntryEpochMs: entries === 0 ? Number.NaN : lastMs,
   };
 }
 
@@ -80,6 +81,7 @@ export async function measureCrawlLogs(paths, truth) {
  * @property {number} coverage covered / truthSize
  * @property {number} overlap (fetches − unique) / unique
  * @property {number} spanSeconds time from the first to the last crawl log line
+ * @property {number} lastEntryEpochMs time of the last crawl log line (NaN when none)
  */
 
 async function* readLines(path) {

@@ -40,8 +40,14 @@ export function parseBenchFlags(argv, specs, usage) {
     else if (raw === undefined) flags[name] = spec.default;
     else {
       const value = Number(raw);
-      if (!Number.isInteger(value) || value < (spec.min ?? 0) || value > (spec.max ?? Number.MAX_SAFE_INTEGER)) {
-        throw new Error(`--${name} must be an integer in [${spec.min ?? 0}, ${spec.max ?? "∞"}], got "${raw}"`);
+      if (
+        !Number.isInteger(value) ||
+        value < (spec.min ?? 0) ||
+        value > (spec.max ?? Number.MAX_SAFE_INTEGER)
+      ) {
+        throw new Error(
+          `--${name} must be an integer in [${spec.min ?? 0}, ${spec.max ?? "∞"}], got "${raw}"`,
+        );
       }
       flags[name] = value;
     }

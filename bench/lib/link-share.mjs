@@ -2,12 +2,7 @@
 // the web's model (the same walk as the ground truth): it sets the expected URL exchange of a cluster.
 // Reads internals of dist/testweb (links, url-space): a bench may, the public API has no link walk.
 import { buildModel } from "../../dist/testweb/index.js";
-import {
-  forEachLink,
-  isMetaNofollow,
-  redirectHops,
-  redirectTarget,
-} from "../../dist/testweb/links.js";
+import { forEachLink, isMetaNofollow, redirectHops, redirectTarget } from "../../dist/testweb/links.js";
 import {
   idOfPath,
   Kind,

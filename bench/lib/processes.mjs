@@ -3,13 +3,35 @@
 // Every child is stopped by its own PID (never by name); CPU comes from the kernel's accounting of
 // reaped children, peak RSS from /proc/<pid>/status.
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
+const CHECKOUT = resolve(fileURLToPath(import.meta.url), "../../..");
+
 /** The `ubicrawl` command of this checkout (runs dist/, so `npm run build` first). */
-export const UBICRAWL = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
+export const UBICRAWL = join(CHECKOUT, "bin/ubicrawl");
+
+/** The command children run: {@link UBICRAWL}, or a snapshot of it (see {@link snapshotUbicrawl}). */
+let ubicrawlCommand = UBICRAWL;
+
+/**
+ * Copies the built crawler (dist/, bin/, proto/, package.json; node_modules linked) into `dir` and
+ * makes every child started afterwards run that copy: a rebuild of dist/ while a benchmark runs (tests
+ * rebuild it) then cannot change or break the code under measurement halfway.
+ * @param {string} dir an empty folder
+ * @returns {string} the snapshot's `bin/ubicrawl`
+ */
+export function snapshotUbicrawl(dir) {
+  mkdirSync(dir, { recursive: true });
+  for (const part of ["dist", "bin", "proto", "package.json"]) {
+    cpSync(join(CHECKOUT, part), join(dir, part), { recursive: true });
+  }
+  symlinkSync(join(CHECKOUT, "node_modules"), join(dir, "node_modules"), "dir");
+  ubicrawlCommand = join(dir, "bin/ubicrawl");
+  return ubicrawlCommand;
+}
 
 const STOP_GRACE_MS = 5000;
 
@@ -23,13 +45,20 @@ export class Child {
     this.name = name;
     /** @type {string[]} */
     this.stderrLines = [];
+    /** Monotonic start time (performance.now()), and the same instant as epoch ms. */
     this.startedAtMs = performance.now();
-    /** @type {number | undefined} */
+    this.startedAtEpochMs = Date.now();
+    /** @type {number | undefined} monotonic exit time */
     this.exitedAtMs = undefined;
-    this.process = spawn(process.execPath, [UBICRAWL, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    /** @type {number | undefined} */
+    this.exitedAtEpochMs = undefined;
+    this.process = spawn(process.execPath, [ubicrawlCommand, ...args], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     this.pid = this.process.pid;
     this.process.once("exit", () => {
       this.exitedAtMs = performance.now();
+      this.exitedAtEpochMs = Date.now();
     });
     /** Resolves with the exit code (or the signal name) once the child is reaped and its stderr read. */
     this.exited = new Promise((resolveExit) => {
@@ -66,7 +95,9 @@ export class Child {
       );
       const onExit = () =>
         finish(() =>
-          reject(new Error(`${this.name} exited before printing ${pattern}:\n${this.stderrLines.join("\n")}`)),
+          reject(
+            new Error(`${this.name} exited before printing ${pattern}:\n${this.stderrLines.join("\n")}`),
+          ),
         );
       const finish = (settle) => {
         clearTimeout(timer);

@@ -37,7 +37,9 @@ export function formatTable(headers, rows) {
   );
   const line = (cells) =>
     cells
-      .map((cell, column) => (column === 0 ? String(cell).padEnd(widths[column]) : String(cell).padStart(widths[column])))
+      .map((cell, column) =>
+        column === 0 ? String(cell).padEnd(widths[column]) : String(cell).padStart(widths[column]),
+      )
       .join("  ")
       .trimEnd();
   return [line(headers), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line)].join("\n");

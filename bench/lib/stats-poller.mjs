@@ -61,7 +61,10 @@ export class StatsPoller {
     try {
       const reply = await client.getStats({ cluster: false });
       const own = reply.agents.find((agent) => agent.id === id);
-      return new Set([id, ...(own?.view ?? []).filter((peer) => peer.status === "ALIVE").map((peer) => peer.id)]);
+      return new Set([
+        id,
+        ...(own?.view ?? []).filter((peer) => peer.status === "ALIVE").map((peer) => peer.id),
+      ]);
     } catch {
       return new Set();
     }

@@ -57,6 +57,7 @@ export interface HostVisitorDeps {
 /** In-memory, per-host facts of the current run. */
 interface HostRuntime {
   ip?: string;
+  /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
   dnsError?: ErrorCode;
   nextFetchAtMs: number;
   robotsAttempts: number;
@@ -82,6 +83,14 @@ export class HostVisitor {
 
   /** Visits `host` until its queue is empty, its quantum is used, or it must wait. */
   async visit(host: string, signal: AbortSignal): Promise<VisitOutcome> {
+    const outcome = await this.visitQueue(host, signal);
+    // Drops (robots, limits, abandoned hosts) add ops without a commit of their own: make them durable
+    // now, or the frontier never looks empty and --exit-when-done waits forever.
+    await this.deps.frontier.commit();
+    return outcome;
+  }
+
+  private async visitQueue(host: string, signal: AbortSignal): Promise<VisitOutcome> {
     const { frontier } = this.deps;
     const state = this.runtimeOf(host);
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
@@ -114,6 +123,13 @@ export class HostVisitor {
         this.deps.saveRobots(rules);
         // robots.txt was just requested from this host: that request counts for politeness too.
         state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
+      }
+      if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
+        // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
+        state.dnsError = rules.error;
+        this.fail(host, entry, rules.error, 0);
+        await frontier.commit();
+        continue;
       }
       if (rules.status === "unavailable") {
         frontier.putBack(host, entry);

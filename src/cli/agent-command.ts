@@ -272,7 +272,7 @@ export async function readSeeds(values: readonly string[]): Promise<string[]> {
     } catch (error) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
-        `cannot read seeds file ${value}: ${(error as Error).message}`,
+        `--seeds: cannot read seeds file ${value}: ${(error as Error).message}`,
       );
     }
     for (const line of text.split(/\r?\n/)) {

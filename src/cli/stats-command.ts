@@ -84,7 +84,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
           .map(([name, count]) => `${name}=${count}`)
           .join(" ") || "none"
       }`,
-      `  uptime ${(stats.uptimeMs / 1000).toFixed(1)} s`,
+      `  uptime ${(stats.uptimeMs / 1000).toFixed(1)} s, idle ${yesNo(stats.idle)}, paused ${yesNo(stats.paused)}`,
     );
   }
   if (cluster) {
@@ -111,6 +111,10 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
     lines.push("", table(["agent", "pages", "queued", "hosts", "pages/s", "overhead", "idle"], rows));
   }
   return `${lines.join("\n")}\n`;
+}
+
+function yesNo(flag: boolean): string {
+  return flag ? "yes" : "no";
 }
 
 function table(header: string[], rows: string[][]): string {

@@ -27,7 +27,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PageRecovery } from "./page-recovery.js";
-import { BatchCounters, incarnationInBatchId, TerminationDetector, type WorkLoad } from "./termination.js";
+import { TerminationDetector, type WorkLoad } from "./termination.js";
 import { UrlExchange } from "./url-exchange.js";
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
@@ -74,7 +74,8 @@ export class ClusterNode implements AgentServiceHandlers {
   private readonly peers: PeerClientPool;
   private readonly server: AgentServer;
   private readonly receivedBatches = new Set<string>();
-  private readonly batchCounters = new BatchCounters();
+  private batchesDelivered = 0;
+  private batchesReceived = 0;
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
   private leaving = false;
@@ -193,7 +194,9 @@ export class ClusterNode implements AgentServiceHandlers {
         submit: (peerId, batch, signal) => ready().peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
         reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
-        onDelivered: (peerId) => node?.batchCounters.delivered(peerId, node.incarnationOf(peerId)),
+        onDelivered: () => {
+          if (node) node.batchesDelivered++;
+        },
         requeue: (url, depth, host) => {
           if (ownership.ownerOf(host) === agentOptions.id) agent.frontier.requeue(url, depth, host);
           else agent.router.routeAt(url, depth, host);
@@ -296,8 +299,16 @@ export class ClusterNode implements AgentServiceHandlers {
         throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
       }
     }
+    let answer: ReturnType<FailureDetector["onHeartbeat"]>;
+    try {
+      answer = this.detector.onHeartbeat(from, request.members.map(fromWireMember));
+    } catch (error) {
+      // The id is alive here at another address: tell the claimant what to do about it.
+      if (!isUbiError(error, ErrorCode.IdConflict)) throw error;
+      throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
+    }
+    // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
     this.termination.observe(from.id, request.load, this.clock.now());
-    const answer = this.detector.onHeartbeat(from, request.members.map(fromWireMember));
     const now = this.clock.now();
     return {
       members: answer.entries.map((entry) => toWireMember(entry, now)),
@@ -333,7 +344,7 @@ export class ClusterNode implements AgentServiceHandlers {
     if (!this.receivedBatches.has(batch.batchId)) {
       if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
       this.receivedBatches.add(batch.batchId);
-      this.batchCounters.received(batch.fromId, incarnationInBatchId(batch.batchId));
+      this.batchesReceived++;
       const traffic = stats.peer(batch.fromId);
       traffic.batchesReceived++;
       traffic.urlsReceived += batch.urls.length;
@@ -464,20 +475,13 @@ export class ClusterNode implements AgentServiceHandlers {
 
   // ---- stats ---------------------------------------------------------------------------------
 
-  /**
-   * This agent's load, as reported in heartbeats. Batch counters cover only traffic with the current
-   * lives of agents alive in this view, so agents that left, died or restarted do not unbalance the
-   * cluster's sums.
-   */
+  /** This agent's load, as reported in heartbeats (termination detection). */
   load(): WorkLoad {
     const { agent } = this;
-    const { sent, received } = this.batchCounters.totals(
-      this.detector.alive().filter((member) => member.id !== agent.options.id),
-    );
     return {
       idle: agent.isIdle && this.exchange.isIdle && !this.agent.scheduler.isPaused,
-      urlBatchesSent: sent,
-      urlBatchesReceived: received,
+      urlBatchesSent: this.batchesDelivered,
+      urlBatchesReceived: this.batchesReceived,
       pagesFetched: agent.stats.pagesFetched,
       queuedUrls: agent.frontier.waitingUrls,
     };
@@ -524,11 +528,6 @@ export class ClusterNode implements AgentServiceHandlers {
       idle: this.load().idle,
       paused: scheduler.isPaused,
     };
-  }
-
-  /** The incarnation of `peerId` in this agent's view (0 when unknown). */
-  private incarnationOf(peerId: string): number {
-    return this.detector.members().find((member) => member.id === peerId)?.incarnation ?? 0;
   }
 
   private peerClient(peerId: string) {

@@ -14,10 +14,13 @@ interface Observation {
 
 /**
  * Distributed termination detection over heartbeat loads. Once some agent has had work, the crawl is
- * complete when, in two
- * consecutive rounds with a fresh report from every live agent, every agent was idle, the batches
- * delivered equal the batches received across the cluster (no batch in transit), and no counter moved
- * between the rounds (so no work slipped between two reports).
+ * complete when two consecutive rounds, each with a report from every live agent made after the
+ * previous round, show every agent idle and no counter moved (pages fetched, URLs queued, URL batches
+ * delivered and received).
+ *
+ * Why that is enough: an agent with a batch not yet acknowledged is not idle, and a receiver counts a
+ * batch (or queues its URLs) before acknowledging it. So a batch in transit at the first round shows
+ * at the second as a busy sender, a busy receiver or a moved counter.
  */
 export class TerminationDetector {
   private readonly latest = new Map<string, Observation>();
@@ -47,8 +50,6 @@ export class TerminationDetector {
    */
   check(aliveIds: readonly string[]): boolean {
     if (!this.started) return false;
-    let sent = 0;
-    let received = 0;
     let oldestMs = Number.POSITIVE_INFINITY;
     const parts: string[] = [];
     for (const id of [...aliveIds].sort()) {
@@ -58,16 +59,10 @@ export class TerminationDetector {
         return false;
       }
       const { load } = observed;
-      sent += load.urlBatchesSent;
-      received += load.urlBatchesReceived;
       oldestMs = Math.min(oldestMs, observed.atMs);
       parts.push(
         `${id}:${load.urlBatchesSent}:${load.urlBatchesReceived}:${load.pagesFetched}:${load.queuedUrls}`,
       );
-    }
-    if (sent !== received) {
-      this.previous = undefined;
-      return false;
     }
     const signature = parts.join("|");
     if (this.previous && this.previous.signature === signature && oldestMs > this.previous.atMs) return true;
@@ -82,55 +77,4 @@ function maxAt(latest: ReadonlyMap<string, Observation>, ids: readonly string[])
   let max = 0;
   for (const id of ids) max = Math.max(max, latest.get(id)?.atMs ?? 0);
   return max;
-}
-
-/**
- * URL batches delivered to and received from each peer, per life of that peer: a restarted peer
- * starts counting from zero, so the counters of its earlier life are dropped here too.
- */
-export class BatchCounters {
-  private readonly peers = new Map<string, { incarnation: number; sent: number; received: number }>();
-
-  /** A batch to `peer` (in its life `incarnation`) was acknowledged. */
-  delivered(peer: string, incarnation: number): void {
-    const counters = this.countersOf(peer, incarnation);
-    if (counters) counters.sent++;
-  }
-
-  /** A batch from `peer` (sent in its life `incarnation`) was received for the first time. */
-  received(peer: string, incarnation: number): void {
-    const counters = this.countersOf(peer, incarnation);
-    if (counters) counters.received++;
-  }
-
-  /** Sums over `members` (their current lives only). */
-  totals(members: readonly { id: string; incarnation: number }[]): { sent: number; received: number } {
-    let sent = 0;
-    let received = 0;
-    for (const member of members) {
-      const counters = this.peers.get(member.id);
-      if (!counters || counters.incarnation !== member.incarnation) continue;
-      sent += counters.sent;
-      received += counters.received;
-    }
-    return { sent, received };
-  }
-
-  private countersOf(peer: string, incarnation: number) {
-    const counters = this.peers.get(peer);
-    if (!counters || incarnation > counters.incarnation) {
-      const fresh = { incarnation, sent: 0, received: 0 };
-      this.peers.set(peer, fresh);
-      return fresh;
-    }
-    // A batch of an earlier life arriving late does not count for the current one.
-    return incarnation === counters.incarnation ? counters : undefined;
-  }
-}
-
-/** The sender's incarnation in a batch id (`<id>.<incarnation>.<serial>`), or 0 when absent. */
-export function incarnationInBatchId(batchId: string): number {
-  const parts = batchId.split(".");
-  const value = Number(parts.at(-2));
-  return Number.isSafeInteger(value) ? value : 0;
 }

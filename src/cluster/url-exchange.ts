@@ -163,14 +163,13 @@ export class UrlExchange implements UrlExchangeSink {
   }
 
   private async sendBatch(peer: string, urls: Pending[]): Promise<void> {
-    // The outbox records (and the pages that found these links) must be durable before the peer sees them.
-    await this.deps.committer.commit();
     const batch: UrlBatch = {
       batchId: `${this.deps.selfId}.${this.deps.incarnation}.${++this.batchSerial}`,
       fromId: this.deps.selfId,
       urls: urls.map(({ url, depth }) => ({ url, depth })),
     };
     let delayMs = this.options.retryMinMs;
+    let durable = false;
     while (!this.abort.signal.aborted) {
       if (!this.deps.isAlive(peer)) {
         this.pending -= urls.length;
@@ -178,6 +177,10 @@ export class UrlExchange implements UrlExchangeSink {
         return;
       }
       try {
+        // The outbox records (and the pages that found these links) must be durable before the peer
+        // sees them; a failed write is retried like a failed send, so no URL is dropped.
+        if (!durable) await this.deps.committer.commit();
+        durable = true;
         await this.deps.submit(peer, batch, this.abort.signal);
         this.pending -= urls.length;
         const traffic = this.deps.stats.peer(peer);

@@ -77,7 +77,8 @@ afterAll(async () => {
 async function waitForServed(pages: number, agent: UbicrawlProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (servedPages(fixture.web.recorder).size < pages) {
-    if (agent.exited || Date.now() > deadline) throw new Error(`the agent did not serve ${pages} pages in time`);
+    if (agent.exited || Date.now() > deadline)
+      throw new Error(`the agent did not serve ${pages} pages in time`);
     await delay(5);
   }
 }

@@ -5,7 +5,12 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS } from "../../src/agent/agent-options.js";
-import { type CrawlLogEntry, readCrawlLog, readWarcFile, type WarcRecordRead } from "../../src/storage/index.js";
+import {
+  type CrawlLogEntry,
+  readCrawlLog,
+  readWarcFile,
+  type WarcRecordRead,
+} from "../../src/storage/index.js";
 import {
   computeTruth,
   type RunningTestWeb,
@@ -64,7 +69,6 @@ export function runUbicrawl(args: readonly string[], options: { cwd?: string } =
   const child = spawn(process.execPath, [UBICRAWL_BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_NO_WARNINGS: "1" },
   });
   if (child.pid === undefined) throw new Error(`could not spawn ubicrawl ${args.join(" ")}`);
   const pid = child.pid;
@@ -237,7 +241,10 @@ export function agentArgs(fixture: WebFixture, options: AgentSpawnOptions): stri
 }
 
 /** The data dir an agent started with `options` uses. */
-export function agentDataDir(fixture: WebFixture, options: Pick<AgentSpawnOptions, "id" | "dataDir">): string {
+export function agentDataDir(
+  fixture: WebFixture,
+  options: Pick<AgentSpawnOptions, "id" | "dataDir">,
+): string {
   return options.dataDir ?? join(fixture.dir, `data-${options.id}`);
 }
 
@@ -322,7 +329,10 @@ export interface CrawlMetrics {
 }
 
 /** Compares served page counts (see {@link servedPages}) with the truth's URLs. */
-export function crawlMetrics(served: ReadonlyMap<string, number>, truthUrls: readonly string[]): CrawlMetrics {
+export function crawlMetrics(
+  served: ReadonlyMap<string, number>,
+  truthUrls: readonly string[],
+): CrawlMetrics {
   const truth = new Set(truthUrls);
   let total = 0;
   let covered = 0;

@@ -15,8 +15,8 @@ import {
   readWarcRecords,
   servedPages,
   spawnAgent,
-  type WebFixture,
   startWebFixture,
+  type WebFixture,
 } from "./harness.js";
 
 /** One agent crawls a 40-host web to completion; every check below reads the outcome of that crawl. */

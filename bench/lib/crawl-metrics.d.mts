@@ -1,0 +1,47 @@
+/** What the union of some crawl logs fetched, against the ground truth. */
+export interface CrawlMetrics {
+  /** Crawl log lines. */
+  entries: number;
+  /** Lines with status > 0. */
+  fetches: number;
+  /** Lines with status 0. */
+  failures: number;
+  /** Distinct URLs fetched. */
+  unique: number;
+  /** Distinct URLs logged, failures included. */
+  loggedUrls: number;
+  /** Body bytes of the fetches. */
+  bytes: number;
+  /** Truth URLs fetched. */
+  covered: number;
+  /** URLs in the truth. */
+  truthSize: number;
+  /** URLs fetched outside the truth. */
+  extra: number;
+  /** covered / truthSize. */
+  coverage: number;
+  /** (fetches − unique) / unique. */
+  overlap: number;
+  /** Seconds from the first to the last line. */
+  spanSeconds: number;
+  /** Epoch ms of the last line (NaN when none). */
+  lastEntryEpochMs: number;
+}
+
+/** What an agent's final summary says. */
+export interface AgentSummary {
+  seconds: number | undefined;
+  pagesFetched: number | undefined;
+  dropped: Record<string, number>;
+  seenUrls: number | undefined;
+  seenSetBytes: number | undefined;
+}
+
+/** The ground truth file: one URL a line. */
+export function readTruth(path: string): Promise<Set<string>>;
+/** Measures the union of crawl logs against `truth`. */
+export function measureCrawlLogs(paths: readonly string[], truth: ReadonlySet<string>): Promise<CrawlMetrics>;
+/** Parses an agent's final summary lines. */
+export function parseAgentSummary(lines: readonly string[]): AgentSummary;
+/** Seen-set size estimated from the logged URLs and the drops after queueing. */
+export function estimateSeenUrls(loggedUrls: number, dropped: Record<string, number>): number;

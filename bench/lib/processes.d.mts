@@ -1,0 +1,46 @@
+import type { ChildProcess } from "node:child_process";
+
+/** The `ubicrawl` command of this checkout. */
+export const UBICRAWL: string;
+
+/** Copies the built crawler into `dir`; children started afterwards run the copy. Returns its bin. */
+export function snapshotUbicrawl(dir: string): string;
+
+/** A started `bin/ubicrawl` child with its stderr lines and its exit. */
+export class Child {
+  constructor(name: string, args: readonly string[]);
+  readonly name: string;
+  readonly stderrLines: string[];
+  readonly startedAtMs: number;
+  readonly startedAtEpochMs: number;
+  readonly exitedAtMs: number | undefined;
+  readonly exitedAtEpochMs: number | undefined;
+  readonly process: ChildProcess;
+  readonly pid: number;
+  /** Exit code or signal name, once reaped and stderr read. */
+  readonly exited: Promise<number | string>;
+  readonly done: boolean;
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  stop(): Promise<number | string>;
+}
+
+/** Starts `ubicrawl testweb` writing its hosts file, seeds and truth into `dir`. */
+export function startTestWebProcess(
+  dir: string,
+  web: { seed: number; hosts: number; pages: number },
+): Promise<{ child: Child; port: number; files: { hosts: string; seeds: string; truth: string } }>;
+/** Starts `ubicrawl agent --id id …args`. */
+export function startAgentProcess(id: string, args: readonly string[]): Child;
+/** CPU seconds (user + system) of this process's reaped children. */
+export function reapedChildrenCpuSeconds(): number;
+
+/** Samples VmHWM of watched PIDs. */
+export class PeakRssSampler {
+  constructor(intervalMs?: number);
+  watch(pid: number): void;
+  sample(): void;
+  peakOf(pid: number): number;
+  stop(): void;
+}
+/** Stops the given children by PID on SIGINT/SIGTERM, then exits. */
+export function stopChildrenOnSignal(children: () => Iterable<Child>): void;

@@ -1,0 +1,61 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readTruth } from "../../bench/lib/crawl-metrics.mjs";
+import {
+  type Child,
+  PeakRssSampler,
+  reapedChildrenCpuSeconds,
+  startTestWebProcess,
+} from "../../bench/lib/processes.mjs";
+
+let dir: string;
+let started: Child | undefined;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-test-"));
+});
+afterEach(async () => {
+  await started?.stop();
+  started = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("the test web process", () => {
+  it("serves on loopback, writes its files, and its CPU and peak RSS are accounted", async () => {
+    const sampler = new PeakRssSampler(20);
+    const cpuBefore = reapedChildrenCpuSeconds();
+    const { child, port, files } = await startTestWebProcess(dir, { seed: 1, hosts: 10, pages: 200 });
+    started = child;
+    sampler.watch(child.pid);
+    expect(port).toBeGreaterThan(0);
+    const truth = await readTruth(files.truth);
+    expect(truth.size).toBeGreaterThan(0);
+    for (const url of truth) expect(new URL(url).port).toBe(String(port));
+    expect(existsSync(files.hosts) && existsSync(files.seeds)).toBe(true);
+    // The hosts file maps every name to loopback only.
+    const names = (await readFile(files.hosts, "utf8"))
+      .split("\n")
+      .filter((l) => l !== "" && !l.startsWith("#"));
+    expect(names.length).toBeGreaterThan(0);
+    for (const entry of names) expect(entry).toMatch(/^127\./);
+    sampler.sample();
+    expect(sampler.peakOf(child.pid)).toBeGreaterThan(1024 * 1024);
+    expect(child.done).toBe(false);
+    expect(await child.stop()).toBe(0);
+    expect(child.done).toBe(true);
+    expect(child.stderrLines.some((line) => /^served \d+ requests/.test(line))).toBe(true);
+    // A node process that built a web and computed its truth used some CPU: counted once reaped.
+    expect(reapedChildrenCpuSeconds()).toBeGreaterThan(cpuBefore);
+    sampler.stop();
+  });
+
+  it("rejects waiting for a line the child never prints before it exits", async () => {
+    const { child } = await startTestWebProcess(dir, { seed: 1, hosts: 10, pages: 100 });
+    started = child;
+    const waiting = child.waitForLine(/never printed/, 30_000);
+    await child.stop();
+    await expect(waiting).rejects.toThrow(/exited before printing/);
+  });
+});

@@ -1,0 +1,153 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { Ownership } from "../../src/cluster/index.js";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { type Hasher64, loadHasher64 } from "../../src/hashing/index.js";
+
+/** Few replicas: fast builds, still a real circle. */
+const REPLICAS = 64;
+const HOSTS = Array.from({ length: 400 }, (_, i) => `h${i}.example:80`);
+
+let hasher: Hasher64;
+
+beforeAll(async () => {
+  hasher = await loadHasher64();
+});
+
+const everyoneAlive = () => true;
+
+function ownership(selfId: string, alive: readonly string[] = [selfId]): Ownership {
+  const result = new Ownership(selfId, 1, REPLICAS, hasher);
+  result.update(alive.map((id) => ({ id, capacity: 1 })));
+  return result;
+}
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (error) {
+    return isUbiError(error) ? error.code : "not a UbiError";
+  }
+}
+
+describe("Ownership", () => {
+  it("alone, owns every host; update returns false for the same set in any order", () => {
+    const own = new Ownership("a", 1, REPLICAS, hasher);
+    for (const host of HOSTS.slice(0, 20)) expect(own.ownerOf(host)).toBe("a");
+    expect(own.share).toBe(1);
+    expect(own.replicas).toBe(REPLICAS);
+    expect(own.update([{ id: "a", capacity: 1 }])).toBe(false);
+    expect(own.update([{ id: "a" }])).toBe(false); // capacity defaults to 1
+    expect(own.update([{ id: "b" }, { id: "a" }])).toBe(true);
+    expect(own.update([{ id: "a" }, { id: "b" }])).toBe(false);
+    expect(own.update([{ id: "a" }, { id: "b", capacity: 2 }])).toBe(true);
+  });
+
+  it("splits hosts between the alive agents, proportionally to capacity", () => {
+    const own = new Ownership("a", 1, REPLICAS, hasher);
+    own.update([
+      { id: "a", capacity: 1 },
+      { id: "b", capacity: 3 },
+    ]);
+    const owners = new Set(HOSTS.map((host) => own.ownerOf(host)));
+    expect(owners).toEqual(new Set(["a", "b"]));
+    expect(own.replicas).toBe(REPLICAS);
+    expect(own.share).toBeGreaterThan(0.1);
+    expect(own.share).toBeLessThan(0.4);
+    // The other agent's view of the same set agrees on every host, and the shares sum to 1.
+    const other = new Ownership("b", 3, REPLICAS, hasher);
+    other.update([
+      { id: "a", capacity: 1 },
+      { id: "b", capacity: 3 },
+    ]);
+    expect(other.replicas).toBe(3 * REPLICAS);
+    for (const host of HOSTS) expect(other.ownerOf(host)).toBe(own.ownerOf(host));
+    expect(own.share + other.share).toBeCloseTo(1, 9);
+  });
+
+  it("previousOwners names the owners of past views, alive ones only and never self", () => {
+    const own = ownership("a", ["a", "b", "c"]);
+    // b dies: the hosts b owned move to a or c; their previous owner is b.
+    own.update([{ id: "a" }, { id: "c" }]);
+    const fromB = HOSTS.filter(
+      (host) => own.assignment.ownerOf(host) === "a" && ownerIn(["a", "b", "c"], host) === "b",
+    );
+    expect(fromB.length).toBeGreaterThan(0);
+    for (const host of fromB) {
+      expect(own.previousOwners(host, 2, everyoneAlive)).toEqual(["b"]);
+      // A previous owner that is not alive now is not asked.
+      expect(own.previousOwners(host, 2, (id) => id !== "b")).toEqual([]);
+      expect(own.previousOwners(host, 0, everyoneAlive)).toEqual([]);
+    }
+    // Hosts a owned all along have no previous owner (a did not join a running crawl).
+    const always = HOSTS.filter((host) => ownerIn(["a", "b", "c"], host) === "a");
+    expect(always.length).toBeGreaterThan(0);
+    for (const host of always) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
+  });
+
+  it("previousOwners lists the most recent past owner first, each once", () => {
+    const own = ownership("a", ["a", "b"]);
+    own.update([{ id: "a" }, { id: "c" }]);
+    own.update([{ id: "a" }]);
+    const host = HOSTS.find(
+      (candidate) => ownerIn(["a", "b"], candidate) === "b" && ownerIn(["a", "c"], candidate) === "c",
+    );
+    expect(host).toBeDefined();
+    expect(own.previousOwners(host as string, 2, everyoneAlive)).toEqual(["c", "b"]);
+    expect(own.previousOwners(host as string, 1, everyoneAlive)).toEqual(["c"]);
+    // Back and forth between the same views: still each agent once.
+    own.update([{ id: "a" }, { id: "c" }]);
+    own.update([{ id: "a" }]);
+    expect(own.previousOwners(host as string, 5, everyoneAlive)).toEqual(["c", "b"]);
+  });
+
+  it("after markJoinedRunningCrawl, previousOwners adds the successors of hosts this agent owns", () => {
+    const own = ownership("a", ["a", "b", "c"]);
+    const mine = HOSTS.filter((host) => own.ownerOf(host) === "a");
+    expect(mine.length).toBeGreaterThan(0);
+    for (const host of mine) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
+    own.markJoinedRunningCrawl();
+    for (const host of mine) {
+      const successors = own.assignment.successors(host, 2);
+      expect(successors).toHaveLength(2);
+      expect(own.previousOwners(host, 2, everyoneAlive)).toEqual(successors);
+      expect(own.previousOwners(host, 2, (id) => id !== successors[0])).toEqual([successors[1]]);
+      expect(own.previousOwners(host, 2, everyoneAlive)).not.toContain("a");
+    }
+    // Hosts owned by others get no successors: a never fetches them.
+    const theirs = HOSTS.filter((host) => own.ownerOf(host) !== "a");
+    for (const host of theirs) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
+  });
+
+  it("checkNewcomer accepts a fresh id and a member's own id, and refuses a replica collision", async () => {
+    // A hasher under which "twin" seeds exactly the replicas of "b": every replica collides.
+    const twinHasher: Hasher64 = {
+      hashString: (text, seed) => hasher.hashString(text === "twin" ? "b" : text, seed),
+      hashBytes: (bytes, seed) => hasher.hashBytes(bytes, seed),
+    };
+    const own = new Ownership("a", 1, REPLICAS, twinHasher);
+    own.update([{ id: "a" }, { id: "b" }]);
+    expect(codeOf(() => own.checkNewcomer({ id: "c", capacity: 1 }))).toBeUndefined();
+    // An id already in the set is that member again (an address conflict is the detector's to refuse).
+    expect(codeOf(() => own.checkNewcomer({ id: "b", capacity: 1 }))).toBeUndefined();
+    expect(codeOf(() => own.checkNewcomer({ id: "twin", capacity: 1 }))).toBe(ErrorCode.IdConflict);
+    // Gossip may still bring the colliding agent into the alive set: it is left out of the assignment.
+    const before = HOSTS.map((host) => own.ownerOf(host));
+    own.update([{ id: "a" }, { id: "b" }, { id: "twin" }]);
+    expect(own.assignment.has("twin")).toBe(false);
+    expect(HOSTS.map((host) => own.ownerOf(host))).toEqual(before);
+  });
+});
+
+const probes = new Map<string, Ownership>();
+
+/** The owner of `host` among `ids` (all of capacity 1), as any agent computes it. */
+function ownerIn(ids: readonly string[], host: string): string {
+  const key = ids.join(",");
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = ownership(ids[0] as string, ids);
+    probes.set(key, probe);
+  }
+  return probe.ownerOf(host);
+}

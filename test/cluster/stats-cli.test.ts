@@ -1,0 +1,161 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
+import { runUbicrawl, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
+import { type ClusterAgent, startCluster } from "./cluster-harness.js";
+
+const WEB = { hosts: 20, pages: 800, seed: 9, responseDelayMs: 5 };
+const SLOW = ["--max-active-hosts", "4"];
+
+/** Every field of `AgentStats`, as documented in `proto/ubicrawl.proto`. */
+const STATS_FIELDS = [
+  "id",
+  "address",
+  "capacity",
+  "replicas",
+  "circleShare",
+  "view",
+  "hostsOwned",
+  "hostsKnown",
+  "hostsActive",
+  "hostsDone",
+  "pagesFetched",
+  "bytesFetched",
+  "queuedUrls",
+  "peers",
+  "communicationOverhead",
+  "pagesRecovered",
+  "errors",
+  "pagesPerSecond",
+  "uptimeMs",
+  "idle",
+  "paused",
+] as const satisfies readonly (keyof AgentStats)[];
+
+let fixture: WebFixture | undefined;
+const clients: PeerClient[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+async function statsOf(client: PeerClient): Promise<AgentStats> {
+  const [stats] = (await client.getStats({ cluster: false })).agents;
+  if (!stats) throw new Error("no stats");
+  return stats;
+}
+
+/** Runs `ubicrawl stats <args>` and returns its stdout (it must exit 0). */
+async function stats(args: readonly string[]): Promise<string> {
+  const result = await runUbicrawl(["stats", ...args]).waitForExit(20_000);
+  expect(result.code, `ubicrawl stats ${args.join(" ")}; stderr:\n${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+describe("ubicrawl stats on a running 2-agent cluster", () => {
+  it("prints every documented field, as a report, a cluster table and JSON", async () => {
+    fixture = await startWebFixture(WEB);
+    const [one, two] = (await startCluster(fixture, 2, SLOW)) as [ClusterAgent, ClusterAgent];
+    const c1 = new PeerClient(one.address, { security: INSECURE });
+    clients.push(c1);
+    // Once agent-1 has fetched pages and received URLs from agent-2, pause it: the cluster stays up
+    // (and agent-1's counters stay still) while the command runs.
+    await waitFor(
+      async () => {
+        const current = await statsOf(c1);
+        return current.pagesFetched > 0 && current.peers.some((peer) => peer.urlsReceived > 0);
+      },
+      "agent-1 to crawl and receive URLs",
+      30_000,
+      20,
+    );
+    await c1.control({ action: "PAUSE", argument: "" });
+    let frozen: AgentStats | undefined;
+    await waitFor(
+      async () => {
+        const before = await statsOf(c1);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        frozen = await statsOf(c1);
+        return frozen.pagesFetched === before.pagesFetched;
+      },
+      "agent-1's fetches in flight to finish",
+      10_000,
+      0,
+    );
+    const pages = frozen?.pagesFetched ?? -1;
+
+    const [single, cluster, json] = await Promise.all([
+      stats(["--agent", one.address, "--insecure"]),
+      stats(["--agent", two.address, "--insecure", "--cluster"]),
+      stats(["--agent", one.address, "--insecure", "--cluster", "--json"]),
+    ]);
+
+    // One agent's report: identity, circle, view, hosts, pages, exchange, errors, rate, uptime, state.
+    const address = one.address.replaceAll(".", "\\.");
+    expect(single).toMatch(new RegExp(`^agent agent-1 at ${address} \\(paused\\)$`, "m"));
+    expect(single).not.toMatch(/^agent agent-2/m);
+    expect(single).toMatch(/^ {2}capacity 1, 1600 replicas, \d+\.\d\d% of the circle$/m);
+    expect(single).toMatch(/^ {2}view: agent-1=alive\(\d+ms\) agent-2=alive\(\d+ms\)$/m);
+    expect(single).toMatch(/^ {2}hosts: \d+ owned, \d+ known, \d+ active, \d+ done$/m);
+    expect(single).toMatch(
+      new RegExp(`^  pages: ${pages} fetched \\(\\d+\\.\\d/s\\), .+, \\d+ queued, \\d+ recovered$`, "m"),
+    );
+    expect(single).toMatch(
+      /^ {2}exchange: overhead \d+\.\d{3} URLs sent per page; .*agent-2 sent \d+\/\d+b received \d+\/\d+b/m,
+    );
+    expect(single).toMatch(/^ {2}errors: \S.*$/m);
+    expect(single).toMatch(/^ {2}uptime \d+\.\d s, idle no, paused yes$/m);
+
+    // The cluster report: both agents' blocks, then a table with totals.
+    expect(cluster).toMatch(/^agent agent-1 at .* \(paused\)$/m);
+    expect(cluster).toMatch(/^agent agent-2 at /m);
+    const header = cluster
+      .split("\n")
+      .find((line) => line.trim().startsWith("agent ") && line.includes("pages/s"));
+    expect(header?.trim().split(/\s+/)).toEqual([
+      "agent",
+      "pages",
+      "queued",
+      "hosts",
+      "pages/s",
+      "overhead",
+      "idle",
+    ]);
+    const row = (name: string) =>
+      cluster
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/))
+        .find((cells) => cells[0] === name);
+    expect(row("agent-1")?.[1]).toBe(String(pages));
+    expect(row("agent-2")).toHaveLength(7);
+    const total = row("TOTAL");
+    expect(total).toBeDefined();
+    expect(Number(total?.[1])).toBe(Number(row("agent-1")?.[1]) + Number(row("agent-2")?.[1]));
+    expect(total?.at(-1)).toBe("no");
+
+    // JSON: the reply as is, every documented field of both agents.
+    const reply = JSON.parse(json) as { agents: AgentStats[] };
+    expect(reply.agents.map((agent) => agent.id).sort()).toEqual(["agent-1", "agent-2"]);
+    for (const agent of reply.agents) {
+      expect(Object.keys(agent).sort()).toEqual([...STATS_FIELDS].sort());
+      expect(agent.view.map((peer) => peer.status)).toEqual(["ALIVE", "ALIVE"]);
+      expect(agent.peers.map((peer) => peer.peerId)).toContain(
+        agent.id === "agent-1" ? "agent-2" : "agent-1",
+      );
+    }
+    expect(reply.agents.reduce((sum, agent) => sum + agent.circleShare, 0)).toBeCloseTo(1, 6);
+    expect(reply.agents.find((agent) => agent.id === "agent-1")).toMatchObject({
+      address: one.address,
+      paused: true,
+      idle: false,
+      pagesFetched: pages,
+    });
+
+    await c1.control({ action: "RESUME", argument: "" });
+    for (const agent of [one, two]) {
+      const result = await agent.process.waitForExit(90_000);
+      expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
+    }
+  });
+});

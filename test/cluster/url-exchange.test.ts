@@ -1,0 +1,375 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CrawlStats } from "../../src/agent/crawl-stats.js";
+import type { Clock, TimerHandle } from "../../src/clock.js";
+import { UrlExchange, type UrlExchangeOptions } from "../../src/cluster/index.js";
+import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
+import { GroupCommit, StateStore } from "../../src/storage/index.js";
+import type { UrlBatch, UrlBatchAck } from "../../src/transport/index.js";
+import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
+
+/** A clock that moves only when told to: timers run in due order on {@link ManualClock.advance}. */
+class ManualClock implements Clock {
+  private nowMs = 1_000_000;
+  private readonly timers = new Map<object, { atMs: number; callback: () => void }>();
+
+  now(): number {
+    return this.nowMs;
+  }
+
+  setTimeout(callback: () => void, delayMs: number): TimerHandle {
+    const handle = {};
+    this.timers.set(handle, { atMs: this.nowMs + delayMs, callback });
+    return handle;
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.timers.delete(handle);
+  }
+
+  /** Timers set and not yet run or cleared. */
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  /** Delays of the pending timers from now, sorted. */
+  get pendingDelays(): number[] {
+    return [...this.timers.values()].map((timer) => timer.atMs - this.nowMs).sort((a, b) => a - b);
+  }
+
+  /** Moves time forward by `ms`, running every timer that falls due, earliest first. */
+  advance(ms: number): void {
+    const target = this.nowMs + ms;
+    for (;;) {
+      let next: [object, { atMs: number; callback: () => void }] | undefined;
+      for (const entry of this.timers)
+        if (entry[1].atMs <= target && (!next || entry[1].atMs < next[1].atMs)) next = entry;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.nowMs = next[1].atMs;
+      next[1].callback();
+    }
+    this.nowMs = target;
+  }
+}
+
+/** One `submit` call, answered by the test. */
+interface SubmitCall {
+  readonly peer: string;
+  readonly batch: UrlBatch;
+  ack(): void;
+  fail(): void;
+}
+
+const ACK: UrlBatchAck = { accepted: 1, forwarded: 0, duplicates: 0 };
+
+let cleanup: (() => Promise<void>) | undefined;
+
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+async function setup(options: UrlExchangeOptions = {}) {
+  const dir = await mkdtemp(join(tmpdir(), "ubicrawl-exchange-"));
+  const store = await StateStore.open(dir);
+  /** Writes to fail before the store is written again (a full disk, say). */
+  const failingWrites = { remaining: 0 };
+  const committer = new GroupCommit(async (ops) => {
+    if (failingWrites.remaining > 0) {
+      failingWrites.remaining--;
+      throw new UbiError(ErrorCode.StorageFailed, "disk full");
+    }
+    await store.write(ops);
+  });
+  const clock = new ManualClock();
+  const stats = new CrawlStats(clock);
+  const alive = new Set(["self", "p", "q"]);
+  const calls: SubmitCall[] = [];
+  const rerouted: string[] = [];
+  const requeued: { url: string; depth: number; host: string }[] = [];
+  const delivered: string[] = [];
+  const exchange = new UrlExchange(options, {
+    selfId: "self",
+    incarnation: 42,
+    clock,
+    stats,
+    committer,
+    store,
+    fingerprinter: await UrlFingerprinter.create(),
+    submit: (peer, batch) =>
+      new Promise<UrlBatchAck>((resolve, reject) => {
+        calls.push({
+          peer,
+          batch,
+          ack: () => resolve(ACK),
+          fail: () => reject(new UbiError(ErrorCode.PeerUnreachable, `${peer} did not answer`)),
+        });
+      }),
+    isAlive: (peer) => alive.has(peer),
+    reroute: (url) => rerouted.push(url),
+    requeue: (url, depth, host) => requeued.push({ url, depth, host }),
+    onDelivered: (peer) => delivered.push(peer),
+  });
+  cleanup = async () => {
+    exchange.stop();
+    await committer.commit().catch(() => {});
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  /** Lets real I/O (the group commit before each send) run, then checks nothing more was submitted. */
+  const quiet = async () => {
+    await committer.commit();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  const callCount = (count: number) =>
+    vi.waitFor(() => expect(calls).toHaveLength(count), { timeout: 5000, interval: 5 });
+  const timersSet = (count: number) =>
+    vi.waitFor(() => expect(clock.pendingTimers).toBe(count), { timeout: 5000, interval: 5 });
+  return {
+    exchange,
+    store,
+    committer,
+    failingWrites,
+    clock,
+    stats,
+    alive,
+    calls,
+    rerouted,
+    requeued,
+    delivered,
+    quiet,
+    callCount,
+    timersSet,
+  };
+}
+
+const url = (n: number, host = "h1.example") => `http://${host}/page/${n}`;
+const urlsOf = (call: SubmitCall | undefined) => call?.batch.urls.map((item) => item.url);
+
+function sendAll(exchange: UrlExchange, peer: string, urls: readonly string[]): void {
+  for (const [i, item] of urls.entries()) exchange.send(peer, item, i % 3, hostKey(item));
+}
+
+describe("UrlExchange", () => {
+  it("checks its options", async () => {
+    for (const bad of [{ maxBatchUrls: 0 }, { retryMinMs: 1.5 }, { flushDelayMs: -1 }, { retryMaxMs: 0 }]) {
+      let error: unknown;
+      try {
+        await setup(bad);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(bad)).toBe(true);
+    }
+  });
+
+  it("sends a full buffer at once, keeps one batch in flight per peer, and the rest after the delay", async () => {
+    const t = await setup({ maxBatchUrls: 3, flushDelayMs: 1000 });
+    const urls = Array.from({ length: 7 }, (_, i) => url(i));
+    sendAll(t.exchange, "p", urls);
+    expect(t.exchange.pendingUrls).toBe(7);
+    expect(t.exchange.isIdle).toBe(false);
+    await t.callCount(1);
+    expect(urlsOf(t.calls[0])).toEqual(urls.slice(0, 3));
+    expect(t.calls[0]?.batch.urls.map((item) => item.depth)).toEqual([0, 1, 2]);
+    expect(t.calls[0]?.batch.fromId).toBe("self");
+    expect(t.calls[0]?.batch.batchId).toMatch(/^self\.42\.\d+$/);
+    // A second full batch waits for the first acknowledgement.
+    await t.quiet();
+    expect(t.calls).toHaveLength(1);
+
+    t.calls[0]?.ack();
+    await t.callCount(2);
+    expect(urlsOf(t.calls[1])).toEqual(urls.slice(3, 6));
+    expect(t.exchange.pendingUrls).toBe(4);
+    expect(t.delivered).toEqual(["p"]);
+
+    t.calls[1]?.ack();
+    // The last URL does not fill a batch: it goes after the flush delay.
+    await t.timersSet(1);
+    expect(t.clock.pendingDelays).toEqual([1000]);
+    await t.quiet();
+    expect(t.calls).toHaveLength(2);
+    t.clock.advance(1000);
+    await t.callCount(3);
+    expect(urlsOf(t.calls[2])).toEqual(urls.slice(6));
+    expect(new Set(t.calls.map((call) => call.batch.batchId)).size).toBe(3);
+    t.calls[2]?.ack();
+
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.exchange.pendingUrls).toBe(0);
+    expect(t.delivered).toEqual(["p", "p", "p"]);
+    expect(t.stats.peer("p")).toEqual({ urlsSent: 7, batchesSent: 3, urlsReceived: 0, batchesReceived: 0 });
+    expect(t.rerouted).toEqual([]);
+  });
+
+  it("sends a partial buffer after flushDelayMs, not before", async () => {
+    const t = await setup({ flushDelayMs: 250 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(249);
+    await t.quiet();
+    expect(t.calls).toHaveLength(0);
+    // A URL added meanwhile does not push the deadline back.
+    sendAll(t.exchange, "p", [url(3)]);
+    t.clock.advance(1);
+    await t.callCount(1);
+    expect(urlsOf(t.calls[0])).toEqual([url(1), url(2), url(3)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
+  it("sends to different peers in parallel, one batch each", async () => {
+    const t = await setup({ maxBatchUrls: 2 });
+    sendAll(t.exchange, "p", [url(1), url(2), url(3), url(4)]);
+    sendAll(t.exchange, "q", [url(1, "h2.example"), url(2, "h2.example")]);
+    await t.callCount(2);
+    await t.quiet();
+    expect(t.calls.map((call) => call.peer).sort()).toEqual(["p", "q"]);
+    for (const call of t.calls) call.ack();
+    await t.callCount(3);
+    expect(t.calls[2]?.peer).toBe("p");
+    expect(urlsOf(t.calls[2])).toEqual([url(3), url(4)]);
+    t.calls[2]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.delivered.sort()).toEqual(["p", "p", "q"]);
+  });
+
+  it("retries a failed batch with doubling delays, same batch id, while the peer lives", async () => {
+    const t = await setup({ flushDelayMs: 0, retryMinMs: 100, retryMaxMs: 300 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    const expectedDelays = [100, 200, 300, 300];
+    for (const [attempt, delayMs] of expectedDelays.entries()) {
+      t.calls[attempt]?.fail();
+      await t.timersSet(1);
+      expect(t.clock.pendingDelays).toEqual([delayMs]);
+      t.clock.advance(delayMs - 1);
+      await t.quiet();
+      expect(t.calls).toHaveLength(attempt + 1);
+      expect(t.exchange.isIdle).toBe(false);
+      t.clock.advance(1);
+      await t.callCount(attempt + 2);
+    }
+    expect(new Set(t.calls.map((call) => call.batch.batchId)).size).toBe(1);
+    t.calls.at(-1)?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.delivered).toEqual(["p"]);
+    expect(t.stats.peer("p").batchesSent).toBe(1);
+    expect(t.rerouted).toEqual([]);
+  });
+
+  it("reroutes every URL exactly once when the peer dies, none lost, none acknowledged twice", async () => {
+    const t = await setup({ maxBatchUrls: 3, flushDelayMs: 50, retryMinMs: 100 });
+    const urls = Array.from({ length: 10 }, (_, i) => url(i));
+    sendAll(t.exchange, "p", urls);
+    await t.callCount(1);
+    t.calls[0]?.ack();
+    await t.callCount(2);
+    // The second batch fails; the peer dies before the retry.
+    t.calls[1]?.fail();
+    await t.timersSet(1);
+    t.alive.delete("p");
+    t.exchange.onViewChange(); // a batch is in flight: the buffer waits for it
+    t.clock.advance(100);
+    // The failed batch and then the buffered URLs (in batches, after the delay) are rerouted.
+    for (let i = 0; i < 5 && t.rerouted.length < 7; i++) {
+      await vi.waitFor(() => expect(t.exchange.isIdle || t.clock.pendingTimers > 0).toBe(true));
+      t.clock.advance(50);
+      await t.quiet();
+    }
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.calls).toHaveLength(2);
+    expect(urlsOf(t.calls[0])).toEqual(urls.slice(0, 3)); // the only acknowledged batch
+    expect([...t.rerouted].sort()).toEqual(urls.slice(3).sort());
+    expect(new Set(t.rerouted).size).toBe(t.rerouted.length);
+    expect(t.exchange.pendingUrls).toBe(0);
+    expect(t.delivered).toEqual(["p"]);
+  });
+
+  it("on a view change, reroutes the buffer of a dead peer at once", async () => {
+    const t = await setup({ flushDelayMs: 1000 });
+    sendAll(t.exchange, "q", [url(1), url(2)]);
+    sendAll(t.exchange, "p", [url(3)]);
+    t.alive.delete("q");
+    t.exchange.onViewChange();
+    expect(t.rerouted).toEqual([url(1), url(2)]);
+    expect(t.exchange.pendingUrls).toBe(1);
+    t.clock.advance(1000);
+    await t.callCount(1);
+    expect(t.calls[0]?.peer).toBe("p");
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.calls).toHaveLength(1);
+  });
+
+  it("remembers every URL handed to a peer durably; redistribute(peer) requeues and deletes them", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    const toP = [url(1), url(2), url(3, "h2.example:8080")];
+    sendAll(t.exchange, "p", toP);
+    sendAll(t.exchange, "q", [url(9, "h3.example")]);
+    t.clock.advance(0);
+    await t.callCount(2);
+    for (const call of t.calls) call.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+
+    // Acknowledged or not, the outbox keeps them: if p dies, its queue is rebuilt from here.
+    const entries = async (peer: string) => {
+      const result: { url: string; depth: number }[] = [];
+      for await (const { entry } of t.store.outboxEntries(peer)) result.push(entry);
+      return result.sort((a, b) => a.url.localeCompare(b.url));
+    };
+    expect(await entries("p")).toEqual(
+      toP.map((item, i) => ({ url: item, depth: i % 3 })).sort((a, b) => a.url.localeCompare(b.url)),
+    );
+    expect(await entries("q")).toEqual([{ url: url(9, "h3.example"), depth: 0 }]);
+
+    expect(await t.exchange.redistribute("p")).toBe(3);
+    expect([...t.requeued].sort((a, b) => a.url.localeCompare(b.url))).toEqual(
+      toP
+        .map((item, i) => ({ url: item, depth: i % 3, host: hostKey(item) }))
+        .sort((a, b) => a.url.localeCompare(b.url)),
+    );
+    expect(await entries("p")).toEqual([]);
+    expect(await entries("q")).toHaveLength(1);
+    // A second redistribution finds nothing left.
+    expect(await t.exchange.redistribute("p")).toBe(0);
+    expect(t.requeued).toHaveLength(3);
+  });
+
+  it("retries a batch whose outbox records could not be written, and sends it only once durable", async () => {
+    const t = await setup({ flushDelayMs: 0, retryMinMs: 100 });
+    t.failingWrites.remaining = 1;
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(0);
+    await t.timersSet(1);
+    expect(t.calls).toHaveLength(0);
+    expect(t.exchange.pendingUrls).toBe(2);
+    t.clock.advance(100);
+    await t.callCount(1);
+    const durable: string[] = [];
+    for await (const { entry } of t.store.outboxEntries("p")) durable.push(entry.url);
+    expect(durable.sort()).toEqual([url(1), url(2)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.delivered).toEqual(["p"]);
+  });
+
+  it("stop() cancels pending flushes and sends nothing more", async () => {
+    const t = await setup({ flushDelayMs: 100 });
+    sendAll(t.exchange, "p", [url(1)]);
+    expect(t.clock.pendingTimers).toBe(1);
+    t.exchange.stop();
+    expect(t.clock.pendingTimers).toBe(0);
+    t.clock.advance(1000);
+    await t.quiet();
+    expect(t.calls).toHaveLength(0);
+    // The URL stays in the durable outbox for the next start.
+    const left: string[] = [];
+    for await (const { entry } of t.store.outboxEntries("p")) left.push(entry.url);
+    expect(left).toEqual([url(1)]);
+  });
+});
