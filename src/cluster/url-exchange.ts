@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { CrawlStats } from "../agent/crawl-stats.js";
 import type { UrlExchange as UrlExchangeSink } from "../agent/link-router.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { GroupCommit, QueuedUrl, StateStore } from "../storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../transport/index.js";
 import { hostKey, type UrlFingerprinter } from "../url/index.js";
@@ -148,7 +148,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.timer = undefined;
     if (outbox.sending || outbox.buffer.length === 0 || this.abort.signal.aborted) return;
     outbox.sending = true;
-    const urls = outbox.buffer.splice(0, this.options.maxBatchUrls);
+    const urls = outbox.buffer.splice(0, batchLength(outbox.buffer, this.options.maxBatchUrls));
     this.inFlight++;
     this.sendBatch(peer, urls)
       .catch(() => {})
@@ -188,7 +188,14 @@ export class UrlExchange implements UrlExchangeSink {
         traffic.batchesSent++;
         this.deps.onDelivered(peer);
         return;
-      } catch {
+      } catch (error) {
+        if (durable && isUbiError(error, ErrorCode.BadMessage)) {
+          // The peer refuses these URLs for good (its normalizer or limits say no): retrying would block
+          // its outbox forever. They are counted and dropped.
+          this.pending -= urls.length;
+          this.deps.stats.recordError("batch_refused");
+          return;
+        }
         await sleep(this.deps.clock, delayMs, this.abort.signal).catch(() => {});
         delayMs = Math.min(delayMs * 2, this.options.retryMaxMs);
       }
@@ -213,4 +220,19 @@ export class UrlExchange implements UrlExchangeSink {
     }
     return outbox;
   }
+}
+
+/** Characters of URLs per batch at most, well under the 4 MiB message limit of the transport. */
+const MAX_BATCH_CHARS = 2 * 1024 * 1024;
+
+/** How many of the buffered URLs go in the next batch: at most `maxUrls` and {@link MAX_BATCH_CHARS}. */
+function batchLength(buffer: readonly Pending[], maxUrls: number): number {
+  let chars = 0;
+  let count = 0;
+  for (const item of buffer) {
+    if (count >= maxUrls || (count > 0 && chars + item.url.length > MAX_BATCH_CHARS)) break;
+    chars += item.url.length;
+    count++;
+  }
+  return count;
 }

@@ -53,7 +53,7 @@ describe("a cluster of agents on the test web", () => {
       fetched += urls.length;
     }
     expect(fetched).toBe(truth.urls.length);
-  });
+  }, 150_000);
 
   it("survives a SIGKILL at ~30%: the others take its hosts; it rejoins with its data and gets them back", async () => {
     fixture = await startWebFixture(WEB);
@@ -106,7 +106,7 @@ describe("a cluster of agents on the test web", () => {
       const afterRestart = log.slice(victimFetched);
       for (const url of afterRestart) expect(assignment.ownerOf(hostKeyOf(url)), url).toBe(victim.id);
     }
-  });
+  }, 150_000);
 
   it("takes in a fifth agent at ~30%: hosts move only to it, with no overlap and full coverage", async () => {
     fixture = await startWebFixture(WEB);
@@ -142,5 +142,5 @@ describe("a cluster of agents on the test web", () => {
     const newcomerUrls = byAgent.get(newcomer.id) ?? [];
     expect(newcomerUrls.length).toBeGreaterThan(0);
     for (const url of newcomerUrls) expect(after.ownerOf(hostKeyOf(url)), url).toBe(newcomer.id);
-  });
+  }, 150_000);
 });
