@@ -4,6 +4,7 @@
 // reaped children, peak RSS from /proc/<pid>/status.
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { get } from "node:http";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -138,7 +139,31 @@ export async function startTestWebProcess(dir, web) {
     ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
   ]);
   const match = await child.waitForLine(/^test web: \d+ hosts on port (\d+)/, 120_000);
-  return { child, port: Number(match[1]), files };
+  const port = Number(match[1]);
+  // The line comes just before the web installs its SIGTERM handler: one answered request proves the
+  // event loop has turned since, so a stop() right away ends it gracefully (not by the default action).
+  await requestRobots(files.hosts, port);
+  return { child, port, files };
+}
+
+/** GETs /robots.txt of the first host of a test web hosts file (a loopback address) and drains it. */
+async function requestRobots(hostsFile, port) {
+  const first = readFileSync(hostsFile, "utf8")
+    .split("\n")
+    .find((line) => line !== "" && !line.startsWith("#"));
+  const [ip, name] = (first ?? "").split(/\s+/);
+  if (!ip?.startsWith("127.") || name === undefined) throw new Error(`no loopback host in ${hostsFile}`);
+  await new Promise((resolveGet, reject) => {
+    const request = get(
+      { host: ip, port, path: "/robots.txt", headers: { host: `${name}:${port}` } },
+      (response) => {
+        response.resume();
+        response.once("end", resolveGet);
+        response.once("error", reject);
+      },
+    );
+    request.once("error", reject);
+  });
 }
 
 /**

@@ -4,7 +4,11 @@ import type { CrawlStats } from "./crawl-stats.js";
 export interface ProgressSource {
   readonly options: { readonly id: string };
   readonly stats: CrawlStats;
-  readonly frontier: { readonly waitingUrls: number; readonly inFlightUrls: number };
+  readonly frontier: {
+    readonly waitingUrls: number;
+    readonly inFlightUrls: number;
+    readonly seen: { readonly size: number; readonly memoryBytes: number };
+  };
   readonly scheduler: { readonly activeHosts: number };
 }
 
@@ -68,6 +72,7 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
     `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,
     `  pages fetched: ${stats.pagesFetched} (${(stats.pagesFetched / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${formatBytes(stats.bytesFetched)}`,
     `  links found: ${stats.linksFound}; queued now: ${source.frontier.waitingUrls}`,
+    `  seen set: ${source.frontier.seen.size} URLs, ${source.frontier.seen.memoryBytes} bytes`,
     `  errors: ${errors}`,
     `  not fetched: ${dropped}`,
   ];

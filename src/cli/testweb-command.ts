@@ -80,14 +80,16 @@ export async function testwebCommand(argv: string[]): Promise<number> {
           `${truth.unresolvableHosts.length} unresolvable hosts${truth.depthExact ? "" : " (inexact: max-depth binds)"}\n`,
       );
     }
+    // Handlers first: whoever reads the line below may signal at once.
+    const stopped = new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
     process.stderr.write(
       `test web: ${web.model.hosts.length} hosts on port ${web.port}; seeds: ${web.seeds.join(" ")}\n`,
     );
     if (flags["truth-only"]) return 0;
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    await stopped;
     const recorder = web.recorder;
     process.stderr.write(
       `served ${recorder.totalServed} requests; most concurrent requests to one host: ${recorder.maxConcurrencyPerHost()}\n`,

@@ -8,7 +8,9 @@ import {
   type Child,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
+  snapshotUbicrawl,
   startTestWebProcess,
+  UBICRAWL,
 } from "../../bench/lib/processes.mjs";
 
 let dir: string;
@@ -57,5 +59,15 @@ describe("the test web process", () => {
     const waiting = child.waitForLine(/never printed/, 30_000);
     await child.stop();
     await expect(waiting).rejects.toThrow(/exited before printing/);
+  });
+
+  it("runs from a snapshot of the build once one is taken", async () => {
+    const bin = snapshotUbicrawl(join(dir, "snapshot"));
+    expect(bin).not.toBe(UBICRAWL);
+    const { child, port } = await startTestWebProcess(dir, { seed: 1, hosts: 10, pages: 100 });
+    started = child;
+    expect(child.process.spawnargs[1]).toBe(bin);
+    expect(port).toBeGreaterThan(0);
+    expect(await child.stop()).toBe(0);
   });
 });
