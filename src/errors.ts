@@ -35,10 +35,14 @@ export const ErrorCode = {
   PeerUnreachable: "UBI_ERR_PEER_UNREACHABLE",
   /** A peer sent a message that fails validation. */
   BadMessage: "UBI_ERR_BAD_MESSAGE",
+  /** The component was stopped while the operation waited (a shutdown, not a failure). */
+  Stopped: "UBI_ERR_STOPPED",
   /** Another live agent already uses this id, or this id's replicas collide with another agent's. */
   IdConflict: "UBI_ERR_ID_CONFLICT",
   /** A server could not listen on its address(es) (port in use, address not available). */
   ListenFailed: "UBI_ERR_LISTEN_FAILED",
+  /** Certificates could not be created or loaded (openssl missing or failing, a CA without its key). */
+  CertificateFailed: "UBI_ERR_CERTIFICATE",
 } as const;
 
 /** One of the {@link ErrorCode} values. */

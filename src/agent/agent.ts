@@ -13,6 +13,8 @@ import { PageArchive } from "./page-archive.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
 const QUANTUM_PAGES = 64;
+/** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
+const STOP_GRACE_MS = 10_000;
 /** How often completion is checked for `--exit-when-done`. */
 const DONE_CHECK_INTERVAL_MS = 200;
 /** Links read from one page at most. */
@@ -244,7 +246,7 @@ export class Agent implements AgentParts {
   }
 
   private async close(): Promise<void> {
-    await this.scheduler.stop();
+    await this.scheduler.stop(STOP_GRACE_MS);
     await this.frontier.commit().catch(() => {});
     await this.warc.close();
     await this.crawlLog.close();

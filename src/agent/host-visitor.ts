@@ -181,6 +181,12 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
+    if (this.deps.mustYield()) {
+      // Paused or stopping while waiting for politeness: no new request; the URL waits at the head.
+      release();
+      frontier.putBack(host, entry);
+      return;
+    }
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
     const startedAtMs = clock.now();

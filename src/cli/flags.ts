@@ -112,7 +112,7 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
     const placeholder =
       spec.type === "boolean"
         ? ""
-        : ` ${"placeholder" in spec && spec.placeholder ? spec.placeholder : "VALUE"}`;
+        : ` ${"placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : "VALUE"}`;
     const left = `  --${name}${placeholder}`;
     let right = spec.help;
     if ("default" in spec && spec.default !== undefined) right += ` (default: ${spec.default})`;

@@ -111,10 +111,17 @@ export class HostScheduler {
     return this.paused;
   }
 
-  /** Aborts running visits, waits for them, and starts no more. Idempotent. */
-  async stop(): Promise<void> {
+  /**
+   * Starts no more visits and waits for the running ones: they end after their current fetch, or are
+   * aborted after `graceMs` (at once when 0). Idempotent.
+   */
+  async stop(graceMs = 0): Promise<void> {
     this.stopped = true;
-    this.abort.abort(new UbiError(ErrorCode.InvalidArgument, "scheduler stopped"));
+    // Visits see the pause and end after their current fetch; past the grace period they are aborted.
+    this.paused = true;
+    const abort = () => this.abort.abort(new UbiError(ErrorCode.Stopped, "scheduler stopped"));
+    const graceTimer = graceMs > 0 ? this.clock.setTimeout(abort, graceMs) : undefined;
+    if (graceTimer === undefined) abort();
     for (const timer of this.parked.values()) this.clock.clearTimeout(timer);
     this.parked.clear();
     // Hosts waiting for a slot will never get one: drop them, so isIdle holds after stop.
@@ -122,6 +129,8 @@ export class HostScheduler {
     this.readyHead = 0;
     this.readySet.clear();
     await Promise.allSettled([...this.active.values()]);
+    if (graceTimer !== undefined) this.clock.clearTimeout(graceTimer);
+    abort();
   }
 
   private pump(): void {

@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  crawlMetrics,
+  readCrawlLogOf,
+  servedPages,
+  spawnAgent,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "./harness.js";
+
+let fixture: WebFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+describe("stopping an agent with SIGTERM", () => {
+  it("lets fetches in flight finish, keeps the state, and a restart completes the crawl with no repeat", async () => {
+    fixture = await startWebFixture({ hosts: 30, pages: 2000, seed: 11, responseDelayMs: 5 });
+    const truth = fixture.truth();
+    const recorder = fixture.web.recorder;
+    const flags = ["--max-active-hosts", "8"];
+    const first = spawnAgent(fixture, { id: "a1", exitWhenDone: false, flags });
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    first.kill("SIGTERM");
+    const stopped = await first.waitForExit(30_000);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stderr).toMatch(/stopped \(terminated\)/);
+    const servedAtStop = servedPages(recorder).size;
+    expect(servedAtStop).toBeLessThan(truth.urls.length);
+    // Every request the server answered before the stop is in the crawl log: none was cut off.
+    const logged = (await readCrawlLogOf(`${fixture.dir}/data-a1`)).filter((entry) => entry.status > 0);
+    expect(logged.length).toBe(servedAtStop);
+
+    const second = spawnAgent(fixture, { id: "a1", flags });
+    const done = await second.waitForExit(60_000);
+    expect(done.code, done.stderr).toBe(0);
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.repeated).toEqual([]);
+  }, 120_000);
+});
