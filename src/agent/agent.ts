@@ -10,6 +10,7 @@ import { CrawlStats } from "./crawl-stats.js";
 import { HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
+import { StorageGuard } from "./storage-guard.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
 const QUANTUM_PAGES = 64;
@@ -66,6 +67,8 @@ export class Agent implements AgentParts {
   private readonly cluster: ClusterHooks | undefined;
   /** Hosts never fetched, changed at runtime (Control RPC); their queued URLs are dropped. */
   readonly blacklist: Set<string>;
+  /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
+  readonly guard: StorageGuard;
 
   private constructor(
     readonly options: AgentOptions,
@@ -81,9 +84,11 @@ export class Agent implements AgentParts {
       router: LinkRouter;
       stats: CrawlStats;
       blacklist: Set<string>;
+      guard: StorageGuard;
       cluster: ClusterHooks | undefined;
     },
   ) {
+    this.guard = parts.guard;
     this.cluster = parts.cluster;
     this.blacklist = parts.blacklist;
     this.fetcher = parts.fetcher;
@@ -102,6 +107,11 @@ export class Agent implements AgentParts {
   ): Promise<Agent> {
     validateAgentOptions(options);
     const clock = deps.clock ?? systemClock;
+    // Bad flags (CIDRs, a missing hosts file) fail before any state is opened.
+    const resolver: Resolver = options.hostsFile
+      ? await HostsFileResolver.fromFile(options.hostsFile)
+      : new SystemResolver({}, { clock });
+    const netPolicy = new NetPolicy({ allow: options.allowNet });
     const store = await StateStore.open(join(options.dataDir, "state"));
     const fingerprinter = await UrlFingerprinter.create();
     let scheduler: HostScheduler | undefined;
@@ -110,10 +120,6 @@ export class Agent implements AgentParts {
       {},
       { store, committer, fingerprinter, onHostReady: (host) => scheduler?.markReady(host) },
     );
-    const resolver: Resolver = options.hostsFile
-      ? await HostsFileResolver.fromFile(options.hostsFile)
-      : new SystemResolver({}, { clock });
-    const netPolicy = new NetPolicy({ allow: options.allowNet });
     const fetcher = new Fetcher(
       {
         userAgent: options.userAgent,
@@ -180,12 +186,24 @@ export class Agent implements AgentParts {
         ...(deps.cluster ? { fetchedElsewhere: deps.cluster.fetchedElsewhere } : {}),
       },
     );
+    const guard = new StorageGuard({
+      clock,
+      pause: () => scheduler?.pause(),
+      resume: () => scheduler?.resume(),
+      retryWrites: async () => {
+        await committer.commit();
+        await warc.flush();
+        await crawlLog.flush();
+      },
+      report: (line) => process.stderr.write(`${line}\n`),
+    });
     scheduler = new HostScheduler(
       { maxActiveHosts: options.maxActiveHosts },
       {
         visit: (host, signal) => visitor.visit(host, signal),
         hasWork: (host) => frontier.waitingOf(host) > 0 && owns(host),
         onVisitError: (host, error) => {
+          if (guard.handle(error)) return;
           stats.recordError("internal");
           process.stderr.write(`ubicrawl: visit of ${host} failed: ${describe(error)}\n`);
         },
@@ -201,6 +219,7 @@ export class Agent implements AgentParts {
       router,
       stats,
       blacklist,
+      guard,
       cluster: deps.cluster,
     });
   }
@@ -246,6 +265,7 @@ export class Agent implements AgentParts {
   }
 
   private async close(): Promise<void> {
+    this.guard.stop();
     await this.scheduler.stop(STOP_GRACE_MS);
     await this.frontier.commit().catch(() => {});
     await this.warc.close();

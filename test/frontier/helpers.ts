@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock, TimerHandle } from "../../src/clock.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/frontier.js";
 import { GroupCommit } from "../../src/storage/group-commit.js";
 import { StateStore, type StoredQueueEntry } from "../../src/storage/state-store.js";
@@ -84,39 +83,7 @@ export async function takeAll(frontier: Frontier, host: string): Promise<string[
   }
 }
 
-/** A clock whose timers fire only when the test advances it. */
-export class ManualClock implements Clock {
-  private time = 1_000_000;
-  private readonly timers = new Map<object, { at: number; callback: () => void }>();
-
-  now(): number {
-    return this.time;
-  }
-
-  setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    const handle = {};
-    this.timers.set(handle, { at: this.time + delayMs, callback });
-    return handle;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle);
-  }
-
-  /** Timers not yet fired or cleared. */
-  get pending(): number {
-    return this.timers.size;
-  }
-
-  /** Moves time forward and fires the timers now due, earliest first. */
-  advance(ms: number): void {
-    this.time += ms;
-    const due = [...this.timers].filter(([, t]) => t.at <= this.time).sort((a, b) => a[1].at - b[1].at);
-    for (const [handle, timer] of due) {
-      if (this.timers.delete(handle)) timer.callback();
-    }
-  }
-}
+export { ManualClock } from "../support/manual-clock.js";
 
 /** A promise with its resolve and reject exposed. */
 export interface Deferred<T> {
