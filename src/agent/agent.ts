@@ -115,7 +115,14 @@ export class Agent implements AgentParts {
     const store = await StateStore.open(join(options.dataDir, "state"));
     const fingerprinter = await UrlFingerprinter.create();
     let scheduler: HostScheduler | undefined;
-    const committer = new GroupCommit((ops) => store.write(ops));
+    const crawlLog = new CrawlLog({ dir: options.dataDir });
+    await crawlLog.open();
+    // A fetch's log line is appended before its completion is recorded: flushing the log first keeps
+    // the crawl log complete for every fetch the state says is done, even after a SIGKILL.
+    const committer = new GroupCommit(async (ops) => {
+      await crawlLog.flush();
+      await store.write(ops);
+    });
     const frontier = await Frontier.open(
       {},
       { store, committer, fingerprinter, onHostReady: (host) => scheduler?.markReady(host) },
@@ -141,8 +148,6 @@ export class Agent implements AgentParts {
     }
     const warc = new WarcWriter({ dir: join(options.dataDir, "warc"), agentId: options.id });
     await warc.open();
-    const crawlLog = new CrawlLog({ dir: options.dataDir });
-    await crawlLog.open();
     const stats = new CrawlStats(clock);
     const archive = new PageArchive(warc, crawlLog);
     const ipGate = new IpGate(options.maxPerIp);

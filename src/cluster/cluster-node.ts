@@ -173,7 +173,8 @@ export class ClusterNode implements AgentServiceHandlers {
               members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
               load: self.load(),
             },
-            { signal, deadlineMs: options.heartbeatIntervalMs },
+            // The detector's signal bounds each heartbeat (one interval, longer when joining).
+            { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) },
           );
           self.termination.observe(reply.from.id, reply.load, clock.now());
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };

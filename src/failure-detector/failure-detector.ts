@@ -48,6 +48,9 @@ export interface FailureDetectorDeps {
   ) => Promise<RemoteHeartbeat>;
 }
 
+/** How long a seed may take to answer a joining agent's first heartbeat. */
+const JOIN_TIMEOUT_MS = 3_000;
+
 /** Called with the new alive set (sorted by id, self included) whenever it changes. */
 export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
 
@@ -154,7 +157,10 @@ export class FailureDetector {
     const seeds = seedAddresses.filter((address) => address !== this.view.self.address);
     if (seeds.length === 0) return;
     const results = await Promise.allSettled(
-      seeds.map((address) => this.exchange({ address }, `@${address}`)),
+      // A seed may be busy crawling: give it longer than one heartbeat interval to answer.
+      seeds.map((address) =>
+        this.exchange({ address }, `@${address}`, Math.max(this.intervalMs, JOIN_TIMEOUT_MS)),
+      ),
     );
     const failures = results.flatMap((result) =>
       result.status === "rejected" ? [result.reason as unknown] : [],
@@ -194,14 +200,14 @@ export class FailureDetector {
   }
 
   /** One heartbeat and its answer; an answer later than one interval does not count as heard. */
-  private async exchange(target: HeartbeatTarget, key: string): Promise<void> {
+  private async exchange(target: HeartbeatTarget, key: string, timeoutMs = this.intervalMs): Promise<void> {
     if (this.inFlight.has(key)) return;
     const controller = new AbortController();
     this.inFlight.set(key, controller);
     const timeout = this.deps.clock.setTimeout(
       () =>
         controller.abort(new UbiError(ErrorCode.PeerUnreachable, `heartbeat to ${target.address} timed out`)),
-      this.intervalMs,
+      timeoutMs,
     );
     try {
       const answer = await this.deps.sendHeartbeat(target, this.heartbeat(), controller.signal);

@@ -1,0 +1,174 @@
+import { performance } from "node:perf_hooks";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Truth } from "../../src/testweb/index.js";
+import {
+  crawlMetrics,
+  type ExitResult,
+  servedPages,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+import {
+  type ClusterAgent,
+  clusterStats,
+  fetchedBy,
+  startCluster,
+  startClusterAgent,
+} from "../cluster/cluster-harness.js";
+import {
+  chaosSeed,
+  checkWarcFiles,
+  pairProblems,
+  randomIntIn,
+  seededRandom,
+  type WarcCheck,
+} from "./chaos-helpers.js";
+
+/**
+ * Three agents in a cluster; one at a time is SIGKILLed at a random moment and restarted with the same
+ * id and data dir once the others have noticed, four times over the crawl, until all exit by
+ * themselves: the crawl is complete, every WARC file readable, and no host ever sees two requests at
+ * once. The schedule is seeded (CHAOS_SEED replays one).
+ */
+
+const WEB = { hosts: 40, pages: 2500, seed: 11, responseDelayMs: 4 };
+const MAX_ACTIVE_HOSTS = 6;
+const SLOW = ["--max-active-hosts", String(MAX_ACTIVE_HOSTS)];
+const AGENTS = 3;
+/** A kill lands once this share of the truth has been served (plus a random lag), one per cycle. */
+const KILL_AT_SHARES = [0.1, 0.28, 0.46, 0.64];
+const KILL_LAG_MS = { min: 0, max: 400 };
+/**
+ * Extra wait between the others' noticing the death and the restart (a restart before that is refused:
+ * the id is still alive at another address in their views).
+ */
+const RESTART_LAG_MS = { min: 0, max: 500 };
+
+const SEED = chaosSeed();
+
+/** One kill/restart cycle. */
+interface Cycle {
+  readonly victim: string;
+  /** Pages in the victim's crawl log at the kill (its own fetches, durable). */
+  readonly victimFetched: number;
+  /** From the kill to every survivor regarding the victim as not alive. */
+  readonly detectMs: number;
+  readonly result: ExitResult;
+}
+
+let fixture: WebFixture;
+let truth: Truth;
+const cycles: Cycle[] = [];
+const exits = new Map<string, ExitResult>();
+const warcByAgent = new Map<string, WarcCheck>();
+
+beforeAll(async () => {
+  process.stderr.write(`cluster chaos: CHAOS_SEED=${SEED}\n`);
+  const random = seededRandom(SEED);
+  fixture = await startWebFixture(WEB);
+  truth = fixture.truth();
+  const recorder = fixture.web.recorder;
+  const agents = await startCluster(fixture, AGENTS, SLOW);
+  const anyExited = () => agents.some((agent) => agent.process.exited);
+  for (const share of KILL_AT_SHARES) {
+    const target = truth.urls.length * share;
+    await waitFor(
+      () => servedPages(recorder).size >= target || anyExited(),
+      `${Math.round(share * 100)}% of the crawl`,
+      60_000,
+    );
+    await delay(randomIntIn(random, KILL_LAG_MS.min, KILL_LAG_MS.max));
+    if (anyExited()) break;
+    const index = randomIntIn(random, 0, agents.length - 1);
+    const victim = agents[index] as ClusterAgent;
+    victim.process.kill("SIGKILL");
+    const killedAtMs = performance.now();
+    const result = await victim.process.waitForExit(10_000);
+    const victimFetched = (await fetchedBy([victim])).get(victim.id)?.length ?? 0;
+    const survivors = agents.filter((agent) => agent !== victim);
+    await waitFor(
+      () => allRegardAsDown(survivors, victim.id),
+      `the others to notice the death of ${victim.id}`,
+      20_000,
+      50,
+    );
+    cycles.push({ victim: victim.id, victimFetched, detectMs: performance.now() - killedAtMs, result });
+    await delay(randomIntIn(random, RESTART_LAG_MS.min, RESTART_LAG_MS.max));
+    agents[index] = await startClusterAgent(fixture, {
+      id: victim.id,
+      join: survivors.map((agent) => agent.address),
+      flags: SLOW,
+    });
+  }
+  for (const agent of agents) exits.set(agent.id, await agent.process.waitForExit(90_000));
+  for (const agent of agents) warcByAgent.set(agent.id, await checkWarcFiles(agent.dataDir));
+  const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+  const kills = cycles.map((c) => `${c.victim} noticed in ${Math.round(c.detectMs)} ms`).join(", ");
+  process.stderr.write(
+    `cluster chaos: ${cycles.length} kills (${kills}); ${metrics.unique} pages, ` +
+      `${metrics.total - metrics.unique} refetches, overlap ${(metrics.overlap * 100).toFixed(2)}%; ` +
+      `most concurrent requests to one host: ${recorder.maxConcurrencyPerHost()}\n`,
+  );
+}, 170_000);
+
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+/** True when every survivor's own view shows `victim` as not alive (suspected, left or gone). */
+async function allRegardAsDown(survivors: readonly ClusterAgent[], victim: string): Promise<boolean> {
+  for (const survivor of survivors) {
+    const stats = await clusterStats(survivor.address);
+    const own = stats.find((agent) => agent.id === survivor.id);
+    if (!own || own.view.find((peer) => peer.id === victim)?.status === "ALIVE") return false;
+  }
+  return true;
+}
+
+describe(`a 3-agent cluster, one agent at a time SIGKILLed and restarted (CHAOS_SEED=${SEED})`, () => {
+  it("went through every kill/restart cycle mid-crawl, then every agent exited by itself", () => {
+    expect(cycles.length).toBe(KILL_AT_SHARES.length);
+    for (const cycle of cycles) expect(cycle.result.signal).toBe("SIGKILL");
+    expect(exits.size).toBe(AGENTS);
+    for (const [id, result] of exits) {
+      expect(result.code, `${id}:\n${result.stderr}`).toBe(0);
+      expect(result.stderr).toContain("stopped (done)");
+    }
+  });
+
+  it("loses no page: the union of the agents' fetches is exactly the truth", () => {
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.extra).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+  });
+
+  it("refetches at most what each victim had fetched, plus its fetches in flight", () => {
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
+    // While the victim is down its hosts' new owners cannot ask it what it fetched (page recovery).
+    let bound = 0;
+    for (const cycle of cycles) bound += cycle.victimFetched + MAX_ACTIVE_HOSTS;
+    expect(metrics.total - metrics.unique).toBeLessThanOrEqual(bound);
+  });
+
+  it("never sends two requests at once to one host", () => {
+    expect(fixture.web.recorder.hostsWithConcurrentRequests()).toEqual([]);
+    expect(fixture.web.recorder.maxConcurrencyPerHost()).toBe(1);
+  });
+
+  it("leaves every agent's WARC files readable to the end, none open, with well-formed pairs", () => {
+    expect(warcByAgent.size).toBe(AGENTS);
+    for (const [id, warc] of warcByAgent) {
+      expect(warc.unreadable, id).toEqual([]);
+      expect(warc.openFiles, id).toBe(0);
+      expect(warc.files, id).toBeGreaterThan(0);
+      expect(pairProblems(warc.records), id).toEqual([]);
+    }
+  });
+
+  it("noticed each death (suspicion after 1,200 ms), with a generous bound for a busy machine", () => {
+    for (const cycle of cycles) expect(cycle.detectMs).toBeLessThan(15_000);
+  });
+});
