@@ -211,6 +211,8 @@ export class HostVisitor {
     const links = this.followLinks(host, entry, result);
     this.deps.stats.recordFetch(result.wireBytes);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
+    // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
+    if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
     this.deps.archive.log(this.logEntry(entry, result, links));
     frontier.complete(host, entry, { fetched: true, counted: true });
     await frontier.commit();
@@ -230,6 +232,8 @@ export class HostVisitor {
     const page = extractLinks(result.body, entry.url, {
       maxLinks: this.options.maxLinksPerPage,
       userAgentToken: this.options.userAgentToken,
+      // The Content-Type charset outranks a <meta> one; without it windows-1252 or Shift_JIS links break.
+      ...(result.charset === undefined ? {} : { transportCharset: result.charset }),
     });
     stats.linksFound += page.links.length;
     for (const link of page.links) {
@@ -293,6 +297,7 @@ export class HostVisitor {
   }
 
   private logEntry(entry: StoredQueueEntry, result: FetchResult, links: number): CrawlLogInput {
+    const cut = result.truncated ? { error: ErrorCode.BodyTooLarge, truncated: true } : {};
     return {
       ts: new Date(result.startedAtMs).toISOString(),
       url: entry.url,
@@ -302,6 +307,7 @@ export class HostVisitor {
       links,
       durationMs: result.durationMs,
       depth: entry.depth,
+      ...cut,
     };
   }
 

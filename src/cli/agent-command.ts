@@ -3,7 +3,8 @@ import { Agent } from "../agent/agent.js";
 import { AGENT_DEFAULTS, type AgentOptions } from "../agent/agent-options.js";
 import { ProgressReporter, summaryLines } from "../agent/progress.js";
 import { ClusterNode, type ClusterOptions, DEFAULT_RECOVERY_K } from "../cluster/index.js";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { diagnoseTls } from "../security/index.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
 import { type FlagSpecs, formatHelp, type ParsedFlags, parseFlags } from "./flags.js";
 
@@ -93,6 +94,11 @@ export const AGENT_FLAGS = {
     help: "join a cluster: serve agent-to-agent gRPC on this address (port 0 picks one)",
     placeholder: "HOST:PORT",
   },
+  advertise: {
+    type: "string",
+    help: "address other agents reach this one at, e.g. behind NAT or a proxy (default: the bound --listen)",
+    placeholder: "HOST:PORT",
+  },
   join: {
     type: "strings",
     help: "addresses of live agents to join through (comma-separated or repeated; one is enough)",
@@ -123,6 +129,12 @@ export const AGENT_FLAGS = {
     default: DEFAULT_RECOVERY_K,
     min: 0,
     max: 16,
+  },
+  "join-timeout-ms": {
+    type: "integer",
+    help: "how long to keep trying the --join addresses before giving up",
+    default: 30_000,
+    min: 100,
   },
   insecure: { type: "boolean", help: "plaintext agent-to-agent traffic (loopback demos and tests only)" },
   "tls-ca": {
@@ -189,9 +201,10 @@ export async function agentCommand(argv: string[]): Promise<number> {
   let agent: Agent;
   let node: ClusterNode | undefined;
   if (cluster) {
-    node = await ClusterNode.start(options, cluster);
+    node = await startNode(options, cluster);
     agent = node.agent;
-    process.stderr.write(`ubicrawl agent ${options.id}: listening on ${node.address}\n`);
+    const advertised = node.address === node.listenAddress ? "" : ` (advertised as ${node.address})`;
+    process.stderr.write(`ubicrawl agent ${options.id}: listening on ${node.listenAddress}${advertised}\n`);
   } else {
     agent = await Agent.open(options);
     await agent.start();
@@ -221,6 +234,7 @@ async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<C
   const join = flags.join.flatMap((value) => value.split(",")).filter((value) => value !== "");
   if (flags.listen === undefined) {
     if (join.length > 0) throw bad("--join needs --listen (the address other agents reach this one at)");
+    if (flags.advertise !== undefined) throw bad("--advertise needs --listen");
     return undefined;
   }
   const tlsFlags = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
@@ -241,11 +255,13 @@ async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<C
   }
   return {
     listen: flags.listen,
+    ...(flags.advertise === undefined ? {} : { advertise: flags.advertise }),
     join,
     capacity: flags.capacity,
     heartbeatIntervalMs: flags["heartbeat-ms"],
     suspectAfterMs: flags["suspect-after-ms"],
     recoveryK: flags["recovery-k"],
+    joinTimeoutMs: flags["join-timeout-ms"],
     security,
   };
 }
@@ -285,4 +301,24 @@ export async function readSeeds(values: readonly string[]): Promise<string[]> {
 
 function bad(message: string): UbiError {
   return new UbiError(ErrorCode.InvalidArgument, message);
+}
+
+/**
+ * Starts the cluster node; when joining fails and TLS is on, asks the seeds why (gRPC hides TLS
+ * handshake errors behind "unavailable"), so the user reads e.g. "refused our certificate".
+ */
+async function startNode(options: AgentOptions, cluster: ClusterOptions): Promise<ClusterNode> {
+  try {
+    return await ClusterNode.start(options, cluster);
+  } catch (error) {
+    const { security } = cluster;
+    if (!isUbiError(error, ErrorCode.PeerUnreachable) || security.kind !== "tls") throw error;
+    const reasons: string[] = [];
+    for (const address of cluster.join) {
+      const diagnosis = await diagnoseTls(address, security);
+      if (!diagnosis.ok) reasons.push(`${address}: ${diagnosis.message}`);
+    }
+    if (reasons.length === 0) throw error;
+    throw new UbiError(ErrorCode.PeerUnreachable, `${error.message}; ${reasons.join("; ")}`, { cause: error });
+  }
 }

@@ -6,8 +6,9 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
-import { type AgentStats, INSECURE, PeerClient } from "../transport/index.js";
+import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { formatStats } from "./stats-command.js";
 
@@ -49,6 +50,10 @@ const CLUSTER_FLAGS = {
     default: 2500,
     min: 20,
   },
+  insecure: {
+    type: "boolean",
+    help: "plaintext agent-to-agent traffic instead of mutual TLS with certificates made in the data folder",
+  },
 } as const satisfies FlagSpecs;
 
 const USAGE = "ubicrawl cluster [--agents N] [--hosts N] [--pages N] [flags]";
@@ -57,7 +62,10 @@ other, split the web by consistent hashing and crawl it; shows combined progress
 coverage and overlap measured against the test web's ground truth.
 
 Keys while it runs (on a terminal): k = SIGKILL a random agent, a = add an agent, r = restart the last
-killed agent, s = print the cluster's stats, q = stop everything. --kill-at/--add-at script the same.`;
+killed agent, s = print the cluster's stats, q = stop everything. --kill-at/--add-at script the same.
+
+Agents talk over mutual TLS: a CA and a certificate per agent are made under DIR/certs (see 'ubicrawl
+certs'); the operator certificate there works with 'ubicrawl stats'. --insecure uses plaintext.`;
 
 const BIN = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
 const PROGRESS_INTERVAL_MS = 1000;
@@ -102,6 +110,8 @@ class LocalCluster {
   private killDone = false;
   private addDone = false;
   private readonly live = process.stderr.isTTY === true;
+  /** Credentials of this command's own stats calls: the operator certificate, or plaintext. */
+  private security: TransportSecurity = INSECURE;
 
   constructor(
     private readonly dir: string,
@@ -120,9 +130,16 @@ class LocalCluster {
   async run(): Promise<number> {
     await this.web.writeHostsFile(join(this.dir, "hosts"));
     await writeFile(join(this.dir, "seeds"), `${this.web.seeds.join("\n")}\n`);
+    if (!this.flags.insecure) {
+      const made = await createClusterCertificates({ outDir: this.certsDir, agents: [] });
+      this.security = await loadMutualTls(made.ca.certPath, made.operator ?? fail("no operator certificate"));
+    }
     process.stderr.write(
       `test web: ${this.web.model.hosts.length} hosts, ${this.truth.size} reachable URLs, port ${this.web.port}\n` +
-        `agents' data: ${this.dir}\n`,
+        `agents' data: ${this.dir}\n` +
+        (this.flags.insecure
+          ? "agent-to-agent traffic: plaintext (--insecure)\n"
+          : `mutual TLS certificates: ${this.certsDir}\n`),
     );
     // Seeds go to the last agent: by the time it starts, the others know each other, so no host is
     // crawled by an agent that is about to lose it.
@@ -141,7 +158,27 @@ class LocalCluster {
     await Promise.all(this.agents.filter((agent) => !agent.exited).map((agent) => stopProcess(agent)));
   }
 
+  private get certsDir(): string {
+    return join(this.dir, "certs");
+  }
+
+  /** `--insecure`, or the `--tls-*` flags of agent `id` after issuing its certificate. */
+  private async securityFlags(id: string): Promise<string[]> {
+    if (this.flags.insecure) return ["--insecure"];
+    const made = await createClusterCertificates({ outDir: this.certsDir, agents: [id], operator: false });
+    const files = made.agents.get(id) ?? fail(`no certificate for ${id}`);
+    return [
+      "--tls-ca",
+      join(this.certsDir, CA_CERT_FILE),
+      "--tls-cert",
+      files.certPath,
+      "--tls-key",
+      files.keyPath,
+    ];
+  }
+
   private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<RunningAgent> {
+    const security = await this.securityFlags(id);
     const args = [
       BIN,
       "agent",
@@ -169,7 +206,7 @@ class LocalCluster {
       String(this.flags["heartbeat-ms"]),
       "--suspect-after-ms",
       String(this.flags["suspect-after-ms"]),
-      "--insecure",
+      ...security,
       "--exit-when-done",
       "--progress",
       "off",
@@ -262,7 +299,7 @@ class LocalCluster {
 
   private async clusterStats(): Promise<AgentStats[]> {
     for (const address of this.liveAddresses()) {
-      const client = new PeerClient(address, { security: INSECURE, requestDeadlineMs: 2000 });
+      const client = new PeerClient(address, { security: this.security, requestDeadlineMs: 2000 });
       try {
         return (await client.getStats({ cluster: true })).agents;
       } catch {
@@ -320,6 +357,10 @@ class LocalCluster {
   private note(text: string): void {
     process.stderr.write(`${this.live ? "\r\x1b[K" : ""}${text}\n`);
   }
+}
+
+function fail(message: string): never {
+  throw new UbiError(ErrorCode.CertificateFailed, message);
 }
 
 async function stopProcess(agent: RunningAgent): Promise<void> {

@@ -1,5 +1,6 @@
 import { isUbiError } from "../errors.js";
 import { agentCommand } from "./agent-command.js";
+import { certsCommand } from "./certs-command.js";
 import { clusterCommand } from "./cluster-command.js";
 import { statsCommand } from "./stats-command.js";
 import { testwebCommand } from "./testweb-command.js";
@@ -9,6 +10,7 @@ type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; summary: string }> = {
   agent: { run: agentCommand, summary: "run one crawler agent (alone, or joining a cluster)" },
+  certs: { run: certsCommand, summary: "make the CA and certificates for mutual TLS between agents" },
   cluster: {
     run: clusterCommand,
     summary: "start the test web and N agents on this machine, watch and steer them",

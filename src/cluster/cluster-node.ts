@@ -15,6 +15,7 @@ import {
   type JoinReply,
   type JoinRequest,
   PeerClientPool,
+  parseHostPort,
   type StatsReply,
   type StatsRequest,
   type TransportSecurity,
@@ -34,6 +35,11 @@ import { UrlExchange } from "./url-exchange.js";
 export interface ClusterOptions {
   /** `host:port` of this agent's gRPC server (port 0 picks one). */
   readonly listen: string;
+  /**
+   * `host:port` the other agents are told to reach this agent at (behind NAT, a container or a proxy);
+   * it is this agent's address in every membership view. @default the bound `listen` address
+   */
+  readonly advertise?: string;
   /** Addresses of live agents to join through (empty: start a new cluster). */
   readonly join: readonly string[];
   /** This agent's capacity: its share of hosts is proportional to it. @default 1 */
@@ -83,7 +89,10 @@ export class ClusterNode implements AgentServiceHandlers {
 
   private constructor(
     readonly options: ClusterOptions,
+    /** The address other agents reach this one at: `advertise`, or the bound address. */
     readonly address: string,
+    /** The address the gRPC server is bound to (the real port when `listen` asked for port 0). */
+    readonly listenAddress: string,
     private readonly clock: Clock,
     parts: {
       agent: Agent;
@@ -113,6 +122,9 @@ export class ClusterNode implements AgentServiceHandlers {
     options: ClusterOptions,
     clock: Clock = systemClock,
   ): Promise<ClusterNode> {
+    if (options.advertise !== undefined && parseHostPort(options.advertise) === undefined) {
+      throw new UbiError(ErrorCode.InvalidArgument, `advertise must be host:port, got "${options.advertise}"`);
+    }
     const hasher = await loadHasher64();
     const fingerprinter = new UrlFingerprinter(hasher);
     const ownership = new Ownership(agentOptions.id, options.capacity, options.replicasPerUnit, hasher);
@@ -150,13 +162,15 @@ export class ClusterNode implements AgentServiceHandlers {
           process.stderr.write(`ubicrawl: rpc handler failed: ${String(error)}\n`),
       },
     );
-    let address: string;
+    let listenAddress: string;
     try {
-      address = await server.start(options.listen);
+      listenAddress = await server.start(options.listen);
     } catch (error) {
       await agent.stop();
       throw error;
     }
+    // Others reach this agent (and gossip it) at the advertised address, not necessarily the bound one.
+    const address = options.advertise ?? listenAddress;
     const detector = new FailureDetector(
       {
         self: { id: agentOptions.id, address, capacity: options.capacity },
@@ -218,7 +232,7 @@ export class ClusterNode implements AgentServiceHandlers {
           ).fetched,
       },
     );
-    node = new ClusterNode(options, address, clock, {
+    node = new ClusterNode(options, address, listenAddress, clock, {
       agent,
       detector,
       ownership,
@@ -408,7 +422,9 @@ export class ClusterNode implements AgentServiceHandlers {
 
   private async joinCluster(): Promise<void> {
     this.detector.onChange((alive) => this.onViewChange(alive));
-    const seeds = this.options.join.filter((address) => address !== this.address);
+    const seeds = this.options.join.filter(
+      (address) => address !== this.address && address !== this.listenAddress,
+    );
     if (seeds.length > 0) {
       const deadline = this.clock.now() + (this.options.joinTimeoutMs ?? 30_000);
       for (;;) {

@@ -4,6 +4,12 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** The `Accept` header. @default "text/html,application/xhtml+xml,application/xml;q=0.9,*\/*;q=0.8" */
   accept?: string;
+  /**
+   * A lower body cap for this fetch only (e.g. robots.txt, of which only a prefix is read), bytes; the
+   * fetcher's `maxBodyBytes` still bounds it. Past it the body is always truncated, whatever
+   * `bodyOverflow` says: the caller asked for a prefix. @default the fetcher's `maxBodyBytes`
+   */
+  maxBodyBytes?: number;
 }
 
 /** One HTTP exchange as the archive and the parser need it. */

@@ -120,11 +120,19 @@ export class Fetcher {
     signal?.throwIfAborted();
     const accept = options?.accept ?? DEFAULT_ACCEPT;
     const origin = target.origin;
+    const callCap = options?.maxBodyBytes;
+    if (callCap !== undefined && !(Number.isSafeInteger(callCap) && callCap > 0)) {
+      invalidArgument(`maxBodyBytes must be a positive integer, got ${callCap}`);
+    }
+    // A per-call cap below the fetcher's asks for a prefix: it truncates, never fails.
+    const prefixOnly = callCap !== undefined && callCap < this.#maxBodyBytes;
+    const maxBodyBytes = prefixOnly ? callCap : this.#maxBodyBytes;
+    const overflowIsError = this.#overflowIsError && !prefixOnly;
 
     const handler = new FetchHandler(
       url,
-      this.#maxBodyBytes,
-      this.#overflowIsError,
+      maxBodyBytes,
+      overflowIsError,
       this.#clock,
       this.#totalTimeoutMs,
       signal,
@@ -155,12 +163,9 @@ export class Fetcher {
     let truncated = handler.truncated;
     const encoding = handler.contentEncoding;
     if (encoding !== undefined && encoding !== "" && rawBody.length > 0) {
-      const decoded = await decodeBody(rawBody, encoding, this.#maxBodyBytes);
-      if (decoded.truncated && this.#overflowIsError) {
-        throw new UbiError(
-          ErrorCode.BodyTooLarge,
-          `${url}: decoded body exceeds ${this.#maxBodyBytes} bytes`,
-        );
+      const decoded = await decodeBody(rawBody, encoding, maxBodyBytes);
+      if (decoded.truncated && overflowIsError) {
+        throw new UbiError(ErrorCode.BodyTooLarge, `${url}: decoded body exceeds ${maxBodyBytes} bytes`);
       }
       body = decoded.body;
       truncated ||= decoded.truncated;

@@ -144,14 +144,15 @@ export class RobotsCache {
     for (let hop = 0; ; hop++) {
       let result: Awaited<ReturnType<Fetcher["fetch"]>>;
       try {
-        result = await this.#fetcher.fetch(url, { accept: ACCEPT });
+        // Only a prefix is parsed, so only a prefix is downloaded (a 10 MB robots.txt costs 500 KiB).
+        result = await this.#fetcher.fetch(url, { accept: ACCEPT, maxBodyBytes: this.#maxBytes });
       } catch (error) {
         const code = isUbiError(error) ? error.code : classifyFetchError(error);
         return this.#unavailable(origin, code, undefined);
       }
       const status = result.status;
       if (status >= 200 && status < 300) {
-        return this.#valid(origin, "parsed", status, this.#decode(result.body));
+        return this.#valid(origin, "parsed", status, this.#decode(result.body, result.truncated));
       }
       if (status >= 300 && status < 400) {
         const location = headerOf(result.responseHeaders, "location");
@@ -199,9 +200,9 @@ export class RobotsCache {
   }
 
   /** UTF-8, capped at `maxBytes`; a line cut by the cap is dropped rather than half-read. */
-  #decode(body: Buffer): string {
+  #decode(body: Buffer, truncated: boolean): string {
     let bytes = body;
-    if (bytes.length > this.#maxBytes) {
+    if (truncated || bytes.length > this.#maxBytes) {
       bytes = bytes.subarray(0, this.#maxBytes);
       const lastLf = bytes.lastIndexOf(LF);
       if (lastLf !== -1) bytes = bytes.subarray(0, lastLf + 1);

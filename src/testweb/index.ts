@@ -2,6 +2,16 @@
  * The built-in test web: a deterministic synthetic web served over HTTP on loopback (127.1.x.y),
  * its hosts file, a recorder of what it served, and the ground truth a correct crawler must fetch.
  */
+
+export {
+  CONTROL_LABEL,
+  controlPaths,
+  HOSTILE_DOMAIN,
+  type HostileHostInfo,
+  type HostileWebOptions,
+  type RunningHostileWeb,
+  startHostileWeb,
+} from "./hostile/index.js";
 export { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
 export {
   buildModel,

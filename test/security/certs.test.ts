@@ -1,0 +1,230 @@
+import { execFile } from "node:child_process";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { certsCommand } from "../../src/cli/certs-command.js";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { createClusterCertificates, KEY_FILE_MODE, subjectAltNames } from "../../src/security/index.js";
+import { runUbicrawl } from "../agent/harness.js";
+
+const run = promisify(execFile);
+const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
+const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
+
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "ubicrawl-certs-"));
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** `openssl verify` against the CA for a TLS purpose; true when openssl says OK. */
+async function verifies(ca: string, cert: string, purpose: "sslserver" | "sslclient"): Promise<boolean> {
+  try {
+    const { stdout } = await run("openssl", ["verify", "-CAfile", ca, "-purpose", purpose, cert]);
+    return stdout.trim() === `${cert}: OK`;
+  } catch {
+    return false;
+  }
+}
+
+async function certs(args: readonly string[]) {
+  return runUbicrawl(["certs", ...args], { cwd: root }).waitForExit(30_000);
+}
+
+async function certificate(path: string): Promise<X509Certificate> {
+  return new X509Certificate(await readFile(path));
+}
+
+describe("ubicrawl certs", () => {
+  it("makes a CA, agent and operator certificates that openssl verifies, with 0600 keys", async () => {
+    const out = join(root, "cluster");
+    const result = await certs([
+      "--out",
+      out,
+      "--agents",
+      "a1,a2",
+      "--hosts",
+      "127.0.0.1,localhost,node-1.lan",
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/created CA/);
+    expect((await readdir(out)).sort()).toEqual(
+      ["a1.key", "a1.pem", "a2.key", "a2.pem", "ca.key", "ca.pem", "operator.key", "operator.pem"].sort(),
+    );
+    for (const key of ["ca.key", "a1.key", "a2.key", "operator.key"]) {
+      expect(((await stat(join(out, key))).mode & 0o777).toString(8), key).toBe(KEY_FILE_MODE.toString(8));
+    }
+    const ca = join(out, "ca.pem");
+    for (const agent of ["a1", "a2"]) {
+      const pem = join(out, `${agent}.pem`);
+      expect(await verifies(ca, pem, "sslserver"), agent).toBe(true);
+      expect(await verifies(ca, pem, "sslclient"), agent).toBe(true);
+      const cert = await certificate(pem);
+      expect(cert.subject).toContain(`CN=${agent}`);
+      expect(cert.subjectAltName).toBe("IP Address:127.0.0.1, DNS:localhost, DNS:node-1.lan");
+      expect(cert.keyUsage?.sort()).toEqual([SERVER_AUTH, CLIENT_AUTH].sort());
+      expect(cert.ca).toBe(false);
+      expect(cert.checkPrivateKey(createPrivateKey(await readFile(join(out, `${agent}.key`))))).toBe(true);
+    }
+    // The operator may only be a client: it cannot pose as an agent's server.
+    const operator = join(out, "operator.pem");
+    expect(await verifies(ca, operator, "sslclient")).toBe(true);
+    expect(await verifies(ca, operator, "sslserver")).toBe(false);
+    expect((await certificate(operator)).keyUsage).toEqual([CLIENT_AUTH]);
+    expect((await certificate(ca)).ca).toBe(true);
+    // Nothing half-made is left behind.
+    expect((await readdir(out)).some((name) => name.startsWith("."))).toBe(false);
+  });
+
+  it("reuses the CA in --out to add agents later, and defaults to the loopback names", async () => {
+    const out = join(root, "grow");
+    expect((await certs(["--out", out, "--agents", "a1"])).code).toBe(0);
+    const caBefore = await readFile(join(out, "ca.pem"), "utf8");
+    const a1Before = await readFile(join(out, "a1.pem"), "utf8");
+    const again = await certs(["--out", out, "--agents", "a2", "--days", "30"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/reused CA/);
+    expect(await readFile(join(out, "ca.pem"), "utf8")).toBe(caBefore);
+    expect(await readFile(join(out, "a1.pem"), "utf8")).toBe(a1Before);
+    expect(await verifies(join(out, "ca.pem"), join(out, "a1.pem"), "sslserver")).toBe(true);
+    expect(await verifies(join(out, "ca.pem"), join(out, "a2.pem"), "sslserver")).toBe(true);
+    const a2 = await certificate(join(out, "a2.pem"));
+    expect(a2.subjectAltName).toMatch(
+      /^IP Address:127\.0\.0\.1, IP Address:(0:0:0:0:0:0:0:1|::1), DNS:localhost$/,
+    );
+    const days = (Date.parse(a2.validTo) - Date.parse(a2.validFrom)) / 86_400_000;
+    expect(days).toBe(30);
+  });
+
+  it("refuses bad ids, hosts and flags (exit code 2) before writing anything", async () => {
+    const out = join(root, "bad");
+    const cli = await certs(["--out", out, "--agents", "../escape"]);
+    expect(cli.code, cli.stderr).toBe(2);
+    expect(cli.stderr).toMatch(/\[UBI_ERR_INVALID_ARGUMENT\]/);
+    // The rest in-process: the same command function, without a process start each.
+    for (const args of [
+      ["--agents", "ca"],
+      ["--agents", "operator"],
+      ["--agents", "a1", "--hosts", "not a host!"],
+      ["--agents", "a1", "--days", "0"],
+      ["--agents", "a1", "--bogus"],
+      ["stray", "--agents", "a1"],
+      ["--no-operator"],
+    ]) {
+      const error = await certsCommand(["--out", out, ...args]).catch((caught: unknown) => caught);
+      expect(isUbiError(error, ErrorCode.InvalidArgument), args.join(" ")).toBe(true);
+    }
+    const noOut = await certsCommand(["--agents", "a1"]).catch((caught: unknown) => caught);
+    expect(isUbiError(noOut, ErrorCode.InvalidArgument)).toBe(true);
+    await expect(stat(out)).rejects.toThrow();
+  });
+
+  it("fails clearly without openssl, with a lone CA file, or with a CA key that is not the CA's", async () => {
+    const missing = await certs([
+      "--out",
+      join(root, "no-openssl"),
+      "--agents",
+      "a1",
+      "--openssl",
+      "/nonexistent/openssl",
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/openssl command was not found.*\[UBI_ERR_CERTIFICATE\]/);
+    expect(await readdir(join(root, "no-openssl"))).toEqual([]);
+
+    const certificateError = (outDir: string, agents: string[]) =>
+      createClusterCertificates({ outDir, agents }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+    const lone = join(root, "lone");
+    await createClusterCertificates({ outDir: lone, agents: ["a1"] });
+    await rm(join(lone, "ca.key"));
+    const loneError = await certificateError(lone, ["a2"]);
+    expect(isUbiError(loneError, ErrorCode.CertificateFailed), String(loneError)).toBe(true);
+    expect(String(loneError)).toMatch(/ca\.pem but not ca\.key/);
+    await expect(stat(join(lone, "a2.pem"))).rejects.toThrow();
+
+    const other = join(root, "other");
+    await createClusterCertificates({ outDir: other, agents: ["a1"] });
+    await copyFile(join(root, "cluster", "ca.key"), join(other, "ca.key"));
+    const mismatch = await certificateError(other, ["a2"]);
+    expect(isUbiError(mismatch, ErrorCode.CertificateFailed), String(mismatch)).toBe(true);
+    expect(String(mismatch)).toMatch(/is not the key of/);
+    expect((await readdir(other)).some((name) => name.startsWith("."))).toBe(false);
+  });
+
+  it("documents itself in --help and in the command list", async () => {
+    const help = await runUbicrawl(["certs", "--help"]).waitForExit(20_000);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--out DIR/);
+    expect(help.stdout).toMatch(/--tls-cert DIR\/<id>\.pem/);
+    const list = await runUbicrawl(["--help"]).waitForExit(20_000);
+    expect(list.stdout).toMatch(/certs\s+make the CA/);
+  });
+});
+
+describe("createClusterCertificates", () => {
+  it("checks its options before touching the disk", async () => {
+    const out = join(root, "options");
+    const attempts = [
+      { outDir: out, agents: ["a1"], days: 1.5 },
+      { outDir: out, agents: ["a/b"] },
+      { outDir: out, agents: [".."] },
+      { outDir: out, agents: ["a1"], hosts: [] },
+      { outDir: "", agents: ["a1"] },
+    ];
+    for (const options of attempts) {
+      const error = await createClusterCertificates(options).catch((caught: unknown) => caught);
+      expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(options)).toBe(true);
+    }
+    await expect(stat(out)).rejects.toThrow();
+  });
+
+  it("issues only what it is asked for", async () => {
+    const made = await createClusterCertificates({
+      outDir: join(root, "lib"),
+      agents: ["x"],
+      operator: false,
+    });
+    expect(made.ca.created).toBe(true);
+    expect(made.operator).toBeUndefined();
+    expect([...made.agents.keys()]).toEqual(["x"]);
+    expect((await readdir(join(root, "lib"))).sort()).toEqual(["ca.key", "ca.pem", "x.key", "x.pem"]);
+    await writeFile(join(root, "lib", "note"), "kept");
+    const again = await createClusterCertificates({ outDir: join(root, "lib"), agents: [] });
+    expect(again.ca.created).toBe(false);
+    expect(again.operator?.certPath).toBe(join(root, "lib", "operator.pem"));
+  });
+});
+
+describe("subjectAltNames", () => {
+  it("turns IPs and names into SAN entries, without duplicates", () => {
+    expect(subjectAltNames(["127.0.0.1", "[::1]", "LocalHost", "localhost.", "a-b.example.org"])).toBe(
+      "IP:127.0.0.1,IP:::1,DNS:localhost,DNS:a-b.example.org",
+    );
+  });
+
+  it("refuses what is neither an IP nor a DNS name", () => {
+    for (const bad of [
+      "",
+      "a b",
+      "-lead.example",
+      "x..y",
+      "under_score.example",
+      `${"a".repeat(64)}.example`,
+    ]) {
+      expect(() => subjectAltNames([bad]), bad).toThrow(
+        expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+      );
+    }
+    expect(() => subjectAltNames([])).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+  });
+});
