@@ -41,6 +41,8 @@ export const ErrorCode = {
   IdConflict: "UBI_ERR_ID_CONFLICT",
   /** A server could not listen on its address(es) (port in use, address not available). */
   ListenFailed: "UBI_ERR_LISTEN_FAILED",
+  /** An agent has too many requests of this kind in progress: back off and retry (not a refusal). */
+  Overloaded: "UBI_ERR_OVERLOADED",
   /** Certificates could not be created or loaded (openssl missing or failing, a CA without its key). */
   CertificateFailed: "UBI_ERR_CERTIFICATE",
 } as const;

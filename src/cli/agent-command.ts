@@ -160,7 +160,8 @@ from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, o
 
 With --listen it is one agent of a decentralized cluster: it joins through --join (any live agent),
 owns the hosts that identifier-seeded consistent hashing gives it, sends links of other agents' hosts
-to them over gRPC, and takes over the hosts of agents that die. Agent-to-agent traffic uses mutual
+to them over gRPC, and takes over the hosts of agents that die. Behind NAT, a container or a proxy,
+--advertise names the address the others are told to reach it at. Agent-to-agent traffic uses mutual
 TLS (--tls-ca, --tls-cert, --tls-key), or plaintext with --insecure.`;
 
 /** `ubicrawl agent`: runs an agent until done or signalled. */
@@ -319,6 +320,8 @@ async function startNode(options: AgentOptions, cluster: ClusterOptions): Promis
       if (!diagnosis.ok) reasons.push(`${address}: ${diagnosis.message}`);
     }
     if (reasons.length === 0) throw error;
-    throw new UbiError(ErrorCode.PeerUnreachable, `${error.message}; ${reasons.join("; ")}`, { cause: error });
+    throw new UbiError(ErrorCode.PeerUnreachable, `${error.message}; ${reasons.join("; ")}`, {
+      cause: error,
+    });
   }
 }

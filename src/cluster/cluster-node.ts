@@ -56,8 +56,19 @@ export interface ClusterOptions {
   readonly security: TransportSecurity;
   /** How long joining keeps trying the `join` addresses before giving up. @default 30000 */
   readonly joinTimeoutMs?: number;
+  /**
+   * `SubmitUrls` batches handled at once at most; further ones are answered `Overloaded` at once so
+   * their senders back off and retry, which bounds the memory a flood of batches can take.
+   * @default 32
+   */
+  readonly maxConcurrentSubmits?: number;
 }
 
+/** Default of {@link ClusterOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
+export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
+
+/** How long a page-recovery answer may wait for a fetch of the asked URL that is in flight here. */
+const WAS_FETCHED_WAIT_MS = 3_000;
 /** Seen batch ids kept per process to count each received batch once despite retries. */
 const MAX_REMEMBERED_BATCHES = 100_000;
 
@@ -82,6 +93,7 @@ export class ClusterNode implements AgentServiceHandlers {
   private readonly receivedBatches = new Set<string>();
   private batchesDelivered = 0;
   private batchesReceived = 0;
+  private submitsInProgress = 0;
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
   private leaving = false;
@@ -123,7 +135,14 @@ export class ClusterNode implements AgentServiceHandlers {
     clock: Clock = systemClock,
   ): Promise<ClusterNode> {
     if (options.advertise !== undefined && parseHostPort(options.advertise) === undefined) {
-      throw new UbiError(ErrorCode.InvalidArgument, `advertise must be host:port, got "${options.advertise}"`);
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `advertise must be host:port, got "${options.advertise}"`,
+      );
+    }
+    const maxSubmits = options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
+    if (!Number.isSafeInteger(maxSubmits) || maxSubmits < 1) {
+      throw new UbiError(ErrorCode.InvalidArgument, "maxConcurrentSubmits must be a positive integer");
     }
     const hasher = await loadHasher64();
     const fingerprinter = new UrlFingerprinter(hasher);
@@ -332,8 +351,24 @@ export class ClusterNode implements AgentServiceHandlers {
     };
   }
 
-  /** `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable. */
+  /**
+   * `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable.
+   * Past `maxConcurrentSubmits` batches in progress, answers `Overloaded` (the sender retries later).
+   */
   async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
+    const limit = this.options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
+    if (this.submitsInProgress >= limit) {
+      throw new UbiError(ErrorCode.Overloaded, `${limit} batches in progress already; retry later`);
+    }
+    this.submitsInProgress++;
+    try {
+      return await this.queueBatch(batch);
+    } finally {
+      this.submitsInProgress--;
+    }
+  }
+
+  private async queueBatch(batch: UrlBatch): Promise<UrlBatchAck> {
     let accepted = 0;
     let forwarded = 0;
     let duplicates = 0;
@@ -369,7 +404,7 @@ export class ClusterNode implements AgentServiceHandlers {
 
   /** `WasFetched`: page recovery, answered from the durable record of fetches. */
   async wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply> {
-    return { fetched: await this.agent.frontier.wasFetched(request.urls) };
+    return { fetched: await this.agent.frontier.wasFetched(request.urls, WAS_FETCHED_WAIT_MS) };
   }
 
   /** `GetStats`: this agent's partition stats, or every live agent's. */

@@ -46,6 +46,8 @@ export class Frontier {
   private readonly dirtyHosts = new Set<string>();
   private readonly committer: GroupCommit;
   private readonly queueWindow: number;
+  /** URLs taken and not yet completed, each with a promise settled when it is. */
+  private readonly flights = new Map<string, { done: Promise<void>; resolve: () => void }>();
   private waitingTotal = 0;
   private inFlightTotal = 0;
 
@@ -243,6 +245,7 @@ export class Frontier {
     queue.inFlight++;
     this.waitingTotal--;
     this.inFlightTotal++;
+    this.beginFlight(entry.url);
     return entry;
   }
 
@@ -254,6 +257,7 @@ export class Frontier {
     queue.waiting++;
     this.inFlightTotal--;
     this.waitingTotal++;
+    this.endFlight(entry.url);
   }
 
   /** Records how a taken entry ended; durable at the next {@link commit}. */
@@ -269,6 +273,7 @@ export class Frontier {
     }
     queue.inFlight--;
     this.inFlightTotal--;
+    this.endFlight(entry.url);
   }
 
   /** Resolves when every change made before the call is durable. */
@@ -276,9 +281,36 @@ export class Frontier {
     return this.committer.commit();
   }
 
-  /** For each URL, whether this agent fetched it (page recovery). */
-  wasFetched(urls: readonly string[]): Promise<boolean[]> {
+  /**
+   * For each URL, whether this agent fetched it (page recovery). A URL being fetched right now is
+   * answered once that fetch ends (at most `maxWaitMs`): the host may just have been handed over, and
+   * "not yet" would make its new owner fetch it a second time.
+   */
+  async wasFetched(urls: readonly string[], maxWaitMs = 0): Promise<boolean[]> {
+    const flights = urls.flatMap((url) => this.flights.get(url)?.done ?? []);
+    if (flights.length > 0 && maxWaitMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+      });
+      await Promise.race([Promise.all(flights), timeout]);
+      clearTimeout(timer);
+      await this.committer.commit();
+    }
     return this.deps.store.hasFetched(urls.map((url) => this.deps.fingerprinter.fingerprint(url)));
+  }
+
+  private beginFlight(url: string): void {
+    let resolve = () => {};
+    const done = new Promise<void>((settle) => {
+      resolve = settle;
+    });
+    this.flights.set(url, { done, resolve });
+  }
+
+  private endFlight(url: string): void {
+    this.flights.get(url)?.resolve();
+    this.flights.delete(url);
   }
 
   private queueOf(host: string): HostQueue {

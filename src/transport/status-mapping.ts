@@ -31,6 +31,7 @@ export function statusForError(error: unknown): GrpcStatus {
     case ErrorCode.InvalidArgument:
       return { code: status.INVALID_ARGUMENT, details: error.message };
     case ErrorCode.StorageFailed:
+    case ErrorCode.Overloaded:
       return { code: status.UNAVAILABLE, details: error.message };
     default:
       return { code: status.INTERNAL, details: error.message };

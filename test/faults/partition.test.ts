@@ -1,0 +1,168 @@
+import { performance } from "node:perf_hooks";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Truth } from "../../src/testweb/index.js";
+import {
+  crawlMetrics,
+  type ExitResult,
+  type RequestTrace,
+  servedPages,
+  startWebFixture,
+  type TracedRequest,
+  traceRequests,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+import { assignmentOf, fetchedBy, hostKeyOf } from "../cluster/cluster-harness.js";
+import {
+  aliveSeenBy,
+  heal,
+  type ProxiedAgent,
+  partition,
+  startProxiedCluster,
+  stopProxies,
+  viewsConverged,
+  waitForExits,
+} from "./proxied-cluster.js";
+
+/**
+ * A 2|1 partition of a three-agent cluster whose agents reach each other only through fault proxies:
+ * agent-3's ingress and egress are cut for a while, then healed. Both sides suspect each other, the
+ * majority takes agent-3's hosts, views converge after healing, no URL is lost, and once views agree no
+ * host sees two requests at once.
+ */
+
+const WEB = { hosts: 30, pages: 2400, seed: 23, responseDelayMs: 8 };
+const FLAGS = ["--max-active-hosts", "4"];
+/** The partition starts once this share of the truth has been served. */
+const PARTITION_AT_SHARE = 0.12;
+/** How long the sides crawl apart once both noticed the split. */
+const APART_MS = 1500;
+/**
+ * After views agree, a loser may still finish the fetch it had begun (and the new owner's re-examination
+ * takes a moment): requests beginning this long after convergence are checked for overlap.
+ */
+const SETTLE_MS = 1500;
+
+let fixture: WebFixture;
+let truth: Truth;
+let trace: RequestTrace;
+let agents: ProxiedAgent[];
+let exits = new Map<string, ExitResult>();
+let splitSeen: { majorityView: string[][]; minorityView: string[] } | undefined;
+let convergedAtMs = 0;
+let partitionedAtMs = 0;
+let healedAtMs = 0;
+
+beforeAll(async () => {
+  fixture = await startWebFixture(WEB);
+  truth = fixture.truth();
+  trace = traceRequests(fixture.web.recorder);
+  agents = await startProxiedCluster(fixture, 3, FLAGS);
+  const [a1, a2, a3] = agents as [ProxiedAgent, ProxiedAgent, ProxiedAgent];
+  await waitFor(
+    () => servedPages(fixture.web.recorder).size >= truth.urls.length * PARTITION_AT_SHARE,
+    "the crawl to get going",
+    30_000,
+  );
+  partitionedAtMs = performance.now();
+  partition(a3);
+  await waitFor(
+    async () => {
+      const [v1, v2, v3] = await Promise.all([a1, a2, a3].map(aliveSeenBy));
+      const split =
+        v1?.join() === "agent-1,agent-2" && v2?.join() === "agent-1,agent-2" && v3?.join() === "agent-3";
+      if (split) splitSeen = { majorityView: [v1 ?? [], v2 ?? []], minorityView: v3 ?? [] };
+      return split;
+    },
+    "both sides to suspect each other",
+    15_000,
+    50,
+  );
+  await delay(APART_MS);
+  healedAtMs = performance.now();
+  heal(a3);
+  await waitFor(() => viewsConverged(agents), "views to converge after healing", 20_000, 50);
+  convergedAtMs = performance.now();
+  exits = await waitForExits(agents);
+  trace.stop();
+}, 120_000);
+
+afterAll(async () => {
+  if (agents) await stopProxies(agents);
+  await fixture?.stop();
+});
+
+describe("a 2|1 partition through fault proxies", () => {
+  it("is seen by both sides", () => {
+    expect(splitSeen?.majorityView).toEqual([
+      ["agent-1", "agent-2"],
+      ["agent-1", "agent-2"],
+    ]);
+    expect(splitSeen?.minorityView).toEqual(["agent-3"]);
+    // The partition really cut links: connections were reset on both of agent-3's proxies.
+    const a3 = agents[2] as ProxiedAgent;
+    expect(a3.ingress.counters.cut).toBeGreaterThan(0);
+    expect(a3.egress.counters.cut).toBeGreaterThan(0);
+  });
+
+  it("lets the majority take the minority's hosts while apart", async () => {
+    const owners = await assignmentOf(["agent-1", "agent-2", "agent-3"]);
+    const byAgent = await fetchedBy(agents);
+    const taken = [...(byAgent.get("agent-1") ?? []), ...(byAgent.get("agent-2") ?? [])].filter(
+      (url) => owners.ownerOf(hostKeyOf(url)) === "agent-3",
+    );
+    expect(taken.length).toBeGreaterThan(0);
+  });
+
+  it("converges after healing and completes the crawl without losing a URL", () => {
+    for (const agent of agents) {
+      expect(exits.get(agent.id)?.code, `${agent.id}:\n${exits.get(agent.id)?.stderr.slice(-2000)}`).toBe(0);
+    }
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+    expect(metrics.extra).toEqual([]);
+    const overall = fixture.web.recorder.maxConcurrencyPerHost();
+    const concurrentHosts = fixture.web.recorder.hostsWithConcurrentRequests();
+    process.stderr.write(
+      `partition: split ${Math.round(healedAtMs - partitionedAtMs)} ms, converged ` +
+        `${Math.round(convergedAtMs - healedAtMs)} ms after healing; overlap ${metrics.overlap.toFixed(3)} ` +
+        `(${metrics.repeated.length} pages fetched twice); max concurrency per host overall ${overall}` +
+        ` (${concurrentHosts.length} hosts); ${requestsAfterSettling().length} requests checked after views agreed\n`,
+    );
+  });
+
+  it("never has two requests at once on a host once views agree", () => {
+    const after = requestsAfterSettling();
+    expect(after.length).toBeGreaterThan(0);
+    expect(overlapping(after)).toEqual([]);
+  });
+});
+
+/** Requests that began once views had agreed for {@link SETTLE_MS}. */
+function requestsAfterSettling(): TracedRequest[] {
+  return trace.requests.filter((request) => request.beganAtMs >= convergedAtMs + SETTLE_MS);
+}
+
+/** Pairs of requests to one host whose lifetimes overlap, as `url & url`. */
+function overlapping(requests: readonly TracedRequest[]): string[] {
+  const byHost = new Map<string, TracedRequest[]>();
+  for (const request of requests) {
+    const list = byHost.get(request.host) ?? [];
+    list.push(request);
+    byHost.set(request.host, list);
+  }
+  const found: string[] = [];
+  for (const list of byHost.values()) {
+    list.sort((a, b) => a.beganAtMs - b.beganAtMs);
+    for (let i = 1; i < list.length; i++) {
+      const previous = list[i - 1] as TracedRequest;
+      const current = list[i] as TracedRequest;
+      if ((previous.endedAtMs ?? Number.POSITIVE_INFINITY) > current.beganAtMs) {
+        found.push(`${previous.url} & ${current.url}`);
+      }
+    }
+  }
+  return found;
+}
