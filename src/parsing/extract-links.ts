@@ -4,10 +4,11 @@
  * markup-looking text inside them yields no links.
  */
 
-import { type Token, type TokenHandler, Tokenizer, TokenizerMode } from "parse5";
+import { type Token, type TokenHandler, type Tokenizer, TokenizerMode } from "parse5";
 import { ErrorCode, UbiError } from "../errors.js";
 import { normalizeUrl } from "../url/normalize.js";
 import { decodeHtml } from "./decode.js";
+import { LinkTokenizer } from "./link-tokenizer.js";
 import { parseRobotsContent, relHasNofollow } from "./robots-meta.js";
 import type { ExtractedLink, ExtractedPage, ExtractLinksOptions } from "./types.js";
 
@@ -146,7 +147,7 @@ export function extractLinks(
   const text = typeof html === "string" ? html : decodeHtml(html, options.transportCharset);
 
   const scanner = new LinkScanner(robotsNames);
-  const tokenizer = new Tokenizer({ sourceCodeLocationInfo: false }, scanner);
+  const tokenizer = new LinkTokenizer({ sourceCodeLocationInfo: false }, scanner);
   scanner.tokenizer = tokenizer;
   tokenizer.write(text, true);
 

@@ -141,20 +141,26 @@ describe("WarcWriter", () => {
     }
   });
 
-  it("keeps call order and whole records when many writes are in flight at once", async () => {
-    const writer = new WarcWriter({ dir, agentId: "agent-7" });
-    await writer.open();
-    const sent = Array.from({ length: 200 }, (_, i) => exchange(i, randomBytes(1000 + ((i * 997) % 20_000))));
-    await Promise.all(sent.map((ex) => writer.write(ex)));
-    await writer.close();
-    const records = (await readAll(join(dir, (await warcFiles())[0] as string))).slice(1);
-    expect(records).toHaveLength(400);
-    sent.forEach((ex, i) => {
-      const response = records[2 * i + 1] as WarcRecordRead;
-      expect(response.headers.get("warc-target-uri")).toBe(ex.url);
-      expect(Buffer.from(splitHttpBlock(response.block).payload).equals(Buffer.from(ex.body))).toBe(true);
-    });
-  });
+  it.each([true, false])(
+    "keeps call order and whole records when many writes are in flight at once (compressInWorker: %s)",
+    async (compressInWorker) => {
+      const writer = new WarcWriter({ dir, agentId: "agent-7", compressInWorker });
+      await writer.open();
+      const sent = Array.from({ length: 200 }, (_, i) =>
+        exchange(i, randomBytes(1000 + ((i * 997) % 20_000))),
+      );
+      await Promise.all(sent.map((ex) => writer.write(ex)));
+      await writer.close();
+      const records = (await readAll(join(dir, (await warcFiles())[0] as string))).slice(1);
+      expect(records).toHaveLength(400);
+      sent.forEach((ex, i) => {
+        const response = records[2 * i + 1] as WarcRecordRead;
+        expect(response.headers.get("warc-target-uri")).toBe(ex.url);
+        expect(Buffer.from(splitHttpBlock(response.block).payload).equals(Buffer.from(ex.body))).toBe(true);
+      });
+      expect(writer.stats()).toMatchObject({ records: 401, exchanges: 200, files: 1 });
+    },
+  );
 
   it("rotates to a new file, each starting with its own warcinfo, once maxFileBytes is reached", async () => {
     const maxFileBytes = 20_000;
@@ -240,6 +246,7 @@ describe("WarcWriter", () => {
       { dir, agentId: "" },
       { dir, agentId: "a", maxFileBytes: 0 },
       { dir, agentId: "a", gzipLevel: 10 },
+      { dir, agentId: "a", compressInWorker: "yes" as unknown as boolean },
       { dir, agentId: "a", filePrefix: "x y" },
     ];
     for (const options of bad)
