@@ -214,7 +214,15 @@ export async function agentCommand(argv: string[]): Promise<number> {
   const finished = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("interrupted"));
     process.once("SIGTERM", () => resolve("terminated"));
-    if (options.exitWhenDone) agent.whenDone().then(() => resolve("done"));
+    if (options.exitWhenDone) {
+      const untilDone = async () => {
+        // In a cluster, stop taking URL batches, then make sure none slipped in since the decision.
+        do await agent.whenDone();
+        while (node && !node.sealIntake());
+        resolve("done");
+      };
+      untilDone().catch(() => resolve("failed"));
+    }
   });
   reporter.start();
   const reason = await finished;

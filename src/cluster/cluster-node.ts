@@ -97,6 +97,9 @@ export class ClusterNode implements AgentServiceHandlers {
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
   private leaving = false;
+  private intakeClosed = false;
+  /** Local time of the last change of the alive set (termination waits for a stable view). */
+  private viewChangedAtMs = 0;
   private stopping: Promise<void> | undefined;
 
   private constructor(
@@ -278,7 +281,11 @@ export class ClusterNode implements AgentServiceHandlers {
 
   /** True when the termination rule says the whole cluster's crawl is complete. */
   isCrawlComplete(): boolean {
-    this.termination.observe(this.agent.options.id, this.load(), this.clock.now());
+    const now = this.clock.now();
+    this.termination.observe(this.agent.options.id, this.load(), now);
+    // A live agent falsely suspected (a busy machine) would be left out of the rounds below; a view
+    // unchanged for twice the suspicion timeout has no such agent, since it would have answered again.
+    if (now - this.viewChangedAtMs < 2 * this.options.suspectAfterMs) return false;
     return this.termination.check([...this.aliveIds]);
   }
 
@@ -291,6 +298,19 @@ export class ClusterNode implements AgentServiceHandlers {
     this.onViewChange(this.detector.alive());
     await this.reexamining;
     await this.exchange.drain();
+  }
+
+  /**
+   * Stops accepting URL batches (senders retry, then re-route once this agent has left) and returns
+   * true when this agent is still idle; otherwise reopens and returns false, and the crawl goes on.
+   * Closes the window between deciding the crawl is complete and leaving, in which an acknowledged
+   * batch would be lost.
+   */
+  sealIntake(): boolean {
+    this.intakeClosed = true;
+    if (this.load().idle) return true;
+    this.intakeClosed = false;
+    return false;
   }
 
   /**
@@ -356,6 +376,8 @@ export class ClusterNode implements AgentServiceHandlers {
    * Past `maxConcurrentSubmits` batches in progress, answers `Overloaded` (the sender retries later).
    */
   async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
+    if (this.intakeClosed)
+      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: send to the next owner");
     const limit = this.options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
     if (this.submitsInProgress >= limit) {
       throw new UbiError(ErrorCode.Overloaded, `${limit} batches in progress already; retry later`);
@@ -497,6 +519,7 @@ export class ClusterNode implements AgentServiceHandlers {
     if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over
     const previous = this.aliveIds;
     this.aliveIds = new Set(alive.map((member) => member.id));
+    this.viewChangedAtMs = this.clock.now();
     const changed = this.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
     if (!changed) return;
     this.recovery.reset();
