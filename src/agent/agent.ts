@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
@@ -120,7 +121,15 @@ export class Agent implements AgentParts {
     // A fetch's log line is appended before its completion is recorded: flushing the log first keeps
     // the crawl log complete for every fetch the state says is done, even after a SIGKILL.
     const committer = new GroupCommit(async (ops) => {
-      await crawlLog.flush();
+      try {
+        await crawlLog.flush();
+      } catch (error) {
+        throw isUbiError(error)
+          ? error
+          : new UbiError(ErrorCode.StorageFailed, `cannot write the crawl log: ${describe(error)}`, {
+              cause: error,
+            });
+      }
       await store.write(ops);
     });
     const frontier = await Frontier.open(
@@ -196,9 +205,10 @@ export class Agent implements AgentParts {
       pause: () => scheduler?.pause(),
       resume: () => scheduler?.resume(),
       retryWrites: async () => {
-        await committer.commit();
+        await warc.recover();
         await warc.flush();
         await crawlLog.flush();
+        await committer.commit();
       },
       report: (line) => process.stderr.write(`${line}\n`),
     });

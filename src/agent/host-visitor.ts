@@ -207,7 +207,13 @@ export class HostVisitor {
       await frontier.commit();
       return;
     }
-    await this.deps.archive.writeResponse(result);
+    try {
+      await this.deps.archive.writeResponse(result);
+    } catch (error) {
+      // Not archived, so not done: the URL waits at the head of its queue for the disk to recover.
+      frontier.putBack(host, entry);
+      throw error;
+    }
     const links = this.followLinks(host, entry, result);
     this.deps.stats.recordFetch(result.wireBytes);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);

@@ -85,6 +85,8 @@ export class CrawlLog {
   private timer: ReturnType<Clock["setTimeout"]> | undefined;
   private writing: Promise<void> = Promise.resolve();
   private failure: UbiError | undefined;
+  /** Length of the file's whole lines: a failed append is cut back to it before the lines are retried. */
+  private goodBytes = 0;
   private closing: Promise<void> | undefined;
   private linesWritten = 0;
 
@@ -111,6 +113,7 @@ export class CrawlLog {
       await mkdir(this.dir, { recursive: true });
       await cutTornLine(this.path);
       this.handle = await open(this.path, "a");
+      this.goodBytes = (await this.handle.stat()).size;
     } catch (error) {
       this.state = "closed";
       throw new UbiError(ErrorCode.StorageFailed, `cannot open crawl log ${this.path}`, { cause: error });
@@ -120,7 +123,6 @@ export class CrawlLog {
 
   /** Buffers one line; the write happens later (see {@link CrawlLogOptions}). */
   append(entry: CrawlLogInput): void {
-    if (this.failure) throw this.failure;
     if (this.state !== "open") throw new UbiError(ErrorCode.StorageFailed, "CrawlLog is not open");
     let line: string;
     try {
@@ -142,7 +144,9 @@ export class CrawlLog {
   }
 
   /** Writes every buffered line; resolves when they are in the file. */
+  /** Writes the buffered lines now; after a failed write, tries them again (rejecting while it fails). */
   async flush(): Promise<void> {
+    this.failure = undefined;
     this.startWrite();
     await this.writing;
     if (this.failure) throw this.failure;
@@ -184,11 +188,19 @@ export class CrawlLog {
     this.buffer = [];
     const handle = this.handle;
     this.writing = this.writing.then(async () => {
-      if (this.failure) return;
+      if (this.failure) {
+        this.buffer = lines.concat(this.buffer);
+        return;
+      }
+      const text = `${lines.join("\n")}\n`;
       try {
-        await handle.appendFile(`${lines.join("\n")}\n`);
+        await handle.appendFile(text);
+        this.goodBytes += Buffer.byteLength(text);
         this.linesWritten += lines.length;
       } catch (error) {
+        // Keep the lines for the next try, and cut off whatever part of them reached the file.
+        this.buffer = lines.concat(this.buffer);
+        await handle.truncate(this.goodBytes).catch(() => {});
         this.failure = new UbiError(ErrorCode.StorageFailed, `cannot write crawl log ${this.path}`, {
           cause: error,
         });

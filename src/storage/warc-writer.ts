@@ -126,7 +126,8 @@ export class WarcWriter {
   private state: "new" | "opening" | "open" | "closed" = "new";
   private nextSerial = 1;
   private slot: FileSlot | undefined;
-  private file: { slot: FileSlot; handle: FileHandle } | undefined;
+  /** The live file, with the length of its whole records (what a failed write is cut back to). */
+  private file: { slot: FileSlot; handle: FileHandle; goodBytes: number } | undefined;
   /** The append queue: every write runs after the previous one settled. */
   private tail: Promise<void> = Promise.resolve();
   /** The batch still taking members: queued behind {@link tail}, not yet being written. */
@@ -200,6 +201,25 @@ export class WarcWriter {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * After a failed write (a full disk, say): cuts the live file back to its last whole record and
+   * accepts writes again. Rejects, still failed, while the disk refuses even that.
+   */
+  async recover(): Promise<void> {
+    if (!this.failure) return;
+    await this.tail;
+    const file = this.file;
+    if (file) {
+      try {
+        await file.handle.truncate(file.goodBytes);
+        await file.handle.datasync();
+      } catch (error) {
+        throw storageError(`cannot repair WARC file ${file.slot.name}`, error);
+      }
+    }
+    this.failure = undefined;
   }
 
   /** Resolves when every write so far is appended and synced to disk. */
@@ -346,6 +366,7 @@ export class WarcWriter {
       const handle = await this.fileFor(batch.slot);
       const { bytesWritten } = await handle.writev(members);
       if (bytesWritten !== total) throw new Error(`short write: ${bytesWritten} of ${total} bytes`);
+      if (this.file?.handle === handle) this.file.goodBytes += total;
       batch.slot.bytes += total - batch.estimate;
       this.counters.bytes += total;
       this.counters.records += members.length;
@@ -362,7 +383,7 @@ export class WarcWriter {
     await this.finishFile();
     // "ax": append-only, and never reuse a name that already exists.
     const handle = await open(join(this.dir, slot.name + OPEN_SUFFIX), "ax");
-    this.file = { slot, handle };
+    this.file = { slot, handle, goodBytes: 0 };
     this.counters.files++;
     return handle;
   }

@@ -1,0 +1,76 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  crawlMetrics,
+  readCrawlLogOf,
+  readWarcRecords,
+  servedPages,
+  spawnAgent,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "./harness.js";
+
+/** A tiny tmpfs to fill up; only root can mount one (CI and these machines run as root). */
+function mountTmpfs(path: string, size: string): boolean {
+  try {
+    mkdirSync(path, { recursive: true });
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", path], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let fixture: WebFixture | undefined;
+let mounted: string | undefined;
+
+afterEach(async () => {
+  await fixture?.stop().catch(() => {});
+  if (mounted) execFileSync("umount", ["-l", mounted], { stdio: "ignore" });
+  if (mounted) rmSync(mounted, { recursive: true, force: true });
+  fixture = undefined;
+  mounted = undefined;
+});
+
+describe("a full disk", () => {
+  it("stops fetching and says so, loses nothing, and resumes when space returns", async (context) => {
+    fixture = await startWebFixture({ hosts: 20, pages: 1500, seed: 5 });
+    const dir = join(fixture.dir, "small-disk");
+    if (!mountTmpfs(dir, "2m")) {
+      context.skip();
+      return;
+    }
+    mounted = dir;
+    const truth = fixture.truth();
+    const dataDir = join(dir, "data");
+    const agent = spawnAgent(fixture, { id: "a1", dataDir, flags: ["--max-active-hosts", "8"] });
+    await waitFor(
+      () => /fetching stopped, nothing is lost/.test(agent.stderr()),
+      "the disk-full report",
+      60_000,
+    );
+    expect(agent.exited).toBe(false);
+    const servedWhileFull = servedPages(fixture.web.recorder).size;
+    expect(servedWhileFull).toBeLessThan(truth.urls.length);
+    // Space returns: the agent notices on its next retry and finishes the crawl.
+    execFileSync("mount", ["-o", "remount,size=256m", dir]);
+    const result = await agent.waitForExit(90_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/writes succeed again; fetching resumed/);
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    // Every fetched page is archived and logged, the files readable to the end.
+    const records = await readWarcRecords(dataDir);
+    const archived = new Set(
+      records
+        .filter((record) => record.type === "response")
+        .map((record) => record.headers.get("warc-target-uri")),
+    );
+    expect(truth.urls.filter((url) => !archived.has(url))).toEqual([]);
+    const logged = new Set((await readCrawlLogOf(dataDir)).filter((e) => e.status > 0).map((e) => e.url));
+    expect(truth.urls.filter((url) => !logged.has(url))).toEqual([]);
+  }, 180_000);
+});
