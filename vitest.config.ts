@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Many files start real agent processes and time their crawls: on a 2-core machine, running test
+    // files one at a time keeps their timing honest (the whole suite still takes a few minutes).
+    fileParallelism: false,
   },
 });

@@ -203,6 +203,9 @@ export class ClusterNode implements AgentServiceHandlers {
         clock,
         sendHeartbeat: async (target, heartbeat, signal) => {
           const self = ready();
+          // A reply's load is measured after this moment: that, not its (possibly late) arrival, is how
+          // fresh it is for termination detection.
+          const sentAtMs = clock.now();
           const reply = await peers.get(target.address).heartbeat(
             {
               from: toWireMember(heartbeat.from, clock.now()),
@@ -212,7 +215,7 @@ export class ClusterNode implements AgentServiceHandlers {
             // The detector's signal bounds each heartbeat (one interval, longer when joining).
             { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) },
           );
-          self.termination.observe(reply.from.id, reply.load, clock.now());
+          self.termination.observe(reply.from.id, reply.load, sentAtMs);
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
         },
       },
@@ -231,6 +234,7 @@ export class ClusterNode implements AgentServiceHandlers {
         submit: (peerId, batch, signal) => ready().peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
         reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
+        onSentAway: (fingerprint) => agent.frontier.markSentAway(fingerprint),
         onDelivered: () => {
           if (node) node.batchesDelivered++;
         },
@@ -362,7 +366,8 @@ export class ClusterNode implements AgentServiceHandlers {
       throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
     }
     // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
-    this.termination.observe(from.id, request.load, this.clock.now());
+    // A request's load may have waited in transit: it only tells that the crawl started.
+    this.termination.noteStarted(request.load);
     const now = this.clock.now();
     return {
       members: answer.entries.map((entry) => toWireMember(entry, now)),

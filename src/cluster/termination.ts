@@ -28,9 +28,14 @@ export class TerminationDetector {
   /** Latched once any agent reported work: an idle cluster that never had any is waiting, not done. */
   private started = false;
 
-  /** Records the load `agentId` reported at local time `atMs`. */
+  /** Records the load `agentId` measured no earlier than local time `atMs` (a reply to a request sent then). */
   observe(agentId: string, load: WorkLoad, atMs: number): void {
     this.latest.set(agentId, { load, atMs });
+    if (load.pagesFetched > 0 || load.queuedUrls > 0) this.started = true;
+  }
+
+  /** Latches "started" from a load whose freshness is unknown (it does not count as a report). */
+  noteStarted(load: WorkLoad): void {
     if (load.pagesFetched > 0 || load.queuedUrls > 0) this.started = true;
   }
 

@@ -37,6 +37,8 @@ export interface UrlExchangeDeps {
   readonly reroute: (url: string, depth: number, host: string) => void;
   /** Queues a URL recovered from the outbox of a dead peer that this agent now owns. */
   readonly requeue: (url: string, depth: number, host: string) => void;
+  /** Called with the fingerprint of every URL handed to another agent. */
+  readonly onSentAway: (fingerprint: bigint) => void;
   /** Called when `peerId` acknowledged a batch (termination detection counts these). */
   readonly onDelivered: (peerId: string) => void;
 }
@@ -95,6 +97,7 @@ export class UrlExchange implements UrlExchangeSink {
   send(owner: string, url: string, depth: number, host: string): void {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry: { url, depth } });
+    this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
     outbox.buffer.push({ url, depth, host });
     this.pending++;

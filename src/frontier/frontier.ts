@@ -46,6 +46,8 @@ export class Frontier {
   private readonly dirtyHosts = new Set<string>();
   private readonly committer: GroupCommit;
   private readonly queueWindow: number;
+  /** Fingerprints of URLs handed to other agents (the outbox), kept so they can come back. */
+  private readonly sentAway = new SeenSet();
   /** URLs taken and not yet completed, each with a promise settled when it is. */
   private readonly flights = new Map<string, { done: Promise<void>; resolve: () => void }>();
   private waitingTotal = 0;
@@ -79,6 +81,7 @@ export class Frontier {
     const seen = new SeenSet();
     await deps.store.forEachSeen((fingerprint) => seen.add(fingerprint));
     const frontier = new Frontier(options, deps, seen);
+    for await (const { fingerprint } of deps.store.outboxEntries()) frontier.sentAway.add(fingerprint);
     const queues = await deps.store.scanQueues();
     for await (const [host, record] of deps.store.hostRecords()) {
       const queued = queues.get(host);
@@ -145,10 +148,23 @@ export class Frontier {
    */
   add(url: string, depth: number, host: string): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
-    if (!this.seen.add(fingerprint)) return false;
-    this.committer.add({ kind: "seen", fingerprint });
+    if (this.seen.add(fingerprint)) {
+      this.committer.add({ kind: "seen", fingerprint });
+    } else if (this.sentAway.has(fingerprint)) {
+      // Seen here, but handed to another agent since (its host changed owner): it comes back now that
+      // this agent owns the host again, and must not be lost. A copy fetched meanwhile is skipped at
+      // take time (fetched check here, page recovery for the other agents).
+      this.queueOf(host).mayRepeat = true;
+    } else {
+      return false;
+    }
     this.enqueue(host, { url, depth });
     return true;
+  }
+
+  /** Records that `url` was handed to another agent (see {@link add}). */
+  markSentAway(fingerprint: bigint): void {
+    this.sentAway.add(fingerprint);
   }
 
   /**

@@ -91,7 +91,9 @@ async function setup(options: UrlExchangeOptions = {}) {
   const rerouted: string[] = [];
   const requeued: { url: string; depth: number; host: string }[] = [];
   const delivered: string[] = [];
+  const sentAway: bigint[] = [];
   const exchange = new UrlExchange(options, {
+    onSentAway: (fingerprint) => sentAway.push(fingerprint),
     selfId: "self",
     incarnation: 42,
     clock,

@@ -407,3 +407,24 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(frontier.needsFetchedCheck("unknown.test")).toBe(false);
   });
 });
+
+describe("URLs handed to another agent", () => {
+  it("come back when their host does, although seen before", async () => {
+    const env = await openFrontierEnv();
+    try {
+      const { frontier } = env;
+      const url = "http://back.test/page";
+      expect(frontier.add(url, 0, "back.test")).toBe(true);
+      const [entry] = await frontier.drainHost("back.test");
+      expect(entry?.url).toBe(url);
+      // Seen, not handed away: a repeat is dropped.
+      expect(frontier.add(url, 0, "back.test")).toBe(false);
+      frontier.markSentAway((await sharedFingerprinter()).fingerprint(url));
+      expect(frontier.add(url, 0, "back.test")).toBe(true);
+      expect(frontier.needsFetchedCheck("back.test")).toBe(true);
+      expect(await mustTake(frontier, "back.test")).toMatchObject({ url });
+    } finally {
+      await env.dispose();
+    }
+  });
+});
