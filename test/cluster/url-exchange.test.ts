@@ -3,57 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
-import type { Clock, TimerHandle } from "../../src/clock.js";
 import { UrlExchange, type UrlExchangeOptions } from "../../src/cluster/index.js";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
 import { GroupCommit, StateStore } from "../../src/storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../../src/transport/index.js";
 import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
-
-/** A clock that moves only when told to: timers run in due order on {@link ManualClock.advance}. */
-class ManualClock implements Clock {
-  private nowMs = 1_000_000;
-  private readonly timers = new Map<object, { atMs: number; callback: () => void }>();
-
-  now(): number {
-    return this.nowMs;
-  }
-
-  setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    const handle = {};
-    this.timers.set(handle, { atMs: this.nowMs + delayMs, callback });
-    return handle;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle);
-  }
-
-  /** Timers set and not yet run or cleared. */
-  get pendingTimers(): number {
-    return this.timers.size;
-  }
-
-  /** Delays of the pending timers from now, sorted. */
-  get pendingDelays(): number[] {
-    return [...this.timers.values()].map((timer) => timer.atMs - this.nowMs).sort((a, b) => a - b);
-  }
-
-  /** Moves time forward by `ms`, running every timer that falls due, earliest first. */
-  advance(ms: number): void {
-    const target = this.nowMs + ms;
-    for (;;) {
-      let next: [object, { atMs: number; callback: () => void }] | undefined;
-      for (const entry of this.timers)
-        if (entry[1].atMs <= target && (!next || entry[1].atMs < next[1].atMs)) next = entry;
-      if (!next) break;
-      this.timers.delete(next[0]);
-      this.nowMs = next[1].atMs;
-      next[1].callback();
-    }
-    this.nowMs = target;
-  }
-}
+import { ManualClock } from "../support/manual-clock.js";
 
 /** One `submit` call, answered by the test. */
 interface SubmitCall {
@@ -129,7 +84,7 @@ async function setup(options: UrlExchangeOptions = {}) {
   const callCount = (count: number) =>
     vi.waitFor(() => expect(calls).toHaveLength(count), { timeout: 5000, interval: 5 });
   const timersSet = (count: number) =>
-    vi.waitFor(() => expect(clock.pendingTimers).toBe(count), { timeout: 5000, interval: 5 });
+    vi.waitFor(() => expect(clock.pending).toBe(count), { timeout: 5000, interval: 5 });
   return {
     exchange,
     store,
@@ -279,7 +234,7 @@ describe("UrlExchange", () => {
     t.clock.advance(100);
     // The failed batch and then the buffered URLs (in batches, after the delay) are rerouted.
     for (let i = 0; i < 5 && t.rerouted.length < 7; i++) {
-      await vi.waitFor(() => expect(t.exchange.isIdle || t.clock.pendingTimers > 0).toBe(true));
+      await vi.waitFor(() => expect(t.exchange.isIdle || t.clock.pending > 0).toBe(true));
       t.clock.advance(50);
       await t.quiet();
     }
@@ -363,9 +318,9 @@ describe("UrlExchange", () => {
   it("stop() cancels pending flushes and sends nothing more", async () => {
     const t = await setup({ flushDelayMs: 100 });
     sendAll(t.exchange, "p", [url(1)]);
-    expect(t.clock.pendingTimers).toBe(1);
+    expect(t.clock.pending).toBe(1);
     t.exchange.stop();
-    expect(t.clock.pendingTimers).toBe(0);
+    expect(t.clock.pending).toBe(0);
     t.clock.advance(1000);
     await t.quiet();
     expect(t.calls).toHaveLength(0);

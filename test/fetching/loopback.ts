@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import type { Clock, TimerHandle } from "../../src/clock.js";
+import { ManualClock as SharedManualClock } from "../support/manual-clock.js";
 
 /** A real HTTP server on a loopback address that counts connections and keeps the requests it saw. */
 export interface LoopbackServer {
@@ -45,36 +45,9 @@ export async function startServer(
   return state;
 }
 
-/** A clock whose time moves only when told; timers fire on {@link ManualClock.advance}. */
-export class ManualClock implements Clock {
-  #now: number;
-  #timers = new Map<object, { at: number; callback: () => void }>();
-
+/** The shared manual clock, starting at a realistic epoch time (robots.txt expiry and DNS TTL tests). */
+export class ManualClock extends SharedManualClock {
   constructor(startMs = 1_700_000_000_000) {
-    this.#now = startMs;
-  }
-
-  now(): number {
-    return this.#now;
-  }
-
-  setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    const handle = {};
-    this.#timers.set(handle, { at: this.#now + delayMs, callback });
-    return handle;
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.#timers.delete(handle);
-  }
-
-  /** Moves time forward and runs the timers that fall due, in order. */
-  advance(ms: number): void {
-    this.#now += ms;
-    const due = [...this.#timers].filter(([, t]) => t.at <= this.#now).sort((a, b) => a[1].at - b[1].at);
-    for (const [handle, timer] of due) {
-      this.#timers.delete(handle);
-      timer.callback();
-    }
+    super(startMs);
   }
 }

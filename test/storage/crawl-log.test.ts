@@ -2,7 +2,6 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Clock, TimerHandle } from "../../src/clock.js";
 import { ErrorCode } from "../../src/errors.js";
 import {
   CrawlLog,
@@ -10,35 +9,7 @@ import {
   type CrawlLogInput,
   readCrawlLog,
 } from "../../src/storage/crawl-log.js";
-
-/** A clock whose timers fire only when the test advances it. */
-class ManualClock implements Clock {
-  private time = Date.UTC(2024, 1, 2, 3, 4, 5);
-  private timers = new Map<object, { at: number; callback: () => void }>();
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, delayMs: number): TimerHandle {
-    const handle = {};
-    this.timers.set(handle, { at: this.time + delayMs, callback });
-    return handle;
-  }
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle);
-  }
-  get pending(): number {
-    return this.timers.size;
-  }
-  advance(ms: number): void {
-    this.time += ms;
-    for (const [handle, timer] of [...this.timers]) {
-      if (timer.at <= this.time) {
-        this.timers.delete(handle);
-        timer.callback();
-      }
-    }
-  }
-}
+import { ManualClock } from "../support/manual-clock.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -70,7 +41,7 @@ async function readAll(path: string): Promise<CrawlLogEntry[]> {
 
 describe("CrawlLog", () => {
   it("writes one JSON line per fetch that reads back as logged", async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(Date.UTC(2024, 1, 2, 3, 4, 5));
     const log = new CrawlLog({ dir: join(dir, "nested") }, { clock });
     await log.open();
     log.append(entry(1, { agent: "a1", ts: "2020-01-01T00:00:00.000Z" }));
@@ -95,7 +66,7 @@ describe("CrawlLog", () => {
   });
 
   it("buffers lines until the interval passes, and writes the rest on close", async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(Date.UTC(2024, 1, 2, 3, 4, 5));
     const log = new CrawlLog({ dir, flushIntervalMs: 200 }, { clock });
     await log.open();
     log.append(entry(1));
@@ -118,7 +89,7 @@ describe("CrawlLog", () => {
   });
 
   it("writes a batch as soon as flushEveryLines lines are buffered", async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(Date.UTC(2024, 1, 2, 3, 4, 5));
     const log = new CrawlLog({ dir, flushEveryLines: 10 }, { clock });
     await log.open();
     for (let i = 0; i < 25; i++) log.append(entry(i));
