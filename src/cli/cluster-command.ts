@@ -91,9 +91,20 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   await mkdir(dir, { recursive: true });
   const web = await startTestWeb({ seed: flags.seed, hosts: flags.hosts, pages: flags.pages });
   const cluster = new LocalCluster(dir, web, flags);
+  // Interrupted: stop the agents this command started (SIGTERM, then SIGKILL), then exit.
+  const onSignal = () => {
+    cluster
+      .shutdown()
+      .finally(() => web.stop())
+      .finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   try {
     return await cluster.run();
   } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
     await cluster.shutdown();
     await web.stop();
   }
