@@ -39,6 +39,10 @@ export interface SeenSetOptions {
   initialCapacity?: number;
 }
 
+/** The normalized halves of the last probed fingerprint (module scratch, so probing allocates nothing). */
+let probedHi = 0;
+let probedLo = 0;
+
 /** A set of 64-bit URL fingerprints with no per-URL objects: `add` tells whether a URL is new. */
 export class SeenSet {
   private table: Uint32Array;
@@ -99,38 +103,32 @@ export class SeenSet {
 
   /** {@link SeenSet.add} for a fingerprint given as its high and low 32-bit halves (no bigint at all). */
   addParts(hi: number, lo: number): boolean {
-    hi >>>= 0;
-    lo >>>= 0;
-    if (hi === 0 && lo === 0) {
-      hi = ZERO_SUBSTITUTE_HI;
-      lo = ZERO_SUBSTITUTE_LO;
-    }
-    const table = this.table;
-    const slots = this.slots;
-    let i = slotOf(hi, lo, slots);
-    for (;;) {
-      const j = i << 1;
-      const vl = table[j] as number;
-      const vh = table[j + 1] as number;
-      if (vl === 0 && vh === 0) {
-        table[j] = lo;
-        table[j + 1] = hi;
-        if (++this.count > this.growAt) this.grow();
-        return true;
-      }
-      if (vl === lo && vh === hi) return false;
-      if (++i === slots) i = 0;
-    }
+    const j = this.probe(hi, lo);
+    if (j < 0) return false;
+    this.table[j] = probedLo;
+    this.table[j + 1] = probedHi;
+    if (++this.count > this.growAt) this.grow();
+    return true;
   }
 
   /** {@link SeenSet.has} for a fingerprint given as its high and low 32-bit halves. */
   hasParts(hi: number, lo: number): boolean {
+    return this.probe(hi, lo) < 0;
+  }
+
+  /**
+   * Linear probing: the table index of the empty slot where the fingerprint would go, or -1 when it is
+   * present. Leaves the normalized halves in {@link probedHi}/{@link probedLo} for an insert.
+   */
+  private probe(hi: number, lo: number): number {
     hi >>>= 0;
     lo >>>= 0;
     if (hi === 0 && lo === 0) {
       hi = ZERO_SUBSTITUTE_HI;
       lo = ZERO_SUBSTITUTE_LO;
     }
+    probedHi = hi;
+    probedLo = lo;
     const table = this.table;
     const slots = this.slots;
     let i = slotOf(hi, lo, slots);
@@ -138,8 +136,8 @@ export class SeenSet {
       const j = i << 1;
       const vl = table[j] as number;
       const vh = table[j + 1] as number;
-      if (vl === 0 && vh === 0) return false;
-      if (vl === lo && vh === hi) return true;
+      if (vl === 0 && vh === 0) return j;
+      if (vl === lo && vh === hi) return -1;
       if (++i === slots) i = 0;
     }
   }
