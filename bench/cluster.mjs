@@ -3,21 +3,19 @@
 // prints total pages/s, CPU per 1,000 pages, URLs sent per page fetched against the expected
 // (inter-host links followed a page) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--json]
-import { existsSync, rmSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { mkdir, rm } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
 import {
+  openWorkspace,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
-  snapshotUbicrawl,
   startAgentProcess,
   startTestWebProcess,
-  stopChildrenOnSignal,
 } from "./lib/processes.mjs";
 import { fixed, formatTable, MIB, percent } from "./lib/report.mjs";
 import { StatsPoller } from "./lib/stats-poller.mjs";
@@ -56,19 +54,8 @@ const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
 });
 if (flags["suspect-after-ms"] <= flags["heartbeat-ms"])
   throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
-if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
-  throw new Error("dist/ is missing: run `npm run build` first");
-}
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
-const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-cluster-"));
-const children = new Set();
-// The temp folder goes however the bench ends (a thrown error included), unless --keep.
-process.once("exit", () => {
-  if (flags.keep) process.stderr.write(`data kept in ${dir}\n`);
-  else rmSync(dir, { recursive: true, force: true });
-});
-snapshotUbicrawl(join(dir, "ubicrawl"));
-stopChildrenOnSignal(() => children);
+const { dir, children } = await openWorkspace("cluster", flags.keep);
 const log = (text) => process.stderr.write(`${text}\n`);
 // The machine may be shared: the 1-minute load average before and after says how busy it was.
 const loadBefore = loadavg()[0];

@@ -2,19 +2,17 @@
 // `ubicrawl testweb` process) with no politeness delay, and this prints pages/s, MiB/s, CPU per 1,000
 // pages, peak RSS, seen-set bytes per URL, and coverage/overlap against the ground truth.
 // Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json]
-import { existsSync, rmSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { mkdir, rm } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
+  openWorkspace,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
-  snapshotUbicrawl,
   startAgentProcess,
   startTestWebProcess,
-  stopChildrenOnSignal,
 } from "./lib/processes.mjs";
 import { fixed, formatTable, MIB, medianRecord, percent } from "./lib/report.mjs";
 import { seenSetMemory } from "./lib/seen-memory.mjs";
@@ -31,19 +29,8 @@ const FLAGS = {
 };
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/run.mjs [flags]");
-if (!existsSync(new URL("../dist/cli/main.js", import.meta.url))) {
-  throw new Error("dist/ is missing: run `npm run build` first");
-}
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
-const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-run-"));
-const children = new Set();
-// The temp folder goes however the bench ends (a thrown error included), unless --keep.
-process.once("exit", () => {
-  if (flags.keep) process.stderr.write(`data kept in ${dir}\n`);
-  else rmSync(dir, { recursive: true, force: true });
-});
-snapshotUbicrawl(join(dir, "ubicrawl"));
-stopChildrenOnSignal(() => children);
+const { dir, children } = await openWorkspace("run", flags.keep);
 const log = (text) => process.stderr.write(`${text}\n`);
 // The machine may be shared: the 1-minute load average before and after says how busy it was.
 const loadBefore = loadavg()[0];

@@ -44,3 +44,6 @@ export class PeakRssSampler {
 }
 /** Stops the given children by PID on SIGINT/SIGTERM, then exits. */
 export function stopChildrenOnSignal(children: () => Iterable<Child>): void;
+
+/** The temp folder of one benchmark run (see processes.mjs). */
+export function openWorkspace(name: string, keep: boolean): Promise<{ dir: string; children: Set<Child> }>;

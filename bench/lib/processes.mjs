@@ -3,8 +3,10 @@
 // Every child is stopped by its own PID (never by name); CPU comes from the kernel's accounting of
 // reaped children, peak RSS from /proc/<pid>/status.
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -248,4 +250,27 @@ export function stopChildrenOnSignal(children) {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+}
+
+/**
+ * The temp folder of one benchmark run: checks dist/ is built, snapshots the crawler into the folder,
+ * removes the folder at exit (unless `keep`), and stops the run's children on SIGINT/SIGTERM.
+ * @param {string} name part of the folder's name
+ * @param {boolean} keep keep the agents' data and print where
+ * @returns {Promise<{ dir: string, children: Set<Child> }>} add every child started to `children`
+ */
+export async function openWorkspace(name, keep) {
+  if (!existsSync(join(CHECKOUT, "dist/cli/main.js"))) {
+    throw new Error("dist/ is missing: run `npm run build` first");
+  }
+  const dir = await mkdtemp(join(tmpdir(), `ubicrawl-bench-${name}-`));
+  // The folder goes however the bench ends (a thrown error included), unless kept.
+  process.once("exit", () => {
+    if (keep) process.stderr.write(`data kept in ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
+  });
+  snapshotUbicrawl(join(dir, "ubicrawl"));
+  const children = new Set();
+  stopChildrenOnSignal(() => children);
+  return { dir, children };
 }
