@@ -14,6 +14,11 @@ import {
 const WEB = { hosts: 40, pages: 2500, seed: 7, responseDelayMs: 4 };
 /** Few hosts at once per agent: slows the crawl down to a few seconds on two cores. */
 const SLOW = ["--max-active-hosts", "6"];
+/**
+ * The newcomer needs a crawl that outlasts its start and join (a second or more on a loaded machine):
+ * a politeness delay keeps the remaining 70% of the crawl going for several seconds.
+ */
+const POLITE = [...SLOW, "--delay-ms", "30"];
 
 let fixture: WebFixture | undefined;
 
@@ -111,13 +116,13 @@ describe("a cluster of agents on the test web", () => {
   it("takes in a fifth agent at ~30%: hosts move only to it, with no overlap and full coverage", async () => {
     fixture = await startWebFixture(WEB);
     const truth = fixture.truth();
-    const agents = await startCluster(fixture, 4, SLOW);
+    const agents = await startCluster(fixture, 4, POLITE);
     const recorder = fixture.web.recorder;
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
     const newcomer = await startClusterAgent(fixture, {
       id: "agent-5",
       join: [(agents[2] as ClusterAgent).address],
-      flags: SLOW,
+      flags: POLITE,
     });
     const all = [...agents, newcomer];
     await waitForExits(all);
