@@ -1,10 +1,10 @@
 // Single-agent throughput: one `ubicrawl agent` process crawls the test web (served by a separate
 // `ubicrawl testweb` process) with no politeness delay, and this prints pages/s, MiB/s, CPU per 1,000
 // pages, peak RSS, seen-set bytes per URL, and coverage/overlap against the ground truth.
-// Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json]
+// Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json] [--cpu-prof DIR]
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
@@ -26,6 +26,7 @@ const FLAGS = {
   "timeout-s": { type: "integer", help: "give up on a crawl after this long", default: 600, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
+  "cpu-prof": { type: "string", help: "write V8 CPU profiles of the agent (and its worker) to this folder" },
 };
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/run.mjs [flags]");
@@ -79,18 +80,20 @@ async function crawlOnce(run) {
   const data = join(dir, `agent-${run}`);
   await mkdir(data, { recursive: true });
   const cpuBefore = reapedChildrenCpuSeconds();
-  const agent = startAgentProcess(`bench-${run}`, [
-    ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
-    ...[
-      "--allow-net",
-      "127.0.0.0/8",
-      "--delay-ms",
-      "0",
-      "--max-active-hosts",
-      String(flags["max-active-hosts"]),
-    ],
-    ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
-  ]);
+  const agent = withCpuProfile(() =>
+    startAgentProcess(`bench-${run}`, [
+      ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
+      ...[
+        "--allow-net",
+        "127.0.0.0/8",
+        "--delay-ms",
+        "0",
+        "--max-active-hosts",
+        String(flags["max-active-hosts"]),
+      ],
+      ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+    ]),
+  );
   children.add(agent);
   sampler.watch(agent.pid);
   let timedOut = false;
@@ -134,6 +137,40 @@ async function crawlOnce(run) {
     overlap: metrics.overlap,
     extraUrls: metrics.extra,
   };
+}
+
+/**
+ * Runs `start` with NODE_OPTIONS preloading a V8 CPU profiler when --cpu-prof is set, so only the agent
+ * is profiled (Node 20 refuses `--cpu-prof` in NODE_OPTIONS, hence an inline `--import`). The profile of
+ * the main thread is written to `<folder>/agent-<pid>.cpuprofile` when the agent exits.
+ */
+function withCpuProfile(start) {
+  const folder = flags["cpu-prof"];
+  if (folder === undefined) return start();
+  const preload = `
+    import { Session } from "node:inspector";
+    import { mkdirSync, writeFileSync } from "node:fs";
+    import { isMainThread } from "node:worker_threads";
+    if (isMainThread) {
+      const session = new Session();
+      session.connect();
+      session.post("Profiler.enable");
+      session.post("Profiler.start");
+      process.once("exit", () => session.post("Profiler.stop", (error, result) => {
+        if (error) return;
+        mkdirSync(${JSON.stringify(resolve(folder))}, { recursive: true });
+        writeFileSync(${JSON.stringify(resolve(folder))} + "/agent-" + process.pid + ".cpuprofile", JSON.stringify(result.profile));
+      }));
+    }`;
+  const before = process.env.NODE_OPTIONS;
+  process.env.NODE_OPTIONS =
+    `${before ?? ""} --import=data:text/javascript,${encodeURIComponent(preload)}`.trim();
+  try {
+    return start();
+  } finally {
+    if (before === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = before;
+  }
 }
 
 function printTable() {

@@ -1,76 +1,72 @@
+import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { gzipSync } from "node:zlib";
 import { ErrorCode, UbiError } from "../errors.js";
+import { FINISH_SOURCE, packDrafts, type RecordDraft } from "./warc-draft.js";
 
 /**
- * Gzip of WARC records, one gzip member each. Compressing a 17 KiB page costs ~0.15 ms of CPU even at
- * level 1, the largest single cost of a fetch, so by default it runs "on the side": in a worker thread,
- * which leaves the crawler's main thread to fetch and parse while a second core compresses. Synchronous
- * `gzipSync` in either thread, because zlib's async API costs ~150 µs of CPU a call in stream and
- * thread-pool overhead, more than the compression itself.
+ * Finishing and gzip of WARC records, one gzip member each. Compressing a 17 KiB page costs ~0.15 ms of
+ * CPU even at level 1, the largest single cost of a fetch, so by default it runs "on the side": in a
+ * worker thread, together with the records' SHA-1 digests, which leaves the crawler's main thread to
+ * fetch and parse while a second core finishes records. Synchronous `gzipSync` in either thread,
+ * because zlib's async API costs ~150 µs of CPU a call in stream and thread-pool overhead, more than the
+ * compression itself.
  */
 export interface GzipMembers {
-  /** The gzip members of `records`, in order. */
-  compress(records: readonly Buffer[]): Buffer[] | Promise<Buffer[]>;
+  /** The gzip members of `drafts`, finished (digests filled in), in order. */
+  compress(drafts: readonly RecordDraft[]): Buffer[] | Promise<Buffer[]>;
   /** Stops the worker, if any; pending calls reject. Idempotent. */
   close(): Promise<void>;
 }
 
-/** Compresses on the calling thread. */
+type FinishRecords = (bytes: Uint8Array, layout: Int32Array, level: number) => Buffer[];
+
+/** The same finishing code the worker runs, compiled once for this thread. */
+let inlineFinish: FinishRecords | undefined;
+
+function finishInline(): FinishRecords {
+  // Built from the worker's source so both paths write identical records.
+  inlineFinish ??= new Function("require", `${FINISH_SOURCE}\nreturn finishRecords;`)(
+    createRequire(import.meta.url),
+  ) as FinishRecords;
+  return inlineFinish;
+}
+
+/** Finishes and compresses on the calling thread. */
 export class InlineGzip implements GzipMembers {
   constructor(private readonly level: number) {}
 
-  compress(records: readonly Buffer[]): Buffer[] {
-    return records.map((record) => gzipSync(record, { level: this.level }));
+  compress(drafts: readonly RecordDraft[]): Buffer[] {
+    const { bytes, layout } = packDrafts(drafts);
+    return finishInline()(new Uint8Array(bytes), layout, this.level);
   }
 
   async close(): Promise<void> {}
 }
 
 // The worker is inline JavaScript (eval), so it runs the same from compiled dist/ and from TypeScript
-// sources under test. A message carries every record queued during one event-loop turn, back to back in
-// one transferred buffer, and so does the answer: cloning costs far more than a transfer, and each message
-// wakes the other thread. A pooled Buffer's memory must never be transferred, so the pieces are first
-// copied into a buffer of their own.
+// sources under test. A message carries every draft queued during one event-loop turn, packed back to
+// back in one transferred buffer, and so does the answer: cloning costs far more than a transfer, and
+// each message wakes the other thread.
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
-const { gzipSync } = require("node:zlib");
-parentPort.on("message", ({ batch, level, input, lengths }) => {
+${FINISH_SOURCE}
+parentPort.on("message", ({ batch, level, bytes, layout }) => {
   try {
-    const members = [];
-    let start = 0;
-    for (const length of lengths) {
-      members.push(gzipSync(new Uint8Array(input, start, length), { level }));
-      start += length;
-    }
+    const members = finishRecords(new Uint8Array(bytes), layout, level);
     let total = 0;
     for (const member of members) total += member.length;
-    const bytes = Buffer.allocUnsafeSlow(total);
+    const out = Buffer.allocUnsafeSlow(total);
     let offset = 0;
     for (const member of members) {
-      bytes.set(member, offset);
+      out.set(member, offset);
       offset += member.length;
     }
-    parentPort.postMessage({ batch, bytes, lengths: members.map((member) => member.length) }, [bytes.buffer]);
+    parentPort.postMessage({ batch, bytes: out, lengths: members.map((member) => member.length) }, [out.buffer]);
   } catch (error) {
     parentPort.postMessage({ batch, error: String(error) });
   }
 });
 `;
-
-/** Buffers back to back in a fresh (never pooled, not zero-filled) ArrayBuffer, which can be transferred. */
-function packed(buffers: readonly Uint8Array[]): ArrayBuffer {
-  let total = 0;
-  for (const buffer of buffers) total += buffer.length;
-  const bytes = Buffer.allocUnsafeSlow(total);
-  let offset = 0;
-  for (const buffer of buffers) {
-    bytes.set(buffer, offset);
-    offset += buffer.length;
-  }
-  // allocUnsafeSlow always makes a plain ArrayBuffer of exactly `total` bytes, never a SharedArrayBuffer.
-  return bytes.buffer as ArrayBuffer;
-}
 
 interface WorkerReply {
   batch: number;
@@ -90,7 +86,7 @@ interface Job {
 export class WorkerGzip implements GzipMembers {
   private worker: Worker | undefined;
   /** Jobs of the current event-loop turn, sent together by {@link send}. */
-  private queued: { jobs: Job[]; records: Buffer[] } | undefined;
+  private queued: { jobs: Job[]; drafts: RecordDraft[] } | undefined;
   private readonly inFlight = new Map<number, Job[]>();
   private nextBatch = 1;
   private failure: UbiError | undefined;
@@ -98,17 +94,17 @@ export class WorkerGzip implements GzipMembers {
 
   constructor(private readonly level: number) {}
 
-  compress(records: readonly Buffer[]): Promise<Buffer[]> {
+  compress(drafts: readonly RecordDraft[]): Promise<Buffer[]> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new UbiError(ErrorCode.StorageFailed, "gzip worker is closed"));
     if (this.queued === undefined) {
-      this.queued = { jobs: [], records: [] };
+      this.queued = { jobs: [], drafts: [] };
       setImmediate(() => this.send());
     }
     const queued = this.queued;
-    for (const record of records) queued.records.push(record);
+    for (const draft of drafts) queued.drafts.push(draft);
     return new Promise<Buffer[]>((resolve, reject) => {
-      queued.jobs.push({ records: records.length, resolve, reject });
+      queued.jobs.push({ records: drafts.length, resolve, reject });
     });
   }
 
@@ -136,9 +132,9 @@ export class WorkerGzip implements GzipMembers {
     this.inFlight.set(batch, queued.jobs);
     // Only a worker with work keeps the process alive: an idle one must not hold up its exit.
     if (this.inFlight.size === 1) worker.ref();
-    const input = packed(queued.records);
-    const lengths = queued.records.map((record) => record.length);
-    worker.postMessage({ batch, level: this.level, input, lengths }, [input]);
+    // The drafts are copied into the packed buffer: the caller's buffers stay its own.
+    const { bytes, layout } = packDrafts(queued.drafts);
+    worker.postMessage({ batch, level: this.level, bytes, layout }, [bytes, layout.buffer as ArrayBuffer]);
   }
 
   private start(): Worker {

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { ErrorCode, UbiError } from "../errors.js";
+import { DIGEST_PLACEHOLDER, type RecordDraft } from "./warc-draft.js";
 
 /**
  * WARC 1.1 records built by hand, byte for byte: the HTTP header blocks go in exactly as they were on
@@ -64,19 +65,106 @@ export function base32(bytes: Uint8Array): string {
   return out;
 }
 
-/** The uncompressed bytes of one record: version line, named fields, blank line, block, CRLF CRLF. */
-export function serializeWarcRecord(record: WarcRecordInput): Buffer {
+/** A draft of `record` without digests (the compressor adds nothing but the record end). */
+export function recordDraft(record: WarcRecordInput): RecordDraft {
   let blockLength = 0;
   for (const chunk of record.block) blockLength += chunk.byteLength;
+  return {
+    head: recordHead(record, blockLength),
+    block: record.block,
+    payloadFrom: record.block.length,
+    blockDigestAt: -1,
+    payloadDigestAt: -1,
+  };
+}
+
+/** What {@link exchangeDrafts} needs about one HTTP exchange. */
+export interface ExchangeDraftInput {
+  readonly url: string;
+  /** Empty when unknown (no `WARC-IP-Address`). */
+  readonly ip: string;
+  readonly date: Date;
+  readonly requestId: string;
+  readonly responseId: string;
+  readonly warcinfoId: string;
+  /** Request line and headers through the blank line, latin1. */
+  readonly requestHeaderBlock: string;
+  /** Status line and headers through the blank line, latin1. */
+  readonly responseHeaderBlock: string;
+  readonly body: Uint8Array;
+  readonly truncated: boolean;
+}
+
+const BLOCK_DIGEST = "WARC-Block-Digest: sha1:";
+const PAYLOAD_DIGEST = `\r\nWARC-Payload-Digest: sha1:`;
+// The digest of an empty payload (a request's), computed once.
+const EMPTY_PAYLOAD_DIGEST = sha1Digest([]).slice("sha1:".length);
+
+/**
+ * The `request` and `response` records of one exchange as drafts whose digests the compressor fills
+ * in: the same bytes {@link serializeWarcRecord} would write, without hashing or copying here.
+ */
+export function exchangeDrafts(input: ExchangeDraftInput): [request: RecordDraft, response: RecordDraft] {
+  // A CR or LF in a value would let a crawled URL inject fields or records; the rest is generated here.
+  if (hasLineBreak(input.url)) lineBreakIn("WARC-Target-URI");
+  if (hasLineBreak(input.ip)) lineBreakIn("WARC-IP-Address");
+  const date = warcDate(input.date);
+  const target = `WARC-Target-URI: ${input.url}${CRLF}${input.ip ? `WARC-IP-Address: ${input.ip}${CRLF}` : ""}`;
+  const requestLength = input.requestHeaderBlock.length;
+  const requestTop =
+    `WARC/1.1${CRLF}WARC-Type: request${CRLF}WARC-Record-ID: ${input.requestId}${CRLF}WARC-Date: ${date}${CRLF}` +
+    `${target}WARC-Concurrent-To: ${input.responseId}${CRLF}WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}` +
+    BLOCK_DIGEST;
+  const request: RecordDraft = {
+    head:
+      `${requestTop}${DIGEST_PLACEHOLDER}${PAYLOAD_DIGEST}${EMPTY_PAYLOAD_DIGEST}${CRLF}` +
+      `Content-Type: application/http;msgtype=request${CRLF}Content-Length: ${requestLength}${CRLF}${CRLF}`,
+    block: [input.requestHeaderBlock],
+    payloadFrom: 1,
+    blockDigestAt: Buffer.byteLength(requestTop, "utf8"),
+    payloadDigestAt: -1,
+  };
+  const responseLength = input.responseHeaderBlock.length + input.body.byteLength;
+  const responseTop =
+    `WARC/1.1${CRLF}WARC-Type: response${CRLF}WARC-Record-ID: ${input.responseId}${CRLF}WARC-Date: ${date}${CRLF}` +
+    `${target}WARC-Concurrent-To: ${input.requestId}${CRLF}WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}` +
+    BLOCK_DIGEST;
+  const blockDigestAt = Buffer.byteLength(responseTop, "utf8");
+  const response: RecordDraft = {
+    head:
+      `${responseTop}${DIGEST_PLACEHOLDER}${PAYLOAD_DIGEST}${DIGEST_PLACEHOLDER}${CRLF}` +
+      (input.truncated ? `WARC-Truncated: length${CRLF}` : "") +
+      `Content-Type: application/http;msgtype=response${CRLF}Content-Length: ${responseLength}${CRLF}${CRLF}`,
+    block: [input.responseHeaderBlock, input.body],
+    payloadFrom: 1,
+    blockDigestAt,
+    payloadDigestAt: blockDigestAt + DIGEST_PLACEHOLDER.length + PAYLOAD_DIGEST.length,
+  };
+  return [request, response];
+}
+
+function hasLineBreak(value: string): boolean {
+  return value.includes("\n") || value.includes("\r");
+}
+
+function lineBreakIn(name: string): never {
+  throw new UbiError(ErrorCode.InvalidArgument, `WARC field ${name} contains a line break`);
+}
+
+function recordHead(record: WarcRecordInput, blockLength: number): string {
   let head = `WARC/1.1${CRLF}WARC-Type: ${record.type}${CRLF}WARC-Record-ID: ${record.recordId}${CRLF}`;
   head += `WARC-Date: ${warcDate(record.date)}${CRLF}`;
   for (const [name, value] of record.fields) {
     // A CR or LF in a value would let a crawled URL inject fields or records.
-    if (/[\r\n]/.test(value)) {
-      throw new UbiError(ErrorCode.InvalidArgument, `WARC field ${name} contains a line break`);
-    }
+    if (/[\r\n]/.test(value)) lineBreakIn(name);
     head += `${name}: ${value}${CRLF}`;
   }
-  head += `Content-Length: ${blockLength}${CRLF}${CRLF}`;
-  return Buffer.concat([Buffer.from(head, "utf8"), ...record.block, RECORD_END]);
+  return `${head}Content-Length: ${blockLength}${CRLF}${CRLF}`;
+}
+
+/** The uncompressed bytes of one record: version line, named fields, blank line, block, CRLF CRLF. */
+export function serializeWarcRecord(record: WarcRecordInput): Buffer {
+  let blockLength = 0;
+  for (const chunk of record.block) blockLength += chunk.byteLength;
+  return Buffer.concat([Buffer.from(recordHead(record, blockLength), "utf8"), ...record.block, RECORD_END]);
 }

@@ -4,8 +4,9 @@ import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type GzipMembers, InlineGzip, WorkerGzip } from "./gzip-members.js";
+import type { RecordDraft } from "./warc-draft.js";
 import { NAME_PART_PATTERN, OPEN_SUFFIX, warcFileName, warcFileSerial } from "./warc-file-name.js";
-import { newRecordId, serializeWarcRecord, sha1Digest } from "./warc-record.js";
+import { exchangeDrafts, newRecordId, recordDraft } from "./warc-record.js";
 import { recoverWarcFile } from "./warc-recovery.js";
 
 /**
@@ -20,7 +21,7 @@ import { recoverWarcFile } from "./warc-recovery.js";
 
 /** Default of {@link WarcWriterOptions.gzipLevel}: level 1 costs half the CPU of 6 for ~6 % more bytes. */
 export const DEFAULT_WARC_GZIP_LEVEL = 1;
-const EMPTY = new Uint8Array(0);
+const RECORD_END_BYTES = 4;
 
 /** One HTTP fetch to archive as a `request` and a `response` record. */
 export interface WarcExchange {
@@ -257,46 +258,22 @@ export class WarcWriter {
     return { ...this.counters };
   }
 
-  /** Builds the request and response records of `exchange` and queues them. */
+  /** Drafts the request and response records of `exchange` and queues them (digests come later). */
   private enqueueExchange(exchange: WarcExchange): Promise<void> {
     const slot = this.currentSlot();
-    const requestId = newRecordId();
-    const responseId = newRecordId();
-    const requestHead = Buffer.from(exchange.requestHeaderBlock, "latin1");
-    const responseHead = Buffer.from(exchange.responseHeaderBlock, "latin1");
-    const common = (concurrentTo: string): [string, string][] => {
-      const fields: [string, string][] = [["WARC-Target-URI", exchange.url]];
-      if (exchange.ip) fields.push(["WARC-IP-Address", exchange.ip]);
-      fields.push(["WARC-Concurrent-To", concurrentTo], ["WARC-Warcinfo-ID", slot.warcinfoId]);
-      return fields;
-    };
-    const request = serializeWarcRecord({
-      type: "request",
-      recordId: requestId,
+    const drafts = exchangeDrafts({
+      url: exchange.url,
+      ip: exchange.ip,
       date: exchange.date,
-      fields: [
-        ...common(responseId),
-        ["WARC-Block-Digest", sha1Digest([requestHead])],
-        ["WARC-Payload-Digest", sha1Digest([EMPTY])],
-        ["Content-Type", "application/http;msgtype=request"],
-      ],
-      block: [requestHead],
+      requestId: newRecordId(),
+      responseId: newRecordId(),
+      warcinfoId: slot.warcinfoId,
+      requestHeaderBlock: exchange.requestHeaderBlock,
+      responseHeaderBlock: exchange.responseHeaderBlock,
+      body: exchange.body,
+      truncated: exchange.truncated === true,
     });
-    const responseFields = common(requestId);
-    responseFields.push(
-      ["WARC-Block-Digest", sha1Digest([responseHead, exchange.body])],
-      ["WARC-Payload-Digest", sha1Digest([exchange.body])],
-    );
-    if (exchange.truncated) responseFields.push(["WARC-Truncated", "length"]);
-    responseFields.push(["Content-Type", "application/http;msgtype=response"]);
-    const response = serializeWarcRecord({
-      type: "response",
-      recordId: responseId,
-      date: exchange.date,
-      fields: responseFields,
-      block: [responseHead, exchange.body],
-    });
-    return this.enqueue(slot, [request, response], 1);
+    return this.enqueue(slot, drafts, 1);
   }
 
   /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */
@@ -312,7 +289,7 @@ export class WarcWriter {
         `isPartOf: ${this.filePrefix}-${this.agentId}\r\n`,
       "utf8",
     );
-    const warcinfo = serializeWarcRecord({
+    const warcinfo = recordDraft({
       type: "warcinfo",
       recordId: slot.warcinfoId,
       date: now,
@@ -328,14 +305,18 @@ export class WarcWriter {
   }
 
   /**
-   * Hands `records` to the compressor now and adds them to the batch that is collecting for `slot`, or
+   * Hands `drafts` to the compressor now and adds them to the batch that is collecting for `slot`, or
    * starts a new batch behind the current append; resolves once the batch holding them is written.
    */
-  private enqueue(slot: FileSlot, records: Buffer[], exchanges: number): Promise<void> {
+  private enqueue(slot: FileSlot, drafts: RecordDraft[], exchanges: number): Promise<void> {
     let estimate = 0;
-    for (const record of records) estimate += record.length;
+    for (const draft of drafts) {
+      estimate += draft.head.length + RECORD_END_BYTES;
+      for (const piece of draft.block)
+        estimate += typeof piece === "string" ? piece.length : piece.byteLength;
+    }
     slot.bytes += estimate;
-    const members = this.gzip.compress(records);
+    const members = this.gzip.compress(drafts);
     // Awaited by the append; this only keeps an early rejection from being unhandled meanwhile.
     if (members instanceof Promise) members.catch(() => {});
     const open = this.collecting;

@@ -1,21 +1,30 @@
 /**
- * The fast path of {@link normalizeUrl}: plain-ASCII URLs that are canonical already (or become so by
- * dropping a fragment, an empty query or a default port), and simple relative references against such a
- * base, are handled with one regex and string concatenation instead of a WHATWG parse. Anything unusual
- * (escapes, dot segments, upper case, IDN, IP-looking hosts, odd characters) answers `undefined` so the
- * slow path decides; the tests check both paths agree on a corpus.
+ * The fast path of {@link normalizeUrl}: plain-ASCII http(s) URLs and relative references against such a
+ * base are handled with one regex and string work instead of a WHATWG parse, including what links often
+ * carry: an upper-case scheme or host, a default port, a fragment, an empty query, `.`/`..` segments, `%XX`
+ * escapes and network-path (`//host/…`) references. Anything unusual (IDN, IP-looking hosts, escaped dots,
+ * stray `%`, odd characters) answers `undefined` so the slow path decides; the tests check both paths
+ * agree on a corpus.
  */
 
-// Host: lowercase LDH labels, no empty label, no trailing dot. Path: RFC 3986 pchar minus `%`. Query: the
-// same plus `/` and `?`, minus `'` (WHATWG escapes `'` in special-scheme queries). Fragment: anything.
-const ABSOLUTE =
-  /^(https?):\/\/([a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*)(?::(\d{1,5}))?(\/[\w\-.~!$&'()*+,;=:@/]*)?(\?[\w\-.~!$&()*+,;=:@/?]*)?(?:#[\s\S]*)?$/;
+import { normalizePercentEscapes } from "./percent.js";
 
-// A relative reference without `:` (which could start a scheme), `\`, `%` or whitespace.
-const RELATIVE = /^([\w\-.~!$&'()*+,;=@/]*)(\?[\w\-.~!$&()*+,;=:@/?]*)?(?:#[\s\S]*)?$/;
+// Host: LDH labels, no empty label, no trailing dot. Path: RFC 3986 pchar, `%` only as a whole escape.
+// Query: the same plus `/` and `?`, minus `'` (WHATWG escapes `'` in special-scheme queries). Fragment:
+// anything.
+const ABSOLUTE =
+  /^([hH][tT][tT][pP][sS]?):\/\/([a-zA-Z0-9][a-zA-Z0-9-]*(?:\.[a-zA-Z0-9-]+)*)(?::(\d{1,5}))?(\/(?:[\w\-.~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*)?(\?(?:[\w\-.~!$&()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?(?:#[\s\S]*)?$/;
+
+// A relative reference without `:` (which could start a scheme), `\`, a stray `%` or whitespace.
+const RELATIVE =
+  /^((?:[\w\-.~!$&'()*+,;=@/]|%[0-9A-Fa-f]{2})*)(\?(?:[\w\-.~!$&()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?(?:#[\s\S]*)?$/;
+
+// WHATWG reads `%2e` as a dot in dot segments: such paths go to the slow path.
+const ESCAPED_DOT = /%2e/i;
 
 const CODE_0 = 0x30;
 const CODE_9 = 0x39;
+const SLASH = 0x2f;
 
 /** The parts of a base URL that relative resolution needs. */
 interface FastBase {
@@ -37,8 +46,9 @@ let lastBase: FastBase | undefined;
 export function fastNormalizeAbsolute(raw: string): string | undefined {
   const match = ABSOLUTE.exec(raw);
   if (match === null) return undefined;
-  const scheme = match[1] as string;
-  const host = match[2] as string;
+  // WHATWG lowercases the scheme and ASCII hosts.
+  const scheme = (match[1] as string).toLowerCase();
+  const host = (match[2] as string).toLowerCase();
   const port = match[3];
   const path = match[4];
   const query = match[5];
@@ -58,10 +68,46 @@ export function fastNormalizeAbsolute(raw: string): string | undefined {
     if (portNumber !== defaultPort) portPart = `:${port}`;
   }
 
-  if (path?.includes("/.")) return undefined;
-  const pathPart = path === undefined ? "/" : path;
-  const queryPart = query === undefined || query.length === 1 ? "" : query;
-  return `${scheme}://${host}${portPart}${pathPart}${queryPart}`;
+  const pathPart = path === undefined ? "/" : canonicalPath(path);
+  if (pathPart === undefined) return undefined;
+  return `${scheme}://${host}${portPart}${pathPart}${canonicalQuery(query)}`;
+}
+
+/** A matched path with dot segments resolved and escapes normalized; `undefined` for escaped dots. */
+function canonicalPath(path: string): string | undefined {
+  if (path.indexOf("%") !== -1) {
+    if (ESCAPED_DOT.test(path)) return undefined;
+    return normalizePercentEscapes(path.includes("/.") ? removeDotSegments(path) : path);
+  }
+  return path.includes("/.") ? removeDotSegments(path) : path;
+}
+
+/** `?query` with escapes normalized, or "" for none or an empty one. */
+function canonicalQuery(query: string | undefined): string {
+  if (query === undefined || query.length === 1) return "";
+  return normalizePercentEscapes(query);
+}
+
+/**
+ * WHATWG path parsing for an absolute path of a special URL: `.` segments vanish, `..` removes the
+ * segment before it (never past the root), and a path ending in either keeps a trailing `/`.
+ */
+export function removeDotSegments(path: string): string {
+  const segments = path.slice(1).split("/");
+  const out: string[] = [];
+  const last = segments.length - 1;
+  for (let i = 0; i <= last; i++) {
+    const segment = segments[i] as string;
+    if (segment === "..") {
+      out.pop();
+      if (i === last) out.push("");
+    } else if (segment === ".") {
+      if (i === last) out.push("");
+    } else {
+      out.push(segment);
+    }
+  }
+  return `/${out.join("/")}`;
 }
 
 function fastBase(base: string): FastBase | undefined {
@@ -87,20 +133,25 @@ function fastBase(base: string): FastBase | undefined {
 
 /** Canonical form of `raw` resolved against `base`, or `undefined` when the slow path must decide. */
 export function fastNormalizeRelative(raw: string, base: string): string | undefined {
+  if (raw.charCodeAt(0) === SLASH && raw.charCodeAt(1) === SLASH) {
+    // A network-path reference: a new authority under the base's scheme.
+    const origin = fastBase(base)?.origin;
+    return origin === undefined
+      ? undefined
+      : fastNormalizeAbsolute(origin.slice(0, origin.indexOf(":") + 1) + raw);
+  }
   const match = RELATIVE.exec(raw);
   if (match === null) return undefined;
   const resolved = fastBase(base);
   if (resolved === undefined) return undefined;
   const path = match[1] as string;
   const query = match[2];
-  const queryPart = query === undefined || query.length === 1 ? "" : query;
 
   if (path.length === 0) {
     // Query-only or fragment-only reference: the base path stays, and so does its query unless replaced.
-    return `${resolved.origin}${resolved.path}${query === undefined ? resolved.query : queryPart}`;
+    return `${resolved.origin}${resolved.path}${query === undefined ? resolved.query : canonicalQuery(query)}`;
   }
-  // Network-path references (`//host`) and dot segments are the slow path's business.
-  if (path.charCodeAt(0) === 0x2e || path.includes("/.") || path.startsWith("//")) return undefined;
-  const fullPath = path.charCodeAt(0) === 0x2f ? path : `${resolved.directory}${path}`;
-  return `${resolved.origin}${fullPath}${queryPart}`;
+  const fullPath = canonicalPath(path.charCodeAt(0) === SLASH ? path : `${resolved.directory}${path}`);
+  if (fullPath === undefined) return undefined;
+  return `${resolved.origin}${fullPath}${canonicalQuery(query)}`;
 }

@@ -29,9 +29,11 @@ export function normalizeUrl(raw: string, base?: string): string | null {
   return normalizeUrlSlow(raw, base);
 }
 
+const HTTP_SCHEME = /^https?:\/\//i;
+
 function fastNormalize(raw: string, base: string): string | undefined {
   // `http:` followed by `//` ignores the base entirely; anything else with a scheme goes slow.
-  if (raw.startsWith("http://") || raw.startsWith("https://")) return fastNormalizeAbsolute(raw);
+  if (HTTP_SCHEME.test(raw)) return fastNormalizeAbsolute(raw);
   return fastNormalizeRelative(raw, base);
 }
 

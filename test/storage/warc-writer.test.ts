@@ -74,58 +74,66 @@ describe("base32", () => {
 });
 
 describe("WarcWriter", () => {
-  it("writes request/response pairs that warcio reads back with matching headers, digests and bodies", async () => {
-    const clock: Clock = { ...systemClock, now: () => Date.UTC(2024, 4, 6, 7, 8, 9) };
-    const writer = new WarcWriter({ dir, agentId: "agent-7", software: "ubicrawl/test" }, { clock });
-    await writer.open();
-    const sent = Array.from({ length: 25 }, (_, i) => exchange(i, i === 3 ? randomBytes(70_000) : undefined));
-    const truncated = { ...exchange(99), truncated: true };
-    for (const ex of sent) await writer.write(ex);
-    await writer.write(truncated);
-    await writer.close();
+  it.each([true, false])(
+    "writes request/response pairs that read back with matching headers, digests and bodies (compressInWorker: %s)",
+    async (compressInWorker) => {
+      const clock: Clock = { ...systemClock, now: () => Date.UTC(2024, 4, 6, 7, 8, 9) };
+      const writer = new WarcWriter(
+        { dir, agentId: "agent-7", software: "ubicrawl/test", compressInWorker },
+        { clock },
+      );
+      await writer.open();
+      const sent = Array.from({ length: 25 }, (_, i) =>
+        exchange(i, i === 3 ? randomBytes(70_000) : undefined),
+      );
+      const truncated = { ...exchange(99), truncated: true };
+      for (const ex of sent) await writer.write(ex);
+      await writer.write(truncated);
+      await writer.close();
 
-    const files = await warcFiles();
-    expect(files).toEqual(["ubicrawl-20240506070809-00001-agent-7.warc.gz"]);
-    const records = await readAll(join(dir, files[0] as string));
-    expect(records).toHaveLength(1 + 2 * 26);
-    const info = records[0] as WarcRecordRead;
-    expect(info.type).toBe("warcinfo");
-    expect(info.headers.get("warc-filename")).toBe(files[0]);
-    expect(info.headers.get("content-type")).toBe("application/warc-fields");
-    expect(Buffer.from(info.block).toString()).toContain("software: ubicrawl/test\r\n");
-    const warcinfoId = info.headers.get("warc-record-id");
-    expect(warcinfoId).toMatch(RECORD_ID);
+      const files = await warcFiles();
+      expect(files).toEqual(["ubicrawl-20240506070809-00001-agent-7.warc.gz"]);
+      const records = await readAll(join(dir, files[0] as string));
+      expect(records).toHaveLength(1 + 2 * 26);
+      const info = records[0] as WarcRecordRead;
+      expect(info.type).toBe("warcinfo");
+      expect(info.headers.get("warc-filename")).toBe(files[0]);
+      expect(info.headers.get("content-type")).toBe("application/warc-fields");
+      expect(Buffer.from(info.block).toString()).toContain("software: ubicrawl/test\r\n");
+      const warcinfoId = info.headers.get("warc-record-id");
+      expect(warcinfoId).toMatch(RECORD_ID);
 
-    const ids = new Set<string>();
-    [...sent, truncated].forEach((ex, i) => {
-      const request = records[1 + 2 * i] as WarcRecordRead;
-      const response = records[2 + 2 * i] as WarcRecordRead;
-      expect(request.type).toBe("request");
-      expect(response.type).toBe("response");
-      for (const record of [request, response]) {
-        expect(record.headers.get("warc-target-uri")).toBe(ex.url);
-        expect(record.headers.get("warc-ip-address")).toBe("127.0.0.1");
-        expect(record.headers.get("warc-date")).toBe(ex.date.toISOString());
-        expect(record.headers.get("warc-warcinfo-id")).toBe(warcinfoId);
-        expect(record.headers.get("warc-record-id")).toMatch(RECORD_ID);
-        expect(Number(record.headers.get("content-length"))).toBe(record.block.byteLength);
-        expect(record.headers.get("warc-block-digest")).toBe(sha1(record.block));
-        ids.add(record.headers.get("warc-record-id") as string);
-      }
-      expect(request.headers.get("content-type")).toBe("application/http;msgtype=request");
-      expect(response.headers.get("content-type")).toBe("application/http;msgtype=response");
-      expect(Buffer.from(request.block).toString("latin1")).toBe(ex.requestHeaderBlock);
-      const { headerBlock, payload } = splitHttpBlock(response.block);
-      expect(headerBlock).toBe(ex.responseHeaderBlock);
-      expect(Buffer.from(payload).equals(Buffer.from(ex.body))).toBe(true);
-      expect(response.headers.get("warc-payload-digest")).toBe(sha1(ex.body));
-      expect(request.headers.get("warc-payload-digest")).toBe(sha1());
-      expect(response.headers.get("warc-truncated")).toBe(ex === truncated ? "length" : undefined);
-    });
-    expect(ids.size).toBe(2 * 26);
-    expect(writer.stats()).toMatchObject({ records: 53, exchanges: 26, files: 1, recoveredFiles: 0 });
-    expect(writer.stats().bytes).toBe((await stat(join(dir, files[0] as string))).size);
-  });
+      const ids = new Set<string>();
+      [...sent, truncated].forEach((ex, i) => {
+        const request = records[1 + 2 * i] as WarcRecordRead;
+        const response = records[2 + 2 * i] as WarcRecordRead;
+        expect(request.type).toBe("request");
+        expect(response.type).toBe("response");
+        for (const record of [request, response]) {
+          expect(record.headers.get("warc-target-uri")).toBe(ex.url);
+          expect(record.headers.get("warc-ip-address")).toBe("127.0.0.1");
+          expect(record.headers.get("warc-date")).toBe(ex.date.toISOString());
+          expect(record.headers.get("warc-warcinfo-id")).toBe(warcinfoId);
+          expect(record.headers.get("warc-record-id")).toMatch(RECORD_ID);
+          expect(Number(record.headers.get("content-length"))).toBe(record.block.byteLength);
+          expect(record.headers.get("warc-block-digest")).toBe(sha1(record.block));
+          ids.add(record.headers.get("warc-record-id") as string);
+        }
+        expect(request.headers.get("content-type")).toBe("application/http;msgtype=request");
+        expect(response.headers.get("content-type")).toBe("application/http;msgtype=response");
+        expect(Buffer.from(request.block).toString("latin1")).toBe(ex.requestHeaderBlock);
+        const { headerBlock, payload } = splitHttpBlock(response.block);
+        expect(headerBlock).toBe(ex.responseHeaderBlock);
+        expect(Buffer.from(payload).equals(Buffer.from(ex.body))).toBe(true);
+        expect(response.headers.get("warc-payload-digest")).toBe(sha1(ex.body));
+        expect(request.headers.get("warc-payload-digest")).toBe(sha1());
+        expect(response.headers.get("warc-truncated")).toBe(ex === truncated ? "length" : undefined);
+      });
+      expect(ids.size).toBe(2 * 26);
+      expect(writer.stats()).toMatchObject({ records: 53, exchanges: 26, files: 1, recoveredFiles: 0 });
+      expect(writer.stats().bytes).toBe((await stat(join(dir, files[0] as string))).size);
+    },
+  );
 
   it("links each request and response with WARC-Concurrent-To", async () => {
     const writer = new WarcWriter({ dir, agentId: "agent-7" });

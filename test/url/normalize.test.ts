@@ -168,6 +168,14 @@ function corpus(): { raws: string[]; bases: string[] } {
     "//double",
     "/a/.",
     "/a/..",
+    "/a/b/../../..",
+    "/a/%2E./b",
+    "/a/.%2e/b",
+    "/%41%7a%2D/%c3%a9",
+    "/a/.../b",
+    "/a%",
+    "/a%4",
+    "/./a/../.b/..c",
   ];
   const queries = ["", "?", "?a=1&b=2", "?q='x'", "?%7E=%7e", "?a=b?c/d", "?é"];
   const fragments = ["", "#", "#frag", "#a b"];
@@ -208,6 +216,20 @@ function corpus(): { raws: string[]; bases: string[] } {
     "é",
     "a@b",
     "?a'b",
+    ".",
+    "..",
+    "../..",
+    "../../../../../x?y#z",
+    "a/../../b/./",
+    "%2e%2e/x",
+    "x/%2E",
+    "%41b%7E?%7e=%2f",
+    "//EXAMPLE.org:80/a/../b",
+    "//x.test",
+    "///x.test/p",
+    "//u@x.test/",
+    "//127.0.0.1/",
+    "?q=%7e%zz",
   ];
   raws.push(...relatives);
   const bases = [
@@ -219,6 +241,8 @@ function corpus(): { raws: string[]; bases: string[] } {
     "HTTP://EXAMPLE.org/x",
     "not a base",
     "http://u:p@example.org/d/",
+    "https://a.test/x/y/z",
+    "http://a.test/%2F/q/",
   ];
   return { raws, bases };
 }
@@ -255,7 +279,30 @@ describe("fast path", () => {
     expect(fastNormalizeAbsolute("http://example.org/a?b=1#c")).toBe("http://example.org/a?b=1");
     expect(fastNormalizeRelative("next.html", base)).toBe("http://example.org/dir/next.html");
     expect(fastNormalizeRelative("/top", base)).toBe("http://example.org/top");
-    expect(fastNormalizeRelative("../up", base)).toBeUndefined();
+    expect(fastNormalizeRelative("../up", base)).toBe("http://example.org/up");
+  });
+
+  it("takes the common irregular shapes too: dot segments, escapes, upper-case hosts, //host", () => {
+    const base = "http://example.org/dir/sub/page.html";
+    expect(fastNormalizeRelative("../../a/./b/../c", base)).toBe("http://example.org/a/c");
+    expect(fastNormalizeRelative("../../../../x", base)).toBe("http://example.org/x");
+    expect(fastNormalizeRelative("..", base)).toBe("http://example.org/dir/");
+    expect(fastNormalizeRelative(".", base)).toBe("http://example.org/dir/sub/");
+    expect(fastNormalizeRelative("a/..", base)).toBe("http://example.org/dir/sub/");
+    expect(fastNormalizeRelative("%7euser/%2f?q=%7E%2a", base)).toBe(
+      "http://example.org/dir/sub/~user/%2F?q=~%2A",
+    );
+    expect(fastNormalizeRelative("//Other.Example:80/p#f", base)).toBe("http://other.example/p");
+    expect(fastNormalizeAbsolute("HTTP://X.test/")).toBe("http://x.test/");
+    expect(normalizeUrl("HTTPS://X.test:443/a", base)).toBe("https://x.test/a");
+    expect(fastNormalizeAbsolute("http://WWW.Example.ORG/A/./B/../C")).toBe("http://www.example.org/A/C");
+    expect(fastNormalizeAbsolute("http://a.test/x/..")).toBe("http://a.test/");
+    expect(fastNormalizeAbsolute("http://a.test/..")).toBe("http://a.test/");
+    expect(fastNormalizeAbsolute("http://a.test/a/...")).toBe("http://a.test/a/...");
+    // WHATWG reads escaped dots as dots: left to the slow path, which agrees with it.
+    expect(fastNormalizeAbsolute("http://a.test/a/%2e%2E/b")).toBeUndefined();
+    expect(normalizeUrl("http://a.test/a/%2e%2E/b")).toBe("http://a.test/b");
+    expect(fastNormalizeRelative("%zz", base)).toBeUndefined();
   });
 
   it("is idempotent: a canonical URL normalizes to itself", () => {
