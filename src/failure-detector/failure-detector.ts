@@ -69,6 +69,10 @@ export class FailureDetector {
   private readonly inFlight = new Map<string, AbortController>();
   private timer: TimerHandle | undefined;
   private running = false;
+  /** When the last round ran (clock ms), to tell a local pause from silent peers. */
+  private lastTickAtMs: number | undefined;
+  /** True when the last round skipped its sweep: never two in a row, so a crash is always found. */
+  private sweepSkipped = false;
 
   constructor(
     options: FailureDetectorOptions,
@@ -106,6 +110,7 @@ export class FailureDetector {
   /** Stops the timer and abandons outstanding heartbeats. Idempotent. */
   stop(): void {
     this.running = false;
+    this.lastTickAtMs = undefined;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
     for (const controller of this.inFlight.values()) controller.abort(stopped());
@@ -182,11 +187,24 @@ export class FailureDetector {
 
   private tick(): void {
     this.timer = this.deps.clock.setTimeout(() => this.tick(), this.intervalMs);
-    if (this.view.sweep(this.deps.clock.now(), this.suspectAfterMs, this.forgetAfterMs)) this.emit();
+    const now = this.deps.clock.now();
+    // A round far later than planned means this process was paused (GC, swap, an overloaded machine):
+    // the silence it measured is its own, and the heartbeats that came meanwhile wait unread in its
+    // sockets. Sweeping now would suspect everyone; the next round sweeps with them read.
+    const late = this.lastTickAtMs !== undefined && now - this.lastTickAtMs > this.pauseThresholdMs();
+    const paused = late && !this.sweepSkipped;
+    this.sweepSkipped = paused;
+    this.lastTickAtMs = now;
+    if (!paused && this.view.sweep(now, this.suspectAfterMs, this.forgetAfterMs)) this.emit();
     for (const member of this.targets()) {
       // A failed heartbeat is just silence; suspicion comes from the sweep.
       this.exchange(member, member.id).catch(() => {});
     }
+  }
+
+  /** A round later than this after the previous one follows a local pause (halfway to suspicion). */
+  private pauseThresholdMs(): number {
+    return this.intervalMs + (this.suspectAfterMs - this.intervalMs) / 2;
   }
 
   /** Members to heartbeat: alive and suspected ones (a suspected one that answers is trusted again). */

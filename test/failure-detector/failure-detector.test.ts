@@ -224,6 +224,28 @@ describe("FailureDetector", () => {
     expect(statusOf(detector, "slow")).toBe("suspected");
   });
 
+  it("does not blame its peers for its own pause, yet finds a peer that crashed during it", async () => {
+    const detectors = await cluster(3);
+    const changes: string[][] = [];
+    detectors[0].onChange((alive) => changes.push(alive.map((member) => member.id)));
+
+    // Every process stalls for twice the suspicion timeout (time passes, no timer or socket is served).
+    vi.setSystemTime(Date.now() + 2 * SUSPECT_AFTER_MS);
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    for (const detector of detectors) expect(aliveIds(detector)).toEqual(["a0", "a1", "a2"]);
+    expect(changes).toEqual([]);
+
+    // The same stall, with a2 crashed meanwhile: the round after the pause skips its sweep, the next
+    // one (on time) suspects a2.
+    network.down.add(detectors[2].self.address);
+    vi.setSystemTime(Date.now() + 2 * SUSPECT_AFTER_MS);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(aliveIds(detectors[0])).toContain("a2");
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    expect(aliveIds(detectors[0])).toEqual(["a0", "a1"]);
+    expect(changes).toEqual([["a0", "a1"]]);
+  });
+
   it("stops cleanly and twice, with no more heartbeats", async () => {
     const detectors = await cluster(2);
     detectors[0].stop();
