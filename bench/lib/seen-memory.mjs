@@ -1,5 +1,6 @@
 // Memory of an agent's URL-seen set for a given number of URLs, from the real SeenSet's sizing: the
-// table's size depends only on how many fingerprints went in, so filling a fresh set reproduces it.
+// segments grow by how many fingerprints fall in each, so filling a fresh set with as many
+// pseudo-random ones reproduces its size within a few growth steps.
 import { SeenSet } from "../../dist/frontier/index.js";
 
 /**

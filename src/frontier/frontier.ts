@@ -1,7 +1,8 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import type { GroupCommit, HostRecord, QueuedUrl, StateStore, StoredQueueEntry } from "../storage/index.js";
-import type { UrlFingerprinter } from "../url/index.js";
+import { hostKey, type UrlFingerprinter } from "../url/index.js";
 import { HostQueue } from "./host-queue.js";
+import { HostTable } from "./host-table.js";
 import { SeenSet } from "./seen-set.js";
 
 /** Options of a {@link Frontier}. */
@@ -11,6 +12,12 @@ export interface FrontierOptions {
    * @default 256
    */
   queueWindow?: number;
+  /**
+   * Hosts whose window is kept in memory at most; past it the least recently loaded idle windows are
+   * dropped (their entries stay on disk), so memory does not grow with the number of hosts.
+   * @default 1024
+   */
+  maxWindowedHosts?: number;
 }
 
 /** What a {@link Frontier} needs. */
@@ -33,6 +40,8 @@ export interface Completion {
 
 /** @default values of {@link FrontierOptions}. */
 export const DEFAULT_QUEUE_WINDOW = 256;
+/** @default of {@link FrontierOptions.maxWindowedHosts}: 4x the scheduler's default active hosts. */
+export const DEFAULT_MAX_WINDOWED_HOSTS = 1024;
 
 /**
  * The URLs this agent still has to fetch: the seen set (every URL ever queued here, as 64-bit
@@ -42,14 +51,18 @@ export const DEFAULT_QUEUE_WINDOW = 256;
  * completed is fetched again.
  */
 export class Frontier {
-  private readonly hosts = new Map<string, HostQueue>();
+  /** Idle hosts are packed in typed columns, so memory does not grow by an object per host. */
+  private readonly hosts = new HostTable();
   private readonly dirtyHosts = new Set<string>();
   private readonly committer: GroupCommit;
   private readonly queueWindow: number;
+  private readonly maxWindowedHosts: number;
+  /** Hosts with a window in memory, least recently loaded first. */
+  private readonly windowed = new Map<string, HostQueue>();
   /** Fingerprints of URLs handed to other agents (the outbox), kept so they can come back. */
   private readonly sentAway = new SeenSet();
   /** URLs taken and not yet completed, each with a promise settled when it is. */
-  private readonly flights = new Map<string, { done: Promise<void>; resolve: () => void }>();
+  private readonly flights = new Map<string, { host: string; done: Promise<void>; resolve: () => void }>();
   private waitingTotal = 0;
   private inFlightTotal = 0;
 
@@ -64,6 +77,13 @@ export class Frontier {
       throw new UbiError(
         ErrorCode.InvalidArgument,
         `queueWindow must be a positive integer, got ${this.queueWindow}`,
+      );
+    }
+    this.maxWindowedHosts = options.maxWindowedHosts ?? DEFAULT_MAX_WINDOWED_HOSTS;
+    if (!Number.isInteger(this.maxWindowedHosts) || this.maxWindowedHosts < 1) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `maxWindowedHosts must be a positive integer, got ${this.maxWindowedHosts}`,
       );
     }
     this.committer = deps.committer;
@@ -96,15 +116,14 @@ export class Frontier {
       const nextSeq = queued.headSeq + queued.count;
       frontier.hosts.set(host, new HostQueue(host, { nextSeq, fetched: 0 }, queued.count, queued.headSeq));
     }
-    for (const queue of frontier.hosts.values()) frontier.waitingTotal += queue.waiting;
+    frontier.waitingTotal = frontier.hosts.totalWaiting();
+    frontier.hosts.sweep();
     return frontier;
   }
 
   /** Hosts that have URLs waiting, for the scheduler after a restart. */
   hostsWithWork(): string[] {
-    const result: string[] = [];
-    for (const queue of this.hosts.values()) if (queue.hasWork) result.push(queue.host);
-    return result;
+    return this.hosts.hostsWithWork();
   }
 
   /** Every host this agent has a record of. */
@@ -192,9 +211,10 @@ export class Frontier {
 
   /**
    * Takes every waiting URL of `host` out of its queue, durably at the next commit: the host now
-   * belongs to another agent. URLs being fetched right now are not included.
+   * belongs to another agent. URLs being fetched right now are not included. `handOff` gets each URL
+   * as its dequeue is recorded, so no commit can write the one without the other's records.
    */
-  async drainHost(host: string): Promise<QueuedUrl[]> {
+  async drainHost(host: string, handOff?: (entry: QueuedUrl) => void): Promise<QueuedUrl[]> {
     const queue = this.hosts.get(host);
     if (!queue?.hasWork || queue.draining) return [];
     queue.draining = true;
@@ -205,7 +225,10 @@ export class Frontier {
       if (!queue.windowComplete) {
         entries.push(...(await this.deps.store.readQueue(host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
       }
-      for (const entry of entries) this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+      for (const entry of entries) {
+        handOff?.({ url: entry.url, depth: entry.depth });
+        this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+      }
       queue.window = [];
       queue.windowComplete = true;
       queue.nextReadSeq = queue.record.nextSeq;
@@ -223,7 +246,8 @@ export class Frontier {
     const seq = queue.record.nextSeq++;
     this.dirtyHosts.add(host);
     this.committer.add({ kind: "enqueue", host, seq, entry });
-    if (queue.windowComplete && queue.window.length < this.queueWindow) {
+    // Only a window in use grows here: an idle host's URLs wait on disk until it is visited.
+    if (queue.windowLive && queue.windowLength < this.queueWindow) {
       queue.window.push({ seq, ...entry });
       queue.nextReadSeq = seq + 1;
     } else {
@@ -247,6 +271,7 @@ export class Frontier {
       // A drain (or another take) changed the queue meanwhile: start over from its new state.
       if (queue.generation !== generation || queue.window.length > 0) return this.take(host);
       queue.window = loaded;
+      this.noteWindowLoaded(queue);
       const last = loaded.at(-1);
       if (last) {
         queue.nextReadSeq = last.seq + 1;
@@ -261,7 +286,7 @@ export class Frontier {
     queue.inFlight++;
     this.waitingTotal--;
     this.inFlightTotal++;
-    this.beginFlight(entry.url);
+    this.beginFlight(entry.url, host);
     return entry;
   }
 
@@ -298,12 +323,15 @@ export class Frontier {
   }
 
   /**
-   * For each URL, whether this agent fetched it (page recovery). A URL being fetched right now is
-   * answered once that fetch ends (at most `maxWaitMs`): the host may just have been handed over, and
-   * "not yet" would make its new owner fetch it a second time.
+   * For each URL, whether this agent fetched it (page recovery). While a fetch of one of their hosts is
+   * in flight here, the answer waits for it to end (at most `maxWaitMs`): the host may just have been
+   * handed over, and its new owner, which asks before fetching, must neither fetch a page a second time
+   * nor send the host a second request at once.
    */
   async wasFetched(urls: readonly string[], maxWaitMs = 0): Promise<boolean[]> {
-    const flights = urls.flatMap((url) => this.flights.get(url)?.done ?? []);
+    const hosts = new Set(urls.map(hostKey));
+    const flights: Promise<void>[] = [];
+    for (const flight of this.flights.values()) if (hosts.has(flight.host)) flights.push(flight.done);
     if (flights.length > 0 && maxWaitMs > 0) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => {
@@ -316,17 +344,38 @@ export class Frontier {
     return this.deps.store.hasFetched(urls.map((url) => this.deps.fingerprinter.fingerprint(url)));
   }
 
-  private beginFlight(url: string): void {
+  private beginFlight(url: string, host: string): void {
     let resolve = () => {};
     const done = new Promise<void>((settle) => {
       resolve = settle;
     });
-    this.flights.set(url, { done, resolve });
+    this.flights.set(url, { host, done, resolve });
   }
 
   private endFlight(url: string): void {
     this.flights.get(url)?.resolve();
     this.flights.delete(url);
+  }
+
+  /** Marks `queue`'s window as the most recently loaded; drops the oldest idle ones past the bound. */
+  private noteWindowLoaded(queue: HostQueue): void {
+    this.windowed.delete(queue.host);
+    this.windowed.set(queue.host, queue);
+    if (this.windowed.size <= this.maxWindowedHosts) return;
+    for (const [host, old] of this.windowed) {
+      if (this.windowed.size <= this.maxWindowedHosts) return;
+      // The window just loaded and those of hosts being visited stay; the next load tries again.
+      if (old === queue || old.inFlight > 0 || old.draining) continue;
+      old.evictWindow();
+      this.windowed.delete(host);
+    }
+  }
+
+  /** URLs held in the hosts' windows in memory (the rest of the frontier is on disk). */
+  get windowedUrls(): number {
+    let total = 0;
+    for (const queue of this.windowed.values()) total += queue.windowLength;
+    return total;
   }
 
   private queueOf(host: string): HostQueue {

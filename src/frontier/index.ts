@@ -2,6 +2,7 @@
 
 export {
   type Completion,
+  DEFAULT_MAX_WINDOWED_HOSTS,
   DEFAULT_QUEUE_WINDOW,
   Frontier,
   type FrontierDeps,

@@ -1,5 +1,5 @@
 import { mkdir } from "node:fs/promises";
-import type { AbstractSublevel } from "abstract-level";
+import type { AbstractBatchOperation, AbstractSublevel } from "abstract-level";
 import { Level } from "level";
 import { ErrorCode, UbiError } from "../errors.js";
 
@@ -44,6 +44,8 @@ export type StateOp =
   | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint };
 
 type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
+/** One operation of an array batch, on one of the sublevels. */
+type BatchOp = AbstractBatchOperation<Level<string, string>, string, string>;
 
 const SEP = "\u0000";
 
@@ -112,8 +114,10 @@ export class StateStore {
   async write(ops: readonly StateOp[]): Promise<void> {
     if (ops.length === 0) return;
     try {
-      // batch() itself throws (synchronously) on a closed database: keep it inside the try.
-      await this.buildBatch(ops).write();
+      // The array form, not a chained batch: classic-level frees a chained batch's native copy of every
+      // key and value only when V8 collects it, and V8 does not know that memory is there, so under a
+      // steady load it piled up in the malloc heap (~300 MB of RSS at 10 M queued URLs).
+      await this.db.batch(this.batchOps(ops));
     } catch (error) {
       throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
         cause: error,
@@ -121,39 +125,56 @@ export class StateStore {
     }
   }
 
-  /** One chained batch holding `ops` in order (a later put of the same key wins). */
-  private buildBatch(ops: readonly StateOp[]): ReturnType<Level<string, string>["batch"]> {
-    const batch = this.db.batch();
+  /** The operations of one batch holding `ops` in order (a later put of the same key wins). */
+  private batchOps(ops: readonly StateOp[]): BatchOp[] {
+    const batch: BatchOp[] = [];
     for (const op of ops) {
       switch (op.kind) {
         case "enqueue":
-          batch.put(seqKey(op.host, op.seq), encodeEntry(op.entry), { sublevel: this.queue });
+          batch.push({
+            type: "put",
+            key: seqKey(op.host, op.seq),
+            value: encodeEntry(op.entry),
+            sublevel: this.queue,
+          });
           break;
         case "dequeue":
-          batch.del(seqKey(op.host, op.seq), { sublevel: this.queue });
+          batch.push({ type: "del", key: seqKey(op.host, op.seq), sublevel: this.queue });
           break;
         case "seen":
-          batch.put(fingerprintKey(op.fingerprint), "", { sublevel: this.seen });
+          batch.push({ type: "put", key: fingerprintKey(op.fingerprint), value: "", sublevel: this.seen });
           break;
         case "fetched":
-          batch.put(fingerprintKey(op.fingerprint), "", { sublevel: this.fetched });
+          batch.push({ type: "put", key: fingerprintKey(op.fingerprint), value: "", sublevel: this.fetched });
           break;
         case "host":
-          batch.put(op.host, JSON.stringify(op.record), { sublevel: this.hosts });
+          batch.push({ type: "put", key: op.host, value: JSON.stringify(op.record), sublevel: this.hosts });
           break;
         case "meta":
-          batch.put(op.key, op.value, { sublevel: this.meta });
+          batch.push({ type: "put", key: op.key, value: op.value, sublevel: this.meta });
           break;
         case "robots":
-          batch.put(op.origin, JSON.stringify(op.snapshot), { sublevel: this.robots });
+          batch.push({
+            type: "put",
+            key: op.origin,
+            value: JSON.stringify(op.snapshot),
+            sublevel: this.robots,
+          });
           break;
         case "outbox":
-          batch.put(op.peer + SEP + fingerprintKey(op.fingerprint), encodeEntry(op.entry), {
+          batch.push({
+            type: "put",
+            key: op.peer + SEP + fingerprintKey(op.fingerprint),
+            value: encodeEntry(op.entry),
             sublevel: this.outbox,
           });
           break;
         case "outbox-done":
-          batch.del(op.peer + SEP + fingerprintKey(op.fingerprint), { sublevel: this.outbox });
+          batch.push({
+            type: "del",
+            key: op.peer + SEP + fingerprintKey(op.fingerprint),
+            sublevel: this.outbox,
+          });
           break;
       }
     }

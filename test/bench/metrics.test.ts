@@ -102,11 +102,13 @@ describe("seenSetMemory", () => {
     const reference = new SeenSet();
     for (let i = 1; i <= 5000; i++) reference.addParts(i, i * 7);
     const memory = seenSetMemory(5000);
-    expect(memory.bytes).toBe(reference.memoryBytes);
-    expect(memory.bytesPerUrl).toBeCloseTo(reference.memoryBytes / 5000, 6);
-    // Load in [0.57, 0.85] with 8-byte slots.
+    expect(memory.urls).toBe(5000);
+    // The set's segments grow apart, each by the fingerprints that fall in it: two fills of the same
+    // size differ by at most a few segments' growth steps.
+    expect(Math.abs(memory.bytes - reference.memoryBytes)).toBeLessThan(reference.memoryBytes * 0.05);
+    // Each segment's load stays in [0.68, 0.85] with 8-byte slots.
     expect(memory.bytesPerUrl).toBeGreaterThanOrEqual(9.4);
-    expect(memory.bytesPerUrl).toBeLessThanOrEqual(14.1);
+    expect(memory.bytesPerUrl).toBeLessThanOrEqual(12);
   });
 });
 
