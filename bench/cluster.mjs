@@ -2,15 +2,18 @@
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
 // prints total pages/s, CPU per 1,000 pages, URLs sent per page fetched against the expected
 // (inter-host links followed a page) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
-// Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--json]
+// With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs), to see
+// whether per-agent pages/s stays flat when every agent has a CPU of its own.
+// Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--json]
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
 import {
+  allowedCores,
   openWorkspace,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
@@ -38,6 +41,11 @@ const FLAGS = {
     default: 2500,
     min: 20,
   },
+  pin: { type: "boolean", help: "pin agent i to CPU i mod cores with taskset (the test web is not pinned)" },
+  "cpu-prof": {
+    type: "string",
+    help: "write a V8 CPU profile of every agent into this folder (<folder>/agents-<n>/<id>.cpuprofile)",
+  },
   "timeout-s": { type: "integer", help: "give up on a cluster run after this long", default: 600, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
@@ -55,6 +63,8 @@ const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
 if (flags["suspect-after-ms"] <= flags["heartbeat-ms"])
   throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
+const cores = flags.pin ? allowedCores() : [];
+const profileDir = flags["cpu-prof"] === undefined ? undefined : resolve(flags["cpu-prof"]);
 const { dir, children } = await openWorkspace("cluster", flags.keep);
 const log = (text) => process.stderr.write(`${text}\n`);
 // The machine may be shared: the 1-minute load average before and after says how busy it was.
@@ -114,27 +124,31 @@ async function runCluster(n) {
       if (last && n > 1) await waitForSettledView(stats, agents);
       await mkdir(join(runDir, id), { recursive: true });
       const joinList = agents.map((agent) => agent.address).join(",");
-      const agent = startAgentProcess(id, [
-        ...["--data", join(runDir, id), "--hosts-file", testweb.files.hosts, "--allow-net", "127.0.0.0/8"],
-        ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
-        ...(last ? ["--seeds", testweb.files.seeds] : []),
-        ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
-        ...[
-          "--robots-retry-ms",
-          "100",
-          "--max-robots-attempts",
-          "2",
-          "--exit-when-done",
-          "--progress",
-          "off",
+      const agent = startAgentProcess(
+        id,
+        [
+          ...["--data", join(runDir, id), "--hosts-file", testweb.files.hosts, "--allow-net", "127.0.0.0/8"],
+          ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
+          ...(last ? ["--seeds", testweb.files.seeds] : []),
+          ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
+          ...[
+            "--robots-retry-ms",
+            "100",
+            "--max-robots-attempts",
+            "2",
+            "--exit-when-done",
+            "--progress",
+            "off",
+          ],
+          ...[
+            "--heartbeat-ms",
+            String(flags["heartbeat-ms"]),
+            "--suspect-after-ms",
+            String(flags["suspect-after-ms"]),
+          ],
         ],
-        ...[
-          "--heartbeat-ms",
-          String(flags["heartbeat-ms"]),
-          "--suspect-after-ms",
-          String(flags["suspect-after-ms"]),
-        ],
-      ]);
+        spawnOptionsOf(n, i),
+      );
       if (last) crawlStartedAtMs = agent.startedAtMs;
       children.add(agent);
       agents.push(agent);
@@ -169,6 +183,7 @@ async function runCluster(n) {
     }
     return {
       agents: n,
+      cores: agents.map((agent) => agent.core),
       ok: !timedOut && exitCodes.every((code) => code === 0),
       pagesFetched: metrics.fetches,
       wallSeconds,
@@ -199,6 +214,17 @@ async function runCluster(n) {
   }
 }
 
+/** CPU pinning and profiling of agent `i` (1-based) of `n`. */
+function spawnOptionsOf(n, i) {
+  const options = {};
+  if (cores.length > 0) options.core = cores[(i - 1) % cores.length];
+  if (profileDir !== undefined) {
+    const folder = join(profileDir, `agents-${n}`);
+    options.nodeArgs = ["--cpu-prof", "--cpu-prof-dir", folder, "--cpu-prof-name", `agent-${i}.cpuprofile`];
+  }
+  return options;
+}
+
 /** Waits (boundedly) until every agent started so far regards all of them as alive. */
 async function waitForSettledView(stats, agents) {
   const ids = agents.map((agent) => agent.name);
@@ -214,6 +240,7 @@ async function waitForSettledView(stats, agents) {
 function printTable() {
   const headers = [
     "agents",
+    ...(flags.pin ? ["cores"] : []),
     "pages",
     "wall s",
     "end lag s",
@@ -229,6 +256,7 @@ function printTable() {
   ];
   const rows = results.map((r) => [
     `${r.agents}${r.ok ? "" : " (!)"}`,
+    ...(flags.pin ? [r.cores.join(",")] : []),
     String(r.pagesFetched),
     fixed(r.wallSeconds, 1),
     fixed(r.endLagSeconds, 1),
@@ -245,6 +273,7 @@ function printTable() {
   process.stdout.write(
     `ubicrawl bench/cluster: test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
       `--max-active-hosts ${flags["max-active-hosts"]} per agent, --delay-ms 0, all processes on this machine ` +
+      (flags.pin ? "(pinned: agent i on CPU i mod cores with taskset; the test web unpinned) " : "") +
       `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after)\n` +
       `inter-host share of followed links: ${percent(links.interHostShare, 1)} ` +
       `(${fixed(links.interHostLinksPerPage, 2)} inter-host links a page of ${fixed(links.followedLinks / Math.max(1, links.pages), 2)} followed); ` +

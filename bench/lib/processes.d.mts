@@ -6,10 +6,20 @@ export const UBICRAWL: string;
 /** Copies the built crawler into `dir`; children started afterwards run the copy. Returns its bin. */
 export function snapshotUbicrawl(dir: string): string;
 
+/** How a child is started beyond its arguments. */
+export interface SpawnOptions {
+  /** Runs the child under `taskset -c core`. */
+  readonly core?: number;
+  /** Flags for node itself (e.g. `--cpu-prof`). */
+  readonly nodeArgs?: readonly string[];
+}
+
 /** A started `bin/ubicrawl` child with its stderr lines and its exit. */
 export class Child {
-  constructor(name: string, args: readonly string[]);
+  constructor(name: string, args: readonly string[], options?: SpawnOptions);
   readonly name: string;
+  /** The CPU it is pinned to, if any. */
+  readonly core: number | undefined;
   readonly stderrLines: string[];
   readonly startedAtMs: number;
   readonly startedAtEpochMs: number;
@@ -28,9 +38,12 @@ export class Child {
 export function startTestWebProcess(
   dir: string,
   web: { seed: number; hosts: number; pages: number },
+  options?: SpawnOptions,
 ): Promise<{ child: Child; port: number; files: { hosts: string; seeds: string; truth: string } }>;
 /** Starts `ubicrawl agent --id id …args`. */
-export function startAgentProcess(id: string, args: readonly string[]): Child;
+export function startAgentProcess(id: string, args: readonly string[], options?: SpawnOptions): Child;
+/** The CPUs this process may run on, numbered as `taskset -c` takes them. */
+export function allowedCores(): number[];
 /** CPU seconds (user + system) of this process's reaped children. */
 export function reapedChildrenCpuSeconds(): number;
 

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -43,8 +43,9 @@ export class Child {
   /**
    * @param {string} name shown in errors
    * @param {readonly string[]} args arguments of bin/ubicrawl
+   * @param {SpawnOptions} [options] CPU pinning and extra node flags
    */
-  constructor(name, args) {
+  constructor(name, args, options = {}) {
     this.name = name;
     /** @type {string[]} */
     this.stderrLines = [];
@@ -55,9 +56,12 @@ export class Child {
     this.exitedAtMs = undefined;
     /** @type {number | undefined} */
     this.exitedAtEpochMs = undefined;
-    this.process = spawn(process.execPath, [ubicrawlCommand, ...args], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const node = [process.execPath, ...(options.nodeArgs ?? []), ubicrawlCommand, ...args];
+    // taskset execs node in place, so the PID (stopped, sampled, accounted) is node's own.
+    const command = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
+    /** The CPU this child is pinned to, if any. */
+    this.core = options.core;
+    this.process = spawn(command[0], command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
     this.pid = this.process.pid;
     this.process.once("exit", () => {
       this.exitedAtMs = performance.now();
@@ -129,17 +133,27 @@ export class Child {
 }
 
 /**
+ * How a child is started beyond its arguments.
+ * @typedef {{ core?: number, nodeArgs?: readonly string[] }} SpawnOptions
+ */
+
+/**
  * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`.
  * @param {string} dir
  * @param {{ seed: number, hosts: number, pages: number }} web
+ * @param {SpawnOptions} [options]
  */
-export async function startTestWebProcess(dir, web) {
+export async function startTestWebProcess(dir, web, options = {}) {
   const files = { hosts: join(dir, "hosts"), seeds: join(dir, "seeds"), truth: join(dir, "truth") };
-  const child = new Child("testweb", [
+  const child = new Child(
     "testweb",
-    ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
-    ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
-  ]);
+    [
+      "testweb",
+      ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
+      ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
+    ],
+    options,
+  );
   const match = await child.waitForLine(/^test web: \d+ hosts on port (\d+)/, 120_000);
   const port = Number(match[1]);
   // The line comes just before the web installs its SIGTERM handler: one answered request proves the
@@ -172,9 +186,33 @@ async function requestRobots(hostsFile, port) {
  * Starts `ubicrawl agent` with `args` (after `agent`).
  * @param {string} id
  * @param {readonly string[]} args
+ * @param {SpawnOptions} [options]
  */
-export function startAgentProcess(id, args) {
-  return new Child(id, ["agent", "--id", id, ...args]);
+export function startAgentProcess(id, args, options = {}) {
+  return new Child(id, ["agent", "--id", id, ...args], options);
+}
+
+/**
+ * The CPUs this process may run on (its affinity mask, as `taskset -c` numbers them), or
+ * `0 … availableParallelism − 1` where `taskset` cannot tell.
+ * @returns {number[]}
+ */
+export function allowedCores() {
+  try {
+    const list = execFileSync("taskset", ["-cp", String(process.pid)], { encoding: "utf8" });
+    const cores = [];
+    for (const part of list
+      .slice(list.lastIndexOf(":") + 1)
+      .trim()
+      .split(",")) {
+      const [from, to = from] = part.split("-").map(Number);
+      for (let core = from; core <= to; core++) cores.push(core);
+    }
+    if (cores.length > 0 && cores.every(Number.isInteger)) return cores;
+  } catch {
+    // no taskset: fall through
+  }
+  return Array.from({ length: availableParallelism() }, (_, i) => i);
 }
 
 const CLOCK_TICKS = (() => {

@@ -1,6 +1,6 @@
 import { Agent, type ClusterHooks } from "../agent/agent.js";
 import type { AgentOptions } from "../agent/agent-options.js";
-import { type Clock, sleep, systemClock } from "../clock.js";
+import { type Clock, sleep, systemClock, type TimerHandle } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { loadHasher64 } from "../hashing/index.js";
@@ -29,6 +29,7 @@ import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PageRecovery } from "./page-recovery.js";
 import { TerminationDetector, type WorkLoad } from "./termination.js";
+import { resendUnacked } from "./unacked-urls.js";
 import { UrlExchange } from "./url-exchange.js";
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
@@ -67,8 +68,13 @@ export interface ClusterOptions {
 /** Default of {@link ClusterOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
 export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
 
-/** How long a page-recovery answer may wait for a fetch of the asked URL that is in flight here. */
+/** How long a page-recovery answer may wait for a fetch of an asked URL's host in flight here. */
 const WAS_FETCHED_WAIT_MS = 3_000;
+/**
+ * How often the frontier is checked for URLs of hosts owned by others: a fetch in flight when its host
+ * was handed over can end put back in the queue (a parked host, a full disk), after the hand-over.
+ */
+const STRANDED_CHECK_MS = 2_000;
 /** Seen batch ids kept per process to count each received batch once despite retries. */
 const MAX_REMEMBERED_BATCHES = 100_000;
 
@@ -101,6 +107,7 @@ export class ClusterNode implements AgentServiceHandlers {
   /** Local time of the last change of the alive set (termination waits for a stable view). */
   private viewChangedAtMs = 0;
   private stopping: Promise<void> | undefined;
+  private strandedTimer: TimerHandle | undefined;
 
   private constructor(
     readonly options: ClusterOptions,
@@ -216,6 +223,7 @@ export class ClusterNode implements AgentServiceHandlers {
             { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) },
           );
           self.termination.observe(reply.from.id, reply.load, sentAtMs);
+          self.exchange.notePeerLoad(reply.from.id, reply.load);
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
         },
       },
@@ -235,6 +243,7 @@ export class ClusterNode implements AgentServiceHandlers {
         isAlive,
         reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
         onSentAway: (fingerprint) => agent.frontier.markSentAway(fingerprint),
+        localIdle: () => agent.isIdle,
         onDelivered: () => {
           if (node) node.batchesDelivered++;
         },
@@ -274,6 +283,11 @@ export class ClusterNode implements AgentServiceHandlers {
       throw error;
     }
     if (agentOptions.seeds.length > 0) node.termination.markStarted();
+    // URLs handed off just before a crash and never acknowledged are on no queue: route them again,
+    // now that the view (and so each one's owner) is known.
+    await resendUnacked(agent.store, agent.committer, (url, depth, host) =>
+      agent.router.routeAt(url, depth, host),
+    );
     await agent.start();
     return node;
   }
@@ -286,6 +300,8 @@ export class ClusterNode implements AgentServiceHandlers {
   /** True when the termination rule says the whole cluster's crawl is complete. */
   isCrawlComplete(): boolean {
     const now = this.clock.now();
+    // Links buffered while this agent was busy are all the others will get from it: send them soon.
+    this.exchange.reconsider();
     this.termination.observe(this.agent.options.id, this.load(), now);
     // A live agent falsely suspected (a busy machine) would be left out of the rounds below; a view
     // unchanged for twice the suspicion timeout has no such agent, since it would have answered again.
@@ -330,6 +346,7 @@ export class ClusterNode implements AgentServiceHandlers {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.detector.stop();
+      if (this.strandedTimer !== undefined) this.clock.clearTimeout(this.strandedTimer);
       this.exchange.stop();
       await this.server.stop();
       await this.agent.stop();
@@ -368,6 +385,7 @@ export class ClusterNode implements AgentServiceHandlers {
     // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
     // A request's load may have waited in transit: it only tells that the crawl started.
     this.termination.noteStarted(request.load);
+    this.exchange.notePeerLoad(from.id, request.load);
     const now = this.clock.now();
     return {
       members: answer.entries.map((entry) => toWireMember(entry, now)),
@@ -503,6 +521,7 @@ export class ClusterNode implements AgentServiceHandlers {
     }
     this.detector.start();
     this.onViewChange(this.detector.alive());
+    this.watchStranded();
     if (seeds.length > 0) await this.settleView();
   }
 
@@ -524,7 +543,13 @@ export class ClusterNode implements AgentServiceHandlers {
     if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over
     const previous = this.aliveIds;
     this.aliveIds = new Set(alive.map((member) => member.id));
-    this.viewChangedAtMs = this.clock.now();
+    // An agent that announced its leave is no live agent falsely suspected: its going does not restart
+    // the wait for a stable view (else every agent exiting after the crawl delays the others' exit).
+    const hasLeft = (id: string) => this.detector.members().some((m) => m.id === id && m.status === "left");
+    const joined = [...this.aliveIds].some((id) => !previous.has(id));
+    if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
+      this.viewChangedAtMs = this.clock.now();
+    }
     const changed = this.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
     if (!changed) return;
     this.recovery.reset();
@@ -532,11 +557,26 @@ export class ClusterNode implements AgentServiceHandlers {
     const crashed = [...previous].filter((id) => !this.aliveIds.has(id) && statuses.get(id) !== "left");
     for (const id of previous) if (!this.aliveIds.has(id)) this.termination.forget(id);
     this.exchange.onViewChange();
+    this.queueReexamine(crashed);
+  }
+
+  private queueReexamine(crashed: readonly string[]): void {
     this.reexamining = this.reexamining
       .then(() => this.reexamine(crashed))
       .catch((error) => {
         process.stderr.write(`ubicrawl: re-examining the frontier failed: ${String(error)}\n`);
       });
+  }
+
+  /** Hands over, now and then, URLs put back in queues of hosts this agent no longer owns. */
+  private watchStranded(): void {
+    this.strandedTimer = this.clock.setTimeout(() => {
+      if (this.stopping) return;
+      const self = this.agent.options.id;
+      const hosts = this.agent.frontier.hostsWithWork();
+      if (hosts.some((host) => this.ownership.ownerOf(host) !== self)) this.queueReexamine([]);
+      this.watchStranded();
+    }, STRANDED_CHECK_MS);
   }
 
   private async reexamine(crashed: readonly string[]): Promise<void> {
@@ -545,8 +585,8 @@ export class ClusterNode implements AgentServiceHandlers {
     for (const host of frontier.hostsWithWork()) {
       const owner = this.ownership.ownerOf(host);
       if (owner === self) continue;
-      for (const entry of await frontier.drainHost(host))
-        this.exchange.send(owner, entry.url, entry.depth, host);
+      // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
+      await frontier.drainHost(host, (entry) => this.exchange.send(owner, entry.url, entry.depth, host));
     }
     await frontier.commit();
     for (const peer of crashed) await this.exchange.redistribute(peer);

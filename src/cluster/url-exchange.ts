@@ -6,13 +6,25 @@ import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { GroupCommit, QueuedUrl, StateStore } from "../storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../transport/index.js";
 import { hostKey, type UrlFingerprinter } from "../url/index.js";
+import { FlushPolicy } from "./flush-policy.js";
+import { UNACKED_PEER } from "./unacked-urls.js";
 
 /** Options of a {@link UrlExchange}. */
 export interface UrlExchangeOptions {
   /** URLs per batch at most; a full buffer is sent at once. @default 1000 */
   readonly maxBatchUrls?: number;
-  /** Longest a URL waits in a buffer before its batch is sent. @default 250 */
+  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default 400 */
+  readonly targetBatchUrls?: number;
+  /** Longest a URL waits in a buffer before its batch is sent. @default 3000 */
   readonly flushDelayMs?: number;
+  /**
+   * Wait of an urgent batch (its destination is short of work, or this agent is idle): a burst of links
+   * still travels together, and a peer left idle at the end of a crawl by links that are all duplicates
+   * does not get one batch per page. Capped at `flushDelayMs`. @default 250
+   */
+  readonly urgentDelayMs?: number;
+  /** A destination whose heartbeat reports fewer queued URLs is short of work. @default 20 */
+  readonly starvingQueuedUrls?: number;
   /** First retry delay of a failed batch; doubles up to `retryMaxMs`. @default 200 */
   readonly retryMinMs?: number;
   /** @default 5000 */
@@ -41,28 +53,48 @@ export interface UrlExchangeDeps {
   readonly onSentAway: (fingerprint: bigint) => void;
   /** Called when `peerId` acknowledged a batch (termination detection counts these). */
   readonly onDelivered: (peerId: string) => void;
+  /** True when this agent has nothing left to fetch (its buffered links are then sent soon). */
+  readonly localIdle?: () => boolean;
 }
 
 interface Pending extends QueuedUrl {
   readonly host: string;
+  /** Local time it was buffered. */
+  readonly atMs: number;
 }
 
 interface PeerOutbox {
   buffer: Pending[];
   timer: TimerHandle | undefined;
+  /** When `timer` fires. */
+  dueAtMs: number;
   sending: boolean;
+  /** Queued URLs in the destination's last heartbeat load. */
+  peerQueuedUrls: number | undefined;
 }
 
-const DEFAULTS = { maxBatchUrls: 1000, flushDelayMs: 250, retryMinMs: 200, retryMaxMs: 5000 } as const;
+const DEFAULTS = {
+  maxBatchUrls: 1000,
+  targetBatchUrls: 400,
+  flushDelayMs: 3000,
+  urgentDelayMs: 250,
+  starvingQueuedUrls: 20,
+  retryMinMs: 200,
+  retryMaxMs: 5000,
+} as const;
+
+/** Options that may be 0. */
+const MAY_BE_ZERO = new Set(["flushDelayMs", "urgentDelayMs", "starvingQueuedUrls"]);
 
 /**
  * Hands URLs of hosts owned by other agents to their owners: buffered per destination, sent in
- * batches (by size or after a short delay, one batch in flight per peer), retried while the peer
+ * batches (when the {@link FlushPolicy} says so, one batch in flight per peer), retried while the peer
  * lives and re-routed when it does not. Every URL handed to a peer is also remembered durably in the
  * outbox, so when that peer dies its URLs go to their new owners and the crawl still covers them.
  */
 export class UrlExchange implements UrlExchangeSink {
   private readonly options: Required<UrlExchangeOptions>;
+  private readonly policy: FlushPolicy;
   private readonly outboxes = new Map<string, PeerOutbox>();
   private readonly abort = new AbortController();
   private batchSerial = 0;
@@ -77,10 +109,17 @@ export class UrlExchange implements UrlExchangeSink {
     // Every batch in flight listens on this signal.
     setMaxListeners(0, this.abort.signal);
     for (const [name, value] of Object.entries(this.options)) {
-      if (!Number.isInteger(value) || value < (name === "flushDelayMs" ? 0 : 1)) {
+      if (!Number.isInteger(value) || value < (MAY_BE_ZERO.has(name) ? 0 : 1)) {
         throw new UbiError(ErrorCode.InvalidArgument, `${name} must be a positive integer, got ${value}`);
       }
     }
+    const { maxBatchUrls, targetBatchUrls, flushDelayMs, urgentDelayMs, starvingQueuedUrls } = this.options;
+    this.policy = new FlushPolicy({
+      targetBatchUrls: Math.min(targetBatchUrls, maxBatchUrls),
+      maxDelayMs: flushDelayMs,
+      urgentDelayMs: Math.min(urgentDelayMs, flushDelayMs),
+      starvingQueuedUrls,
+    });
   }
 
   /** URLs buffered or in flight, not yet acknowledged. */
@@ -97,14 +136,29 @@ export class UrlExchange implements UrlExchangeSink {
   send(owner: string, url: string, depth: number, host: string): void {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry: { url, depth } });
+    // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
+    this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry: { url, depth } });
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
-    outbox.buffer.push({ url, depth, host });
+    outbox.buffer.push({ url, depth, host, atMs: this.deps.clock.now() });
     this.pending++;
-    if (outbox.buffer.length >= this.options.maxBatchUrls) this.flush(owner);
-    else if (outbox.timer === undefined && !outbox.sending) {
-      outbox.timer = this.deps.clock.setTimeout(() => this.flush(owner), this.options.flushDelayMs);
-    }
+    this.schedule(owner, outbox);
+  }
+
+  /**
+   * `peer`'s heartbeat load: how much work it has queued decides how long its batches wait (an idle or
+   * nearly empty peer gets its URLs soon). Also re-examines the batch for it.
+   */
+  notePeerLoad(peer: string, load: { readonly idle: boolean; readonly queuedUrls: number }): void {
+    const outbox = this.outboxes.get(peer);
+    if (!outbox) return;
+    outbox.peerQueuedUrls = load.idle ? 0 : load.queuedUrls;
+    this.schedule(peer, outbox);
+  }
+
+  /** Re-examines every buffered batch (e.g. this agent just became idle). */
+  reconsider(): void {
+    for (const [peer, outbox] of this.outboxes) this.schedule(peer, outbox);
   }
 
   /** After a view change: URLs buffered for agents no longer alive go to their new owners. */
@@ -123,6 +177,8 @@ export class UrlExchange implements UrlExchangeSink {
     let count = 0;
     for await (const { fingerprint, entry } of this.deps.store.outboxEntries(peer)) {
       this.deps.committer.add({ kind: "outbox-done", peer, fingerprint });
+      // Queued here or handed off again (marked again then) in this same commit.
+      this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
       this.deps.requeue(entry.url, entry.depth, hostKey(entry.url));
       count++;
     }
@@ -158,11 +214,42 @@ export class UrlExchange implements UrlExchangeSink {
       .finally(() => {
         this.inFlight--;
         outbox.sending = false;
-        if (outbox.buffer.length >= this.options.maxBatchUrls) this.flush(peer);
-        else if (outbox.buffer.length > 0 && !this.abort.signal.aborted) {
-          outbox.timer = this.deps.clock.setTimeout(() => this.flush(peer), this.options.flushDelayMs);
-        }
+        this.schedule(peer, outbox);
       });
+  }
+
+  /**
+   * Sends the batch for `peer` now if the policy says so, or sets (or brings forward) its timer. A due
+   * time of 0 still goes through a timer, so the links of one page, routed synchronously, travel together.
+   */
+  private schedule(peer: string, outbox: PeerOutbox): void {
+    if (outbox.sending || this.abort.signal.aborted) return;
+    const oldest = outbox.buffer[0];
+    if (oldest === undefined) return;
+    const now = this.deps.clock.now();
+    if (outbox.buffer.length >= this.options.maxBatchUrls) {
+      this.flush(peer);
+      return;
+    }
+    const delayMs = this.policy.delayMs(
+      {
+        urls: outbox.buffer.length,
+        oldestAtMs: oldest.atMs,
+        peerQueuedUrls: outbox.peerQueuedUrls,
+        localIdle: this.deps.localIdle?.() ?? false,
+      },
+      now,
+    );
+    if (delayMs === 0 && outbox.buffer.length >= this.policy.options.targetBatchUrls) {
+      this.flush(peer);
+      return;
+    }
+    if (outbox.timer !== undefined) {
+      if (outbox.dueAtMs <= now + delayMs) return;
+      this.deps.clock.clearTimeout(outbox.timer);
+    }
+    outbox.dueAtMs = now + delayMs;
+    outbox.timer = this.deps.clock.setTimeout(() => this.flush(peer), delayMs);
   }
 
   private async sendBatch(peer: string, urls: Pending[]): Promise<void> {
@@ -185,6 +272,7 @@ export class UrlExchange implements UrlExchangeSink {
         if (!durable) await this.deps.committer.commit();
         durable = true;
         await this.deps.submit(peer, batch, this.abort.signal);
+        this.acknowledged(urls);
         this.pending -= urls.length;
         const traffic = this.deps.stats.peer(peer);
         traffic.urlsSent += urls.length;
@@ -205,6 +293,16 @@ export class UrlExchange implements UrlExchangeSink {
     }
   }
 
+  /** The peer holds `urls` durably now: a restart need not send them again. */
+  private acknowledged(urls: readonly Pending[]): void {
+    for (const { url } of urls) {
+      const fingerprint = this.deps.fingerprinter.fingerprint(url);
+      this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
+    }
+    // Written now, not at some later commit: pending ops keep the agent from looking idle.
+    this.deps.committer.commit().catch(() => {});
+  }
+
   private rerouteBuffer(peer: string, outbox: PeerOutbox): void {
     const urls = outbox.buffer;
     outbox.buffer = [];
@@ -218,7 +316,13 @@ export class UrlExchange implements UrlExchangeSink {
   private outboxOf(peer: string): PeerOutbox {
     let outbox = this.outboxes.get(peer);
     if (!outbox) {
-      outbox = { buffer: [], timer: undefined, sending: false };
+      outbox = {
+        buffer: [],
+        timer: undefined,
+        dueAtMs: 0,
+        sending: false,
+        peerQueuedUrls: undefined,
+      };
       this.outboxes.set(peer, outbox);
     }
     return outbox;

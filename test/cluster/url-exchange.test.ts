@@ -27,7 +27,7 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-async function setup(options: UrlExchangeOptions = {}) {
+async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean) {
   const dir = await mkdtemp(join(tmpdir(), "ubicrawl-exchange-"));
   const store = await StateStore.open(dir);
   /** Writes to fail before the store is written again (a full disk, say). */
@@ -47,6 +47,17 @@ async function setup(options: UrlExchangeOptions = {}) {
   const requeued: { url: string; depth: number; host: string }[] = [];
   const delivered: string[] = [];
   const sentAway: bigint[] = [];
+  // Options are checked first: a refused set must not leave its store and folder behind.
+  const close = async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    new UrlExchange(options, {} as never);
+  } catch (error) {
+    if (isUbiError(error, ErrorCode.InvalidArgument)) await close();
+    throw error;
+  }
   const exchange = new UrlExchange(options, {
     onSentAway: (fingerprint) => sentAway.push(fingerprint),
     selfId: "self",
@@ -69,6 +80,7 @@ async function setup(options: UrlExchangeOptions = {}) {
     reroute: (url) => rerouted.push(url),
     requeue: (url, depth, host) => requeued.push({ url, depth, host }),
     onDelivered: (peer) => delivered.push(peer),
+    ...(localIdle ? { localIdle } : {}),
   });
   cleanup = async () => {
     exchange.stop();
@@ -112,7 +124,15 @@ function sendAll(exchange: UrlExchange, peer: string, urls: readonly string[]): 
 
 describe("UrlExchange", () => {
   it("checks its options", async () => {
-    for (const bad of [{ maxBatchUrls: 0 }, { retryMinMs: 1.5 }, { flushDelayMs: -1 }, { retryMaxMs: 0 }]) {
+    for (const bad of [
+      { maxBatchUrls: 0 },
+      { retryMinMs: 1.5 },
+      { flushDelayMs: -1 },
+      { retryMaxMs: 0 },
+      { targetBatchUrls: 0 },
+      { urgentDelayMs: -5 },
+      { starvingQueuedUrls: 0.5 },
+    ]) {
       let error: unknown;
       try {
         await setup(bad);
@@ -164,8 +184,9 @@ describe("UrlExchange", () => {
   });
 
   it("sends a partial buffer after flushDelayMs, not before", async () => {
-    const t = await setup({ flushDelayMs: 250 });
+    const t = await setup({ flushDelayMs: 250, urgentDelayMs: 30 });
     sendAll(t.exchange, "p", [url(1), url(2)]);
+    expect(t.clock.pendingDelays).toEqual([250]);
     t.clock.advance(249);
     await t.quiet();
     expect(t.calls).toHaveLength(0);
@@ -174,6 +195,73 @@ describe("UrlExchange", () => {
     t.clock.advance(1);
     await t.callCount(1);
     expect(urlsOf(t.calls[0])).toEqual([url(1), url(2), url(3)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
+  it("sends a batch that reaches targetBatchUrls at once, without waiting for the delay", async () => {
+    const t = await setup({ targetBatchUrls: 4, maxBatchUrls: 10, flushDelayMs: 5000 });
+    const urls = Array.from({ length: 5 }, (_, i) => url(i));
+    sendAll(t.exchange, "p", urls);
+    await t.callCount(1);
+    expect(urlsOf(t.calls[0])).toEqual(urls.slice(0, 4));
+    t.calls[0]?.ack();
+    // The fifth is alone: it waits.
+    await t.timersSet(1);
+    expect(t.clock.pendingDelays).toEqual([5000]);
+    t.clock.advance(5000);
+    await t.callCount(2);
+    expect(urlsOf(t.calls[1])).toEqual([url(4)]);
+    t.calls[1]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
+  it("brings a batch forward when its peer reports little queued work, not for a busy peer", async () => {
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
+    sendAll(t.exchange, "p", [url(3)]);
+    sendAll(t.exchange, "q", [url(4)]);
+    expect(t.clock.pendingDelays).toEqual([2000, 2000]);
+    t.clock.advance(100);
+    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500 });
+    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 3 });
+    // q's batch is overdue for a starving peer (100 ms > 40 ms): at once, through a timer of 0.
+    expect(t.clock.pendingDelays).toEqual([0, 1900]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    expect(t.calls[0]?.peer).toBe("q");
+    expect(urlsOf(t.calls[0])).toEqual([url(4)]);
+    await t.quiet();
+    expect(t.calls).toHaveLength(1);
+    // An idle peer is short of work too, whatever its queue says.
+    t.exchange.notePeerLoad("p", { idle: true, queuedUrls: 500 });
+    t.clock.advance(0);
+    await t.callCount(2);
+    expect(urlsOf(t.calls[1])).toEqual([url(3)]);
+    for (const call of t.calls) call.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    // A fresh batch for a starving peer waits only urgentDelayMs.
+    sendAll(t.exchange, "q", [url(5)]);
+    expect(t.clock.pendingDelays).toEqual([40]);
+    t.clock.advance(40);
+    await t.callCount(3);
+    t.calls[2]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
+  it("flushes soon once this agent is idle, when reconsidered; buffered URLs keep it from being idle", async () => {
+    const local = { idle: false };
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40 }, () => local.idle);
+    sendAll(t.exchange, "p", [url(2)]);
+    expect(t.clock.pendingDelays).toEqual([2000]);
+    // Termination detection must not see an idle agent while a URL waits in a buffer.
+    expect(t.exchange.isIdle).toBe(false);
+    t.clock.advance(10);
+    local.idle = true;
+    t.exchange.reconsider();
+    expect(t.clock.pendingDelays).toEqual([30]);
+    t.clock.advance(30);
+    await t.callCount(1);
+    expect(urlsOf(t.calls[0])).toEqual([url(2)]);
     t.calls[0]?.ack();
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
   });

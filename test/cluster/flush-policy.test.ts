@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { type BatchState, FlushPolicy } from "../../src/cluster/index.js";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const OPTIONS = { targetBatchUrls: 100, maxDelayMs: 2000, urgentDelayMs: 50, starvingQueuedUrls: 10 };
+
+/** A batch of 5 URLs that started now on `clock`, for a busy peer, while this agent is busy. */
+function batch(clock: ManualClock, changes: Partial<BatchState> = {}): BatchState {
+  return {
+    urls: 5,
+    oldestAtMs: clock.now(),
+    peerQueuedUrls: 1000,
+    localIdle: false,
+    ...changes,
+  };
+}
+
+describe("FlushPolicy", () => {
+  it("checks its options", () => {
+    for (const bad of [
+      { targetBatchUrls: 0 },
+      { maxDelayMs: -1 },
+      { urgentDelayMs: 1.5 },
+      { starvingQueuedUrls: Number.NaN },
+      { maxDelayMs: 10, urgentDelayMs: 20 },
+    ]) {
+      let error: unknown;
+      try {
+        new FlushPolicy(bad);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(bad)).toBe(true);
+    }
+    expect(new FlushPolicy().options).toEqual({
+      targetBatchUrls: 400,
+      maxDelayMs: 3000,
+      urgentDelayMs: 250,
+      starvingQueuedUrls: 20,
+    });
+  });
+
+  it("sends a batch at the size target at once, and an empty one never", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    expect(policy.delayMs(batch(clock, { urls: 100 }), clock.now())).toBe(0);
+    expect(policy.delayMs(batch(clock, { urls: 99 }), clock.now())).toBe(2000);
+    expect(policy.delayMs(batch(clock, { urls: 0, localIdle: true }), clock.now())).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+  });
+
+  it("lets a small batch for a busy peer wait the longest delay, counted from its oldest URL", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    const state = batch(clock);
+    clock.advance(1500);
+    expect(policy.delayMs(state, clock.now())).toBe(500);
+    clock.advance(600);
+    // Overdue (a late timer or a busy event loop): now.
+    expect(policy.delayMs(state, clock.now())).toBe(0);
+  });
+
+  it("sends soon when the peer is short of work, or unknown peers wait like busy ones", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    expect(policy.delayMs(batch(clock, { peerQueuedUrls: 9 }), clock.now())).toBe(50);
+    expect(policy.delayMs(batch(clock, { peerQueuedUrls: 0 }), clock.now())).toBe(50);
+    expect(policy.delayMs(batch(clock, { peerQueuedUrls: 10 }), clock.now())).toBe(2000);
+    expect(policy.delayMs(batch(clock, { peerQueuedUrls: undefined }), clock.now())).toBe(2000);
+    expect(policy.isStarving(undefined)).toBe(false);
+    expect(policy.isStarving(3)).toBe(true);
+  });
+
+  it("sends soon when this agent is idle: nothing more will fill the batch", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    const state = batch(clock);
+    clock.advance(30);
+    expect(policy.delayMs({ ...state, localIdle: true }, clock.now())).toBe(20);
+    clock.advance(1000);
+    expect(policy.delayMs({ ...state, localIdle: true }, clock.now())).toBe(0);
+  });
+});
