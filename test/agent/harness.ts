@@ -409,6 +409,27 @@ export function traceRequests(recorder: ServedRecorder): RequestTrace {
   };
 }
 
+/** Pairs of traced requests to one host whose lifetimes overlap (politeness broken), earlier first. */
+export function overlappingRequests(requests: readonly TracedRequest[]): [TracedRequest, TracedRequest][] {
+  const byHost = new Map<string, TracedRequest[]>();
+  for (const request of requests) {
+    const list = byHost.get(request.host) ?? [];
+    list.push(request);
+    byHost.set(request.host, list);
+  }
+  const found: [TracedRequest, TracedRequest][] = [];
+  for (const list of byHost.values()) {
+    list.sort((a, b) => a.beganAtMs - b.beganAtMs);
+    for (let i = 1; i < list.length; i++) {
+      const previous = list[i - 1] as TracedRequest;
+      const current = list[i] as TracedRequest;
+      if ((previous.endedAtMs ?? Number.POSITIVE_INFINITY) > current.beganAtMs)
+        found.push([previous, current]);
+    }
+  }
+  return found;
+}
+
 /** Polls `predicate` every `intervalMs` until it holds; rejects naming `what` after `timeoutMs`. */
 export async function waitFor(
   predicate: () => boolean | Promise<boolean>,

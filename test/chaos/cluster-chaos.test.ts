@@ -5,8 +5,11 @@ import type { Truth } from "../../src/testweb/index.js";
 import {
   crawlMetrics,
   type ExitResult,
+  overlappingRequests,
+  type RequestTrace,
   servedPages,
   startWebFixture,
+  traceRequests,
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
@@ -63,6 +66,9 @@ let truth: Truth;
 const cycles: Cycle[] = [];
 const exits = new Map<string, ExitResult>();
 const warcByAgent = new Map<string, WarcCheck>();
+let trace: RequestTrace;
+/** Kills and restarts as `ms label`, on the trace's clock: to place a politeness failure. */
+const events: [number, string][] = [];
 
 beforeAll(async () => {
   process.stderr.write(`cluster chaos: CHAOS_SEED=${SEED}\n`);
@@ -70,6 +76,7 @@ beforeAll(async () => {
   fixture = await startWebFixture(WEB);
   truth = fixture.truth();
   const recorder = fixture.web.recorder;
+  trace = traceRequests(recorder);
   const agents = await startCluster(fixture, AGENTS, SLOW);
   const anyExited = () => agents.some((agent) => agent.process.exited);
   for (const share of KILL_AT_SHARES) {
@@ -85,6 +92,7 @@ beforeAll(async () => {
     const victim = agents[index] as ClusterAgent;
     victim.process.kill("SIGKILL");
     const killedAtMs = performance.now();
+    events.push([killedAtMs, `${victim.id} killed`]);
     const result = await victim.process.waitForExit(10_000);
     const victimFetched = (await fetchedBy([victim])).get(victim.id)?.length ?? 0;
     const survivors = agents.filter((agent) => agent !== victim);
@@ -95,12 +103,15 @@ beforeAll(async () => {
       50,
     );
     cycles.push({ victim: victim.id, victimFetched, detectMs: performance.now() - killedAtMs, result });
+    events.push([performance.now(), `${victim.id} noticed dead`]);
     await delay(randomIntIn(random, RESTART_LAG_MS.min, RESTART_LAG_MS.max));
+    events.push([performance.now(), `${victim.id} restarting`]);
     agents[index] = await startClusterAgent(fixture, {
       id: victim.id,
       join: survivors.map((agent) => agent.address),
       flags: SLOW,
     });
+    events.push([performance.now(), `${victim.id} listening`]);
   }
   for (const agent of agents) exits.set(agent.id, await agent.process.waitForExit(90_000));
   for (const agent of agents) warcByAgent.set(agent.id, await checkWarcFiles(agent.dataDir));
@@ -155,6 +166,16 @@ describe(`a 3-agent cluster, one agent at a time SIGKILLed and restarted (CHAOS_
   });
 
   it("never sends two requests at once to one host", () => {
+    // Each overlap with the kills and restarts around it, to tell which handover let it through.
+    const around = (atMs: number) =>
+      events
+        .filter(([eventMs]) => Math.abs(eventMs - atMs) < 5_000)
+        .map(([eventMs, label]) => `${label} ${Math.round(eventMs - atMs)} ms`)
+        .join(", ");
+    const overlaps = overlappingRequests(trace.requests).map(
+      ([a, b]) => `${a.url} & ${b.url} (${around(b.beganAtMs)})`,
+    );
+    expect(overlaps).toEqual([]);
     expect(fixture.web.recorder.hostsWithConcurrentRequests()).toEqual([]);
     expect(fixture.web.recorder.maxConcurrencyPerHost()).toBe(1);
   });

@@ -5,6 +5,7 @@ import type { Truth } from "../../src/testweb/index.js";
 import {
   crawlMetrics,
   type ExitResult,
+  overlappingRequests,
   type RequestTrace,
   servedPages,
   startWebFixture,
@@ -136,33 +137,11 @@ describe("a 2|1 partition through fault proxies", () => {
   it("never has two requests at once on a host once views agree", () => {
     const after = requestsAfterSettling();
     expect(after.length).toBeGreaterThan(0);
-    expect(overlapping(after)).toEqual([]);
+    expect(overlappingRequests(after).map(([a, b]) => `${a.url} & ${b.url}`)).toEqual([]);
   });
 });
 
 /** Requests that began once views had agreed for {@link SETTLE_MS}. */
 function requestsAfterSettling(): TracedRequest[] {
   return trace.requests.filter((request) => request.beganAtMs >= convergedAtMs + SETTLE_MS);
-}
-
-/** Pairs of requests to one host whose lifetimes overlap, as `url & url`. */
-function overlapping(requests: readonly TracedRequest[]): string[] {
-  const byHost = new Map<string, TracedRequest[]>();
-  for (const request of requests) {
-    const list = byHost.get(request.host) ?? [];
-    list.push(request);
-    byHost.set(request.host, list);
-  }
-  const found: string[] = [];
-  for (const list of byHost.values()) {
-    list.sort((a, b) => a.beganAtMs - b.beganAtMs);
-    for (let i = 1; i < list.length; i++) {
-      const previous = list[i - 1] as TracedRequest;
-      const current = list[i] as TracedRequest;
-      if ((previous.endedAtMs ?? Number.POSITIVE_INFINITY) > current.beganAtMs) {
-        found.push(`${previous.url} & ${current.url}`);
-      }
-    }
-  }
-  return found;
 }
