@@ -97,6 +97,7 @@ async function parent() {
     ["adds/s", (r) => fixed(r.addsPerSecond, 0)],
     ["peak RSS after adds (MiB)", (r) => fixed(r.peakRssAfterAddsBytes / MIB, 0)],
     ["RSS after GC (MiB)", (r) => fixed(r.rssAfterGcBytes / MIB, 0)],
+    ["malloc [heap] after GC (MiB)", (r) => fixed(r.mallocHeapAfterAddsBytes / MIB, 0)],
     ["heap used after GC (MiB)", (r) => fixed(r.heapUsedAfterGcBytes / MIB, 1)],
     ["heap total after GC (MiB)", (r) => fixed(r.heapTotalAfterGcBytes / MIB, 1)],
     ["array buffers (MiB)", (r) => fixed(r.arrayBuffersBytes / MIB, 1)],
@@ -110,6 +111,8 @@ async function parent() {
     ["sample: URLs/s", (r) => fixed(r.sampleUrlsPerSecond, 0)],
     ["sample: out of order", (r) => String(r.outOfOrder)],
     ["peak RSS, adds + sample (MiB)", (r) => fixed(r.peakRssBytes / MIB, 0)],
+    ["sample: RSS after GC (MiB)", (r) => fixed(r.rssAfterSampleBytes / MIB, 0)],
+    ["sample: malloc [heap] after GC (MiB)", (r) => fixed(r.mallocHeapAfterSampleBytes / MIB, 0)],
     ["LevelDB on disk (MiB)", (r) => fixed(r.diskBytes / MIB, 0)],
     ["reopen: Frontier.open (s)", (r) => fixed(r.reopenSeconds, 1)],
     ["reopen: RSS after GC (MiB)", (r) => fixed(r.rssAfterReopenBytes / MIB, 0)],
@@ -146,6 +149,14 @@ function runChild(args) {
 /** Reads one field of /proc/self/status, in bytes. */
 function statusBytes(field) {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync("/proc/self/status", "utf8"));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/** Resident bytes of glibc's main malloc arena (the `[heap]` mapping of /proc/self/smaps), or NaN. */
+function mallocHeapBytes() {
+  const smaps = readFileSync("/proc/self/smaps", "utf8");
+  const at = smaps.indexOf("[heap]");
+  const match = at < 0 ? null : /\nRss:\s+(\d+) kB/.exec(smaps.slice(at));
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
@@ -252,6 +263,7 @@ async function child(urls, data) {
   globalThis.gc?.();
   const memory = process.memoryUsage();
   const rssAfterGcBytes = statusBytes("VmRSS");
+  const mallocHeapAfterAddsBytes = mallocHeapBytes();
   log(`added in ${fixed(addSeconds, 1)} s; peak RSS ${fixed(peakRssAfterAddsBytes / MIB, 0)} MiB`);
 
   // The sample: a real HostScheduler over every host with work, each visit taking up to a quantum of
@@ -307,6 +319,9 @@ async function child(urls, data) {
   const windowedUrls = typeof frontier.windowedUrls === "number" ? frontier.windowedUrls : Number.NaN;
   const urlsQueued = frontier.waitingUrls + sampleTaken;
   const peakRssBytes = statusBytes("VmHWM");
+  globalThis.gc?.();
+  const rssAfterSampleBytes = statusBytes("VmRSS");
+  const mallocHeapAfterSampleBytes = mallocHeapBytes();
   await store.close();
   const diskBytes = folderBytes(stateDir);
 
@@ -344,6 +359,7 @@ async function child(urls, data) {
     addsPerSecond: urls / addSeconds,
     peakRssAfterAddsBytes,
     rssAfterGcBytes,
+    mallocHeapAfterAddsBytes,
     heapUsedAfterGcBytes: memory.heapUsed,
     heapTotalAfterGcBytes: memory.heapTotal,
     externalBytes: memory.external,
@@ -360,6 +376,8 @@ async function child(urls, data) {
     sampleUrlsPerSecond: sampleTaken / sampleSeconds,
     outOfOrder,
     peakRssBytes,
+    rssAfterSampleBytes,
+    mallocHeapAfterSampleBytes,
     diskBytes,
     reopenSeconds,
     rssAfterReopenBytes,

@@ -267,7 +267,13 @@ export class Frontier {
       const generation = queue.generation;
       // Entries past the window may still be in the commit buffer: make them readable first.
       await this.committer.commit();
-      const loaded = await this.deps.store.readQueue(host, queue.nextReadSeq, this.queueWindow);
+      // The host's next sequence number bounds the read, so a short queue costs no range scan.
+      const loaded = await this.deps.store.readQueue(
+        host,
+        queue.nextReadSeq,
+        this.queueWindow,
+        queue.record.nextSeq,
+      );
       // A drain (or another take) changed the queue meanwhile: start over from its new state.
       if (queue.generation !== generation || queue.window.length > 0) return this.take(host);
       queue.window = loaded;

@@ -121,6 +121,27 @@ describe("StateStore queues", () => {
     expect((await store.scanQueues()).has("c.test")).toBe(false);
   });
 
+  it("reads a window by key up to endSeq, and past a hole by range scan", async () => {
+    const ops: StateOp[] = [];
+    for (let seq = 0; seq < 2000; seq++) ops.push(enqueue("e.test", seq, `http://e.test/${seq}`));
+    await store.write(ops);
+    await store.write([{ kind: "dequeue", host: "e.test", seq: 4 }]);
+    // Bounded by endSeq although more is stored.
+    expect((await store.readQueue("e.test", 0, 10, 3)).map((e) => e.seq)).toEqual([0, 1, 2]);
+    expect(await store.readQueue("e.test", 3, 10, 3)).toEqual([]);
+    // The hole at 4 is skipped: the window still holds `limit` entries, in order.
+    const window = await store.readQueue("e.test", 2, 5, 2000);
+    expect(window.map((e) => e.seq)).toEqual([2, 3, 5, 6, 7]);
+    expect(window[2]).toEqual({ seq: 5, url: "http://e.test/5", depth: 0 });
+    // Past the point-read size, a range scan in chunks returns the rest.
+    const all = await store.readQueue("e.test", 0, Number.MAX_SAFE_INTEGER);
+    expect(all).toHaveLength(1999);
+    expect(all.at(-1)?.seq).toBe(1999);
+    expect((await store.readQueue("e.test", 1990, 1500)).map((e) => e.seq)).toEqual([
+      1990, 1991, 1992, 1993, 1994, 1995, 1996, 1997, 1998, 1999,
+    ]);
+  });
+
   it("applies a batch atomically in op order (the last put of a key wins)", async () => {
     await store.write([
       enqueue("d.test", 0, "http://d.test/old"),
