@@ -181,8 +181,10 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
-    if (this.deps.mustYield()) {
-      // Paused or stopping while waiting for politeness: no new request; the URL waits at the head.
+    if (this.deps.mustYield() || !this.deps.owns(host)) {
+      // Paused or stopping while waiting for politeness, or the host changed hands meanwhile (its new
+      // owner may be fetching it already): no new request; the URL waits at the head of its queue,
+      // which goes to the new owner with the rest.
       release();
       frontier.putBack(host, entry);
       return;

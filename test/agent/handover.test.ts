@@ -1,0 +1,87 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { Agent, type ClusterHooks } from "../../src/agent/agent.js";
+import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
+import { systemClock } from "../../src/clock.js";
+import { LOOPBACK_CIDR, waitFor } from "./harness.js";
+
+/**
+ * A host can change hands while its worker waits out the politeness delay. The new owner may be
+ * fetching it already, so the old owner must not send the request it was waiting to send: the URL
+ * goes back to the head of the queue (handed over with the rest), and the host sees no second request.
+ */
+
+const DELAY_MS = 1500;
+const HOST = "handover.test";
+
+let dir: string;
+let server: Server;
+let agent: Agent | undefined;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-handover-"));
+});
+
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+it("sends no request to a host lost during the politeness wait, and keeps its URL queued", async () => {
+  const requests: string[] = [];
+  server = createServer((request, response) => {
+    requests.push(request.url ?? "");
+    if (request.url === "/robots.txt") {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/html" });
+    response.end(request.url === "/" ? '<a href="/next">next</a>' : "<p>end</p>");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const hostsFile = join(dir, "hosts");
+  await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
+
+  let owned = true;
+  const hooks: ClusterHooks = {
+    ownership: () => ({ ownerOf: () => (owned ? "a" : "b") }),
+    exchange: { send: () => {} },
+    owns: () => owned,
+    fetchedElsewhere: async () => false,
+    isCrawlComplete: () => false,
+  };
+  const options: AgentOptions = {
+    ...AGENT_DEFAULTS,
+    id: "a",
+    dataDir: join(dir, "data"),
+    seeds: [`http://${HOST}:${port}/`],
+    hostsFile,
+    allowNet: [LOOPBACK_CIDR],
+    delayMs: DELAY_MS,
+    scopes: [],
+    exitWhenDone: false,
+    progress: "off",
+  };
+  agent = await Agent.open(options, { clock: systemClock, cluster: hooks });
+  await agent.start();
+
+  // The home page is fetched; /next waits out the politeness delay, and the host changes hands then.
+  await waitFor(
+    () => agent?.stats.pagesFetched === 1 && agent.frontier.inFlightUrls === 1,
+    "/ fetched and /next taken",
+  );
+  owned = false;
+  await delay(DELAY_MS + 1000);
+
+  expect(requests).toEqual(["/robots.txt", "/"]);
+  const queued = await agent.frontier.drainHost(`${HOST}:${port}`);
+  expect(queued.map((entry) => entry.url)).toEqual([`http://${HOST}:${port}/next`]);
+});
