@@ -6,7 +6,9 @@ import { OPEN_SUFFIX } from "./warc-file-name.js";
 /**
  * Crash recovery of a WARC file that was still open (`.warc.gz.open`): walk its gzip members, keep the
  * longest prefix of complete members that each hold one complete WARC record, cut the torn rest, and
- * rename the file to `.warc.gz`. Writes are append-only, so damage can only be at the tail.
+ * rename the file to `.warc.gz`. Writes are append-only, so damage can only be at the tail. A fetch is
+ * written as a request record directly followed by its response: a request left last, its response
+ * torn, is cut too, so every kept request has its partner.
  */
 
 /** What {@link recoverWarcFile} kept and dropped. */
@@ -29,7 +31,7 @@ const FLAG_NAME = 8;
 const FLAG_COMMENT = 16;
 
 /** A member parsed at the start of a buffer, or why it could not be. */
-type MemberScan = { kind: "ok"; length: number } | { kind: "short" } | { kind: "bad" };
+type MemberScan = { kind: "ok"; length: number; request: boolean } | { kind: "short" } | { kind: "bad" };
 
 /**
  * Repairs `openPath` (a `*.warc.gz.open` file) in place and renames it without `.open`. The scan
@@ -44,6 +46,8 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
   let kept = 0;
   let records = 0;
   let size = 0;
+  /** Where the last kept record starts when it is a request (its response not kept yet). */
+  let lastRequestAt: number | undefined;
   try {
     size = (await handle.stat()).size;
     let window = Buffer.alloc(0);
@@ -53,6 +57,7 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
       const local = kept - windowStart;
       const scan = scanMember(window.subarray(local));
       if (scan.kind === "ok") {
+        lastRequestAt = scan.request ? kept : undefined;
         kept += scan.length;
         records++;
         continue;
@@ -65,6 +70,10 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
       window = Buffer.alloc(Math.min(windowBytes, size - kept));
       const { bytesRead } = await handle.read(window, 0, window.length, windowStart);
       window = window.subarray(0, bytesRead);
+    }
+    if (lastRequestAt !== undefined) {
+      kept = lastRequestAt;
+      records--;
     }
     if (kept < size) {
       await handle.truncate(kept);
@@ -123,9 +132,14 @@ function scanMember(buf: Buffer): MemberScan {
   ) {
     return { kind: "bad" };
   }
-  return isCompleteWarcRecord(content)
-    ? { kind: "ok", length: trailer + GZIP_TRAILER_BYTES }
-    : { kind: "bad" };
+  if (!isCompleteWarcRecord(content)) return { kind: "bad" };
+  return { kind: "ok", length: trailer + GZIP_TRAILER_BYTES, request: isRequestRecord(content) };
+}
+
+/** True when the WARC record in `content` is a `request` record. */
+function isRequestRecord(content: Buffer): boolean {
+  const headerEnd = content.indexOf("\r\n\r\n");
+  return /\r\nwarc-type:[ \t]*request[ \t]*\r\n/i.test(content.toString("latin1", 0, headerEnd + 2));
 }
 
 /** True when `content` is exactly one WARC record whose block matches its Content-Length. */

@@ -120,8 +120,27 @@ describe("WARC crash recovery", () => {
     const size = (await stat(`${path}.open`)).size;
     await truncate(`${path}.open`, size - 40);
     const result = await recoverWarcFile(`${path}.open`);
-    expect(result.records).toBe(1 + 2 * 5 + 1); // the last request survives, its response does not
+    // The last response is torn, and its request goes with it: no request is left without a partner.
+    expect(result.records).toBe(1 + 2 * 5);
     expect(await responseUrls(path)).toEqual(urlsUpTo(5));
+    const types: string[] = [];
+    for await (const record of readWarcFile(path)) types.push(record.type);
+    expect(types.at(-1)).toBe("response");
+  });
+
+  it("cuts a complete request record left last without its response", async () => {
+    const path = await leftoverOpenFile(3);
+    const intactSize = (await stat(`${path}.open`)).size;
+    const block = "GET /p/3 HTTP/1.1\r\nHost: host.test\r\n\r\n";
+    const request = gzipSync(
+      Buffer.from(
+        `WARC/1.1\r\nWARC-Type: request\r\nContent-Length: ${block.length}\r\n\r\n${block}\r\n\r\n`,
+      ),
+    );
+    await appendFile(`${path}.open`, request);
+    const result = await recoverWarcFile(`${path}.open`);
+    expect(result).toEqual({ path, records: 7, keptBytes: intactSize, droppedBytes: request.length });
+    expect(await responseUrls(path)).toEqual(urlsUpTo(3));
   });
 
   it("handles members larger than the scan window", async () => {
