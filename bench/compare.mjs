@@ -4,23 +4,16 @@
 // crawler's pages/s, CPU per 1,000 pages, peak RSS and coverage, and the ratios.
 // Crawlee is not a dependency of ubicrawl: install it apart first, then build and run:
 //   npm install --prefix bench/compare && npm run build && node bench/compare.mjs [--pages N] [--json]
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { mkdir, mkdtemp } from "node:fs/promises";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
+import { readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
-import {
-  PeakRssSampler,
-  reapedChildrenCpuSeconds,
-  snapshotUbicrawl,
-  startAgentProcess,
-  startTestWebProcess,
-  stopChildrenOnSignal,
-} from "./lib/processes.mjs";
-import { fixed, formatTable, MIB, percent } from "./lib/report.mjs";
+import { crawlLogFetchedUrls, fetchFigures, measureChildren, spawnCrawler } from "./lib/measure.mjs";
+import { openWorkspace, PeakRssSampler, startAgentProcess, startTestWebProcess } from "./lib/processes.mjs";
+import { fixed, formatTable, percent } from "./lib/report.mjs";
 
 const FLAGS = {
   hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
@@ -39,25 +32,15 @@ const FLAGS = {
 
 const CRAWLEE_SCRIPT = fileURLToPath(new URL("./compare/crawlee-crawl.mjs", import.meta.url));
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/compare.mjs [flags]");
-if (!existsSync(new URL("../dist/url/index.js", import.meta.url))) {
-  throw new Error("dist/ is missing: run `npm run build` first");
-}
 if (!existsSync(new URL("./compare/node_modules/crawlee/package.json", import.meta.url))) {
   throw new Error("Crawlee is not installed: run `npm install --prefix bench/compare` first");
 }
-const { normalizeUrl } = await import("../dist/url/index.js");
 const crawleeVersion = JSON.parse(
   readFileSync(new URL("./compare/node_modules/crawlee/package.json", import.meta.url), "utf8"),
 ).version;
 
-const dir = await mkdtemp(join(tmpdir(), "ubicrawl-bench-compare-"));
-const children = new Set();
-process.once("exit", () => {
-  if (flags.keep) process.stderr.write(`data kept in ${dir}\n`);
-  else rmSync(dir, { recursive: true, force: true });
-});
-snapshotUbicrawl(join(dir, "ubicrawl"));
-stopChildrenOnSignal(() => children);
+const { dir, children } = await openWorkspace("compare", flags.keep);
+const { normalizeUrl } = await import("../dist/url/index.js");
 const log = (text) => process.stderr.write(`${text}\n`);
 const loadBefore = loadavg()[0];
 
@@ -104,43 +87,8 @@ if (flags.json) {
 process.exitCode = ubicrawl.exitCode === 0 && crawlee.exitCode === 0 ? 0 : 1;
 
 /** Runs `start()` as a measured child: wall time, CPU from the kernel's reaped-children counters, RSS. */
-async function measured(name, start) {
-  const cpuBefore = reapedChildrenCpuSeconds();
-  const startedAtMs = performance.now();
-  const child = start();
-  children.add(child);
-  sampler.watch(child.pid);
-  const timer = setTimeout(() => {
-    log(`${name}: no end after ${flags["timeout-s"]} s, stopping it (pid ${child.pid})`);
-    child.stop();
-  }, flags["timeout-s"] * 1000);
-  const exitCode = await child.exited;
-  clearTimeout(timer);
-  children.delete(child);
-  const wallSeconds = (performance.now() - startedAtMs) / 1000;
-  const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
-  if (exitCode !== 0) log(`${name} exited with ${exitCode}:\n${child.stderrLines.join("\n")}`);
-  return { exitCode, wallSeconds, cpuSeconds, peakRssMib: sampler.peakOf(child.pid) / MIB };
-}
-
-/** Figures common to both crawlers, from the URLs they fetched (status > 0) and their measurements. */
-function figures(run, fetchedUrls, pages) {
-  const canonical = new Set();
-  for (const url of fetchedUrls) canonical.add(normalizeUrl(url) ?? url);
-  let covered = 0;
-  for (const url of truth) if (canonical.has(url)) covered++;
-  let extra = 0;
-  for (const url of canonical) if (!truth.has(url)) extra++;
-  return {
-    ...run,
-    pages,
-    pagesPerSecond: pages / run.wallSeconds,
-    cpuSecondsPer1000Pages: (run.cpuSeconds * 1000) / Math.max(1, pages),
-    cpuCores: run.cpuSeconds / run.wallSeconds,
-    distinctUrls: canonical.size,
-    coverage: covered / truth.size,
-    extraUrls: extra,
-  };
+function measured(name, start) {
+  return measureChildren(name, [start()], { children, sampler, timeoutS: flags["timeout-s"], log });
 }
 
 async function crawlUbicrawl() {
@@ -153,57 +101,27 @@ async function crawlUbicrawl() {
       ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
     ]),
   );
-  const metrics = await measureCrawlLogs([join(data, "crawl.log")], truth);
-  const urls = [];
-  for (const line of readFileSync(join(data, "crawl.log"), "utf8").split("\n")) {
-    if (line === "") continue;
-    const entry = JSON.parse(line);
-    if (entry.status > 0) urls.push(entry.url);
-  }
-  return figures(run, urls, metrics.fetches);
+  return fetchFigures(run, crawlLogFetchedUrls(join(data, "crawl.log")), truth, normalizeUrl);
 }
 
 async function crawlCrawlee() {
   const out = join(dir, "crawlee-fetches.tsv");
   const run = await measured("crawlee", () => startCrawlee(out));
   const urls = [];
-  let pages = 0;
   for (const line of existsSync(out) ? readFileSync(out, "utf8").split("\n") : []) {
     const [status, url] = line.split("\t");
-    if (url === undefined || Number(status) <= 0) continue;
-    urls.push(url);
-    pages++;
+    if (url !== undefined && Number(status) > 0) urls.push(url);
   }
-  return figures(run, urls, pages);
+  return fetchFigures(run, urls, truth, normalizeUrl);
 }
 
-/** Starts the Crawlee process, shaped like the bench's `Child` (pid, exited, stop, stderrLines). */
+/** Starts the Crawlee process. */
 function startCrawlee(out) {
-  const child = spawn(
-    process.execPath,
-    [
-      CRAWLEE_SCRIPT,
-      ...["--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts, "--out", out],
-      ...["--concurrency", String(flags.concurrency), "--storage", join(dir, "crawlee-storage")],
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  const handle = {
-    pid: child.pid,
-    stderrLines: [],
-    exited: new Promise((resolveExit) => child.once("close", (code, signal) => resolveExit(code ?? signal))),
-    stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      return handle.exited;
-    },
-  };
-  let tail = "";
-  child.stderr.on("data", (chunk) => {
-    // Keep only the end of Crawlee's error log: it prints a stack per failed request.
-    tail = (tail + chunk).slice(-20_000);
-    handle.stderrLines = tail.split("\n");
-  });
-  return handle;
+  return spawnCrawler(process.execPath, [
+    CRAWLEE_SCRIPT,
+    ...["--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts, "--out", out],
+    ...["--concurrency", String(flags.concurrency), "--storage", join(dir, "crawlee-storage")],
+  ]);
 }
 
 function printTable() {

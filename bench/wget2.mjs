@@ -12,7 +12,7 @@
 // depth limit per host), so coverage is measured without that host for every crawler.
 //
 //   apt-get install wget2 && npm run build && node bench/wget2.mjs [--pages N] [--json]
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
@@ -20,14 +20,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
-import {
-  openWorkspace,
-  PeakRssSampler,
-  reapedChildrenCpuSeconds,
-  startAgentProcess,
-  startTestWebProcess,
-} from "./lib/processes.mjs";
-import { fixed, formatTable, MIB, percent } from "./lib/report.mjs";
+import { crawlLogFetchedUrls, fetchFigures, measureChildren, spawnCrawler } from "./lib/measure.mjs";
+import { openWorkspace, PeakRssSampler, startAgentProcess, startTestWebProcess } from "./lib/processes.mjs";
+import { fixed, formatTable, percent } from "./lib/report.mjs";
 
 const FLAGS = {
   hosts: { type: "integer", help: "hosts of the test web", default: 200, min: 2, max: 5000 },
@@ -116,7 +111,7 @@ async function main() {
     const stats = join(dir, "wget2-sites.csv");
     const downloads = join(dir, "wget2-files");
     const started = measured("wget2", [
-      spawnCommand("wget2", [
+      spawnCrawler("wget2", [
         ...["--recursive", "--level=inf", "--span-hosts", "--domains=ubi.test"],
         ...[`--exclude-domains=${TRAP_HOST_NAME}`, "--robots=on", `--max-threads=${flags.concurrency}`],
         ...["--delete-after", "--directory-prefix", downloads, "--input-file", testweb.files.seeds],
@@ -131,8 +126,7 @@ async function main() {
       if (url === undefined || !(Number(status) > 0) || url.endsWith("/robots.txt")) continue;
       urls.push(url);
     }
-    // Wget2 ends with 8 when some request failed (the web has 404s): that is a finished crawl.
-    return figures({ ...run, exitCode: run.exitCode === 8 ? 0 : run.exitCode }, "wget2", urls);
+    return { name: "wget2", ...fetchFigures(run, urls, truth, normalizeUrl) };
   }
 
   /** `agents` ubicrawl agents: the first alone, the others joining it; the last one gets the seeds. */
@@ -164,88 +158,18 @@ async function main() {
     const run = await measured(`ubicrawl ×${agents}`, started);
     const logs = started.map((child) => join(dir, `ubicrawl-${agents}`, child.name, "crawl.log"));
     const metrics = await measureCrawlLogs(logs, truth);
-    const urls = [];
-    for (const path of logs) {
-      for (const line of readFileSync(path, "utf8").split("\n")) {
-        if (line === "") continue;
-        const entry = JSON.parse(line);
-        if (entry.status > 0) urls.push(entry.url);
-      }
-    }
-    return { ...figures(run, `ubicrawl ×${agents}`, urls), overlap: metrics.overlap };
-  }
-
-  /**
-   * Waits for `started` children to exit: wall time from the first start to the last exit, CPU from the
-   * kernel's reaped-children counters (every child of this process runs one at a time), the largest RSS.
-   */
-  async function measured(name, started) {
-    const cpuBefore = reapedChildrenCpuSeconds();
-    const startedAtMs = Math.min(...started.map((child) => child.startedAtMs));
-    for (const child of started) {
-      children.add(child);
-      sampler.watch(child.pid);
-    }
-    const timer = setTimeout(() => {
-      log(`${name}: no end after ${flags["timeout-s"]} s, stopping it`);
-      for (const child of started) child.stop();
-    }, flags["timeout-s"] * 1000);
-    const codes = await Promise.all(started.map((child) => child.exited));
-    clearTimeout(timer);
-    const wallSeconds = (performance.now() - startedAtMs) / 1000;
-    const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
-    for (const [i, code] of codes.entries()) {
-      const child = started[i];
-      children.delete(child);
-      if (code !== 0 && !(name === "wget2" && code === 8)) {
-        log(`${child.name} exited with ${code}:\n${child.stderrLines.slice(-30).join("\n")}`);
-      }
-    }
-    const exitCode = codes.find((code) => code !== 0) ?? 0;
-    const peakRssMib = Math.max(...started.map((child) => sampler.peakOf(child.pid))) / MIB;
-    return { exitCode, wallSeconds, cpuSeconds, peakRssMib };
-  }
-
-  /** Figures of a run from the URLs it fetched (a server answered), against the truth. */
-  function figures(run, name, fetchedUrls) {
-    const canonical = new Set();
-    for (const url of fetchedUrls) canonical.add(normalizeUrl(url) ?? url);
-    let covered = 0;
-    for (const url of truth) if (canonical.has(url)) covered++;
-    const pages = fetchedUrls.length;
+    const urls = logs.flatMap((path) => crawlLogFetchedUrls(path));
     return {
-      name,
-      ...run,
-      pages,
-      pagesPerSecond: pages / run.wallSeconds,
-      cpuMsPerPage: (run.cpuSeconds * 1000) / Math.max(1, pages),
-      distinctUrls: canonical.size,
-      coverage: covered / truth.size,
+      name: `ubicrawl ×${agents}`,
+      ...fetchFigures(run, urls, truth, normalizeUrl),
+      overlap: metrics.overlap,
     };
   }
 
-  /** A non-ubicrawl child shaped like the bench's `Child` (pid, exited, stop, stderrLines). */
-  function spawnCommand(command, args) {
-    const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"] });
-    const handle = {
-      name: command,
-      pid: child.pid,
-      startedAtMs: performance.now(),
-      stderrLines: [],
-      exited: new Promise((resolveExit) =>
-        child.once("close", (code, signal) => resolveExit(code ?? signal)),
-      ),
-      stop() {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-        return handle.exited;
-      },
-    };
-    let tail = "";
-    child.stderr.on("data", (chunk) => {
-      tail = (tail + chunk).slice(-20_000);
-      handle.stderrLines = tail.split("\n");
-    });
-    return handle;
+  /** Waits for `started` to exit and measures them; Wget2 ends with 8 when a request failed (a 404). */
+  function measured(name, started) {
+    const context = { children, sampler, timeoutS: flags["timeout-s"], log };
+    return measureChildren(name, started, name === "wget2" ? { ...context, okExitCodes: [8] } : context);
   }
 }
 
@@ -274,7 +198,7 @@ function printTable(wget2Version, results, loadAverage) {
     ["distinct URLs (canonical)", (r) => String(r.distinctUrls)],
     ["wall time (s)", (r) => fixed(r.wallSeconds, 1)],
     ["pages/s", (r) => fixed(r.pagesPerSecond, 0)],
-    ["CPU ms / page", (r) => fixed(r.cpuMsPerPage, 3)],
+    ["CPU ms / page", (r) => fixed(r.cpuSecondsPer1000Pages, 3)],
     ["peak RSS (MiB, largest process)", (r) => fixed(r.peakRssMib, 0)],
     ["coverage (trap host excluded)", (r) => percent(r.coverage)],
     ["overlap", (r) => (r.overlap === undefined ? "-" : percent(r.overlap))],

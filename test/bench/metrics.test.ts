@@ -9,11 +9,13 @@ import {
   readTruth,
 } from "../../bench/lib/crawl-metrics.mjs";
 import { interHostLinks } from "../../bench/lib/link-share.mjs";
+import { crawlLogFetchedUrls, fetchFigures } from "../../bench/lib/measure.mjs";
 import { fixed, formatTable, median, medianRecord, percent } from "../../bench/lib/report.mjs";
 import { seenSetMemory } from "../../bench/lib/seen-memory.mjs";
 import { AGENT_DEFAULTS } from "../../src/agent/agent-options.js";
 import { SeenSet } from "../../src/frontier/index.js";
 import { buildModel, computeTruth } from "../../src/testweb/index.js";
+import { normalizeUrl } from "../../src/url/index.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -94,6 +96,34 @@ describe("parseAgentSummary", () => {
   it("estimates the seen set from logged URLs plus URLs dropped after queueing only", () => {
     // nofollow and depth drops happen before the seen set; robots and abandoned after it.
     expect(estimateSeenUrls(1000, { nofollow: 500, depth: 7, robots: 20, abandoned: 3 })).toBe(1023);
+  });
+});
+
+describe("fetchFigures and crawlLogFetchedUrls", () => {
+  it("measure a comparison crawler's fetches after normalization, repeats counted as pages", async () => {
+    const path = join(dir, "crawl.log");
+    await writeFile(
+      path,
+      [
+        line("http://a.test/", 200, 10),
+        line("http://a.test/gone", 404, 0),
+        line("http://a.test/down", 0, 0),
+        line("http://a.test/x", 200, 10),
+      ].join("\n"),
+    );
+    const urls = crawlLogFetchedUrls(path);
+    expect(urls).toEqual(["http://a.test/", "http://a.test/gone", "http://a.test/x"]);
+
+    const truth = new Set(["http://a.test/", "http://a.test/gone", "http://a.test/y"]);
+    const fetched = [...urls, "HTTP://A.TEST/", "http://b.test/other"];
+    const figures = fetchFigures({ wallSeconds: 2, cpuSeconds: 0.5 }, fetched, truth, normalizeUrl);
+    expect(figures.pages).toBe(5);
+    expect(figures.pagesPerSecond).toBe(2.5);
+    expect(figures.cpuSecondsPer1000Pages).toBe(100);
+    expect(figures.cpuCores).toBe(0.25);
+    expect(figures.distinctUrls).toBe(4); // the upper-case spelling is the same page
+    expect(figures.coverage).toBeCloseTo(2 / 3, 10);
+    expect(figures.extraUrls).toBe(2); // /x and b.test are not in the truth
   });
 });
 
