@@ -15,7 +15,13 @@ import { readWarcFile, recoverWarcFile } from "../dist/storage/index.js";
 import { INSECURE, PeerClient } from "../dist/transport/index.js";
 import { readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
-import { Child, snapshotUbicrawl, startAgentProcess, stopChildrenOnSignal } from "./lib/processes.mjs";
+import {
+  benchAgentFlags,
+  Child,
+  snapshotUbicrawl,
+  startAgentProcess,
+  stopChildrenOnSignal,
+} from "./lib/processes.mjs";
 import { fixed, formatTable, percent } from "./lib/report.mjs";
 
 const FLAGS = {
@@ -148,16 +154,8 @@ async function startServedTestWeb(runDir, servedLog) {
 async function runSingle({ runDir, testweb, served, track }) {
   const dataDir = join(runDir, "data", "solo");
   const args = [
-    ...["--data", dataDir, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
-    ...[
-      "--allow-net",
-      "127.0.0.0/8",
-      "--delay-ms",
-      "0",
-      "--max-active-hosts",
-      String(flags["max-active-hosts"]),
-    ],
-    ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+    ...["--data", dataDir, "--seeds", testweb.files.seeds],
+    ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
   ];
   let kills = 0;
   let tornWarcTails = 0;
@@ -216,14 +214,8 @@ async function runCluster({ runDir, testweb, truth, served, track }) {
     const joinList = [...agents.values()].filter((a) => !a.done).map((a) => a.address);
     const child = track(
       startAgentProcess(id, [
-        ...[
-          "--data",
-          join(runDir, "data", id),
-          "--hosts-file",
-          testweb.files.hosts,
-          "--allow-net",
-          "127.0.0.0/8",
-        ],
+        ...["--data", join(runDir, "data", id)],
+        ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
         ...[
           "--listen",
           "127.0.0.1:0",
@@ -231,16 +223,6 @@ async function runCluster({ runDir, testweb, truth, served, track }) {
           ...(joinList.length === 0 ? [] : ["--join", joinList.join(",")]),
         ],
         ...(seeds ? ["--seeds", testweb.files.seeds] : []),
-        ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
-        ...[
-          "--robots-retry-ms",
-          "100",
-          "--max-robots-attempts",
-          "2",
-          "--exit-when-done",
-          "--progress",
-          "off",
-        ],
         ...[
           "--heartbeat-ms",
           String(flags["heartbeat-ms"]),

@@ -14,6 +14,7 @@ import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
 import {
   allowedCores,
+  benchAgentFlags,
   openWorkspace,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
@@ -127,19 +128,10 @@ async function runCluster(n) {
       const agent = startAgentProcess(
         id,
         [
-          ...["--data", join(runDir, id), "--hosts-file", testweb.files.hosts, "--allow-net", "127.0.0.0/8"],
+          ...["--data", join(runDir, id)],
+          ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
           ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
           ...(last ? ["--seeds", testweb.files.seeds] : []),
-          ...["--delay-ms", "0", "--max-active-hosts", String(flags["max-active-hosts"])],
-          ...[
-            "--robots-retry-ms",
-            "100",
-            "--max-robots-attempts",
-            "2",
-            "--exit-when-done",
-            "--progress",
-            "off",
-          ],
           ...[
             "--heartbeat-ms",
             String(flags["heartbeat-ms"]),

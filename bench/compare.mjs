@@ -12,7 +12,13 @@ import { fileURLToPath } from "node:url";
 import { readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { crawlLogFetchedUrls, fetchFigures, measureChildren, spawnCrawler } from "./lib/measure.mjs";
-import { openWorkspace, PeakRssSampler, startAgentProcess, startTestWebProcess } from "./lib/processes.mjs";
+import {
+  benchAgentFlags,
+  openWorkspace,
+  PeakRssSampler,
+  startAgentProcess,
+  startTestWebProcess,
+} from "./lib/processes.mjs";
 import { fixed, formatTable, percent } from "./lib/report.mjs";
 
 const FLAGS = {
@@ -96,9 +102,8 @@ async function crawlUbicrawl() {
   await mkdir(data, { recursive: true });
   const run = await measured("ubicrawl", () =>
     startAgentProcess("compare", [
-      ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
-      ...["--allow-net", "127.0.0.0/8", "--delay-ms", "0", "--max-active-hosts", String(flags.concurrency)],
-      ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+      ...["--data", data, "--seeds", testweb.files.seeds],
+      ...benchAgentFlags(testweb.files.hosts, flags.concurrency),
     ]),
   );
   return fetchFigures(run, crawlLogFetchedUrls(join(data, "crawl.log")), truth, normalizeUrl);

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
+  benchAgentFlags,
   openWorkspace,
   PeakRssSampler,
   reapedChildrenCpuSeconds,
@@ -82,16 +83,8 @@ async function crawlOnce(run) {
   const cpuBefore = reapedChildrenCpuSeconds();
   const agent = withCpuProfile(() =>
     startAgentProcess(`bench-${run}`, [
-      ...["--data", data, "--seeds", testweb.files.seeds, "--hosts-file", testweb.files.hosts],
-      ...[
-        "--allow-net",
-        "127.0.0.0/8",
-        "--delay-ms",
-        "0",
-        "--max-active-hosts",
-        String(flags["max-active-hosts"]),
-      ],
-      ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+      ...["--data", data, "--seeds", testweb.files.seeds],
+      ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
     ]),
   );
   children.add(agent);

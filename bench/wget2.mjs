@@ -21,7 +21,13 @@ import { fileURLToPath } from "node:url";
 import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { crawlLogFetchedUrls, fetchFigures, measureChildren, spawnCrawler } from "./lib/measure.mjs";
-import { openWorkspace, PeakRssSampler, startAgentProcess, startTestWebProcess } from "./lib/processes.mjs";
+import {
+  benchAgentFlags,
+  openWorkspace,
+  PeakRssSampler,
+  startAgentProcess,
+  startTestWebProcess,
+} from "./lib/processes.mjs";
 import { fixed, formatTable, percent } from "./lib/report.mjs";
 
 const FLAGS = {
@@ -137,17 +143,8 @@ async function main() {
       await mkdir(data, { recursive: true });
       const join_ = started.length === 0 ? [] : ["--join", started[0].address];
       const child = startAgentProcess(`agent-${i}`, [
-        ...["--data", data, "--hosts-file", testweb.files.hosts, "--allow-net", "127.0.0.0/8"],
-        ...["--delay-ms", "0", "--max-active-hosts", String(flags.concurrency)],
-        ...[
-          "--robots-retry-ms",
-          "100",
-          "--max-robots-attempts",
-          "2",
-          "--exit-when-done",
-          "--progress",
-          "off",
-        ],
+        ...["--data", data],
+        ...benchAgentFlags(testweb.files.hosts, flags.concurrency),
         ...(agents > 1 ? ["--listen", "127.0.0.1:0", "--insecure", ...join_] : []),
         ...(i === agents ? ["--seeds", testweb.files.seeds] : []),
         ...(agents > 1 ? ["--heartbeat-ms", "500", "--suspect-after-ms", "2500"] : []),

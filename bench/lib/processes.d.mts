@@ -60,3 +60,6 @@ export function stopChildrenOnSignal(children: () => Iterable<Child>): void;
 
 /** The temp folder of one benchmark run (see processes.mjs). */
 export function openWorkspace(name: string, keep: boolean): Promise<{ dir: string; children: Set<Child> }>;
+
+/** The flags every bench agent runs with (hosts file, loopback allowed, no delay, exit when done). */
+export function benchAgentFlags(hostsFile: string, maxActiveHosts: number): string[];

@@ -183,6 +183,22 @@ async function requestRobots(hostsFile, port) {
 }
 
 /**
+ * The flags every bench agent runs with: names only through the test web's hosts file, loopback
+ * allowed, no politeness delay, `maxActiveHosts` hosts at once, a quick robots.txt retry, exit once the
+ * crawl is done, no progress line.
+ * @param {string} hostsFile
+ * @param {number} maxActiveHosts
+ * @returns {string[]}
+ */
+export function benchAgentFlags(hostsFile, maxActiveHosts) {
+  return [
+    ...["--hosts-file", hostsFile, "--allow-net", "127.0.0.0/8"],
+    ...["--delay-ms", "0", "--max-active-hosts", String(maxActiveHosts)],
+    ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
+  ];
+}
+
+/**
  * Starts `ubicrawl agent` with `args` (after `agent`).
  * @param {string} id
  * @param {readonly string[]} args
