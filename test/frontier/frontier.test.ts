@@ -2,7 +2,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { DEFAULT_QUEUE_WINDOW, Frontier } from "../../src/frontier/frontier.js";
 import { GroupCommit } from "../../src/storage/group-commit.js";
-import { type FrontierEnv, mustTake, openFrontierEnv, sharedFingerprinter, takeAll } from "./helpers.js";
+import {
+  type FrontierEnv,
+  mustTake,
+  openFrontierEnv,
+  sharedFingerprinter,
+  takeAll,
+  urlsOf,
+} from "./helpers.js";
 
 let env: FrontierEnv | undefined;
 
@@ -15,12 +22,6 @@ afterEach(async () => {
   await env?.dispose();
   env = undefined;
 });
-
-function urlsOf(host: string, from: number, to: number): string[] {
-  const out: string[] = [];
-  for (let i = from; i < to; i++) out.push(`http://${host}/p${i}`);
-  return out;
-}
 
 describe("Frontier add and take", () => {
   it("queues a URL once, however often it is added", async () => {

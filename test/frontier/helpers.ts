@@ -66,6 +66,13 @@ export async function openFrontierEnv(options: FrontierOptions = {}): Promise<Fr
   return env;
 }
 
+/** URLs `http://host/p<from>` … `http://host/p<to - 1>`. */
+export function urlsOf(host: string, from: number, to: number): string[] {
+  const out: string[] = [];
+  for (let i = from; i < to; i++) out.push(`http://${host}/p${i}`);
+  return out;
+}
+
 /** Takes the next URL of `host`, failing the test when none is waiting. */
 export async function mustTake(frontier: Frontier, host: string): Promise<StoredQueueEntry> {
   const entry = await frontier.take(host);

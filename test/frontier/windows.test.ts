@@ -4,7 +4,14 @@ import { Frontier, type FrontierOptions } from "../../src/frontier/frontier.js";
 import { HostQueue } from "../../src/frontier/host-queue.js";
 import { HostTable } from "../../src/frontier/host-table.js";
 import { GroupCommit } from "../../src/storage/group-commit.js";
-import { type FrontierEnv, mustTake, openFrontierEnv, sharedFingerprinter, takeAll } from "./helpers.js";
+import {
+  type FrontierEnv,
+  mustTake,
+  openFrontierEnv,
+  sharedFingerprinter,
+  takeAll,
+  urlsOf,
+} from "./helpers.js";
 
 // Memory that does not grow with the frontier (issue 4): idle hosts keep their URLs on disk only, and
 // at most maxWindowedHosts windows stay in memory.
@@ -20,12 +27,6 @@ afterEach(async () => {
   await env?.dispose();
   env = undefined;
 });
-
-function urlsOf(host: string, from: number, to: number): string[] {
-  const out: string[] = [];
-  for (let i = from; i < to; i++) out.push(`http://${host}/p${i}`);
-  return out;
-}
 
 describe("Frontier windows", () => {
   it("keeps the URLs of hosts not visited yet on disk only", async () => {
