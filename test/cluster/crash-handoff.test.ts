@@ -34,16 +34,17 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Agents and the web server the in-process cluster tests start; stopped after each test. */
+const nodes: ClusterNode[] = [];
+let server: Server | undefined;
+
+afterEach(async () => {
+  for (const node of nodes.splice(0)) await node.stop();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
 describe("a hand-off cut short by a crash, two agents in process", () => {
-  const nodes: ClusterNode[] = [];
-  let server: Server | undefined;
-
-  afterEach(async () => {
-    for (const node of nodes.splice(0)) await node.stop();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
-
   it("reaches its owner after the sender restarts, though the page that linked it is not fetched again", async () => {
     const requests: string[] = [];
     server = createServer((request, response) => {
@@ -114,15 +115,6 @@ describe("a hand-off cut short by a crash, two agents in process", () => {
 });
 
 describe("a fetch in flight when its host is handed over", () => {
-  const nodes: ClusterNode[] = [];
-  let server: Server | undefined;
-
-  afterEach(async () => {
-    for (const node of nodes.splice(0)) await node.stop();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    server = undefined;
-  });
-
   it("goes to the new owner even when it ends put back in the old owner's queue", async () => {
     const requests: string[] = [];
     let releaseRobots = () => {};
