@@ -34,7 +34,11 @@ import {
  */
 
 const WEB = { hosts: 30, pages: 2400, seed: 23, responseDelayMs: 8 };
-const FLAGS = ["--max-active-hosts", "4"];
+/**
+ * A politeness delay keeps the crawl going past the split, the healing and the settling (several
+ * seconds), so requests remain to check once views agree.
+ */
+const FLAGS = ["--max-active-hosts", "4", "--delay-ms", "10"];
 /** The partition starts once this share of the truth has been served. */
 const PARTITION_AT_SHARE = 0.12;
 /** How long the sides crawl apart once both noticed the split. */
