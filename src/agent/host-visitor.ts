@@ -133,6 +133,9 @@ export class HostVisitor {
       }
       if (rules.status === "unavailable") {
         frontier.putBack(host, entry);
+        // Only a fresh answer is an attempt: a timer may wake the host a hair before the cached
+        // failure expires, and that must not count as asking again.
+        if (rules.fetchedAtMs < askedAtMs) return this.waitForRobotsRetry(state, rules);
         return this.robotsUnavailable(host, state, rules);
       }
       state.robotsAttempts = 0;
@@ -270,16 +273,19 @@ export class HostVisitor {
 
   private robotsUnavailable(host: string, state: HostRuntime, rules: RobotsRules): VisitOutcome {
     state.robotsAttempts++;
-    if (state.robotsAttempts < this.options.maxRobotsAttempts) {
-      // The retry is a request to the host too: it waits for the politeness delay as well.
-      const retryAtMs = rules.retryAtMs ?? this.deps.clock.now() + 60_000;
-      return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs) };
-    }
+    if (state.robotsAttempts < this.options.maxRobotsAttempts) return this.waitForRobotsRetry(state, rules);
     // Given up: its URLs are dropped as they come (see visit), and the reason is kept.
     this.deps.frontier.record(host).abandoned = "robots-unavailable";
     this.deps.frontier.touch(host);
     this.deps.stats.recordError("robots_unavailable");
     return { kind: "yielded" };
+  }
+
+  /** Parks the host until robots.txt may be asked again (a request to the host: politeness applies). */
+  private waitForRobotsRetry(state: HostRuntime, rules: RobotsRules): VisitOutcome {
+    const now = this.deps.clock.now();
+    const retryAtMs = rules.retryAtMs ?? now + 60_000;
+    return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs, now + 1) };
   }
 
   private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {
