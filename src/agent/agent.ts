@@ -47,6 +47,8 @@ export interface ClusterHooks {
   ) => Promise<boolean>;
   /** True when every live agent is idle and no URL batch is in transit (termination detection). */
   readonly isCrawlComplete: () => boolean;
+  /** When this agent may start crawling `host` (held for a crashed previous owner); 0 when now. */
+  readonly heldUntilMs: (host: string) => number;
 }
 
 /**
@@ -197,7 +199,9 @@ export class Agent implements AgentParts {
         mustYield: () => scheduler?.isPaused === true,
         owns,
         blacklisted: (host) => blacklist.has(host),
-        ...(deps.cluster ? { fetchedElsewhere: deps.cluster.fetchedElsewhere } : {}),
+        ...(deps.cluster
+          ? { fetchedElsewhere: deps.cluster.fetchedElsewhere, heldUntilMs: deps.cluster.heldUntilMs }
+          : {}),
       },
     );
     const guard = new StorageGuard({

@@ -52,6 +52,8 @@ export interface HostVisitorDeps {
   ) => Promise<boolean>;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
+  /** When `host` may be crawled: later while it is held for its crashed previous owner to come back. */
+  readonly heldUntilMs?: (host: string) => number;
 }
 
 /** In-memory, per-host facts of the current run. */
@@ -96,6 +98,8 @@ export class HostVisitor {
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
       if (!this.deps.owns(host)) return { kind: "drained" };
+      const heldUntilMs = this.deps.heldUntilMs?.(host) ?? 0;
+      if (heldUntilMs > this.deps.clock.now()) return { kind: "parked", untilMs: heldUntilMs };
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
       if (this.deps.blacklisted(host)) {

@@ -2,7 +2,12 @@ import { readFile } from "node:fs/promises";
 import { Agent } from "../agent/agent.js";
 import { AGENT_DEFAULTS, type AgentOptions } from "../agent/agent-options.js";
 import { ProgressReporter, summaryLines } from "../agent/progress.js";
-import { ClusterNode, type ClusterOptions, DEFAULT_RECOVERY_K } from "../cluster/index.js";
+import {
+  ClusterNode,
+  type ClusterOptions,
+  DEFAULT_RECOVERY_K,
+  DEFAULT_TAKEOVER_DELAY_MS,
+} from "../cluster/index.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { diagnoseTls } from "../security/index.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
@@ -129,6 +134,12 @@ export const AGENT_FLAGS = {
     default: DEFAULT_RECOVERY_K,
     min: 0,
     max: 16,
+  },
+  "takeover-delay-ms": {
+    type: "integer",
+    help: "how long a crashed agent's hosts wait for it to come back before others crawl them",
+    default: DEFAULT_TAKEOVER_DELAY_MS,
+    min: 0,
   },
   "join-timeout-ms": {
     type: "integer",
@@ -270,6 +281,7 @@ async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<C
     heartbeatIntervalMs: flags["heartbeat-ms"],
     suspectAfterMs: flags["suspect-after-ms"],
     recoveryK: flags["recovery-k"],
+    takeoverDelayMs: flags["takeover-delay-ms"],
     joinTimeoutMs: flags["join-timeout-ms"],
     security,
   };

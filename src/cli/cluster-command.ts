@@ -50,6 +50,12 @@ const CLUSTER_FLAGS = {
     default: 2500,
     min: 20,
   },
+  "takeover-delay-ms": {
+    type: "integer",
+    help: "how long a killed agent's hosts wait for its restart (key r) before the others crawl them",
+    default: 5000,
+    min: 0,
+  },
   insecure: {
     type: "boolean",
     help: "plaintext agent-to-agent traffic instead of mutual TLS with certificates made in the data folder",
@@ -217,6 +223,8 @@ class LocalCluster {
       String(this.flags["heartbeat-ms"]),
       "--suspect-after-ms",
       String(this.flags["suspect-after-ms"]),
+      "--takeover-delay-ms",
+      String(this.flags["takeover-delay-ms"]),
       ...security,
       "--exit-when-done",
       "--progress",

@@ -3,7 +3,7 @@ import type { AgentOptions } from "../agent/agent-options.js";
 import { type Clock, sleep, systemClock, type TimerHandle } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
-import { loadHasher64 } from "../hashing/index.js";
+import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
   AgentServer,
   type AgentServiceHandlers,
@@ -28,6 +28,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PageRecovery } from "./page-recovery.js";
+import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { TerminationDetector, type WorkLoad } from "./termination.js";
 import { resendUnacked } from "./unacked-urls.js";
 import { UrlExchange } from "./url-exchange.js";
@@ -51,6 +52,12 @@ export interface ClusterOptions {
   readonly suspectAfterMs: number;
   /** Previous owners asked by page recovery (UbiCrawler's k). @default 2 */
   readonly recoveryK: number;
+  /**
+   * How long hosts of a crashed agent wait for it to come back before their new owners crawl them
+   * (0: at once). An agent restarted on its data dir within it refetches nothing but the pages in flight.
+   * @default 10000
+   */
+  readonly takeoverDelayMs?: number;
   /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */
   readonly replicasPerUnit?: number;
   /** Transport security of agent-to-agent traffic. */
@@ -93,6 +100,7 @@ export class ClusterNode implements AgentServiceHandlers {
   private readonly ownership: Ownership;
   private readonly exchange: UrlExchange;
   private readonly recovery: PageRecovery;
+  private readonly grace: TakeoverGrace;
   private readonly termination = new TerminationDetector();
   private readonly peers: PeerClientPool;
   private readonly server: AgentServer;
@@ -122,6 +130,7 @@ export class ClusterNode implements AgentServiceHandlers {
       ownership: Ownership;
       exchange: UrlExchange;
       recovery: PageRecovery;
+      grace: TakeoverGrace;
       peers: PeerClientPool;
       server: AgentServer;
     },
@@ -131,6 +140,7 @@ export class ClusterNode implements AgentServiceHandlers {
     this.ownership = parts.ownership;
     this.exchange = parts.exchange;
     this.recovery = parts.recovery;
+    this.grace = parts.grace;
     this.peers = parts.peers;
     this.server = parts.server;
   }
@@ -157,6 +167,11 @@ export class ClusterNode implements AgentServiceHandlers {
     const hasher = await loadHasher64();
     const fingerprinter = new UrlFingerprinter(hasher);
     const ownership = new Ownership(agentOptions.id, options.capacity, options.replicasPerUnit, hasher);
+    const grace = new TakeoverGrace(options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS, {
+      clock,
+      current: () => ownership.assignment,
+      build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
+    });
     const peers = new PeerClientPool({ security: options.security });
     // The node is created after the agent and server; hooks and handlers reach it through this cell.
     let node: ClusterNode | undefined;
@@ -173,6 +188,7 @@ export class ClusterNode implements AgentServiceHandlers {
       owns: (host) => ownership.ownerOf(host) === agentOptions.id,
       fetchedElsewhere: (host, url, upcoming) => ready().recovery.fetchedElsewhere(host, url, upcoming),
       isCrawlComplete: () => node?.isCrawlComplete() ?? false,
+      heldUntilMs: (host) => grace.heldUntilMs(host),
     };
     const agent = await Agent.open(agentOptions, { clock, cluster: hooks });
     const server = new AgentServer(
@@ -273,6 +289,7 @@ export class ClusterNode implements AgentServiceHandlers {
       ownership,
       exchange,
       recovery,
+      grace,
       peers,
       server,
     });
@@ -553,9 +570,21 @@ export class ClusterNode implements AgentServiceHandlers {
     const changed = this.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
     if (!changed) return;
     this.recovery.reset();
-    const statuses = new Map(this.detector.members().map((member) => [member.id, member.status]));
-    const crashed = [...previous].filter((id) => !this.aliveIds.has(id) && statuses.get(id) !== "left");
+    const members = new Map(this.detector.members().map((member) => [member.id, member]));
+    const crashed = [...previous].filter(
+      (id) => !this.aliveIds.has(id) && members.get(id)?.status !== "left",
+    );
     for (const id of previous) if (!this.aliveIds.has(id)) this.termination.forget(id);
+    for (const id of this.aliveIds) this.grace.forget(id);
+    for (const id of previous) if (members.get(id)?.status === "left") this.grace.forget(id);
+    for (const id of crashed) {
+      this.grace.noteCrashed({ id, capacity: members.get(id)?.capacity ?? 1 });
+      if (this.grace.delayMs > 0) {
+        process.stderr.write(
+          `ubicrawl: agent ${id} is not answering; its hosts wait ${this.grace.delayMs} ms for it to come back (--takeover-delay-ms)\n`,
+        );
+      }
+    }
     this.exchange.onViewChange();
     this.queueReexamine(crashed);
   }

@@ -4,5 +4,6 @@ export { ClusterNode, type ClusterOptions, DEFAULT_MAX_CONCURRENT_SUBMITS } from
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
 export { Ownership } from "./ownership.js";
 export { DEFAULT_RECOVERY_K, PageRecovery, type PageRecoveryOptions } from "./page-recovery.js";
+export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
 export { UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

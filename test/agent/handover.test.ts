@@ -57,6 +57,7 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
     owns: () => owned,
     fetchedElsewhere: async () => false,
     isCrawlComplete: () => false,
+    heldUntilMs: () => 0,
   };
   const options: AgentOptions = {
     ...AGENT_DEFAULTS,

@@ -12,6 +12,11 @@ import {
 
 /** Failure detector timing of test clusters: fast, so a death is noticed within about a second. */
 export const FAST_HEARTBEAT = ["--heartbeat-ms", "200", "--suspect-after-ms", "1200"] as const;
+/**
+ * Test clusters take a dead agent's hosts as soon as it is suspected; a test of the grace for a restart
+ * passes its own `--takeover-delay-ms` (the last one given wins).
+ */
+export const IMMEDIATE_TAKEOVER = ["--takeover-delay-ms", "0"] as const;
 
 /** One agent process of a test cluster. */
 export interface ClusterAgent {
@@ -63,6 +68,7 @@ export async function startClusterAgent(
     "--progress",
     "off",
     ...FAST_HEARTBEAT,
+    ...IMMEDIATE_TAKEOVER,
     ...(options.flags ?? []),
   ];
   const process = runUbicrawl(args, { cwd: fixture.dir });
