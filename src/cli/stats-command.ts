@@ -69,7 +69,11 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
       `agent ${stats.id} at ${stats.address}${stats.paused ? " (paused)" : ""}${stats.idle ? " (idle)" : ""}`,
       `  capacity ${stats.capacity}, ${stats.replicas} replicas, ${(stats.circleShare * 100).toFixed(2)}% of the circle`,
       `  view: ${stats.view.map((peer) => `${peer.id}=${peer.status.toLowerCase()}(${peer.lastHeardMsAgo}ms)`).join(" ")}`,
-      `  hosts: ${stats.hostsOwned} owned, ${stats.hostsKnown} known, ${stats.hostsActive} active, ${stats.hostsDone} done`,
+      `  hosts: ${stats.hostsOwned} owned, ${stats.hostsKnown} known, ${stats.hostsActive} active, ${stats.hostsDone} done${
+        stats.hostsHeld > 0 || stats.heldFor.length > 0
+          ? `, ${stats.hostsHeld} held for crashed ${stats.heldFor.join(", ")} (takeover grace)`
+          : ""
+      }`,
       `  pages: ${stats.pagesFetched} fetched (${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} queued, ${stats.pagesRecovered} recovered`,
       `  exchange: overhead ${stats.communicationOverhead.toFixed(3)} URLs sent per page; ${
         stats.peers

@@ -644,10 +644,14 @@ export class ClusterNode implements AgentServiceHandlers {
     let hostsOwned = 0;
     let hostsKnown = 0;
     let hostsDone = 0;
+    let hostsHeld = 0;
     for (const host of frontier.knownHosts()) {
       hostsKnown++;
-      if (this.ownership.ownerOf(host) === agent.options.id) hostsOwned++;
-      if (frontier.waitingOf(host) === 0 && frontier.record(host).fetched > 0) hostsDone++;
+      const owned = this.ownership.ownerOf(host) === agent.options.id;
+      if (owned) hostsOwned++;
+      const waiting = frontier.waitingOf(host);
+      if (waiting === 0 && frontier.record(host).fetched > 0) hostsDone++;
+      if (owned && waiting > 0 && this.grace.heldUntilMs(host) > now) hostsHeld++;
     }
     return {
       id: agent.options.id,
@@ -676,6 +680,8 @@ export class ClusterNode implements AgentServiceHandlers {
       uptimeMs: stats.uptimeMs,
       idle: this.load().idle,
       paused: scheduler.isPaused,
+      hostsHeld,
+      heldFor: [...this.grace.heldFor],
     };
   }
 

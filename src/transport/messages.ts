@@ -190,6 +190,10 @@ export interface AgentStats {
   idle: boolean;
   /** Paused by an operator. */
   paused: boolean;
+  /** Owned hosts with queued URLs waiting for a crashed previous owner to come back. */
+  hostsHeld: number;
+  /** Crashed agents whose hosts are held. */
+  heldFor: string[];
 }
 
 /** `GetStats` reply. */

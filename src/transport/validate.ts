@@ -286,6 +286,8 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     uptimeMs: uint64(s.uptimeMs, `${path}.uptimeMs`),
     idle: bool(s.idle, `${path}.idle`),
     paused: bool(s.paused, `${path}.paused`),
+    hostsHeld: uint64(s.hostsHeld, `${path}.hostsHeld`),
+    heldFor: list(s.heldFor, `${path}.heldFor`, MAX_MEMBERS, agentId),
   };
 }
 

@@ -72,6 +72,10 @@ interface Cycle {
   readonly unlogged: number;
   /** From the others' noticing the death to all of them seeing it alive again. */
   readonly backMs: number;
+  /** Survivors whose stats, once they noticed, named the victim among the crashed agents held for. */
+  readonly holdingSurvivors: number;
+  /** Hosts with queued URLs the survivors held for it then. */
+  readonly hostsHeld: number;
   /** From the kill to every survivor regarding the victim as not alive. */
   readonly detectMs: number;
   readonly result: ExitResult;
@@ -130,6 +134,13 @@ beforeAll(async () => {
     );
     const noticedAtMs = performance.now();
     events.push([noticedAtMs, `${victim.id} noticed dead`]);
+    let holdingSurvivors = 0;
+    let hostsHeld = 0;
+    for (const survivor of survivors) {
+      const own = (await clusterStats(survivor.address)).find((agent) => agent.id === survivor.id);
+      if (own?.heldFor.includes(victim.id)) holdingSurvivors++;
+      hostsHeld += own?.hostsHeld ?? 0;
+    }
     await delay(randomIntIn(random, RESTART_LAG_MS.min, RESTART_LAG_MS.max));
     events.push([performance.now(), `${victim.id} restarting`]);
     agents[index] = await startClusterAgent(fixture, {
@@ -149,6 +160,8 @@ beforeAll(async () => {
       victimFetched,
       unlogged,
       backMs: performance.now() - noticedAtMs,
+      holdingSurvivors,
+      hostsHeld,
       detectMs: noticedAtMs - killedAtMs,
       result,
     });
@@ -159,8 +172,8 @@ beforeAll(async () => {
   const kills = cycles
     .map(
       (c) =>
-        `${c.victim} noticed in ${Math.round(c.detectMs)} ms, back after ${Math.round(c.backMs)} ms, ` +
-        `${c.unlogged} unlogged`,
+        `${c.victim} noticed in ${Math.round(c.detectMs)} ms, ${c.hostsHeld} hosts held, ` +
+        `back after ${Math.round(c.backMs)} ms, ${c.unlogged} unlogged`,
     )
     .join("; ");
   process.stderr.write(
@@ -211,6 +224,11 @@ describe(`a 3-agent cluster, one agent at a time SIGKILLed and restarted (CHAOS_
     expect(metrics.missing).toEqual([]);
     expect(metrics.extra).toEqual([]);
     expect(metrics.coverage).toBe(1);
+  });
+
+  it("holds each victim's hosts for it (its queued hosts show as held in the survivors' stats)", () => {
+    for (const cycle of cycles) expect(cycle.holdingSurvivors, cycle.victim).toBe(AGENTS - 1);
+    expect(cycles.reduce((sum, cycle) => sum + cycle.hostsHeld, 0)).toBeGreaterThan(0);
   });
 
   it("refetches only the pages in flight at the kills: the victims came back within the grace", () => {

@@ -29,6 +29,8 @@ const STATS_FIELDS = [
   "uptimeMs",
   "idle",
   "paused",
+  "hostsHeld",
+  "heldFor",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;

@@ -54,6 +54,8 @@ export const STATS: AgentStats = {
   uptimeMs: 60_000,
   idle: false,
   paused: true,
+  hostsHeld: 7,
+  heldFor: ["agent-a"],
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };
