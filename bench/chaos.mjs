@@ -42,6 +42,12 @@ const FLAGS = {
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 16, min: 1 },
   "heartbeat-ms": { type: "integer", help: "failure detector heartbeat", default: 200, min: 10 },
   "suspect-after-ms": { type: "integer", help: "failure detector timeout", default: 1200, min: 20 },
+  "takeover-delay-ms": {
+    type: "integer",
+    help: "how long a killed agent's hosts wait for it (0: measure the takeover itself)",
+    default: 0,
+    min: 0,
+  },
   "timeout-s": { type: "integer", help: "give up on a mode after this long", default: 900, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the data (WARC files, crawl logs, served log) and print where" },
@@ -228,6 +234,8 @@ async function runCluster({ runDir, testweb, truth, served, track }) {
           String(flags["heartbeat-ms"]),
           "--suspect-after-ms",
           String(flags["suspect-after-ms"]),
+          "--takeover-delay-ms",
+          String(flags["takeover-delay-ms"]),
         ],
       ]),
     );
@@ -284,7 +292,8 @@ async function runCluster({ runDir, testweb, truth, served, track }) {
       )
         firstAfter.set(host, endedAtEpoch);
     };
-    while (firstAfter.size < pendingHosts.size && performance.now() - killedAt < REASSIGN_TIMEOUT_MS) {
+    const reassignLimitMs = REASSIGN_TIMEOUT_MS + flags["takeover-delay-ms"];
+    while (firstAfter.size < pendingHosts.size && performance.now() - killedAt < reassignLimitMs) {
       await served.poll();
       await sleep(20);
     }
