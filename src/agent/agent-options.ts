@@ -32,6 +32,13 @@ export interface AgentOptions {
   readonly maxRobotsAttempts: number;
   /** Wait before asking again for an unavailable robots.txt. @default 60000 */
   readonly robotsRetryMs: number;
+  /**
+   * Attempts at a URL whose fetch failed for a reason that may pass (the server refused or dropped the
+   * connection, or did not answer in time) before it counts as failed. @default 3
+   */
+  readonly maxFetchAttempts: number;
+  /** Wait before the first retry of such a fetch; each further retry waits twice as long. @default 2000 */
+  readonly fetchRetryMs: number;
   /** Body size cap per fetch. @default 10 MiB */
   readonly maxBodyBytes: number;
   /** Whole-fetch deadline. @default 60000 */
@@ -50,6 +57,8 @@ export const AGENT_DEFAULTS = {
   userAgent: "ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)",
   maxRobotsAttempts: 3,
   robotsRetryMs: 60_000,
+  maxFetchAttempts: 3,
+  fetchRetryMs: 2_000,
   maxBodyBytes: 10 * 1024 * 1024,
   fetchTimeoutMs: 60_000,
 } as const;

@@ -182,6 +182,8 @@ export class Agent implements AgentParts {
         quantumPages: QUANTUM_PAGES,
         maxLinksPerPage: MAX_LINKS_PER_PAGE,
         maxRobotsAttempts: options.maxRobotsAttempts,
+        maxFetchAttempts: options.maxFetchAttempts,
+        fetchRetryMs: options.fetchRetryMs,
         userAgentToken: productToken(options.userAgent),
       },
       {

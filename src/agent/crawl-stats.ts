@@ -29,6 +29,8 @@ export class CrawlStats {
   bytesFetched = 0;
   linksFound = 0;
   pagesRecovered = 0;
+  /** Fetches that failed in a way that may pass and were tried again (not counted in `errors`). */
+  fetchRetries = 0;
   /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
   readonly errors = new Map<string, number>();
   /** URLs dropped before a fetch, by reason. */

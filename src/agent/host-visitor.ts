@@ -23,6 +23,10 @@ export interface HostVisitOptions {
   readonly maxLinksPerPage: number;
   /** Attempts to get a host's robots.txt before its URLs are given up. */
   readonly maxRobotsAttempts: number;
+  /** Attempts at a URL whose fetch failed transiently (see {@link RETRIED_FAILURES}). */
+  readonly maxFetchAttempts: number;
+  /** Wait before the first retry of a transient failure; doubled at each further one. */
+  readonly fetchRetryMs: number;
   /** Product token matched against meta robots names (besides `robots`). */
   readonly userAgentToken: string;
 }
@@ -63,7 +67,24 @@ interface HostRuntime {
   dnsError?: ErrorCode;
   nextFetchAtMs: number;
   robotsAttempts: number;
+  /** The URL at the head of the queue that failed transiently, and how many times in a row. */
+  retry?: { readonly url: string; readonly attempts: number };
+  /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
+  failedInARow: number;
 }
+
+/**
+ * Failures that may pass (a busy or restarting server, a dropped connection): the URL is tried again
+ * later, up to {@link HostVisitOptions.maxFetchAttempts} times, instead of leaving a hole in the crawl.
+ * Everything else (a missing name, a body too large, a broken protocol) fails at once.
+ */
+const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
+  ErrorCode.ConnectFailed,
+  ErrorCode.ConnectTimeout,
+  ErrorCode.HeadersTimeout,
+]);
+/** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
+const FAILING_HOST_STREAK = 2;
 
 /** URLs queued behind the current one that page recovery asks about in the same query. */
 const RECOVERY_LOOKAHEAD = 255;
@@ -147,7 +168,8 @@ export class HostVisitor {
         this.drop(host, entry, "robots");
         continue;
       }
-      await this.fetchOne(host, entry, state, rules, signal);
+      const retryAtMs = await this.fetchOne(host, entry, state, rules, signal);
+      if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs };
       fetched++;
     }
     return { kind: "yielded" };
@@ -176,7 +198,7 @@ export class HostVisitor {
     state: HostRuntime,
     rules: RobotsRules,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<number | undefined> {
     const { clock, frontier } = this.deps;
     let release: () => void;
     try {
@@ -194,7 +216,7 @@ export class HostVisitor {
       // which goes to the new owner with the rest.
       release();
       frontier.putBack(host, entry);
-      return;
+      return undefined;
     }
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
@@ -212,10 +234,25 @@ export class HostVisitor {
       state.nextFetchAtMs = clock.now() + Math.max(this.options.delayMs, rules.crawlDelayMs ?? 0);
     }
     if (!result) {
-      this.fail(host, entry, failure ?? ErrorCode.ProtocolError, clock.now() - startedAtMs);
+      const code = failure ?? ErrorCode.ProtocolError;
+      const retryAtMs = this.retryAt(state, entry, code);
+      if (retryAtMs !== undefined) {
+        // Logged as an attempt, not counted as a failure: the URL waits at the head of its queue.
+        this.deps.archive.log({
+          ...this.failureEntry(entry, code, clock.now() - startedAtMs),
+          willRetry: true,
+        });
+        this.deps.stats.fetchRetries++;
+        frontier.putBack(host, entry);
+        return retryAtMs;
+      }
+      if (RETRIED_FAILURES.has(code)) state.failedInARow++;
+      this.fail(host, entry, code, clock.now() - startedAtMs);
       await frontier.commit();
-      return;
+      return undefined;
     }
+    state.retry = undefined;
+    state.failedInARow = 0;
     try {
       await this.deps.archive.writeResponse(result);
     } catch (error) {
@@ -231,6 +268,23 @@ export class HostVisitor {
     this.deps.archive.log(this.logEntry(entry, result, links));
     frontier.complete(host, entry, { fetched: true, counted: true });
     await frontier.commit();
+    return undefined;
+  }
+
+  /**
+   * When to try `entry` again after failing with `code`, or undefined when it fails for good: not a
+   * failure that may pass, out of attempts, or a host whose last URLs all failed (a dead server would
+   * otherwise cost every queued URL its full round of retries).
+   */
+  private retryAt(state: HostRuntime, entry: StoredQueueEntry, code: ErrorCode): number | undefined {
+    const previous = state.retry?.url === entry.url ? state.retry.attempts : 0;
+    state.retry = undefined;
+    if (!RETRIED_FAILURES.has(code) || state.failedInARow >= FAILING_HOST_STREAK) return undefined;
+    const attempts = previous + 1;
+    if (attempts >= this.options.maxFetchAttempts) return undefined;
+    state.retry = { url: entry.url, attempts };
+    const waitMs = this.options.fetchRetryMs * 2 ** (attempts - 1);
+    return Math.max(this.deps.clock.now() + waitMs, state.nextFetchAtMs);
   }
 
   /** Routes the links of a fetched page (or its redirect target); returns how many were found. */
@@ -299,7 +353,13 @@ export class HostVisitor {
 
   private fail(host: string, entry: StoredQueueEntry, code: ErrorCode, durationMs: number): void {
     this.deps.stats.recordError(code);
-    this.deps.archive.log({
+    this.deps.archive.log(this.failureEntry(entry, code, durationMs));
+    const counted = code !== ErrorCode.DnsNotFound && code !== ErrorCode.AddressForbidden;
+    this.deps.frontier.complete(host, entry, { fetched: false, counted });
+  }
+
+  private failureEntry(entry: StoredQueueEntry, code: ErrorCode, durationMs: number): CrawlLogInput {
+    return {
       ts: new Date(this.deps.clock.now()).toISOString(),
       url: entry.url,
       status: 0,
@@ -309,9 +369,7 @@ export class HostVisitor {
       durationMs,
       depth: entry.depth,
       error: code,
-    });
-    const counted = code !== ErrorCode.DnsNotFound && code !== ErrorCode.AddressForbidden;
-    this.deps.frontier.complete(host, entry, { fetched: false, counted });
+    };
   }
 
   private logEntry(entry: StoredQueueEntry, result: FetchResult, links: number): CrawlLogInput {
@@ -332,7 +390,7 @@ export class HostVisitor {
   private runtimeOf(host: string): HostRuntime {
     let state = this.runtime.get(host);
     if (!state) {
-      state = { nextFetchAtMs: 0, robotsAttempts: 0 };
+      state = { nextFetchAtMs: 0, robotsAttempts: 0, failedInARow: 0 };
       this.runtime.set(host, state);
     }
     return state;

@@ -74,6 +74,7 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
     `  links found: ${stats.linksFound}; queued now: ${source.frontier.waitingUrls}`,
     `  seen set: ${source.frontier.seen.size} URLs, ${source.frontier.seen.memoryBytes} bytes`,
     `  errors: ${errors}`,
+    `  fetches retried: ${stats.fetchRetries}`,
     `  not fetched: ${dropped}`,
   ];
 }

@@ -82,6 +82,18 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.maxRobotsAttempts,
     min: 1,
   },
+  "max-fetch-attempts": {
+    type: "integer",
+    help: "attempts at a URL whose server refused, dropped or did not answer the connection",
+    default: AGENT_DEFAULTS.maxFetchAttempts,
+    min: 1,
+  },
+  "fetch-retry-ms": {
+    type: "integer",
+    help: "wait before retrying such a fetch (doubling at each further retry)",
+    default: AGENT_DEFAULTS.fetchRetryMs,
+    min: 0,
+  },
   "max-body-bytes": {
     type: "integer",
     help: "body size cap per fetch",
@@ -205,6 +217,8 @@ export async function agentCommand(argv: string[]): Promise<number> {
     exitWhenDone: flags["exit-when-done"],
     maxRobotsAttempts: flags["max-robots-attempts"],
     robotsRetryMs: flags["robots-retry-ms"],
+    maxFetchAttempts: flags["max-fetch-attempts"],
+    fetchRetryMs: flags["fetch-retry-ms"],
     maxBodyBytes: flags["max-body-bytes"],
     fetchTimeoutMs: flags["fetch-timeout-ms"],
     progress,
