@@ -4,13 +4,14 @@ import { ErrorCode, UbiError } from "../errors.js";
 export interface FlushPolicyOptions {
   /**
    * URLs that make a batch worth sending at once. Each batch costs one gRPC call and one durable
-   * commit at the receiver, so with about 3 URLs sent a page, 400 keeps it under 1 batch per 100 pages.
-   * @default 400
+   * commit at the receiver, so with about 3 URLs sent a page, 1000 costs 0.3 batches per 100 pages.
+   * @default 1000
    */
   readonly targetBatchUrls?: number;
   /**
    * Longest the oldest URL of a batch waits when nobody is short of work: a destination that gets few
-   * URLs gets them in few messages, at no cost to the crawl since it has work queued. @default 3000
+   * URLs gets them in few messages, at no cost to the crawl since it has work queued (the URLs are
+   * durable in this agent's outbox meanwhile). @default 30000
    */
   readonly maxDelayMs?: number;
   /**
@@ -38,7 +39,7 @@ export interface BatchState {
   readonly localIdle: boolean;
 }
 
-const DEFAULTS = { targetBatchUrls: 400, maxDelayMs: 3000, urgentDelayMs: 250, starvingQueuedUrls: 20 };
+const DEFAULTS = { targetBatchUrls: 1000, maxDelayMs: 30_000, urgentDelayMs: 250, starvingQueuedUrls: 20 };
 
 /**
  * When the batch for one destination goes. A batch is sent once it reaches the size target (it then

@@ -13,9 +13,9 @@ import { UNACKED_PEER } from "./unacked-urls.js";
 export interface UrlExchangeOptions {
   /** URLs per batch at most; a full buffer is sent at once. @default 1000 */
   readonly maxBatchUrls?: number;
-  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default 400 */
+  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default 1000 */
   readonly targetBatchUrls?: number;
-  /** Longest a URL waits in a buffer before its batch is sent. @default 3000 */
+  /** Longest a URL waits in a buffer before its batch is sent. @default 30000 */
   readonly flushDelayMs?: number;
   /**
    * Wait of an urgent batch (its destination is short of work, or this agent is idle): a burst of links
@@ -75,8 +75,8 @@ interface PeerOutbox {
 
 const DEFAULTS = {
   maxBatchUrls: 1000,
-  targetBatchUrls: 400,
-  flushDelayMs: 3000,
+  targetBatchUrls: 1000,
+  flushDelayMs: 30_000,
   urgentDelayMs: 250,
   starvingQueuedUrls: 20,
   retryMinMs: 200,

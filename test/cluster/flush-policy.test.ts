@@ -34,8 +34,8 @@ describe("FlushPolicy", () => {
       expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(bad)).toBe(true);
     }
     expect(new FlushPolicy().options).toEqual({
-      targetBatchUrls: 400,
-      maxDelayMs: 3000,
+      targetBatchUrls: 1000,
+      maxDelayMs: 30_000,
       urgentDelayMs: 250,
       starvingQueuedUrls: 20,
     });
