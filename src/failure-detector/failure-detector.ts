@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../clock.js";
+import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { ErrorCode, invalidArgument, isUbiError, UbiError } from "../errors.js";
 import {
   DEFAULT_FORGET_AFTER_MS,
@@ -48,8 +48,8 @@ export interface FailureDetectorDeps {
   ) => Promise<RemoteHeartbeat>;
 }
 
-/** How long a seed may take to answer a joining agent's first heartbeat. */
-const JOIN_TIMEOUT_MS = 3_000;
+/** How long a peer may take to answer a join or a leave announcement (it may be busy crawling). */
+const ANNOUNCE_TIMEOUT_MS = 3_000;
 
 /** Called with the new alive set (sorted by id, self included) whenever it changes. */
 export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
@@ -163,9 +163,7 @@ export class FailureDetector {
     if (seeds.length === 0) return;
     const results = await Promise.allSettled(
       // A seed may be busy crawling: give it longer than one heartbeat interval to answer.
-      seeds.map((address) =>
-        this.exchange({ address }, `@${address}`, Math.max(this.intervalMs, JOIN_TIMEOUT_MS)),
-      ),
+      seeds.map((address) => this.exchange({ address }, `@${address}`, this.announceTimeoutMs())),
     );
     const failures = results.flatMap((result) =>
       result.status === "rejected" ? [result.reason as unknown] : [],
@@ -179,10 +177,30 @@ export class FailureDetector {
     }
   }
 
-  /** Announces a graceful leave: marks self left and gossips it to every member once, right away. */
+  /**
+   * Announces a graceful leave: marks self left and tells every member right away, whether or not a
+   * heartbeat to it is outstanding (that one still says alive). While running, a member alive here that
+   * did not answer is told again every interval, for up to the suspicion timeout: one that never hears
+   * of the leave takes this agent for crashed once it stops. Suspected members are told once.
+   */
   async leave(): Promise<void> {
     if (this.view.leave()) this.emit();
-    await Promise.allSettled(this.targets().map((member) => this.exchange(member, member.id)));
+    const giveUpAtMs = this.deps.clock.now() + this.suspectAfterMs;
+    let untold = this.view.entries().filter((m) => m.id !== this.view.self.id && m.status !== "left");
+    while (untold.length > 0) {
+      // Keyed apart from the rounds' heartbeats, so an outstanding one does not swallow the news.
+      const results = await Promise.allSettled(
+        untold.map((member) => this.exchange(member, `leave ${member.id}`, this.announceTimeoutMs())),
+      );
+      untold = untold.filter(
+        (member, i) => results[i]?.status === "rejected" && this.view.get(member.id)?.status === "alive",
+      );
+      if (untold.length === 0 || !this.running || this.deps.clock.now() + this.intervalMs >= giveUpAtMs) {
+        return;
+      }
+      await sleep(this.deps.clock, this.intervalMs);
+      if (!this.running) return;
+    }
   }
 
   private tick(): void {
@@ -200,6 +218,11 @@ export class FailureDetector {
       // A failed heartbeat is just silence; suspicion comes from the sweep.
       this.exchange(member, member.id).catch(() => {});
     }
+  }
+
+  /** Timeout of a join or leave announcement: longer than a round, since it is not retried as often. */
+  private announceTimeoutMs(): number {
+    return Math.max(this.intervalMs, ANNOUNCE_TIMEOUT_MS);
   }
 
   /** A round later than this after the previous one follows a local pause (halfway to suspicion). */

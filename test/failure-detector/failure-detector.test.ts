@@ -16,6 +16,8 @@ const SUSPECT_AFTER_MS = 5000;
 class FakeNetwork {
   readonly nodes = new Map<string, FailureDetector>();
   readonly down = new Set<string>();
+  /** Addresses that take this long (ms) to handle a heartbeat. */
+  readonly slow = new Map<string, number>();
   /** Heartbeats attempted per `from->to` address pair. */
   readonly sent = new Map<string, number>();
 
@@ -33,6 +35,8 @@ class FakeNetwork {
     const pair = `${from}->${target.address}`;
     this.sent.set(pair, (this.sent.get(pair) ?? 0) + 1);
     await Promise.resolve(); // answers arrive asynchronously, as over a socket
+    const delayMs = this.slow.get(target.address);
+    if (delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, delayMs));
     const peer = this.nodes.get(target.address);
     if (peer === undefined || this.down.has(from) || this.down.has(target.address)) {
       throw new UbiError(ErrorCode.PeerUnreachable, `${target.address} unreachable`);
@@ -157,6 +161,41 @@ describe("FailureDetector", () => {
     detectors[0].onHeartbeat(a1, [a1, ...before.entries.filter((entry) => entry.id !== "a1")]);
     expect(statusOf(detectors[0], "a2")).toBe("left");
     expect(changes).toEqual([]);
+  });
+
+  it("announces a leave to a peer even while a heartbeat to it is outstanding", async () => {
+    const [a0, a1] = await cluster(2);
+    network.slow.set(a0.self.address, INTERVAL_MS / 2);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS); // a1's round: its heartbeat to a0 is on its way
+    // As an agent exits: it leaves, then stops and is gone.
+    const exited = a1.leave().then(() => {
+      a1.stop();
+      network.down.add(a1.self.address);
+    });
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS);
+    await exited;
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS);
+    expect(statusOf(a0, "a1")).toBe("left"); // not "suspected": a0 must not treat it as crashed
+  });
+
+  it("keeps announcing a leave to a live peer that missed it, and gives up on suspected ones", async () => {
+    const [a0, a1, a2] = await cluster(3);
+    network.down.add(a2.self.address); // a2 crashes: once suspected, a leave does not wait for it
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS);
+    network.down.add(a0.self.address); // a0 is unreachable for a moment as a1 leaves
+    let exited = false;
+    a1.leave().then(() => {
+      a1.stop();
+      network.down.add(a1.self.address);
+      exited = true;
+    });
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS / 2);
+    network.down.delete(a0.self.address);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(exited).toBe(true); // told a2 once, a0 again once reachable, and went on
+    expect(network.sent.get(`${a1.self.address}->${a2.self.address}`)).toBeGreaterThan(0);
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS);
+    expect(statusOf(a0, "a1")).toBe("left");
   });
 
   it("follows a restarted member to its new life and ignores gossip about the old one", async () => {
