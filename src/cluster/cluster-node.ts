@@ -533,13 +533,20 @@ export class ClusterNode implements AgentServiceHandlers {
           await sleep(this.clock, 500);
         }
       }
-      // The others may have crawled (or be crawling right now) hosts that become this agent's.
-      this.ownership.markJoinedRunningCrawl();
     }
     this.detector.start();
     this.onViewChange(this.detector.alive());
     this.watchStranded();
-    if (seeds.length > 0) await this.settleView();
+    if (seeds.length === 0) return;
+    await this.settleView();
+    // The others may have crawled (or be crawling right now) hosts that become this agent's: page
+    // recovery then asks them before each fetch. Not when every one of them answered with no work
+    // done or queued: each knows this agent by now (it answered its heartbeat), so none will fetch a
+    // page of its hosts, and asking would cost a query per page batch for the whole crawl.
+    const others = this.detector.alive().filter((member) => member.id !== this.agent.options.id);
+    const anyWork =
+      this.termination.hasStarted || others.some((member) => !this.termination.hasReportFrom(member.id));
+    if (anyWork) this.ownership.markJoinedRunningCrawl();
   }
 
   /**

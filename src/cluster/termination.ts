@@ -44,6 +44,16 @@ export class TerminationDetector {
     this.started = true;
   }
 
+  /** True once any agent reported work (or this one was given seeds). */
+  get hasStarted(): boolean {
+    return this.started;
+  }
+
+  /** True when a report from `agentId` was observed (a reply, so measured after its request). */
+  hasReportFrom(agentId: string): boolean {
+    return this.latest.has(agentId);
+  }
+
   /** Forgets an agent that left the view. */
   forget(agentId: string): void {
     this.latest.delete(agentId);

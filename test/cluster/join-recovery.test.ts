@@ -1,0 +1,137 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
+import { ClusterNode, type ClusterOptions } from "../../src/cluster/index.js";
+import { INSECURE, type WasFetchedReply, type WasFetchedRequest } from "../../src/transport/index.js";
+import { LOOPBACK_CIDR, waitFor } from "../agent/harness.js";
+
+/**
+ * Page recovery after a join: an agent that joins a crawl in progress asks the agents that would own
+ * its hosts without it whether they fetched a page before fetching it (they may have). One that joins
+ * before any agent had work has nobody to ask, and must not pay a query per page batch all crawl long.
+ */
+
+const HOSTS = 6;
+const PAGES_PER_HOST = 6;
+
+let dir: string;
+let server: Server;
+const nodes: ClusterNode[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-join-recovery-"));
+});
+
+afterEach(async () => {
+  for (const node of nodes.splice(0)) await node.stop();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Hosts h0…h5.join.test, each a chain / → /1 → … → /5; h0's home links every home. */
+async function startWeb(): Promise<{ seeds: string[]; hostsFile: string; served: () => string[] }> {
+  const served: string[] = [];
+  server = createServer((request, response) => {
+    const host = request.headers.host ?? "";
+    const path = request.url ?? "/";
+    if (path === "/robots.txt") {
+      response.writeHead(404).end();
+      return;
+    }
+    served.push(`${host}${path}`);
+    const step = path === "/" ? 0 : Number(path.slice(1));
+    let body = step + 1 < PAGES_PER_HOST ? `<a href="/${step + 1}">next</a>` : "<p>end</p>";
+    if (host.startsWith("h0.") && step === 0) {
+      const port = (server.address() as AddressInfo).port;
+      for (let i = 1; i < HOSTS; i++) body += `<a href="http://h${i}.join.test:${port}/">h${i}</a>`;
+    }
+    response.writeHead(200, { "content-type": "text/html" }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const hostsFile = join(dir, "hosts");
+  await writeFile(hostsFile, Array.from({ length: HOSTS }, (_, i) => `127.0.0.1 h${i}.join.test\n`).join(""));
+  return { seeds: [`http://h0.join.test:${port}/`], hostsFile, served: () => served };
+}
+
+function agentOptions(id: string, hostsFile: string, seeds: string[], delayMs: number): AgentOptions {
+  return {
+    ...AGENT_DEFAULTS,
+    id,
+    dataDir: join(dir, `data-${id}`),
+    seeds,
+    hostsFile,
+    allowNet: [LOOPBACK_CIDR],
+    delayMs,
+    scopes: [],
+    exitWhenDone: false,
+    progress: "off",
+  };
+}
+
+function clusterOptions(joinAddresses: string[]): ClusterOptions {
+  return {
+    listen: "127.0.0.1:0",
+    join: joinAddresses,
+    capacity: 1,
+    heartbeatIntervalMs: 100,
+    suspectAfterMs: 1_000,
+    recoveryK: 2,
+    takeoverDelayMs: 0,
+    security: INSECURE,
+  };
+}
+
+/** Counts the page-recovery queries `node` answers. */
+function countQueries(node: ClusterNode): () => number {
+  let queries = 0;
+  const answer = node.wasFetched.bind(node);
+  node.wasFetched = (request: WasFetchedRequest): Promise<WasFetchedReply> => {
+    queries++;
+    return answer(request);
+  };
+  return () => queries;
+}
+
+const fetchedInAll = () => nodes.reduce((sum, node) => sum + node.agent.stats.pagesFetched, 0);
+
+it("does not query when it joined before any agent had work, and still fetches each page once", async () => {
+  const web = await startWeb();
+  const first = await ClusterNode.start(agentOptions("a", web.hostsFile, [], 0), clusterOptions([]));
+  nodes.push(first);
+  const queries = countQueries(first);
+  const second = await ClusterNode.start(
+    agentOptions("b", web.hostsFile, web.seeds, 0),
+    clusterOptions([first.address]),
+  );
+  nodes.push(second);
+
+  await waitFor(() => fetchedInAll() === HOSTS * PAGES_PER_HOST, "the whole web fetched", 20_000);
+  expect(queries()).toBe(0);
+  expect(new Set(web.served()).size).toBe(web.served().length);
+  expect(first.agent.stats.pagesFetched).toBeGreaterThan(0);
+  expect(second.agent.stats.pagesFetched).toBeGreaterThan(0);
+});
+
+it("queries the agents that crawled before it when it joins a crawl in progress", async () => {
+  const web = await startWeb();
+  // Slow enough (a politeness delay) that most of the crawl is left when the second agent joins.
+  const first = await ClusterNode.start(agentOptions("a", web.hostsFile, web.seeds, 150), clusterOptions([]));
+  nodes.push(first);
+  const queries = countQueries(first);
+  await waitFor(() => first.agent.stats.pagesFetched >= 2, "the crawl to start");
+  const second = await ClusterNode.start(
+    agentOptions("b", web.hostsFile, [], 150),
+    clusterOptions([first.address]),
+  );
+  nodes.push(second);
+
+  await waitFor(() => fetchedInAll() === HOSTS * PAGES_PER_HOST, "the whole web fetched", 30_000);
+  expect(second.agent.stats.pagesFetched).toBeGreaterThan(0);
+  expect(queries()).toBeGreaterThan(0);
+  expect(new Set(web.served()).size).toBe(web.served().length);
+});
