@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { crawlMetrics, servedPages, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
+import {
+  crawlMetrics,
+  readCrawlLogSoFar,
+  servedPages,
+  startWebFixture,
+  traceRequests,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
 import {
   assignmentOf,
   type ClusterAgent,
@@ -116,9 +124,12 @@ describe("a cluster of agents on the test web", () => {
   it("takes in a fifth agent at ~30%: hosts move only to it, with no overlap and full coverage", async () => {
     fixture = await startWebFixture(WEB);
     const truth = fixture.truth();
-    const agents = await startCluster(fixture, 4, POLITE);
     const recorder = fixture.web.recorder;
+    const trace = traceRequests(recorder);
+    const startedAtMs = performance.now();
+    const agents = await startCluster(fixture, 4, POLITE);
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    const joinedAtMs = performance.now();
     const newcomer = await startClusterAgent(fixture, {
       id: "agent-5",
       join: [(agents[2] as ClusterAgent).address],
@@ -129,7 +140,23 @@ describe("a cluster of agents on the test web", () => {
 
     const metrics = crawlMetrics(servedPages(recorder), truth.urls);
     expect(metrics.missing).toEqual([]);
-    expect(metrics.repeated).toEqual([]);
+    // A page fetched twice: say by whom and when (every agent's log lines, every request's timing).
+    const explain = async (url: string) => {
+      const lines: string[] = [];
+      for (const agent of all) {
+        for (const entry of await readCrawlLogSoFar(agent.dataDir)) {
+          if (entry.url === url) lines.push(`${agent.id} logged ${JSON.stringify(entry)}`);
+        }
+      }
+      const at = (ms: number | undefined) =>
+        ms === undefined ? "never" : `${Math.round(ms - startedAtMs)} ms`;
+      for (const request of trace.requests.filter((r) => r.url === url)) {
+        lines.push(`served from ${at(request.beganAtMs)} to ${at(request.endedAtMs)}`);
+      }
+      return `${url} (newcomer joined at ${at(joinedAtMs)}):\n  ${lines.join("\n  ")}`;
+    };
+    const explained = await Promise.all(metrics.repeated.map(explain));
+    expect(metrics.repeated, explained.join("\n")).toEqual([]);
     expect(metrics.overlap).toBe(0);
 
     const before = await assignmentOf(agents.map((agent) => agent.id));
