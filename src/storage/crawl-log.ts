@@ -1,4 +1,4 @@
-import { createReadStream } from "node:fs";
+import { createReadStream, ftruncateSync, writeSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -7,7 +7,8 @@ import { ErrorCode, UbiError } from "../errors.js";
 
 /**
  * The crawl log: one JSON line per fetch, appended to `<dir>/crawl.log`. Lines are buffered and written
- * in batches (every `flushEveryLines` lines or `flushIntervalMs`), never with a write per line.
+ * in batches (every `flushEveryLines` lines or `flushIntervalMs`, or at `flush`), never with a write per
+ * line, each batch with one small synchronous write.
  */
 
 /** What the caller logs about one fetch; `ts` defaults to the clock's now. Extra fields are kept. */
@@ -83,7 +84,6 @@ export class CrawlLog {
   private state: "new" | "open" | "closed" = "new";
   private buffer: string[] = [];
   private timer: ReturnType<Clock["setTimeout"]> | undefined;
-  private writing: Promise<void> = Promise.resolve();
   private failure: UbiError | undefined;
   /** Length of the file's whole lines: a failed append is cut back to it before the lines are retried. */
   private goodBytes = 0;
@@ -143,12 +143,10 @@ export class CrawlLog {
     }
   }
 
-  /** Writes every buffered line; resolves when they are in the file. */
   /** Writes the buffered lines now; after a failed write, tries them again (rejecting while it fails). */
   async flush(): Promise<void> {
     this.failure = undefined;
     this.startWrite();
-    await this.writing;
     if (this.failure) throw this.failure;
   }
 
@@ -177,35 +175,39 @@ export class CrawlLog {
     return this.linesWritten;
   }
 
-  /** Takes the buffer and queues its write behind the previous one. */
+  /**
+   * Writes the buffer with one synchronous `write(2)` (the file is in append mode). A few hundred bytes
+   * into the page cache cost ~3 µs of CPU this way, against ~20 µs for an async write, most of it waking
+   * a thread-pool thread and then the event loop again; and the commit that waits for this line (see
+   * the agent's group commit) no longer waits for that round trip.
+   */
   private startWrite(): void {
     if (this.timer !== undefined) {
       this.clock.clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.buffer.length === 0 || !this.handle) return;
-    const lines = this.buffer;
-    this.buffer = [];
-    const handle = this.handle;
-    this.writing = this.writing.then(async () => {
-      if (this.failure) {
-        this.buffer = lines.concat(this.buffer);
-        return;
-      }
-      const text = `${lines.join("\n")}\n`;
+    // After a failure the lines wait for `flush` to try again.
+    if (this.buffer.length === 0 || !this.handle || this.failure) return;
+    const fd = this.handle.fd;
+    const text = `${this.buffer.join("\n")}\n`;
+    try {
+      const bytes = Buffer.byteLength(text);
+      const written = writeSync(fd, text);
+      if (written !== bytes) throw new Error(`short write: ${written} of ${bytes} bytes`);
+      this.goodBytes += bytes;
+      this.linesWritten += this.buffer.length;
+      this.buffer = [];
+    } catch (error) {
+      // Keep the lines for the next try, and cut off whatever part of them reached the file.
       try {
-        await handle.appendFile(text);
-        this.goodBytes += Buffer.byteLength(text);
-        this.linesWritten += lines.length;
-      } catch (error) {
-        // Keep the lines for the next try, and cut off whatever part of them reached the file.
-        this.buffer = lines.concat(this.buffer);
-        await handle.truncate(this.goodBytes).catch(() => {});
-        this.failure = new UbiError(ErrorCode.StorageFailed, `cannot write crawl log ${this.path}`, {
-          cause: error,
-        });
+        ftruncateSync(fd, this.goodBytes);
+      } catch {
+        // Reported below as the write's failure either way.
       }
-    });
+      this.failure = new UbiError(ErrorCode.StorageFailed, `cannot write crawl log ${this.path}`, {
+        cause: error,
+      });
+    }
   }
 }
 

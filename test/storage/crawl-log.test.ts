@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -151,5 +151,21 @@ describe("CrawlLog", () => {
     await log.close();
     expect(() => log.append(entry(2))).toThrow(expect.objectContaining({ code: ErrorCode.StorageFailed }));
     expect(await readAll(log.path)).toEqual([]);
+  });
+
+  it("rejects flushes while the disk refuses the lines, and keeps them for the next try", async () => {
+    // /dev/full takes the open and refuses every write with ENOSPC.
+    await symlink("/dev/full", join(dir, "full.log"));
+    const clock = new ManualClock(0);
+    const log = new CrawlLog({ dir, fileName: "full.log", flushEveryLines: 2 }, { clock });
+    await log.open();
+    log.append(entry(1));
+    log.append(entry(2));
+    log.append(entry(3));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await expect(log.flush()).rejects.toMatchObject({ code: ErrorCode.StorageFailed });
+    }
+    expect(log.lines).toBe(0);
+    await expect(log.close()).rejects.toMatchObject({ code: ErrorCode.StorageFailed });
   });
 });
