@@ -3,7 +3,7 @@ import { mkdir, open, readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { type GzipMembers, InlineGzip, WorkerGzip } from "./gzip-members.js";
+import { InlineAppender, type RecordAppender, WorkerAppender } from "./record-appender.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { NAME_PART_PATTERN, OPEN_SUFFIX, warcFileName, warcFileSerial } from "./warc-file-name.js";
 import { exchangeDrafts, newRecordId, recordDraft } from "./warc-record.js";
@@ -13,10 +13,11 @@ import { recoverWarcFile } from "./warc-recovery.js";
  * The WARC 1.1 writer: one gzip member per record, files rotated by size and named
  * `<prefix>-<yyyyMMddHHmmss>-<serial>-<agentId>.warc.gz`, with `.open` appended while being written.
  *
- * Records are built as soon as `write` is called and handed to the compressor (a worker thread by
- * default: see `gzip-members.ts`). Their members then wait in a batch that is appended, in call order,
- * with one `writev` once the previous append is done, so a busy agent makes one file write per batch of
- * pages, not one per page.
+ * Records are drafted as soon as `write` is called and handed, with the live file's descriptor, to the
+ * appender (a worker thread by default: see `record-appender.ts`), which finishes, compresses and
+ * appends them in call order, with one `writev` for all the records of an event-loop turn: a busy agent
+ * makes one file write per batch of pages, not one per page. Records of a file not yet open wait for it
+ * and go out, in order, as soon as it is.
  */
 
 /** Default of {@link WarcWriterOptions.gzipLevel}: level 1 costs half the CPU of 6 for ~6 % more bytes. */
@@ -68,7 +69,8 @@ export interface WarcWriterOptions {
    */
   gzipLevel?: number;
   /**
-   * Compress in a worker thread, off the caller's thread; `false` compresses synchronously in `write`.
+   * Compress and append in a worker thread, off the caller's thread; `false` does both synchronously in
+   * `write` (once the file is open).
    * @default true
    */
   compressInWorker?: boolean;
@@ -94,24 +96,19 @@ export interface WarcWriterStats {
   recoveredFiles: number;
 }
 
-/** A file that writes are assigned to; it is created when its first record reaches the queue. */
+/** A file that writes are assigned to; it is created when its first record is queued. */
 interface FileSlot {
   name: string;
   warcinfoId: string;
   /** Bytes assigned so far: compressed sizes once known, uncompressed sizes meanwhile. */
   bytes: number;
-}
-
-/** Records waiting for one append to their file, and the callers waiting for it. */
-interface AppendBatch {
-  slot: FileSlot;
-  /** Gzip members of each enqueue, in call order (a promise while the worker compresses them). */
-  parts: (Buffer[] | Promise<Buffer[]>)[];
-  /** Uncompressed bytes, counted into the slot until the compressed size is known. */
-  estimate: number;
-  exchanges: number;
-  /** Settles when the batch is appended (or failed). */
-  done: Promise<void>;
+  /** The open file's descriptor; until then, the records waiting for it, in call order. */
+  fd?: number;
+  waiting: {
+    drafts: RecordDraft[];
+    resolve: (bytes: number | PromiseLike<number>) => void;
+    reject: (error: unknown) => void;
+  }[];
 }
 
 /** Appends request/response pairs to rotating gzipped WARC 1.1 files, recovering torn files on open. */
@@ -121,7 +118,7 @@ export class WarcWriter {
   private readonly filePrefix: string;
   private readonly maxFileBytes: number;
   private readonly software: string;
-  private readonly gzip: GzipMembers;
+  private readonly appender: RecordAppender;
   private readonly clock: Clock;
 
   private state: "new" | "opening" | "open" | "closed" = "new";
@@ -129,10 +126,8 @@ export class WarcWriter {
   private slot: FileSlot | undefined;
   /** The live file, with the length of its whole records (what a failed write is cut back to). */
   private file: { slot: FileSlot; handle: FileHandle; goodBytes: number } | undefined;
-  /** The append queue: every write runs after the previous one settled. */
+  /** Settles once every record queued so far is appended (or failed). */
   private tail: Promise<void> = Promise.resolve();
-  /** The batch still taking members: queued behind {@link tail}, not yet being written. */
-  private collecting: AppendBatch | undefined;
   private failure: UbiError | undefined;
   private closing: Promise<void> | undefined;
   private readonly counters: WarcWriterStats = {
@@ -164,7 +159,7 @@ export class WarcWriter {
     this.software = software;
     const inWorker = options.compressInWorker ?? true;
     if (typeof inWorker !== "boolean") invalid("compressInWorker must be a boolean");
-    this.gzip = inWorker ? new WorkerGzip(gzipLevel) : new InlineGzip(gzipLevel);
+    this.appender = inWorker ? new WorkerAppender(gzipLevel) : new InlineAppender(gzipLevel);
     this.clock = deps.clock ?? systemClock;
   }
 
@@ -245,11 +240,11 @@ export class WarcWriter {
     this.closing = wasOpen
       ? this.tail
           .then(() => this.finishFile())
-          .finally(() => this.gzip.close())
+          .finally(() => this.appender.close())
           .then(() => {
             if (this.failure) throw this.failure;
           })
-      : this.gzip.close();
+      : this.appender.close();
     return this.closing;
   }
 
@@ -281,7 +276,7 @@ export class WarcWriter {
     if (this.slot && this.slot.bytes < this.maxFileBytes) return this.slot;
     const now = new Date(this.clock.now());
     const name = warcFileName(this.filePrefix, now, this.nextSerial++, this.agentId);
-    const slot: FileSlot = { name, warcinfoId: newRecordId(), bytes: 0 };
+    const slot: FileSlot = { name, warcinfoId: newRecordId(), bytes: 0, waiting: [] };
     this.slot = slot;
     const info = Buffer.from(
       `software: ${this.software}\r\nformat: WARC File Format 1.1\r\n` +
@@ -305,8 +300,8 @@ export class WarcWriter {
   }
 
   /**
-   * Hands `drafts` to the compressor now and adds them to the batch that is collecting for `slot`, or
-   * starts a new batch behind the current append; resolves once the batch holding them is written.
+   * Hands `drafts` to the appender now, or once `slot`'s file is open; resolves once they are appended.
+   * Appends complete in call order, so each one's bytes extend the file's run of whole records.
    */
   private enqueue(slot: FileSlot, drafts: RecordDraft[], exchanges: number): Promise<void> {
     let estimate = 0;
@@ -316,57 +311,67 @@ export class WarcWriter {
         estimate += typeof piece === "string" ? piece.length : piece.byteLength;
     }
     slot.bytes += estimate;
-    const members = this.gzip.compress(drafts);
-    // Awaited by the append; this only keeps an early rejection from being unhandled meanwhile.
-    if (members instanceof Promise) members.catch(() => {});
-    const open = this.collecting;
-    const batch = open !== undefined && open.slot === slot ? open : this.startBatch(slot);
-    batch.parts.push(members);
-    batch.estimate += estimate;
-    batch.exchanges += exchanges;
-    return batch.done;
+    const appended =
+      slot.fd === undefined ? this.whenOpen(slot, drafts) : this.appender.append(slot.fd, drafts);
+    const done = appended.then(
+      (bytes) => {
+        // Appended after an earlier failure: `recover` cuts the file back before these bytes.
+        if (this.failure) throw this.failure;
+        if (this.file?.slot === slot) this.file.goodBytes += bytes;
+        slot.bytes += bytes - estimate;
+        this.counters.bytes += bytes;
+        this.counters.records += drafts.length;
+        this.counters.exchanges += exchanges;
+      },
+      (error: unknown) => {
+        this.failure ??= storageError(`cannot write to WARC file ${slot.name}`, error);
+        throw this.failure;
+      },
+    );
+    const previous = this.tail;
+    this.tail = done.then(
+      () => previous,
+      () => previous,
+    );
+    return done;
   }
 
-  /** A new empty batch for `slot`, appended once every earlier batch is written. */
-  private startBatch(slot: FileSlot): AppendBatch {
-    const batch: AppendBatch = { slot, parts: [], estimate: 0, exchanges: 0, done: Promise.resolve() };
-    this.collecting = batch;
-    batch.done = this.tail.then(() => this.append(batch));
-    this.tail = batch.done.catch(() => {});
-    return batch;
-  }
-
-  /** Writes `batch` with one `writev`; from now on new records go to a later batch. */
-  private async append(batch: AppendBatch): Promise<void> {
-    if (this.collecting === batch) this.collecting = undefined;
-    if (this.failure) throw this.failure;
-    try {
-      const members = (await Promise.all(batch.parts)).flat();
-      let total = 0;
-      for (const member of members) total += member.length;
-      const handle = await this.fileFor(batch.slot);
-      const { bytesWritten } = await handle.writev(members);
-      if (bytesWritten !== total) throw new Error(`short write: ${bytesWritten} of ${total} bytes`);
-      if (this.file?.handle === handle) this.file.goodBytes += total;
-      batch.slot.bytes += total - batch.estimate;
-      this.counters.bytes += total;
-      this.counters.records += members.length;
-      this.counters.exchanges += batch.exchanges;
-    } catch (error) {
-      this.failure = storageError(`cannot write to WARC file ${batch.slot.name}`, error);
-      throw this.failure;
+  /**
+   * Queues `drafts` until `slot`'s file is open; the first call opens it, once every record of the
+   * previous file is appended and that file is finished.
+   */
+  private whenOpen(slot: FileSlot, drafts: RecordDraft[]): Promise<number> {
+    const appended = new Promise<number>((resolve, reject) => slot.waiting.push({ drafts, resolve, reject }));
+    if (slot.waiting.length === 1) {
+      this.tail
+        .then(() => this.openFile(slot))
+        .then(
+          (fd) => {
+            // All at once, so records queued meanwhile go out in call order, before any later one.
+            slot.fd = fd;
+            for (const { drafts: waiting, resolve } of slot.waiting)
+              resolve(this.appender.append(fd, waiting));
+          },
+          (error: unknown) => {
+            for (const { reject } of slot.waiting) reject(error);
+          },
+        )
+        .finally(() => {
+          slot.waiting = [];
+        });
     }
+    return appended;
   }
 
-  /** The handle of `slot`'s file, finishing the previous file and creating this one when needed. */
-  private async fileFor(slot: FileSlot): Promise<FileHandle> {
-    if (this.file?.slot === slot) return this.file.handle;
+  /** Finishes the previous file and creates `slot`'s; returns its descriptor. */
+  private async openFile(slot: FileSlot): Promise<number> {
+    if (this.failure) throw this.failure;
     await this.finishFile();
     // "ax": append-only, and never reuse a name that already exists.
     const handle = await open(join(this.dir, slot.name + OPEN_SUFFIX), "ax");
     this.file = { slot, handle, goodBytes: 0 };
     this.counters.files++;
-    return handle;
+    return handle.fd;
   }
 
   /** Syncs, closes and renames the live file; after a failure leaves it `.open` for recovery. */

@@ -199,6 +199,32 @@ describe("WarcWriter", () => {
     expect(writer.stats().files).toBe(files.length);
   });
 
+  it.each([true, false])(
+    "rotates with writes in flight: each file starts with its warcinfo, records in call order (compressInWorker: %s)",
+    async (compressInWorker) => {
+      const writer = new WarcWriter({ dir, agentId: "agent-7", maxFileBytes: 20_000, compressInWorker });
+      await writer.open();
+      const sent = Array.from({ length: 40 }, (_, i) => exchange(i, randomBytes(3000)));
+      await Promise.all(sent.map((ex) => writer.write(ex)));
+      await writer.close();
+      const files = await warcFiles();
+      expect(files.length).toBeGreaterThanOrEqual(4);
+      const urls: string[] = [];
+      for (const file of files) {
+        const records = await readAll(join(dir, file));
+        const info = records[0] as WarcRecordRead;
+        expect(info.type).toBe("warcinfo");
+        expect(info.headers.get("warc-filename")).toBe(file);
+        for (const record of records.slice(1)) {
+          expect(record.headers.get("warc-warcinfo-id")).toBe(info.headers.get("warc-record-id"));
+          if (record.type === "response") urls.push(record.headers.get("warc-target-uri") as string);
+        }
+      }
+      expect(urls).toEqual(sent.map((ex) => ex.url));
+      expect(writer.stats()).toMatchObject({ exchanges: 40, files: files.length });
+    },
+  );
+
   it("names finished files .warc.gz and the live one .warc.gz.open", async () => {
     const writer = new WarcWriter({ dir, agentId: "agent-7" });
     await writer.open();

@@ -1,0 +1,206 @@
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
+import { ErrorCode } from "../../src/errors.js";
+import { InlineAppender, type RecordAppender, WorkerAppender } from "../../src/storage/record-appender.js";
+import type { RecordDraft } from "../../src/storage/warc-draft.js";
+import { base32, exchangeDrafts, serializeWarcRecord } from "../../src/storage/warc-record.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-appender-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A draft without digests: head text then the record's bytes. */
+function plain(head: string, body: Uint8Array): RecordDraft {
+  return { head, block: [body], payloadFrom: 1, blockDigestAt: -1, payloadDigestAt: -1 };
+}
+
+function drafts(count: number, seed: number): RecordDraft[] {
+  return Array.from({ length: count }, (_, i) =>
+    i % 2 === 0
+      ? plain(`head ${seed}/${i}\r\n`, randomBytes(10 + ((seed * 31 + i * 977) % 30_000)))
+      : plain("", Buffer.from(`record ${seed}/${i} `.repeat(200))),
+  );
+}
+
+/** What a plain draft must decompress to. */
+function expected(draft: RecordDraft): Buffer {
+  return Buffer.concat([Buffer.from(draft.head), draft.block[0] as Uint8Array, Buffer.from("\r\n\r\n")]);
+}
+
+function sha1(...chunks: (string | Uint8Array)[]): string {
+  const hash = createHash("sha1");
+  for (const chunk of chunks) hash.update(typeof chunk === "string" ? Buffer.from(chunk, "latin1") : chunk);
+  return `sha1:${base32(hash.digest())}`;
+}
+
+/** A file open for appending, closed after the test. */
+function appendFile(name: string): { path: string; fd: number } {
+  const path = join(dir, name);
+  const fd = openSync(path, "a");
+  onTestFinished(() => closeSync(fd));
+  return { path, fd };
+}
+
+/** The file cut at the given sizes, each part decompressed (a part may hold several gzip members). */
+function parts(path: string, sizes: readonly number[]): Buffer[] {
+  const bytes = readFileSync(path);
+  expect(bytes.length).toBe(sizes.reduce((sum, size) => sum + size, 0));
+  let offset = 0;
+  return sizes.map((size) => {
+    const part = gunzipSync(bytes.subarray(offset, offset + size));
+    offset += size;
+    return part;
+  });
+}
+
+function appenders(): [string, RecordAppender][] {
+  const worker = new WorkerAppender(1);
+  onTestFinished(() => worker.close());
+  return [
+    ["worker", worker],
+    ["inline", new InlineAppender(1)],
+  ];
+}
+
+const EXCHANGE = {
+  url: "http://a.test/p?q=1",
+  ip: "127.0.0.1",
+  date: new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 6)),
+  requestId: "<urn:uuid:00000000-0000-4000-8000-000000000001>",
+  responseId: "<urn:uuid:00000000-0000-4000-8000-000000000002>",
+  warcinfoId: "<urn:uuid:00000000-0000-4000-8000-000000000003>",
+  requestHeaderBlock: "GET /p?q=1 HTTP/1.1\r\nhost: a.test\r\n\r\n",
+  responseHeaderBlock: "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=\xe9\r\n\r\n",
+  body: randomBytes(40_000),
+  truncated: true,
+};
+
+describe("record appenders", () => {
+  it("append each call's records, one gzip member each, in call order, to the call's file", async () => {
+    for (const [name, appender] of appenders()) {
+      const files = [appendFile(`${name}-a`), appendFile(`${name}-b`)];
+      // Calls in one event-loop turn share a message to the worker; later ones go in further messages.
+      const batches = Array.from({ length: 30 }, (_, i) => drafts(1 + (i % 3), i));
+      const target = (i: number) => files[i % 7 === 3 ? 1 : 0] as { path: string; fd: number };
+      const first = batches.slice(0, 20).map((batch, i) => appender.append(target(i).fd, batch));
+      await new Promise((resolve) => setImmediate(resolve));
+      const rest = batches.slice(20).map((batch, i) => appender.append(target(20 + i).fd, batch));
+      const sizes = await Promise.all([...first, ...rest]);
+      for (const [f, file] of files.entries()) {
+        const calls = batches.map((_, i) => i).filter((i) => target(i) === files[f]);
+        const decompressed = parts(
+          file.path,
+          calls.map((i) => sizes[i] as number),
+        );
+        calls.forEach((call, k) => {
+          const records = batches[call] as RecordDraft[];
+          expect(decompressed[k]?.equals(Buffer.concat(records.map(expected))), `${name} call ${call}`).toBe(
+            true,
+          );
+        });
+      }
+    }
+  });
+
+  it("fill in the digests: an exchange's records match the serialized form", async () => {
+    const [request, response] = exchangeDrafts(EXCHANGE);
+    const fields = (concurrentTo: string) =>
+      [
+        ["WARC-Target-URI", EXCHANGE.url],
+        ["WARC-IP-Address", EXCHANGE.ip],
+        ["WARC-Concurrent-To", concurrentTo],
+        ["WARC-Warcinfo-ID", EXCHANGE.warcinfoId],
+      ] as [string, string][];
+    const wantRequest = serializeWarcRecord({
+      type: "request",
+      recordId: EXCHANGE.requestId,
+      date: EXCHANGE.date,
+      fields: [
+        ...fields(EXCHANGE.responseId),
+        ["WARC-Block-Digest", sha1(EXCHANGE.requestHeaderBlock)],
+        ["WARC-Payload-Digest", sha1()],
+        ["Content-Type", "application/http;msgtype=request"],
+      ],
+      block: [Buffer.from(EXCHANGE.requestHeaderBlock, "latin1")],
+    });
+    const wantResponse = serializeWarcRecord({
+      type: "response",
+      recordId: EXCHANGE.responseId,
+      date: EXCHANGE.date,
+      fields: [
+        ...fields(EXCHANGE.requestId),
+        ["WARC-Block-Digest", sha1(EXCHANGE.responseHeaderBlock, EXCHANGE.body)],
+        ["WARC-Payload-Digest", sha1(EXCHANGE.body)],
+        ["WARC-Truncated", "length"],
+        ["Content-Type", "application/http;msgtype=response"],
+      ],
+      block: [Buffer.from(EXCHANGE.responseHeaderBlock, "latin1"), EXCHANGE.body],
+    });
+    for (const [name, appender] of appenders()) {
+      const file = appendFile(name);
+      const requestBytes = await appender.append(file.fd, [request]);
+      const responseBytes = await appender.append(file.fd, [response]);
+      const [gotRequest, gotResponse] = parts(file.path, [requestBytes, responseBytes]);
+      expect(gotRequest?.equals(wantRequest), name).toBe(true);
+      expect(gotResponse?.equals(wantResponse), name).toBe(true);
+    }
+  });
+
+  it("leave the caller's buffers readable (they are copied, not transferred)", async () => {
+    const appender = new WorkerAppender(6);
+    onTestFinished(() => appender.close());
+    const input = [Buffer.from("a small pooled buffer"), randomBytes(50_000)];
+    const copy = input.map((buffer) => Buffer.from(buffer));
+    await appender.append(
+      appendFile("copy").fd,
+      input.map((buffer) => plain("", buffer)),
+    );
+    expect(input.map((buffer, i) => buffer.equals(copy[i] as Buffer))).toEqual([true, true]);
+  });
+
+  it("reject the calls of a failed write with a storage error, and keep appending afterwards", async () => {
+    for (const [name, appender] of appenders()) {
+      // /dev/full refuses every write with ENOSPC.
+      const full = openSync("/dev/full", "a");
+      onTestFinished(() => closeSync(full));
+      const good = appendFile(name);
+      const calls = [appender.append(good.fd, drafts(1, 1)), appender.append(full, drafts(2, 2))];
+      // In the worker, a call sent in the same message after the failed one is not written.
+      const after = appender.append(good.fd, drafts(1, 3)).catch((error: unknown) => error);
+      const [first, failed] = await Promise.allSettled(calls);
+      expect(first?.status, name).toBe("fulfilled");
+      expect(failed).toMatchObject({ status: "rejected", reason: { code: ErrorCode.StorageFailed } });
+      const afterResult = await after;
+      if (name === "worker") expect(afterResult).toMatchObject({ code: ErrorCode.StorageFailed });
+      const sizes = [
+        (first as PromiseFulfilledResult<number>).value,
+        ...(typeof afterResult === "number" ? [afterResult] : []),
+        await appender.append(good.fd, drafts(1, 4)),
+      ];
+      const written = [drafts(1, 1), ...(sizes.length === 3 ? [drafts(1, 3)] : []), drafts(1, 4)];
+      expect(parts(good.path, sizes).map((part) => part.length)).toEqual(
+        written.map((batch) => expected(batch[0] as RecordDraft).length),
+      );
+    }
+  });
+
+  it("reject with a storage error once closed; close is idempotent", async () => {
+    const appender = new WorkerAppender(1);
+    const file = appendFile("closed");
+    await appender.append(file.fd, [plain("", Buffer.from("x"))]);
+    await appender.close();
+    await appender.close();
+    await expect(appender.append(file.fd, [plain("", Buffer.from("y"))])).rejects.toMatchObject({
+      code: ErrorCode.StorageFailed,
+    });
+  });
+});
