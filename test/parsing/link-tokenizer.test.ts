@@ -77,6 +77,13 @@ const TRICKY = [
   `<!-- unterminated comment <a href="/x">`,
   `<script>unterminated <a href="/x">`,
   `<META NAME="robots" CONTENT="nofollow"><BASE HREF="/b/"><A HREF=unquoted>`,
+  // Runs of names and quoted values taken in one slice, and what ends them.
+  `<DiV data-x1-Y2="a'b" cLaSs='c"d'><a hr\u0000ef="/n\u0000ul" re<l='x'>`,
+  `<a href="/v\u{1F600}al&amp;ue\ud800lone" title='&lt;&#x41;\r\nz'></a\u0000b-c><h1-x2 a-b9 =c>`,
+  `<a href="/open-value`,
+  `<a href='/open-single`,
+  `<tag-name-at-the-end`,
+  `<a attr-name-at-the-end`,
 ];
 
 describe("LinkTokenizer", () => {
@@ -126,6 +133,11 @@ describe("LinkTokenizer", () => {
       "=",
       " ",
       "<meta name=robots content=noindex>",
+      "<DIV Class-1=",
+      "<a data-x9='",
+      '<h2 title="',
+      "a-b1",
+      "Xy",
     ];
     let state = 12345;
     const next = (n: number): number => {
