@@ -27,6 +27,11 @@ const SLOW = ["--max-active-hosts", "6"];
  * a politeness delay keeps the remaining 70% of the crawl going for several seconds.
  */
 const POLITE = [...SLOW, "--delay-ms", "30"];
+/**
+ * Where no agent dies, an agent falsely suspected for a moment on a loaded machine keeps its hosts: the
+ * others wait the agents' default takeover grace (the harness otherwise takes over at once).
+ */
+const NO_TAKEOVER = ["--takeover-delay-ms", "10000"];
 
 let fixture: WebFixture | undefined;
 
@@ -46,7 +51,7 @@ describe("a cluster of agents on the test web", () => {
   it("4 agents cover the truth with no overlap, each page fetched by its host's owner, politely", async () => {
     fixture = await startWebFixture({ hosts: 40, pages: 2500, seed: 3 });
     const truth = fixture.truth();
-    const agents = await startCluster(fixture, 4);
+    const agents = await startCluster(fixture, 4, NO_TAKEOVER);
     await waitForExits(agents);
 
     const metrics = crawlMetrics(servedPages(fixture.web.recorder), truth.urls);
@@ -127,13 +132,13 @@ describe("a cluster of agents on the test web", () => {
     const recorder = fixture.web.recorder;
     const trace = traceRequests(recorder);
     const startedAtMs = performance.now();
-    const agents = await startCluster(fixture, 4, POLITE);
+    const agents = await startCluster(fixture, 4, [...POLITE, ...NO_TAKEOVER]);
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
     const joinedAtMs = performance.now();
     const newcomer = await startClusterAgent(fixture, {
       id: "agent-5",
       join: [(agents[2] as ClusterAgent).address],
-      flags: POLITE,
+      flags: [...POLITE, ...NO_TAKEOVER],
     });
     const all = [...agents, newcomer];
     await waitForExits(all);
