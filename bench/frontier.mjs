@@ -98,6 +98,7 @@ async function parent() {
     ["peak RSS after adds (MiB)", (r) => fixed(r.peakRssAfterAddsBytes / MIB, 0)],
     ["RSS after GC (MiB)", (r) => fixed(r.rssAfterGcBytes / MIB, 0)],
     ["malloc [heap] after GC (MiB)", (r) => fixed(r.mallocHeapAfterAddsBytes / MIB, 0)],
+    ["mapped LevelDB tables after GC (MiB)", (r) => fixed(r.mappedTablesAfterAddsBytes / MIB, 0)],
     ["heap used after GC (MiB)", (r) => fixed(r.heapUsedAfterGcBytes / MIB, 1)],
     ["heap total after GC (MiB)", (r) => fixed(r.heapTotalAfterGcBytes / MIB, 1)],
     ["array buffers (MiB)", (r) => fixed(r.arrayBuffersBytes / MIB, 1)],
@@ -113,6 +114,7 @@ async function parent() {
     ["peak RSS, adds + sample (MiB)", (r) => fixed(r.peakRssBytes / MIB, 0)],
     ["sample: RSS after GC (MiB)", (r) => fixed(r.rssAfterSampleBytes / MIB, 0)],
     ["sample: malloc [heap] after GC (MiB)", (r) => fixed(r.mallocHeapAfterSampleBytes / MIB, 0)],
+    ["sample: mapped LevelDB tables (MiB)", (r) => fixed(r.mappedTablesAfterSampleBytes / MIB, 0)],
     ["LevelDB on disk (MiB)", (r) => fixed(r.diskBytes / MIB, 0)],
     ["reopen: Frontier.open (s)", (r) => fixed(r.reopenSeconds, 1)],
     ["reopen: RSS after GC (MiB)", (r) => fixed(r.rssAfterReopenBytes / MIB, 0)],
@@ -158,6 +160,21 @@ function mallocHeapBytes() {
   const at = smaps.indexOf("[heap]");
   const match = at < 0 ? null : /\nRss:\s+(\d+) kB/.exec(smaps.slice(at));
   return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/**
+ * Resident bytes of LevelDB's table files mapped into this process (`*.ldb` mappings of
+ * /proc/self/smaps): LevelDB reads tables through mmap, so pages it read count in RSS although they are
+ * page cache the kernel can drop.
+ */
+function mappedTablesBytes() {
+  let total = 0;
+  let inTable = false;
+  for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inTable = line.endsWith(".ldb");
+    else if (inTable && line.startsWith("Rss:")) total += Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
+  }
+  return total;
 }
 
 /** Bytes of every file under `dir`. */
@@ -264,6 +281,7 @@ async function child(urls, data) {
   const memory = process.memoryUsage();
   const rssAfterGcBytes = statusBytes("VmRSS");
   const mallocHeapAfterAddsBytes = mallocHeapBytes();
+  const mappedTablesAfterAddsBytes = mappedTablesBytes();
   log(`added in ${fixed(addSeconds, 1)} s; peak RSS ${fixed(peakRssAfterAddsBytes / MIB, 0)} MiB`);
 
   // The sample: a real HostScheduler over every host with work, each visit taking up to a quantum of
@@ -322,6 +340,7 @@ async function child(urls, data) {
   globalThis.gc?.();
   const rssAfterSampleBytes = statusBytes("VmRSS");
   const mallocHeapAfterSampleBytes = mallocHeapBytes();
+  const mappedTablesAfterSampleBytes = mappedTablesBytes();
   await store.close();
   const diskBytes = folderBytes(stateDir);
 
@@ -360,6 +379,7 @@ async function child(urls, data) {
     peakRssAfterAddsBytes,
     rssAfterGcBytes,
     mallocHeapAfterAddsBytes,
+    mappedTablesAfterAddsBytes,
     heapUsedAfterGcBytes: memory.heapUsed,
     heapTotalAfterGcBytes: memory.heapTotal,
     externalBytes: memory.external,
@@ -378,6 +398,7 @@ async function child(urls, data) {
     peakRssBytes,
     rssAfterSampleBytes,
     mallocHeapAfterSampleBytes,
+    mappedTablesAfterSampleBytes,
     diskBytes,
     reopenSeconds,
     rssAfterReopenBytes,
