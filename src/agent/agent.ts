@@ -1,4 +1,6 @@
-import { join } from "node:path";
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
@@ -115,6 +117,7 @@ export class Agent implements AgentParts {
       ? await HostsFileResolver.fromFile(options.hostsFile)
       : new SystemResolver({}, { clock });
     const netPolicy = new NetPolicy({ allow: options.allowNet });
+    await ensureWritable(options.dataDir);
     const store = await StateStore.open(join(options.dataDir, "state"));
     const fingerprinter = await UrlFingerprinter.create();
     let scheduler: HostScheduler | undefined;
@@ -268,6 +271,8 @@ export class Agent implements AgentParts {
     return new Promise<void>((resolve) => {
       let idleChecks = 0;
       const check = () => {
+        // Stopped first (a signal): never done, and nothing left to keep the process alive for.
+        if (this.stopping) return;
         const idle = this.cluster ? this.cluster.isCrawlComplete() : this.isIdle;
         idleChecks = idle ? idleChecks + 1 : 0;
         if (idleChecks >= 2) resolve();
@@ -286,6 +291,7 @@ export class Agent implements AgentParts {
   }
 
   private async close(): Promise<void> {
+    clearInterval(this.keepAlive);
     this.guard.stop();
     await this.scheduler.stop(STOP_GRACE_MS);
     await this.frontier.commit().catch(() => {});
@@ -298,4 +304,37 @@ export class Agent implements AgentParts {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Creates the data dir if needed; rejects with a clear `StorageFailed` when it cannot be written. */
+async function ensureWritable(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+    await access(dataDir, constants.W_OK);
+  } catch (error) {
+    // A recursive mkdir on a read-only file system reports ENOENT: ask the closest existing folder.
+    const code = (await writeAccessError(dataDir)) ?? (error as NodeJS.ErrnoException).code;
+    const why = code === "EROFS" ? "it is on a read-only file system" : (code ?? String(error));
+    throw new UbiError(ErrorCode.StorageFailed, `the data dir ${dataDir} is not writable: ${why}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The error code of write access to `path`, or to its closest existing ancestor when it is missing. */
+async function writeAccessError(path: string): Promise<string | undefined> {
+  for (let current = path; ; current = dirname(current)) {
+    try {
+      await access(current, constants.F_OK);
+    } catch {
+      if (dirname(current) === current) return undefined;
+      continue;
+    }
+    try {
+      await access(current, constants.W_OK);
+      return undefined;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code;
+    }
+  }
 }

@@ -74,3 +74,44 @@ describe("a full disk", () => {
     expect(truth.urls.filter((url) => !logged.has(url))).toEqual([]);
   }, 180_000);
 });
+
+describe("an unwritable data dir", () => {
+  it("is refused with a clear error, keeps what it holds, and the crawl resumes once it is writable", async (context) => {
+    fixture = await startWebFixture({ hosts: 20, pages: 1500, seed: 6, responseDelayMs: 2 });
+    const dir = join(fixture.dir, "disk");
+    if (!mountTmpfs(dir, "256m")) {
+      context.skip();
+      return;
+    }
+    mounted = dir;
+    const truth = fixture.truth();
+    const dataDir = join(dir, "data");
+    const spec = { id: "a1", dataDir, flags: ["--max-active-hosts", "4"] };
+    const recorder = fixture.web.recorder;
+    const first = spawnAgent(fixture, spec);
+    await waitFor(() => servedPages(recorder).size >= 100, "the crawl to start");
+    first.kill("SIGTERM");
+    expect((await first.waitForExit(30_000)).code).toBe(0);
+    const servedBefore = servedPages(recorder).size;
+    expect(servedBefore).toBeLessThan(truth.urls.length);
+    const loggedBefore = (await readCrawlLogOf(dataDir)).length;
+
+    // Read-only (a file system remounted so after errors, a full quota…): a clear error, nothing fetched.
+    execFileSync("mount", ["-o", "remount,ro", dir]);
+    const refused = await spawnAgent(fixture, spec).waitForExit(30_000);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      `the data dir ${dataDir} is not writable: it is on a read-only file system`,
+    );
+    expect(servedPages(recorder).size).toBe(servedBefore);
+
+    // Writable again: the same data dir picks the crawl up where it stopped and completes it.
+    execFileSync("mount", ["-o", "remount,rw", dir]);
+    expect((await readCrawlLogOf(dataDir)).length).toBe(loggedBefore);
+    const resumed = await spawnAgent(fixture, spec).waitForExit(90_000);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.repeated).toEqual([]);
+  }, 180_000);
+});

@@ -22,7 +22,8 @@ describe("stopping an agent with SIGTERM", () => {
     const truth = fixture.truth();
     const recorder = fixture.web.recorder;
     const flags = ["--max-active-hosts", "8"];
-    const first = spawnAgent(fixture, { id: "a1", exitWhenDone: false, flags });
+    // With --exit-when-done (the harness's default): a signal ends the wait for the crawl's end too.
+    const first = spawnAgent(fixture, { id: "a1", flags });
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
     first.kill("SIGTERM");
     const stopped = await first.waitForExit(30_000);
