@@ -5,9 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
 import { ErrorCode } from "../../src/errors.js";
-import { LOOPBACK_CIDR, readCrawlLogOf, waitFor } from "./harness.js";
+import { inProcessAgentOptions, readCrawlLogOf, waitFor } from "./harness.js";
 
 /**
  * A fetch that fails in a way that may pass (the server drops the connection before answering, as an
@@ -59,20 +58,10 @@ async function startAgent(seed: string): Promise<Agent> {
   const port = (server.address() as AddressInfo).port;
   const hostsFile = join(dir, "hosts");
   await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
-  const options: AgentOptions = {
-    ...AGENT_DEFAULTS,
-    id: "a",
-    dataDir: join(dir, "data"),
-    seeds: [`http://${HOST}:${port}${seed}`],
-    hostsFile,
-    allowNet: [LOOPBACK_CIDR],
-    delayMs: 0,
-    maxFetchAttempts: ATTEMPTS,
-    fetchRetryMs: 50,
-    scopes: [],
-    exitWhenDone: false,
-    progress: "off",
-  };
+  const options = inProcessAgentOptions(
+    { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}${seed}`], hostsFile },
+    { maxFetchAttempts: ATTEMPTS, fetchRetryMs: 50 },
+  );
   const started = await Agent.open(options);
   await started.start();
   return started;

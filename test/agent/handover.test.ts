@@ -6,9 +6,8 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { Agent, type ClusterHooks } from "../../src/agent/agent.js";
-import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
 import { systemClock } from "../../src/clock.js";
-import { LOOPBACK_CIDR, waitFor } from "./harness.js";
+import { inProcessAgentOptions, waitFor } from "./harness.js";
 
 /**
  * A host can change hands while its worker waits out the politeness delay. The new owner may be
@@ -59,18 +58,10 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
     isCrawlComplete: () => false,
     heldUntilMs: () => 0,
   };
-  const options: AgentOptions = {
-    ...AGENT_DEFAULTS,
-    id: "a",
-    dataDir: join(dir, "data"),
-    seeds: [`http://${HOST}:${port}/`],
-    hostsFile,
-    allowNet: [LOOPBACK_CIDR],
-    delayMs: DELAY_MS,
-    scopes: [],
-    exitWhenDone: false,
-    progress: "off",
-  };
+  const options = inProcessAgentOptions(
+    { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}/`], hostsFile },
+    { delayMs: DELAY_MS },
+  );
   agent = await Agent.open(options, { clock: systemClock, cluster: hooks });
   await agent.start();
 

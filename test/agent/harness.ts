@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { AGENT_DEFAULTS } from "../../src/agent/agent-options.js";
+import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
 import {
   type CrawlLogEntry,
   readCrawlLog,
@@ -33,6 +33,26 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const UBICRAWL_BIN = join(REPO_ROOT, "bin", "ubicrawl");
 /** Loopback, where the test web listens: what `--allow-net` must permit. */
 export const LOOPBACK_CIDR = "127.0.0.0/8";
+
+/**
+ * Options of an agent run in the test's own process (`Agent.open`, `ClusterNode.start`): loopback
+ * allowed, no politeness delay, no progress output, running until stopped; `overrides` win.
+ */
+export function inProcessAgentOptions(
+  agent: Pick<AgentOptions, "id" | "dataDir" | "seeds" | "hostsFile">,
+  overrides: Partial<AgentOptions> = {},
+): AgentOptions {
+  return {
+    ...AGENT_DEFAULTS,
+    allowNet: [LOOPBACK_CIDR],
+    delayMs: 0,
+    scopes: [],
+    exitWhenDone: false,
+    progress: "off",
+    ...agent,
+    ...overrides,
+  };
+}
 /** How long {@link UbicrawlProcess.waitForExit} waits by default. */
 export const DEFAULT_EXIT_TIMEOUT_MS = 45_000;
 

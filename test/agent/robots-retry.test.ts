@@ -5,9 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
 import { type Clock, systemClock } from "../../src/clock.js";
-import { LOOPBACK_CIDR, waitFor } from "./harness.js";
+import { inProcessAgentOptions, waitFor } from "./harness.js";
 
 /**
  * A robots.txt that answers 503 is asked again after `--robots-retry-ms`, up to
@@ -54,20 +53,10 @@ it("asks an unavailable robots.txt --max-robots-attempts times even when timers 
   const port = (server.address() as AddressInfo).port;
   const hostsFile = join(dir, "hosts");
   await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
-  const options: AgentOptions = {
-    ...AGENT_DEFAULTS,
-    id: "a",
-    dataDir: join(dir, "data"),
-    seeds: [`http://${HOST}:${port}/`],
-    hostsFile,
-    allowNet: [LOOPBACK_CIDR],
-    delayMs: 0,
-    robotsRetryMs: 100,
-    maxRobotsAttempts: ATTEMPTS,
-    scopes: [],
-    exitWhenDone: false,
-    progress: "off",
-  };
+  const options = inProcessAgentOptions(
+    { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}/`], hostsFile },
+    { robotsRetryMs: 100, maxRobotsAttempts: ATTEMPTS },
+  );
   agent = await Agent.open(options, { clock: earlyClock(20) });
   await agent.start();
 

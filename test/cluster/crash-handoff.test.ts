@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
-import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
+import type { AgentOptions } from "../../src/agent/agent-options.js";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { systemClock } from "../../src/clock.js";
 import { ClusterNode, type ClusterOptions, UrlExchange } from "../../src/cluster/index.js";
@@ -16,7 +16,7 @@ import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
 import { GroupCommit, type StateOp, StateStore } from "../../src/storage/index.js";
 import { INSECURE, type UrlBatch, type UrlBatchAck } from "../../src/transport/index.js";
 import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
-import { LOOPBACK_CIDR, waitFor } from "../agent/harness.js";
+import { inProcessAgentOptions, waitFor } from "../agent/harness.js";
 
 /**
  * A URL handed to another agent lives, until that agent acknowledges it, only in the sender's durable
@@ -325,18 +325,7 @@ describe("the previous owner's answer to page recovery", () => {
 });
 
 function agentOptions(id: string, hostsFile: string, seeds: string[]): AgentOptions {
-  return {
-    ...AGENT_DEFAULTS,
-    id,
-    dataDir: join(dir, `data-${id}`),
-    seeds,
-    hostsFile,
-    allowNet: [LOOPBACK_CIDR],
-    delayMs: 0,
-    scopes: [],
-    exitWhenDone: false,
-    progress: "off",
-  };
+  return inProcessAgentOptions({ id, dataDir: join(dir, `data-${id}`), seeds, hostsFile });
 }
 
 function clusterOptions(join: string[]): ClusterOptions {

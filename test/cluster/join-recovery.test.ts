@@ -4,10 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
+import type { AgentOptions } from "../../src/agent/agent-options.js";
 import { ClusterNode, type ClusterOptions } from "../../src/cluster/index.js";
 import { INSECURE, type WasFetchedReply, type WasFetchedRequest } from "../../src/transport/index.js";
-import { LOOPBACK_CIDR, waitFor } from "../agent/harness.js";
+import { inProcessAgentOptions, waitFor } from "../agent/harness.js";
 
 /**
  * Page recovery after a join: an agent that joins a crawl in progress asks the agents that would own
@@ -59,18 +59,7 @@ async function startWeb(): Promise<{ seeds: string[]; hostsFile: string; served:
 }
 
 function agentOptions(id: string, hostsFile: string, seeds: string[], delayMs: number): AgentOptions {
-  return {
-    ...AGENT_DEFAULTS,
-    id,
-    dataDir: join(dir, `data-${id}`),
-    seeds,
-    hostsFile,
-    allowNet: [LOOPBACK_CIDR],
-    delayMs,
-    scopes: [],
-    exitWhenDone: false,
-    progress: "off",
-  };
+  return inProcessAgentOptions({ id, dataDir: join(dir, `data-${id}`), seeds, hostsFile }, { delayMs });
 }
 
 function clusterOptions(joinAddresses: string[]): ClusterOptions {
