@@ -60,14 +60,7 @@ describe("a hand-off cut short by a crash, two agents in process", () => {
     });
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
-    const assignment = Assignment.build(
-      [
-        { id: "a", capacity: 1 },
-        { id: "b", capacity: 1 },
-      ],
-      {},
-      await loadHasher64(),
-    );
+    const assignment = await assignmentOfAB();
     const ownedBy = (id: string) => {
       for (let i = 0; ; i++) {
         const name = `h${i}.handoff.test`;
@@ -135,14 +128,7 @@ describe("a fetch in flight when its host is handed over", () => {
     });
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
-    const assignment = Assignment.build(
-      [
-        { id: "a", capacity: 1 },
-        { id: "b", capacity: 1 },
-      ],
-      {},
-      await loadHasher64(),
-    );
+    const assignment = await assignmentOfAB();
     let moved = "";
     for (let i = 0; moved === ""; i++) {
       if (assignment.ownerOf(`h${i}.moved.test:${port}`) === "b") moved = `h${i}.moved.test`;
@@ -338,4 +324,16 @@ function clusterOptions(join: string[]): ClusterOptions {
     recoveryK: 2,
     security: INSECURE,
   };
+}
+
+/** The assignment agents "a" and "b" compute together. */
+async function assignmentOfAB(): Promise<Assignment> {
+  return Assignment.build(
+    [
+      { id: "a", capacity: 1 },
+      { id: "b", capacity: 1 },
+    ],
+    {},
+    await loadHasher64(),
+  );
 }

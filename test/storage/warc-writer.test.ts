@@ -45,6 +45,25 @@ async function readAll(path: string): Promise<WarcRecordRead[]> {
   return records;
 }
 
+/**
+ * The target URIs of the response records of `files`, in order, after checking that each file starts
+ * with its own warcinfo record and that every other record points to it.
+ */
+async function responseUrlsOf(files: readonly string[]): Promise<string[]> {
+  const urls: string[] = [];
+  for (const file of files) {
+    const records = await readAll(join(dir, file));
+    const info = records[0] as WarcRecordRead;
+    expect(info.type).toBe("warcinfo");
+    expect(info.headers.get("warc-filename")).toBe(file);
+    for (const record of records.slice(1)) {
+      expect(record.headers.get("warc-warcinfo-id")).toBe(info.headers.get("warc-record-id"));
+      if (record.type === "response") urls.push(record.headers.get("warc-target-uri") as string);
+    }
+  }
+  return urls;
+}
+
 async function warcFiles(): Promise<string[]> {
   return (await readdir(dir)).sort();
 }
@@ -181,20 +200,12 @@ describe("WarcWriter", () => {
     expect(files.length).toBeGreaterThanOrEqual(5);
     expect(files.every((f) => FILE_NAME.test(f))).toBe(true);
     expect(files.map((f) => f.split("-")[2])).toEqual(files.map((_, i) => String(i + 1).padStart(5, "0")));
-    const urls: string[] = [];
     for (const [index, file] of files.entries()) {
       const size = (await stat(join(dir, file))).size;
       if (index < files.length - 1) expect(size).toBeGreaterThanOrEqual(maxFileBytes);
       expect(size).toBeLessThan(maxFileBytes + 7000);
-      const records = await readAll(join(dir, file));
-      const info = records[0] as WarcRecordRead;
-      expect(info.type).toBe("warcinfo");
-      expect(info.headers.get("warc-filename")).toBe(file);
-      for (const record of records.slice(1)) {
-        expect(record.headers.get("warc-warcinfo-id")).toBe(info.headers.get("warc-record-id"));
-        if (record.type === "response") urls.push(record.headers.get("warc-target-uri") as string);
-      }
     }
+    const urls = await responseUrlsOf(files);
     expect(urls).toEqual(Array.from({ length: 20 }, (_, i) => exchange(i).url));
     expect(writer.stats().files).toBe(files.length);
   });
@@ -209,18 +220,7 @@ describe("WarcWriter", () => {
       await writer.close();
       const files = await warcFiles();
       expect(files.length).toBeGreaterThanOrEqual(4);
-      const urls: string[] = [];
-      for (const file of files) {
-        const records = await readAll(join(dir, file));
-        const info = records[0] as WarcRecordRead;
-        expect(info.type).toBe("warcinfo");
-        expect(info.headers.get("warc-filename")).toBe(file);
-        for (const record of records.slice(1)) {
-          expect(record.headers.get("warc-warcinfo-id")).toBe(info.headers.get("warc-record-id"));
-          if (record.type === "response") urls.push(record.headers.get("warc-target-uri") as string);
-        }
-      }
-      expect(urls).toEqual(sent.map((ex) => ex.url));
+      expect(await responseUrlsOf(files)).toEqual(sent.map((ex) => ex.url));
       expect(writer.stats()).toMatchObject({ exchanges: 40, files: files.length });
     },
   );
