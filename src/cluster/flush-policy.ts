@@ -37,6 +37,11 @@ export interface BatchState {
   readonly peerQueuedUrls: number | undefined;
   /** True when this agent has nothing left to fetch: what it buffered now is all the others get. */
   readonly localIdle: boolean;
+  /**
+   * Batches in a row the destination acknowledged with no URL new to it (all seen before): its
+   * shortage is not this agent's to cure, as at the end of a crawl, when every link is a duplicate.
+   */
+  readonly fruitlessBatches: number;
 }
 
 const DEFAULTS = { targetBatchUrls: 1000, maxDelayMs: 30_000, urgentDelayMs: 250, starvingQueuedUrls: 20 };
@@ -47,7 +52,11 @@ const DEFAULTS = { targetBatchUrls: 1000, maxDelayMs: 30_000, urgentDelayMs: 250
  * destination that gets few URLs gets them in few messages. It waits only
  * {@link FlushPolicyOptions.urgentDelayMs} when waiting would cost crawl time: the destination is short
  * of work (it would idle or run few hosts until the batch came), or this agent is idle (nothing more
- * will fill the batch, and termination waits for it).
+ * will fill the batch, and termination waits for it). For a destination short of work, that wait
+ * doubles with each batch in a row that brought it nothing new (up to the longest delay): at the end
+ * of a crawl every busy agent would otherwise send every idle one a batch of duplicates four times a
+ * second, while a destination that does get new URLs waits at most about as long again as it has
+ * already gone without.
  */
 export class FlushPolicy {
   readonly options: Readonly<Required<FlushPolicyOptions>>;
@@ -77,8 +86,12 @@ export class FlushPolicy {
   delayMs(batch: BatchState, nowMs: number): number {
     if (batch.urls === 0) return Number.POSITIVE_INFINITY;
     if (batch.urls >= this.options.targetBatchUrls) return 0;
-    const urgent = batch.localIdle || this.isStarving(batch.peerQueuedUrls);
-    const waitMs = urgent ? this.options.urgentDelayMs : this.options.maxDelayMs;
+    const { urgentDelayMs, maxDelayMs } = this.options;
+    let waitMs = maxDelayMs;
+    if (batch.localIdle) waitMs = urgentDelayMs;
+    else if (this.isStarving(batch.peerQueuedUrls)) {
+      waitMs = Math.min(maxDelayMs, urgentDelayMs * 2 ** Math.min(batch.fruitlessBatches, 30));
+    }
     return Math.max(0, batch.oldestAtMs + waitMs - nowMs);
   }
 }

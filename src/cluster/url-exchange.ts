@@ -71,6 +71,8 @@ interface PeerOutbox {
   sending: boolean;
   /** Queued URLs in the destination's last heartbeat load. */
   peerQueuedUrls: number | undefined;
+  /** Acknowledged batches in a row that were all duplicates to the destination. */
+  fruitlessBatches: number;
 }
 
 const DEFAULTS = {
@@ -209,7 +211,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.sending = true;
     const urls = outbox.buffer.splice(0, batchLength(outbox.buffer, this.options.maxBatchUrls));
     this.inFlight++;
-    this.sendBatch(peer, urls)
+    this.sendBatch(peer, outbox, urls)
       .catch(() => {})
       .finally(() => {
         this.inFlight--;
@@ -237,6 +239,7 @@ export class UrlExchange implements UrlExchangeSink {
         oldestAtMs: oldest.atMs,
         peerQueuedUrls: outbox.peerQueuedUrls,
         localIdle: this.deps.localIdle?.() ?? false,
+        fruitlessBatches: outbox.fruitlessBatches,
       },
       now,
     );
@@ -252,7 +255,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.timer = this.deps.clock.setTimeout(() => this.flush(peer), delayMs);
   }
 
-  private async sendBatch(peer: string, urls: Pending[]): Promise<void> {
+  private async sendBatch(peer: string, outbox: PeerOutbox, urls: Pending[]): Promise<void> {
     const batch: UrlBatch = {
       batchId: `${this.deps.selfId}.${this.deps.incarnation}.${++this.batchSerial}`,
       fromId: this.deps.selfId,
@@ -271,7 +274,8 @@ export class UrlExchange implements UrlExchangeSink {
         // sees them; a failed write is retried like a failed send, so no URL is dropped.
         if (!durable) await this.deps.committer.commit();
         durable = true;
-        await this.deps.submit(peer, batch, this.abort.signal);
+        const ack = await this.deps.submit(peer, batch, this.abort.signal);
+        outbox.fruitlessBatches = ack.accepted + ack.forwarded === 0 ? outbox.fruitlessBatches + 1 : 0;
         this.acknowledged(urls);
         this.pending -= urls.length;
         const traffic = this.deps.stats.peer(peer);
@@ -322,6 +326,7 @@ export class UrlExchange implements UrlExchangeSink {
         dueAtMs: 0,
         sending: false,
         peerQueuedUrls: undefined,
+        fruitlessBatches: 0,
       };
       this.outboxes.set(peer, outbox);
     }

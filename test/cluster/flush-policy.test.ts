@@ -12,6 +12,7 @@ function batch(clock: ManualClock, changes: Partial<BatchState> = {}): BatchStat
     oldestAtMs: clock.now(),
     peerQueuedUrls: 1000,
     localIdle: false,
+    fruitlessBatches: 0,
     ...changes,
   };
 }
@@ -81,5 +82,18 @@ describe("FlushPolicy", () => {
     expect(policy.delayMs({ ...state, localIdle: true }, clock.now())).toBe(20);
     clock.advance(1000);
     expect(policy.delayMs({ ...state, localIdle: true }, clock.now())).toBe(0);
+  });
+
+  it("doubles the wait for a starving peer with each fruitless batch, up to the longest delay", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    const starving = (fruitlessBatches: number, localIdle = false) =>
+      policy.delayMs(batch(clock, { peerQueuedUrls: 0, fruitlessBatches, localIdle }), clock.now());
+    expect([0, 1, 2, 3, 5, 6, 100, 5000].map((n) => starving(n))).toEqual([
+      50, 100, 200, 400, 1600, 2000, 2000, 2000,
+    ]);
+    // Idle here, or a busy peer: the count changes nothing.
+    expect(starving(4, true)).toBe(50);
+    expect(policy.delayMs(batch(clock, { fruitlessBatches: 3 }), clock.now())).toBe(2000);
   });
 });

@@ -14,7 +14,8 @@ import { ManualClock } from "../support/manual-clock.js";
 interface SubmitCall {
   readonly peer: string;
   readonly batch: UrlBatch;
-  ack(): void;
+  /** Acknowledges the batch, by default with 1 URL new to the peer. */
+  ack(answer?: UrlBatchAck): void;
   fail(): void;
 }
 
@@ -72,7 +73,7 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
         calls.push({
           peer,
           batch,
-          ack: () => resolve(ACK),
+          ack: (answer = ACK) => resolve(answer),
           fail: () => reject(new UbiError(ErrorCode.PeerUnreachable, `${peer} did not answer`)),
         });
       }),
@@ -246,6 +247,44 @@ describe("UrlExchange", () => {
     await t.callCount(3);
     t.calls[2]?.ack();
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
+  it("doubles the wait of a starving peer's batches while they bring it nothing new, not when idle", async () => {
+    const local = { idle: false };
+    const t = await setup(
+      { flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 },
+      () => local.idle,
+    );
+    const duplicates = (urls: number): UrlBatchAck => ({ accepted: 0, forwarded: 0, duplicates: urls });
+    /** Sends one URL to q (which reports an empty queue), checks the wait, lets it go and acks it. */
+    const round = async (n: number, expectedDelayMs: number, answer: UrlBatchAck) => {
+      sendAll(t.exchange, "q", [url(n)]);
+      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+      expect(t.clock.pendingDelays).toEqual([expectedDelayMs]);
+      t.clock.advance(expectedDelayMs);
+      await t.callCount(n);
+      t.calls[n - 1]?.ack(answer);
+      await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    };
+    await round(1, 40, duplicates(1));
+    await round(2, 80, duplicates(1));
+    await round(3, 160, { accepted: 0, forwarded: 1, duplicates: 0 });
+    // A URL passed on to its owner was news: back to the short wait.
+    await round(4, 40, duplicates(1));
+    await round(5, 80, duplicates(1));
+    await round(6, 160, duplicates(1));
+    await round(7, 320, duplicates(1));
+    await round(8, 640, duplicates(1));
+    await round(9, 1280, duplicates(1));
+    // Never past the longest delay.
+    await round(10, 2000, duplicates(1));
+    await round(11, 2000, duplicates(1));
+    // This agent idle: what it holds is all the peer will get, so it goes soon whatever came before.
+    local.idle = true;
+    await round(12, 40, duplicates(1));
+    local.idle = false;
+    await round(13, 2000, ACK);
+    await round(14, 40, ACK);
   });
 
   it("flushes soon once this agent is idle, when reconsidered; buffered URLs keep it from being idle", async () => {
