@@ -1,8 +1,9 @@
 // Frontier memory: one process queues N distinct URLs over a heavy-tailed set of hosts through the
 // agent's own path (Frontier.add, then a group commit per batch, on a real LevelDB StateStore), then a
-// real HostScheduler visits a sample of hosts (take, complete, commit) so windows refill from disk.
-// Prints peak RSS (VmHWM), RSS and heap after a forced GC, seen-set bytes per URL, LevelDB size on
-// disk. Each size runs in its own child process, so each peak is its own.
+// real HostScheduler visits a sample of hosts (take, complete, commit) so windows refill from disk;
+// then a second child reopens the folder, as a restart would. Prints peak RSS (VmHWM), RSS and heap
+// after a forced GC, seen-set bytes per URL, LevelDB size on disk. Each size and each reopen runs in
+// its own child process, so each peak is its own.
 // Run after `npm run build`:  node bench/frontier.mjs [--urls 1000000,10000000] [--hosts 100000] [--json]
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -38,6 +39,8 @@ const FLAGS = {
   keep: { type: "boolean", help: "keep the LevelDB folders and print where" },
   // Internal: run one size in this process and print its figures as JSON on stdout.
   child: { type: "string", help: "(internal) run one size with this state folder and snapshot" },
+  // Internal: reopen what a `--child` run left in this folder, in a fresh process, and print its figures.
+  reopen: { type: "string", help: "(internal) reopen the state folder a --child run left here" },
 };
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/frontier.mjs [flags]");
@@ -47,8 +50,9 @@ const sizes = String(flags.urls ?? "1000000,10000000")
 if (sizes.some((n) => !Number.isInteger(n) || n < 1))
   throw new Error(`--urls must list positive integers, got "${flags.urls}"`);
 
-if (flags.child === undefined) await parent();
-else await child(sizes[0], flags.child);
+if (flags.child !== undefined) await child(sizes[0], flags.child);
+else if (flags.reopen !== undefined) await reopenChild(flags.reopen);
+else await parent();
 
 /** Runs each size in a child process (`--expose-gc`), then prints the table. */
 async function parent() {
@@ -81,7 +85,14 @@ async function parent() {
     ];
     process.stderr.write(`${urls} URLs over ${flags.hosts} hosts (child process)…\n`);
     const out = await runChild(args);
-    results.push(out);
+    // A restart is a new process: the reopen is measured in one, not beside the first frontier.
+    const reopened = await runChild(["--expose-gc", fileURLToPath(import.meta.url), "--reopen", data]);
+    if (reopened.waitingUrls !== out.waitingUrls || reopened.seenUrls !== out.seenUrls) {
+      throw new Error(
+        `reopened with ${reopened.waitingUrls} waiting, ${reopened.seenUrls} seen: not what was written`,
+      );
+    }
+    results.push({ ...out, ...reopened.figures });
   }
   const loadAverage = { before: loadBefore, after: loadavg()[0] };
   if (flags.json) {
@@ -117,9 +128,11 @@ async function parent() {
     ["sample: mapped LevelDB tables (MiB)", (r) => fixed(r.mappedTablesAfterSampleBytes / MIB, 0)],
     ["LevelDB on disk (MiB)", (r) => fixed(r.diskBytes / MIB, 0)],
     ["reopen: Frontier.open (s)", (r) => fixed(r.reopenSeconds, 1)],
+    ["reopen: peak RSS (MiB)", (r) => fixed(r.peakRssReopenBytes / MIB, 0)],
     ["reopen: RSS after GC (MiB)", (r) => fixed(r.rssAfterReopenBytes / MIB, 0)],
+    ["reopen: malloc [heap] after GC (MiB)", (r) => fixed(r.mallocHeapAfterReopenBytes / MIB, 0)],
+    ["reopen: mapped LevelDB tables (MiB)", (r) => fixed(r.mappedTablesAfterReopenBytes / MIB, 0)],
     ["reopen: heap used after GC (MiB)", (r) => fixed(r.heapAfterReopenBytes / MIB, 1)],
-    ["peak RSS with reopen (MiB)", (r) => fixed(r.peakRssWithReopenBytes / MIB, 0)],
   ].map(([label, cell]) => [label, ...results.map(cell)]);
   process.stdout.write(
     `ubicrawl bench/frontier: hosts ${flags.hosts} (Zipf s = 1), commit every ${flags.batch} adds, ` +
@@ -224,11 +237,7 @@ function urlOf(host, k) {
 /** One size, in this process: adds, then a scheduled sample, then the figures as JSON on stdout. */
 async function child(urls, data) {
   const log = (text) => process.stderr.write(`  [${urls}] ${text}\n`);
-  // The snapshot openWorkspace took, so a rebuild of dist/ meanwhile cannot change the code measured.
-  const dist = join(data, "..", "ubicrawl", "dist");
-  const { Frontier, HostScheduler } = await import(join(dist, "frontier/index.js"));
-  const { GroupCommit, StateStore } = await import(join(dist, "storage/index.js"));
-  const { UrlFingerprinter } = await import(join(dist, "url/index.js"));
+  const { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter } = await loadUbicrawl(data);
   const { default: mt19937 } = await import("@stdlib/random-base-mt19937");
 
   const stateDir = join(data, "state");
@@ -344,29 +353,6 @@ async function child(urls, data) {
   await store.close();
   const diskBytes = folderBytes(stateDir);
 
-  // A restart on the same folder: Frontier.open scans the queues and reloads the seen set from disk.
-  const reopenStarted = performance.now();
-  const reopened = await StateStore.open(stateDir);
-  const again = await Frontier.open(
-    {},
-    {
-      store: reopened,
-      committer: new GroupCommit((ops) => reopened.write(ops)),
-      fingerprinter,
-      onHostReady: () => {},
-    },
-  );
-  const reopenSeconds = (performance.now() - reopenStarted) / 1000;
-  if (again.waitingUrls !== frontier.waitingUrls || again.seen.size !== seen.size) {
-    throw new Error(
-      `reopened with ${again.waitingUrls} waiting, ${again.seen.size} seen: not what was written`,
-    );
-  }
-  globalThis.gc?.();
-  const rssAfterReopenBytes = statusBytes("VmRSS");
-  const heapAfterReopenBytes = process.memoryUsage().heapUsed;
-  await reopened.close();
-  log(`reopened in ${fixed(reopenSeconds, 1)} s`);
   const sorted = [...perHost].sort((a, b) => b - a);
   const result = {
     urlsQueued,
@@ -400,11 +386,54 @@ async function child(urls, data) {
     mallocHeapAfterSampleBytes,
     mappedTablesAfterSampleBytes,
     diskBytes,
-    reopenSeconds,
-    rssAfterReopenBytes,
-    heapAfterReopenBytes,
-    peakRssWithReopenBytes: statusBytes("VmHWM"),
+    waitingUrls: frontier.waitingUrls,
     readyHostsReported: readyHosts.length,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/**
+ * A restart on what a {@link child} run left in `data`, in this fresh process: `Frontier.open` scans
+ * the queues and reloads the seen set from disk. Prints the counts found and the figures as JSON.
+ */
+async function reopenChild(data) {
+  const { Frontier, GroupCommit, StateStore, UrlFingerprinter } = await loadUbicrawl(data);
+  const started = performance.now();
+  const store = await StateStore.open(join(data, "state"));
+  const frontier = await Frontier.open(
+    {},
+    {
+      store,
+      committer: new GroupCommit((ops) => store.write(ops)),
+      fingerprinter: await UrlFingerprinter.create(),
+      onHostReady: () => {},
+    },
+  );
+  const reopenSeconds = (performance.now() - started) / 1000;
+  const peakRssReopenBytes = statusBytes("VmHWM");
+  globalThis.gc?.();
+  const figures = {
+    reopenSeconds,
+    peakRssReopenBytes,
+    rssAfterReopenBytes: statusBytes("VmRSS"),
+    mallocHeapAfterReopenBytes: mallocHeapBytes(),
+    mappedTablesAfterReopenBytes: mappedTablesBytes(),
+    heapAfterReopenBytes: process.memoryUsage().heapUsed,
+  };
+  await store.close();
+  process.stderr.write(`  reopened in ${fixed(reopenSeconds, 1)} s\n`);
+  const result = { waitingUrls: frontier.waitingUrls, seenUrls: frontier.seen.size, figures };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/**
+ * The modules measured, from the snapshot openWorkspace took next to `data`, so a rebuild of dist/
+ * meanwhile cannot change the code measured.
+ */
+async function loadUbicrawl(data) {
+  const dist = join(data, "..", "ubicrawl", "dist");
+  const { Frontier, HostScheduler } = await import(join(dist, "frontier/index.js"));
+  const { GroupCommit, StateStore } = await import(join(dist, "storage/index.js"));
+  const { UrlFingerprinter } = await import(join(dist, "url/index.js"));
+  return { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter };
 }

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Level } from "level";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { type HostRecord, type StateOp, StateStore } from "../../src/storage/state-store.js";
@@ -284,6 +285,35 @@ describe("StateStore durability and failures", () => {
     expect(await collect(store.outboxEntries())).toEqual([
       { peer: "p", fingerprint: 13n, entry: { url: "http://b.test/", depth: 0 } },
     ]);
+  });
+
+  it("writes no empty value: classic-level leaks a malloc chunk for each one", async () => {
+    await store.write([
+      { kind: "seen", fingerprint: 1n },
+      { kind: "fetched", fingerprint: 1n },
+      enqueue("a.test", 0, "http://a.test/"),
+      { kind: "host", host: "a.test", record: { nextSeq: 1, fetched: 0 } },
+    ]);
+    await store.close();
+    const db = new Level<string, string>(join(dir, "state"));
+    const entries = await db.iterator().all();
+    await db.close();
+    expect(entries.length).toBe(4);
+    for (const [key, value] of entries) expect(value.length, key).toBeGreaterThan(0);
+  });
+
+  it("reads seen and fetched marks written empty by earlier versions", async () => {
+    await store.close();
+    const db = new Level<string, string>(join(dir, "state"));
+    await db.batch([
+      { type: "put", key: "!s!00000000000000ab", value: "" },
+      { type: "put", key: "!f!00000000000000ab", value: "" },
+    ]);
+    await db.close();
+    store = await StateStore.open(join(dir, "state"));
+    expect(await allFingerprints((v) => store.forEachSeen(v))).toEqual([0xabn]);
+    expect(await allFingerprints((v) => store.forEachFetched(v))).toEqual([0xabn]);
+    expect(await store.hasFetched([0xabn, 0xacn])).toEqual([true, false]);
   });
 
   it("fails a write after close with StorageFailed", async () => {
