@@ -4,7 +4,12 @@
 // (inter-host links followed a page) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
 // With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs), to see
 // whether per-agent pages/s stays flat when every agent has a CPU of its own.
+// With --idle-seconds N, no crawl: each cluster forms without seeds and the agents' own CPU is read from
+// /proc over N seconds, to measure what membership upkeep (heartbeats, gossip) costs an idle agent.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--json]
+//                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 500] [--json]
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
@@ -47,12 +52,27 @@ const FLAGS = {
     type: "string",
     help: "write a V8 CPU profile of every agent into this folder (<folder>/agents-<n>/<id>.cpuprofile)",
   },
+  "idle-seconds": {
+    type: "integer",
+    help: "no crawl: form each cluster without seeds, then measure the agents' idle CPU over this many seconds",
+    min: 1,
+  },
   "timeout-s": { type: "integer", help: "give up on a cluster run after this long", default: 600, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
 };
 const LISTENING = /listening on (\S+)/;
 const SETTLE_TIMEOUT_MS = 15_000;
+/** Idle mode: how long a formed cluster runs before its CPU is read (connections, JIT, first gossip). */
+const IDLE_WARMUP_MS = 3_000;
+/** Clock ticks per second of the /proc CPU times. */
+const CLOCK_TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/cluster.mjs [flags]");
 const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
@@ -70,6 +90,11 @@ const { dir, children } = await openWorkspace("cluster", flags.keep);
 const log = (text) => process.stderr.write(`${text}\n`);
 // The machine may be shared: the 1-minute load average before and after says how busy it was.
 const loadBefore = loadavg()[0];
+
+if (flags["idle-seconds"] !== undefined) {
+  // No test web and no crawl: the idle figures are printed and the bench ends here.
+  process.exit(await idleMode(flags["idle-seconds"]));
+}
 
 const testweb = await startTestWebProcess(dir, web);
 children.add(testweb.child);
@@ -204,6 +229,111 @@ async function runCluster(n) {
     for (const agent of agents) children.delete(agent);
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/** Idle mode: measures every agent count in turn, prints the figures; the exit code. */
+async function idleMode(seconds) {
+  const rows = [];
+  try {
+    for (const n of agentCounts) {
+      const row = await runIdleCluster(n, seconds);
+      rows.push(row);
+      log(
+        `${n} agent(s) idle: ${fixed(row.cpuMsPerAgentSecond, 1)} ms CPU per agent per second ` +
+          `(min ${fixed(row.minCpuMsPerAgentSecond, 1)}, max ${fixed(row.maxCpuMsPerAgentSecond, 1)})`,
+      );
+    }
+  } finally {
+    await Promise.all([...children].map((child) => child.stop()));
+  }
+  const loadAverage = { before: loadBefore, after: loadavg()[0], cpus: availableParallelism() };
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ flags, idle: rows, loadAverage }, null, 2)}\n`);
+  } else {
+    const headers = ["agents", "window s", "CPU ms/s/agent", "min", "max", "cores used", "view kept"];
+    const cells = rows.map((r) => [
+      String(r.agents),
+      fixed(r.windowSeconds, 1),
+      fixed(r.cpuMsPerAgentSecond, 1),
+      fixed(r.minCpuMsPerAgentSecond, 1),
+      fixed(r.maxCpuMsPerAgentSecond, 1),
+      fixed(r.coresUsed, 3),
+      r.ok ? "yes" : "NO",
+    ]);
+    process.stdout.write(
+      `ubicrawl bench/cluster idle: no seeds, --heartbeat-ms ${flags["heartbeat-ms"]}, ` +
+        `--suspect-after-ms ${flags["suspect-after-ms"]}, CPU (user + system) of each agent process ` +
+        `over ${seconds} s after a ${IDLE_WARMUP_MS / 1000} s warm-up ` +
+        `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after)\n\n` +
+        `${formatTable(headers, cells)}\n`,
+    );
+  }
+  return rows.every((r) => r.ok) ? 0 : 1;
+}
+
+/**
+ * Forms a cluster of `n` agents without seeds (so nothing is crawled), lets it settle, then reads each
+ * agent's CPU time from /proc across `seconds`: the cost of heartbeats and gossip alone.
+ */
+async function runIdleCluster(n, seconds) {
+  const runDir = join(dir, `idle-${n}`);
+  // Used only to see views settle: it never polls on its own, so the window sees no stats calls.
+  const stats = new StatsPoller(2 ** 31 - 1);
+  const agents = [];
+  try {
+    for (let i = 1; i <= n; i++) {
+      const id = `agent-${i}`;
+      await mkdir(join(runDir, id), { recursive: true });
+      const joinList = agents.map((agent) => agent.address).join(",");
+      const agent = startAgentProcess(
+        id,
+        [
+          ...["--data", join(runDir, id), "--progress", "off"],
+          ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
+          ...["--heartbeat-ms", String(flags["heartbeat-ms"])],
+          ...["--suspect-after-ms", String(flags["suspect-after-ms"])],
+        ],
+        spawnOptionsOf(n, i),
+      );
+      children.add(agent);
+      agents.push(agent);
+      agent.address = (await agent.waitForLine(LISTENING, 30_000))[1];
+      stats.watch(id, agent.address);
+    }
+    await waitForSettledView(stats, agents);
+    await sleep(IDLE_WARMUP_MS);
+    const before = agents.map((agent) => processCpuSeconds(agent.pid));
+    const startedAtMs = performance.now();
+    await sleep(seconds * 1000);
+    const after = agents.map((agent) => processCpuSeconds(agent.pid));
+    const windowSeconds = (performance.now() - startedAtMs) / 1000;
+    const perAgent = after.map((cpu, i) => ((cpu - before[i]) * 1000) / windowSeconds);
+    const ids = agents.map((agent) => agent.name);
+    const views = await Promise.all(ids.map((id) => stats.aliveView(id)));
+    return {
+      agents: n,
+      windowSeconds,
+      cpuMsPerAgentSecond: perAgent.reduce((sum, ms) => sum + ms, 0) / n,
+      minCpuMsPerAgentSecond: Math.min(...perAgent),
+      maxCpuMsPerAgentSecond: Math.max(...perAgent),
+      coresUsed: perAgent.reduce((sum, ms) => sum + ms, 0) / 1000,
+      // No agent exited and every one still sees all alive: nobody was suspected during the window.
+      ok: agents.every((agent) => !agent.done) && views.every((view) => ids.every((id) => view.has(id))),
+    };
+  } finally {
+    stats.stop();
+    await Promise.all(agents.map((agent) => agent.stop()));
+    for (const agent of agents) children.delete(agent);
+    await rm(runDir, { recursive: true, force: true });
+  }
+}
+
+/** User + system CPU seconds of a running process so far (utime + stime of /proc/<pid>/stat). */
+function processCpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after "pid (comm) ", which may hold spaces: utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** CPU pinning and profiling of agent `i` (1-based) of `n`. */

@@ -229,15 +229,19 @@ export class ClusterNode implements AgentServiceHandlers {
           // A reply's load is measured after this moment: that, not its (possibly late) arrival, is how
           // fresh it is for termination detection.
           const sentAtMs = clock.now();
-          const reply = await peers.get(target.address).heartbeat(
-            {
-              from: toWireMember(heartbeat.from, clock.now()),
-              members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
-              load: self.load(),
-            },
-            // The detector's signal bounds each heartbeat (one interval, longer when joining).
-            { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) },
-          );
+          const request = {
+            from: toWireMember(heartbeat.from, clock.now()),
+            members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
+            load: self.load(),
+          };
+          // The detector's signal bounds each heartbeat (one interval, longer when joining).
+          const callOptions = { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) };
+          const client = peers.get(target.address);
+          // A known member gets its heartbeats on one long-lived stream; a seed, whose id is not known
+          // yet, gets a unary call.
+          const reply = await (target.id === undefined
+            ? client.heartbeat(request, callOptions)
+            : client.streamHeartbeat(request, callOptions));
           self.termination.observe(reply.from.id, reply.load, sentAtMs);
           self.exchange.notePeerLoad(reply.from.id, reply.load);
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };

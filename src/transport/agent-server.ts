@@ -6,19 +6,22 @@
 import {
   type MethodDefinition,
   Server,
+  type ServerDuplexStream,
   type ServerUnaryCall,
   type ServiceDefinition,
   type sendUnaryData,
+  status,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { formatHostPort, parseHostPort } from "./address.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
-import type { AgentServiceHandlers } from "./messages.js";
+import type { AgentServiceHandlers, HeartbeatReply, Sequenced } from "./messages.js";
 import {
   AGENT_RPCS,
   agentServiceDefinition,
+  HEARTBEAT_STREAM_METHOD,
   type ReplyOf,
   type RequestOf,
   type RpcName,
@@ -29,8 +32,9 @@ import {
   serverCredentialsFor,
   type TransportSecurity,
 } from "./security.js";
-import { statusForError } from "./status-mapping.js";
+import { type GrpcStatus, statusForError } from "./status-mapping.js";
 import { tolerant, Undecodable } from "./tolerant-decode.js";
+import { validateSequence } from "./validate.js";
 
 /** Options of an {@link AgentServer}. */
 export interface AgentServerOptions {
@@ -79,6 +83,8 @@ export class AgentServer {
   readonly #clock: Clock;
   readonly #onUnexpectedError: ((rpc: RpcName, error: unknown) => void) | undefined;
   #server: Server | undefined;
+  /** Ends each open `HeartbeatStream`: they never end by themselves, and `stop()` waits for calls. */
+  readonly #streamEnders = new Set<(status: GrpcStatus) => void>();
   #address: string | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -151,6 +157,7 @@ export class AgentServer {
         this.#clock.clearTimeout(deadline);
         resolve();
       });
+      for (const end of this.#streamEnders) end({ code: status.UNAVAILABLE, details: "agent is stopping" });
     });
     return this.#stopping;
   }
@@ -171,7 +178,62 @@ export class AgentServer {
         );
       };
     }
+    implementation[HEARTBEAT_STREAM_METHOD] = (call: ServerDuplexStream<unknown, unknown>) =>
+      this.#serveHeartbeatStream(call);
     return implementation;
+  }
+
+  /**
+   * Answers each heartbeat on a `HeartbeatStream` as the unary `Heartbeat` would (same validation, same
+   * handler), tagged with its sequence. The first bad request or failed handler ends the stream with the
+   * status the unary call would have got; a client that half-closes gets its pending replies first.
+   */
+  #serveHeartbeatStream(call: ServerDuplexStream<unknown, unknown>): void {
+    let inFlight = 0;
+    let halfClosed = false;
+    let ended = false;
+    const end = (error?: GrpcStatus) => {
+      if (ended) return;
+      ended = true;
+      this.#streamEnders.delete(end);
+      // grpc-js sends an emitted error's code and details as the stream's status.
+      if (error === undefined) call.end();
+      else call.emit("error", error);
+    };
+    this.#streamEnders.add(end);
+    call.on("data", (raw: unknown) => {
+      if (ended) return;
+      inFlight++;
+      this.#answerOnStream(raw)
+        .then(
+          (reply) => {
+            if (!ended) call.write(reply);
+          },
+          (error: unknown) => {
+            if (!(error instanceof UbiError)) this.#report("heartbeat", error);
+            end(statusForError(error));
+          },
+        )
+        .finally(() => {
+          inFlight--;
+          if (halfClosed && inFlight === 0) end();
+        });
+    });
+    call.on("end", () => {
+      halfClosed = true;
+      if (inFlight === 0) end();
+    });
+    // The client went away (cancelled, reset, connection lost): nothing is left to answer.
+    call.on("cancelled", () => {
+      ended = true;
+      this.#streamEnders.delete(end);
+    });
+  }
+
+  async #answerOnStream(raw: unknown): Promise<Sequenced<HeartbeatReply>> {
+    const request = this.#decode("heartbeat", raw);
+    const sequence = validateSequence(raw, "HeartbeatRequest");
+    return { ...(await this.#handle("heartbeat", request)), sequence };
   }
 
   #report(rpc: RpcName, error: unknown): void {
@@ -183,13 +245,21 @@ export class AgentServer {
   }
 
   async #serve<K extends RpcName>(name: K, raw: unknown): Promise<ReplyOf<K>> {
+    return this.#handle(name, this.#decode(name, raw));
+  }
+
+  /** The validated request of `name`, or `UbiError(BadMessage)`. */
+  #decode<K extends RpcName>(name: K, raw: unknown): RequestOf<K> {
     if (raw instanceof Undecodable) {
       throw new UbiError(
         ErrorCode.BadMessage,
         `undecodable ${AGENT_RPCS[name].method} request: ${raw.reason}`,
       );
     }
-    const request = AGENT_RPCS[name].validateRequest(raw);
+    return AGENT_RPCS[name].validateRequest(raw);
+  }
+
+  async #handle<K extends RpcName>(name: K, request: RequestOf<K>): Promise<ReplyOf<K>> {
     // Called as a method so class-based handlers keep their `this`.
     const handler = this.#handlers[name] as unknown as (request: RequestOf<K>) => Promise<ReplyOf<K>>;
     const reply = await handler.call(this.#handlers, request);

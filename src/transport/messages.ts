@@ -72,6 +72,12 @@ export interface HeartbeatReply {
   from: Member;
 }
 
+/** A heartbeat request or reply on the `HeartbeatStream` rpc: the unary message and its number. */
+export type Sequenced<T> = T & {
+  /** Matches a reply to its request on one stream; at least 1. */
+  sequence: number;
+};
+
 /** A discovered URL and its link depth (`ubicrawl.v1.DiscoveredUrl`). */
 export interface DiscoveredUrl {
   /** Absolute URL, at most 4096 chars. */

@@ -3,9 +3,10 @@
  * PeerUnreachable (retry later or elsewhere), BadMessage (do not retry as is) or IdConflict.
  */
 
-import { Client, Metadata } from "@grpc/grpc-js";
+import { Client, Metadata, status } from "@grpc/grpc-js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseHostPort } from "./address.js";
+import { HeartbeatStreamClient } from "./heartbeat-stream-client.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type {
   ControlReply,
@@ -34,7 +35,7 @@ import {
   INSECURE,
   type TransportSecurity,
 } from "./security.js";
-import { errorFromStatus } from "./status-mapping.js";
+import { errorFromStatus, grpcStatusOf } from "./status-mapping.js";
 import { tolerant, Undecodable } from "./tolerant-decode.js";
 
 /** Options of a {@link PeerClient} (and of every client of a `PeerClientPool`). */
@@ -114,6 +115,8 @@ export class PeerClient {
   readonly address: string;
   readonly #options: ResolvedOptions;
   readonly #client: Client;
+  /** Heartbeats to this peer as a known member; the stream opens on the first one. */
+  readonly #heartbeats: HeartbeatStreamClient;
   #closed = false;
 
   constructor(address: string, options: PeerClientOptions = {}) {
@@ -127,6 +130,7 @@ export class PeerClient {
       "grpc.max_reconnect_backoff_ms": this.#options.maxReconnectBackoffMs,
       "grpc.initial_reconnect_backoff_ms": Math.min(1000, this.#options.maxReconnectBackoffMs),
     });
+    this.#heartbeats = new HeartbeatStreamClient(address, this.#client);
   }
 
   /** Announces `request.member` to the peer; resolves to the peer's membership table. */
@@ -134,7 +138,7 @@ export class PeerClient {
     return this.#call("join", request, options.deadlineMs ?? this.#options.requestDeadlineMs, options.signal);
   }
 
-  /** Sends a heartbeat with gossip; resolves to the peer's view and load. */
+  /** Sends a heartbeat with gossip as a unary call (to a seed); resolves to the peer's view and load. */
   heartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
     return this.#call(
       "heartbeat",
@@ -142,6 +146,26 @@ export class PeerClient {
       options.deadlineMs ?? this.#options.heartbeatDeadlineMs,
       options.signal,
     );
+  }
+
+  /**
+   * Sends a heartbeat to a known member, as {@link heartbeat} does, on the one long-lived
+   * `HeartbeatStream` to this peer (much cheaper than a call each). Falls back to the unary call when
+   * the peer does not implement the stream (UNIMPLEMENTED), for that heartbeat and for a while after.
+   */
+  async streamHeartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
+    if (this.#heartbeats.available) {
+      try {
+        return await this.#heartbeats.send(
+          request,
+          positive(options.deadlineMs ?? this.#options.heartbeatDeadlineMs, "deadlineMs"),
+          options.signal,
+        );
+      } catch (error) {
+        if (grpcStatusOf(error) !== status.UNIMPLEMENTED) throw error;
+      }
+    }
+    return this.heartbeat(request, options);
   }
 
   /** Hands a batch of URLs to the peer; safe to retry with the same `batchId`. */
@@ -195,6 +219,7 @@ export class PeerClient {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#heartbeats.close();
     this.#client.close();
   }
 

@@ -57,7 +57,13 @@ export function agentServiceDefinition(): ServiceDefinition {
   return loadProtocol()[AGENT_SERVICE_NAME] as ServiceDefinition;
 }
 
-/** The name of an RPC, as a key of {@link AgentServiceHandlers}. */
+/**
+ * Proto name of the streaming rpc that carries heartbeats to a known member. It has no handler of its
+ * own: the server answers each message with the `heartbeat` handler (see `AgentServer`).
+ */
+export const HEARTBEAT_STREAM_METHOD = "HeartbeatStream";
+
+/** The name of a unary RPC, as a key of {@link AgentServiceHandlers}. */
 export type RpcName = keyof AgentServiceHandlers;
 
 /** The request type of an RPC. */
@@ -76,7 +82,7 @@ export interface RpcSpec<K extends RpcName> {
   validateReply(value: unknown): ReplyOf<K>;
 }
 
-/** Every RPC of the `Agent` service. */
+/** Every unary RPC of the `Agent` service. */
 export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
   join: { method: "Join", validateRequest: validateJoinRequest, validateReply: validateJoinReply },
   heartbeat: {

@@ -185,6 +185,16 @@ export function validateHeartbeatReply(value: unknown): HeartbeatReply {
   };
 }
 
+/**
+ * The `sequence` of a `HeartbeatStream` message (`message` names it in errors): at least 1, since 0 is
+ * what an unset field reads as. The rest of the message is checked by the unary validators.
+ */
+export function validateSequence(value: unknown, message: "HeartbeatRequest" | "HeartbeatReply"): number {
+  const sequence = uint64(record(value, message).sequence, "sequence");
+  if (sequence === 0) fail("sequence", "missing (0)");
+  return sequence;
+}
+
 function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
   const d = record(value, path);
   return { url: url(d.url, `${path}.url`), depth: uint32(d.depth, `${path}.depth`) };

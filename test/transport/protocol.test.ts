@@ -13,14 +13,18 @@ describe("loadProtocol", () => {
     expect(loadProtocol()).toBe(loadProtocol());
   });
 
-  it("defines the six unary Agent RPCs", () => {
+  it("defines the six unary Agent RPCs and the bidirectional HeartbeatStream", () => {
     const methods = Object.values(service());
-    expect(methods.map((m) => m.path).sort()).toEqual(
+    const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
+    expect(unary.map((m) => m.path).sort()).toEqual(
       ["Control", "GetStats", "Heartbeat", "Join", "SubmitUrls", "WasFetched"]
         .map((m) => `/ubicrawl.v1.Agent/${m}`)
         .sort(),
     );
-    expect(methods.every((m) => !m.requestStream && !m.responseStream)).toBe(true);
+    const streaming = methods.filter((m) => m.requestStream || m.responseStream);
+    expect(streaming.map((m) => [m.path, m.requestStream, m.responseStream])).toEqual([
+      ["/ubicrawl.v1.Agent/HeartbeatStream", true, true],
+    ]);
   });
 
   it("decodes with camelCase fields, 64-bit integers as numbers, enums as names", () => {
@@ -35,7 +39,7 @@ describe("loadProtocol", () => {
     const heartbeat = service().Heartbeat;
     if (heartbeat === undefined) throw new Error("no Heartbeat");
     const decoded = heartbeat.requestDeserialize(Buffer.alloc(0));
-    expect(decoded).toEqual({ from: null, members: [], load: null });
+    expect(decoded).toEqual({ from: null, members: [], load: null, sequence: 0 });
     const join = service().Join;
     if (join === undefined) throw new Error("no Join");
     expect(join.requestDeserialize(join.requestSerialize({ member: {} }))).toEqual({

@@ -10,7 +10,7 @@ import {
   PeerClient,
   type TransportSecurity,
 } from "../../src/transport/index.js";
-import { FakeHandlers } from "./helpers.js";
+import { FakeHandlers, LOAD, member } from "./helpers.js";
 
 function hasOpenssl(): boolean {
   try {
@@ -117,6 +117,22 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
       message: "PAUSE",
     });
     expect(handlers.calls.control).toHaveLength(1);
+  });
+
+  it("carries heartbeats on a stream over the same mutual TLS channel", async () => {
+    const { address, handlers } = await tlsAgent();
+    const c = peer(address, client);
+    const request = { from: member("agent-a"), members: [], load: LOAD };
+    for (let i = 0; i < 3; i++) expect((await c.streamHeartbeat(request)).from.id).toBe("agent-b");
+    expect(handlers.calls.heartbeat).toHaveLength(3);
+    const refused = await peer(address, stranger)
+      .streamHeartbeat(request)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((refused as UbiError).code).toBe(ErrorCode.PeerUnreachable);
+    expect(handlers.calls.heartbeat).toHaveLength(3);
   });
 
   it.each([
