@@ -1,7 +1,7 @@
 import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
 import { type AgentReplicas, Circle } from "./circle.js";
 import { DEFAULT_CAPACITY, DEFAULT_REPLICAS_PER_UNIT } from "./constants.js";
-import { replicaPositions } from "./replicas.js";
+import { sortedReplicaPositions } from "./replicas.js";
 import { type Hasher64, loadHasher64 } from "./xxhash64.js";
 
 /** An agent as the assignment sees it: its unique id and its capacity. */
@@ -76,7 +76,7 @@ export class Assignment {
     normalized.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const replicas: AgentReplicas[] = normalized.map((agent) => ({
       id: agent.id,
-      ...replicaPositions(agent.id, agent.capacity * replicasPerUnit, hasher),
+      ...sortedReplicaPositions(agent.id, agent.capacity * replicasPerUnit, hasher),
     }));
     return new Assignment(normalized, Circle.build(replicas), hasher, replicasPerUnit);
   }

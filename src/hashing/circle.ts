@@ -10,8 +10,12 @@ export interface AgentReplicas {
   readonly lo: Uint32Array;
 }
 
-const RADIX = 1 << 16;
-const DIGIT_MASK = RADIX - 1;
+/** Replica positions in ascending order with the index of each one's agent. */
+interface Run {
+  readonly hi: Uint32Array;
+  readonly lo: Uint32Array;
+  readonly owners: Uint32Array;
+}
 
 /**
  * The discretized unit circle: every replica position sorted ascending, with the index of the agent
@@ -32,41 +36,24 @@ export class Circle {
    * different agents have a replica at the same 64-bit position (an agent's own repeats are harmless).
    */
   static build(agents: readonly AgentReplicas[]): Circle {
-    let total = 0;
-    for (const agent of agents) total += agent.hi.length;
-    let hi = new Uint32Array(total);
-    let lo = new Uint32Array(total);
-    let owners = new Uint32Array(total);
-    let at = 0;
-    agents.forEach((agent, owner) => {
-      hi.set(agent.hi, at);
-      lo.set(agent.lo, at);
-      owners.fill(owner, at, at + agent.hi.length);
-      at += agent.hi.length;
+    // Each agent's replicas form one sorted run (sorted here unless already sorted, as the assignment's
+    // cached ones are); the runs are merged pairwise, so a view change costs a few linear passes and
+    // no sort of the whole circle.
+    let runs: Run[] = agents.map((agent, owner) => {
+      const { hi, lo } = isSorted(agent.hi, agent.lo) ? agent : sortPositions(agent.hi, agent.lo);
+      return { hi, lo, owners: new Uint32Array(hi.length).fill(owner) };
     });
-
-    // LSD radix sort on four 16-bit digits, least significant first: linear time and no boxed
-    // 64-bit values, so rebuilding the circle on every view change stays cheap.
-    let toHi = new Uint32Array(total);
-    let toLo = new Uint32Array(total);
-    let toOwners = new Uint32Array(total);
-    const counts = new Uint32Array(RADIX + 1);
-    for (let pass = 0; pass < 4; pass++) {
-      const words = pass < 2 ? lo : hi;
-      const shift = pass % 2 === 0 ? 0 : 16;
-      counts.fill(0);
-      for (let i = 0; i < total; i++) counts[((words[i] >>> shift) & DIGIT_MASK) + 1]++;
-      for (let d = 0; d < RADIX; d++) counts[d + 1] += counts[d];
-      for (let i = 0; i < total; i++) {
-        const slot = counts[(words[i] >>> shift) & DIGIT_MASK]++;
-        toHi[slot] = hi[i];
-        toLo[slot] = lo[i];
-        toOwners[slot] = owners[i];
+    if (runs.length === 0)
+      runs = [{ hi: new Uint32Array(0), lo: new Uint32Array(0), owners: new Uint32Array(0) }];
+    while (runs.length > 1) {
+      const merged: Run[] = [];
+      for (let i = 0; i < runs.length; i += 2) {
+        const next = runs[i + 1];
+        merged.push(next === undefined ? runs[i] : mergeRuns(runs[i], next));
       }
-      [hi, toHi] = [toHi, hi];
-      [lo, toLo] = [toLo, lo];
-      [owners, toOwners] = [toOwners, owners];
+      runs = merged;
     }
+    const { hi, lo, owners } = runs[0];
 
     const collision = findCollision(hi, lo, owners);
     if (collision !== undefined) {
@@ -117,4 +104,51 @@ export function findCollision(
     else if (owners[i] !== owners[runStart]) return [owners[runStart], owners[i]];
   }
   return undefined;
+}
+
+/** True when the positions `(hi[i], lo[i])` are in ascending order. */
+function isSorted(hi: Uint32Array, lo: Uint32Array): boolean {
+  for (let i = 1; i < hi.length; i++) {
+    if (hi[i] < hi[i - 1] || (hi[i] === hi[i - 1] && lo[i] < lo[i - 1])) return false;
+  }
+  return true;
+}
+
+/** The positions sorted ascending, as new word arrays (one native sort of 64-bit values). */
+export function sortPositions(hi: Uint32Array, lo: Uint32Array): { hi: Uint32Array; lo: Uint32Array } {
+  const positions = new BigUint64Array(hi.length);
+  for (let i = 0; i < hi.length; i++) positions[i] = (BigInt(hi[i]) << 32n) | BigInt(lo[i]);
+  positions.sort();
+  const sortedHi = new Uint32Array(hi.length);
+  const sortedLo = new Uint32Array(hi.length);
+  for (let i = 0; i < positions.length; i++) {
+    sortedHi[i] = Number(positions[i] >> 32n);
+    sortedLo[i] = Number(BigInt.asUintN(32, positions[i]));
+  }
+  return { hi: sortedHi, lo: sortedLo };
+}
+
+/** One sorted run from two; on equal positions `a`'s replica comes first. */
+function mergeRuns(a: Run, b: Run): Run {
+  const total = a.hi.length + b.hi.length;
+  const hi = new Uint32Array(total);
+  const lo = new Uint32Array(total);
+  const owners = new Uint32Array(total);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < total; k++) {
+    const takeA =
+      j >= b.hi.length ||
+      (i < a.hi.length && (a.hi[i] < b.hi[j] || (a.hi[i] === b.hi[j] && a.lo[i] <= b.lo[j])));
+    if (takeA) {
+      hi[k] = a.hi[i];
+      lo[k] = a.lo[i];
+      owners[k] = a.owners[i++];
+    } else {
+      hi[k] = b.hi[j];
+      lo[k] = b.lo[j];
+      owners[k] = b.owners[j++];
+    }
+  }
+  return { hi, lo, owners };
 }

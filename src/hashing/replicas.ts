@@ -1,4 +1,5 @@
 import mt19937 from "@stdlib/random-base-mt19937";
+import { sortPositions } from "./circle.js";
 import type { Hasher64 } from "./xxhash64.js";
 
 /**
@@ -28,4 +29,35 @@ export function replicaPositions(
     lo[i] = next();
   }
   return { hi, lo };
+}
+
+/** Sorted replica sets kept per hasher: every view change of a cluster reuses its members' sets. */
+const sortedCache = new WeakMap<Hasher64, Map<string, { hi: Uint32Array; lo: Uint32Array }>>();
+/** Sorted replica sets kept at most (~12.5 KiB each at 1,600 replicas): far more than a cluster's agents. */
+const SORTED_CACHE_ENTRIES = 256;
+
+/**
+ * {@link replicaPositions} in ascending order, computed once per (id, count) and kept: a view change
+ * then merges the members' sorted sets instead of drawing and sorting every position again. The arrays
+ * are shared; callers must not modify them.
+ */
+export function sortedReplicaPositions(
+  agentId: string,
+  count: number,
+  hasher: Hasher64,
+): { readonly hi: Uint32Array; readonly lo: Uint32Array } {
+  let cache = sortedCache.get(hasher);
+  if (cache === undefined) {
+    cache = new Map();
+    sortedCache.set(hasher, cache);
+  }
+  const key = `${count}:${agentId}`;
+  let sorted = cache.get(key);
+  if (sorted === undefined) {
+    const { hi, lo } = replicaPositions(agentId, count, hasher);
+    sorted = sortPositions(hi, lo);
+    if (cache.size >= SORTED_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+  } else cache.delete(key); // re-inserted below: most recently used last
+  cache.set(key, sorted);
+  return sorted;
 }
