@@ -237,8 +237,8 @@ function urlOf(host, k) {
 /** One size, in this process: adds, then a scheduled sample, then the figures as JSON on stdout. */
 async function child(urls, data) {
   const log = (text) => process.stderr.write(`  [${urls}] ${text}\n`);
-  const { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter } = await loadUbicrawl(data);
-  const { default: mt19937 } = await import("@stdlib/random-base-mt19937");
+  const { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter, Mt19937 } =
+    await loadUbicrawl(data);
 
   const stateDir = join(data, "state");
   const store = await StateStore.open(stateDir);
@@ -260,7 +260,9 @@ async function child(urls, data) {
   const hostsCount = flags.hosts;
   const names = Array.from({ length: hostsCount }, (_, r) => hostName(r));
   const perHost = new Uint32Array(hostsCount);
-  const random = mt19937.factory({ seed: 20261126 }).normalized;
+  const generator = new Mt19937(Uint32Array.of(20261126));
+  // A uniform double in [0, 1) from two draws (mt19937ar.c's genrand_res53).
+  const random = () => ((generator.next() >>> 5) * 67108864 + (generator.next() >>> 6)) / 9007199254740992;
   const nextHost = zipfSampler(hostsCount, random);
 
   const started = performance.now();
@@ -435,5 +437,6 @@ async function loadUbicrawl(data) {
   const { Frontier, HostScheduler } = await import(join(dist, "frontier/index.js"));
   const { GroupCommit, StateStore } = await import(join(dist, "storage/index.js"));
   const { UrlFingerprinter } = await import(join(dist, "url/index.js"));
-  return { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter };
+  const { Mt19937 } = await import(join(dist, "hashing/mt19937.js"));
+  return { Frontier, HostScheduler, GroupCommit, StateStore, UrlFingerprinter, Mt19937 };
 }

@@ -1,5 +1,5 @@
-import mt19937 from "@stdlib/random-base-mt19937";
 import { sortPositions } from "./circle.js";
+import { Mt19937 } from "./mt19937.js";
 import type { Hasher64 } from "./xxhash64.js";
 
 /**
@@ -21,12 +21,12 @@ export function replicaPositions(
   count: number,
   hasher: Hasher64,
 ): { hi: Uint32Array; lo: Uint32Array } {
-  const next = mt19937.factory({ seed: replicaSeed(agentId, hasher) });
+  const generator = new Mt19937(replicaSeed(agentId, hasher));
   const hi = new Uint32Array(count);
   const lo = new Uint32Array(count);
   for (let i = 0; i < count; i++) {
-    hi[i] = next();
-    lo[i] = next();
+    hi[i] = generator.next();
+    lo[i] = generator.next();
   }
   return { hi, lo };
 }
