@@ -21,6 +21,8 @@ export interface AssignmentOptions {
 /** Beyond this many replicas a circle would take hundreds of MB; it is surely a configuration error. */
 const MAX_TOTAL_REPLICAS = 1 << 25;
 const CIRCLE_SIZE = 2 ** 64;
+/** Hosts whose owner an assignment remembers; past this the memo starts over (a few hundred KiB). */
+const OWNER_CACHE_ENTRIES = 4096;
 
 /**
  * δ(host, alive set): identifier-seeded consistent hashing. An immutable snapshot for one set of agents;
@@ -32,6 +34,8 @@ export class Assignment {
   private readonly indexById: ReadonlyMap<string, number>;
   private readonly counts: Uint32Array;
   private shares: Float64Array | undefined;
+  /** Owners already looked up: a crawl asks for the same few hosts' owners for every link it finds. */
+  private readonly ownerCache = new Map<string, string>();
 
   private constructor(
     agents: Required<AgentSpec>[],
@@ -88,7 +92,13 @@ export class Assignment {
 
   /** The agent owning `hostKey`: the owner of the first replica clockwise at or after the host's position. */
   ownerOf(hostKey: string): string {
-    return this.agents[this.circle.owners[this.replicaOf(hostKey)]].id;
+    let owner = this.ownerCache.get(hostKey);
+    if (owner === undefined) {
+      owner = this.agents[this.circle.owners[this.replicaOf(hostKey)]].id;
+      if (this.ownerCache.size >= OWNER_CACHE_ENTRIES) this.ownerCache.clear();
+      this.ownerCache.set(hostKey, owner);
+    }
+    return owner;
   }
 
   /**
