@@ -9,7 +9,7 @@ import {
   MAX_URLS_PER_BATCH,
   PeerClient,
 } from "../../src/transport/index.js";
-import { FakeHandlers, LOAD, member, STATS } from "./helpers.js";
+import { FakeHandlers, failure, LOAD, member, STATS } from "./helpers.js";
 
 async function startServer(
   handlers: AgentServiceHandlers = new FakeHandlers(),
@@ -24,16 +24,6 @@ async function startServer(
     await server.stop();
   });
   return { server, client, address };
-}
-
-/** Rejection of `promise`, asserted to be a UbiError. */
-async function failure(promise: Promise<unknown>): Promise<UbiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UbiError);
-  return error as UbiError;
 }
 
 function rawCall(address: string, method: string, payload: Buffer): Promise<ServiceError | Buffer> {

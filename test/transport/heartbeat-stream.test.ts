@@ -31,7 +31,7 @@ import {
   PeerClientPool,
 } from "../../src/transport/index.js";
 import { HeartbeatPeer, type HeartbeatPeerOptions, type StreamMessage } from "./heartbeat-peer.js";
-import { FakeHandlers, LOAD, member } from "./helpers.js";
+import { FakeHandlers, failure, LOAD, member } from "./helpers.js";
 
 /** A heartbeat whose load carries `n`, so a reply can be told apart by it. */
 function heartbeat(n: number): HeartbeatRequest {
@@ -56,19 +56,6 @@ async function startPeer(options: Partial<HeartbeatPeerOptions> = {}) {
     peer.stop();
   });
   return { peer, client, address };
-}
-
-/**
- * Rejection of `promise`, asserted to be a UbiError. Call it when the promise is made (await it later)
- * so that a rejection meanwhile counts as handled.
- */
-async function failure(promise: Promise<unknown>): Promise<UbiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UbiError);
-  return error as UbiError;
 }
 
 describe("PeerClient.streamHeartbeat", () => {

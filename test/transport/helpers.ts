@@ -1,5 +1,7 @@
-/** Sample messages and a recording fake handler for the transport tests. */
+/** Sample messages, a recording fake handler and assertions for the transport tests. */
 
+import { expect } from "vitest";
+import { UbiError } from "../../src/errors.js";
 import type {
   AgentLoad,
   AgentServiceHandlers,
@@ -108,4 +110,17 @@ export class FakeHandlers implements AgentServiceHandlers {
     this.calls.control.push(request);
     return { ok: true, message: `${request.action} ${request.argument}`.trim() };
   }
+}
+
+/**
+ * Rejection of `promise`, asserted to be a UbiError. Call it when the promise is made (await it later)
+ * so that a rejection meanwhile counts as handled.
+ */
+export async function failure(promise: Promise<unknown>): Promise<UbiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UbiError);
+  return error as UbiError;
 }
