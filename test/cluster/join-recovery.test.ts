@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { AgentOptions } from "../../src/agent/agent-options.js";
 import { ClusterNode, type ClusterOptions } from "../../src/cluster/index.js";
+import { Assignment } from "../../src/hashing/index.js";
 import { INSECURE, type WasFetchedReply, type WasFetchedRequest } from "../../src/transport/index.js";
+import { hostKey } from "../../src/url/index.js";
 import { inProcessAgentOptions, waitFor } from "../agent/harness.js";
 
 /**
@@ -32,9 +34,30 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Hosts h0…h5.join.test, each a chain / → /1 → … → /5; h0's home links every home. */
+/**
+ * Names of {@link HOSTS} hosts on `port` of which agents "a" and "b" own at least two each when both are
+ * alive: host keys include the port, so a fixed list of names could (a few runs in a hundred) all hash
+ * to one agent, and the test would not be testing two agents.
+ */
+async function hostNames(port: number): Promise<string[]> {
+  const assignment = await Assignment.load([{ id: "a" }, { id: "b" }]);
+  const names: string[] = [];
+  const owned = new Map<string, number>();
+  for (let i = 0; names.length < HOSTS; i++) {
+    const name = `h${i}.join.test`;
+    const owner = assignment.ownerOf(hostKey(`http://${name}:${port}/`));
+    const count = owned.get(owner) ?? 0;
+    if (count >= HOSTS - 2) continue; // leaves two hosts for the other agent
+    names.push(name);
+    owned.set(owner, count + 1);
+  }
+  return names;
+}
+
+/** {@link HOSTS} hosts, each a chain / → /1 → … → /5; the first one's home links every home. */
 async function startWeb(): Promise<{ seeds: string[]; hostsFile: string; served: () => string[] }> {
   const served: string[] = [];
+  let names: string[] = [];
   server = createServer((request, response) => {
     const host = request.headers.host ?? "";
     const path = request.url ?? "/";
@@ -45,17 +68,18 @@ async function startWeb(): Promise<{ seeds: string[]; hostsFile: string; served:
     served.push(`${host}${path}`);
     const step = path === "/" ? 0 : Number(path.slice(1));
     let body = step + 1 < PAGES_PER_HOST ? `<a href="/${step + 1}">next</a>` : "<p>end</p>";
-    if (host.startsWith("h0.") && step === 0) {
+    if (host.startsWith(`${names[0]}:`) && step === 0) {
       const port = (server.address() as AddressInfo).port;
-      for (let i = 1; i < HOSTS; i++) body += `<a href="http://h${i}.join.test:${port}/">h${i}</a>`;
+      for (const name of names.slice(1)) body += `<a href="http://${name}:${port}/">${name}</a>`;
     }
     response.writeHead(200, { "content-type": "text/html" }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
+  names = await hostNames(port);
   const hostsFile = join(dir, "hosts");
-  await writeFile(hostsFile, Array.from({ length: HOSTS }, (_, i) => `127.0.0.1 h${i}.join.test\n`).join(""));
-  return { seeds: [`http://h0.join.test:${port}/`], hostsFile, served: () => served };
+  await writeFile(hostsFile, names.map((name) => `127.0.0.1 ${name}\n`).join(""));
+  return { seeds: [`http://${names[0]}:${port}/`], hostsFile, served: () => served };
 }
 
 function agentOptions(id: string, hostsFile: string, seeds: string[], delayMs: number): AgentOptions {
