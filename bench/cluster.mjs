@@ -8,8 +8,6 @@
 // /proc over N seconds, to measure what membership upkeep (heartbeats, gossip) costs an idle agent.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--json]
 //                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 500] [--json]
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
@@ -22,6 +20,7 @@ import {
   benchAgentFlags,
   openWorkspace,
   PeakRssSampler,
+  processCpuSeconds,
   reapedChildrenCpuSeconds,
   startAgentProcess,
   startTestWebProcess,
@@ -65,14 +64,6 @@ const LISTENING = /listening on (\S+)/;
 const SETTLE_TIMEOUT_MS = 15_000;
 /** Idle mode: how long a formed cluster runs before its CPU is read (connections, JIT, first gossip). */
 const IDLE_WARMUP_MS = 3_000;
-/** Clock ticks per second of the /proc CPU times. */
-const CLOCK_TICKS_PER_SECOND = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/cluster.mjs [flags]");
 const agentCounts = (flags.agents ?? "1,2,4,8").split(",").map((text) => {
@@ -326,14 +317,6 @@ async function runIdleCluster(n, seconds) {
     for (const agent of agents) children.delete(agent);
     await rm(runDir, { recursive: true, force: true });
   }
-}
-
-/** User + system CPU seconds of a running process so far (utime + stime of /proc/<pid>/stat). */
-function processCpuSeconds(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after "pid (comm) ", which may hold spaces: utime is field 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** CPU pinning and profiling of agent `i` (1-based) of `n`. */

@@ -76,6 +76,20 @@ if (flags.json) {
 }
 process.exitCode = failed ? 1 : 0;
 
+/**
+ * The agent's CPU per 1,000 pages by thread, from the sampler's last reading before the exit: the main
+ * thread, the busiest other thread (the WARC worker: gzip and SHA-1 of every record) and the rest (V8's
+ * GC helpers, libuv's pool with LevelDB's writes, LevelDB's compaction).
+ */
+function threadSplit({ main, busiestOther, rest }, pages) {
+  const per1000 = (seconds) => (seconds * 1000) / Math.max(1, pages);
+  return {
+    mainThreadCpuPer1000Pages: per1000(main),
+    warcWorkerCpuPer1000Pages: per1000(busiestOther),
+    otherThreadsCpuPer1000Pages: per1000(rest),
+  };
+}
+
 /** One crawl of the test web by a fresh agent; its figures. */
 async function crawlOnce(run) {
   const data = join(dir, `agent-${run}`);
@@ -121,6 +135,7 @@ async function crawlOnce(run) {
     cpuSeconds,
     cpuCores: cpuSeconds / wallSeconds,
     cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
+    ...threadSplit(sampler.threadCpuOf(agent.pid), metrics.fetches),
     peakRssMib: sampler.peakOf(agent.pid) / MIB,
     seenUrls,
     seenSetBytes: seenBytes,
@@ -176,6 +191,9 @@ function printTable() {
     ["pages/s", (r) => fixed(r.pagesPerSecond, 0)],
     ["MiB/s (bodies)", (r) => fixed(r.mibPerSecond, 1)],
     ["CPU s / 1,000 pages", (r) => fixed(r.cpuSecondsPer1000Pages, 2)],
+    ["  main thread", (r) => fixed(r.mainThreadCpuPer1000Pages, 2)],
+    ["  WARC worker", (r) => fixed(r.warcWorkerCpuPer1000Pages, 2)],
+    ["  other threads", (r) => fixed(r.otherThreadsCpuPer1000Pages, 2)],
     ["CPU cores used", (r) => fixed(r.cpuCores, 2)],
     ["peak RSS (MiB)", (r) => fixed(r.peakRssMib, 0)],
     [`seen URLs${estimated ? " (est.)" : ""}`, (r) => String(Math.round(r.seenUrls))],

@@ -44,15 +44,19 @@ export function startTestWebProcess(
 export function startAgentProcess(id: string, args: readonly string[], options?: SpawnOptions): Child;
 /** The CPUs this process may run on, numbered as `taskset -c` takes them. */
 export function allowedCores(): number[];
+/** CPU seconds (user + system) of a running process so far, all its threads. */
+export function processCpuSeconds(pid: number): number;
 /** CPU seconds (user + system) of this process's reaped children. */
 export function reapedChildrenCpuSeconds(): number;
 
-/** Samples VmHWM of watched PIDs. */
+/** Samples VmHWM and per-thread CPU of watched PIDs. */
 export class PeakRssSampler {
   constructor(intervalMs?: number);
   watch(pid: number): void;
   sample(): void;
   peakOf(pid: number): number;
+  /** CPU seconds of the main thread, the busiest other thread and all the others, at the last sample. */
+  threadCpuOf(pid: number): { main: number; busiestOther: number; rest: number };
   stop(): void;
 }
 /** Stops the given children by PID on SIGINT/SIGTERM, then exits. */

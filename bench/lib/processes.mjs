@@ -3,7 +3,7 @@
 // Every child is stopped by its own PID (never by name); CPU comes from the kernel's accounting of
 // reaped children, peak RSS from /proc/<pid>/status.
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
@@ -251,8 +251,28 @@ export function reapedChildrenCpuSeconds() {
 }
 
 /**
+ * User + system CPU seconds in a `/proc/<pid>/stat` or `/proc/<pid>/task/<tid>/stat` line (utime and
+ * stime, fields 14 and 15, counted after "pid (comm) " since comm may hold spaces).
+ * @param {string} stat
+ */
+function cpuSecondsOfStat(stat) {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * User + system CPU seconds of a running process so far (all its threads).
+ * @param {number} pid
+ */
+export function processCpuSeconds(pid) {
+  return cpuSecondsOfStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+}
+
+/**
  * Samples the peak resident set (VmHWM) of some PIDs until stopped: the kernel keeps the high-water
- * mark, so a sample shortly before the exit sees the peak.
+ * mark, so a sample shortly before the exit sees the peak. Each sample also reads the CPU time of
+ * every thread of the PID (`/proc/<pid>/task/<tid>/stat`), so the split between the main thread and
+ * the others is known up to the last sample before the exit (at most one interval of CPU missed).
  */
 export class PeakRssSampler {
   /**
@@ -261,12 +281,15 @@ export class PeakRssSampler {
   constructor(intervalMs = 100) {
     /** @type {Map<number, number>} peak bytes by PID */
     this.peaks = new Map();
+    /** @type {Map<number, Map<number, number>>} CPU seconds by thread id, by PID */
+    this.threads = new Map();
     this.timer = setInterval(() => this.sample(), intervalMs);
   }
 
   /** @param {number} pid */
   watch(pid) {
     this.peaks.set(pid, 0);
+    this.threads.set(pid, new Map());
     this.sample();
   }
 
@@ -280,12 +303,44 @@ export class PeakRssSampler {
       }
       const match = /VmHWM:\s+(\d+) kB/.exec(status);
       if (match) this.peaks.set(pid, Math.max(this.peaks.get(pid) ?? 0, Number(match[1]) * 1024));
+      this.sampleThreads(pid);
+    }
+  }
+
+  /** @param {number} pid */
+  sampleThreads(pid) {
+    const threads = this.threads.get(pid);
+    let tids;
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return; // exited
+    }
+    for (const tid of tids) {
+      try {
+        threads?.set(Number(tid), cpuSecondsOfStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")));
+      } catch {
+        // the thread ended between the listing and the read
+      }
     }
   }
 
   /** Peak RSS of `pid` in bytes (0 if never sampled). @param {number} pid */
   peakOf(pid) {
     return this.peaks.get(pid) ?? 0;
+  }
+
+  /**
+   * CPU seconds of `pid`'s threads at the last sample: its main thread, its busiest other thread (in
+   * an agent, the WARC worker that compresses and digests every record), and all the others together.
+   * @param {number} pid
+   */
+  threadCpuOf(pid) {
+    const threads = this.threads.get(pid) ?? new Map();
+    const others = [...threads].filter(([tid]) => tid !== pid).map(([, seconds]) => seconds);
+    const busiestOther = Math.max(0, ...others);
+    const otherSum = others.reduce((sum, seconds) => sum + seconds, 0);
+    return { main: threads.get(pid) ?? 0, busiestOther, rest: otherSum - busiestOther };
   }
 
   stop() {

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import { readTruth } from "../../bench/lib/crawl-metrics.mjs";
 import {
   type Child,
   PeakRssSampler,
+  processCpuSeconds,
   reapedChildrenCpuSeconds,
   snapshotUbicrawl,
   startTestWebProcess,
@@ -69,5 +71,39 @@ describe("the test web process", () => {
     expect(child.process.spawnargs[1]).toBe(bin);
     expect(port).toBeGreaterThan(0);
     expect(await child.stop()).toBe(0);
+  });
+});
+
+describe("PeakRssSampler's thread CPU", () => {
+  it("tells a process's main thread from its busiest other thread", async () => {
+    // A worker thread spins for 400 ms of CPU while the main thread only waits for it.
+    const script = `
+      const { Worker } = require("node:worker_threads");
+      const worker = new Worker(
+        "const t = process.cpuUsage(); while (process.cpuUsage(t).user < 400000) {}",
+        { eval: true },
+      );
+      worker.on("exit", () => { console.log("done"); setInterval(() => {}, 1000); });
+    `;
+    const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const sampler = new PeakRssSampler(1000);
+      sampler.watch(child.pid as number);
+      await new Promise<void>((resolve, reject) => {
+        child.stdout?.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("done")) resolve();
+        });
+        child.once("exit", () => reject(new Error("the child exited early")));
+      });
+      sampler.sample();
+      sampler.stop();
+      const { main, busiestOther, rest } = sampler.threadCpuOf(child.pid as number);
+      expect(busiestOther).toBeGreaterThanOrEqual(0.35);
+      expect(main).toBeLessThan(busiestOther);
+      // The threads add up to the process (the two reads are a moment apart).
+      expect(main + busiestOther + rest).toBeLessThanOrEqual(processCpuSeconds(child.pid as number) + 0.05);
+    } finally {
+      child.kill();
+    }
   });
 });
