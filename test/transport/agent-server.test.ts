@@ -1,30 +1,8 @@
 import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
-import {
-  AgentServer,
-  type AgentServerOptions,
-  type AgentServiceHandlers,
-  grpcStatusOf,
-  MAX_URLS_PER_BATCH,
-  PeerClient,
-} from "../../src/transport/index.js";
-import { FakeHandlers, failure, LOAD, member, STATS } from "./helpers.js";
-
-async function startServer(
-  handlers: AgentServiceHandlers = new FakeHandlers(),
-  options: AgentServerOptions = {},
-  onUnexpectedError?: (rpc: string, error: unknown) => void,
-): Promise<{ server: AgentServer; client: PeerClient; address: string }> {
-  const server = new AgentServer(options, { handlers, onUnexpectedError });
-  const address = await server.start("127.0.0.1:0");
-  const client = new PeerClient(address);
-  onTestFinished(async () => {
-    client.close();
-    await server.stop();
-  });
-  return { server, client, address };
-}
+import { AgentServer, grpcStatusOf, MAX_URLS_PER_BATCH, PeerClient } from "../../src/transport/index.js";
+import { FakeHandlers, failure, LOAD, member, STATS, startServer } from "./helpers.js";
 
 function rawCall(address: string, method: string, payload: Buffer): Promise<ServiceError | Buffer> {
   const client = new Client(address, credentials.createInsecure());

@@ -20,9 +20,6 @@ import {
 import { MAX_UNANSWERED_HEARTBEATS } from "../../src/transport/heartbeat-stream-client.js";
 import {
   AGENT_SERVICE_NAME,
-  AgentServer,
-  type AgentServerOptions,
-  type AgentServiceHandlers,
   grpcStatusOf,
   type HeartbeatReply,
   type HeartbeatRequest,
@@ -31,7 +28,7 @@ import {
   PeerClientPool,
 } from "../../src/transport/index.js";
 import { HeartbeatPeer, type HeartbeatPeerOptions, type StreamMessage } from "./heartbeat-peer.js";
-import { FakeHandlers, failure, LOAD, member } from "./helpers.js";
+import { FakeHandlers, failure, LOAD, member, startServer } from "./helpers.js";
 
 /** A heartbeat whose load carries `n`, so a reply can be told apart by it. */
 function heartbeat(n: number): HeartbeatRequest {
@@ -243,17 +240,6 @@ function statusOf(detector: FailureDetector, id: string): string | undefined {
 }
 
 // ---- the server side ------------------------------------------------------------------------
-
-async function startServer(handlers: AgentServiceHandlers, options: AgentServerOptions = {}) {
-  const server = new AgentServer(options, { handlers });
-  const address = await server.start("127.0.0.1:0");
-  const client = new PeerClient(address);
-  onTestFinished(async () => {
-    client.close();
-    await server.stop();
-  });
-  return { server, client, address };
-}
 
 const streamMethod = () => {
   const method = (loadProtocol()[AGENT_SERVICE_NAME] as ServiceDefinition).HeartbeatStream;

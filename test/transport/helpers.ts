@@ -1,18 +1,21 @@
 /** Sample messages, a recording fake handler and assertions for the transport tests. */
 
-import { expect } from "vitest";
+import { expect, onTestFinished } from "vitest";
 import { UbiError } from "../../src/errors.js";
-import type {
-  AgentLoad,
-  AgentServiceHandlers,
-  AgentStats,
-  ControlReply,
-  HeartbeatReply,
-  JoinReply,
-  Member,
-  StatsReply,
-  UrlBatchAck,
-  WasFetchedReply,
+import {
+  type AgentLoad,
+  AgentServer,
+  type AgentServerOptions,
+  type AgentServiceHandlers,
+  type AgentStats,
+  type ControlReply,
+  type HeartbeatReply,
+  type JoinReply,
+  type Member,
+  PeerClient,
+  type StatsReply,
+  type UrlBatchAck,
+  type WasFetchedReply,
 } from "../../src/transport/index.js";
 
 export function member(id: string, port = 7001): Member {
@@ -123,4 +126,23 @@ export async function failure(promise: Promise<unknown>): Promise<UbiError> {
   );
   expect(error).toBeInstanceOf(UbiError);
   return error as UbiError;
+}
+
+/**
+ * An agent server on a free loopback port with `handlers`, and a client of it; both closed when the
+ * test finishes.
+ */
+export async function startServer(
+  handlers: AgentServiceHandlers = new FakeHandlers(),
+  options: AgentServerOptions = {},
+  onUnexpectedError?: (rpc: string, error: unknown) => void,
+): Promise<{ server: AgentServer; client: PeerClient; address: string }> {
+  const server = new AgentServer(options, { handlers, onUnexpectedError });
+  const address = await server.start("127.0.0.1:0");
+  const client = new PeerClient(address);
+  onTestFinished(async () => {
+    client.close();
+    await server.stop();
+  });
+  return { server, client, address };
 }
