@@ -59,6 +59,8 @@ export interface UrlExchangeDeps {
 
 interface Pending extends QueuedUrl {
   readonly host: string;
+  /** The URL's fingerprint, the key of its outbox records. */
+  readonly fingerprint: bigint;
   /** Local time it was buffered. */
   readonly atMs: number;
 }
@@ -142,7 +144,7 @@ export class UrlExchange implements UrlExchangeSink {
     this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry: { url, depth } });
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
-    outbox.buffer.push({ url, depth, host, atMs: this.deps.clock.now() });
+    outbox.buffer.push({ url, depth, host, fingerprint, atMs: this.deps.clock.now() });
     this.pending++;
     this.schedule(owner, outbox);
   }
@@ -299,8 +301,7 @@ export class UrlExchange implements UrlExchangeSink {
 
   /** The peer holds `urls` durably now: a restart need not send them again. */
   private acknowledged(urls: readonly Pending[]): void {
-    for (const { url } of urls) {
-      const fingerprint = this.deps.fingerprinter.fingerprint(url);
+    for (const { fingerprint } of urls) {
       this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
     }
     // Written now, not at some later commit: pending ops keep the agent from looking idle.
