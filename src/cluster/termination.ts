@@ -21,10 +21,16 @@ interface Observation {
  * Why that is enough: an agent with a batch not yet acknowledged is not idle, and a receiver counts a
  * batch (or queues its URLs) before acknowledging it. So a batch in transit at the first round shows
  * at the second as a busy sender, a busy receiver or a moved counter.
+ *
+ * An agent gone from the view between the two rounds does not restart them: it was idle with nothing
+ * unacknowledged at the first, so it took nothing away that the others' counters would not show. (Else
+ * the agents of a finished crawl, each leaving as it sees the end, would reset the others' rounds one by
+ * one and exit a heartbeat apart.) An agent new in the view does: nothing is known of its past.
  */
 export class TerminationDetector {
   private readonly latest = new Map<string, Observation>();
-  private previous: { signature: string; atMs: number } | undefined;
+  /** The first round: each agent's counters then, and the local time of its freshest report. */
+  private previous: { counters: ReadonlyMap<string, string>; atMs: number } | undefined;
   /** Latched once any agent reported work: an idle cluster that never had any is waiting, not done. */
   private started = false;
 
@@ -66,8 +72,8 @@ export class TerminationDetector {
   check(aliveIds: readonly string[]): boolean {
     if (!this.started) return false;
     let oldestMs = Number.POSITIVE_INFINITY;
-    const parts: string[] = [];
-    for (const id of [...aliveIds].sort()) {
+    const counters = new Map<string, string>();
+    for (const id of aliveIds) {
       const observed = this.latest.get(id);
       if (!observed?.load.idle) {
         this.previous = undefined;
@@ -75,15 +81,17 @@ export class TerminationDetector {
       }
       const { load } = observed;
       oldestMs = Math.min(oldestMs, observed.atMs);
-      parts.push(
-        `${id}:${load.urlBatchesSent}:${load.urlBatchesReceived}:${load.pagesFetched}:${load.queuedUrls}`,
+      counters.set(
+        id,
+        `${load.urlBatchesSent}:${load.urlBatchesReceived}:${load.pagesFetched}:${load.queuedUrls}`,
       );
     }
-    const signature = parts.join("|");
-    if (this.previous && this.previous.signature === signature && oldestMs > this.previous.atMs) return true;
-    if (!this.previous || this.previous.signature !== signature) {
-      this.previous = { signature, atMs: maxAt(this.latest, aliveIds) };
+    // The same agents as the first round (or some of them), none of whose counters moved.
+    const first = this.previous;
+    if (first !== undefined && [...counters].every(([id, now]) => first.counters.get(id) === now)) {
+      return oldestMs > first.atMs;
     }
+    this.previous = { counters, atMs: maxAt(this.latest, aliveIds) };
     return false;
   }
 }

@@ -88,4 +88,36 @@ describe("TerminationDetector", () => {
     detector.observe("a", idle(), 400);
     expect(detector.check(["a"])).toBe(true);
   });
+  it("does not start over when an agent leaves the view between the two rounds", () => {
+    const detector = new TerminationDetector();
+    expect(round(detector, { a: idle(), b: idle(), c: idle() }, 100)).toBe(false);
+    // c saw the end first and left: a and b finish with the round they already had.
+    detector.forget("c");
+    expect(round(detector, { a: idle(), b: idle() }, 200)).toBe(true);
+  });
+
+  it("starts over when an agent joins the view, or a remaining agent's counter moved", () => {
+    const joined = new TerminationDetector();
+    expect(round(joined, { a: idle(), b: idle() }, 100)).toBe(false);
+    expect(round(joined, { a: idle(), b: idle(), c: idle() }, 200)).toBe(false);
+    expect(round(joined, { a: idle(), b: idle(), c: idle() }, 300)).toBe(true);
+
+    // c handed its last batch to b, then left: b's received counter shows it.
+    const handedOver = new TerminationDetector();
+    expect(round(handedOver, { a: idle(), b: idle(), c: idle() }, 100)).toBe(false);
+    handedOver.forget("c");
+    expect(round(handedOver, { a: idle(), b: idle({ urlBatchesReceived: 4 }) }, 200)).toBe(false);
+    expect(round(handedOver, { a: idle(), b: idle({ urlBatchesReceived: 4 }) }, 300)).toBe(true);
+  });
+
+  it("needs fresh reports from the remaining agents after an agent left", () => {
+    const detector = new TerminationDetector();
+    expect(round(detector, { a: idle(), b: idle(), c: idle() }, 100)).toBe(false);
+    detector.forget("c");
+    // b has not answered since the first round.
+    detector.observe("a", idle(), 200);
+    expect(detector.check(["a", "b"])).toBe(false);
+    detector.observe("b", idle(), 200);
+    expect(detector.check(["a", "b"])).toBe(true);
+  });
 });
