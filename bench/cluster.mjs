@@ -12,7 +12,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
+import { measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
 import {
@@ -179,7 +179,7 @@ async function runCluster(n) {
       agents.map((agent) => join(runDir, agent.name, "crawl.log")),
       truth,
     );
-    const totals = stats.totals();
+    const totals = finalTotals(agents, stats);
     for (const [i, code] of exitCodes.entries()) {
       if (code !== 0) log(`${agents[i].name} exited with ${code}:\n${agents[i].stderrLines.join("\n")}`);
     }
@@ -220,6 +220,29 @@ async function runCluster(n) {
     for (const agent of agents) children.delete(agent);
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The cluster's exchange counters: from the summaries the agents print as they exit (their final
+ * counts), or, when one did not print its summary, from the last stats each answered while running.
+ * @param {import("./lib/processes.mjs").Child[]} agents
+ * @param {StatsPoller} stats
+ */
+function finalTotals(agents, stats) {
+  const summaries = agents.map((agent) => parseAgentSummary(agent.stderrLines));
+  if (
+    agents.length === 1 ||
+    summaries.some((s) => s.exchange === undefined || s.pagesFetched === undefined)
+  ) {
+    return stats.totals();
+  }
+  const totals = { pagesFetched: 0, urlsSent: 0, batchesSent: 0 };
+  for (const summary of summaries) {
+    totals.pagesFetched += summary.pagesFetched;
+    totals.urlsSent += summary.exchange.urlsSent;
+    totals.batchesSent += summary.exchange.batchesSent;
+  }
+  return totals;
 }
 
 /** Idle mode: measures every agent count in turn, prints the figures; the exit code. */

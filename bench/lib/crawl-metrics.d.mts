@@ -35,6 +35,10 @@ export interface AgentSummary {
   dropped: Record<string, number>;
   seenUrls: number | undefined;
   seenSetBytes: number | undefined;
+  /** The URL exchange with peers, when a cluster agent prints it. */
+  exchange:
+    | { urlsSent: number; batchesSent: number; urlsReceived: number; batchesReceived: number }
+    | undefined;
 }
 
 /** The ground truth file: one URL a line. */

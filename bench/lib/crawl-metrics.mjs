@@ -116,6 +116,7 @@ const QUEUED_DROPS = ["robots", "page-limit", "abandoned", "blacklisted", "fetch
 export function parseAgentSummary(lines) {
   const summary = { seconds: undefined, pagesFetched: undefined, dropped: {}, seenUrls: undefined };
   summary.seenSetBytes = undefined;
+  summary.exchange = undefined;
   for (const line of lines) {
     let match = /^ubicrawl agent \S+ stopped \(\w+\) after ([\d.]+) s/.exec(line);
     if (match) summary.seconds = Number(match[1]);
@@ -134,6 +135,14 @@ export function parseAgentSummary(lines) {
       summary.seenUrls = Number(match[1]);
       summary.seenSetBytes = Number(match[2]);
     }
+    // Printed by cluster agents: "  URL exchange: sent U URLs in B batches, received U URLs in B batches".
+    match = /^\s+URL exchange: sent (\d+) URLs in (\d+) batches, received (\d+) URLs in (\d+) batches/.exec(
+      line,
+    );
+    if (match) {
+      const [urlsSent, batchesSent, urlsReceived, batchesReceived] = match.slice(1).map(Number);
+      summary.exchange = { urlsSent, batchesSent, urlsReceived, batchesReceived };
+    }
   }
   return summary;
 }
@@ -145,6 +154,8 @@ export function parseAgentSummary(lines) {
  * @property {Record<string, number>} dropped URLs not fetched, by reason
  * @property {number | undefined} seenUrls size of the seen set, when the agent prints it
  * @property {number | undefined} seenSetBytes memory of the seen set, when the agent prints it
+ * @property {{urlsSent: number, batchesSent: number, urlsReceived: number, batchesReceived: number} | undefined} exchange
+ *   the URL exchange with peers, when a cluster agent prints it
  */
 
 /**

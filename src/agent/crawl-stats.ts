@@ -75,11 +75,21 @@ export class CrawlStats {
     return total;
   }
 
+  /** URLs and batches exchanged with every peer together. */
+  get traffic(): PeerTraffic {
+    const total = { urlsSent: 0, urlsReceived: 0, batchesSent: 0, batchesReceived: 0 };
+    for (const traffic of this.peers.values()) {
+      total.urlsSent += traffic.urlsSent;
+      total.urlsReceived += traffic.urlsReceived;
+      total.batchesSent += traffic.batchesSent;
+      total.batchesReceived += traffic.batchesReceived;
+    }
+    return total;
+  }
+
   /** URLs sent to peers per page fetched (Cho and Garcia-Molina's communication overhead). */
   get communicationOverhead(): number {
-    let sent = 0;
-    for (const traffic of this.peers.values()) sent += traffic.urlsSent;
-    return this.pagesFetched === 0 ? 0 : sent / this.pagesFetched;
+    return this.pagesFetched === 0 ? 0 : this.traffic.urlsSent / this.pagesFetched;
   }
 
   /** Pages per second over the last ~10 s (sampled by each call). */

@@ -68,6 +68,14 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
   const seconds = stats.uptimeMs / 1000;
   const errors = [...stats.errors].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
   const dropped = [...stats.dropped].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
+  const traffic = stats.traffic;
+  const exchange =
+    stats.peers.size === 0
+      ? []
+      : [
+          `  URL exchange: sent ${traffic.urlsSent} URLs in ${traffic.batchesSent} batches, ` +
+            `received ${traffic.urlsReceived} URLs in ${traffic.batchesReceived} batches`,
+        ];
   return [
     `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,
     `  pages fetched: ${stats.pagesFetched} (${(stats.pagesFetched / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${formatBytes(stats.bytesFetched)}`,
@@ -76,6 +84,7 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
     `  errors: ${errors}`,
     `  fetches retried: ${stats.fetchRetries}`,
     `  not fetched: ${dropped}`,
+    ...exchange,
   ];
 }
 

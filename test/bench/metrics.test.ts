@@ -93,6 +93,17 @@ describe("parseAgentSummary", () => {
     expect(summary.seenSetBytes).toBe(262144);
   });
 
+  it("reads the URL exchange line of a cluster agent", () => {
+    expect(parseAgentSummary(lines).exchange).toBeUndefined();
+    const line = "  URL exchange: sent 3077 URLs in 41 batches, received 2950 URLs in 39 batches";
+    expect(parseAgentSummary([...lines, line]).exchange).toEqual({
+      urlsSent: 3077,
+      batchesSent: 41,
+      urlsReceived: 2950,
+      batchesReceived: 39,
+    });
+  });
+
   it("estimates the seen set from logged URLs plus URLs dropped after queueing only", () => {
     // nofollow and depth drops happen before the seen set; robots and abandoned after it.
     expect(estimateSeenUrls(1000, { nofollow: 500, depth: 7, robots: 20, abandoned: 3 })).toBe(1023);
