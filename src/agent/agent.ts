@@ -20,7 +20,7 @@ const QUANTUM_PAGES = 64;
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
 const STOP_GRACE_MS = 10_000;
 /** How often completion is checked for `--exit-when-done`. */
-const DONE_CHECK_INTERVAL_MS = 200;
+const DONE_CHECK_INTERVAL_MS = 50;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
 

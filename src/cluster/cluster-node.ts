@@ -82,6 +82,11 @@ const WAS_FETCHED_WAIT_MS = 3_000;
  * was handed over can end put back in the queue (a parked host, a full disk), after the hand-over.
  */
 const STRANDED_CHECK_MS = 2_000;
+/**
+ * Least time between two extra heartbeat rounds for termination detection: the end of a crawl is
+ * found a few round trips after the last agent goes idle, not a heartbeat interval or two later.
+ */
+const TERMINATION_PULSE_GAP_MS = 100;
 /** Seen batch ids kept per process to count each received batch once despite retries. */
 const MAX_REMEMBERED_BATCHES = 100_000;
 
@@ -114,6 +119,11 @@ export class ClusterNode implements AgentServiceHandlers {
   private intakeClosed = false;
   /** Local time of the last change of the alive set (termination waits for a stable view). */
   private viewChangedAtMs = 0;
+  /** Set once something waits for the crawl's end (termination detection then asks for fresh loads). */
+  private awaitingEnd = false;
+  /** This agent's idleness at the last termination check, to notice it going idle. */
+  private wasIdle = false;
+  private lastPulseAtMs = Number.NEGATIVE_INFINITY;
   private stopping: Promise<void> | undefined;
   private strandedTimer: TimerHandle | undefined;
 
@@ -321,13 +331,20 @@ export class ClusterNode implements AgentServiceHandlers {
   /** True when the termination rule says the whole cluster's crawl is complete. */
   isCrawlComplete(): boolean {
     const now = this.clock.now();
+    this.awaitingEnd = true;
     // Links buffered while this agent was busy are all the others will get from it: send them soon.
     this.exchange.reconsider();
-    this.termination.observe(this.agent.options.id, this.load(), now);
+    const load = this.load();
+    this.termination.observe(this.agent.options.id, load, now);
+    const wentIdle = load.idle && !this.wasIdle;
+    this.wasIdle = load.idle;
     // A live agent falsely suspected (a busy machine) would be left out of the rounds below; a view
     // unchanged for twice the suspicion timeout has no such agent, since it would have answered again.
     if (now - this.viewChangedAtMs < 2 * this.options.suspectAfterMs) return false;
-    return this.termination.check([...this.aliveIds]);
+    if (this.termination.check([...this.aliveIds])) return true;
+    // Going idle, or a round short of fresh reports only: ask everyone now, not at the next round.
+    if (wentIdle || this.termination.awaitsFreshReports) this.pulseForTermination();
+    return false;
   }
 
   /** Graceful leave: stop crawling, hand every queued URL to its next owner, tell the others, stop. */
@@ -407,6 +424,8 @@ export class ClusterNode implements AgentServiceHandlers {
     // A request's load may have waited in transit: it only tells that the crawl started.
     this.termination.noteStarted(request.load);
     this.exchange.notePeerLoad(from.id, request.load);
+    // The sender went idle (it asks everyone when it does): its reply to a heartbeat now may end the crawl.
+    if (this.awaitingEnd && this.termination.isNewlyIdle(from.id, request.load)) this.pulseForTermination();
     const now = this.clock.now();
     return {
       members: answer.entries.map((entry) => toWireMember(entry, now)),
@@ -606,6 +625,14 @@ export class ClusterNode implements AgentServiceHandlers {
       .catch((error) => {
         process.stderr.write(`ubicrawl: re-examining the frontier failed: ${String(error)}\n`);
       });
+  }
+
+  /** Heartbeats every member now, when this agent is idle and did not do so in the last moments. */
+  private pulseForTermination(): void {
+    const now = this.clock.now();
+    if (now - this.lastPulseAtMs < TERMINATION_PULSE_GAP_MS || !this.load().idle) return;
+    this.lastPulseAtMs = now;
+    this.detector.pulse();
   }
 
   /** Hands over, now and then, URLs put back in queues of hosts this agent no longer owns. */

@@ -60,6 +60,22 @@ export class TerminationDetector {
     return this.latest.has(agentId);
   }
 
+  /**
+   * True when the last round found every agent idle: only fresher reports are missing, so asking
+   * everyone now (rather than at the next heartbeat round) ends the crawl sooner.
+   */
+  get awaitsFreshReports(): boolean {
+    return this.previous !== undefined;
+  }
+
+  /**
+   * Weighs a load of unknown freshness (a heartbeat request's) against the last observed one: true
+   * when `agentId` now says idle but was last observed busy, or never, so a fresh report may end it.
+   */
+  isNewlyIdle(agentId: string, load: WorkLoad): boolean {
+    return load.idle && this.latest.get(agentId)?.load.idle !== true;
+  }
+
   /** Forgets an agent that left the view. */
   forget(agentId: string): void {
     this.latest.delete(agentId);

@@ -220,6 +220,16 @@ export class FailureDetector {
     }
   }
 
+  /**
+   * Heartbeats every member now, between rounds (a member with one outstanding is skipped). For a
+   * caller that needs fresh answers sooner than the next round, such as termination detection; the
+   * rounds and the sweep keep their schedule.
+   */
+  pulse(): void {
+    if (!this.running) return;
+    for (const member of this.targets()) this.exchange(member, member.id).catch(() => {});
+  }
+
   /** Timeout of a join or leave announcement: longer than a round, since it is not retried as often. */
   private announceTimeoutMs(): number {
     return Math.max(this.intervalMs, ANNOUNCE_TIMEOUT_MS);

@@ -73,6 +73,47 @@ describe("a cluster of agents on the test web", () => {
     expect(fetched).toBe(truth.urls.length);
   }, 150_000);
 
+  it("ends a few round trips after the last page, not heartbeat intervals later, and sums up its exchange", async () => {
+    fixture = await startWebFixture({ hosts: 12, pages: 400, seed: 5 });
+    // Rounds every 1.5 s alone would see the end 3 s or more after the last page. The politeness
+    // delay makes the crawl outlast the view's settling after the joins (twice the suspicion timeout).
+    const flags = [
+      ...NO_TAKEOVER,
+      "--heartbeat-ms",
+      "1500",
+      "--suspect-after-ms",
+      "3000",
+      "--delay-ms",
+      "150",
+    ];
+    const startedAtMs = Date.now();
+    const agents = await startCluster(fixture, 3, flags);
+    const results = await Promise.all(
+      agents.map(async (agent) => ({ ...(await agent.process.waitForExit(90_000)), atMs: Date.now() })),
+    );
+    for (const [i, result] of results.entries()) {
+      expect(result.code, `${agents[i]?.id} stderr:\n${result.stderr}`).toBe(0);
+    }
+    expect(crawlMetrics(servedPages(fixture.web.recorder), fixture.truth().urls).coverage).toBe(1);
+    const entries = (await Promise.all(agents.map((agent) => readCrawlLogSoFar(agent.dataDir)))).flat();
+    const lastPageAtMs = Math.max(...entries.map((entry) => Date.parse(entry.ts)));
+    const lastExitAtMs = Math.max(...results.map((result) => result.atMs));
+    const lagMs = lastExitAtMs - lastPageAtMs;
+    expect(
+      lagMs,
+      `end ${lagMs} ms after the last page, the crawl took ${lastPageAtMs - startedAtMs} ms`,
+    ).toBeLessThan(1500);
+
+    // Every URL one agent says it sent, another says it received.
+    const pattern = /URL exchange: sent (\d+) URLs in (\d+) batches, received (\d+) URLs in (\d+) batches/;
+    const exchange = results.map((result) => (pattern.exec(result.stderr) ?? []).slice(1).map(Number));
+    const sum = (column: number) => exchange.reduce((total, row) => total + (row[column] ?? 0), 0);
+    expect(exchange.every((row) => row.length === 4)).toBe(true);
+    expect(sum(0)).toBeGreaterThan(0);
+    expect(sum(0)).toBe(sum(2));
+    expect(sum(1)).toBe(sum(3));
+  }, 150_000);
+
   it("survives a SIGKILL at ~30%: the others take its hosts; it rejoins with its data and gets them back", async () => {
     fixture = await startWebFixture(WEB);
     const truth = fixture.truth();

@@ -120,4 +120,18 @@ describe("TerminationDetector", () => {
     detector.observe("b", idle(), 200);
     expect(detector.check(["a", "b"])).toBe(true);
   });
+  it("tells when only fresher reports are missing, and when a request says an agent went idle", () => {
+    const detector = new TerminationDetector();
+    expect(detector.awaitsFreshReports).toBe(false);
+    expect(round(detector, { a: idle(), b: idle({ idle: false }) }, 100)).toBe(false);
+    expect(detector.awaitsFreshReports).toBe(false); // b is busy: asking again now would not help
+    // b's heartbeat request says it went idle (a load of unknown freshness): worth asking b now.
+    expect(detector.isNewlyIdle("b", idle())).toBe(true);
+    expect(detector.isNewlyIdle("b", idle({ idle: false }))).toBe(false);
+    expect(detector.isNewlyIdle("a", idle())).toBe(false); // a was last observed idle already
+    expect(detector.isNewlyIdle("c", idle())).toBe(true); // never observed
+    expect(round(detector, { a: idle(), b: idle() }, 200)).toBe(false);
+    expect(detector.awaitsFreshReports).toBe(true);
+    expect(round(detector, { a: idle(), b: idle() }, 300)).toBe(true);
+  });
 });

@@ -263,6 +263,23 @@ describe("FailureDetector", () => {
     expect(statusOf(detector, "slow")).toBe("suspected");
   });
 
+  it("pulses every member between rounds, at most one heartbeat outstanding each, and not once stopped", async () => {
+    const [a0, a1, a2] = await cluster(3);
+    network.sent.clear();
+    network.slow.set(a2.self.address, INTERVAL_MS / 2);
+    a0.pulse();
+    await vi.advanceTimersByTimeAsync(10); // a1 answered, a2 not yet
+    a0.pulse(); // a2 gets no second heartbeat while the first is outstanding
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS / 4);
+    expect(network.sent.get(`${a0.self.address}->${a1.self.address}`)).toBe(2);
+    expect(network.sent.get(`${a0.self.address}->${a2.self.address}`)).toBe(1);
+    a0.stop();
+    network.sent.clear();
+    a0.pulse();
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS / 4);
+    expect(network.sent.get(`${a0.self.address}->${a1.self.address}`)).toBeUndefined();
+  });
+
   it("does not blame its peers for its own pause, yet finds a peer that crashed during it", async () => {
     const detectors = await cluster(3);
     const changes: string[][] = [];
