@@ -7,7 +7,7 @@
 // With --idle-seconds N, no crawl: each cluster forms without seeds and the agents' own CPU is read from
 // /proc over N seconds, to measure what membership upkeep (heartbeats, gossip) costs an idle agent.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--json]
-//                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 500] [--json]
+//                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 1000] [--json]
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
@@ -36,14 +36,14 @@ const FLAGS = {
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
   "heartbeat-ms": {
     type: "integer",
-    help: "failure detector heartbeat of the agents",
-    default: 500,
+    help: "failure detector heartbeat of the agents (default: the agents' own)",
+    default: 1000,
     min: 10,
   },
   "suspect-after-ms": {
     type: "integer",
-    help: "failure detector timeout of the agents",
-    default: 2500,
+    help: "failure detector timeout of the agents (default: the agents' own)",
+    default: 5000,
     min: 20,
   },
   pin: { type: "boolean", help: "pin agent i to CPU i mod cores with taskset (the test web is not pinned)" },
