@@ -17,7 +17,7 @@ export interface FailureDetectorOptions {
     readonly capacity?: number;
     readonly incarnation?: number;
   };
-  /** How often each pair of members exchanges a heartbeat (the smaller id asks). @default 1000 */
+  /** How often every known member is sent a heartbeat. @default 1000 */
   readonly heartbeatIntervalMs?: number;
   /** A member not heard from for this long becomes suspected; must exceed the interval. @default 5000 */
   readonly suspectAfterMs?: number;
