@@ -55,18 +55,9 @@ const ANNOUNCE_TIMEOUT_MS = 3_000;
 export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
 
 /**
- * A member whose heartbeats came this many intervals ago or less is not heartbeated back: of a pair of
- * agents, one asks and the other answers (more than one interval, so a little jitter does not make the
- * answering one ask too).
- */
-const ASKED_RECENTLY_INTERVALS = 1.5;
-
-/**
- * Timeout failure detector with gossip membership. Every interval it heartbeats known members
+ * Timeout failure detector with gossip membership. Every interval it heartbeats every known member
  * directly (so every live agent eventually suspects a crashed one: strong completeness) and merges
  * the tables that come back; a member silent for `suspectAfterMs` is suspected until it answers again.
- * Of each pair of members, the one with the smaller id asks: the other hears it through its requests
- * and asks only when those stop coming, which halves the heartbeats with no loss of detection.
  */
 export class FailureDetector {
   private readonly view: MembershipView;
@@ -82,9 +73,6 @@ export class FailureDetector {
   private lastTickAtMs: number | undefined;
   /** True when the last round skipped its sweep: never two in a row, so a crash is always found. */
   private sweepSkipped = false;
-  /** When each member's last heartbeat request came in (clock ms), by id. */
-  private readonly askedAtMs = new Map<string, number>();
-  private readonly selfId: string;
 
   constructor(
     options: FailureDetectorOptions,
@@ -110,7 +98,6 @@ export class FailureDetector {
       ...options.self,
       incarnation: options.self.incarnation ?? deps.clock.now(),
     });
-    this.selfId = options.self.id;
   }
 
   /** Starts heartbeating: one round now, then one every interval. Idempotent. */
@@ -163,7 +150,6 @@ export class FailureDetector {
    */
   onHeartbeat(from: GossipEntry, entries: readonly GossipEntry[]): RemoteHeartbeat {
     this.receive({ from, entries });
-    this.askedAtMs.set(from.id, this.deps.clock.now());
     return this.heartbeat();
   }
 
@@ -228,22 +214,10 @@ export class FailureDetector {
     this.sweepSkipped = paused;
     this.lastTickAtMs = now;
     if (!paused && this.view.sweep(now, this.suspectAfterMs, this.forgetAfterMs)) this.emit();
-    for (const id of this.askedAtMs.keys()) if (this.view.get(id) === undefined) this.askedAtMs.delete(id);
     for (const member of this.targets()) {
-      if (this.asksUs(member.id, now)) continue;
       // A failed heartbeat is just silence; suspicion comes from the sweep.
       this.exchange(member, member.id).catch(() => {});
     }
-  }
-
-  /** True when `id` is the asker of our pair (the smaller id) and its heartbeats keep coming. */
-  private asksUs(id: string, now: number): boolean {
-    const askedAtMs = this.askedAtMs.get(id);
-    return (
-      id < this.selfId &&
-      askedAtMs !== undefined &&
-      now - askedAtMs <= ASKED_RECENTLY_INTERVALS * this.intervalMs
-    );
   }
 
   /**
