@@ -243,6 +243,7 @@ export class ClusterNode implements AgentServiceHandlers {
             from: toWireMember(heartbeat.from, clock.now()),
             members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
             load: self.load(),
+            unanswered: heartbeat.unanswered === true,
           };
           // The detector's signal bounds each heartbeat (one interval, longer when joining).
           const callOptions = { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) };
@@ -397,7 +398,11 @@ export class ClusterNode implements AgentServiceHandlers {
 
   /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
   async join(request: JoinRequest): Promise<JoinReply> {
-    const reply = await this.heartbeat({ from: request.member, members: [request.member], load: idleLoad() });
+    const reply = await this.heartbeat({
+      from: request.member,
+      members: [request.member],
+      load: idleLoad(),
+    });
     return { members: reply.members };
   }
 
@@ -414,7 +419,11 @@ export class ClusterNode implements AgentServiceHandlers {
     }
     let answer: ReturnType<FailureDetector["onHeartbeat"]>;
     try {
-      answer = this.detector.onHeartbeat(from, request.members.map(fromWireMember));
+      answer = this.detector.onHeartbeat({
+        from,
+        entries: request.members.map(fromWireMember),
+        unanswered: request.unanswered,
+      });
     } catch (error) {
       // The id is alive here at another address: tell the claimant what to do about it.
       if (!isUbiError(error, ErrorCode.IdConflict)) throw error;

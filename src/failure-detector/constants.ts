@@ -1,6 +1,6 @@
 /** Defaults of the failure detector. */
 
-/** How often every member is sent a heartbeat. @default 1000 */
+/** How often each pair of members exchanges a heartbeat (the smaller id asks). @default 1000 */
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
 
 /** A member not heard from for this long becomes suspected. @default 5000 */

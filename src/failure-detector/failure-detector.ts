@@ -5,7 +5,7 @@ import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_SUSPECT_AFTER_MS,
 } from "./constants.js";
-import type { GossipEntry, MemberEntry, RemoteHeartbeat } from "./member.js";
+import type { MemberEntry, RemoteHeartbeat } from "./member.js";
 import { MembershipView } from "./membership-view.js";
 
 /** Options of a {@link FailureDetector}. */
@@ -17,7 +17,7 @@ export interface FailureDetectorOptions {
     readonly capacity?: number;
     readonly incarnation?: number;
   };
-  /** How often every known member is sent a heartbeat. @default 1000 */
+  /** How often each pair of members exchanges a heartbeat (the smaller id asks). @default 1000 */
   readonly heartbeatIntervalMs?: number;
   /** A member not heard from for this long becomes suspected; must exceed the interval. @default 5000 */
   readonly suspectAfterMs?: number;
@@ -55,9 +55,19 @@ const ANNOUNCE_TIMEOUT_MS = 3_000;
 export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
 
 /**
- * Timeout failure detector with gossip membership. Every interval it heartbeats every known member
+ * A member whose heartbeats came this many intervals ago or less is not heartbeated back: of a pair of
+ * agents, one asks and the other answers (more than one interval, so a little jitter does not make the
+ * answering one ask too).
+ */
+const ASKED_RECENTLY_INTERVALS = 1.5;
+
+/**
+ * Timeout failure detector with gossip membership. Every interval it heartbeats known members
  * directly (so every live agent eventually suspects a crashed one: strong completeness) and merges
  * the tables that come back; a member silent for `suspectAfterMs` is suspected until it answers again.
+ * Of each pair of members, the one with the smaller id asks: the other hears it through its requests
+ * and asks only when those stop coming, or when they say its answers do not arrive (a pair whose two
+ * directions differ), which halves the heartbeats with no loss of detection.
  */
 export class FailureDetector {
   private readonly view: MembershipView;
@@ -73,6 +83,11 @@ export class FailureDetector {
   private lastTickAtMs: number | undefined;
   /** True when the last round skipped its sweep: never two in a row, so a crash is always found. */
   private sweepSkipped = false;
+  /** When each member's last heartbeat request came in (clock ms), by id; none while it lacks answers. */
+  private readonly askedAtMs = new Map<string, number>();
+  /** Members whose last heartbeat from here went unanswered, told so in the next one. */
+  private readonly unanswered = new Set<string>();
+  private readonly selfId: string;
 
   constructor(
     options: FailureDetectorOptions,
@@ -98,6 +113,7 @@ export class FailureDetector {
       ...options.self,
       incarnation: options.self.incarnation ?? deps.clock.now(),
     });
+    this.selfId = options.self.id;
   }
 
   /** Starts heartbeating: one round now, then one every interval. Idempotent. */
@@ -148,8 +164,11 @@ export class FailureDetector {
    * Throws {@link ErrorCode.IdConflict} when the sender's id is alive here at another address (the
    * transport refuses it) and {@link ErrorCode.BadMessage} on malformed entries.
    */
-  onHeartbeat(from: GossipEntry, entries: readonly GossipEntry[]): RemoteHeartbeat {
-    this.receive({ from, entries });
+  onHeartbeat(request: RemoteHeartbeat): RemoteHeartbeat {
+    this.receive(request);
+    // A sender that lacks our answers must hear us through our own requests.
+    if (request.unanswered === true) this.askedAtMs.delete(request.from.id);
+    else this.askedAtMs.set(request.from.id, this.deps.clock.now());
     return this.heartbeat();
   }
 
@@ -214,10 +233,23 @@ export class FailureDetector {
     this.sweepSkipped = paused;
     this.lastTickAtMs = now;
     if (!paused && this.view.sweep(now, this.suspectAfterMs, this.forgetAfterMs)) this.emit();
+    for (const id of this.askedAtMs.keys()) if (this.view.get(id) === undefined) this.askedAtMs.delete(id);
+    for (const id of this.unanswered) if (this.view.get(id) === undefined) this.unanswered.delete(id);
     for (const member of this.targets()) {
+      if (this.asksUs(member.id, now)) continue;
       // A failed heartbeat is just silence; suspicion comes from the sweep.
       this.exchange(member, member.id).catch(() => {});
     }
+  }
+
+  /** True when `id` is the asker of our pair (the smaller id) and its heartbeats keep coming. */
+  private asksUs(id: string, now: number): boolean {
+    const askedAtMs = this.askedAtMs.get(id);
+    return (
+      id < this.selfId &&
+      askedAtMs !== undefined &&
+      now - askedAtMs <= ASKED_RECENTLY_INTERVALS * this.intervalMs
+    );
   }
 
   /**
@@ -260,16 +292,22 @@ export class FailureDetector {
         controller.abort(new UbiError(ErrorCode.PeerUnreachable, `heartbeat to ${target.address} timed out`)),
       timeoutMs,
     );
+    const id = target.id;
+    const request = { ...this.heartbeat(), unanswered: id !== undefined && this.unanswered.has(id) };
     try {
-      const answer = await this.deps.sendHeartbeat(target, this.heartbeat(), controller.signal);
+      const answer = await this.deps.sendHeartbeat(target, request, controller.signal);
       if (controller.signal.aborted) throw controller.signal.reason;
-      if (target.id !== undefined && answer.from?.id !== target.id) {
+      if (id !== undefined && answer.from?.id !== id) {
         throw new UbiError(
           ErrorCode.BadMessage,
-          `${target.address} answered as "${answer.from?.id}", not "${target.id}"`,
+          `${target.address} answered as "${answer.from?.id}", not "${id}"`,
         );
       }
       this.receive(answer);
+      if (id !== undefined) this.unanswered.delete(id);
+    } catch (error) {
+      if (id !== undefined && this.running) this.unanswered.add(id);
+      throw error;
     } finally {
       this.deps.clock.clearTimeout(timeout);
       if (this.inFlight.get(key) === controller) this.inFlight.delete(key);

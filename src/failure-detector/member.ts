@@ -32,6 +32,11 @@ export interface RemoteHeartbeat {
   readonly from: GossipEntry;
   /** The sender's gossip table (may include `from` again). */
   readonly entries: readonly GossipEntry[];
+  /**
+   * Set on a request whose sender's last heartbeat to the receiver went unanswered: the receiver then
+   * asks the sender too, so the sender hears it when only one direction of the pair is slow or lost.
+   */
+  readonly unanswered?: boolean;
 }
 
 const STATUSES: ReadonlySet<string> = new Set<MemberStatus>(["alive", "suspected", "left"]);

@@ -60,6 +60,8 @@ export interface HeartbeatRequest {
   members: Member[];
   /** The sender's counters. */
   load: AgentLoad;
+  /** The sender's last heartbeat to the receiver went unanswered: the receiver should ask it too. */
+  unanswered?: boolean;
 }
 
 /** `Heartbeat` reply: the receiver's view and counters. */

@@ -20,6 +20,8 @@ class FakeNetwork {
   readonly slow = new Map<string, number>();
   /** Heartbeats attempted per `from->to` address pair. */
   readonly sent = new Map<string, number>();
+  /** `from->to` pairs whose requests are delivered but whose answers are lost on the way back. */
+  readonly answersLost = new Set<string>();
 
   add(id: string, port: number, extra: Partial<FailureDetectorOptions> = {}): FailureDetector {
     const address = `127.0.0.1:${port}`;
@@ -41,7 +43,10 @@ class FakeNetwork {
     if (peer === undefined || this.down.has(from) || this.down.has(target.address)) {
       throw new UbiError(ErrorCode.PeerUnreachable, `${target.address} unreachable`);
     }
-    return peer.onHeartbeat(heartbeat.from, heartbeat.entries);
+    const answer = peer.onHeartbeat(heartbeat);
+    if (this.answersLost.has(pair))
+      throw new UbiError(ErrorCode.PeerUnreachable, `answer from ${target.address} lost`);
+    return answer;
   }
 }
 
@@ -158,7 +163,10 @@ describe("FailureDetector", () => {
     const changes: unknown[] = [];
     detectors[0].onChange((alive) => changes.push(alive));
     const a1 = detectors[1].self;
-    detectors[0].onHeartbeat(a1, [a1, ...before.entries.filter((entry) => entry.id !== "a1")]);
+    detectors[0].onHeartbeat({
+      from: a1,
+      entries: [a1, ...before.entries.filter((entry) => entry.id !== "a1")],
+    });
     expect(statusOf(detectors[0], "a2")).toBe("left");
     expect(changes).toEqual([]);
   });
@@ -221,7 +229,7 @@ describe("FailureDetector", () => {
     }
 
     const a1 = detectors[1].self;
-    detectors[0].onHeartbeat(a1, [a1, oldLife]);
+    detectors[0].onHeartbeat({ from: a1, entries: [a1, oldLife] });
     expect(detectors[0].members().find((member) => member.id === "a2")?.address).toBe("127.0.0.1:9050");
   });
 
@@ -278,6 +286,54 @@ describe("FailureDetector", () => {
     a0.pulse();
     await vi.advanceTimersByTimeAsync(INTERVAL_MS / 4);
     expect(network.sent.get(`${a0.self.address}->${a1.self.address}`)).toBeUndefined();
+  });
+
+  it("has one agent of each pair ask: the other answers, and asks itself once the requests stop", async () => {
+    const [a0, a1, a2] = await cluster(3);
+    network.sent.clear();
+    await vi.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    const sent = (from: FailureDetector, to: FailureDetector) =>
+      network.sent.get(`${from.self.address}->${to.self.address}`) ?? 0;
+    // The smaller id asks every round; the larger one, asked, does not ask back.
+    expect(sent(a0, a1)).toBeGreaterThanOrEqual(9);
+    expect(sent(a0, a2)).toBeGreaterThanOrEqual(9);
+    expect(sent(a1, a2)).toBeGreaterThanOrEqual(9);
+    expect(sent(a1, a0)).toBe(0);
+    expect(sent(a2, a0)).toBe(0);
+    expect(sent(a2, a1)).toBe(0);
+    for (const detector of [a0, a1, a2]) expect(aliveIds(detector)).toEqual(["a0", "a1", "a2"]);
+
+    // a0 crashes: its requests stop, a1 and a2 ask it again and suspect it as soon as before.
+    network.down.add(a0.self.address);
+    network.sent.clear();
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS + INTERVAL_MS);
+    expect(sent(a1, a0)).toBeGreaterThan(0);
+    expect(sent(a2, a0)).toBeGreaterThan(0);
+    expect(statusOf(a1, "a0")).toBe("suspected");
+    expect(statusOf(a2, "a0")).toBe("suspected");
+    expect(aliveIds(a2)).toEqual(["a1", "a2"]);
+  });
+
+  it("has the answering agent ask too while its answers do not reach the asker", async () => {
+    const [a0, a1] = await cluster(2);
+    const sent = (from: FailureDetector, to: FailureDetector) =>
+      network.sent.get(`${from.self.address}->${to.self.address}`) ?? 0;
+    // a0's requests reach a1, but a1's answers never reach a0 (one direction of the pair is broken).
+    network.answersLost.add(`${a0.self.address}->${a1.self.address}`);
+    network.sent.clear();
+    await vi.advanceTimersByTimeAsync(3 * SUSPECT_AFTER_MS);
+    // a0's requests say so, and a1 asks a0 itself: a0 hears a1 through those and never suspects it.
+    expect(sent(a1, a0)).toBeGreaterThanOrEqual(12);
+    expect(statusOf(a0, "a1")).toBe("alive");
+    expect(statusOf(a1, "a0")).toBe("alive");
+
+    // Healed: a0's requests are answered again and a1 goes back to answering only.
+    network.answersLost.clear();
+    await vi.advanceTimersByTimeAsync(3 * INTERVAL_MS);
+    network.sent.clear();
+    await vi.advanceTimersByTimeAsync(10 * INTERVAL_MS);
+    expect(sent(a0, a1)).toBeGreaterThanOrEqual(9);
+    expect(sent(a1, a0)).toBe(0);
   });
 
   it("does not blame its peers for its own pause, yet finds a peer that crashed during it", async () => {

@@ -46,6 +46,7 @@ describe("AgentServer round trips", () => {
       from: member("agent-a"),
       members: [member("agent-a"), member("agent-c", 7003)],
       load: LOAD,
+      unanswered: true,
     };
     const reply = await client.heartbeat(request);
     expect(handlers.calls.heartbeat).toEqual([request]);

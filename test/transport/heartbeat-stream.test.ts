@@ -32,7 +32,12 @@ import { FakeHandlers, failure, LOAD, member, startServer } from "./helpers.js";
 
 /** A heartbeat whose load carries `n`, so a reply can be told apart by it. */
 function heartbeat(n: number): HeartbeatRequest {
-  return { from: member("agent-a"), members: [member("agent-a")], load: { ...LOAD, pagesFetched: n } };
+  return {
+    from: member("agent-a"),
+    members: [member("agent-a")],
+    load: { ...LOAD, pagesFetched: n },
+    unanswered: n % 2 === 0,
+  };
 }
 
 /** A reply that echoes the request's `pagesFetched`, so it shows which request it answers. */
@@ -155,10 +160,11 @@ describe("a failure detector heartbeating on streams", () => {
       streaming: true,
       respond: (request) => {
         if (detectorB === undefined) throw new Error("b is not running");
-        const answer = detectorB.onHeartbeat(
-          fromWireMember(request.from),
-          request.members.map(fromWireMember),
-        );
+        const answer = detectorB.onHeartbeat({
+          from: fromWireMember(request.from),
+          entries: request.members.map(fromWireMember),
+          unanswered: request.unanswered,
+        });
         const now = systemClock.now();
         return {
           members: answer.entries.map((entry) => toWireMember(entry, now)),
