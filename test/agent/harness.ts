@@ -5,12 +5,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
-import {
-  type CrawlLogEntry,
-  readCrawlLog,
-  readWarcFile,
-  type WarcRecordRead,
-} from "../../src/storage/index.js";
+import { type CrawlLogEntry, readCrawlLog } from "../../src/storage/index.js";
+import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import {
   computeTruth,
   type RunningTestWeb,

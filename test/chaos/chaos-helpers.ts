@@ -1,4 +1,4 @@
-import { readWarcFile } from "../../src/storage/index.js";
+import { readWarcFile } from "../../src/storage/warc-reader.js";
 import { listWarcFiles, type WarcRecordIn } from "../agent/harness.js";
 
 /**
