@@ -398,11 +398,7 @@ export class ClusterNode implements AgentServiceHandlers {
 
   /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
   async join(request: JoinRequest): Promise<JoinReply> {
-    const reply = await this.heartbeat({
-      from: request.member,
-      members: [request.member],
-      load: idleLoad(),
-    });
+    const reply = await this.heartbeat({ from: request.member, members: [request.member], load: idleLoad() });
     return { members: reply.members };
   }
 
