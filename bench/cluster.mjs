@@ -1,7 +1,8 @@
 // Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
-// prints total pages/s, CPU per 1,000 pages, URLs sent per page fetched against the expected
-// (inter-host links followed a page) × (1 − 1/n), batches per 100 pages, and coverage/overlap.
+// prints total pages/s, CPU per 1,000 pages, links to other agents' hosts per page fetched against the
+// expected (inter-host links followed a page) × (1 − 1/n), URLs sent per page (each of those URLs goes
+// once), batches per 100 pages, and coverage/overlap.
 // With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs), to see
 // whether per-agent pages/s stays flat when every agent has a CPU of its own.
 // With --idle-seconds N, no crawl: each cluster forms without seeds and the agents' own CPU is read from
@@ -205,7 +206,9 @@ async function runCluster(n) {
       urlsSent: totals.urlsSent,
       batchesSent: totals.batchesSent,
       urlsSentPerPage: totals.urlsSent / Math.max(1, totals.pagesFetched),
-      expectedUrlsSentPerPage: links.interHostLinksPerPage * (1 - 1 / n),
+      // NaN when an agent's summary did not say (the stats RPC does not carry it).
+      linksOutPerPage: (totals.linksToOtherAgents ?? Number.NaN) / Math.max(1, totals.pagesFetched),
+      expectedLinksOutPerPage: links.interHostLinksPerPage * (1 - 1 / n),
       batchesPer100Pages: (100 * totals.batchesSent) / Math.max(1, totals.pagesFetched),
       urlsPerBatch: totals.batchesSent === 0 ? 0 : totals.urlsSent / totals.batchesSent,
       coverage: metrics.coverage,
@@ -236,11 +239,12 @@ function finalTotals(agents, stats) {
   ) {
     return stats.totals();
   }
-  const totals = { pagesFetched: 0, urlsSent: 0, batchesSent: 0 };
+  const totals = { pagesFetched: 0, urlsSent: 0, batchesSent: 0, linksToOtherAgents: 0 };
   for (const summary of summaries) {
     totals.pagesFetched += summary.pagesFetched;
     totals.urlsSent += summary.exchange.urlsSent;
     totals.batchesSent += summary.exchange.batchesSent;
+    totals.linksToOtherAgents += summary.linksToOtherAgents ?? Number.NaN;
   }
   return totals;
 }
@@ -376,8 +380,9 @@ function printTable() {
     "/agent",
     "CPU s/1k",
     "RSS MiB",
-    "URLs sent/page",
+    "links out/page",
     "expected",
+    "URLs sent/page",
     "batches/100p",
     "coverage",
     "overlap",
@@ -392,8 +397,9 @@ function printTable() {
     fixed(r.pagesPerSecondPerAgent, 0),
     fixed(r.cpuSecondsPer1000Pages, 2),
     fixed(r.maxPeakRssMib, 0),
+    Number.isNaN(r.linksOutPerPage) ? "-" : fixed(r.linksOutPerPage, 3),
+    fixed(r.expectedLinksOutPerPage, 3),
     fixed(r.urlsSentPerPage, 3),
-    fixed(r.expectedUrlsSentPerPage, 3),
     fixed(r.batchesPer100Pages, 2),
     percent(r.coverage),
     percent(r.overlap),
@@ -405,7 +411,8 @@ function printTable() {
       `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after)\n` +
       `inter-host share of followed links: ${percent(links.interHostShare, 1)} ` +
       `(${fixed(links.interHostLinksPerPage, 2)} inter-host links a page of ${fixed(links.followedLinks / Math.max(1, links.pages), 2)} followed); ` +
-      "expected URLs sent/page = inter-host links a page × (1 − 1/n)\n\n" +
+      "expected links out/page (to other agents' hosts) = inter-host links a page × (1 − 1/n); each URL among " +
+      "them is sent once (URLs sent/page)\n\n" +
       `${formatTable(headers, rows)}\n` +
       (results.some((r) => !r.ok) ? "(!) an agent failed or timed out: see stderr\n" : ""),
   );

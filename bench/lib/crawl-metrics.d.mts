@@ -39,6 +39,8 @@ export interface AgentSummary {
   exchange:
     | { urlsSent: number; batchesSent: number; urlsReceived: number; batchesReceived: number }
     | undefined;
+  /** Links found to other agents' hosts (each URL among them is sent once), when a cluster agent prints it. */
+  linksToOtherAgents: number | undefined;
 }
 
 /** The ground truth file: one URL a line. */

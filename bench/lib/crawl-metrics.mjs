@@ -117,6 +117,7 @@ export function parseAgentSummary(lines) {
   const summary = { seconds: undefined, pagesFetched: undefined, dropped: {}, seenUrls: undefined };
   summary.seenSetBytes = undefined;
   summary.exchange = undefined;
+  summary.linksToOtherAgents = undefined;
   for (const line of lines) {
     let match = /^ubicrawl agent \S+ stopped \(\w+\) after ([\d.]+) s/.exec(line);
     if (match) summary.seconds = Number(match[1]);
@@ -143,6 +144,9 @@ export function parseAgentSummary(lines) {
       const [urlsSent, batchesSent, urlsReceived, batchesReceived] = match.slice(1).map(Number);
       summary.exchange = { urlsSent, batchesSent, urlsReceived, batchesReceived };
     }
+    // Printed by cluster agents: "  links to other agents' hosts: L (…)".
+    match = /^\s+links to other agents' hosts: (\d+)/.exec(line);
+    if (match) summary.linksToOtherAgents = Number(match[1]);
   }
   return summary;
 }
@@ -156,6 +160,8 @@ export function parseAgentSummary(lines) {
  * @property {number | undefined} seenSetBytes memory of the seen set, when the agent prints it
  * @property {{urlsSent: number, batchesSent: number, urlsReceived: number, batchesReceived: number} | undefined} exchange
  *   the URL exchange with peers, when a cluster agent prints it
+ * @property {number | undefined} linksToOtherAgents links found to other agents' hosts (each URL
+ *   among them is sent once), when a cluster agent prints it
  */
 
 /**

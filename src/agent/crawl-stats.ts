@@ -28,6 +28,11 @@ export class CrawlStats {
   pagesFetched = 0;
   bytesFetched = 0;
   linksFound = 0;
+  /**
+   * Links found on pages (and seeds) whose host another agent owns: the URLs Cho and Garcia-Molina's
+   * exchange mode sends. Each URL is handed away once, so fewer URLs than this are sent.
+   */
+  linksToOtherAgents = 0;
   pagesRecovered = 0;
   /** Fetches that failed in a way that may pass and were tried again (not counted in `errors`). */
   fetchRetries = 0;

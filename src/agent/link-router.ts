@@ -12,6 +12,11 @@ export interface HostOwnership {
 export interface UrlExchange {
   /** Queues `url` (of `host`) for `owner`. */
   send(owner: string, url: string, depth: number, host: string): void;
+  /**
+   * Queues `url`, a link found on a page, for `owner`, unless this agent handed it away before: the
+   * owner has it then (or, if it dies, gets it from this agent's outbox).
+   */
+  offer(owner: string, url: string, depth: number, host: string): void;
 }
 
 /** Options of a {@link LinkRouter}. */
@@ -48,11 +53,18 @@ export class LinkRouter {
   route(url: string, fromDepth: number, fromHost: string | undefined): void {
     const host = hostKey(url);
     const depth = host === fromHost ? fromDepth + 1 : 0;
-    this.routeAt(url, depth, host);
+    this.dispatch(url, depth, host, true);
   }
 
-  /** Routes `url` of `host` at a depth already computed (URLs received from peers, seeds). */
+  /**
+   * Routes `url` of `host` at a depth already computed: URLs received from peers, sent again after a
+   * crash or a failed batch. These go to another agent even when this one handed them away before.
+   */
   routeAt(url: string, depth: number, host: string): void {
+    this.dispatch(url, depth, host, false);
+  }
+
+  private dispatch(url: string, depth: number, host: string, found: boolean): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
       // Not marked seen: a shallower path may still bring it in.
@@ -66,6 +78,8 @@ export class LinkRouter {
     const owner = this.deps.ownership().ownerOf(host);
     if (owner === this.deps.selfId || this.deps.exchange === undefined) {
       this.deps.frontier.add(url, depth, host);
+    } else if (found) {
+      this.deps.exchange.offer(owner, url, depth, host);
     } else {
       this.deps.exchange.send(owner, url, depth, host);
     }

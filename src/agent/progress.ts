@@ -75,6 +75,7 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
       : [
           `  URL exchange: sent ${traffic.urlsSent} URLs in ${traffic.batchesSent} batches, ` +
             `received ${traffic.urlsReceived} URLs in ${traffic.batchesReceived} batches`,
+          `  links to other agents' hosts: ${stats.linksToOtherAgents} (a URL handed away is not sent again)`,
         ];
   return [
     `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,

@@ -194,6 +194,7 @@ export class ClusterNode implements AgentServiceHandlers {
       ownership: () => ownership,
       exchange: {
         send: (owner, url, depth, host) => exchangeCell.current?.send(owner, url, depth, host),
+        offer: (owner, url, depth, host) => exchangeCell.current?.offer(owner, url, depth, host),
       },
       owns: (host) => ownership.ownerOf(host) === agentOptions.id,
       fetchedElsewhere: (host, url, upcoming) => ready().recovery.fetchedElsewhere(host, url, upcoming),
@@ -274,6 +275,7 @@ export class ClusterNode implements AgentServiceHandlers {
         isAlive,
         reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
         onSentAway: (fingerprint) => agent.frontier.markSentAway(fingerprint),
+        sentAwayBefore: (fingerprint) => agent.frontier.wasSentAway(fingerprint),
         localIdle: () => agent.isIdle,
         onDelivered: () => {
           if (node) node.batchesDelivered++;

@@ -51,6 +51,8 @@ export interface UrlExchangeDeps {
   readonly requeue: (url: string, depth: number, host: string) => void;
   /** Called with the fingerprint of every URL handed to another agent. */
   readonly onSentAway: (fingerprint: bigint) => void;
+  /** True when the URL with this fingerprint was handed to another agent before (durably noted). */
+  readonly sentAwayBefore: (fingerprint: bigint) => boolean;
   /** Called when `peerId` acknowledged a batch (termination detection counts these). */
   readonly onDelivered: (peerId: string) => void;
   /** True when this agent has nothing left to fetch (its buffered links are then sent soon). */
@@ -138,7 +140,24 @@ export class UrlExchange implements UrlExchangeSink {
 
   /** Buffers `url` of `host` for `owner` and remembers it durably (at the next commit). */
   send(owner: string, url: string, depth: number, host: string): void {
+    this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url));
+  }
+
+  /**
+   * {@link send} for a link found on a page, unless this agent handed the URL away before: its owner
+   * then has it already (a batch is acknowledged once durable), or gets it from this agent's outbox
+   * when that owner dies. Most links to other agents' hosts repeat a URL already sent (each page is
+   * linked from several), so this halves the URLs exchanged, the sender's outbox and the receiver's
+   * work; Cho and Garcia-Molina only drop the repeats within one batch.
+   */
+  offer(owner: string, url: string, depth: number, host: string): void {
+    this.deps.stats.linksToOtherAgents++;
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
+    if (this.deps.sentAwayBefore(fingerprint)) return;
+    this.hand(owner, url, depth, host, fingerprint);
+  }
+
+  private hand(owner: string, url: string, depth: number, host: string, fingerprint: bigint): void {
     this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry: { url, depth } });
     // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
     this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry: { url, depth } });

@@ -186,6 +186,11 @@ export class Frontier {
     this.sentAway.add(fingerprint);
   }
 
+  /** True when the URL with this fingerprint was handed to another agent (this life, or a noted one). */
+  wasSentAway(fingerprint: bigint): boolean {
+    return this.sentAway.has(fingerprint);
+  }
+
   /**
    * Queues `url` even if seen before: it comes back from the outbox of a dead peer, and this agent
    * may have handed it off earlier. The host is then marked so its visits check, before each fetch,

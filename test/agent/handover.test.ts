@@ -52,7 +52,7 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
   let owned = true;
   const hooks: ClusterHooks = {
     ownership: () => ({ ownerOf: () => (owned ? "a" : "b") }),
-    exchange: { send: () => {} },
+    exchange: { send: () => {}, offer: () => {} },
     owns: () => owned,
     fetchedElsewhere: async () => false,
     isCrawlComplete: () => false,

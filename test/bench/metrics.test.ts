@@ -102,6 +102,9 @@ describe("parseAgentSummary", () => {
       urlsReceived: 2950,
       batchesReceived: 39,
     });
+    expect(parseAgentSummary(lines).linksToOtherAgents).toBeUndefined();
+    const links = "  links to other agents' hosts: 9120 (a URL handed away is not sent again)";
+    expect(parseAgentSummary([...lines, line, links]).linksToOtherAgents).toBe(9120);
   });
 
   it("estimates the seen set from logged URLs plus URLs dropped after queueing only", () => {

@@ -132,6 +132,12 @@ describe("a cluster of agents on the test web", () => {
     expect(sum(0)).toBeGreaterThan(0);
     expect(sum(0)).toBe(sum(2));
     expect(sum(1)).toBe(sum(3));
+    // Links to other agents' hosts repeat URLs (a page is linked from several): each goes out once.
+    const links = results.map((result) =>
+      Number(/links to other agents' hosts: (\d+)/.exec(result.stderr)?.[1]),
+    );
+    const linksTotal = links.reduce((total, count) => total + count, 0);
+    expect(linksTotal).toBeGreaterThan(sum(0));
   }, 150_000);
 
   it("survives a SIGKILL at ~30%: the others take its hosts; it rejoins with its data and gets them back", async () => {

@@ -182,6 +182,7 @@ describe("the unacknowledged marks of the URL exchange, on a real store", () => 
             throw new Error("unreachable");
           },
           isAlive: () => true,
+          sentAwayBefore: () => false,
           reroute: () => {},
           requeue: () => {},
           onSentAway: () => {},

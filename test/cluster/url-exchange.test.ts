@@ -61,6 +61,7 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
   }
   const exchange = new UrlExchange(options, {
     onSentAway: (fingerprint) => sentAway.push(fingerprint),
+    sentAwayBefore: (fingerprint) => sentAway.includes(fingerprint),
     selfId: "self",
     incarnation: 42,
     clock,
@@ -182,6 +183,32 @@ describe("UrlExchange", () => {
     expect(t.delivered).toEqual(["p", "p", "p"]);
     expect(t.stats.peer("p")).toEqual({ urlsSent: 7, batchesSent: 3, urlsReceived: 0, batchesReceived: 0 });
     expect(t.rerouted).toEqual([]);
+  });
+
+  it("offers a link found again once, counting every link; sends handed-away URLs again on request", async () => {
+    const t = await setup({ flushDelayMs: 100 });
+    for (const n of [1, 2, 1, 3, 2, 1]) t.exchange.offer("p", url(n), 0, hostKey(url(n)));
+    expect(t.stats.linksToOtherAgents).toBe(6);
+    expect(t.exchange.pendingUrls).toBe(3);
+    t.clock.advance(100);
+    await t.callCount(1);
+    expect(urlsOf(t.calls[0])).toEqual([url(1), url(2), url(3)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    // Found on yet another page: already handed away, so nothing goes out.
+    t.exchange.offer("q", url(2), 0, hostKey(url(2)));
+    expect(t.exchange.pendingUrls).toBe(0);
+    // Sent again on purpose (a rerouted or resent URL): it goes, though handed away before.
+    t.exchange.send("q", url(2), 0, hostKey(url(2)));
+    expect(t.exchange.pendingUrls).toBe(1);
+    t.clock.advance(100);
+    await t.callCount(2);
+    expect(t.calls[1]?.peer).toBe("q");
+    expect(urlsOf(t.calls[1])).toEqual([url(2)]);
+    t.calls[1]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.stats.linksToOtherAgents).toBe(7);
+    expect(t.stats.traffic.urlsSent).toBe(4);
   });
 
   it("sends a partial buffer after flushDelayMs, not before", async () => {
