@@ -21,7 +21,8 @@ const STATS_FLAGS = {
 
 const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
 const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
-pages, bytes, queue, URLs exchanged per peer, communication overhead, pages recovered, errors, rate.
+pages, bytes, queue, URLs exchanged per peer, communication overhead, links to other agents' hosts,
+pages recovered, errors, rate.
 With --cluster, every live agent's stats are gathered through the one named, with totals.`;
 
 /** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
@@ -83,6 +84,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
           )
           .join("; ") || "no peers"
       }`,
+      `  links to other agents' hosts: ${stats.linksToOtherAgents} (a URL handed away is not sent again)`,
       `  errors: ${
         Object.entries(stats.errors)
           .map(([name, count]) => `${name}=${count}`)

@@ -719,6 +719,7 @@ export class ClusterNode implements AgentServiceHandlers {
       queuedUrls: frontier.waitingUrls,
       peers: [...stats.peers].map(([peerId, traffic]) => ({ peerId, ...traffic })),
       communicationOverhead: stats.communicationOverhead,
+      linksToOtherAgents: stats.linksToOtherAgents,
       pagesRecovered: stats.pagesRecovered,
       errors: Object.fromEntries(stats.errors),
       pagesPerSecond: stats.pagesPerSecond(),

@@ -184,8 +184,10 @@ export interface AgentStats {
   queuedUrls: number;
   /** Per-peer exchange counters. */
   peers: PeerTraffic[];
-  /** URLs sent to other agents / pages fetched. */
+  /** URLs sent to other agents / pages fetched (each URL once). */
   communicationOverhead: number;
+  /** Links found to hosts other agents own; a URL among them already handed away is not sent again. */
+  linksToOtherAgents: number;
   /** Fetches avoided by page recovery. */
   pagesRecovered: number;
   /** Error counts by error class. */

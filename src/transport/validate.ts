@@ -292,6 +292,7 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     queuedUrls: uint64(s.queuedUrls, `${path}.queuedUrls`),
     peers: list(s.peers, `${path}.peers`, MAX_MEMBERS, peerTraffic),
     communicationOverhead: double(s.communicationOverhead, `${path}.communicationOverhead`),
+    linksToOtherAgents: uint64(s.linksToOtherAgents, `${path}.linksToOtherAgents`),
     pagesRecovered: uint64(s.pagesRecovered, `${path}.pagesRecovered`),
     errors: errorCounts(s.errors, `${path}.errors`),
     pagesPerSecond: double(s.pagesPerSecond, `${path}.pagesPerSecond`),

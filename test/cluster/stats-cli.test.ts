@@ -23,6 +23,7 @@ const STATS_FIELDS = [
   "queuedUrls",
   "peers",
   "communicationOverhead",
+  "linksToOtherAgents",
   "pagesRecovered",
   "errors",
   "pagesPerSecond",
@@ -105,6 +106,9 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     );
     expect(single).toMatch(
       /^ {2}exchange: overhead \d+\.\d{3} URLs sent per page; .*agent-2 sent \d+\/\d+b received \d+\/\d+b/m,
+    );
+    expect(single).toMatch(
+      /^ {2}links to other agents' hosts: [1-9]\d* \(a URL handed away is not sent again\)$/m,
     );
     expect(single).toMatch(/^ {2}errors: \S.*$/m);
     expect(single).toMatch(/^ {2}uptime \d+\.\d s, idle no, paused yes$/m);

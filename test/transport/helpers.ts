@@ -53,6 +53,7 @@ export const STATS: AgentStats = {
   queuedUrls: 33,
   peers: [{ peerId: "agent-a", urlsSent: 50, urlsReceived: 40, batchesSent: 5, batchesReceived: 4 }],
   communicationOverhead: 0.4166,
+  linksToOtherAgents: 12,
   pagesRecovered: 2,
   errors: { UBI_ERR_CONNECT_FAILED: 3, UBI_ERR_BODY_TIMEOUT: 1 },
   pagesPerSecond: 12.5,
