@@ -172,8 +172,8 @@ export function validateHeartbeatRequest(value: unknown): HeartbeatRequest {
     from: validateMember(r.from, "from"),
     members: members(r.members, "members"),
     load: agentLoad(r.load, "load"),
-    // Absent from agents older than the field: they always ask, so nothing is to be done for them.
-    unanswered: r.unanswered === undefined ? false : bool(r.unanswered, "unanswered"),
+    // An older agent's request lacks the field and decodes as false: such an agent always asks anyway.
+    unanswered: bool(r.unanswered ?? false, "unanswered"),
   };
 }
 
