@@ -1,10 +1,14 @@
 // Balance of the identifier-seeded consistent hashing: for each agent count, capacity mix and number of
 // replicas per unit of capacity, the max relative deviation of any agent's host share from its
 // capacity-proportional share over 1,000,000 hosts, plus ownerOf lookups per second.
-// Run after `npx tsc -p tsconfig.build.json`:  node bench/balance.mjs [hosts]
+// Run after `npm run build`:  node bench/balance.mjs [--hosts 1000000]
 import { Assignment, DEFAULT_REPLICAS_PER_UNIT, loadHasher64 } from "../dist/hashing/index.js";
+import { parseBenchFlags } from "./lib/flags.mjs";
 
-const HOSTS = Number(process.argv[2] ?? 1_000_000);
+const FLAGS = {
+  hosts: { type: "integer", help: "host names to assign", default: 1_000_000, min: 1, max: 100_000_000 },
+};
+const HOSTS = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/balance.mjs [flags]").hosts;
 const AGENT_COUNTS = [2, 4, 8, 16, 32, 64];
 const REPLICAS_PER_UNIT = [50, 100, 200, 400, 800, 1600, 3200];
 const MIXES = {

@@ -1,18 +1,22 @@
 // Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
-// prints total pages/s, CPU per 1,000 pages, links to other agents' hosts per page fetched against the
-// expected (inter-host links followed a page) × (1 − 1/n), URLs sent per page (each of those URLs goes
-// once), batches per 100 pages, and coverage/overlap.
-// With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs), to see
-// whether per-agent pages/s stays flat when every agent has a CPU of its own.
+// prints total pages/s (and per agent: over the wall time, and while crawling), the partition's
+// balance, CPU per 1,000 pages, links to other agents' hosts per page fetched against the expected
+// (inter-host links followed a page) × (1 − 1/n), URLs sent per page (each of those URLs goes once),
+// batches per 100 pages, and coverage/overlap.
+// With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs); with
+// --cpu-quota P, each agent runs in a cgroup of its own capped at P % of one CPU: both to see whether
+// per-agent pages/s stays flat when every agent has a CPU of its own (a quota gives each agent its
+// own share even when there are more agents than cores, and leaves the rest to the test web).
 // With --idle-seconds N, no crawl: each cluster forms without seeds and the agents' own CPU is read from
 // /proc over N seconds, to measure what membership upkeep (heartbeats, gossip) costs an idle agent.
-// Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--json]
+// Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--cpu-quota P] [--json]
 //                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 1000] [--json]
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { CpuQuotaGroup } from "./lib/cpu-quota.mjs";
 import { measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
@@ -48,6 +52,12 @@ const FLAGS = {
     min: 20,
   },
   pin: { type: "boolean", help: "pin agent i to CPU i mod cores with taskset (the test web is not pinned)" },
+  "cpu-quota": {
+    type: "integer",
+    help: "run each agent in a cgroup of its own capped at this % of one CPU (root; the test web is not capped)",
+    min: 1,
+    max: 100 * availableParallelism(),
+  },
   "cpu-prof": {
     type: "string",
     help: "write a V8 CPU profile of every agent into this folder (<folder>/agents-<n>/<id>.cpuprofile)",
@@ -63,6 +73,8 @@ const FLAGS = {
 };
 const LISTENING = /listening on (\S+)/;
 const SETTLE_TIMEOUT_MS = 15_000;
+/** An empty ground truth, for figures of one agent's crawl log that need none. */
+const NO_TRUTH = new Set();
 /** Idle mode: how long a formed cluster runs before its CPU is read (connections, JIT, first gossip). */
 const IDLE_WARMUP_MS = 3_000;
 
@@ -77,6 +89,7 @@ if (flags["suspect-after-ms"] <= flags["heartbeat-ms"])
   throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
 const web = { seed: flags.seed, hosts: flags.hosts, pages: flags.pages };
 const cores = flags.pin ? allowedCores() : [];
+const quotaSet = flags["cpu-quota"] !== undefined;
 const profileDir = flags["cpu-prof"] === undefined ? undefined : resolve(flags["cpu-prof"]);
 const { dir, children } = await openWorkspace("cluster", flags.keep);
 const log = (text) => process.stderr.write(`${text}\n`);
@@ -130,6 +143,7 @@ async function runCluster(n) {
   const stats = new StatsPoller(1000);
   const sampler = new PeakRssSampler(100);
   const agents = [];
+  const quotas = quotaGroupsFor(n);
   const cpuBefore = reapedChildrenCpuSeconds();
   let crawlStartedAtMs = 0;
   let timedOut = false;
@@ -156,7 +170,7 @@ async function runCluster(n) {
             String(flags["suspect-after-ms"]),
           ],
         ],
-        spawnOptionsOf(n, i),
+        spawnOptionsOf(n, i, quotas),
       );
       if (last) crawlStartedAtMs = agent.startedAtMs;
       children.add(agent);
@@ -176,10 +190,9 @@ async function runCluster(n) {
     const endedAtMs = Math.max(...agents.map((agent) => agent.exitedAtMs));
     const endedAtEpochMs = Math.max(...agents.map((agent) => agent.exitedAtEpochMs));
     const wallSeconds = (endedAtMs - crawlStartedAtMs) / 1000;
-    const metrics = await measureCrawlLogs(
-      agents.map((agent) => join(runDir, agent.name, "crawl.log")),
-      truth,
-    );
+    const logs = agents.map((agent) => join(runDir, agent.name, "crawl.log"));
+    const metrics = await measureCrawlLogs(logs, truth);
+    const perAgent = await Promise.all(logs.map((path) => measureCrawlLogs([path], NO_TRUTH)));
     const totals = finalTotals(agents, stats);
     for (const [i, code] of exitCodes.entries()) {
       if (code !== 0) log(`${agents[i].name} exited with ${code}:\n${agents[i].stderrLines.join("\n")}`);
@@ -199,6 +212,13 @@ async function runCluster(n) {
       pagesPerSecond: metrics.fetches / wallSeconds,
       endLagSeconds: (endedAtEpochMs - metrics.lastEntryEpochMs) / 1000,
       pagesPerSecondPerAgent: metrics.fetches / wallSeconds / n,
+      // The partition's balance: the busiest agent's pages against the mean (host-sized shares of a web
+      // whose hosts differ in size are not equal, so the busiest agent sets the wall time).
+      maxOverMeanPages: Math.max(...perAgent.map((m) => m.fetches)) / (metrics.fetches / n),
+      // Each agent's own rate from its first to its last fetch, averaged: per-agent speed apart from
+      // the partition's balance, start-up, and waiting for the first URLs.
+      crawlingPagesPerSecondPerAgent:
+        perAgent.reduce((sum, m) => sum + m.fetches / Math.max(m.spanSeconds, 0.001), 0) / n,
       cpuSeconds,
       cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
       maxPeakRssMib: Math.max(...agents.map((agent) => sampler.peakOf(agent.pid))) / MIB,
@@ -214,6 +234,7 @@ async function runCluster(n) {
       coverage: metrics.coverage,
       overlap: metrics.overlap,
       extraUrls: metrics.extra,
+      throttledShare: throttledShare(quotas),
     };
   } finally {
     clearTimeout(timer);
@@ -221,6 +242,7 @@ async function runCluster(n) {
     sampler.stop();
     await Promise.all(agents.map((agent) => agent.stop()));
     for (const agent of agents) children.delete(agent);
+    for (const quota of quotas) quota.remove();
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
 }
@@ -298,6 +320,7 @@ async function runIdleCluster(n, seconds) {
   // Used only to see views settle: it never polls on its own, so the window sees no stats calls.
   const stats = new StatsPoller(2 ** 31 - 1);
   const agents = [];
+  const quotas = quotaGroupsFor(n);
   try {
     for (let i = 1; i <= n; i++) {
       const id = `agent-${i}`;
@@ -311,7 +334,7 @@ async function runIdleCluster(n, seconds) {
           ...["--heartbeat-ms", String(flags["heartbeat-ms"])],
           ...["--suspect-after-ms", String(flags["suspect-after-ms"])],
         ],
-        spawnOptionsOf(n, i),
+        spawnOptionsOf(n, i, quotas),
       );
       children.add(agent);
       agents.push(agent);
@@ -342,14 +365,46 @@ async function runIdleCluster(n, seconds) {
     stats.stop();
     await Promise.all(agents.map((agent) => agent.stop()));
     for (const agent of agents) children.delete(agent);
+    for (const quota of quotas) quota.remove();
     await rm(runDir, { recursive: true, force: true });
   }
 }
 
-/** CPU pinning and profiling of agent `i` (1-based) of `n`. */
-function spawnOptionsOf(n, i) {
+/**
+ * One CPU-capped cgroup for each of `n` agents with --cpu-quota, else none.
+ * @returns {CpuQuotaGroup[]}
+ */
+function quotaGroupsFor(n) {
+  const quota = flags["cpu-quota"];
+  if (quota === undefined) return [];
+  const groups = [];
+  try {
+    for (let i = 1; i <= n; i++)
+      groups.push(new CpuQuotaGroup(`ubicrawl-bench-${process.pid}-${n}-${i}`, quota));
+  } catch (error) {
+    for (const group of groups) group.remove();
+    throw error;
+  }
+  return groups;
+}
+
+/** The share of CFS periods in which the agents' groups hit their cap (NaN without --cpu-quota). */
+function throttledShare(quotas) {
+  let periods = 0;
+  let throttled = 0;
+  for (const quota of quotas) {
+    const stat = quota.throttling();
+    periods += stat.periods;
+    throttled += stat.throttledPeriods;
+  }
+  return periods === 0 ? Number.NaN : throttled / periods;
+}
+
+/** CPU pinning, CPU quota and profiling of agent `i` (1-based) of `n`. */
+function spawnOptionsOf(n, i, quotas) {
   const options = {};
   if (cores.length > 0) options.core = cores[(i - 1) % cores.length];
+  if (quotas.length > 0) options.cgroupProcs = quotas[i - 1].procsFile;
   if (profileDir !== undefined) {
     const folder = join(profileDir, `agents-${n}`);
     options.nodeArgs = ["--cpu-prof", "--cpu-prof-dir", folder, "--cpu-prof-name", `agent-${i}.cpuprofile`];
@@ -378,6 +433,9 @@ function printTable() {
     "end lag s",
     "pages/s",
     "/agent",
+    "/agent crawling",
+    "max/mean pages",
+    ...(quotaSet ? ["throttled"] : []),
     "CPU s/1k",
     "RSS MiB",
     "links out/page",
@@ -395,6 +453,9 @@ function printTable() {
     fixed(r.endLagSeconds, 1),
     fixed(r.pagesPerSecond, 0),
     fixed(r.pagesPerSecondPerAgent, 0),
+    fixed(r.crawlingPagesPerSecondPerAgent, 0),
+    fixed(r.maxOverMeanPages, 2),
+    ...(quotaSet ? [percent(r.throttledShare)] : []),
     fixed(r.cpuSecondsPer1000Pages, 2),
     fixed(r.maxPeakRssMib, 0),
     Number.isNaN(r.linksOutPerPage) ? "-" : fixed(r.linksOutPerPage, 3),
@@ -408,6 +469,10 @@ function printTable() {
     `ubicrawl bench/cluster: test web ${flags.hosts} hosts / ${truth.size} truth URLs, ` +
       `--max-active-hosts ${flags["max-active-hosts"]} per agent, --delay-ms 0, all processes on this machine ` +
       (flags.pin ? "(pinned: agent i on CPU i mod cores with taskset; the test web unpinned) " : "") +
+      (quotaSet
+        ? `(each agent capped at ${flags["cpu-quota"]} % of one CPU in a cgroup of its own; throttled = ` +
+          "share of 100 ms periods in which an agent used up its cap; the test web uncapped) "
+        : "") +
       `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${fixed(loadAverage.after, 2)} after)\n` +
       `inter-host share of followed links: ${percent(links.interHostShare, 1)} ` +
       `(${fixed(links.interHostLinksPerPage, 2)} inter-host links a page of ${fixed(links.followedLinks / Math.max(1, links.pages), 2)} followed); ` +

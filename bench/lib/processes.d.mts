@@ -10,6 +10,8 @@ export function snapshotUbicrawl(dir: string): string;
 export interface SpawnOptions {
   /** Runs the child under `taskset -c core`. */
   readonly core?: number;
+  /** The `cgroup.procs` file of a cgroup the child runs in from its start (see cpu-quota.mjs). */
+  readonly cgroupProcs?: string;
   /** Flags for node itself (e.g. `--cpu-prof`). */
   readonly nodeArgs?: readonly string[];
 }

@@ -43,7 +43,7 @@ export class Child {
   /**
    * @param {string} name shown in errors
    * @param {readonly string[]} args arguments of bin/ubicrawl
-   * @param {SpawnOptions} [options] CPU pinning and extra node flags
+   * @param {SpawnOptions} [options] CPU pinning, cgroup and extra node flags
    */
   constructor(name, args, options = {}) {
     this.name = name;
@@ -57,8 +57,13 @@ export class Child {
     /** @type {number | undefined} */
     this.exitedAtEpochMs = undefined;
     const node = [process.execPath, ...(options.nodeArgs ?? []), ubicrawlCommand, ...args];
-    // taskset execs node in place, so the PID (stopped, sampled, accounted) is node's own.
-    const command = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
+    // taskset and sh exec node in place, so the PID (stopped, sampled, accounted) is node's own.
+    const pinned = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
+    // Joining the cgroup before node starts puts every thread node will ever have under its limit.
+    const command =
+      options.cgroupProcs === undefined
+        ? pinned
+        : ["sh", "-c", 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, ...pinned];
     /** The CPU this child is pinned to, if any. */
     this.core = options.core;
     this.process = spawn(command[0], command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
@@ -133,8 +138,9 @@ export class Child {
 }
 
 /**
- * How a child is started beyond its arguments.
- * @typedef {{ core?: number, nodeArgs?: readonly string[] }} SpawnOptions
+ * How a child is started beyond its arguments: the CPU it is pinned to, the `cgroup.procs` file of
+ * the cgroup it runs in (see cpu-quota.mjs), extra node flags.
+ * @typedef {{ core?: number, cgroupProcs?: string, nodeArgs?: readonly string[] }} SpawnOptions
  */
 
 /**
