@@ -10,6 +10,12 @@ import { join } from "node:path";
 /** CFS period of every group, in µs (the kernel's default). */
 const PERIOD_US = 100_000;
 
+/** Groups made and not yet removed: removed at exit too (a bench stopped by a signal). */
+const live = new Set();
+process.once("exit", () => {
+  for (const group of live) group.remove();
+});
+
 /** Where a cgroup hierarchy with the cpu controller is mounted, and its version. */
 function cpuHierarchy() {
   const v2 = "/sys/fs/cgroup";
@@ -51,6 +57,7 @@ export class CpuQuotaGroup {
     }
     /** The file a process writes its PID into to join the group (all its threads move with it). */
     this.procsFile = join(this.dir, "cgroup.procs");
+    live.add(this);
   }
 
   /**
@@ -73,6 +80,7 @@ export class CpuQuotaGroup {
 
   /** Removes the group; it must hold no process any more (its agent exited). */
   remove() {
+    live.delete(this);
     try {
       rmdirSync(this.dir);
     } catch {
