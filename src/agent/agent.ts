@@ -291,14 +291,22 @@ export class Agent implements AgentParts {
   }
 
   private async close(): Promise<void> {
+    // Until all is written, a real timer keeps the process alive: the clock's timers are unref'd and
+    // visits winding down may wait only on them (politeness, the stop's grace), so without it the
+    // process could end in the middle of a stop, silently, with files left open.
     clearInterval(this.keepAlive);
-    this.guard.stop();
-    await this.scheduler.stop(STOP_GRACE_MS);
-    await this.frontier.commit().catch(() => {});
-    await this.warc.close();
-    await this.crawlLog.close();
-    await this.fetcher.close();
-    await this.store.close();
+    const holdOpen = setInterval(() => {}, 60_000);
+    try {
+      this.guard.stop();
+      await this.scheduler.stop(STOP_GRACE_MS);
+      await this.frontier.commit().catch(() => {});
+      await this.warc.close();
+      await this.crawlLog.close();
+      await this.fetcher.close();
+      await this.store.close();
+    } finally {
+      clearInterval(holdOpen);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
+  listWarcFiles,
   readCrawlLogOf,
   servedPages,
   spawnAgent,
@@ -42,4 +43,20 @@ describe("stopping an agent with SIGTERM", () => {
     expect(metrics.missing).toEqual([]);
     expect(metrics.repeated).toEqual([]);
   }, 120_000);
+
+  it("finishes the stop while every visit sleeps out its politeness delay", async () => {
+    fixture = await startWebFixture({ hosts: 10, pages: 300, seed: 5 });
+    const recorder = fixture.web.recorder;
+    // A 2 s delay: soon after the first pages every visit waits on a timer, with no request in flight.
+    const agent = spawnAgent(fixture, { id: "a2", delayMs: 2000, flags: ["--max-active-hosts", "4"] });
+    await waitFor(() => servedPages(recorder).size >= 4, "the first pages", 30_000);
+    agent.kill("SIGTERM");
+    const stopped = await agent.waitForExit(30_000);
+    // The process stays up until the stop is done: it says so, and leaves no WARC file open.
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stderr).toMatch(/stopped \(terminated\)/);
+    const files = await listWarcFiles(`${fixture.dir}/data-a2`);
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.filter((file) => file.endsWith(".open"))).toEqual([]);
+  }, 60_000);
 });
