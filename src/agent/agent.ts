@@ -21,6 +21,8 @@ const QUANTUM_PAGES = 64;
 const STOP_GRACE_MS = 10_000;
 /** How often completion is checked for `--exit-when-done`. */
 const DONE_CHECK_INTERVAL_MS = 50;
+/** Period of the do-nothing timer that holds the process alive while the agent runs (`keepAlive`). */
+const KEEP_ALIVE_INTERVAL_MS = 60_000;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
 
@@ -68,6 +70,11 @@ export class Agent implements AgentParts {
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
   private stopping: Promise<void> | undefined;
+  /**
+   * A real timer holding the process alive from start() until the agent is closed: the clock's timers
+   * are unref'd, so a crawl waiting only on them (politeness delays, retries, a stop's grace) would
+   * otherwise let the process end in the middle, silently.
+   */
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly cluster: ClusterHooks | undefined;
   /** Hosts never fetched, changed at runtime (Control RPC); their queued URLs are dropped. */
@@ -256,6 +263,7 @@ export class Agent implements AgentParts {
     }
     await this.frontier.commit();
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
+    this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
   }
 
   /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
@@ -271,17 +279,15 @@ export class Agent implements AgentParts {
     return new Promise<void>((resolve) => {
       let idleChecks = 0;
       const check = () => {
-        // Stopped first (a signal): never done, and nothing left to keep the process alive for.
+        // Stopped first (a signal): never done.
         if (this.stopping) return;
         const idle = this.cluster ? this.cluster.isCrawlComplete() : this.isIdle;
         idleChecks = idle ? idleChecks + 1 : 0;
         if (idleChecks >= 2) resolve();
         else this.clock.setTimeout(check, DONE_CHECK_INTERVAL_MS);
       };
-      // A real timer keeps the process alive while waiting for the crawl to finish.
-      this.keepAlive = setInterval(() => {}, 60_000);
       check();
-    }).finally(() => clearInterval(this.keepAlive));
+    });
   }
 
   /** Stops visits, writes what is pending and closes files; the state is kept. Idempotent. */
@@ -291,11 +297,8 @@ export class Agent implements AgentParts {
   }
 
   private async close(): Promise<void> {
-    // Until all is written, a real timer keeps the process alive: the clock's timers are unref'd and
-    // visits winding down may wait only on them (politeness, the stop's grace), so without it the
-    // process could end in the middle of a stop, silently, with files left open.
-    clearInterval(this.keepAlive);
-    const holdOpen = setInterval(() => {}, 60_000);
+    // Held until all is written (taken now by an agent closed without having started).
+    this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     try {
       this.guard.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
@@ -305,7 +308,7 @@ export class Agent implements AgentParts {
       await this.fetcher.close();
       await this.store.close();
     } finally {
-      clearInterval(holdOpen);
+      clearInterval(this.keepAlive);
     }
   }
 }

@@ -44,12 +44,24 @@ describe("stopping an agent with SIGTERM", () => {
     expect(metrics.repeated).toEqual([]);
   }, 120_000);
 
-  it("finishes the stop while every visit sleeps out its politeness delay", async () => {
+  it("keeps running while every visit sleeps out its politeness delay, and finishes its stop", async () => {
     fixture = await startWebFixture({ hosts: 10, pages: 300, seed: 5 });
     const recorder = fixture.web.recorder;
     // A 2 s delay: soon after the first pages every visit waits on a timer, with no request in flight.
-    const agent = spawnAgent(fixture, { id: "a2", delayMs: 2000, flags: ["--max-active-hosts", "4"] });
-    await waitFor(() => servedPages(recorder).size >= 4, "the first pages", 30_000);
+    // No --exit-when-done: the agent runs until it is told to stop.
+    const agent = spawnAgent(fixture, {
+      id: "a2",
+      delayMs: 2000,
+      exitWhenDone: false,
+      flags: ["--max-active-hosts", "4"],
+    });
+    // Running means not exited: an agent that ended by itself fails here at once, with its stderr.
+    const served = (atLeast: number) => () => {
+      if (agent.exited) throw new Error(`the agent exited by itself: ${JSON.stringify(agent.stderr())}`);
+      return servedPages(recorder).size >= atLeast;
+    };
+    await waitFor(served(4), "the first pages", 30_000);
+    await waitFor(served(servedPages(recorder).size + 4), "pages after the delays", 30_000);
     agent.kill("SIGTERM");
     const stopped = await agent.waitForExit(30_000);
     // The process stays up until the stop is done: it says so, and leaves no WARC file open.
