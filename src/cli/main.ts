@@ -5,7 +5,7 @@ type Command = (argv: string[]) => Promise<number>;
 
 /**
  * The subcommands. Each is loaded only when run: an agent does not load the test web or the CA
- * tooling, and `ubicrawl stats` does not load the crawler (a third of the start-up CPU of `stats`).
+ * tooling, and `ubicrawl stats` does not load the crawler (half the start-up CPU of `stats`).
  */
 const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }> = {
   agent: {
