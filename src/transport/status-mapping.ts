@@ -50,19 +50,25 @@ export function isServiceError(error: unknown): error is ServiceError {
  */
 export function errorFromStatus(error: ServiceError, address: string, method: string): UbiError {
   const where = `${method} to ${address}`;
+  const details = readableDetails(error.details);
   switch (error.code) {
     case status.ALREADY_EXISTS:
-      return new UbiError(ErrorCode.IdConflict, `${where} refused: ${error.details}`, { cause: error });
+      return new UbiError(ErrorCode.IdConflict, `${where} refused: ${details}`, { cause: error });
     case status.INVALID_ARGUMENT:
     case status.RESOURCE_EXHAUSTED:
-      return new UbiError(ErrorCode.BadMessage, `${where} refused: ${error.details}`, { cause: error });
+      return new UbiError(ErrorCode.BadMessage, `${where} refused: ${details}`, { cause: error });
     default:
       return new UbiError(
         ErrorCode.PeerUnreachable,
-        `${where} failed: ${status[error.code] ?? error.code} ${error.details}`,
+        `${where} failed: ${status[error.code] ?? error.code} ${details}`,
         { cause: error },
       );
   }
+}
+
+/** grpc-js ends a failed connection's details with "Resolution note: " even when it has no note. */
+function readableDetails(details: string): string {
+  return details.replace(/\.?\s*Resolution note:\s*$/, "");
 }
 
 /** The grpc status code carried in the `cause` of a transport `UbiError`, if any. */

@@ -348,9 +348,11 @@ describe("AgentServer lifecycle", () => {
     await server.stop(); // idempotent
     const late = new PeerClient(address, { requestDeadlineMs: 3000 });
     onTestFinished(() => late.close());
-    expect((await failure(late.control({ action: "PAUSE", argument: "" }))).code).toBe(
-      ErrorCode.PeerUnreachable,
-    );
+    const refused = await failure(late.control({ action: "PAUSE", argument: "" }));
+    expect(refused.code).toBe(ErrorCode.PeerUnreachable);
+    // What an operator reads names the refused connection, without grpc-js's empty "Resolution note: ".
+    expect(refused.message).toMatch(/ECONNREFUSED/);
+    expect(refused.message).not.toMatch(/Resolution note/);
   });
 
   it("stop forces the close after stopGraceMs when a handler hangs", async () => {
