@@ -1,10 +1,25 @@
-import { describe, expect, it } from "vitest";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { runUbicrawl } from "../agent/harness.js";
+
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
 
 describe("ubicrawl cluster", () => {
   it("crawls the test web with a local cluster, survives a scripted kill and join, and reports full coverage", async () => {
+    // The agents' data goes to a folder of the test's own (the command keeps it for the user).
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-cluster-test-"));
+    const data = join(dir, "data");
     const run = runUbicrawl([
       "cluster",
+      "--data",
+      data,
       "--agents",
       "3",
       "--hosts",
@@ -29,6 +44,8 @@ describe("ubicrawl cluster", () => {
     const coverage = /coverage: (\d+)\/(\d+) = 100\.00%/.exec(result.stderr);
     expect(coverage?.[1]).toBe(coverage?.[2]);
     expect(result.stderr).toMatch(/most concurrent requests to one host: 1\b/);
+    expect(result.stderr).toContain(data);
+    expect(existsSync(join(data, "agent-1"))).toBe(true);
   }, 150_000);
 
   it("rejects bad flags with a clear error", async () => {
