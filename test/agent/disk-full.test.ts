@@ -28,9 +28,11 @@ let fixture: WebFixture | undefined;
 let mounted: string | undefined;
 
 afterEach(async () => {
+  // The fixture's stop cannot remove its folder while the tmpfs is mounted inside: unmount, then
+  // remove what is left (else an empty folder stays behind at every run).
   await fixture?.stop().catch(() => {});
   if (mounted) execFileSync("umount", ["-l", mounted], { stdio: "ignore" });
-  if (mounted) rmSync(mounted, { recursive: true, force: true });
+  if (fixture) rmSync(fixture.dir, { recursive: true, force: true });
   fixture = undefined;
   mounted = undefined;
 });
