@@ -1,11 +1,13 @@
 // Single-agent throughput: one `ubicrawl agent` process crawls the test web (served by a separate
 // `ubicrawl testweb` process) with no politeness delay, and this prints pages/s, MiB/s, CPU per 1,000
-// pages, peak RSS, seen-set bytes per URL, and coverage/overlap against the ground truth.
+// pages (whole process, by thread, and by phase: start, steady middle, tail), peak RSS, seen-set bytes
+// per URL, and coverage/overlap against the ground truth.
 // Run after `npm run build`:  node bench/run.mjs [--hosts N] [--pages N] [--runs N] [--json] [--cpu-prof DIR]
 import { mkdir, rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { estimateSeenUrls, measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
+import { crawlPhases, EDGE_SHARE } from "./lib/crawl-phases.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
   benchAgentFlags,
@@ -115,6 +117,13 @@ async function crawlOnce(run) {
   const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
   const wallSeconds = (agent.exitedAtMs - agent.startedAtMs) / 1000;
   const metrics = await measureCrawlLogs([join(data, "crawl.log")], truth);
+  const phases = crawlPhases({
+    series: sampler.cpuSeriesOf(agent.pid),
+    pageTimesMs: metrics.pageTimesMs,
+    startedAtMs: agent.startedAtEpochMs,
+    exitedAtMs: agent.exitedAtEpochMs,
+    cpuSeconds,
+  });
   const summary = parseAgentSummary(agent.stderrLines);
   const seenEstimated = summary.seenUrls === undefined;
   const seenUrls = summary.seenUrls ?? estimateSeenUrls(metrics.loggedUrls, summary.dropped);
@@ -136,6 +145,10 @@ async function crawlOnce(run) {
     cpuCores: cpuSeconds / wallSeconds,
     cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
     ...threadSplit(sampler.threadCpuOf(agent.pid), metrics.fetches),
+    startCpuSeconds: phases.start.cpuSeconds,
+    steadyPagesPerSecond: phases.steady.pagesPerSecond,
+    steadyCpuSecondsPer1000Pages: phases.steady.cpuMsPerPage,
+    tailCpuSecondsPer1000Pages: phases.tail.cpuMsPerPage,
     peakRssMib: sampler.peakOf(agent.pid) / MIB,
     seenUrls,
     seenSetBytes: seenBytes,
@@ -182,6 +195,7 @@ function withCpuProfile(start) {
 }
 
 function printTable() {
+  const EDGE = Math.round(EDGE_SHARE * 100);
   const columns = [...runs.map((r) => `run ${r.run}`), ...(runs.length > 1 ? ["median"] : [])];
   const records = runs.length > 1 ? [...runs, median] : runs;
   const estimated = runs.some((r) => r.seenEstimated);
@@ -194,6 +208,10 @@ function printTable() {
     ["  main thread", (r) => fixed(r.mainThreadCpuPer1000Pages, 2)],
     ["  WARC worker", (r) => fixed(r.warcWorkerCpuPer1000Pages, 2)],
     ["  other threads", (r) => fixed(r.otherThreadsCpuPer1000Pages, 2)],
+    [`start, first ${EDGE} % of pages: CPU s`, (r) => fixed(r.startCpuSeconds, 2)],
+    [`steady, middle ${100 - 2 * EDGE} %: pages/s`, (r) => fixed(r.steadyPagesPerSecond, 0)],
+    ["  CPU s / 1,000 pages", (r) => fixed(r.steadyCpuSecondsPer1000Pages, 2)],
+    [`tail, last ${EDGE} %: CPU s / 1,000 pages`, (r) => fixed(r.tailCpuSecondsPer1000Pages, 2)],
     ["CPU cores used", (r) => fixed(r.cpuCores, 2)],
     ["peak RSS (MiB)", (r) => fixed(r.peakRssMib, 0)],
     [`seen URLs${estimated ? " (est.)" : ""}`, (r) => String(Math.round(r.seenUrls))],

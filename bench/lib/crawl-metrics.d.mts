@@ -26,6 +26,8 @@ export interface CrawlMetrics {
   spanSeconds: number;
   /** Epoch ms of the last line (NaN when none). */
   lastEntryEpochMs: number;
+  /** Epoch ms of each fetch counted in `fetches`, ascending. */
+  pageTimesMs: number[];
 }
 
 /** What an agent's final summary says. */

@@ -31,6 +31,7 @@ export async function measureCrawlLogs(paths, truth) {
   let bytes = 0;
   let firstMs = Number.POSITIVE_INFINITY;
   let lastMs = Number.NEGATIVE_INFINITY;
+  const pageTimesMs = [];
   for (const path of paths) {
     for await (const entry of readLines(path)) {
       entries++;
@@ -45,8 +46,10 @@ export async function measureCrawlLogs(paths, truth) {
       fetches++;
       bytes += entry.bytes ?? 0;
       fetchedUrls.add(entry.url);
+      pageTimesMs.push(atMs);
     }
   }
+  pageTimesMs.sort((a, b) => a - b);
   let covered = 0;
   for (const url of truth) if (fetchedUrls.has(url)) covered++;
   const unique = fetchedUrls.size;
@@ -64,6 +67,7 @@ export async function measureCrawlLogs(paths, truth) {
     overlap: unique === 0 ? 0 : (fetches - unique) / unique,
     spanSeconds: entries === 0 ? 0 : (lastMs - firstMs) / 1000,
     lastEntryEpochMs: entries === 0 ? Number.NaN : lastMs,
+    pageTimesMs,
   };
 }
 
@@ -82,6 +86,7 @@ export async function measureCrawlLogs(paths, truth) {
  * @property {number} overlap (fetches − unique) / unique
  * @property {number} spanSeconds time from the first to the last crawl log line
  * @property {number} lastEntryEpochMs time of the last crawl log line (NaN when none)
+ * @property {number[]} pageTimesMs time of each fetch counted in `fetches` (epoch ms), ascending
  */
 
 async function* readLines(path) {

@@ -59,6 +59,8 @@ export class PeakRssSampler {
   peakOf(pid: number): number;
   /** CPU seconds of the main thread, the busiest other thread and all the others, at the last sample. */
   threadCpuOf(pid: number): { main: number; busiestOther: number; rest: number };
+  /** The process's CPU seconds (all threads) over its run: [epoch ms, CPU seconds] samples, in order. */
+  cpuSeriesOf(pid: number): readonly [number, number][];
   stop(): void;
 }
 /** Stops the given children by PID on SIGINT/SIGTERM, then exits. */

@@ -278,7 +278,8 @@ export function processCpuSeconds(pid) {
  * Samples the peak resident set (VmHWM) of some PIDs until stopped: the kernel keeps the high-water
  * mark, so a sample shortly before the exit sees the peak. Each sample also reads the CPU time of
  * every thread of the PID (`/proc/<pid>/task/<tid>/stat`), so the split between the main thread and
- * the others is known up to the last sample before the exit (at most one interval of CPU missed).
+ * the others is known up to the last sample before the exit (at most one interval of CPU missed), and
+ * the process's CPU so far with the time, so its CPU in any span of its run is known (`cpuSeriesOf`).
  */
 export class PeakRssSampler {
   /**
@@ -289,6 +290,8 @@ export class PeakRssSampler {
     this.peaks = new Map();
     /** @type {Map<number, Map<number, number>>} CPU seconds by thread id, by PID */
     this.threads = new Map();
+    /** @type {Map<number, [number, number][]>} [epoch ms, CPU seconds of the process] samples, by PID */
+    this.series = new Map();
     this.timer = setInterval(() => this.sample(), intervalMs);
   }
 
@@ -296,6 +299,7 @@ export class PeakRssSampler {
   watch(pid) {
     this.peaks.set(pid, 0);
     this.threads.set(pid, new Map());
+    this.series.set(pid, []);
     this.sample();
   }
 
@@ -310,6 +314,11 @@ export class PeakRssSampler {
       const match = /VmHWM:\s+(\d+) kB/.exec(status);
       if (match) this.peaks.set(pid, Math.max(this.peaks.get(pid) ?? 0, Number(match[1]) * 1024));
       this.sampleThreads(pid);
+      try {
+        this.series.get(pid)?.push([Date.now(), processCpuSeconds(pid)]);
+      } catch {
+        // exited since
+      }
     }
   }
 
@@ -347,6 +356,15 @@ export class PeakRssSampler {
     const busiestOther = Math.max(0, ...others);
     const otherSum = others.reduce((sum, seconds) => sum + seconds, 0);
     return { main: threads.get(pid) ?? 0, busiestOther, rest: otherSum - busiestOther };
+  }
+
+  /**
+   * The process's CPU seconds (all threads) over its run: [epoch ms, CPU seconds] samples, in order.
+   * @param {number} pid
+   * @returns {readonly [number, number][]}
+   */
+  cpuSeriesOf(pid) {
+    return this.series.get(pid) ?? [];
   }
 
   stop() {

@@ -62,6 +62,12 @@ describe("measureCrawlLogs", () => {
     expect(metrics.overlap).toBe(0.25);
     expect(metrics.spanSeconds).toBe(2.5);
     expect(metrics.lastEntryEpochMs).toBe(Date.parse("2026-01-01T00:00:02.500Z"));
+    // Every answered fetch's time, in order across the logs; the failure is not a page.
+    const at = (iso: string) => Date.parse(iso);
+    expect(metrics.pageTimesMs).toEqual([
+      ...Array(4).fill(at("2026-01-01T00:00:00.000Z")),
+      at("2026-01-01T00:00:02.500Z"),
+    ]);
   });
 
   it("reads the truth file written by ubicrawl testweb", async () => {
