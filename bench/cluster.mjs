@@ -1,7 +1,7 @@
 // Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
 // prints total pages/s (and per agent: over the wall time, and while crawling), the partition's
-// balance, CPU per 1,000 pages, links to other agents' hosts per page fetched against the expected
+// balance, CPU per 1,000 pages (and by phase of each agent's crawl: start, steady middle, tail), links to other agents' hosts per page fetched against the expected
 // (inter-host links followed a page) × (1 − 1/n), URLs sent per page (each of those URLs goes once),
 // batches per 100 pages, and coverage/overlap.
 // With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs); with
@@ -18,6 +18,7 @@ import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CpuQuotaGroup } from "./lib/cpu-quota.mjs";
 import { measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
+import { crawlPhases } from "./lib/crawl-phases.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { interHostLinks } from "./lib/link-share.mjs";
 import {
@@ -194,6 +195,7 @@ async function runCluster(n) {
     const metrics = await measureCrawlLogs(logs, truth);
     const perAgent = await Promise.all(logs.map((path) => measureCrawlLogs([path], NO_TRUTH)));
     const totals = finalTotals(agents, stats);
+    const phases = agentPhases(agents, perAgent, sampler);
     for (const [i, code] of exitCodes.entries()) {
       if (code !== 0) log(`${agents[i].name} exited with ${code}:\n${agents[i].stderrLines.join("\n")}`);
     }
@@ -221,6 +223,7 @@ async function runCluster(n) {
         perAgent.reduce((sum, m) => sum + m.fetches / Math.max(m.spanSeconds, 0.001), 0) / n,
       cpuSeconds,
       cpuSecondsPer1000Pages: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
+      ...phases,
       maxPeakRssMib: Math.max(...agents.map((agent) => sampler.peakOf(agent.pid))) / MIB,
       statsPagesFetched: totals.pagesFetched,
       urlsSent: totals.urlsSent,
@@ -245,6 +248,41 @@ async function runCluster(n) {
     for (const quota of quotas) quota.remove();
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Each agent's crawl in phases (see crawl-phases.mjs: start to 10 % of its pages, steady middle, tail),
+ * summed over the agents. An agent's total CPU is its last sample's (up to 100 ms before its exit):
+ * the kernel's exact figure is only known for all the agents together.
+ * @param {import("./lib/processes.mjs").Child[]} agents exited
+ * @param {import("./lib/crawl-metrics.mjs").CrawlMetrics[]} perAgent each agent's crawl log metrics
+ * @param {PeakRssSampler} sampler
+ */
+function agentPhases(agents, perAgent, sampler) {
+  const phases = agents.map((agent, i) => {
+    const series = sampler.cpuSeriesOf(agent.pid);
+    return crawlPhases({
+      series,
+      pageTimesMs: perAgent[i].pageTimesMs,
+      startedAtMs: agent.startedAtEpochMs,
+      exitedAtMs: agent.exitedAtEpochMs,
+      cpuSeconds: series.at(-1)?.[1] ?? 0,
+    });
+  });
+  const sum = (of) => phases.reduce((total, p) => total + of(p), 0);
+  const per1000 = (cpu, pages) => (pages > 0 ? (cpu * 1000) / pages : Number.NaN);
+  return {
+    startCpuSecondsPerAgent: sum((p) => p.start.cpuSeconds) / phases.length,
+    steadyPagesPerSecondPerAgent: sum((p) => p.steady.pagesPerSecond || 0) / phases.length,
+    steadyCpuSecondsPer1000Pages: per1000(
+      sum((p) => p.steady.cpuSeconds),
+      sum((p) => p.steady.pages),
+    ),
+    tailCpuSecondsPer1000Pages: per1000(
+      sum((p) => p.tail.cpuSeconds),
+      sum((p) => p.tail.pages),
+    ),
+  };
 }
 
 /**
@@ -437,6 +475,10 @@ function printTable() {
     "max/mean pages",
     ...(quotaSet ? ["throttled"] : []),
     "CPU s/1k",
+    "start CPU s/agent",
+    "steady /agent",
+    "steady CPU s/1k",
+    "tail CPU s/1k",
     "RSS MiB",
     "links out/page",
     "expected",
@@ -457,6 +499,10 @@ function printTable() {
     fixed(r.maxOverMeanPages, 2),
     ...(quotaSet ? [percent(r.throttledShare)] : []),
     fixed(r.cpuSecondsPer1000Pages, 2),
+    fixed(r.startCpuSecondsPerAgent, 2),
+    fixed(r.steadyPagesPerSecondPerAgent, 0),
+    fixed(r.steadyCpuSecondsPer1000Pages, 2),
+    fixed(r.tailCpuSecondsPer1000Pages, 2),
     fixed(r.maxPeakRssMib, 0),
     Number.isNaN(r.linksOutPerPage) ? "-" : fixed(r.linksOutPerPage, 3),
     fixed(r.expectedLinksOutPerPage, 3),
