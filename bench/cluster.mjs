@@ -1,9 +1,10 @@
 // Cluster throughput and communication overhead: for 1, 2, 4 and 8 agents (separate processes on this
 // machine, plaintext gRPC on loopback) crawling the test web (a separate `ubicrawl testweb` process),
 // prints total pages/s (and per agent: over the wall time, and while crawling), the partition's
-// balance, CPU per 1,000 pages (and by phase of each agent's crawl: start, steady middle, tail), links to other agents' hosts per page fetched against the expected
-// (inter-host links followed a page) × (1 − 1/n), URLs sent per page (each of those URLs goes once),
-// batches per 100 pages, and coverage/overlap.
+// balance, CPU per 1,000 pages (and by phase of each agent's crawl: start, steady middle, tail), links
+// to other agents' hosts per page fetched against the expected (inter-host links followed a page) ×
+// (1 − 1/n), URLs sent per page (each of those URLs goes once), batches per 100 pages, and
+// coverage/overlap.
 // With --pin, each agent runs under `taskset -c <core>` (round-robin over the allowed CPUs); with
 // --cpu-quota P, each agent runs in a cgroup of its own capped at P % of one CPU: both to see whether
 // per-agent pages/s stays flat when every agent has a CPU of its own (a quota gives each agent its

@@ -36,10 +36,10 @@ export function cpuAt(series, atMs) {
  */
 export function crawlPhases({ series, pageTimesMs, startedAtMs, exitedAtMs, cpuSeconds, edge = EDGE_SHARE }) {
   const pages = pageTimesMs.length;
-  const startPages = Math.floor(pages * edge);
-  const tailPages = Math.floor(pages * edge);
-  const steadyFromMs = pages === 0 ? startedAtMs : /** @type {number} */ (pageTimesMs[startPages]);
-  const steadyToMs = pages === 0 ? exitedAtMs : /** @type {number} */ (pageTimesMs[pages - 1 - tailPages]);
+  // As many pages in the start as in the tail.
+  const edgePages = Math.floor(pages * edge);
+  const steadyFromMs = pages === 0 ? startedAtMs : /** @type {number} */ (pageTimesMs[edgePages]);
+  const steadyToMs = pages === 0 ? exitedAtMs : /** @type {number} */ (pageTimesMs[pages - 1 - edgePages]);
   const cpuFrom = Math.min(cpuSeconds, cpuAt(series, steadyFromMs));
   const cpuTo = Math.min(cpuSeconds, Math.max(cpuFrom, cpuAt(series, steadyToMs)));
   /** @returns {import("./crawl-phases.d.mts").CrawlPhase} */
@@ -52,8 +52,8 @@ export function crawlPhases({ series, pageTimesMs, startedAtMs, exitedAtMs, cpuS
   });
   return {
     edge,
-    start: phase(startPages, startedAtMs, steadyFromMs, cpuFrom),
-    steady: phase(pages - startPages - tailPages, steadyFromMs, steadyToMs, cpuTo - cpuFrom),
-    tail: phase(tailPages, steadyToMs, exitedAtMs, cpuSeconds - cpuTo),
+    start: phase(edgePages, startedAtMs, steadyFromMs, cpuFrom),
+    steady: phase(pages - 2 * edgePages, steadyFromMs, steadyToMs, cpuTo - cpuFrom),
+    tail: phase(edgePages, steadyToMs, exitedAtMs, cpuSeconds - cpuTo),
   };
 }
