@@ -6,9 +6,10 @@ import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
-import { CrawlLog, GroupCommit, StateStore, WarcWriter } from "../storage/index.js";
+import { CrawlLog, GroupCommit, type QueuedUrl, StateStore, WarcWriter } from "../storage/index.js";
 import { normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
+import type { ClusterFacingAgent } from "./cluster-facing.js";
 import { CrawlStats } from "./crawl-stats.js";
 import { HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
@@ -37,6 +38,12 @@ export interface AgentParts {
   readonly stats: CrawlStats;
 }
 
+/** An agent's durable store and the group commit every writer of it shares. */
+export interface AgentStorage {
+  readonly store: StateStore;
+  readonly committer: GroupCommit;
+}
+
 /** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
 export interface ClusterHooks {
   readonly ownership: () => HostOwnership;
@@ -60,12 +67,12 @@ export interface ClusterHooks {
  * what it fetches, and routes discovered links — to its own frontier, or through `cluster` to their
  * owners. Alone, every host is its own.
  */
-export class Agent implements AgentParts {
+export class Agent implements AgentParts, ClusterFacingAgent {
   readonly stats: CrawlStats;
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
   /** Group commit of the state store, shared by every writer of this agent's state. */
-  readonly committer: GroupCommit;
+  private readonly committer: GroupCommit;
   private readonly fetcher: Fetcher;
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
@@ -78,7 +85,7 @@ export class Agent implements AgentParts {
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly cluster: ClusterHooks | undefined;
   /** Hosts never fetched, changed at runtime (Control RPC); their queued URLs are dropped. */
-  readonly blacklist: Set<string>;
+  private readonly blacklist: Set<string>;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
 
@@ -269,6 +276,115 @@ export class Agent implements AgentParts {
   /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
   get isIdle(): boolean {
     return this.scheduler.isIdle && this.frontier.isEmpty;
+  }
+
+  // ---- the cluster-facing surface ({@link ClusterFacingAgent}) -------------------------------
+
+  /** This agent's id. */
+  get id(): string {
+    return this.options.id;
+  }
+
+  /** The durable store and its group commit, shared with the cluster's outbox of handed-off URLs. */
+  get storage(): AgentStorage {
+    return { store: this.store, committer: this.committer };
+  }
+
+  /** Queues `url` of `host` (a URL this agent owns) unless seen before; true when queued. */
+  accept(url: string, depth: number, host: string): boolean {
+    return this.frontier.add(url, depth, host);
+  }
+
+  /** Queues `url` even if seen before (it comes back from a dead peer's outbox); fetched ones are skipped. */
+  requeue(url: string, depth: number, host: string): void {
+    this.frontier.requeue(url, depth, host);
+  }
+
+  /** Routes `url` of `host` under the current view, at a depth already computed (URLs from peers). */
+  route(url: string, depth: number, host: string): void {
+    this.router.routeAt(url, depth, host);
+  }
+
+  /** Resolves when every change made so far is durable. */
+  commit(): Promise<void> {
+    return this.frontier.commit();
+  }
+
+  /** Hosts with URLs waiting. */
+  hostsWithWork(): string[] {
+    return this.frontier.hostsWithWork();
+  }
+
+  /**
+   * Takes every waiting URL of `host` out of its queue (the host belongs to another agent now);
+   * `handOff` gets each one as its dequeue is recorded, so no commit writes one without the other.
+   */
+  async handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void> {
+    await this.frontier.drainHost(host, handOff);
+  }
+
+  /** Offers every host with waiting URLs to the scheduler again (after a view change or a pause). */
+  wakeHosts(): void {
+    for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
+  }
+
+  /** For each URL, whether this agent fetched it; waits (at most `maxWaitMs`) for fetches in flight. */
+  wasFetched(urls: readonly string[], maxWaitMs: number): Promise<boolean[]> {
+    return this.frontier.wasFetched(urls, maxWaitMs);
+  }
+
+  /** Records that the URL with this fingerprint was handed to another agent. */
+  noteSentAway(fingerprint: bigint): void {
+    this.frontier.markSentAway(fingerprint);
+  }
+
+  /** True when the URL with this fingerprint was handed to another agent before. */
+  wasSentAway(fingerprint: bigint): boolean {
+    return this.frontier.wasSentAway(fingerprint);
+  }
+
+  /** Stops starting fetches (those in flight finish); links and batches are still handled. */
+  pause(): void {
+    this.scheduler.pause();
+  }
+
+  /** Starts fetching again after {@link pause}. */
+  resume(): void {
+    this.scheduler.resume();
+  }
+
+  /** True while paused (by an operator or a full disk). */
+  get isPaused(): boolean {
+    return this.scheduler.isPaused;
+  }
+
+  /** Hosts being visited now. */
+  get activeHosts(): number {
+    return this.scheduler.activeHosts;
+  }
+
+  /** URLs waiting in the frontier. */
+  get queuedUrls(): number {
+    return this.frontier.waitingUrls;
+  }
+
+  /** Adds `host` (lower case) to the runtime blacklist: its queued URLs are dropped as they come. */
+  blacklistHost(host: string): void {
+    this.blacklist.add(host);
+  }
+
+  /** Removes `host` from the blacklist; true when it was on it. Its hosts are crawled again. */
+  unblacklistHost(host: string): boolean {
+    const removed = this.blacklist.delete(host);
+    if (removed) this.wakeHosts();
+    return removed;
+  }
+
+  /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
+  forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void {
+    for (const host of this.frontier.knownHosts()) {
+      visit(host, this.frontier.waitingOf(host), this.frontier.record(host).fetched);
+    }
   }
 
   /**

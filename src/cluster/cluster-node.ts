@@ -1,37 +1,28 @@
-import { Agent, type ClusterHooks } from "../agent/agent.js";
-import type { AgentOptions } from "../agent/agent-options.js";
-import { type Clock, sleep, systemClock, type TimerHandle } from "../clock.js";
+import { Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
+import { type Clock, sleep, systemClock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
   AgentServer,
-  type AgentServiceHandlers,
   type AgentStats,
-  type ControlReply,
-  type ControlRequest,
-  type HeartbeatReply,
-  type HeartbeatRequest,
-  type JoinReply,
-  type JoinRequest,
   PeerClientPool,
   parseHostPort,
-  type StatsReply,
-  type StatsRequest,
   type TransportSecurity,
-  type UrlBatch,
-  type UrlBatchAck,
-  type WasFetchedReply,
-  type WasFetchedRequest,
 } from "../transport/index.js";
-import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
+import { UrlFingerprinter } from "../url/index.js";
+import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
+import { CrawlEnd } from "./crawl-end.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PageRecovery } from "./page-recovery.js";
+import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
-import { TerminationDetector, type WorkLoad } from "./termination.js";
 import { resendUnacked } from "./unacked-urls.js";
 import { UrlExchange } from "./url-exchange.js";
+import { ViewStabilizer } from "./view-stabilizer.js";
+
+export { DEFAULT_MAX_CONCURRENT_SUBMITS };
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
 export interface ClusterOptions {
@@ -72,60 +63,41 @@ export interface ClusterOptions {
   readonly maxConcurrentSubmits?: number;
 }
 
-/** Default of {@link ClusterOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
-export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
+/** What a {@link ClusterNode} is given rather than reaching for. */
+export interface ClusterNodeDeps {
+  readonly clock?: Clock;
+  /** Where operator-facing lines go. @default standard error */
+  readonly log?: (line: string) => void;
+}
 
-/** How long a page-recovery answer may wait for a fetch of an asked URL's host in flight here. */
-const WAS_FETCHED_WAIT_MS = 3_000;
-/**
- * How often the frontier is checked for URLs of hosts owned by others: a fetch in flight when its host
- * was handed over can end put back in the queue (a parked host, a full disk), after the hand-over.
- */
-const STRANDED_CHECK_MS = 2_000;
-/**
- * Least time between two extra heartbeat rounds for termination detection: the end of a crawl is
- * found a few round trips after the last agent goes idle, not a heartbeat interval or two later.
- */
-const TERMINATION_PULSE_GAP_MS = 100;
-/** Seen batch ids kept per process to count each received batch once despite retries. */
-const MAX_REMEMBERED_BATCHES = 100_000;
-
-/**
- * One agent in a cluster: runs the crawl of an {@link Agent} and, around it, the gRPC server, the
- * heartbeat failure detector with gossip membership, the consistent-hashing ownership, the URL
- * exchange, page recovery and termination detection. No coordinator: every decision is local.
- *
- * When the alive set changes, ownership is rebuilt and the frontier re-examined: queues of hosts now
- * owned by others are handed to them, URLs buffered for dead agents go to the new owners, and every
- * URL ever handed to a crashed agent is re-sent to its hosts' new owners (self-stabilization).
- */
-export class ClusterNode implements AgentServiceHandlers {
+/** The parts one cluster agent is composed of (see {@link ClusterNode.start}). */
+interface Parts {
   readonly agent: Agent;
-  private readonly detector: FailureDetector;
-  private readonly ownership: Ownership;
-  private readonly exchange: UrlExchange;
-  private readonly recovery: PageRecovery;
-  private readonly grace: TakeoverGrace;
-  private readonly termination = new TerminationDetector();
-  private readonly peers: PeerClientPool;
-  private readonly server: AgentServer;
-  private readonly receivedBatches = new Set<string>();
-  private batchesDelivered = 0;
-  private batchesReceived = 0;
-  private submitsInProgress = 0;
-  private aliveIds = new Set<string>();
-  private reexamining: Promise<void> = Promise.resolve();
+  readonly detector: FailureDetector;
+  readonly ownership: Ownership;
+  readonly exchange: UrlExchange;
+  readonly stabilizer: ViewStabilizer;
+  readonly crawlEnd: CrawlEnd;
+  readonly partition: PartitionStats;
+  readonly service: ClusterService;
+  readonly peers: PeerClientPool;
+  readonly server: AgentServer;
+}
+
+/**
+ * One agent in a cluster, composed of an {@link Agent} that crawls and, around it: the gRPC service
+ * ({@link ClusterService}), the heartbeat failure detector with gossip membership, the
+ * consistent-hashing ownership, the URL exchange, page recovery, the takeover grace, self-stabilization
+ * on view changes ({@link ViewStabilizer}) and termination detection ({@link CrawlEnd}). No
+ * coordinator: every decision is local.
+ */
+export class ClusterNode {
+  readonly agent: Agent;
+  /** The agent's gRPC service; its handlers are the `Agent` service of the protocol. */
+  readonly service: ClusterService;
+  private readonly parts: Parts;
   private leaving = false;
-  private intakeClosed = false;
-  /** Local time of the last change of the alive set (termination waits for a stable view). */
-  private viewChangedAtMs = 0;
-  /** Set once something waits for the crawl's end (termination detection then asks for fresh loads). */
-  private awaitingEnd = false;
-  /** This agent's idleness at the last termination check, to notice it going idle. */
-  private wasIdle = false;
-  private lastPulseAtMs = Number.NEGATIVE_INFINITY;
   private stopping: Promise<void> | undefined;
-  private strandedTimer: TimerHandle | undefined;
 
   private constructor(
     readonly options: ClusterOptions,
@@ -134,25 +106,11 @@ export class ClusterNode implements AgentServiceHandlers {
     /** The address the gRPC server is bound to (the real port when `listen` asked for port 0). */
     readonly listenAddress: string,
     private readonly clock: Clock,
-    parts: {
-      agent: Agent;
-      detector: FailureDetector;
-      ownership: Ownership;
-      exchange: UrlExchange;
-      recovery: PageRecovery;
-      grace: TakeoverGrace;
-      peers: PeerClientPool;
-      server: AgentServer;
-    },
+    parts: Parts,
   ) {
+    this.parts = parts;
     this.agent = parts.agent;
-    this.detector = parts.detector;
-    this.ownership = parts.ownership;
-    this.exchange = parts.exchange;
-    this.recovery = parts.recovery;
-    this.grace = parts.grace;
-    this.peers = parts.peers;
-    this.server = parts.server;
+    this.service = parts.service;
   }
 
   /**
@@ -162,43 +120,44 @@ export class ClusterNode implements AgentServiceHandlers {
   static async start(
     agentOptions: AgentOptions,
     options: ClusterOptions,
-    clock: Clock = systemClock,
+    deps: ClusterNodeDeps = {},
   ): Promise<ClusterNode> {
+    const clock = deps.clock ?? systemClock;
+    const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     if (options.advertise !== undefined && parseHostPort(options.advertise) === undefined) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
         `advertise must be host:port, got "${options.advertise}"`,
       );
     }
-    const maxSubmits = options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
-    if (!Number.isSafeInteger(maxSubmits) || maxSubmits < 1) {
-      throw new UbiError(ErrorCode.InvalidArgument, "maxConcurrentSubmits must be a positive integer");
-    }
+    const selfId = agentOptions.id;
     const hasher = await loadHasher64();
     const fingerprinter = new UrlFingerprinter(hasher);
-    const ownership = new Ownership(agentOptions.id, options.capacity, options.replicasPerUnit, hasher);
+    const ownership = new Ownership(selfId, options.capacity, options.replicasPerUnit, hasher);
     const grace = new TakeoverGrace(options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS, {
       clock,
       current: () => ownership.assignment,
       build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
     });
     const peers = new PeerClientPool({ security: options.security });
-    // The node is created after the agent and server; hooks and handlers reach it through this cell.
-    let node: ClusterNode | undefined;
+    // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
+    const late: { node?: ClusterNode; recovery?: PageRecovery; exchange?: UrlExchange } = {};
     const ready = (): ClusterNode => {
-      if (!node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
-      return node;
+      if (!late.node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
+      return late.node;
     };
-    const exchangeCell: { current?: UrlExchange } = {};
     const hooks: ClusterHooks = {
       ownership: () => ownership,
       exchange: {
-        send: (owner, url, depth, host) => exchangeCell.current?.send(owner, url, depth, host),
-        offer: (owner, url, depth, host) => exchangeCell.current?.offer(owner, url, depth, host),
+        send: (owner, url, depth, host) => late.exchange?.send(owner, url, depth, host),
+        offer: (owner, url, depth, host) => late.exchange?.offer(owner, url, depth, host),
       },
-      owns: (host) => ownership.ownerOf(host) === agentOptions.id,
-      fetchedElsewhere: (host, url, upcoming) => ready().recovery.fetchedElsewhere(host, url, upcoming),
-      isCrawlComplete: () => node?.isCrawlComplete() ?? false,
+      owns: (host) => ownership.ownerOf(host) === selfId,
+      fetchedElsewhere: (host, url, upcoming) => {
+        ready();
+        return (late.recovery as PageRecovery).fetchedElsewhere(host, url, upcoming);
+      },
+      isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
       heldUntilMs: (host) => grace.heldUntilMs(host),
     };
     const agent = await Agent.open(agentOptions, { clock, cluster: hooks });
@@ -206,16 +165,15 @@ export class ClusterNode implements AgentServiceHandlers {
       { security: options.security },
       {
         handlers: {
-          join: (request) => ready().join(request),
-          heartbeat: (request) => ready().heartbeat(request),
-          submitUrls: (request) => ready().submitUrls(request),
-          wasFetched: (request) => ready().wasFetched(request),
-          getStats: (request) => ready().getStats(request),
-          control: (request) => ready().control(request),
+          join: (request) => ready().service.join(request),
+          heartbeat: (request) => ready().service.heartbeat(request),
+          submitUrls: (request) => ready().service.submitUrls(request),
+          wasFetched: (request) => ready().service.wasFetched(request),
+          getStats: (request) => ready().service.getStats(request),
+          control: (request) => ready().service.control(request),
         },
         clock,
-        onUnexpectedError: (error) =>
-          process.stderr.write(`ubicrawl: rpc handler failed: ${String(error)}\n`),
+        onUnexpectedError: (error) => log(`ubicrawl: rpc handler failed: ${String(error)}`),
       },
     );
     let listenAddress: string;
@@ -229,21 +187,21 @@ export class ClusterNode implements AgentServiceHandlers {
     const address = options.advertise ?? listenAddress;
     const detector = new FailureDetector(
       {
-        self: { id: agentOptions.id, address, capacity: options.capacity },
+        self: { id: selfId, address, capacity: options.capacity },
         heartbeatIntervalMs: options.heartbeatIntervalMs,
         suspectAfterMs: options.suspectAfterMs,
       },
       {
         clock,
         sendHeartbeat: async (target, heartbeat, signal) => {
-          const self = ready();
+          const { parts } = ready();
           // A reply's load is measured after this moment: that, not its (possibly late) arrival, is how
           // fresh it is for termination detection.
           const sentAtMs = clock.now();
           const request = {
             from: toWireMember(heartbeat.from, clock.now()),
             members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
-            load: self.load(),
+            load: parts.partition.load(),
             unanswered: heartbeat.unanswered === true,
           };
           // The detector's signal bounds each heartbeat (one interval, longer when joining).
@@ -254,111 +212,160 @@ export class ClusterNode implements AgentServiceHandlers {
           const reply = await (target.id === undefined
             ? client.heartbeat(request, callOptions)
             : client.streamHeartbeat(request, callOptions));
-          self.termination.observe(reply.from.id, reply.load, sentAtMs);
-          self.exchange.notePeerLoad(reply.from.id, reply.load);
+          parts.crawlEnd.observeReply(reply.from.id, reply.load, sentAtMs);
+          parts.exchange.notePeerLoad(reply.from.id, reply.load);
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
         },
       },
     );
-    const isAlive = (id: string) => node?.aliveIds.has(id) === true;
+    const memberOf = (id: string) => detector.members().find((member) => member.id === id);
+    const peerClient = (peerId: string) => {
+      const member = memberOf(peerId);
+      if (!member) throw new UbiError(ErrorCode.PeerUnreachable, `unknown peer ${peerId}`);
+      return peers.get(member.address);
+    };
+    const isAlive = (id: string) => late.node?.parts.stabilizer.isAlive(id) === true;
+    const partitionCell: { current?: PartitionStats } = {};
     const exchange = new UrlExchange(
       {},
       {
-        selfId: agentOptions.id,
+        selfId,
         incarnation: detector.self.incarnation,
         clock,
         stats: agent.stats,
-        committer: agent.committer,
-        store: agent.store,
+        ...agent.storage,
         fingerprinter,
-        submit: (peerId, batch, signal) => ready().peerClient(peerId).submitUrls(batch, { signal }),
+        submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
-        reroute: (url, depth, host) => agent.router.routeAt(url, depth, host),
-        onSentAway: (fingerprint) => agent.frontier.markSentAway(fingerprint),
-        sentAwayBefore: (fingerprint) => agent.frontier.wasSentAway(fingerprint),
+        reroute: (url, depth, host) => agent.route(url, depth, host),
+        onSentAway: (fingerprint) => agent.noteSentAway(fingerprint),
+        sentAwayBefore: (fingerprint) => agent.wasSentAway(fingerprint),
         localIdle: () => agent.isIdle,
         onDelivered: () => {
-          if (node) node.batchesDelivered++;
+          if (partitionCell.current) partitionCell.current.batchesDelivered++;
         },
         requeue: (url, depth, host) => {
-          if (ownership.ownerOf(host) === agentOptions.id) agent.frontier.requeue(url, depth, host);
-          else agent.router.routeAt(url, depth, host);
+          if (ownership.ownerOf(host) === selfId) agent.requeue(url, depth, host);
+          else agent.route(url, depth, host);
         },
       },
     );
-    exchangeCell.current = exchange;
-    const recovery = new PageRecovery(
+    late.exchange = exchange;
+    late.recovery = new PageRecovery(
       { k: options.recoveryK },
       {
         ownership,
         isAlive,
         ask: async (peerId, urls) =>
-          (
-            await ready()
-              .peerClient(peerId)
-              .wasFetched({ fromId: agentOptions.id, urls: [...urls] })
-          ).fetched,
+          (await peerClient(peerId).wasFetched({ fromId: selfId, urls: [...urls] })).fetched,
       },
     );
-    node = new ClusterNode(options, address, listenAddress, clock, {
+    const partition = new PartitionStats(
+      { address, capacity: options.capacity },
+      {
+        clock,
+        agent,
+        ownership,
+        grace,
+        exchangeIdle: () => exchange.isIdle,
+        members: () => detector.members(),
+      },
+    );
+    partitionCell.current = partition;
+    const stabilizer: ViewStabilizer = new ViewStabilizer({
+      selfId,
+      clock,
+      ownership,
+      grace,
+      exchange,
+      agent,
+      statusOf: (id) => memberOf(id)?.status,
+      capacityOf: (id) => memberOf(id)?.capacity ?? 1,
+      onGone: (id) => crawlEnd.forget(id),
+      onOwnershipChanged: () => late.recovery?.reset(),
+      log,
+    });
+    const crawlEnd: CrawlEnd = new CrawlEnd({
+      selfId,
+      clock,
+      suspectAfterMs: options.suspectAfterMs,
+      load: () => partition.load(),
+      aliveIds: () => stabilizer.alive,
+      viewChangedAtMs: () => stabilizer.viewChangedAtMs,
+      pulse: () => detector.pulse(),
+      // Links buffered while this agent was busy are all the others will get from it: send them soon.
+      onAwaitingEnd: () => exchange.reconsider(),
+    });
+    const service = new ClusterService(
+      { maxConcurrentSubmits: options.maxConcurrentSubmits },
+      {
+        clock,
+        agent,
+        detector,
+        ownership,
+        exchange,
+        crawlEnd,
+        partition,
+        peers,
+        leaveAndExit: () => {
+          ready()
+            .leave()
+            .then(
+              () => process.kill(process.pid, "SIGTERM"),
+              (error) => log(`ubicrawl: leave failed: ${String(error)}`),
+            );
+        },
+      },
+    );
+    const node = new ClusterNode(options, address, listenAddress, clock, {
       agent,
       detector,
       ownership,
       exchange,
-      recovery,
-      grace,
+      stabilizer,
+      crawlEnd,
+      partition,
+      service,
       peers,
       server,
     });
+    late.node = node;
     try {
       await node.joinCluster();
     } catch (error) {
       await node.stop();
       throw error;
     }
-    if (agentOptions.seeds.length > 0) node.termination.markStarted();
+    if (agentOptions.seeds.length > 0) crawlEnd.markStarted();
     // URLs handed off just before a crash and never acknowledged are on no queue: route them again,
     // now that the view (and so each one's owner) is known.
-    await resendUnacked(agent.store, agent.committer, (url, depth, host) =>
-      agent.router.routeAt(url, depth, host),
+    await resendUnacked(agent.storage.store, agent.storage.committer, (url, depth, host) =>
+      agent.route(url, depth, host),
     );
     await agent.start();
     return node;
   }
 
-  /** Ids of the agents alive in this agent's view, self included. */
+  /** The agents alive in this agent's view, self included. */
   get alive(): readonly MemberEntry[] {
-    return this.detector.alive();
+    return this.parts.detector.alive();
   }
 
-  /** True when the termination rule says the whole cluster's crawl is complete. */
-  isCrawlComplete(): boolean {
-    const now = this.clock.now();
-    this.awaitingEnd = true;
-    // Links buffered while this agent was busy are all the others will get from it: send them soon.
-    this.exchange.reconsider();
-    const load = this.load();
-    this.termination.observe(this.agent.options.id, load, now);
-    const wentIdle = load.idle && !this.wasIdle;
-    this.wasIdle = load.idle;
-    // A live agent falsely suspected (a busy machine) would be left out of the rounds below; a view
-    // unchanged for twice the suspicion timeout has no such agent, since it would have answered again.
-    if (now - this.viewChangedAtMs < 2 * this.options.suspectAfterMs) return false;
-    if (this.termination.check([...this.aliveIds])) return true;
-    // Going idle, or a round short of fresh reports only: ask everyone now, not at the next round.
-    if (wentIdle || this.termination.awaitsFreshReports) this.pulseForTermination();
-    return false;
+  /** The partition stats of this agent (what `GetStats` answers for it). */
+  stats(): AgentStats {
+    return this.parts.partition.stats();
   }
 
   /** Graceful leave: stop crawling, hand every queued URL to its next owner, tell the others, stop. */
   async leave(): Promise<void> {
     if (this.leaving) return;
     this.leaving = true;
-    this.agent.scheduler.pause();
-    await this.detector.leave();
-    this.onViewChange(this.detector.alive());
-    await this.reexamining;
-    await this.exchange.drain();
+    const { agent, detector, stabilizer, exchange } = this.parts;
+    agent.pause();
+    await detector.leave();
+    stabilizer.onViewChange(detector.alive());
+    await stabilizer.settled();
+    await exchange.drain();
   }
 
   /**
@@ -368,9 +375,10 @@ export class ClusterNode implements AgentServiceHandlers {
    * batch would be lost.
    */
   sealIntake(): boolean {
-    this.intakeClosed = true;
-    if (this.load().idle) return true;
-    this.intakeClosed = false;
+    const { service, partition } = this.parts;
+    service.closeIntake();
+    if (partition.load().idle) return true;
+    service.reopenIntake();
     return false;
   }
 
@@ -380,175 +388,28 @@ export class ClusterNode implements AgentServiceHandlers {
    */
   async announceLeave(): Promise<void> {
     this.leaving = true;
-    await this.detector.leave();
+    await this.parts.detector.leave();
   }
 
   /** Stops everything; the durable state is kept. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      this.detector.stop();
-      if (this.strandedTimer !== undefined) this.clock.clearTimeout(this.strandedTimer);
-      this.exchange.stop();
-      await this.server.stop();
-      await this.agent.stop();
-      this.peers.closeAll();
+      const { detector, stabilizer, exchange, server, agent, peers } = this.parts;
+      detector.stop();
+      stabilizer.stop();
+      exchange.stop();
+      await server.stop();
+      await agent.stop();
+      peers.closeAll();
     })();
     return this.stopping;
   }
 
-  // ---- RPC handlers -------------------------------------------------------------------------
-
-  /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
-  async join(request: JoinRequest): Promise<JoinReply> {
-    const reply = await this.heartbeat({ from: request.member, members: [request.member], load: idleLoad() });
-    return { members: reply.members };
-  }
-
-  /** `Heartbeat`: liveness, gossip and load, both ways. */
-  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
-    const from = fromWireMember(request.from);
-    if (this.detector.members().every((member) => member.id !== from.id)) {
-      try {
-        this.ownership.checkNewcomer({ id: from.id, capacity: from.capacity });
-      } catch (error) {
-        if (!isUbiError(error, ErrorCode.IdConflict)) throw error;
-        throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
-      }
-    }
-    let answer: ReturnType<FailureDetector["onHeartbeat"]>;
-    try {
-      answer = this.detector.onHeartbeat({
-        from,
-        entries: request.members.map(fromWireMember),
-        unanswered: request.unanswered,
-      });
-    } catch (error) {
-      // The id is alive here at another address: tell the claimant what to do about it.
-      if (!isUbiError(error, ErrorCode.IdConflict)) throw error;
-      throw new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
-    }
-    // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
-    // A request's load may have waited in transit: it only tells that the crawl started.
-    this.termination.noteStarted(request.load);
-    this.exchange.notePeerLoad(from.id, request.load);
-    // The sender went idle (it asks everyone when it does): its reply to a heartbeat now may end the crawl.
-    if (this.awaitingEnd && this.termination.isNewlyIdle(from.id, request.load)) this.pulseForTermination();
-    const now = this.clock.now();
-    return {
-      members: answer.entries.map((entry) => toWireMember(entry, now)),
-      load: this.load(),
-      from: toWireMember(answer.from, now),
-    };
-  }
-
-  /**
-   * `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable.
-   * Past `maxConcurrentSubmits` batches in progress, answers `Overloaded` (the sender retries later).
-   */
-  async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
-    if (this.intakeClosed)
-      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: send to the next owner");
-    const limit = this.options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
-    if (this.submitsInProgress >= limit) {
-      throw new UbiError(ErrorCode.Overloaded, `${limit} batches in progress already; retry later`);
-    }
-    this.submitsInProgress++;
-    try {
-      return await this.queueBatch(batch);
-    } finally {
-      this.submitsInProgress--;
-    }
-  }
-
-  private async queueBatch(batch: UrlBatch): Promise<UrlBatchAck> {
-    let accepted = 0;
-    let forwarded = 0;
-    let duplicates = 0;
-    let invalid = 0;
-    const { frontier, router, stats } = this.agent;
-    for (const { url, depth } of batch.urls) {
-      const canonical = normalizeUrl(url);
-      if (canonical === null) {
-        invalid++;
-        continue;
-      }
-      const host = hostKey(canonical);
-      if (this.ownership.ownerOf(host) !== this.agent.options.id) {
-        router.routeAt(canonical, depth, host);
-        forwarded++;
-      } else if (frontier.add(canonical, depth, host)) accepted++;
-      else duplicates++;
-    }
-    if (invalid > 0 && invalid === batch.urls.length) {
-      throw new UbiError(ErrorCode.BadMessage, `batch ${batch.batchId}: no valid http(s) URL in it`);
-    }
-    await frontier.commit();
-    if (!this.receivedBatches.has(batch.batchId)) {
-      if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
-      this.receivedBatches.add(batch.batchId);
-      this.batchesReceived++;
-      const traffic = stats.peer(batch.fromId);
-      traffic.batchesReceived++;
-      traffic.urlsReceived += batch.urls.length;
-    }
-    return { accepted, forwarded, duplicates };
-  }
-
-  /** `WasFetched`: page recovery, answered from the durable record of fetches. */
-  async wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply> {
-    return { fetched: await this.agent.frontier.wasFetched(request.urls, WAS_FETCHED_WAIT_MS) };
-  }
-
-  /** `GetStats`: this agent's partition stats, or every live agent's. */
-  async getStats(request: StatsRequest): Promise<StatsReply> {
-    const own = this.stats();
-    if (!request.cluster) return { agents: [own] };
-    const others = await Promise.all(
-      this.detector
-        .alive()
-        .filter((member) => member.id !== this.agent.options.id)
-        .map(async (member) => {
-          try {
-            return (await this.peers.get(member.address).getStats({ cluster: false })).agents;
-          } catch {
-            return [];
-          }
-        }),
-    );
-    return { agents: [own, ...others.flat()] };
-  }
-
-  /** `Control`: pause, resume, leave, blacklist. */
-  async control(request: ControlRequest): Promise<ControlReply> {
-    const { scheduler, blacklist } = this.agent;
-    switch (request.action) {
-      case "PAUSE":
-        scheduler.pause();
-        return { ok: true, message: "paused" };
-      case "RESUME":
-        scheduler.resume();
-        return { ok: true, message: "resumed" };
-      case "LEAVE":
-        this.leave().then(
-          () => process.kill(process.pid, "SIGTERM"),
-          (error) => process.stderr.write(`ubicrawl: leave failed: ${String(error)}\n`),
-        );
-        return { ok: true, message: "leaving: handing queued URLs to their next owners" };
-      case "BLACKLIST_ADD":
-        blacklist.add(request.argument.toLowerCase());
-        return { ok: true, message: `blacklisted ${request.argument}` };
-      case "BLACKLIST_REMOVE": {
-        const removed = blacklist.delete(request.argument.toLowerCase());
-        if (removed) for (const host of this.agent.frontier.hostsWithWork()) scheduler.markReady(host);
-        return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
-      }
-    }
-  }
-
-  // ---- membership and self-stabilization -----------------------------------------------------
+  // ---- joining ------------------------------------------------------------------------------
 
   private async joinCluster(): Promise<void> {
-    this.detector.onChange((alive) => this.onViewChange(alive));
+    const { detector, stabilizer, ownership, crawlEnd } = this.parts;
+    detector.onChange((alive) => stabilizer.onViewChange(alive));
     const seeds = this.options.join.filter(
       (address) => address !== this.address && address !== this.listenAddress,
     );
@@ -556,7 +417,7 @@ export class ClusterNode implements AgentServiceHandlers {
       const deadline = this.clock.now() + (this.options.joinTimeoutMs ?? 30_000);
       for (;;) {
         try {
-          await this.detector.join(seeds);
+          await detector.join(seeds);
           break;
         } catch (error) {
           if (isUbiError(error, ErrorCode.IdConflict) || this.clock.now() >= deadline) throw error;
@@ -564,19 +425,18 @@ export class ClusterNode implements AgentServiceHandlers {
         }
       }
     }
-    this.detector.start();
-    this.onViewChange(this.detector.alive());
-    this.watchStranded();
+    detector.start();
+    stabilizer.onViewChange(detector.alive());
+    stabilizer.start();
     if (seeds.length === 0) return;
     await this.settleView();
     // The others may have crawled (or be crawling right now) hosts that become this agent's: page
     // recovery then asks them before each fetch. Not when every one of them answered with no work
     // done or queued: each knows this agent by now (it answered its heartbeat), so none will fetch a
     // page of its hosts, and asking would cost a query per page batch for the whole crawl.
-    const others = this.detector.alive().filter((member) => member.id !== this.agent.options.id);
-    const anyWork =
-      this.termination.hasStarted || others.some((member) => !this.termination.hasReportFrom(member.id));
-    if (anyWork) this.ownership.markJoinedRunningCrawl();
+    const others = detector.alive().filter((member) => member.id !== this.agent.id);
+    const anyWork = crawlEnd.hasStarted || others.some((member) => !crawlEnd.hasReportFrom(member.id));
+    if (anyWork) ownership.markJoinedRunningCrawl();
   }
 
   /**
@@ -586,158 +446,9 @@ export class ClusterNode implements AgentServiceHandlers {
   private async settleView(): Promise<void> {
     const deadline = this.clock.now() + this.options.suspectAfterMs;
     while (this.clock.now() < deadline) {
-      const pending = this.detector.members().some((member) => member.status === "suspected");
+      const pending = this.parts.detector.members().some((member) => member.status === "suspected");
       if (!pending) return;
       await sleep(this.clock, Math.min(50, this.options.heartbeatIntervalMs));
     }
   }
-
-  /** The alive set changed: rebuild ownership and re-examine what this agent holds. */
-  private onViewChange(alive: readonly MemberEntry[]): void {
-    if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over
-    const previous = this.aliveIds;
-    this.aliveIds = new Set(alive.map((member) => member.id));
-    // An agent that announced its leave is no live agent falsely suspected: its going does not restart
-    // the wait for a stable view (else every agent exiting after the crawl delays the others' exit).
-    const hasLeft = (id: string) => this.detector.members().some((m) => m.id === id && m.status === "left");
-    const joined = [...this.aliveIds].some((id) => !previous.has(id));
-    if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
-      this.viewChangedAtMs = this.clock.now();
-    }
-    const changed = this.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
-    if (!changed) return;
-    this.recovery.reset();
-    const members = new Map(this.detector.members().map((member) => [member.id, member]));
-    const crashed = [...previous].filter(
-      (id) => !this.aliveIds.has(id) && members.get(id)?.status !== "left",
-    );
-    for (const id of previous) if (!this.aliveIds.has(id)) this.termination.forget(id);
-    for (const id of this.aliveIds) this.grace.forget(id);
-    for (const id of previous) if (members.get(id)?.status === "left") this.grace.forget(id);
-    for (const id of crashed) {
-      this.grace.noteCrashed({ id, capacity: members.get(id)?.capacity ?? 1 });
-      if (this.grace.delayMs > 0) {
-        process.stderr.write(
-          `ubicrawl: agent ${id} is not answering; its hosts wait ${this.grace.delayMs} ms for it to come back (--takeover-delay-ms)\n`,
-        );
-      }
-    }
-    this.exchange.onViewChange();
-    this.queueReexamine(crashed);
-  }
-
-  private queueReexamine(crashed: readonly string[]): void {
-    this.reexamining = this.reexamining
-      .then(() => this.reexamine(crashed))
-      .catch((error) => {
-        process.stderr.write(`ubicrawl: re-examining the frontier failed: ${String(error)}\n`);
-      });
-  }
-
-  /** Heartbeats every member now, when this agent is idle and did not do so in the last moments. */
-  private pulseForTermination(): void {
-    const now = this.clock.now();
-    if (now - this.lastPulseAtMs < TERMINATION_PULSE_GAP_MS || !this.load().idle) return;
-    this.lastPulseAtMs = now;
-    this.detector.pulse();
-  }
-
-  /** Hands over, now and then, URLs put back in queues of hosts this agent no longer owns. */
-  private watchStranded(): void {
-    this.strandedTimer = this.clock.setTimeout(() => {
-      if (this.stopping) return;
-      const self = this.agent.options.id;
-      const hosts = this.agent.frontier.hostsWithWork();
-      if (hosts.some((host) => this.ownership.ownerOf(host) !== self)) this.queueReexamine([]);
-      this.watchStranded();
-    }, STRANDED_CHECK_MS);
-  }
-
-  private async reexamine(crashed: readonly string[]): Promise<void> {
-    const { frontier, scheduler } = this.agent;
-    const self = this.agent.options.id;
-    for (const host of frontier.hostsWithWork()) {
-      const owner = this.ownership.ownerOf(host);
-      if (owner === self) continue;
-      // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
-      await frontier.drainHost(host, (entry) => this.exchange.send(owner, entry.url, entry.depth, host));
-    }
-    await frontier.commit();
-    for (const peer of crashed) await this.exchange.redistribute(peer);
-    for (const host of frontier.hostsWithWork()) scheduler.markReady(host);
-  }
-
-  // ---- stats ---------------------------------------------------------------------------------
-
-  /** This agent's load, as reported in heartbeats (termination detection). */
-  load(): WorkLoad {
-    const { agent } = this;
-    return {
-      idle: agent.isIdle && this.exchange.isIdle && !this.agent.scheduler.isPaused,
-      urlBatchesSent: this.batchesDelivered,
-      urlBatchesReceived: this.batchesReceived,
-      pagesFetched: agent.stats.pagesFetched,
-      queuedUrls: agent.frontier.waitingUrls,
-    };
-  }
-
-  /** The partition stats of this agent. */
-  stats(): AgentStats {
-    const { agent } = this;
-    const { stats, frontier, scheduler } = agent;
-    const now = this.clock.now();
-    let hostsOwned = 0;
-    let hostsKnown = 0;
-    let hostsDone = 0;
-    let hostsHeld = 0;
-    for (const host of frontier.knownHosts()) {
-      hostsKnown++;
-      const owned = this.ownership.ownerOf(host) === agent.options.id;
-      if (owned) hostsOwned++;
-      const waiting = frontier.waitingOf(host);
-      if (waiting === 0 && frontier.record(host).fetched > 0) hostsDone++;
-      if (owned && waiting > 0 && this.grace.heldUntilMs(host) > now) hostsHeld++;
-    }
-    return {
-      id: agent.options.id,
-      address: this.address,
-      capacity: this.options.capacity,
-      replicas: this.ownership.replicas,
-      circleShare: this.ownership.share,
-      view: this.detector.members().map((member) => ({
-        id: member.id,
-        address: member.address,
-        status: toWireMember(member, now).status,
-        lastHeardMsAgo: Math.max(0, now - member.lastHeardMs),
-      })),
-      hostsOwned,
-      hostsKnown,
-      hostsActive: scheduler.activeHosts,
-      hostsDone,
-      pagesFetched: stats.pagesFetched,
-      bytesFetched: stats.bytesFetched,
-      queuedUrls: frontier.waitingUrls,
-      peers: [...stats.peers].map(([peerId, traffic]) => ({ peerId, ...traffic })),
-      communicationOverhead: stats.communicationOverhead,
-      linksToOtherAgents: stats.linksToOtherAgents,
-      pagesRecovered: stats.pagesRecovered,
-      errors: Object.fromEntries(stats.errors),
-      pagesPerSecond: stats.pagesPerSecond(),
-      uptimeMs: stats.uptimeMs,
-      idle: this.load().idle,
-      paused: scheduler.isPaused,
-      hostsHeld,
-      heldFor: [...this.grace.heldFor],
-    };
-  }
-
-  private peerClient(peerId: string) {
-    const member = this.detector.members().find((entry) => entry.id === peerId);
-    if (!member) throw new UbiError(ErrorCode.PeerUnreachable, `unknown peer ${peerId}`);
-    return this.peers.get(member.address);
-  }
-}
-
-function idleLoad(): WorkLoad {
-  return { idle: true, urlBatchesSent: 0, urlBatchesReceived: 0, pagesFetched: 0, queuedUrls: 0 };
 }

@@ -1,6 +1,12 @@
 /** The decentralized cluster: membership, ownership, URL exchange, page recovery, termination. */
 
-export { ClusterNode, type ClusterOptions, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-node.js";
+export {
+  ClusterNode,
+  type ClusterNodeDeps,
+  type ClusterOptions,
+  DEFAULT_MAX_CONCURRENT_SUBMITS,
+} from "./cluster-node.js";
+export { ClusterService } from "./cluster-service.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
 export { Ownership } from "./ownership.js";
 export { DEFAULT_RECOVERY_K, PageRecovery, type PageRecoveryOptions } from "./page-recovery.js";

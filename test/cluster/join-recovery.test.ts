@@ -102,8 +102,8 @@ function clusterOptions(joinAddresses: string[]): ClusterOptions {
 /** Counts the page-recovery queries `node` answers. */
 function countQueries(node: ClusterNode): () => number {
   let queries = 0;
-  const answer = node.wasFetched.bind(node);
-  node.wasFetched = (request: WasFetchedRequest): Promise<WasFetchedReply> => {
+  const answer = node.service.wasFetched.bind(node.service);
+  node.service.wasFetched = (request: WasFetchedRequest): Promise<WasFetchedReply> => {
     queries++;
     return answer(request);
   };

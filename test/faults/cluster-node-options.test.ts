@@ -97,13 +97,19 @@ describe("ClusterNode --advertise", () => {
 describe("ClusterNode SubmitUrls limit", () => {
   it("refuses batches past maxConcurrentSubmits with Overloaded, and takes them again later", async () => {
     node = await ClusterNode.start(agentOptions(), clusterOptions({ maxConcurrentSubmits: 2 }));
-    node.agent.scheduler.pause(); // nothing is to be fetched here
-    const results = await Promise.allSettled(["b1", "b2", "b3"].map((id) => node?.submitUrls(batch(id))));
+    node.agent.pause(); // nothing is to be fetched here
+    const results = await Promise.allSettled(
+      ["b1", "b2", "b3"].map((id) => node?.service.submitUrls(batch(id))),
+    );
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     const refusal = (results[2] as PromiseRejectedResult).reason;
     expect(isUbiError(refusal, ErrorCode.Overloaded)).toBe(true);
     // The handlers finished: the refused batch is accepted on retry.
-    await expect(node.submitUrls(batch("b3"))).resolves.toEqual({ accepted: 1, forwarded: 0, duplicates: 0 });
+    await expect(node.service.submitUrls(batch("b3"))).resolves.toEqual({
+      accepted: 1,
+      forwarded: 0,
+      duplicates: 0,
+    });
   });
 
   it("refuses a non-positive maxConcurrentSubmits", async () => {

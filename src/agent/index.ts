@@ -1,0 +1,11 @@
+/**
+ * One crawler agent: its options, the pipeline that crawls (frontier, scheduler, host visitor, fetcher,
+ * archive) and the narrow surface the cluster layer drives it through.
+ */
+
+export { Agent, type AgentStorage, type ClusterHooks } from "./agent.js";
+export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
+export type { ClusterFacingAgent } from "./cluster-facing.js";
+export { CrawlStats, type DropReason, type PeerTraffic } from "./crawl-stats.js";
+export type { HostOwnership, UrlExchange } from "./link-router.js";
+export { ProgressReporter, summaryLines } from "./progress.js";

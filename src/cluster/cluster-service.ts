@@ -1,0 +1,244 @@
+import type { ClusterFacingAgent } from "../agent/index.js";
+import type { Clock } from "../clock.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import type { FailureDetector } from "../failure-detector/index.js";
+import type {
+  AgentServiceHandlers,
+  ControlReply,
+  ControlRequest,
+  HeartbeatReply,
+  HeartbeatRequest,
+  JoinReply,
+  JoinRequest,
+  PeerClientPool,
+  StatsReply,
+  StatsRequest,
+  UrlBatch,
+  UrlBatchAck,
+  WasFetchedReply,
+  WasFetchedRequest,
+} from "../transport/index.js";
+import { hostKey, normalizeUrl } from "../url/index.js";
+import type { CrawlEnd } from "./crawl-end.js";
+import { fromWireMember, toWireMember } from "./members.js";
+import type { Ownership } from "./ownership.js";
+import type { PartitionStats } from "./partition-stats.js";
+import type { WorkLoad } from "./termination.js";
+import type { UrlExchange } from "./url-exchange.js";
+
+/** Default of {@link ClusterServiceOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
+export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
+
+/** How long a page-recovery answer may wait for a fetch of an asked URL's host in flight here. */
+const WAS_FETCHED_WAIT_MS = 3_000;
+/** Seen batch ids kept per process to count each received batch once despite retries. */
+const MAX_REMEMBERED_BATCHES = 100_000;
+
+/** Options of a {@link ClusterService}. */
+export interface ClusterServiceOptions {
+  /**
+   * `SubmitUrls` batches handled at once at most; further ones are answered `Overloaded` at once so
+   * their senders back off and retry, which bounds the memory a flood of batches can take.
+   * @default 32
+   */
+  readonly maxConcurrentSubmits?: number;
+}
+
+/** What a {@link ClusterService} needs. */
+export interface ClusterServiceDeps {
+  readonly clock: Clock;
+  readonly agent: ClusterFacingAgent;
+  readonly detector: Pick<FailureDetector, "members" | "alive" | "onHeartbeat">;
+  readonly ownership: Pick<Ownership, "ownerOf" | "checkNewcomer">;
+  readonly exchange: Pick<UrlExchange, "notePeerLoad">;
+  readonly crawlEnd: Pick<CrawlEnd, "observeRequest">;
+  readonly partition: PartitionStats;
+  readonly peers: PeerClientPool;
+  /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
+  readonly leaveAndExit: () => void;
+}
+
+/**
+ * The `Agent` gRPC service of one cluster agent: membership (join, heartbeats), URL intake from
+ * peers, page recovery answers, stats and operator control. Every handler is local: no coordinator.
+ */
+export class ClusterService implements AgentServiceHandlers {
+  private readonly maxConcurrentSubmits: number;
+  private readonly receivedBatches = new Set<string>();
+  private submitsInProgress = 0;
+  private intakeClosed = false;
+
+  constructor(
+    options: ClusterServiceOptions,
+    private readonly deps: ClusterServiceDeps,
+  ) {
+    this.maxConcurrentSubmits = options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
+    if (!Number.isSafeInteger(this.maxConcurrentSubmits) || this.maxConcurrentSubmits < 1) {
+      throw new UbiError(ErrorCode.InvalidArgument, "maxConcurrentSubmits must be a positive integer");
+    }
+  }
+
+  /** Refuses URL batches from now on (their senders retry, then re-route once this agent has left). */
+  closeIntake(): void {
+    this.intakeClosed = true;
+  }
+
+  /** Takes URL batches again. */
+  reopenIntake(): void {
+    this.intakeClosed = false;
+  }
+
+  /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
+  async join(request: JoinRequest): Promise<JoinReply> {
+    const reply = await this.heartbeat({
+      from: request.member,
+      members: [request.member],
+      load: idleLoad(),
+      unanswered: false,
+    });
+    return { members: reply.members };
+  }
+
+  /** `Heartbeat`: liveness, gossip and load, both ways. */
+  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
+    const { detector, clock } = this.deps;
+    const from = fromWireMember(request.from);
+    if (detector.members().every((member) => member.id !== from.id)) {
+      try {
+        this.deps.ownership.checkNewcomer({ id: from.id, capacity: from.capacity });
+      } catch (error) {
+        throw withIdAdvice(error);
+      }
+    }
+    let answer: ReturnType<FailureDetector["onHeartbeat"]>;
+    try {
+      answer = detector.onHeartbeat({
+        from,
+        entries: request.members.map(fromWireMember),
+        unanswered: request.unanswered,
+      });
+    } catch (error) {
+      // The id is alive here at another address: tell the claimant what to do about it.
+      throw withIdAdvice(error);
+    }
+    // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
+    this.deps.crawlEnd.observeRequest(from.id, request.load);
+    this.deps.exchange.notePeerLoad(from.id, request.load);
+    const now = clock.now();
+    return {
+      members: answer.entries.map((entry) => toWireMember(entry, now)),
+      load: this.deps.partition.load(),
+      from: toWireMember(answer.from, now),
+    };
+  }
+
+  /**
+   * `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable.
+   * Past `maxConcurrentSubmits` batches in progress, answers `Overloaded` (the sender retries later).
+   */
+  async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
+    if (this.intakeClosed)
+      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: send to the next owner");
+    const limit = this.maxConcurrentSubmits;
+    if (this.submitsInProgress >= limit) {
+      throw new UbiError(ErrorCode.Overloaded, `${limit} batches in progress already; retry later`);
+    }
+    this.submitsInProgress++;
+    try {
+      return await this.queueBatch(batch);
+    } finally {
+      this.submitsInProgress--;
+    }
+  }
+
+  private async queueBatch(batch: UrlBatch): Promise<UrlBatchAck> {
+    let accepted = 0;
+    let forwarded = 0;
+    let duplicates = 0;
+    let invalid = 0;
+    const { agent, ownership } = this.deps;
+    for (const { url, depth } of batch.urls) {
+      const canonical = normalizeUrl(url);
+      if (canonical === null) {
+        invalid++;
+        continue;
+      }
+      const host = hostKey(canonical);
+      if (ownership.ownerOf(host) !== agent.id) {
+        agent.route(canonical, depth, host);
+        forwarded++;
+      } else if (agent.accept(canonical, depth, host)) accepted++;
+      else duplicates++;
+    }
+    if (invalid > 0 && invalid === batch.urls.length) {
+      throw new UbiError(ErrorCode.BadMessage, `batch ${batch.batchId}: no valid http(s) URL in it`);
+    }
+    await agent.commit();
+    if (!this.receivedBatches.has(batch.batchId)) {
+      if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
+      this.receivedBatches.add(batch.batchId);
+      this.deps.partition.batchesReceived++;
+      const traffic = agent.stats.peer(batch.fromId);
+      traffic.batchesReceived++;
+      traffic.urlsReceived += batch.urls.length;
+    }
+    return { accepted, forwarded, duplicates };
+  }
+
+  /** `WasFetched`: page recovery, answered from the durable record of fetches. */
+  async wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply> {
+    return { fetched: await this.deps.agent.wasFetched(request.urls, WAS_FETCHED_WAIT_MS) };
+  }
+
+  /** `GetStats`: this agent's partition stats, or every live agent's. */
+  async getStats(request: StatsRequest): Promise<StatsReply> {
+    const own = this.deps.partition.stats();
+    if (!request.cluster) return { agents: [own] };
+    const others = await Promise.all(
+      this.deps.detector
+        .alive()
+        .filter((member) => member.id !== own.id)
+        .map(async (member) => {
+          try {
+            return (await this.deps.peers.get(member.address).getStats({ cluster: false })).agents;
+          } catch {
+            return [];
+          }
+        }),
+    );
+    return { agents: [own, ...others.flat()] };
+  }
+
+  /** `Control`: pause, resume, leave, blacklist. */
+  async control(request: ControlRequest): Promise<ControlReply> {
+    const { agent } = this.deps;
+    switch (request.action) {
+      case "PAUSE":
+        agent.pause();
+        return { ok: true, message: "paused" };
+      case "RESUME":
+        agent.resume();
+        return { ok: true, message: "resumed" };
+      case "LEAVE":
+        this.deps.leaveAndExit();
+        return { ok: true, message: "leaving: handing queued URLs to their next owners" };
+      case "BLACKLIST_ADD":
+        agent.blacklistHost(request.argument.toLowerCase());
+        return { ok: true, message: `blacklisted ${request.argument}` };
+      case "BLACKLIST_REMOVE": {
+        const removed = agent.unblacklistHost(request.argument.toLowerCase());
+        return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
+      }
+    }
+  }
+}
+
+/** An `IdConflict` refusal with what the claimant should do; any other error as it is. */
+function withIdAdvice(error: unknown): unknown {
+  if (!isUbiError(error, ErrorCode.IdConflict)) return error;
+  return new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
+}
+
+function idleLoad(): WorkLoad {
+  return { idle: true, urlBatchesSent: 0, urlBatchesReceived: 0, pagesFetched: 0, queuedUrls: 0 };
+}

@@ -1,0 +1,141 @@
+import type { ClusterFacingAgent } from "../agent/index.js";
+import type { Clock, TimerHandle } from "../clock.js";
+import type { MemberEntry, MemberStatus } from "../failure-detector/index.js";
+import type { Ownership } from "./ownership.js";
+import type { TakeoverGrace } from "./takeover-grace.js";
+import type { UrlExchange } from "./url-exchange.js";
+
+/**
+ * How often the frontier is checked for URLs of hosts owned by others: a fetch in flight when its host
+ * was handed over can end put back in the queue (a parked host, a full disk), after the hand-over.
+ */
+const STRANDED_CHECK_MS = 2_000;
+
+/** What a {@link ViewStabilizer} needs. */
+export interface ViewStabilizerDeps {
+  readonly selfId: string;
+  readonly clock: Clock;
+  readonly ownership: Ownership;
+  readonly grace: TakeoverGrace;
+  readonly exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "send">;
+  readonly agent: Pick<ClusterFacingAgent, "hostsWithWork" | "handOver" | "commit" | "wakeHosts">;
+  /** The status of member `id` in the failure detector's table (undefined once forgotten). */
+  readonly statusOf: (id: string) => MemberStatus | undefined;
+  /** The capacity member `id` had, for the takeover grace's view of it. */
+  readonly capacityOf: (id: string) => number;
+  /** Called for every agent gone from the alive set. */
+  readonly onGone: (id: string) => void;
+  /** Called after the ownership changed (answers cached under the old one are stale). */
+  readonly onOwnershipChanged: () => void;
+  readonly log: (line: string) => void;
+}
+
+/**
+ * Self-stabilization: when the alive set changes, rebuilds the ownership and re-examines what this
+ * agent holds. Queues of hosts now owned by others are handed to them, URLs buffered for agents gone
+ * go to the new owners, and every URL ever handed to a crashed agent is re-sent to its hosts' new
+ * owners; hosts inherited from a crashed agent wait its takeover grace.
+ */
+export class ViewStabilizer {
+  private aliveIds = new Set<string>();
+  private reexamining: Promise<void> = Promise.resolve();
+  /** Local time of the last change of the alive set (termination waits for a stable view). */
+  private changedAtMs = 0;
+  private strandedTimer: TimerHandle | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: ViewStabilizerDeps) {}
+
+  /** True while `id` is alive in this agent's view. */
+  isAlive(id: string): boolean {
+    return this.aliveIds.has(id);
+  }
+
+  /** Ids of the alive agents, self included. */
+  get alive(): ReadonlySet<string> {
+    return this.aliveIds;
+  }
+
+  /** Local time of the last change of the alive set that may hide a live agent (not a graceful leave). */
+  get viewChangedAtMs(): number {
+    return this.changedAtMs;
+  }
+
+  /** Resolves when the hand-overs of every view change so far are done. */
+  settled(): Promise<void> {
+    return this.reexamining;
+  }
+
+  /** Starts the periodic check for URLs stranded in queues of hosts owned by others. */
+  start(): void {
+    this.watchStranded();
+  }
+
+  /** Stops the periodic check. */
+  stop(): void {
+    this.stopped = true;
+    if (this.strandedTimer !== undefined) this.deps.clock.clearTimeout(this.strandedTimer);
+  }
+
+  /** The alive set changed: rebuild ownership and re-examine what this agent holds. */
+  onViewChange(alive: readonly MemberEntry[]): void {
+    if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over
+    const { deps } = this;
+    const previous = this.aliveIds;
+    this.aliveIds = new Set(alive.map((member) => member.id));
+    // An agent that announced its leave is no live agent falsely suspected: its going does not restart
+    // the wait for a stable view (else every agent exiting after the crawl delays the others' exit).
+    const hasLeft = (id: string) => deps.statusOf(id) === "left";
+    const joined = [...this.aliveIds].some((id) => !previous.has(id));
+    if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
+      this.changedAtMs = deps.clock.now();
+    }
+    const changed = deps.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
+    if (!changed) return;
+    deps.onOwnershipChanged();
+    const gone = [...previous].filter((id) => !this.aliveIds.has(id));
+    const crashed = gone.filter((id) => !hasLeft(id));
+    for (const id of gone) deps.onGone(id);
+    for (const id of this.aliveIds) deps.grace.forget(id);
+    for (const id of gone) if (hasLeft(id)) deps.grace.forget(id);
+    for (const id of crashed) {
+      deps.grace.noteCrashed({ id, capacity: deps.capacityOf(id) });
+      if (deps.grace.delayMs > 0) {
+        deps.log(
+          `ubicrawl: agent ${id} is not answering; its hosts wait ${deps.grace.delayMs} ms for it to come back (--takeover-delay-ms)`,
+        );
+      }
+    }
+    deps.exchange.onViewChange();
+    this.queueReexamine(crashed);
+  }
+
+  private queueReexamine(crashed: readonly string[]): void {
+    this.reexamining = this.reexamining
+      .then(() => this.reexamine(crashed))
+      .catch((error) => this.deps.log(`ubicrawl: re-examining the frontier failed: ${String(error)}`));
+  }
+
+  /** Hands over, now and then, URLs put back in queues of hosts this agent no longer owns. */
+  private watchStranded(): void {
+    this.strandedTimer = this.deps.clock.setTimeout(() => {
+      if (this.stopped) return;
+      const { ownership, selfId, agent } = this.deps;
+      if (agent.hostsWithWork().some((host) => ownership.ownerOf(host) !== selfId)) this.queueReexamine([]);
+      this.watchStranded();
+    }, STRANDED_CHECK_MS);
+  }
+
+  private async reexamine(crashed: readonly string[]): Promise<void> {
+    const { agent, ownership, selfId, exchange } = this.deps;
+    for (const host of agent.hostsWithWork()) {
+      const owner = ownership.ownerOf(host);
+      if (owner === selfId) continue;
+      // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
+      await agent.handOver(host, (entry) => exchange.send(owner, entry.url, entry.depth, host));
+    }
+    await agent.commit();
+    for (const peer of crashed) await exchange.redistribute(peer);
+    agent.wakeHosts();
+  }
+}
