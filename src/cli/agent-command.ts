@@ -5,6 +5,7 @@ import { ProgressReporter, summaryLines } from "../agent/progress.js";
 import {
   ClusterNode,
   type ClusterOptions,
+  DEFAULT_JOIN_TIMEOUT_MS,
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
 } from "../cluster/index.js";
@@ -156,7 +157,7 @@ export const AGENT_FLAGS = {
   "join-timeout-ms": {
     type: "integer",
     help: "how long to keep trying the --join addresses before giving up",
-    default: 30_000,
+    default: DEFAULT_JOIN_TIMEOUT_MS,
     min: 100,
   },
   insecure: { type: "boolean", help: "plaintext agent-to-agent traffic (loopback demos and tests only)" },

@@ -1,6 +1,6 @@
 import { Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
-import { type Clock, sleep, systemClock } from "../clock.js";
-import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { type Clock, systemClock } from "../clock.js";
+import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
@@ -11,6 +11,7 @@ import {
   type TransportSecurity,
 } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
+import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { fromWireMember, toWireMember } from "./members.js";
@@ -105,7 +106,6 @@ export class ClusterNode {
     readonly address: string,
     /** The address the gRPC server is bound to (the real port when `listen` asked for port 0). */
     readonly listenAddress: string,
-    private readonly clock: Clock,
     parts: Parts,
   ) {
     this.parts = parts;
@@ -317,7 +317,7 @@ export class ClusterNode {
         },
       },
     );
-    const node = new ClusterNode(options, address, listenAddress, clock, {
+    const node = new ClusterNode(options, address, listenAddress, {
       agent,
       detector,
       ownership,
@@ -331,7 +331,25 @@ export class ClusterNode {
     });
     late.node = node;
     try {
-      await node.joinCluster();
+      detector.onChange((alive) => stabilizer.onViewChange(alive));
+      const joined = await joinCluster(detector, {
+        seeds: options.join.filter((seed) => seed !== address && seed !== listenAddress),
+        joinTimeoutMs: options.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS,
+        settleMs: options.suspectAfterMs,
+        pollMs: Math.min(50, options.heartbeatIntervalMs),
+        clock,
+      });
+      stabilizer.onViewChange(detector.alive());
+      stabilizer.start();
+      if (joined) {
+        // The others may have crawled (or be crawling right now) hosts that become this agent's: page
+        // recovery then asks them before each fetch. Not when every one of them answered with no work
+        // done or queued: each knows this agent by now (it answered its heartbeat), so none will fetch
+        // a page of its hosts, and asking would cost a query per page batch for the whole crawl.
+        const others = detector.alive().filter((member) => member.id !== selfId);
+        const anyWork = crawlEnd.hasStarted || others.some((member) => !crawlEnd.hasReportFrom(member.id));
+        if (anyWork) ownership.markJoinedRunningCrawl();
+      }
     } catch (error) {
       await node.stop();
       throw error;
@@ -403,52 +421,5 @@ export class ClusterNode {
       peers.closeAll();
     })();
     return this.stopping;
-  }
-
-  // ---- joining ------------------------------------------------------------------------------
-
-  private async joinCluster(): Promise<void> {
-    const { detector, stabilizer, ownership, crawlEnd } = this.parts;
-    detector.onChange((alive) => stabilizer.onViewChange(alive));
-    const seeds = this.options.join.filter(
-      (address) => address !== this.address && address !== this.listenAddress,
-    );
-    if (seeds.length > 0) {
-      const deadline = this.clock.now() + (this.options.joinTimeoutMs ?? 30_000);
-      for (;;) {
-        try {
-          await detector.join(seeds);
-          break;
-        } catch (error) {
-          if (isUbiError(error, ErrorCode.IdConflict) || this.clock.now() >= deadline) throw error;
-          await sleep(this.clock, 500);
-        }
-      }
-    }
-    detector.start();
-    stabilizer.onViewChange(detector.alive());
-    stabilizer.start();
-    if (seeds.length === 0) return;
-    await this.settleView();
-    // The others may have crawled (or be crawling right now) hosts that become this agent's: page
-    // recovery then asks them before each fetch. Not when every one of them answered with no work
-    // done or queued: each knows this agent by now (it answered its heartbeat), so none will fetch a
-    // page of its hosts, and asking would cost a query per page batch for the whole crawl.
-    const others = detector.alive().filter((member) => member.id !== this.agent.id);
-    const anyWork = crawlEnd.hasStarted || others.some((member) => !crawlEnd.hasReportFrom(member.id));
-    if (anyWork) ownership.markJoinedRunningCrawl();
-  }
-
-  /**
-   * Waits (at most the suspicion timeout) until every member learned by gossip has answered directly,
-   * so the first links routed by a newcomer already use the whole cluster's view.
-   */
-  private async settleView(): Promise<void> {
-    const deadline = this.clock.now() + this.options.suspectAfterMs;
-    while (this.clock.now() < deadline) {
-      const pending = this.parts.detector.members().some((member) => member.status === "suspected");
-      if (!pending) return;
-      await sleep(this.clock, Math.min(50, this.options.heartbeatIntervalMs));
-    }
   }
 }

@@ -1,5 +1,6 @@
 /** The decentralized cluster: membership, ownership, URL exchange, page recovery, termination. */
 
+export { DEFAULT_JOIN_TIMEOUT_MS } from "./cluster-join.js";
 export {
   ClusterNode,
   type ClusterNodeDeps,
