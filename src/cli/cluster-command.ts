@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -6,6 +7,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.js";
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
 import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
@@ -167,7 +169,7 @@ class LocalCluster {
     } finally {
       keys?.close();
     }
-    return this.summary();
+    return await this.summary();
   }
 
   /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
@@ -340,32 +342,33 @@ class LocalCluster {
     return covered;
   }
 
-  private summary(): number {
-    const counts = this.web.recorder.servedCounts();
+  /** The final report: the agents' crawl logs measured against the truth (as `ubicrawl report`). */
+  private async summary(): Promise<number> {
+    const ids = [...new Set(this.agents.map((agent) => agent.id))];
+    // An agent that never got to open its data (it failed to start) has no crawl log to read.
+    const dirs = ids.map((id) => join(this.dir, id)).filter((dir) => existsSync(join(dir, CRAWL_LOG_FILE)));
+    const report = await measureAgentDirs(dirs, this.truth);
+    // The test web's own count of page requests also sees fetches the logs cannot: those in flight
+    // when an agent was killed.
     let served = 0;
-    let covered = 0;
-    let extra = 0;
-    for (const [url, count] of counts) {
-      if (url.endsWith("/robots.txt")) continue;
-      served += count;
-      if (this.truth.has(url)) covered++;
-      else extra++;
-    }
-    const unique = covered + extra;
-    const overlap = unique === 0 ? 0 : (served - unique) / unique;
+    for (const [url, count] of this.web.recorder.servedCounts())
+      if (!url.endsWith("/robots.txt")) served += count;
+    const unlogged = served - report.fetches;
     const seconds = (Date.now() - this.startedAtMs) / 1000;
     const lines = [
       "",
       `cluster finished in ${seconds.toFixed(1)} s with ${this.agents.length} agents started` +
         (this.lastKilled ? ` (last killed: ${this.lastKilled})` : ""),
-      `  coverage: ${covered}/${this.truth.size} = ${((100 * covered) / Math.max(1, this.truth.size)).toFixed(2)}% of the ground truth`,
-      `  overlap: ${(overlap * 100).toFixed(2)}% (${served - unique} repeated fetches of ${unique} URLs)`,
-      `  pages/s: ${(served / Math.max(seconds, 0.001)).toFixed(0)}; ${this.web.recorder.totalServed} requests served`,
+      ...formatReport(report),
+      `  pages/s: ${(report.fetches / Math.max(seconds, 0.001)).toFixed(0)}; ${this.web.recorder.totalServed} requests served` +
+        (unlogged > 0
+          ? `; ${unlogged} page requests served that no crawl log holds (in flight at a kill)`
+          : ""),
       `  most concurrent requests to one host: ${this.web.recorder.maxConcurrencyPerHost()}`,
       `  agents' data (WARC files, crawl logs): ${this.dir}`,
     ];
     process.stderr.write(`${lines.join("\n")}\n`);
-    return covered === this.truth.size ? 0 : 1;
+    return report.coverage !== null && report.coverage.covered === report.coverage.truthSize ? 0 : 1;
   }
 
   private progress(text: string): void {

@@ -20,6 +20,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import("./cluster-command.js")).clusterCommand,
     summary: "start the test web and N agents on this machine, watch and steer them",
   },
+  report: {
+    load: async () => (await import("./report-command.js")).reportCommand,
+    summary: "coverage, overlap and each agent's share of a crawl, from its agents' crawl logs",
+  },
   stats: {
     load: async () => (await import("./stats-command.js")).statsCommand,
     summary: "show an agent's partition stats, or the whole cluster's",

@@ -1,0 +1,125 @@
+import { createReadStream } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { ErrorCode, UbiError } from "../errors.js";
+import type { CrawlLogEntry } from "../storage/index.js";
+import { type CrawlReport, CrawlTally } from "./crawl-tally.js";
+
+/**
+ * Reading agents' data folders (`--data`): the crawl log of each, and the agent's id where the folder
+ * names it. Works on the folder of a running or killed agent too: a last line without its newline is
+ * one being written or torn by a kill (the agent cuts it at its next start), and is skipped.
+ */
+
+/** The crawl log's file name inside an agent's data folder. */
+export const CRAWL_LOG_FILE = "crawl.log";
+
+/** A WARC file name `<prefix>-<yyyyMMddHHmmss>-<serial>-<agent id>.warc.gz[.open]` (see storage). */
+const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.gz(?:\.open)?$/;
+
+/**
+ * Reads the crawl logs of `dirs` (agents' data folders) and measures them, against `truth` when given.
+ * @throws UbiError InvalidArgument when a folder has no readable crawl log, is given twice, or its log
+ *   holds a line that is not JSON.
+ */
+export async function measureAgentDirs(
+  dirs: readonly string[],
+  truth?: ReadonlySet<string>,
+): Promise<CrawlReport> {
+  const tally = new CrawlTally();
+  const given = new Set<string>();
+  for (const dir of dirs) {
+    const full = resolve(dir);
+    if (given.has(full)) throw new UbiError(ErrorCode.InvalidArgument, `${dir} is given twice`);
+    given.add(full);
+    await tallyAgentDir(tally, dir);
+  }
+  return tally.report(truth);
+}
+
+/**
+ * Adds the agent of data folder `dir` to `tally` with every line of its crawl log. The agent is named
+ * by the `agent` field of its log's lines, else by its WARC files' names (which end in its id), else by
+ * the folder.
+ * @throws UbiError InvalidArgument as {@link measureAgentDirs}.
+ */
+export async function tallyAgentDir(tally: CrawlTally, dir: string): Promise<void> {
+  const path = join(dir, CRAWL_LOG_FILE);
+  const index = tally.addAgent(dir);
+  let named = false;
+  const torn = await forEachLine(path, (text, lineNumber) => {
+    let entry: CrawlLogEntry;
+    try {
+      entry = JSON.parse(text) as CrawlLogEntry;
+    } catch (error) {
+      throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`, {
+        cause: error,
+      });
+    }
+    if (typeof entry !== "object" || entry === null || typeof entry.url !== "string") {
+      throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`);
+    }
+    if (!named && typeof entry.agent === "string" && entry.agent !== "") {
+      tally.nameAgent(index, entry.agent);
+      named = true;
+    }
+    tally.add(index, entry);
+  });
+  if (torn) tally.markTornLine(index);
+  if (!named) {
+    const id = await idOfWarcFiles(dir);
+    if (id !== undefined) tally.nameAgent(index, id);
+  }
+}
+
+/**
+ * Calls `onLine` with each newline-terminated, non-empty line of `path` and its 1-based number;
+ * returns true when the file ends in a line without a newline (not passed on).
+ */
+async function forEachLine(
+  path: string,
+  onLine: (text: string, lineNumber: number) => void,
+): Promise<boolean> {
+  const input = createReadStream(path, { encoding: "utf8" });
+  let rest = "";
+  let lineNumber = 0;
+  try {
+    for await (const chunk of input as AsyncIterable<string>) {
+      const text = rest + chunk;
+      let start = 0;
+      for (let newline = text.indexOf("\n"); newline >= 0; newline = text.indexOf("\n", start)) {
+        lineNumber++;
+        const line = text.slice(start, newline).trimEnd();
+        if (line !== "") onLine(line, lineNumber);
+        start = newline + 1;
+      }
+      rest = text.slice(start);
+    }
+  } catch (error) {
+    if (error instanceof UbiError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no crawl log" : `cannot read the crawl log (${code ?? String(error)})`;
+    throw new UbiError(ErrorCode.InvalidArgument, `${why} at ${path}: not an agent's data folder?`, {
+      cause: error,
+    });
+  } finally {
+    input.destroy();
+  }
+  return rest.trim() !== "";
+}
+
+/** The one agent id the WARC files under `dir/warc` are named with, or undefined (none, or several). */
+async function idOfWarcFiles(dir: string): Promise<string | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, "warc"));
+  } catch {
+    return undefined;
+  }
+  const ids = new Set<string>();
+  for (const name of names) {
+    const id = WARC_NAME.exec(name)?.[1];
+    if (id !== undefined) ids.add(id);
+  }
+  return ids.size === 1 ? [...ids][0] : undefined;
+}

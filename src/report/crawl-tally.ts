@@ -1,0 +1,169 @@
+/**
+ * What a crawl did, counted from its crawl-log lines: overlap (Cho & Garcia-Molina: (fetches − distinct
+ * URLs fetched) / distinct), coverage of a ground truth, failures and retried attempts, and each agent's
+ * share. A line with status > 0 is a fetch (the server answered, whatever the status); a line with
+ * status 0 is a failed attempt, retried later when it says `willRetry`, else a failure for good.
+ */
+
+/** The fields of a crawl-log line a tally reads. */
+export interface TalliedLine {
+  readonly url: string;
+  readonly status: number;
+  readonly willRetry?: unknown;
+}
+
+/** One agent's part of a crawl. */
+export interface AgentShare {
+  /** The agent's id when its data names it, else its data folder. */
+  readonly agent: string;
+  /** Its data folder, as given. */
+  readonly dir: string;
+  /** Pages it fetched: its lines with status > 0. */
+  readonly pages: number;
+  /** `pages` / every agent's pages (0 when nobody fetched any). */
+  readonly share: number;
+  /** Its lines with status 0 and no `willRetry`. */
+  readonly failures: number;
+  /** Its lines with status 0 and `willRetry`. */
+  readonly retries: number;
+  /** Its log ended in a line without a newline (torn by a kill, or being written): not counted. */
+  readonly tornLine: boolean;
+}
+
+/** How much of a ground truth a crawl fetched. */
+export interface Coverage {
+  /** Truth URLs fetched at least once. */
+  readonly covered: number;
+  /** URLs in the truth. */
+  readonly truthSize: number;
+  /** `covered / truthSize`. */
+  readonly fraction: number;
+  /** Distinct URLs fetched that the truth does not hold. */
+  readonly outsideTruth: number;
+}
+
+/** The report of a crawl: the union of its agents' crawl logs. */
+export interface CrawlReport {
+  /** Lines with status > 0, all agents together. */
+  readonly fetches: number;
+  /** Distinct URLs among them. */
+  readonly distinctUrls: number;
+  /** `fetches − distinctUrls`: fetches of a URL fetched before. */
+  readonly repeatedFetches: number;
+  /** Distinct URLs fetched more than once. */
+  readonly repeatedUrls: number;
+  /** `repeatedFetches / distinctUrls` (0 when nothing was fetched). */
+  readonly overlap: number;
+  /** Lines with status 0 and no `willRetry`: fetches that failed for good. */
+  readonly failures: number;
+  /** Lines with status 0 and `willRetry`: failed attempts tried again later. */
+  readonly retries: number;
+  /** The URL with the most failed attempts (lines with status 0, retried or not), or null when none failed. */
+  readonly mostFailedAttempts: { readonly url: string; readonly attempts: number } | null;
+  /** Against the ground truth, or null when none was given. */
+  readonly coverage: Coverage | null;
+  /** Each agent's part, in the order the agents were added. */
+  readonly agents: AgentShare[];
+}
+
+interface AgentCounts {
+  agent: string;
+  readonly dir: string;
+  pages: number;
+  failures: number;
+  retries: number;
+  tornLine: boolean;
+}
+
+/**
+ * Counts crawl-log lines of several agents; {@link CrawlTally.report} measures them. Holds one map entry
+ * per distinct URL fetched (and per URL that failed), like the ground truth it is measured against.
+ */
+export class CrawlTally {
+  private readonly agents: AgentCounts[] = [];
+  private readonly fetchCounts = new Map<string, number>();
+  private readonly failedAttempts = new Map<string, number>();
+
+  /** Adds an agent (named by its data folder until {@link nameAgent}); returns its index for {@link add}. */
+  addAgent(dir: string): number {
+    this.agents.push({ agent: dir, dir, pages: 0, failures: 0, retries: 0, tornLine: false });
+    return this.agents.length - 1;
+  }
+
+  /** Names agent `index` by its id (as its crawl log or data names it). */
+  nameAgent(index: number, id: string): void {
+    this.agentAt(index).agent = id;
+  }
+
+  /** Records that agent `index`'s log ended in a torn line (skipped). */
+  markTornLine(index: number): void {
+    this.agentAt(index).tornLine = true;
+  }
+
+  /** Counts one crawl-log line of agent `index`. */
+  add(index: number, line: TalliedLine): void {
+    const agent = this.agentAt(index);
+    if (line.status > 0) {
+      agent.pages++;
+      this.fetchCounts.set(line.url, (this.fetchCounts.get(line.url) ?? 0) + 1);
+      return;
+    }
+    if (line.willRetry === true) agent.retries++;
+    else agent.failures++;
+    this.failedAttempts.set(line.url, (this.failedAttempts.get(line.url) ?? 0) + 1);
+  }
+
+  /** The figures so far; coverage against `truth` when given. */
+  report(truth?: ReadonlySet<string>): CrawlReport {
+    let fetches = 0;
+    let repeatedUrls = 0;
+    for (const count of this.fetchCounts.values()) {
+      fetches += count;
+      if (count > 1) repeatedUrls++;
+    }
+    const distinctUrls = this.fetchCounts.size;
+    let mostFailedAttempts: CrawlReport["mostFailedAttempts"] = null;
+    for (const [url, attempts] of this.failedAttempts) {
+      if (mostFailedAttempts === null || attempts > mostFailedAttempts.attempts) {
+        mostFailedAttempts = { url, attempts };
+      }
+    }
+    return {
+      fetches,
+      distinctUrls,
+      repeatedFetches: fetches - distinctUrls,
+      repeatedUrls,
+      overlap: distinctUrls === 0 ? 0 : (fetches - distinctUrls) / distinctUrls,
+      failures: this.agents.reduce((sum, agent) => sum + agent.failures, 0),
+      retries: this.agents.reduce((sum, agent) => sum + agent.retries, 0),
+      mostFailedAttempts,
+      coverage: truth === undefined ? null : this.coverage(truth),
+      agents: this.agents.map((agent) => ({
+        agent: agent.agent,
+        dir: agent.dir,
+        pages: agent.pages,
+        share: fetches === 0 ? 0 : agent.pages / fetches,
+        failures: agent.failures,
+        retries: agent.retries,
+        tornLine: agent.tornLine,
+      })),
+    };
+  }
+
+  private coverage(truth: ReadonlySet<string>): Coverage {
+    let covered = 0;
+    for (const url of truth) if (this.fetchCounts.has(url)) covered++;
+    return {
+      covered,
+      truthSize: truth.size,
+      fraction: truth.size === 0 ? 0 : covered / truth.size,
+      outsideTruth: this.fetchCounts.size - covered,
+    };
+  }
+
+  private agentAt(index: number): AgentCounts {
+    const agent = this.agents[index];
+    if (agent === undefined) throw new RangeError(`no agent ${index} in this tally`);
+    return agent;
+  }
+}
