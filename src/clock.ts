@@ -47,3 +47,23 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * Runs `task` for at most `limitMs`: resolves with its result, or with undefined once the time is up
+ * (the task itself goes on; a rejection counts as no result).
+ */
+export async function within<T>(
+  clock: Clock,
+  limitMs: number,
+  task: () => Promise<T>,
+): Promise<T | undefined> {
+  let timer: TimerHandle | undefined;
+  const timeUp = new Promise<undefined>((resolve) => {
+    timer = clock.setTimeout(() => resolve(undefined), Math.max(0, limitMs));
+  });
+  try {
+    return await Promise.race([task().catch(() => undefined), timeUp]);
+  } finally {
+    if (timer !== undefined) clock.clearTimeout(timer);
+  }
+}

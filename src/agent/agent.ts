@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
-import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
+import { type AdoptedHost, Frontier, HostScheduler, IpGate } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { CrawlLog, GroupCommit, type QueuedUrl, StateStore, WarcWriter } from "../storage/index.js";
 import { normalizeUrl, UrlFingerprinter } from "../url/index.js";
@@ -50,16 +50,15 @@ export interface ClusterHooks {
   readonly exchange: UrlExchange;
   /** True while this agent owns `host` in its current view. */
   readonly owns: (host: string) => boolean;
-  /** Page recovery: true when a previous owner of `host` already fetched `url`. */
-  readonly fetchedElsewhere: (
-    host: string,
-    url: string,
-    upcoming: () => readonly string[],
-  ) => Promise<boolean>;
+  /**
+   * When this agent may crawl `host`, which it owns: 0 for now, or a later time — held for a crashed
+   * previous owner, or being handed over by the agent that crawled it before (a promise meanwhile).
+   */
+  readonly admit: (host: string) => number | Promise<number>;
+  /** True while this agent may send `host` a request: it owns it and holds its crawl. */
+  readonly mayFetch: (host: string) => boolean;
   /** True when every live agent is idle and no URL batch is in transit (termination detection). */
   readonly isCrawlComplete: () => boolean;
-  /** When this agent may start crawling `host` (held for a crashed previous owner); 0 when now. */
-  readonly heldUntilMs: (host: string) => number;
 }
 
 /**
@@ -218,9 +217,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         mustYield: () => scheduler?.isPaused === true,
         owns,
         blacklisted: (host) => blacklist.has(host),
-        ...(deps.cluster
-          ? { fetchedElsewhere: deps.cluster.fetchedElsewhere, heldUntilMs: deps.cluster.heldUntilMs }
-          : {}),
+        ...(deps.cluster ? { admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch } : {}),
       },
     );
     const guard = new StorageGuard({
@@ -291,18 +288,21 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 
   /** Queues `url` of `host` (a URL this agent owns) unless seen before; true when queued. */
-  accept(url: string, depth: number, host: string): boolean {
-    return this.frontier.add(url, depth, host);
+  accept(url: string, depth: number, host: string, attempts = 0): boolean {
+    return this.frontier.add(url, depth, host, attempts);
   }
 
   /** Queues `url` even if seen before (it comes back from a dead peer's outbox); fetched ones are skipped. */
-  requeue(url: string, depth: number, host: string): void {
-    this.frontier.requeue(url, depth, host);
+  requeue(url: string, depth: number, host: string, attempts = 0): void {
+    this.frontier.requeue(url, depth, host, attempts);
   }
 
-  /** Routes `url` of `host` under the current view, at a depth already computed (URLs from peers). */
-  route(url: string, depth: number, host: string): void {
-    this.router.routeAt(url, depth, host);
+  /**
+   * Routes `url` of `host` under the current view, at a depth already computed (URLs from peers), with
+   * the fetch attempts that failed elsewhere.
+   */
+  route(url: string, depth: number, host: string, attempts = 0): void {
+    this.router.routeAt(url, depth, host, attempts);
   }
 
   /** Resolves when every change made so far is durable. */
@@ -328,9 +328,33 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
   }
 
-  /** For each URL, whether this agent fetched it; waits (at most `maxWaitMs`) for fetches in flight. */
-  wasFetched(urls: readonly string[], maxWaitMs: number): Promise<boolean[]> {
-    return this.frontier.wasFetched(urls, maxWaitMs);
+  /** Waits (at most `maxWaitMs`) until no request to `host` is in flight, then commits; false if some are. */
+  quiesce(host: string, maxWaitMs: number): Promise<boolean> {
+    return this.frontier.quiesce(host, maxWaitMs);
+  }
+
+  /** Fingerprints of `host`'s done URLs, after the first `skip`, at most `limit`. */
+  doneOf(host: string, skip: number, limit: number): Promise<bigint[]> {
+    return this.frontier.doneOf(host, skip, limit);
+  }
+
+  /** What this agent knows of `host`'s crawl: pages fetched, and why it was given up if it was. */
+  hostRecord(host: string): { readonly pagesFetched: number; readonly abandoned?: string } {
+    const record = this.frontier.recordIfKnown(host);
+    if (record === undefined) return { pagesFetched: 0 };
+    return record.abandoned === undefined
+      ? { pagesFetched: record.fetched }
+      : { pagesFetched: record.fetched, abandoned: record.abandoned };
+  }
+
+  /** Takes in what another agent handed over of `host` (durable at the next commit). */
+  adopt(host: string, handOver: AdoptedHost): void {
+    this.frontier.adopt(host, handOver);
+  }
+
+  /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */
+  get urlsInFlight(): number {
+    return this.frontier.inFlightUrls;
   }
 
   /** Records that the URL with this fingerprint was handed to another agent. */

@@ -1,3 +1,4 @@
+import type { AdoptedHost } from "../frontier/index.js";
 import type { QueuedUrl } from "../storage/index.js";
 import type { AgentStorage } from "./agent.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -16,15 +17,25 @@ export interface ClusterFacingAgent {
   readonly isPaused: boolean;
   readonly activeHosts: number;
   readonly queuedUrls: number;
-  accept(url: string, depth: number, host: string): boolean;
-  requeue(url: string, depth: number, host: string): void;
-  /** Routes `url` under the current view, at a depth already computed. */
-  route(url: string, depth: number, host: string): void;
+  /** Queues `url` of `host` (owned here) unless seen; `attempts` failed before elsewhere. True when queued. */
+  accept(url: string, depth: number, host: string, attempts?: number): boolean;
+  requeue(url: string, depth: number, host: string, attempts?: number): void;
+  /** Routes `url` under the current view, at a depth already computed, with its failed attempts. */
+  route(url: string, depth: number, host: string, attempts?: number): void;
   commit(): Promise<void>;
   hostsWithWork(): string[];
   handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void>;
+  /** URLs taken from their queues and not yet done. */
+  readonly urlsInFlight: number;
   wakeHosts(): void;
-  wasFetched(urls: readonly string[], maxWaitMs: number): Promise<boolean[]>;
+  /** Waits (at most `maxWaitMs`) until no request to `host` is in flight, then commits; false if some are. */
+  quiesce(host: string, maxWaitMs: number): Promise<boolean>;
+  /** Fingerprints of `host`'s done URLs, after the first `skip`, at most `limit`. */
+  doneOf(host: string, skip: number, limit: number): Promise<bigint[]>;
+  /** What this agent knows of `host`'s crawl: pages fetched, and why it was given up if it was. */
+  hostRecord(host: string): { readonly pagesFetched: number; readonly abandoned?: string };
+  /** Takes in what another agent handed over of `host` (durable at the next commit). */
+  adopt(host: string, handOver: AdoptedHost): void;
   noteSentAway(fingerprint: bigint): void;
   wasSentAway(fingerprint: bigint): boolean;
   pause(): void;

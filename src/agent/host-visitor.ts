@@ -48,16 +48,19 @@ export interface HostVisitorDeps {
   readonly mustYield: () => boolean;
   /** True while this agent owns `host` in its current view (always, alone). */
   readonly owns: (host: string) => boolean;
-  /** Page recovery: true when a previous owner of the host already fetched the URL. */
-  readonly fetchedElsewhere?: (
-    host: string,
-    url: string,
-    upcoming: () => readonly string[],
-  ) => Promise<boolean>;
+  /**
+   * When this agent may crawl `host`, which it owns: 0 for now, or a later time (held for a crashed
+   * previous owner, or still being handed over). A promise while the hand-over is being asked for.
+   * Absent: always now (a lone agent).
+   */
+  readonly admit?: (host: string) => number | Promise<number>;
+  /**
+   * Asked right before each request: true while this agent may send `host` one (it owns it and holds
+   * its crawl). A host handed over meanwhile gets no further request from here. @default owns
+   */
+  readonly mayFetch?: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
-  /** When `host` may be crawled: later while it is held for its crashed previous owner to come back. */
-  readonly heldUntilMs?: (host: string) => number;
 }
 
 /** In-memory, per-host facts of the current run. */
@@ -67,8 +70,6 @@ interface HostRuntime {
   dnsError?: ErrorCode;
   nextFetchAtMs: number;
   robotsAttempts: number;
-  /** The URL at the head of the queue that failed transiently, and how many times in a row. */
-  retry?: { readonly url: string; readonly attempts: number };
   /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
   failedInARow: number;
 }
@@ -85,9 +86,6 @@ const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
 ]);
 /** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
 const FAILING_HOST_STREAK = 2;
-
-/** URLs queued behind the current one that page recovery asks about in the same query. */
-const RECOVERY_LOOKAHEAD = 255;
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 
@@ -119,8 +117,10 @@ export class HostVisitor {
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
       if (!this.deps.owns(host)) return { kind: "drained" };
-      const heldUntilMs = this.deps.heldUntilMs?.(host) ?? 0;
-      if (heldUntilMs > this.deps.clock.now()) return { kind: "parked", untilMs: heldUntilMs };
+      const admitted = this.deps.admit?.(host) ?? 0;
+      const admittedAtMs = typeof admitted === "number" ? admitted : await admitted;
+      if (admittedAtMs > this.deps.clock.now()) return { kind: "parked", untilMs: admittedAtMs };
+      if (!this.mayFetch(host)) return { kind: "drained" };
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
       if (this.deps.blacklisted(host)) {
@@ -175,21 +175,22 @@ export class HostVisitor {
     return { kind: "yielded" };
   }
 
-  /** Skips a URL fetched here before (queued again after a peer died) or by a previous owner. */
+  /**
+   * Skips a URL done before: here (queued again after a peer died), or by a previous owner of the host
+   * (its done set came with the hand-over).
+   */
   private async alreadyFetched(host: string, entry: StoredQueueEntry): Promise<boolean> {
     const { frontier, stats } = this.deps;
     if (frontier.needsFetchedCheck(host) && (await frontier.wasFetched([entry.url]))[0]) {
-      frontier.complete(host, entry, { fetched: false, counted: false });
+      frontier.complete(host, entry, { done: false, counted: false });
       stats.recordDrop("fetched-before");
       return true;
     }
-    const elsewhere = this.deps.fetchedElsewhere;
-    if (elsewhere && (await elsewhere(host, entry.url, () => frontier.peek(host, RECOVERY_LOOKAHEAD)))) {
-      frontier.complete(host, entry, { fetched: false, counted: false });
-      stats.pagesRecovered++;
-      return true;
-    }
     return false;
+  }
+
+  private mayFetch(host: string): boolean {
+    return this.deps.mayFetch ? this.deps.mayFetch(host) : this.deps.owns(host);
   }
 
   private async fetchOne(
@@ -210,7 +211,7 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
-    if (this.deps.mustYield() || !this.deps.owns(host)) {
+    if (this.deps.mustYield() || !this.mayFetch(host)) {
       // Paused or stopping while waiting for politeness, or the host changed hands meanwhile (its new
       // owner may be fetching it already): no new request; the URL waits at the head of its queue,
       // which goes to the new owner with the rest.
@@ -235,15 +236,18 @@ export class HostVisitor {
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;
-      const retryAtMs = this.retryAt(state, entry, code);
+      const attempts = (entry.attempts ?? 0) + 1;
+      const retryAtMs = this.retryAt(state, attempts, code);
       if (retryAtMs !== undefined) {
-        // Logged as an attempt, not counted as a failure: the URL waits at the head of its queue.
+        // Logged as an attempt, not counted as a failure: the URL waits at the head of its queue, its
+        // attempts kept with it (a restart or the host's next owner go on counting).
         this.deps.archive.log({
           ...this.failureEntry(entry, code, clock.now() - startedAtMs),
           willRetry: true,
         });
         this.deps.stats.fetchRetries++;
-        frontier.putBack(host, entry);
+        frontier.retryLater(host, entry, attempts);
+        await frontier.commit();
         return retryAtMs;
       }
       if (RETRIED_FAILURES.has(code)) state.failedInARow++;
@@ -251,7 +255,6 @@ export class HostVisitor {
       await frontier.commit();
       return undefined;
     }
-    state.retry = undefined;
     state.failedInARow = 0;
     try {
       await this.deps.archive.writeResponse(result);
@@ -266,23 +269,19 @@ export class HostVisitor {
     // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
     if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
     this.deps.archive.log(this.logEntry(entry, result, links));
-    frontier.complete(host, entry, { fetched: true, counted: true });
+    frontier.complete(host, entry, { done: true, counted: true });
     await frontier.commit();
     return undefined;
   }
 
   /**
-   * When to try `entry` again after failing with `code`, or undefined when it fails for good: not a
-   * failure that may pass, out of attempts, or a host whose last URLs all failed (a dead server would
-   * otherwise cost every queued URL its full round of retries).
+   * When to try a URL again after its `attempts`-th failure, with `code`, or undefined when it fails
+   * for good: not a failure that may pass, out of attempts, or a host whose last URLs all failed (a
+   * dead server would otherwise cost every queued URL its full round of retries).
    */
-  private retryAt(state: HostRuntime, entry: StoredQueueEntry, code: ErrorCode): number | undefined {
-    const previous = state.retry?.url === entry.url ? state.retry.attempts : 0;
-    state.retry = undefined;
+  private retryAt(state: HostRuntime, attempts: number, code: ErrorCode): number | undefined {
     if (!RETRIED_FAILURES.has(code) || state.failedInARow >= FAILING_HOST_STREAK) return undefined;
-    const attempts = previous + 1;
     if (attempts >= this.options.maxFetchAttempts) return undefined;
-    state.retry = { url: entry.url, attempts };
     const waitMs = this.options.fetchRetryMs * 2 ** (attempts - 1);
     return Math.max(this.deps.clock.now() + waitMs, state.nextFetchAtMs);
   }
@@ -348,14 +347,15 @@ export class HostVisitor {
 
   private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {
     this.deps.stats.recordDrop(reason);
-    this.deps.frontier.complete(host, entry, { fetched: false, counted: false });
+    this.deps.frontier.complete(host, entry, { done: false, counted: false });
   }
 
   private fail(host: string, entry: StoredQueueEntry, code: ErrorCode, durationMs: number): void {
     this.deps.stats.recordError(code);
     this.deps.archive.log(this.failureEntry(entry, code, durationMs));
+    // Failed for good: done, so no later owner of the host (nor a copy queued again) tries it again.
     const counted = code !== ErrorCode.DnsNotFound && code !== ErrorCode.AddressForbidden;
-    this.deps.frontier.complete(host, entry, { fetched: false, counted });
+    this.deps.frontier.complete(host, entry, { done: true, counted });
   }
 
   private failureEntry(entry: StoredQueueEntry, code: ErrorCode, durationMs: number): CrawlLogInput {

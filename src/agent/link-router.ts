@@ -10,8 +10,8 @@ export interface HostOwnership {
 
 /** Where links owned by other agents go: batched to their owner. */
 export interface UrlExchange {
-  /** Queues `url` (of `host`) for `owner`. */
-  send(owner: string, url: string, depth: number, host: string): void;
+  /** Queues `url` (of `host`) for `owner`, with the failed attempts it had here (if any). */
+  send(owner: string, url: string, depth: number, host: string, attempts?: number): void;
   /**
    * Queues `url`, a link found on a page, for `owner`, unless this agent handed it away before: the
    * owner has it then (or, if it dies, gets it from this agent's outbox).
@@ -60,11 +60,11 @@ export class LinkRouter {
    * Routes `url` of `host` at a depth already computed: URLs received from peers, sent again after a
    * crash or a failed batch. These go to another agent even when this one handed them away before.
    */
-  routeAt(url: string, depth: number, host: string): void {
-    this.dispatch(url, depth, host, false);
+  routeAt(url: string, depth: number, host: string, attempts = 0): void {
+    this.dispatch(url, depth, host, false, attempts);
   }
 
-  private dispatch(url: string, depth: number, host: string, found: boolean): void {
+  private dispatch(url: string, depth: number, host: string, found: boolean, attempts = 0): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
       // Not marked seen: a shallower path may still bring it in.
@@ -77,11 +77,11 @@ export class LinkRouter {
     }
     const owner = this.deps.ownership().ownerOf(host);
     if (owner === this.deps.selfId || this.deps.exchange === undefined) {
-      this.deps.frontier.add(url, depth, host);
+      this.deps.frontier.add(url, depth, host, attempts);
     } else if (found) {
       this.deps.exchange.offer(owner, url, depth, host);
     } else {
-      this.deps.exchange.send(owner, url, depth, host);
+      this.deps.exchange.send(owner, url, depth, host, attempts);
     }
   }
 }

@@ -1,11 +1,12 @@
 import { Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
-import { type Clock, systemClock } from "../clock.js";
+import { type Clock, sleep, systemClock, within } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
   AgentServer,
   type AgentStats,
+  type PeerClient,
   PeerClientPool,
   parseHostPort,
   type TransportSecurity,
@@ -14,9 +15,11 @@ import { UrlFingerprinter } from "../url/index.js";
 import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
+import { CrawlTenure } from "./crawl-tenure.js";
+import { HandOverDesk } from "./hand-over.js";
+import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
-import { PageRecovery } from "./page-recovery.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { resendUnacked } from "./unacked-urls.js";
@@ -42,8 +45,11 @@ export interface ClusterOptions {
   readonly heartbeatIntervalMs: number;
   /** @default 5000 */
   readonly suspectAfterMs: number;
-  /** Previous owners asked by page recovery (UbiCrawler's k). @default 2 */
-  readonly recoveryK: number;
+  /**
+   * Agents a new owner asks at most, along the circle, for a host it claims before it takes a host none
+   * of them holds (UbiCrawler's k; 0 takes hosts without asking). @default 16
+   */
+  readonly recoveryK?: number;
   /**
    * How long hosts of a crashed agent wait for it to come back before their new owners crawl them
    * (0: at once). An agent restarted on its data dir within it refetches nothing but the pages in flight.
@@ -64,6 +70,19 @@ export interface ClusterOptions {
   readonly maxConcurrentSubmits?: number;
 }
 
+/** @default of how long a graceful leave may take: within Kubernetes' 30 s termination grace period. */
+export const DEFAULT_LEAVE_TIMEOUT_MS = 20_000;
+
+/** What a graceful leave handed over, and what it could not in time. */
+export interface LeaveOutcome {
+  /** Hosts handed to their next owner with their done URLs. */
+  readonly hostsHanded: number;
+  /** Hosts whose next owner did not take them in time: the others crawl them as a crashed agent's. */
+  readonly hostsNotHanded: number;
+  /** Queued URLs not acknowledged by their next owner in time (they stay in this agent's outbox). */
+  readonly urlsNotHanded: number;
+}
+
 /** What a {@link ClusterNode} is given rather than reaching for. */
 export interface ClusterNodeDeps {
   readonly clock?: Clock;
@@ -77,11 +96,16 @@ interface Parts {
   readonly detector: FailureDetector;
   readonly ownership: Ownership;
   readonly exchange: UrlExchange;
+  readonly tenure: CrawlTenure;
+  readonly desk: HandOverDesk;
+  readonly claims: HostClaims;
   readonly stabilizer: ViewStabilizer;
   readonly crawlEnd: CrawlEnd;
   readonly partition: PartitionStats;
   readonly service: ClusterService;
   readonly peers: PeerClientPool;
+  /** The client of a member, by id. */
+  readonly peerClient: (id: string) => PeerClient;
   readonly server: AgentServer;
 }
 
@@ -97,7 +121,7 @@ export class ClusterNode {
   /** The agent's gRPC service; its handlers are the `Agent` service of the protocol. */
   readonly service: ClusterService;
   private readonly parts: Parts;
-  private leaving = false;
+  private leaving: Promise<LeaveOutcome> | undefined;
   private stopping: Promise<void> | undefined;
 
   private constructor(
@@ -106,6 +130,7 @@ export class ClusterNode {
     readonly address: string,
     /** The address the gRPC server is bound to (the real port when `listen` asked for port 0). */
     readonly listenAddress: string,
+    private readonly clock: Clock,
     parts: Parts,
   ) {
     this.parts = parts;
@@ -140,25 +165,29 @@ export class ClusterNode {
       build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
     });
     const peers = new PeerClientPool({ security: options.security });
+    const tenure = new CrawlTenure();
     // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
-    const late: { node?: ClusterNode; recovery?: PageRecovery; exchange?: UrlExchange } = {};
+    const late: { node?: ClusterNode; claims?: HostClaims; exchange?: UrlExchange } = {};
     const ready = (): ClusterNode => {
       if (!late.node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
       return late.node;
     };
+    const owns = (host: string) => ownership.ownerOf(host) === selfId;
     const hooks: ClusterHooks = {
       ownership: () => ownership,
       exchange: {
-        send: (owner, url, depth, host) => late.exchange?.send(owner, url, depth, host),
+        send: (owner, url, depth, host, attempts) => late.exchange?.send(owner, url, depth, host, attempts),
         offer: (owner, url, depth, host) => late.exchange?.offer(owner, url, depth, host),
       },
-      owns: (host) => ownership.ownerOf(host) === selfId,
-      fetchedElsewhere: (host, url, upcoming) => {
-        ready();
-        return (late.recovery as PageRecovery).fetchedElsewhere(host, url, upcoming);
+      owns,
+      admit: (host) => {
+        // A crashed previous owner's hosts wait for it first; then the host is claimed from whoever holds it.
+        const heldUntilMs = grace.heldUntilMs(host);
+        if (heldUntilMs > clock.now()) return heldUntilMs;
+        return late.claims ? late.claims.admit(host) : clock.now() + 100;
       },
+      mayFetch: (host) => owns(host) && tenure.holds(host),
       isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
-      heldUntilMs: (host) => grace.heldUntilMs(host),
     };
     const agent = await Agent.open(agentOptions, { clock, cluster: hooks });
     const server = new AgentServer(
@@ -168,7 +197,8 @@ export class ClusterNode {
           join: (request) => ready().service.join(request),
           heartbeat: (request) => ready().service.heartbeat(request),
           submitUrls: (request) => ready().service.submitUrls(request),
-          wasFetched: (request) => ready().service.wasFetched(request),
+          claimHosts: (request) => ready().service.claimHosts(request),
+          handOverHosts: (request) => ready().service.handOverHosts(request),
           getStats: (request) => ready().service.getStats(request),
           control: (request) => ready().service.control(request),
         },
@@ -251,15 +281,31 @@ export class ClusterNode {
       },
     );
     late.exchange = exchange;
-    late.recovery = new PageRecovery(
-      { k: options.recoveryK },
+    const desk = new HandOverDesk({
+      selfId,
+      clock,
+      tenure,
+      ownership,
+      agent,
+      memberOf,
+      heardFrom: (member) => detector.heardFrom(member),
+    });
+    const claims = new HostClaims(
+      { maxAsked: options.recoveryK ?? DEFAULT_RECOVERY_K },
       {
+        selfId,
+        clock,
+        tenure,
         ownership,
         isAlive,
-        ask: async (peerId, urls) =>
-          (await peerClient(peerId).wasFetched({ fromId: selfId, urls: [...urls] })).fetched,
+        self: () => toWireMember(detector.self, clock.now()),
+        claim: (peerId, request) => peerClient(peerId).claimHosts(request),
+        learnOf: (member) => detector.learnOf(fromWireMember(member)),
+        desk,
+        agent,
       },
     );
+    late.claims = claims;
     const partition = new PartitionStats(
       { address, capacity: options.capacity },
       {
@@ -282,7 +328,6 @@ export class ClusterNode {
       statusOf: (id) => memberOf(id)?.status,
       capacityOf: (id) => memberOf(id)?.capacity ?? 1,
       onGone: (id) => crawlEnd.forget(id),
-      onOwnershipChanged: () => late.recovery?.reset(),
       log,
     });
     const crawlEnd: CrawlEnd = new CrawlEnd({
@@ -305,6 +350,7 @@ export class ClusterNode {
         ownership,
         exchange,
         crawlEnd,
+        desk,
         partition,
         peers,
         leaveAndExit: () => {
@@ -317,22 +363,26 @@ export class ClusterNode {
         },
       },
     );
-    const node = new ClusterNode(options, address, listenAddress, {
+    const node = new ClusterNode(options, address, listenAddress, clock, {
       agent,
       detector,
       ownership,
       exchange,
+      tenure,
+      desk,
+      claims,
       stabilizer,
       crawlEnd,
       partition,
       service,
       peers,
+      peerClient,
       server,
     });
     late.node = node;
     try {
       detector.onChange((alive) => stabilizer.onViewChange(alive));
-      const joined = await joinCluster(detector, {
+      await joinCluster(detector, {
         seeds: options.join.filter((seed) => seed !== address && seed !== listenAddress),
         joinTimeoutMs: options.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS,
         settleMs: options.suspectAfterMs,
@@ -341,15 +391,6 @@ export class ClusterNode {
       });
       stabilizer.onViewChange(detector.alive());
       stabilizer.start();
-      if (joined) {
-        // The others may have crawled (or be crawling right now) hosts that become this agent's: page
-        // recovery then asks them before each fetch. Not when every one of them answered with no work
-        // done or queued: each knows this agent by now (it answered its heartbeat), so none will fetch
-        // a page of its hosts, and asking would cost a query per page batch for the whole crawl.
-        const others = detector.alive().filter((member) => member.id !== selfId);
-        const anyWork = crawlEnd.hasStarted || others.some((member) => !crawlEnd.hasReportFrom(member.id));
-        if (anyWork) ownership.markJoinedRunningCrawl();
-      }
     } catch (error) {
       await node.stop();
       throw error;
@@ -374,16 +415,38 @@ export class ClusterNode {
     return this.parts.partition.stats();
   }
 
-  /** Graceful leave: stop crawling, hand every queued URL to its next owner, tell the others, stop. */
-  async leave(): Promise<void> {
-    if (this.leaving) return;
-    this.leaving = true;
-    const { agent, detector, stabilizer, exchange } = this.parts;
+  /**
+   * Graceful leave: stops starting fetches and waits for those in flight; hands every host this agent
+   * holds, with the URLs it has done there, to the host's next owner; announces the leave; hands every
+   * queued URL to its next owner and waits for the acknowledgements. All within `timeoutMs`: what is
+   * not handed over by then is left to the others as if this agent had crashed. Idempotent.
+   */
+  leave(timeoutMs = DEFAULT_LEAVE_TIMEOUT_MS): Promise<LeaveOutcome> {
+    this.leaving ??= this.handOverAndLeave(timeoutMs);
+    return this.leaving;
+  }
+
+  private async handOverAndLeave(timeoutMs: number): Promise<LeaveOutcome> {
+    const { agent, detector, stabilizer, exchange, desk } = this.parts;
+    const deadline = this.clock.now() + timeoutMs;
+    const left = () => Math.max(0, deadline - this.clock.now());
     agent.pause();
-    await detector.leave();
-    stabilizer.onViewChange(detector.alive());
-    await stabilizer.settled();
-    await exchange.drain();
+    // Requests in flight finish (their pages are archived and counted) before their hosts move.
+    await within(this.clock, left() / 2, async () => {
+      while (agent.urlsInFlight > 0) await sleep(this.clock, 20);
+    });
+    const pushed = (await within(this.clock, left(), () =>
+      desk.pushAll((peerId, request) =>
+        this.parts.peerClient(peerId).handOverHosts(request, { deadlineMs: Math.max(1, left()) }),
+      ),
+    )) ?? { handed: 0, failed: this.parts.tenure.heldHosts().length };
+    // Announced after the hand-over: the next owners hold the hosts before they own them.
+    await within(this.clock, left(), () => detector.leave());
+    await within(this.clock, left(), async () => {
+      await stabilizer.settled();
+      await exchange.drain();
+    });
+    return { hostsHanded: pushed.handed, hostsNotHanded: pushed.failed, urlsNotHanded: exchange.pendingUrls };
   }
 
   /**
@@ -405,16 +468,16 @@ export class ClusterNode {
    * so nobody treats it as crashed and re-sends its URLs.
    */
   async announceLeave(): Promise<void> {
-    this.leaving = true;
     await this.parts.detector.leave();
   }
 
   /** Stops everything; the durable state is kept. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      const { detector, stabilizer, exchange, server, agent, peers } = this.parts;
+      const { detector, stabilizer, claims, exchange, server, agent, peers } = this.parts;
       detector.stop();
       stabilizer.stop();
+      claims.stop();
       exchange.stop();
       await server.stop();
       await agent.stop();

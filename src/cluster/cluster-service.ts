@@ -4,22 +4,26 @@ import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
 import type {
   AgentServiceHandlers,
+  ClaimReply,
+  ClaimRequest,
   ControlReply,
   ControlRequest,
+  HandOverReply,
+  HandOverRequest,
   HeartbeatReply,
   HeartbeatRequest,
   JoinReply,
   JoinRequest,
+  Member,
   PeerClientPool,
   StatsReply,
   StatsRequest,
   UrlBatch,
   UrlBatchAck,
-  WasFetchedReply,
-  WasFetchedRequest,
 } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { CrawlEnd } from "./crawl-end.js";
+import type { HandOverDesk } from "./hand-over.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
 import type { PartitionStats } from "./partition-stats.js";
@@ -29,8 +33,6 @@ import type { UrlExchange } from "./url-exchange.js";
 /** Default of {@link ClusterServiceOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
 export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
 
-/** How long a page-recovery answer may wait for a fetch of an asked URL's host in flight here. */
-const WAS_FETCHED_WAIT_MS = 3_000;
 /** Seen batch ids kept per process to count each received batch once despite retries. */
 const MAX_REMEMBERED_BATCHES = 100_000;
 
@@ -52,6 +54,8 @@ export interface ClusterServiceDeps {
   readonly ownership: Pick<Ownership, "ownerOf" | "checkNewcomer">;
   readonly exchange: Pick<UrlExchange, "notePeerLoad">;
   readonly crawlEnd: Pick<CrawlEnd, "observeRequest">;
+  /** Answers claims and takes in pushed hosts (host hand-overs). */
+  readonly desk: Pick<HandOverDesk, "answer" | "takeIn">;
   readonly partition: PartitionStats;
   readonly peers: PeerClientPool;
   /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
@@ -60,7 +64,7 @@ export interface ClusterServiceDeps {
 
 /**
  * The `Agent` gRPC service of one cluster agent: membership (join, heartbeats), URL intake from
- * peers, page recovery answers, stats and operator control. Every handler is local: no coordinator.
+ * peers, host hand-overs, stats and operator control. Every handler is local: no coordinator.
  */
 export class ClusterService implements AgentServiceHandlers {
   private readonly maxConcurrentSubmits: number;
@@ -103,13 +107,7 @@ export class ClusterService implements AgentServiceHandlers {
   async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
     const { detector, clock } = this.deps;
     const from = fromWireMember(request.from);
-    if (detector.members().every((member) => member.id !== from.id)) {
-      try {
-        this.deps.ownership.checkNewcomer({ id: from.id, capacity: from.capacity });
-      } catch (error) {
-        throw withIdAdvice(error);
-      }
-    }
+    this.checkNewcomer(request.from);
     let answer: ReturnType<FailureDetector["onHeartbeat"]>;
     try {
       answer = detector.onHeartbeat({
@@ -157,7 +155,7 @@ export class ClusterService implements AgentServiceHandlers {
     let duplicates = 0;
     let invalid = 0;
     const { agent, ownership } = this.deps;
-    for (const { url, depth } of batch.urls) {
+    for (const { url, depth, attempts } of batch.urls) {
       const canonical = normalizeUrl(url);
       if (canonical === null) {
         invalid++;
@@ -165,9 +163,9 @@ export class ClusterService implements AgentServiceHandlers {
       }
       const host = hostKey(canonical);
       if (ownership.ownerOf(host) !== agent.id) {
-        agent.route(canonical, depth, host);
+        agent.route(canonical, depth, host, attempts);
         forwarded++;
-      } else if (agent.accept(canonical, depth, host)) accepted++;
+      } else if (agent.accept(canonical, depth, host, attempts)) accepted++;
       else duplicates++;
     }
     if (invalid > 0 && invalid === batch.urls.length) {
@@ -185,9 +183,34 @@ export class ClusterService implements AgentServiceHandlers {
     return { accepted, forwarded, duplicates };
   }
 
-  /** `WasFetched`: page recovery, answered from the durable record of fetches. */
-  async wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply> {
-    return { fetched: await this.deps.agent.wasFetched(request.urls, WAS_FETCHED_WAIT_MS) };
+  /** `ClaimHosts`: a new owner asks for hosts this agent may hold (see {@link HandOverDesk.answer}). */
+  async claimHosts(request: ClaimRequest): Promise<ClaimReply> {
+    this.checkNewcomer(request.claimant);
+    try {
+      return await this.deps.desk.answer(request);
+    } catch (error) {
+      throw withIdAdvice(error);
+    }
+  }
+
+  /** `HandOverHosts`: a leaving agent pushes the hosts it held; answered once they are durable here. */
+  async handOverHosts(request: HandOverRequest): Promise<HandOverReply> {
+    this.checkNewcomer(request.from);
+    try {
+      return await this.deps.desk.takeIn(request);
+    } catch (error) {
+      throw withIdAdvice(error);
+    }
+  }
+
+  /** Refuses a sender unknown here whose replicas would collide with a member's (`IdConflict`). */
+  private checkNewcomer(member: Member): void {
+    if (this.deps.detector.members().some((known) => known.id === member.id)) return;
+    try {
+      this.deps.ownership.checkNewcomer({ id: member.id, capacity: member.capacity });
+    } catch (error) {
+      throw withIdAdvice(error);
+    }
   }
 
   /** `GetStats`: this agent's partition stats, or every live agent's. */

@@ -1,16 +1,23 @@
-/** The decentralized cluster: membership, ownership, URL exchange, page recovery, termination. */
+/**
+ * The decentralized cluster: membership, ownership, host hand-overs (page recovery), URL exchange,
+ * termination.
+ */
 
 export { DEFAULT_JOIN_TIMEOUT_MS } from "./cluster-join.js";
 export {
   ClusterNode,
   type ClusterNodeDeps,
   type ClusterOptions,
+  DEFAULT_LEAVE_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_SUBMITS,
+  type LeaveOutcome,
 } from "./cluster-node.js";
 export { ClusterService } from "./cluster-service.js";
+export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
+export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
+export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
 export { Ownership } from "./ownership.js";
-export { DEFAULT_RECOVERY_K, PageRecovery, type PageRecoveryOptions } from "./page-recovery.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
 export { UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

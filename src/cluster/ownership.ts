@@ -1,19 +1,12 @@
 import { isUbiError } from "../errors.js";
 import { type AgentSpec, Assignment, type Hasher64 } from "../hashing/index.js";
 
-/** Past assignments kept for page recovery; older views are forgotten. */
-const HISTORY_LENGTH = 16;
-
 /**
- * This agent's current answer to "who owns host X", rebuilt from the alive set on every view change,
- * plus the few previous answers, so page recovery can ask the agents that owned a host before.
+ * This agent's current answer to "who owns host X", rebuilt from the alive set on every view change.
  */
 export class Ownership {
   private current: Assignment;
-  private readonly history: Assignment[] = [];
   private signature: string;
-  /** Set when this agent joined other agents: every host it owns may have had another owner first. */
-  private joinedRunningCrawl = false;
 
   constructor(
     private readonly selfId: string,
@@ -51,33 +44,14 @@ export class Ownership {
       const known = new Set(this.current.agents.map((agent) => agent.id));
       next = this.build(alive.filter((agent) => known.has(agent.id) || agent.id === this.selfId));
     }
-    this.history.unshift(this.current);
-    if (this.history.length > HISTORY_LENGTH) this.history.pop();
     this.current = next;
     this.signature = signature;
     return true;
   }
 
-  /** Marks that this agent joined a running cluster: its hosts may have had other owners. */
-  markJoinedRunningCrawl(): void {
-    this.joinedRunningCrawl = true;
-  }
-
-  /**
-   * Up to `k` other agents that may have fetched pages of `host` before this agent owned it, most
-   * likely first: its owners in previous views, then (after joining a running crawl) the agents that
-   * would own it if this agent were absent — UbiCrawler's successors.
-   */
-  previousOwners(host: string, k: number, isAlive: (id: string) => boolean): string[] {
-    const result: string[] = [];
-    const consider = (id: string) => {
-      if (result.length < k && id !== this.selfId && isAlive(id) && !result.includes(id)) result.push(id);
-    };
-    for (const past of this.history) consider(past.ownerOf(host));
-    if (this.joinedRunningCrawl && this.current.ownerOf(host) === this.selfId) {
-      for (const id of this.current.successors(host, k)) consider(id);
-    }
-    return result;
+  /** Who owns `host` once this agent is gone: the next agent along the circle (none when alone). */
+  successorOf(host: string): string | undefined {
+    return this.current.successors(host, 1)[0];
   }
 
   /** Fraction of the circle this agent owns. */

@@ -13,7 +13,7 @@ import { hostKey } from "../url/index.js";
 export const UNACKED_PEER = "~unacked";
 
 /** Where {@link resendUnacked} routes each URL again. */
-export type RouteAgain = (url: string, depth: number, host: string) => void;
+export type RouteAgain = (url: string, depth: number, host: string, attempts?: number) => void;
 
 /**
  * After a restart: routes every URL still marked unacknowledged under the current view (to its owner's
@@ -29,7 +29,7 @@ export async function resendUnacked(
   for await (const { fingerprint, entry } of store.outboxEntries(UNACKED_PEER)) {
     // The mark is cleared before routing: a hand-off of the same URL puts it back, and the later op wins.
     committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
-    route(entry.url, entry.depth, hostKey(entry.url));
+    route(entry.url, entry.depth, hostKey(entry.url), entry.attempts);
     count++;
   }
   await committer.commit();

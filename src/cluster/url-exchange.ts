@@ -46,9 +46,9 @@ export interface UrlExchangeDeps {
   /** True while `peerId` is alive in this agent's view. */
   readonly isAlive: (peerId: string) => boolean;
   /** Sends a URL back through the router under the current view (its owner may have changed). */
-  readonly reroute: (url: string, depth: number, host: string) => void;
+  readonly reroute: (url: string, depth: number, host: string, attempts?: number) => void;
   /** Queues a URL recovered from the outbox of a dead peer that this agent now owns. */
-  readonly requeue: (url: string, depth: number, host: string) => void;
+  readonly requeue: (url: string, depth: number, host: string, attempts?: number) => void;
   /** Called with the fingerprint of every URL handed to another agent. */
   readonly onSentAway: (fingerprint: bigint) => void;
   /** True when the URL with this fingerprint was handed to another agent before (durably noted). */
@@ -138,9 +138,12 @@ export class UrlExchange implements UrlExchangeSink {
     return this.pending === 0 && this.inFlight === 0;
   }
 
-  /** Buffers `url` of `host` for `owner` and remembers it durably (at the next commit). */
-  send(owner: string, url: string, depth: number, host: string): void {
-    this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url));
+  /**
+   * Buffers `url` of `host` for `owner` and remembers it durably (at the next commit); `attempts` are
+   * its fetch attempts that failed here, which go with it.
+   */
+  send(owner: string, url: string, depth: number, host: string, attempts = 0): void {
+    this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url), attempts);
   }
 
   /**
@@ -157,13 +160,21 @@ export class UrlExchange implements UrlExchangeSink {
     this.hand(owner, url, depth, host, fingerprint);
   }
 
-  private hand(owner: string, url: string, depth: number, host: string, fingerprint: bigint): void {
-    this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry: { url, depth } });
+  private hand(
+    owner: string,
+    url: string,
+    depth: number,
+    host: string,
+    fingerprint: bigint,
+    attempts = 0,
+  ): void {
+    const entry = attempts > 0 ? { url, depth, attempts } : { url, depth };
+    this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry });
     // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
-    this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry: { url, depth } });
+    this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry });
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
-    outbox.buffer.push({ url, depth, host, fingerprint, atMs: this.deps.clock.now() });
+    outbox.buffer.push({ ...entry, host, fingerprint, atMs: this.deps.clock.now() });
     this.pending++;
     this.schedule(owner, outbox);
   }
@@ -202,7 +213,7 @@ export class UrlExchange implements UrlExchangeSink {
       this.deps.committer.add({ kind: "outbox-done", peer, fingerprint });
       // Queued here or handed off again (marked again then) in this same commit.
       this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
-      this.deps.requeue(entry.url, entry.depth, hostKey(entry.url));
+      this.deps.requeue(entry.url, entry.depth, hostKey(entry.url), entry.attempts);
       count++;
     }
     await this.deps.committer.commit();
@@ -280,14 +291,14 @@ export class UrlExchange implements UrlExchangeSink {
     const batch: UrlBatch = {
       batchId: `${this.deps.selfId}.${this.deps.incarnation}.${++this.batchSerial}`,
       fromId: this.deps.selfId,
-      urls: urls.map(({ url, depth }) => ({ url, depth })),
+      urls: urls.map(({ url, depth, attempts }) => (attempts ? { url, depth, attempts } : { url, depth })),
     };
     let delayMs = this.options.retryMinMs;
     let durable = false;
     while (!this.abort.signal.aborted) {
       if (!this.deps.isAlive(peer)) {
         this.pending -= urls.length;
-        for (const item of urls) this.deps.reroute(item.url, item.depth, item.host);
+        for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, item.attempts);
         return;
       }
       try {
@@ -334,7 +345,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.timer = undefined;
     this.pending -= urls.length;
     this.outboxes.delete(peer);
-    for (const item of urls) this.deps.reroute(item.url, item.depth, item.host);
+    for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, item.attempts);
   }
 
   private outboxOf(peer: string): PeerOutbox {

@@ -25,8 +25,6 @@ export interface ViewStabilizerDeps {
   readonly capacityOf: (id: string) => number;
   /** Called for every agent gone from the alive set. */
   readonly onGone: (id: string) => void;
-  /** Called after the ownership changed (answers cached under the old one are stale). */
-  readonly onOwnershipChanged: () => void;
   readonly log: (line: string) => void;
 }
 
@@ -92,7 +90,6 @@ export class ViewStabilizer {
     }
     const changed = deps.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
     if (!changed) return;
-    deps.onOwnershipChanged();
     const gone = [...previous].filter((id) => !this.aliveIds.has(id));
     const crashed = gone.filter((id) => !hasLeft(id));
     for (const id of gone) deps.onGone(id);
@@ -132,7 +129,9 @@ export class ViewStabilizer {
       const owner = ownership.ownerOf(host);
       if (owner === selfId) continue;
       // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
-      await agent.handOver(host, (entry) => exchange.send(owner, entry.url, entry.depth, host));
+      await agent.handOver(host, (entry) =>
+        exchange.send(owner, entry.url, entry.depth, host, entry.attempts),
+      );
     }
     await agent.commit();
     for (const peer of crashed) await exchange.redistribute(peer);

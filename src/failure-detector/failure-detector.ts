@@ -5,7 +5,7 @@ import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_SUSPECT_AFTER_MS,
 } from "./constants.js";
-import type { MemberEntry, RemoteHeartbeat } from "./member.js";
+import type { GossipEntry, MemberEntry, RemoteHeartbeat } from "./member.js";
 import { MembershipView } from "./membership-view.js";
 
 /** Options of a {@link FailureDetector}. */
@@ -170,6 +170,20 @@ export class FailureDetector {
     if (request.unanswered === true) this.askedAtMs.delete(request.from.id);
     else this.askedAtMs.set(request.from.id, this.deps.clock.now());
     return this.heartbeat();
+  }
+
+  /**
+   * A member that called this agent directly (a hand-over, say), perhaps before any heartbeat of its
+   * reached here: it is alive. Throws {@link ErrorCode.IdConflict} when its id is alive here at another
+   * address, as {@link onHeartbeat} does.
+   */
+  heardFrom(member: GossipEntry): void {
+    this.receive({ from: member, entries: [] });
+  }
+
+  /** A member another agent named (it holds a host, say): pinged from now on, alive once it answers. */
+  learnOf(member: GossipEntry): void {
+    if (this.view.introduce(member, this.deps.clock.now())) this.emit();
   }
 
   /**

@@ -121,6 +121,18 @@ export class MembershipView {
     return changed;
   }
 
+  /**
+   * Takes in one entry heard of indirectly (another agent named it): as gossip, so an unknown member is
+   * suspected until it answers. Returns true when the alive set changed.
+   */
+  introduce(remote: GossipEntry, nowMs: number): boolean {
+    const entry = checkGossipEntry(remote);
+    if (entry.id === this.me.id) return false;
+    const before = this.aliveSignature();
+    this.mergeGossip(entry, nowMs);
+    return this.aliveSignature() !== before;
+  }
+
   /** Marks self as left, to be gossiped; returns true when that changed the alive set. */
   leave(): boolean {
     if (this.me.status === "left") return false;

@@ -1,6 +1,6 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import type { GroupCommit, HostRecord, QueuedUrl, StateStore, StoredQueueEntry } from "../storage/index.js";
-import { hostKey, type UrlFingerprinter } from "../url/index.js";
+import type { UrlFingerprinter } from "../url/index.js";
 import { HostQueue } from "./host-queue.js";
 import { HostTable } from "./host-table.js";
 import { SeenSet } from "./seen-set.js";
@@ -32,10 +32,23 @@ export interface FrontierDeps {
 
 /** How a taken URL ended, for {@link Frontier.complete}. */
 export interface Completion {
-  /** A request reached the server (any status): the URL counts as fetched for page recovery. */
-  readonly fetched: boolean;
+  /**
+   * The URL is done: a request reached the server (any status), or it failed for good. It is then
+   * never fetched again, here or by a later owner of its host (hand-overs carry the done set).
+   */
+  readonly done: boolean;
   /** The fetch counts against the host's page limit. */
   readonly counted: boolean;
+}
+
+/** What another agent hands over of a host (see {@link Frontier.adopt}). */
+export interface AdoptedHost {
+  /** Fingerprints of the host's URLs it fetched or gave up on. */
+  readonly done: readonly bigint[];
+  /** Pages it fetched of the host (for the per-host page limit). */
+  readonly pagesFetched: number;
+  /** Why the host was given up, if it was. */
+  readonly abandoned?: string;
 }
 
 /** @default values of {@link FrontierOptions}. */
@@ -151,6 +164,11 @@ export class Frontier {
     return this.queueOf(host).record;
   }
 
+  /** The durable record of `host`, or undefined when this agent has none (nothing is created). */
+  recordIfKnown(host: string): HostRecord | undefined {
+    return this.hosts.get(host)?.record;
+  }
+
   /** Marks `host`'s record changed, so the next commit writes it. */
   touch(host: string): void {
     this.dirtyHosts.add(host);
@@ -165,7 +183,7 @@ export class Frontier {
    * Queues `url` (canonical, of `host`) unless it was seen before; returns true when queued.
    * Durable at the next {@link commit}.
    */
-  add(url: string, depth: number, host: string): boolean {
+  add(url: string, depth: number, host: string, attempts = 0): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) {
       this.committer.add({ kind: "seen", fingerprint });
@@ -177,7 +195,7 @@ export class Frontier {
     } else {
       return false;
     }
-    this.enqueue(host, { url, depth });
+    this.enqueue(host, attempts > 0 ? { url, depth, attempts } : { url, depth });
     return true;
   }
 
@@ -196,11 +214,11 @@ export class Frontier {
    * may have handed it off earlier. The host is then marked so its visits check, before each fetch,
    * that the URL was not fetched here already ({@link needsFetchedCheck}).
    */
-  requeue(url: string, depth: number, host: string): void {
+  requeue(url: string, depth: number, host: string, attempts = 0): void {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) this.committer.add({ kind: "seen", fingerprint });
     else this.queueOf(host).mayRepeat = true;
-    this.enqueue(host, { url, depth });
+    this.enqueue(host, attempts > 0 ? { url, depth, attempts } : { url, depth });
   }
 
   /** True when `host`'s queue may hold URLs fetched already (see {@link requeue}). */
@@ -231,7 +249,7 @@ export class Frontier {
         entries.push(...(await this.deps.store.readQueue(host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
       }
       for (const entry of entries) {
-        handOff?.({ url: entry.url, depth: entry.depth });
+        handOff?.(toQueuedUrl(entry));
         this.committer.add({ kind: "dequeue", host, seq: entry.seq });
       }
       queue.window = [];
@@ -239,7 +257,7 @@ export class Frontier {
       queue.nextReadSeq = queue.record.nextSeq;
       this.waitingTotal -= queue.waiting;
       queue.waiting = 0;
-      return entries.map(({ url, depth }) => ({ url, depth }));
+      return entries.map(toQueuedUrl);
     } finally {
       queue.draining = false;
     }
@@ -301,6 +319,22 @@ export class Frontier {
     return entry;
   }
 
+  /**
+   * Returns a taken entry to the head of its queue after a fetch that failed and will be tried again,
+   * with its failed attempts recorded durably (at the next commit), so a restart or the host's next
+   * owner knows how many are left.
+   */
+  retryLater(host: string, entry: StoredQueueEntry, attempts: number): void {
+    const updated: StoredQueueEntry = { ...entry, attempts };
+    this.committer.add({
+      kind: "enqueue",
+      host,
+      seq: entry.seq,
+      entry: { url: entry.url, depth: entry.depth, attempts },
+    });
+    this.putBack(host, updated);
+  }
+
   /** Returns a taken entry to the head of its queue, e.g. when the host is parked. */
   putBack(host: string, entry: StoredQueueEntry): void {
     const queue = this.queueOf(host);
@@ -316,8 +350,12 @@ export class Frontier {
   complete(host: string, entry: StoredQueueEntry, completion: Completion): void {
     const queue = this.queueOf(host);
     this.committer.add({ kind: "dequeue", host, seq: entry.seq });
-    if (completion.fetched) {
-      this.committer.add({ kind: "fetched", fingerprint: this.deps.fingerprinter.fingerprint(entry.url) });
+    if (completion.done) {
+      this.committer.add({
+        kind: "fetched",
+        host,
+        fingerprint: this.deps.fingerprinter.fingerprint(entry.url),
+      });
     }
     if (completion.counted) {
       queue.record.fetched++;
@@ -333,26 +371,56 @@ export class Frontier {
     return this.committer.commit();
   }
 
-  /**
-   * For each URL, whether this agent fetched it (page recovery). While a fetch of one of their hosts is
-   * in flight here, the answer waits for it to end (at most `maxWaitMs`): the host may just have been
-   * handed over, and its new owner, which asks before fetching, must neither fetch a page a second time
-   * nor send the host a second request at once.
-   */
-  async wasFetched(urls: readonly string[], maxWaitMs = 0): Promise<boolean[]> {
-    const hosts = new Set(urls.map(hostKey));
-    const flights: Promise<void>[] = [];
-    for (const flight of this.flights.values()) if (hosts.has(flight.host)) flights.push(flight.done);
-    if (flights.length > 0 && maxWaitMs > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, maxWaitMs);
-      });
-      await Promise.race([Promise.all(flights), timeout]);
-      clearTimeout(timer);
-      await this.committer.commit();
-    }
+  /** For each URL, whether it is done here (fetched, failed for good, or handed over as done). */
+  wasFetched(urls: readonly string[]): Promise<boolean[]> {
     return this.deps.store.hasFetched(urls.map((url) => this.deps.fingerprinter.fingerprint(url)));
+  }
+
+  /**
+   * Waits (at most `maxWaitMs`) until no URL of `host` is taken and not completed, then makes every
+   * change durable. Returns false when some are still in flight.
+   */
+  async quiesce(host: string, maxWaitMs: number): Promise<boolean> {
+    const flights: Promise<void>[] = [];
+    for (const flight of this.flights.values()) if (flight.host === host) flights.push(flight.done);
+    let settled = true;
+    if (flights.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), maxWaitMs);
+      });
+      settled = await Promise.race([Promise.all(flights).then(() => true), timeout]);
+      clearTimeout(timer);
+    }
+    await this.committer.commit();
+    return settled;
+  }
+
+  /** Fingerprints of `host`'s done URLs (skipping `skip`, at most `limit`), from the durable record. */
+  doneOf(host: string, skip: number, limit: number): Promise<bigint[]> {
+    return this.deps.store.fetchedOf(host, skip, limit);
+  }
+
+  /**
+   * Takes in what another agent knew of `host` (a hand-over): its done URLs, never queued again here
+   * and skipped if queued already, its page count (the larger one wins) and why it was given up, if it
+   * was. Durable at the next {@link commit}.
+   */
+  adopt(host: string, handover: AdoptedHost): void {
+    const queue = this.queueOf(host);
+    for (const fingerprint of handover.done) {
+      if (this.seen.add(fingerprint)) this.committer.add({ kind: "seen", fingerprint });
+      this.committer.add({ kind: "fetched", host, fingerprint });
+    }
+    if (handover.done.length > 0 && queue.hasWork) queue.mayRepeat = true;
+    if (handover.pagesFetched > queue.record.fetched) {
+      queue.record.fetched = handover.pagesFetched;
+      this.dirtyHosts.add(host);
+    }
+    if (handover.abandoned !== undefined && queue.record.abandoned === undefined) {
+      queue.record.abandoned = handover.abandoned;
+      this.dirtyHosts.add(host);
+    }
   }
 
   private beginFlight(url: string, host: string): void {
@@ -397,4 +465,11 @@ export class Frontier {
     }
     return queue;
   }
+}
+
+/** A stored entry without its sequence number (attempts kept when there were any). */
+function toQueuedUrl(entry: StoredQueueEntry): QueuedUrl {
+  return entry.attempts
+    ? { url: entry.url, depth: entry.depth, attempts: entry.attempts }
+    : { url: entry.url, depth: entry.depth };
 }

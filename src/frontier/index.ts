@@ -1,6 +1,7 @@
 /** The URLs still to fetch and when: the seen set, durable per-host queues, the polite host scheduler. */
 
 export {
+  type AdoptedHost,
   type Completion,
   DEFAULT_MAX_WINDOWED_HOSTS,
   DEFAULT_QUEUE_WINDOW,

@@ -17,6 +17,11 @@ export interface QueuedUrl {
   readonly url: string;
   /** Per-host depth: 0 when discovered from another host or a seed. */
   readonly depth: number;
+  /**
+   * Fetch attempts that failed in a way that may pass (see `--max-fetch-attempts`), kept with the URL
+   * so the limit holds across restarts and hand-overs to other agents. Absent: none.
+   */
+  readonly attempts?: number;
 }
 
 /** One queue entry as stored: its sequence number within the host's queue and the URL. */
@@ -39,7 +44,11 @@ export type StateOp =
   | { readonly kind: "enqueue"; readonly host: string; readonly seq: number; readonly entry: QueuedUrl }
   | { readonly kind: "dequeue"; readonly host: string; readonly seq: number }
   | { readonly kind: "seen"; readonly fingerprint: bigint }
-  | { readonly kind: "fetched"; readonly fingerprint: bigint }
+  /**
+   * The URL of `host` with this fingerprint is done: fetched (any status), or failed for good. It is
+   * never fetched again here, nor by a later owner of the host (a hand-over carries these).
+   */
+  | { readonly kind: "fetched"; readonly host: string; readonly fingerprint: bigint }
   | { readonly kind: "host"; readonly host: string; readonly record: HostRecord }
   | { readonly kind: "meta"; readonly key: string; readonly value: string }
   | { readonly kind: "robots"; readonly origin: string; readonly snapshot: unknown }
@@ -77,13 +86,18 @@ function fingerprintKey(fingerprint: bigint): string {
   return fingerprint.toString(16).padStart(16, "0");
 }
 
+/** `depth[,attempts]\turl`: entries written before attempts were kept have no `,attempts`. */
 function encodeEntry(entry: QueuedUrl): string {
-  return `${entry.depth}\t${entry.url}`;
+  const attempts = entry.attempts ?? 0;
+  return attempts > 0 ? `${entry.depth},${attempts}\t${entry.url}` : `${entry.depth}\t${entry.url}`;
 }
 
 function decodeEntry(value: string): QueuedUrl {
   const tab = value.indexOf("\t");
-  return { depth: Number(value.slice(0, tab)), url: value.slice(tab + 1) };
+  const comma = value.lastIndexOf(",", tab);
+  const url = value.slice(tab + 1);
+  if (comma < 0) return { depth: Number(value.slice(0, tab)), url };
+  return { depth: Number(value.slice(0, comma)), url, attempts: Number(value.slice(comma + 1, tab)) };
 }
 
 /**
@@ -96,6 +110,8 @@ export class StateStore {
   private readonly queue: Sub;
   private readonly seen: Sub;
   private readonly fetched: Sub;
+  /** The same fingerprints as `fetched`, keyed by host first, so a host's can be handed over. */
+  private readonly fetchedByHost: Sub;
   private readonly hosts: Sub;
   private readonly meta: Sub;
   private readonly outbox: Sub;
@@ -105,6 +121,7 @@ export class StateStore {
     this.queue = db.sublevel<string, string>("q", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.seen = db.sublevel<string, string>("s", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.fetched = db.sublevel<string, string>("f", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.fetchedByHost = db.sublevel<string, string>("g", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.hosts = db.sublevel<string, string>("h", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.meta = db.sublevel<string, string>("m", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.outbox = db.sublevel<string, string>("o", { keyEncoding: "utf8", valueEncoding: "utf8" });
@@ -178,6 +195,12 @@ export class StateStore {
             key: fingerprintKey(op.fingerprint),
             value: PRESENT,
             sublevel: this.fetched,
+          });
+          batch.push({
+            type: "put",
+            key: op.host + SEP + fingerprintKey(op.fingerprint),
+            value: PRESENT,
+            sublevel: this.fetchedByHost,
           });
           break;
         case "host":
@@ -306,6 +329,31 @@ export class StateStore {
     if (fingerprints.length === 0) return [];
     const values = await this.fetched.getMany(fingerprints.map(fingerprintKey));
     return values.map((value) => value !== undefined);
+  }
+
+  /**
+   * Fingerprints of `host`'s done URLs (see the `fetched` op), in key order, skipping the first `skip`
+   * and returning at most `limit`. Fetches recorded before this index existed are not listed.
+   */
+  async fetchedOf(host: string, skip: number, limit: number): Promise<bigint[]> {
+    const result: bigint[] = [];
+    if (limit <= 0) return result;
+    let index = 0;
+    const iterator = this.fetchedByHost.keys({ gt: host + SEP, lt: `${host}\u0001` });
+    try {
+      for (;;) {
+        const chunk = await iterator.nextv(SCAN_CHUNK);
+        if (chunk.length === 0) break;
+        for (const key of chunk) {
+          if (index++ < skip) continue;
+          result.push(BigInt(`0x${key.slice(host.length + 1)}`));
+          if (result.length >= limit) return result;
+        }
+      }
+    } finally {
+      await iterator.close();
+    }
+    return result;
   }
 
   /** The outbox entries of `peer` (of every peer when omitted): URLs handed to it. */

@@ -12,8 +12,14 @@ export const MAX_ID_CHARS = 128;
 /** Longest URL accepted in a batch or a page recovery query, in characters. */
 export const MAX_URL_CHARS = 4096;
 
-/** Most URLs in one `SubmitUrls` batch or one `WasFetched` query. */
+/** Most URLs in one `SubmitUrls` batch. */
 export const MAX_URLS_PER_BATCH = 10_000;
+
+/** Most hosts in one `ClaimHosts` or `HandOverHosts` message. */
+export const MAX_HOSTS_PER_HAND_OVER = 1000;
+
+/** Most bytes of done fingerprints (8 each) in one hand-over message, all hosts together. */
+export const MAX_DONE_BYTES = 2 * 1024 * 1024;
 
 /** Longest batch id, in characters. */
 export const MAX_BATCH_ID_CHARS = 128;

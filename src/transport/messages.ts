@@ -86,6 +86,8 @@ export interface DiscoveredUrl {
   url: string;
   /** Link distance from a seed. */
   depth: number;
+  /** Failed attempts that may pass so far (0 when absent on the wire). */
+  attempts?: number;
 }
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
@@ -108,18 +110,66 @@ export interface UrlBatchAck {
   duplicates: number;
 }
 
-/** `WasFetched` request: page recovery query. */
-export interface WasFetchedRequest {
-  /** The asking agent's id. */
-  fromId: string;
-  /** At most 10,000 URLs. */
-  urls: string[];
+/** What a hand-over says of a host's crawl (`ubicrawl.v1.HandOverStatus`, without the unspecified value). */
+export type HandOverStatus = "GRANTED" | "PASSED" | "NOT_HELD" | "NOT_YOURS" | "LATER";
+
+/** The hand-over statuses, in proto order. */
+export const HAND_OVER_STATUSES: readonly HandOverStatus[] = [
+  "GRANTED",
+  "PASSED",
+  "NOT_HELD",
+  "NOT_YOURS",
+  "LATER",
+];
+
+/** One host of a `ClaimHosts` request. */
+export interface HostClaim {
+  /** The host key (`name:port`). */
+  host: string;
+  /** Done fingerprints already received for it from the asked agent. */
+  skip: number;
 }
 
-/** `WasFetched` reply: one flag per queried URL, same order. */
-export interface WasFetchedReply {
-  /** True when the receiver fetched the URL at that index. */
-  fetched: boolean[];
+/** `ClaimHosts` request. */
+export interface ClaimRequest {
+  /** The claimant. */
+  claimant: Member;
+  /** At most 1,000 hosts. */
+  hosts: HostClaim[];
+}
+
+/** One host handed over (or not): a `ClaimHosts` answer or a pushed hand-over. */
+export interface HostHandOver {
+  /** The host key. */
+  host: string;
+  status: HandOverStatus;
+  /** PASSED: who holds the crawl now; NOT_YOURS: the owner in the sender's view; else null. */
+  holder: Member | null;
+  /** Done fingerprints, 8 bytes big-endian each. */
+  done: Uint8Array;
+  /** More done fingerprints follow. */
+  more: boolean;
+  /** Pages the sender fetched of the host. */
+  pagesFetched: number;
+  /** Why the host was given up; empty when it was not. */
+  abandoned: string;
+}
+
+/** `ClaimHosts` reply: one entry per claimed host, same order. */
+export interface ClaimReply {
+  hosts: HostHandOver[];
+}
+
+/** `HandOverHosts` request: hosts pushed by an agent that leaves. */
+export interface HandOverRequest {
+  from: Member;
+  hosts: HostHandOver[];
+}
+
+/** `HandOverHosts` reply. */
+export interface HandOverReply {
+  /** Hosts taken in. */
+  taken: number;
 }
 
 /** `GetStats` request. */
@@ -248,8 +298,10 @@ export interface AgentServiceHandlers {
   heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply>;
   /** A batch of URLs for hosts this agent (probably) owns. */
   submitUrls(request: UrlBatch): Promise<UrlBatchAck>;
-  /** Page recovery query. */
-  wasFetched(request: WasFetchedRequest): Promise<WasFetchedReply>;
+  /** A new owner claims hosts (hand-over, page recovery). */
+  claimHosts(request: ClaimRequest): Promise<ClaimReply>;
+  /** Hosts pushed by an agent that leaves. */
+  handOverHosts(request: HandOverRequest): Promise<HandOverReply>;
   /** Statistics query. */
   getStats(request: StatsRequest): Promise<StatsReply>;
   /** Operator command. */

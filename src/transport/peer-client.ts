@@ -9,8 +9,12 @@ import { parseHostPort } from "./address.js";
 import { HeartbeatStreamClient } from "./heartbeat-stream-client.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type {
+  ClaimReply,
+  ClaimRequest,
   ControlReply,
   ControlRequest,
+  HandOverReply,
+  HandOverRequest,
   HeartbeatReply,
   HeartbeatRequest,
   JoinReply,
@@ -19,8 +23,6 @@ import type {
   StatsRequest,
   UrlBatch,
   UrlBatchAck,
-  WasFetchedReply,
-  WasFetchedRequest,
 } from "./messages.js";
 import {
   AGENT_RPCS,
@@ -56,10 +58,16 @@ export interface PeerClientOptions {
    */
   batchDeadlineMs?: number;
   /**
-   * Deadline of the other calls (`join`, `wasFetched`, `getStats`, `control`), in ms.
+   * Deadline of the other calls (`join`, `getStats`, `control`), in ms.
    * @default 5000
    */
   requestDeadlineMs?: number;
+  /**
+   * Deadline of a hand-over (`claimHosts`, `handOverHosts`), in ms: the old owner may wait for its
+   * requests in flight to the hosts, each bounded by the fetch timeout.
+   * @default 30000
+   */
+  handOverDeadlineMs?: number;
   /**
    * Largest reply accepted, in bytes.
    * @default 4194304 (4 MiB)
@@ -104,6 +112,7 @@ export function resolvePeerClientOptions(options: PeerClientOptions): ResolvedOp
     heartbeatDeadlineMs: positive(options.heartbeatDeadlineMs ?? 2000, "heartbeatDeadlineMs"),
     batchDeadlineMs: positive(options.batchDeadlineMs ?? 10_000, "batchDeadlineMs"),
     requestDeadlineMs: positive(options.requestDeadlineMs ?? 5000, "requestDeadlineMs"),
+    handOverDeadlineMs: positive(options.handOverDeadlineMs ?? 30_000, "handOverDeadlineMs"),
     maxReceiveMessageBytes,
     maxReconnectBackoffMs: positive(options.maxReconnectBackoffMs ?? 5000, "maxReconnectBackoffMs"),
   };
@@ -178,21 +187,37 @@ export class PeerClient {
     );
   }
 
-  /** Asks whether the peer fetched each URL; the reply has one flag per URL, in order. */
-  async wasFetched(request: WasFetchedRequest, options: PeerCallOptions = {}): Promise<WasFetchedReply> {
+  /**
+   * Claims hosts (a hand-over); the reply has one entry per host, in order. The peer may first wait for
+   * its requests in flight to those hosts, so the deadline is the hand-over one.
+   */
+  async claimHosts(request: ClaimRequest, options: PeerCallOptions = {}): Promise<ClaimReply> {
     const reply = await this.#call(
-      "wasFetched",
+      "claimHosts",
       request,
-      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.deadlineMs ?? this.#options.handOverDeadlineMs,
       options.signal,
     );
-    if (reply.fetched.length !== request.urls.length) {
+    if (
+      reply.hosts.some((host, i) => host.host !== request.hosts[i]?.host) ||
+      reply.hosts.length !== request.hosts.length
+    ) {
       throw new UbiError(
         ErrorCode.BadMessage,
-        `WasFetched to ${this.address}: ${reply.fetched.length} answers for ${request.urls.length} URLs`,
+        `ClaimHosts to ${this.address}: the answer does not list the ${request.hosts.length} hosts claimed, in order`,
       );
     }
     return reply;
+  }
+
+  /** Pushes hosts to their next owner (a graceful leave); resolves once it took them in durably. */
+  handOverHosts(request: HandOverRequest, options: PeerCallOptions = {}): Promise<HandOverReply> {
+    return this.#call(
+      "handOverHosts",
+      request,
+      options.deadlineMs ?? this.#options.handOverDeadlineMs,
+      options.signal,
+    );
   }
 
   /** Fetches the peer's stats (and, with `cluster`, those of every live agent it knows). */

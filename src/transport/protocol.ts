@@ -8,8 +8,12 @@ import { fileURLToPath } from "node:url";
 import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from "@grpc/proto-loader";
 import type { AgentServiceHandlers } from "./messages.js";
 import {
+  validateClaimReply,
+  validateClaimRequest,
   validateControlReply,
   validateControlRequest,
+  validateHandOverReply,
+  validateHandOverRequest,
   validateHeartbeatReply,
   validateHeartbeatRequest,
   validateJoinReply,
@@ -18,8 +22,6 @@ import {
   validateStatsRequest,
   validateUrlBatch,
   validateUrlBatchAck,
-  validateWasFetchedReply,
-  validateWasFetchedRequest,
 } from "./validate.js";
 
 /**
@@ -91,10 +93,15 @@ export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
     validateReply: validateHeartbeatReply,
   },
   submitUrls: { method: "SubmitUrls", validateRequest: validateUrlBatch, validateReply: validateUrlBatchAck },
-  wasFetched: {
-    method: "WasFetched",
-    validateRequest: validateWasFetchedRequest,
-    validateReply: validateWasFetchedReply,
+  claimHosts: {
+    method: "ClaimHosts",
+    validateRequest: validateClaimRequest,
+    validateReply: validateClaimReply,
+  },
+  handOverHosts: {
+    method: "HandOverHosts",
+    validateRequest: validateHandOverRequest,
+    validateReply: validateHandOverReply,
   },
   getStats: { method: "GetStats", validateRequest: validateStatsRequest, validateReply: validateStatsReply },
   control: {

@@ -8,9 +8,12 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { parseHostPort } from "./address.js";
 import {
   AGENT_ID_PATTERN,
+  MAX_ADDRESS_CHARS,
   MAX_BATCH_ID_CHARS,
   MAX_CONTROL_ARGUMENT_CHARS,
+  MAX_DONE_BYTES,
   MAX_ERROR_CLASSES,
+  MAX_HOSTS_PER_HAND_OVER,
   MAX_ID_CHARS,
   MAX_MEMBERS,
   MAX_REPLY_MESSAGE_CHARS,
@@ -20,12 +23,19 @@ import {
 import {
   type AgentLoad,
   type AgentStats,
+  type ClaimReply,
+  type ClaimRequest,
   CONTROL_ACTIONS,
   type ControlReply,
   type ControlRequest,
   type DiscoveredUrl,
+  HAND_OVER_STATUSES,
+  type HandOverReply,
+  type HandOverRequest,
   type HeartbeatReply,
   type HeartbeatRequest,
+  type HostClaim,
+  type HostHandOver,
   type JoinReply,
   type JoinRequest,
   MEMBER_STATUSES,
@@ -36,8 +46,6 @@ import {
   type StatsRequest,
   type UrlBatch,
   type UrlBatchAck,
-  type WasFetchedReply,
-  type WasFetchedRequest,
 } from "./messages.js";
 
 const MAX_UINT32 = 0xffff_ffff;
@@ -199,7 +207,9 @@ export function validateSequence(value: unknown, message: "HeartbeatRequest" | "
 
 function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
   const d = record(value, path);
-  return { url: url(d.url, `${path}.url`), depth: uint32(d.depth, `${path}.depth`) };
+  const attempts = d.attempts === undefined ? 0 : uint32(d.attempts, `${path}.attempts`);
+  const parsed = { url: url(d.url, `${path}.url`), depth: uint32(d.depth, `${path}.depth`) };
+  return attempts > 0 ? { ...parsed, attempts } : parsed;
 }
 
 /** Validates a `UrlBatch`. */
@@ -224,16 +234,75 @@ export function validateUrlBatchAck(value: unknown): UrlBatchAck {
   };
 }
 
-/** Validates a `WasFetchedRequest`. */
-export function validateWasFetchedRequest(value: unknown): WasFetchedRequest {
-  const r = record(value, "WasFetchedRequest");
-  return { fromId: agentId(r.fromId, "fromId"), urls: list(r.urls, "urls", MAX_URLS_PER_BATCH, url) };
+function hostKeyText(value: unknown, path: string): string {
+  const host = text(value, path, MAX_ADDRESS_CHARS);
+  if (hasControlChars(host) || /[\s/]/.test(host)) fail(path, "not a host key (name:port)");
+  return host;
 }
 
-/** Validates a `WasFetchedReply`. */
-export function validateWasFetchedReply(value: unknown): WasFetchedReply {
-  const r = record(value, "WasFetchedReply");
-  return { fetched: list(r.fetched, "fetched", MAX_URLS_PER_BATCH, bool) };
+function hostClaim(value: unknown, path: string): HostClaim {
+  const c = record(value, path);
+  return { host: hostKeyText(c.host, `${path}.host`), skip: uint64(c.skip, `${path}.skip`) };
+}
+
+/** Validates a `ClaimRequest`. */
+export function validateClaimRequest(value: unknown): ClaimRequest {
+  const r = record(value, "ClaimRequest");
+  return {
+    claimant: validateMember(r.claimant, "claimant"),
+    hosts: list(r.hosts, "hosts", MAX_HOSTS_PER_HAND_OVER, hostClaim),
+  };
+}
+
+function hostHandOver(value: unknown, path: string): HostHandOver {
+  const h = record(value, path);
+  const status = oneOf(h.status, `${path}.status`, HAND_OVER_STATUSES);
+  const needsHolder = status === "PASSED" || status === "NOT_YOURS";
+  const holder =
+    h.holder === null || h.holder === undefined ? null : validateMember(h.holder, `${path}.holder`);
+  if (needsHolder && holder === null) fail(`${path}.holder`, `required when ${status}`);
+  const done = h.done;
+  if (!(done instanceof Uint8Array)) fail(`${path}.done`, "not bytes");
+  if (done.length % 8 !== 0) fail(`${path}.done`, "not a whole number of 8-byte fingerprints");
+  return {
+    host: hostKeyText(h.host, `${path}.host`),
+    status,
+    holder,
+    done,
+    more: bool(h.more, `${path}.more`),
+    pagesFetched: uint64(h.pagesFetched, `${path}.pagesFetched`),
+    abandoned: text(h.abandoned, `${path}.abandoned`, MAX_REPLY_MESSAGE_CHARS, true),
+  };
+}
+
+function handOvers(value: unknown, path: string): HostHandOver[] {
+  const hosts = list(value, path, MAX_HOSTS_PER_HAND_OVER, hostHandOver);
+  let bytes = 0;
+  for (const host of hosts) bytes += host.done.length;
+  if (bytes > MAX_DONE_BYTES) fail(path, `more than ${MAX_DONE_BYTES} bytes of done fingerprints`);
+  return hosts;
+}
+
+/** Validates a `ClaimReply`. */
+export function validateClaimReply(value: unknown): ClaimReply {
+  const r = record(value, "ClaimReply");
+  return { hosts: handOvers(r.hosts, "hosts") };
+}
+
+/** Validates a `HandOverRequest`. */
+export function validateHandOverRequest(value: unknown): HandOverRequest {
+  const r = record(value, "HandOverRequest");
+  const hosts = handOvers(r.hosts, "hosts");
+  for (const [i, host] of hosts.entries()) {
+    if (host.status !== "GRANTED") fail(`hosts[${i}].status`, "a pushed hand-over is GRANTED");
+  }
+  return { from: validateMember(r.from, "from"), hosts };
+}
+
+/** Validates a `HandOverReply`. */
+export function validateHandOverReply(value: unknown): HandOverReply {
+  const r = record(value, "HandOverReply");
+  return { taken: uint32(r.taken, "taken") };
 }
 
 /** Validates a `StatsRequest`. */

@@ -54,9 +54,9 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
     ownership: () => ({ ownerOf: () => (owned ? "a" : "b") }),
     exchange: { send: () => {}, offer: () => {} },
     owns: () => owned,
-    fetchedElsewhere: async () => false,
+    admit: () => 0,
+    mayFetch: () => owned,
     isCrawlComplete: () => false,
-    heldUntilMs: () => 0,
   };
   const options = inProcessAgentOptions(
     { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}/`], hostsFile },

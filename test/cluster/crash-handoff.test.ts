@@ -283,8 +283,8 @@ describe("a host drained for its new owner", () => {
   });
 });
 
-describe("the previous owner's answer to page recovery", () => {
-  it("waits for any fetch of the asked host in flight, so its new owner never sends it a second request at once", async () => {
+describe("the previous owner's hand-over of a host", () => {
+  it("waits for any fetch of the host in flight, so its new owner never sends it a second request at once", async () => {
     const store = await StateStore.open(join(dir, "state"));
     onTestFinished(() => store.close());
     const committer = new GroupCommit((ops) => store.write(ops));
@@ -297,22 +297,22 @@ describe("the previous owner's answer to page recovery", () => {
     expect(inFlight?.url).toBe("http://busy.test/a");
 
     const events: string[] = [];
-    // Another host, or no wait asked for: answered at once.
-    expect(await frontier.wasFetched(["http://idle.test/x"], 30_000)).toEqual([false]);
-    expect(await frontier.wasFetched(["http://busy.test/b"])).toEqual([false]);
-    // The new owner asks about /b while /a is being fetched here: the answer comes after that fetch.
-    const answer = frontier.wasFetched(["http://busy.test/b", "http://busy.test/a"], 30_000).then((flags) => {
-      events.push("answered");
-      return flags;
+    // Another host: settled at once.
+    expect(await frontier.quiesce("idle.test", 30_000)).toBe(true);
+    // Too short a wait: false, the fetch still being in flight.
+    expect(await frontier.quiesce("busy.test", 50)).toBe(false);
+    const settled = frontier.quiesce("busy.test", 30_000).then((quiet) => {
+      events.push("settled");
+      return quiet;
     });
     await delay(200);
     events.push("fetch ended");
-    frontier.complete("busy.test", inFlight as NonNullable<typeof inFlight>, {
-      fetched: true,
-      counted: true,
-    });
-    expect(await answer).toEqual([false, true]);
-    expect(events).toEqual(["fetch ended", "answered"]);
+    frontier.complete("busy.test", inFlight as NonNullable<typeof inFlight>, { done: true, counted: true });
+    expect(await settled).toBe(true);
+    expect(events).toEqual(["fetch ended", "settled"]);
+    // Durable once settled: the done set handed over includes /a.
+    const done = await frontier.doneOf("busy.test", 0, 10);
+    expect(done).toEqual([fingerprinter.fingerprint("http://busy.test/a")]);
   });
 });
 

@@ -13,8 +13,6 @@ beforeAll(async () => {
   hasher = await loadHasher64();
 });
 
-const everyoneAlive = () => true;
-
 function ownership(selfId: string, alive: readonly string[] = [selfId]): Ownership {
   const result = new Ownership(selfId, 1, REPLICAS, hasher);
   result.update(alive.map((id) => ({ id, capacity: 1 })));
@@ -65,58 +63,15 @@ describe("Ownership", () => {
     expect(own.share + other.share).toBeCloseTo(1, 9);
   });
 
-  it("previousOwners names the owners of past views, alive ones only and never self", () => {
-    const own = ownership("a", ["a", "b", "c"]);
-    // b dies: the hosts b owned move to a or c; their previous owner is b.
-    own.update([{ id: "a" }, { id: "c" }]);
-    const fromB = HOSTS.filter(
-      (host) => own.assignment.ownerOf(host) === "a" && ownerIn(["a", "b", "c"], host) === "b",
-    );
-    expect(fromB.length).toBeGreaterThan(0);
-    for (const host of fromB) {
-      expect(own.previousOwners(host, 2, everyoneAlive)).toEqual(["b"]);
-      // A previous owner that is not alive now is not asked.
-      expect(own.previousOwners(host, 2, (id) => id !== "b")).toEqual([]);
-      expect(own.previousOwners(host, 0, everyoneAlive)).toEqual([]);
-    }
-    // Hosts a owned all along have no previous owner (a did not join a running crawl).
-    const always = HOSTS.filter((host) => ownerIn(["a", "b", "c"], host) === "a");
-    expect(always.length).toBeGreaterThan(0);
-    for (const host of always) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
-  });
-
-  it("previousOwners lists the most recent past owner first, each once", () => {
-    const own = ownership("a", ["a", "b"]);
-    own.update([{ id: "a" }, { id: "c" }]);
-    own.update([{ id: "a" }]);
-    const host = HOSTS.find(
-      (candidate) => ownerIn(["a", "b"], candidate) === "b" && ownerIn(["a", "c"], candidate) === "c",
-    );
-    expect(host).toBeDefined();
-    expect(own.previousOwners(host as string, 2, everyoneAlive)).toEqual(["c", "b"]);
-    expect(own.previousOwners(host as string, 1, everyoneAlive)).toEqual(["c"]);
-    // Back and forth between the same views: still each agent once.
-    own.update([{ id: "a" }, { id: "c" }]);
-    own.update([{ id: "a" }]);
-    expect(own.previousOwners(host as string, 5, everyoneAlive)).toEqual(["c", "b"]);
-  });
-
-  it("after markJoinedRunningCrawl, previousOwners adds the successors of hosts this agent owns", () => {
+  it("successorOf names who owns a host once this agent is gone, and nobody when it is alone", () => {
     const own = ownership("a", ["a", "b", "c"]);
     const mine = HOSTS.filter((host) => own.ownerOf(host) === "a");
     expect(mine.length).toBeGreaterThan(0);
-    for (const host of mine) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
-    own.markJoinedRunningCrawl();
     for (const host of mine) {
-      const successors = own.assignment.successors(host, 2);
-      expect(successors).toHaveLength(2);
-      expect(own.previousOwners(host, 2, everyoneAlive)).toEqual(successors);
-      expect(own.previousOwners(host, 2, (id) => id !== successors[0])).toEqual([successors[1]]);
-      expect(own.previousOwners(host, 2, everyoneAlive)).not.toContain("a");
+      const next = own.successorOf(host);
+      expect(next).toBe(ownerIn(["b", "c"], host));
     }
-    // Hosts owned by others get no successors: a never fetches them.
-    const theirs = HOSTS.filter((host) => own.ownerOf(host) !== "a");
-    for (const host of theirs) expect(own.previousOwners(host, 2, everyoneAlive)).toEqual([]);
+    expect(ownership("a", ["a"]).successorOf(HOSTS[0] as string)).toBeUndefined();
   });
 
   it("checkNewcomer accepts a fresh id and a member's own id, and refuses a replica collision", async () => {

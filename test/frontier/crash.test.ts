@@ -40,7 +40,7 @@ for (let round = 0; ; round++) {
     if (!entry) break;
     // Every third URL stays in flight forever: taken, never completed.
     if ((round + k) % 3 === 0) continue;
-    frontier.complete(host, entry, { fetched: true, counted: true });
+    frontier.complete(host, entry, { done: true, counted: true });
     completed.push(entry.url);
   }
   const line = JSON.stringify({ round, added, completed });

@@ -36,7 +36,7 @@ describe("Frontier add and take", () => {
     expect(first).toMatchObject({ url: "http://a.test/", depth: 0 });
     // Taken (and even completed) URLs stay seen.
     expect(frontier.add("http://a.test/", 0, "a.test")).toBe(false);
-    frontier.complete("a.test", first, { fetched: true, counted: true });
+    frontier.complete("a.test", first, { done: true, counted: true });
     expect(frontier.add("http://a.test/", 0, "a.test")).toBe(false);
   });
 
@@ -167,8 +167,8 @@ describe("Frontier counters and host readiness", () => {
     frontier.add("http://a.test/3", 0, "a.test");
     expect(ready).toEqual(["a.test", "b.test", "a.test"]);
     frontier.add("http://a.test/4", 0, "a.test");
-    frontier.complete("a.test", a1, { fetched: true, counted: true });
-    frontier.complete("a.test", a2, { fetched: false, counted: false });
+    frontier.complete("a.test", a1, { done: true, counted: true });
+    frontier.complete("a.test", a2, { done: false, counted: false });
     expect(ready).toHaveLength(3);
   });
 
@@ -187,13 +187,13 @@ describe("Frontier counters and host readiness", () => {
     expect([frontier.waitingUrls, frontier.inFlightUrls]).toEqual([1, 2]);
     frontier.putBack("d.test", d1);
     expect([frontier.waitingUrls, frontier.inFlightUrls]).toEqual([2, 1]);
-    frontier.complete("c.test", c1, { fetched: true, counted: true });
+    frontier.complete("c.test", c1, { done: true, counted: true });
     expect([frontier.waitingUrls, frontier.inFlightUrls]).toEqual([2, 0]);
     for (const host of ["c.test", "d.test"]) {
       for (;;) {
         const entry = await frontier.take(host);
         if (!entry) break;
-        frontier.complete(host, entry, { fetched: true, counted: true });
+        frontier.complete(host, entry, { done: true, counted: true });
       }
     }
     expect([frontier.waitingUrls, frontier.inFlightUrls]).toEqual([0, 0]);
@@ -213,9 +213,9 @@ describe("Frontier counters and host readiness", () => {
       await mustTake(frontier, "r.test"),
       await mustTake(frontier, "r.test"),
     ];
-    frontier.complete("r.test", a, { fetched: true, counted: true });
-    frontier.complete("r.test", b, { fetched: true, counted: false });
-    frontier.complete("r.test", c, { fetched: false, counted: false });
+    frontier.complete("r.test", a, { done: true, counted: true });
+    frontier.complete("r.test", b, { done: true, counted: false });
+    frontier.complete("r.test", c, { done: false, counted: false });
     expect(frontier.record("r.test").fetched).toBe(1);
     await frontier.commit();
     expect(await frontier.wasFetched(urlsOf("r.test", 0, 3))).toEqual([true, true, false]);
@@ -227,7 +227,7 @@ describe("Frontier counters and host readiness", () => {
     frontier.add("http://f.test/b", 0, "f.test");
     const a = await mustTake(frontier, "f.test");
     await frontier.take("f.test"); // in flight, not fetched
-    frontier.complete("f.test", a, { fetched: true, counted: true });
+    frontier.complete("f.test", a, { done: true, counted: true });
     expect(await frontier.wasFetched(["http://f.test/a"])).toEqual([false]); // not yet durable
     await frontier.commit();
     expect(await frontier.wasFetched(["http://f.test/b", "http://f.test/a", "http://never.test/"])).toEqual([
@@ -248,13 +248,13 @@ describe("Frontier restart from the store", () => {
     // Complete a.test's p0..p4, take p5..p7 without completing.
     for (let i = 0; i < 5; i++) {
       const entry = await mustTake(frontier, "a.test");
-      frontier.complete("a.test", entry, { fetched: true, counted: true });
+      frontier.complete("a.test", entry, { done: true, counted: true });
     }
     for (let i = 0; i < 3; i++) await frontier.take("a.test");
     // b.test: all three done.
     for (let i = 0; i < 3; i++) {
       const entry = await mustTake(frontier, "b.test");
-      frontier.complete("b.test", entry, { fetched: true, counted: i !== 1 });
+      frontier.complete("b.test", entry, { done: true, counted: i !== 1 });
     }
     frontier.record("a.test").abandoned = "robots-unavailable";
     frontier.touch("a.test");
@@ -293,7 +293,7 @@ describe("Frontier restart from the store", () => {
     for (const url of urlsOf("e.test", 0, 3)) e.frontier.add(url, 0, "e.test");
     for (let i = 0; i < 3; i++) {
       const entry = await mustTake(e.frontier, "e.test");
-      e.frontier.complete("e.test", entry, { fetched: true, counted: true });
+      e.frontier.complete("e.test", entry, { done: true, counted: true });
     }
     await e.frontier.commit();
     await e.reopen();
@@ -321,7 +321,7 @@ describe("Frontier restart from the store", () => {
     for (const url of urlsOf("k.test", 0, 10)) e.frontier.add(url, 0, "k.test");
     for (let i = 0; i < 4; i++) {
       const entry = await mustTake(e.frontier, "k.test");
-      e.frontier.complete("k.test", entry, { fetched: true, counted: true });
+      e.frontier.complete("k.test", entry, { done: true, counted: true });
     }
     await e.frontier.commit();
     // Taken before the adds: a take that refills the window from disk commits the buffer first.
@@ -329,7 +329,7 @@ describe("Frontier restart from the store", () => {
     // After the last commit: more adds and a completion that never reach the disk.
     for (const url of urlsOf("k.test", 10, 15)) e.frontier.add(url, 0, "k.test");
     e.frontier.add("http://other.test/", 0, "other.test");
-    e.frontier.complete("k.test", fifth, { fetched: true, counted: true });
+    e.frontier.complete("k.test", fifth, { done: true, counted: true });
     // The "crash": the store closes with the group commit's buffer unwritten.
     const lost = e.committer.pendingOps;
     expect(lost).toBeGreaterThan(0);
@@ -399,7 +399,7 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(frontier.add("http://n.test/new", 0, "n.test")).toBe(false); // now seen
     frontier.add("http://o.test/old", 0, "o.test");
     const old = await mustTake(frontier, "o.test");
-    frontier.complete("o.test", old, { fetched: true, counted: true });
+    frontier.complete("o.test", old, { done: true, counted: true });
     frontier.requeue("http://o.test/old", 0, "o.test");
     expect(frontier.needsFetchedCheck("o.test")).toBe(true);
     expect(ready).toEqual(["n.test", "o.test", "o.test"]);

@@ -56,7 +56,7 @@ describe("Frontier windows", () => {
       for (const host of hosts) {
         const entry = await mustTake(frontier, host);
         taken.get(host)?.push(entry.url);
-        frontier.complete(host, entry, { fetched: true, counted: true });
+        frontier.complete(host, entry, { done: true, counted: true });
         await frontier.commit();
         expect(frontier.windowedUrls).toBeLessThanOrEqual(2 * 3);
       }
@@ -74,7 +74,7 @@ describe("Frontier windows", () => {
     const busy = await mustTake(frontier, "busy.test");
     // Two other loads past the bound of 1: busy.test is in flight, so its window stays.
     const x = await mustTake(frontier, "x.test");
-    frontier.complete("x.test", x, { fetched: true, counted: true });
+    frontier.complete("x.test", x, { done: true, counted: true });
     const y = await mustTake(frontier, "y.test");
     expect(frontier.peek("busy.test", 2)).toEqual(urlsOf("busy.test", 1, 3));
     frontier.putBack("busy.test", busy);
@@ -89,9 +89,9 @@ describe("Frontier windows", () => {
     for (const host of ["m.test", "n.test"])
       for (const url of urlsOf(host, 0, 5)) e.frontier.add(url, 0, host);
     const m = await mustTake(e.frontier, "m.test");
-    e.frontier.complete("m.test", m, { fetched: true, counted: true });
+    e.frontier.complete("m.test", m, { done: true, counted: true });
     const n = await mustTake(e.frontier, "n.test"); // evicts m.test's window
-    e.frontier.complete("n.test", n, { fetched: true, counted: true });
+    e.frontier.complete("n.test", n, { done: true, counted: true });
     await e.frontier.commit();
     await e.reopen();
     expect(e.frontier.waitingUrls).toBe(8);
@@ -206,7 +206,7 @@ describe("Frontier with many hosts", () => {
     for (const host of hosts) expect(e.frontier.waitingOf(host)).toBe(3);
     expect((await loading)?.url).toBe("http://m0.test/p0");
     const first = await mustTake(e.frontier, "m1.test");
-    e.frontier.complete("m1.test", first, { fetched: true, counted: true });
+    e.frontier.complete("m1.test", first, { done: true, counted: true });
     expect(e.frontier.record("m1.test").fetched).toBe(1);
     expect(e.frontier.hostsWithWork()).toHaveLength(6000);
     expect(e.frontier.waitingUrls).toBe(6000 * 3 - 2);

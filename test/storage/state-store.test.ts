@@ -103,6 +103,18 @@ describe("StateStore queues", () => {
     expect(await store.readQueue("u.test", 0, 1)).toEqual([{ seq: 0, url, depth: 12 }]);
   });
 
+  it("keeps a URL's failed attempts with it, and reads entries written without them", async () => {
+    const url = "http://u.test/a,b?c=1,2";
+    await store.write([
+      { kind: "enqueue", host: "u.test", seq: 0, entry: { url, depth: 3, attempts: 2 } },
+      { kind: "enqueue", host: "u.test", seq: 1, entry: { url: `${url}x`, depth: 4, attempts: 0 } },
+    ]);
+    expect(await store.readQueue("u.test", 0, 2)).toEqual([
+      { seq: 0, url, depth: 3, attempts: 2 },
+      { seq: 1, url: `${url}x`, depth: 4 },
+    ]);
+  });
+
   it("dequeues entries and reports count and lowest seq per host", async () => {
     const ops: StateOp[] = [];
     for (let seq = 0; seq < 10; seq++) ops.push(enqueue("b.test", seq, `http://b.test/${seq}`));
@@ -169,8 +181,8 @@ describe("StateStore fingerprints, records, outbox, robots and meta", () => {
     const seen = [1n, 0xffff_ffff_ffff_ffffn, 0x0123_4567_89ab_cdefn, 255n];
     await store.write(seen.map((fingerprint) => ({ kind: "seen", fingerprint }) as const));
     await store.write([
-      { kind: "fetched", fingerprint: 255n },
-      { kind: "fetched", fingerprint: 0xffff_ffff_ffff_ffffn },
+      { kind: "fetched", host: "h.test:80", fingerprint: 255n },
+      { kind: "fetched", host: "h.test:80", fingerprint: 0xffff_ffff_ffff_ffffn },
       { kind: "seen", fingerprint: 255n }, // a second put of the same key is not a second member
     ]);
     expect(await allFingerprints((v) => store.forEachSeen(v))).toEqual([
@@ -184,12 +196,28 @@ describe("StateStore fingerprints, records, outbox, robots and meta", () => {
 
   it("answers hasFetched per fingerprint, in argument order", async () => {
     await store.write([
-      { kind: "fetched", fingerprint: 10n },
-      { kind: "fetched", fingerprint: 30n },
+      { kind: "fetched", host: "h.test:80", fingerprint: 10n },
+      { kind: "fetched", host: "h.test:80", fingerprint: 30n },
       { kind: "seen", fingerprint: 20n }, // seen is not fetched
     ]);
     expect(await store.hasFetched([30n, 20n, 10n, 40n, 10n])).toEqual([true, false, true, false, true]);
     expect(await store.hasFetched([])).toEqual([]);
+  });
+
+  it("lists a host's done fingerprints apart from other hosts', with skip and limit", async () => {
+    await store.write([
+      { kind: "fetched", host: "a.test:80", fingerprint: 3n },
+      { kind: "fetched", host: "a.test:80", fingerprint: 1n },
+      { kind: "fetched", host: "a.test:8080", fingerprint: 2n },
+      { kind: "fetched", host: "a.test:80", fingerprint: 0xffff_ffff_ffff_ffffn },
+      { kind: "fetched", host: "b.test:80", fingerprint: 4n },
+    ]);
+    expect(await store.fetchedOf("a.test:80", 0, 10)).toEqual([1n, 3n, 0xffff_ffff_ffff_ffffn]);
+    expect(await store.fetchedOf("a.test:80", 1, 1)).toEqual([3n]);
+    expect(await store.fetchedOf("a.test:80", 3, 10)).toEqual([]);
+    expect(await store.fetchedOf("a.test:8080", 0, 10)).toEqual([2n]);
+    expect(await store.fetchedOf("c.test:80", 0, 10)).toEqual([]);
+    expect(await store.hasFetched([2n, 4n, 5n])).toEqual([true, true, false]);
   });
 
   it("stores host records and lists them all", async () => {
@@ -266,7 +294,7 @@ describe("StateStore durability and failures", () => {
       { kind: "dequeue", host: "a.test", seq: 0 },
       { kind: "seen", fingerprint: 11n },
       { kind: "seen", fingerprint: 12n },
-      { kind: "fetched", fingerprint: 11n },
+      { kind: "fetched", host: "h.test:80", fingerprint: 11n },
       { kind: "host", host: "a.test", record: { nextSeq: 2, fetched: 1 } },
       { kind: "meta", key: "k", value: "v" },
       { kind: "robots", origin: "http://a.test", snapshot: { rules: ["Disallow: /x"] } },
@@ -290,7 +318,7 @@ describe("StateStore durability and failures", () => {
   it("writes no empty value: classic-level leaks a malloc chunk for each one", async () => {
     await store.write([
       { kind: "seen", fingerprint: 1n },
-      { kind: "fetched", fingerprint: 1n },
+      { kind: "fetched", host: "h.test:80", fingerprint: 1n },
       enqueue("a.test", 0, "http://a.test/"),
       { kind: "host", host: "a.test", record: { nextSeq: 1, fetched: 0 } },
     ]);
@@ -298,7 +326,8 @@ describe("StateStore durability and failures", () => {
     const db = new Level<string, string>(join(dir, "state"));
     const entries = await db.iterator().all();
     await db.close();
-    expect(entries.length).toBe(4);
+    expect(entries.length).toBe(5); // the fetched mark is written twice: by fingerprint, and by host
+
     for (const [key, value] of entries) expect(value.length, key).toBeGreaterThan(0);
   });
 

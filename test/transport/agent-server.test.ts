@@ -1,7 +1,13 @@
 import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
-import { AgentServer, grpcStatusOf, MAX_URLS_PER_BATCH, PeerClient } from "../../src/transport/index.js";
+import {
+  AgentServer,
+  grpcStatusOf,
+  MAX_HOSTS_PER_HAND_OVER,
+  MAX_URLS_PER_BATCH,
+  PeerClient,
+} from "../../src/transport/index.js";
 import { FakeHandlers, failure, LOAD, member, STATS, startServer } from "./helpers.js";
 
 function rawCall(address: string, method: string, payload: Buffer): Promise<ServiceError | Buffer> {
@@ -72,10 +78,18 @@ describe("AgentServer round trips", () => {
     expect(handlers.calls.submitUrls).toEqual([batch]);
   });
 
-  it("wasFetched answers in query order", async () => {
+  it("claimHosts answers in claim order, done fingerprints as bytes", async () => {
     const { client } = await startServer();
-    const urls = ["http://x.test/old", "http://x.test/new", "http://y.test/old"];
-    expect(await client.wasFetched({ fromId: "agent-a", urls })).toEqual({ fetched: [true, false, true] });
+    const hosts = ["old.test:80", "new.test:80", "old.test:8080"].map((host) => ({ host, skip: 0 }));
+    const reply = await client.claimHosts({ claimant: member("agent-a"), hosts });
+    expect(
+      reply.hosts.map((entry) => [entry.host, entry.status, entry.done.length, entry.pagesFetched]),
+    ).toEqual([
+      ["old.test:80", "GRANTED", 16, 2],
+      ["new.test:80", "NOT_HELD", 0, 0],
+      ["old.test:8080", "GRANTED", 16, 2],
+    ]);
+    expect([...(reply.hosts[0]?.done ?? [])]).toEqual(new Array(16).fill(7));
   });
 
   it("getStats returns structured stats, 64-bit counters and the error map intact", async () => {
@@ -149,11 +163,54 @@ describe("AgentServer validation", () => {
     ["batch id of 129 chars", (c) => c.submitUrls({ batchId: "b".repeat(129), fromId: "agent-a", urls: [] })],
     ["missing sender", (c) => c.submitUrls({ batchId: "b1", fromId: "", urls: [] })],
     [
-      "too many recovery queries",
+      "too many hosts claimed",
       (c) =>
-        c.wasFetched({
-          fromId: "agent-a",
-          urls: Array.from({ length: MAX_URLS_PER_BATCH + 1 }, (_, i) => `http://h.test/${i}`),
+        c.claimHosts({
+          claimant: member("agent-a"),
+          hosts: Array.from({ length: MAX_HOSTS_PER_HAND_OVER + 1 }, (_, i) => ({
+            host: `h${i}.test:80`,
+            skip: 0,
+          })),
+        }),
+    ],
+    [
+      "a claimed host that is no host key",
+      (c) => c.claimHosts({ claimant: member("agent-a"), hosts: [{ host: "http://h.test/", skip: 0 }] }),
+    ],
+    [
+      "a pushed hand-over that is not GRANTED",
+      (c) =>
+        c.handOverHosts({
+          from: member("agent-a"),
+          hosts: [
+            {
+              host: "h.test:80",
+              status: "NOT_HELD",
+              holder: null,
+              done: new Uint8Array(),
+              more: false,
+              pagesFetched: 0,
+              abandoned: "",
+            },
+          ],
+        }),
+    ],
+    [
+      "done fingerprints cut mid-way",
+      (c) =>
+        c.handOverHosts({
+          from: member("agent-a"),
+          hosts: [
+            {
+              host: "h.test:80",
+              status: "GRANTED",
+              holder: null,
+              done: new Uint8Array(12),
+              more: false,
+              pagesFetched: 0,
+              abandoned: "",
+            },
+          ],
         }),
     ],
     [
@@ -201,7 +258,7 @@ describe("AgentServer validation", () => {
       pseudoRandom,
       Buffer.alloc(0), // an empty message decodes to defaults, which fail validation
     ];
-    for (const method of ["Join", "Heartbeat", "SubmitUrls", "WasFetched", "Control"]) {
+    for (const method of ["Join", "Heartbeat", "SubmitUrls", "ClaimHosts", "Control"]) {
       for (const payload of payloads) {
         const result = await rawCall(address, method, payload);
         expect(result).toBeInstanceOf(Error);
@@ -298,7 +355,7 @@ describe("AgentServer handler errors", () => {
       expect(error.message).not.toContain("bug");
     }
     expect(unexpected).toEqual(["join", "heartbeat", "control"]);
-    expect(await client.wasFetched({ fromId: "agent-a", urls: [] })).toEqual({ fetched: [] });
+    expect(await client.claimHosts({ claimant: member("agent-a"), hosts: [] })).toEqual({ hosts: [] });
   });
   it("survives an error reporter that throws", async () => {
     const handlers = new FakeHandlers();

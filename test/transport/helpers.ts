@@ -8,14 +8,15 @@ import {
   type AgentServerOptions,
   type AgentServiceHandlers,
   type AgentStats,
+  type ClaimReply,
   type ControlReply,
+  type HandOverReply,
   type HeartbeatReply,
   type JoinReply,
   type Member,
   PeerClient,
   type StatsReply,
   type UrlBatchAck,
-  type WasFetchedReply,
 } from "../../src/transport/index.js";
 
 export function member(id: string, port = 7001): Member {
@@ -72,7 +73,8 @@ export class FakeHandlers implements AgentServiceHandlers {
     join: [],
     heartbeat: [],
     submitUrls: [],
-    wasFetched: [],
+    claimHosts: [],
+    handOverHosts: [],
     getStats: [],
     control: [],
   };
@@ -100,9 +102,25 @@ export class FakeHandlers implements AgentServiceHandlers {
     return { accepted: request.urls.length - 1, forwarded: 1, duplicates: 0 };
   }
 
-  async wasFetched(request: Calls["wasFetched"][number]): Promise<WasFetchedReply> {
-    this.calls.wasFetched.push(request);
-    return { fetched: request.urls.map((url) => url.endsWith("/old")) };
+  /** Hosts whose name starts with "old" were held here, with two done URLs; the others never were. */
+  async claimHosts(request: Calls["claimHosts"][number]): Promise<ClaimReply> {
+    this.calls.claimHosts.push(request);
+    return {
+      hosts: request.hosts.map(({ host }) => ({
+        host,
+        status: host.startsWith("old") ? ("GRANTED" as const) : ("NOT_HELD" as const),
+        holder: null,
+        done: host.startsWith("old") ? new Uint8Array(16).fill(7) : new Uint8Array(),
+        more: false,
+        pagesFetched: host.startsWith("old") ? 2 : 0,
+        abandoned: "",
+      })),
+    };
+  }
+
+  async handOverHosts(request: Calls["handOverHosts"][number]): Promise<HandOverReply> {
+    this.calls.handOverHosts.push(request);
+    return { taken: request.hosts.length };
   }
 
   async getStats(request: Calls["getStats"][number]): Promise<StatsReply> {

@@ -124,7 +124,9 @@ describe("PeerClient failures", () => {
   it("a request that cannot be encoded is BadMessage without a network error", async () => {
     const handlers = new FakeHandlers();
     const peer = client(await agent(handlers));
-    const error = await ubiFailure(peer.wasFetched({ fromId: "agent-a", urls: "not a list" as never }));
+    const error = await ubiFailure(
+      peer.claimHosts({ claimant: member("agent-a"), hosts: "not a list" as never }),
+    );
     expect(error.code).toBe(ErrorCode.BadMessage);
     expect(grpcStatusOf(error)).toBeUndefined();
     expect(handlers.totalCalls).toBe(0);
@@ -141,14 +143,22 @@ describe("PeerClient reply validation", () => {
     expect(error.message).toContain("members[0].id");
   });
 
-  it("refuses a page recovery answer of the wrong length", async () => {
+  it("refuses a claim answer that does not list the hosts claimed, in order", async () => {
     const handlers = new FakeHandlers();
-    handlers.wasFetched = async () => ({ fetched: [true] });
+    const answer = handlers.claimHosts.bind(handlers);
+    handlers.claimHosts = async (request) => ({ hosts: (await answer(request)).hosts.reverse() });
     const peer = client(await agent(handlers));
-    const error = await ubiFailure(
-      peer.wasFetched({ fromId: "agent-a", urls: ["http://a.test/", "http://b.test/"] }),
-    );
+    const hosts = [
+      { host: "a.test:80", skip: 0 },
+      { host: "b.test:80", skip: 0 },
+    ];
+    const error = await ubiFailure(peer.claimHosts({ claimant: member("agent-a"), hosts }));
     expect(error.code).toBe(ErrorCode.BadMessage);
+    expect(error.message).toContain("in order");
+    handlers.claimHosts = async () => ({ hosts: [] });
+    expect((await ubiFailure(peer.claimHosts({ claimant: member("agent-a"), hosts }))).code).toBe(
+      ErrorCode.BadMessage,
+    );
   });
 
   it("refuses undecodable reply bytes", async () => {

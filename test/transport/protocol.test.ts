@@ -17,7 +17,7 @@ describe("loadProtocol", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
-      ["Control", "GetStats", "Heartbeat", "Join", "SubmitUrls", "WasFetched"]
+      ["ClaimHosts", "Control", "GetStats", "HandOverHosts", "Heartbeat", "Join", "SubmitUrls"]
         .map((m) => `/ubicrawl.v1.Agent/${m}`)
         .sort(),
     );

@@ -1,0 +1,235 @@
+import type { ClusterFacingAgent } from "../agent/index.js";
+import type { Clock, TimerHandle } from "../clock.js";
+import type { ClaimReply, ClaimRequest, HostHandOver, Member } from "../transport/index.js";
+import type { CrawlTenure } from "./crawl-tenure.js";
+import type { HandOverDesk } from "./hand-over.js";
+import type { Ownership } from "./ownership.js";
+
+/**
+ * Default of {@link HostClaimsOptions.maxAsked}: every agent of a cluster of up to 16 is asked before a
+ * host nobody holds is taken (UbiCrawler's k, the previous owners page recovery asks).
+ */
+export const DEFAULT_RECOVERY_K = 16;
+/** Claims wait this long to travel together (the hosts a burst of links woke up). */
+const BATCH_DELAY_MS = 5;
+/** Hosts in one claim at most. */
+const MAX_HOSTS_PER_CLAIM = 256;
+/** A host that could not be settled (an agent busy, unreachable or unknown) is claimed again after this. */
+const RETRY_MS = 500;
+
+/** Options of {@link HostClaims}. */
+export interface HostClaimsOptions {
+  /**
+   * Agents asked at most, one after another along the circle, before a host that none of them holds is
+   * taken (0: hosts are taken without asking anyone). @default 16
+   */
+  readonly maxAsked?: number;
+}
+
+/** What {@link HostClaims} needs. */
+export interface HostClaimsDeps {
+  readonly selfId: string;
+  readonly clock: Clock;
+  readonly tenure: CrawlTenure;
+  readonly ownership: Pick<Ownership, "ownerOf" | "assignment">;
+  readonly isAlive: (id: string) => boolean;
+  /** This agent's own entry, as sent to the agents it claims from. */
+  readonly self: () => Member;
+  /** Sends a claim to agent `peerId`. */
+  readonly claim: (peerId: string, request: ClaimRequest) => Promise<ClaimReply>;
+  /** An agent named by an answer (it holds or owns a host) that this agent may not know yet. */
+  readonly learnOf: (member: Member) => void;
+  /** Where the done URLs the answers carry are recorded. */
+  readonly desk: Pick<HandOverDesk, "adopt">;
+  readonly agent: Pick<ClusterFacingAgent, "commit">;
+}
+
+/** One host being claimed. */
+interface Walk {
+  readonly host: string;
+  /** Agents asked so far. */
+  readonly asked: Set<string>;
+  /** The agent to ask next (a continuation, or a holder named by a PASSED answer). */
+  next: string | undefined;
+  /** Done fingerprints already received from `next` (a continuation after `more`). */
+  skip: number;
+  /** Settled: 0 to crawl now, or when to claim again. */
+  result?: number;
+}
+
+interface Pending {
+  readonly promise: Promise<number>;
+  readonly resolve: (atMs: number) => void;
+}
+
+/**
+ * The new owner's side of host hand-overs. Before crawling a host it owns but does not hold, an agent
+ * asks the agents that may hold it, one after another along the circle from the host (the agents that
+ * owned it before: those that would own it without this one), and follows PASSED answers to the
+ * holder. The holder passes the crawl on with the host's done URLs, and every agent asked sends the
+ * done URLs it knows, so no page fetched before is fetched again. When no agent asked holds the host
+ * (nobody crawled it yet, or its holder crashed and its takeover grace is over), this agent takes it.
+ * Claims for the hosts woken together travel in one message per agent.
+ */
+export class HostClaims {
+  private readonly maxAsked: number;
+  private readonly pending = new Map<string, Pending>();
+  private queued: string[] = [];
+  private timer: TimerHandle | undefined;
+
+  constructor(
+    options: HostClaimsOptions,
+    private readonly deps: HostClaimsDeps,
+  ) {
+    this.maxAsked = options.maxAsked ?? DEFAULT_RECOVERY_K;
+  }
+
+  /** 0 when this agent may crawl `host` (which it owns) now; else when to ask again (a promise meanwhile). */
+  admit(host: string): number | Promise<number> {
+    const { tenure } = this.deps;
+    if (tenure.holds(host)) return 0;
+    const waiting = this.pending.get(host);
+    if (waiting) return waiting.promise;
+    if (this.candidates(host).length === 0 || this.maxAsked === 0) {
+      tenure.take(host);
+      return 0;
+    }
+    let resolve: (atMs: number) => void = () => {};
+    const promise = new Promise<number>((settle) => {
+      resolve = settle;
+    });
+    this.pending.set(host, { promise, resolve });
+    this.queued.push(host);
+    if (this.queued.length >= MAX_HOSTS_PER_CLAIM) this.flush();
+    else this.timer ??= this.deps.clock.setTimeout(() => this.flush(), BATCH_DELAY_MS);
+    return promise;
+  }
+
+  /** Stops batching; claims in progress end with a retry time. */
+  stop(): void {
+    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    const retryAt = this.deps.clock.now() + RETRY_MS;
+    for (const host of this.queued) this.settle(host, retryAt);
+    this.queued = [];
+  }
+
+  private flush(): void {
+    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    const hosts = this.queued;
+    this.queued = [];
+    if (hosts.length === 0) return;
+    this.claim(hosts).catch(() => {
+      const retryAt = this.deps.clock.now() + RETRY_MS;
+      for (const host of hosts) this.settle(host, retryAt);
+    });
+  }
+
+  /** The other alive agents, in the order a claim of `host` asks them: along the circle from it. */
+  private candidates(host: string): string[] {
+    const { assignment } = this.deps.ownership;
+    return assignment.successors(host, assignment.agents.length).filter((id) => this.deps.isAlive(id));
+  }
+
+  private async claim(hosts: readonly string[]): Promise<void> {
+    const walks: Walk[] = hosts.map((host) => ({ host, asked: new Set(), next: undefined, skip: 0 }));
+    let active = walks;
+    while (active.length > 0) {
+      const byPeer = new Map<string, Walk[]>();
+      for (const walk of active) {
+        const peer = walk.next ?? this.nextCandidate(walk);
+        if (peer === undefined) {
+          walk.result = 0; // nobody asked holds it: this agent takes it
+          continue;
+        }
+        walk.next = peer;
+        const group = byPeer.get(peer) ?? [];
+        group.push(walk);
+        byPeer.set(peer, group);
+      }
+      await Promise.all([...byPeer].map(([peer, group]) => this.ask(peer, group)));
+      active = active.filter((walk) => walk.result === undefined);
+    }
+    // What the answers said is durable before any page of these hosts is fetched.
+    await this.deps.agent.commit();
+    for (const walk of walks) {
+      const result = walk.result ?? 0;
+      // Taken only if still owned: a claim from another agent may have moved the host meanwhile.
+      if (result === 0 && this.deps.ownership.ownerOf(walk.host) === this.deps.selfId) {
+        this.deps.tenure.take(walk.host);
+      }
+      this.settle(walk.host, result);
+    }
+  }
+
+  private nextCandidate(walk: Walk): string | undefined {
+    if (walk.asked.size >= this.maxAsked) return undefined;
+    return this.candidates(walk.host).find((id) => !walk.asked.has(id));
+  }
+
+  private async ask(peer: string, walks: readonly Walk[]): Promise<void> {
+    for (const walk of walks) walk.asked.add(peer);
+    let reply: ClaimReply;
+    try {
+      reply = await this.deps.claim(peer, {
+        claimant: this.deps.self(),
+        hosts: walks.map((walk) => ({ host: walk.host, skip: walk.skip })),
+      });
+    } catch {
+      // An agent gone from the view holds nothing to wait for; a live one that did not answer may
+      // hold the host: ask again later rather than take it.
+      const retryAt = this.deps.clock.now() + RETRY_MS;
+      for (const walk of walks) {
+        walk.skip = 0;
+        walk.next = undefined;
+        if (this.deps.isAlive(peer)) walk.result = retryAt;
+      }
+      return;
+    }
+    for (const [i, walk] of walks.entries()) this.apply(walk, reply.hosts[i] as HostHandOver);
+  }
+
+  /** Applies one host's answer to its walk. */
+  private apply(walk: Walk, answer: HostHandOver): void {
+    this.deps.desk.adopt(answer);
+    if (answer.more) {
+      walk.skip += answer.done.length / 8; // the same agent again, for the rest of its done set
+      return;
+    }
+    walk.skip = 0;
+    walk.next = undefined;
+    const retryAt = this.deps.clock.now() + RETRY_MS;
+    switch (answer.status) {
+      case "GRANTED":
+        walk.result = 0;
+        return;
+      case "NOT_HELD":
+        return; // the next agent along the circle
+      case "LATER":
+        walk.result = retryAt;
+        return;
+      case "PASSED": {
+        const holder = answer.holder as Member;
+        if (holder.id !== this.deps.selfId && this.deps.isAlive(holder.id) && !walk.asked.has(holder.id)) {
+          walk.next = holder.id;
+          return;
+        }
+        this.deps.learnOf(holder);
+        walk.result = retryAt;
+        return;
+      }
+      case "NOT_YOURS":
+        // The asked agent knows an owner this one does not: learn of it; the view will change.
+        this.deps.learnOf(answer.holder as Member);
+        walk.result = retryAt;
+        return;
+    }
+  }
+
+  private settle(host: string, atMs: number): void {
+    const waiting = this.pending.get(host);
+    this.pending.delete(host);
+    waiting?.resolve(atMs);
+  }
+}
