@@ -6,6 +6,7 @@ import {
   ClusterNode,
   type ClusterOptions,
   DEFAULT_JOIN_TIMEOUT_MS,
+  DEFAULT_LEAVE_TIMEOUT_MS,
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
 } from "../cluster/index.js";
@@ -154,6 +155,17 @@ export const AGENT_FLAGS = {
     default: DEFAULT_TAKEOVER_DELAY_MS,
     min: 0,
   },
+  "on-stop": {
+    type: "string",
+    help: "what SIGTERM/SIGINT does in a cluster: leave (hand every host and queued URL to its next owner, then exit) or hold (stop; the others hold this agent's hosts for --takeover-delay-ms, for a restart)",
+    default: "leave",
+  },
+  "leave-timeout-ms": {
+    type: "integer",
+    help: "longest a graceful leave may take before the agent stops anyway",
+    default: DEFAULT_LEAVE_TIMEOUT_MS,
+    min: 100,
+  },
   "join-timeout-ms": {
     type: "integer",
     help: "how long to keep trying the --join addresses before giving up",
@@ -182,6 +194,13 @@ per host, politely, obeying robots.txt; it writes WARC files and a crawl log und
 from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
 --exit-when-done until the crawl is complete.
 
+In a cluster, SIGTERM or SIGINT is a graceful leave (--on-stop leave, the default): the agent stops
+fetching, hands every host it crawled (with the pages it fetched there) and every queued URL to their
+next owners, tells the others and exits 0, within --leave-timeout-ms; a second signal stops at once.
+Use it to scale down for good. --on-stop hold keeps today's stop for rolling restarts: the agent just
+stops, and the others hold its hosts for --takeover-delay-ms so that, restarted on the same --data by
+then, it takes them back untouched.
+
 With --listen it is one agent of a decentralized cluster: it joins through --join (any live agent),
 owns the hosts that identifier-seeded consistent hashing gives it, sends links of other agents' hosts
 to them over gRPC, and takes over the hosts of agents that die. Behind NAT, a container or a proxy,
@@ -198,6 +217,9 @@ export async function agentCommand(argv: string[]): Promise<number> {
   if (flags.positionals.length > 0) throw bad(`unexpected argument "${flags.positionals[0]}"`);
   if (flags.id === undefined) throw bad("--id is required");
   if (flags.data === undefined) throw bad("--data is required");
+  if (flags["on-stop"] !== "leave" && flags["on-stop"] !== "hold") {
+    throw bad(`--on-stop must be leave or hold, got "${flags["on-stop"]}"`);
+  }
   const progress = flags.progress;
   if (progress !== "auto" && progress !== "line" && progress !== "log" && progress !== "off") {
     throw bad(`--progress must be auto, line, log or off, got "${progress}"`);
@@ -254,14 +276,48 @@ export async function agentCommand(argv: string[]): Promise<number> {
   const reason = await finished;
   reporter.stop();
   if (node) {
-    // Tell the others this agent left on purpose, so they do not re-send its URLs as if it crashed.
-    if (reason === "done") await node.announceLeave();
+    if (reason === "done") {
+      // Tell the others this agent left on purpose, so they do not re-send its URLs as if it crashed.
+      await node.announceLeave();
+    } else if (flags["on-stop"] === "leave") {
+      await leaveGracefully(node, flags["leave-timeout-ms"]);
+    }
     await node.stop();
   } else {
     await agent.stop();
   }
   for (const line of summaryLines(agent, reason)) process.stderr.write(`${line}\n`);
   return 0;
+}
+
+/**
+ * A signal's graceful leave: hands this agent's hosts and queued URLs to their next owners within
+ * `timeoutMs`, saying what it does; a second signal stops at once (the others then hold the hosts that
+ * were not handed over, as after a crash).
+ */
+async function leaveGracefully(node: ClusterNode, timeoutMs: number): Promise<void> {
+  const log = (line: string) => process.stderr.write(`ubicrawl agent ${node.agent.id}: ${line}\n`);
+  log(
+    `leaving the cluster: handing hosts and queued URLs to their next owners (at most ${timeoutMs} ms; a second signal stops at once)`,
+  );
+  const forced = new Promise<"forced">((resolve) => {
+    process.once("SIGINT", () => resolve("forced"));
+    process.once("SIGTERM", () => resolve("forced"));
+  });
+  const outcome = await Promise.race([node.leave(timeoutMs), forced]);
+  if (outcome === "forced") {
+    log(
+      "stopped before the leave was complete: the others take what was not handed over as a crashed agent's",
+    );
+    return;
+  }
+  const missing = outcome.hostsNotHanded + outcome.urlsNotHanded;
+  log(
+    `left: ${outcome.hostsHanded} hosts handed over` +
+      (missing === 0
+        ? ""
+        : `; not in time: ${outcome.hostsNotHanded} hosts, ${outcome.urlsNotHanded} queued URLs (the others take them as a crashed agent's)`),
+  );
 }
 
 /** The cluster options from the flags, or undefined for a lone agent (no --listen). */

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  crawlMetrics,
+  readCrawlLogSoFar,
+  servedPages,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+import { type ClusterAgent, startClusterAgent } from "./cluster-harness.js";
+
+/**
+ * Membership changes that waste nothing, with real agent processes over real gRPC: agents joining a
+ * running crawl and an agent leaving on SIGTERM make no page be fetched twice, and the whole web is
+ * still crawled. Overlap is counted by the test web itself (its recorder), not by the agents.
+ */
+
+/** A web whose responses take a little time, so a crawl lasts a few seconds. */
+const WEB = { hosts: 40, pages: 2500, seed: 11, responseDelayMs: 4 };
+/** Few hosts at once and a small politeness delay: the crawl outlasts the joins and the leave. */
+const SLOW = ["--max-active-hosts", "6", "--delay-ms", "30"];
+/** No agent dies here: one falsely suspected on a loaded machine keeps its hosts for a while. */
+const NO_TAKEOVER = ["--takeover-delay-ms", "10000"];
+const FLAGS = [...SLOW, ...NO_TAKEOVER];
+
+let fixture: WebFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+async function waitForExits(agents: readonly ClusterAgent[]): Promise<void> {
+  for (const agent of agents) {
+    const result = await agent.process.waitForExit(90_000);
+    expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
+  }
+}
+
+/** Who logged each URL fetched more than once, for a failure message. */
+async function whoFetched(agents: readonly ClusterAgent[], urls: readonly string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const agent of agents) {
+    for (const entry of await readCrawlLogSoFar(agent.dataDir)) {
+      if (urls.includes(entry.url)) lines.push(`${entry.url}: ${agent.id} at ${entry.ts} (${entry.status})`);
+    }
+  }
+  return lines.sort().join("\n");
+}
+
+async function expectNoWaste(agents: readonly ClusterAgent[]): Promise<void> {
+  const current = fixture as WebFixture;
+  const metrics = crawlMetrics(servedPages(current.web.recorder), current.truth().urls);
+  expect(metrics.missing).toEqual([]);
+  expect(metrics.repeated, await whoFetched(agents, metrics.repeated.slice(0, 20))).toEqual([]);
+  expect(metrics.overlap).toBe(0);
+}
+
+describe("membership changes", () => {
+  it("one agent, then three joining a second apart early in the crawl: nothing fetched twice", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const first = await startClusterAgent(fixture, { id: "agent-1", seeds: true, flags: FLAGS });
+    const agents = [first];
+    await waitFor(() => servedPages(recorder).size >= 20, "the crawl to start", 30_000);
+    for (const id of ["agent-2", "agent-3", "agent-4"]) {
+      const started = performance.now();
+      agents.push(await startClusterAgent(fixture, { id, join: [first.address], flags: FLAGS }));
+      const wait = 1000 - (performance.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    await waitForExits(agents);
+    await expectNoWaste(agents);
+    // The newcomers did crawl: the join is real, not a crawl the first agent finished alone.
+    for (const agent of agents.slice(1)) {
+      const fetched = (await readCrawlLogSoFar(agent.dataDir)).filter((entry) => entry.status > 0);
+      expect(fetched.length, agent.id).toBeGreaterThan(0);
+    }
+  });
+
+  it("SIGTERM is a graceful leave: exit 0, its hosts handed over, nothing refetched, even after it comes back", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const truth = fixture.truth();
+    const agents: ClusterAgent[] = [];
+    for (const id of ["agent-1", "agent-2", "agent-3", "agent-4"]) {
+      agents.push(
+        await startClusterAgent(fixture, {
+          id,
+          join: agents.map((agent) => agent.address),
+          seeds: id === "agent-4",
+          flags: FLAGS,
+        }),
+      );
+    }
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    const leaver = agents[1] as ClusterAgent;
+    const before = (await readCrawlLogSoFar(leaver.dataDir)).filter((entry) => entry.status > 0).length;
+    expect(before, "the leaver crawled before its leave").toBeGreaterThan(0);
+    const signalledAt = performance.now();
+    leaver.process.kill("SIGTERM");
+    const exit = await leaver.process.waitForExit(30_000);
+    expect(exit.code, exit.stderr).toBe(0);
+    // Within its leave timeout (the default, 20 s), and saying what it handed over.
+    expect(performance.now() - signalledAt).toBeLessThan(20_000 + 2_000);
+    expect(exit.stderr).toMatch(/left: [1-9]\d* hosts handed over/);
+    expect(exit.stderr).not.toMatch(/not in time/);
+
+    // It comes back on its data while the others are still crawling, and takes its hosts back.
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.6, "60% of the crawl", 60_000);
+    const back = await startClusterAgent(fixture, {
+      id: leaver.id,
+      join: [(agents[0] as ClusterAgent).address],
+      flags: FLAGS,
+    });
+    const all = [agents[0], back, agents[2], agents[3]] as ClusterAgent[];
+    await waitForExits(all);
+    await expectNoWaste(all);
+  });
+});
