@@ -17,8 +17,14 @@ import { type ClusterAgent, startClusterAgent } from "./cluster-harness.js";
 
 /** A web whose responses take a little time, so a crawl lasts a few seconds. */
 const WEB = { hosts: 40, pages: 2500, seed: 11, responseDelayMs: 4 };
-/** Few hosts at once and a small politeness delay: the crawl outlasts the joins and the leave. */
+/** Few hosts at once and a small politeness delay: the crawl outlasts the leave and the restart. */
 const SLOW = ["--max-active-hosts", "6", "--delay-ms", "30"];
+/**
+ * For joins: more hosts, more of them crawled at once, so that many are in flight when the view
+ * changes (on this web, with page recovery by URL, 92 pages were fetched twice).
+ */
+const JOIN_WEB = { hosts: 100, pages: 4000, seed: 11, responseDelayMs: 2 };
+const JOIN_FLAGS = ["--max-active-hosts", "16", "--delay-ms", "10", "--takeover-delay-ms", "10000"];
 /** No agent dies here: one falsely suspected on a loaded machine keeps its hosts for a while. */
 const NO_TAKEOVER = ["--takeover-delay-ms", "10000"];
 const FLAGS = [...SLOW, ...NO_TAKEOVER];
@@ -58,14 +64,14 @@ async function expectNoWaste(agents: readonly ClusterAgent[]): Promise<void> {
 
 describe("membership changes", () => {
   it("one agent, then three joining a second apart early in the crawl: nothing fetched twice", async () => {
-    fixture = await startWebFixture(WEB);
+    fixture = await startWebFixture(JOIN_WEB);
     const recorder = fixture.web.recorder;
-    const first = await startClusterAgent(fixture, { id: "agent-1", seeds: true, flags: FLAGS });
+    const first = await startClusterAgent(fixture, { id: "agent-1", seeds: true, flags: JOIN_FLAGS });
     const agents = [first];
     await waitFor(() => servedPages(recorder).size >= 20, "the crawl to start", 30_000);
     for (const id of ["agent-2", "agent-3", "agent-4"]) {
       const started = performance.now();
-      agents.push(await startClusterAgent(fixture, { id, join: [first.address], flags: FLAGS }));
+      agents.push(await startClusterAgent(fixture, { id, join: [first.address], flags: JOIN_FLAGS }));
       const wait = 1000 - (performance.now() - started);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }
