@@ -292,11 +292,6 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.frontier.add(url, depth, host, attempts);
   }
 
-  /** Queues `url` even if seen before (it comes back from a dead peer's outbox); fetched ones are skipped. */
-  requeue(url: string, depth: number, host: string, attempts = 0): void {
-    this.frontier.requeue(url, depth, host, attempts);
-  }
-
   /**
    * Routes `url` of `host` under the current view, at a depth already computed (URLs from peers), with
    * the fetch attempts that failed elsewhere.

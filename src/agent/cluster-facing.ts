@@ -19,7 +19,6 @@ export interface ClusterFacingAgent {
   readonly queuedUrls: number;
   /** Queues `url` of `host` (owned here) unless seen; `attempts` failed before elsewhere. True when queued. */
   accept(url: string, depth: number, host: string, attempts?: number): boolean;
-  requeue(url: string, depth: number, host: string, attempts?: number): void;
   /** Routes `url` under the current view, at a depth already computed, with its failed attempts. */
   route(url: string, depth: number, host: string, attempts?: number): void;
   commit(): Promise<void>;

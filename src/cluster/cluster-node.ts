@@ -274,9 +274,9 @@ export class ClusterNode {
         onDelivered: () => {
           if (partitionCell.current) partitionCell.current.batchesDelivered++;
         },
-        requeue: (url, depth, host) => {
-          if (ownership.ownerOf(host) === selfId) agent.requeue(url, depth, host);
-          else agent.route(url, depth, host);
+        requeue: (url, depth, host, attempts) => {
+          if (ownership.ownerOf(host) === selfId) agent.accept(url, depth, host, attempts);
+          else agent.route(url, depth, host, attempts);
         },
       },
     );

@@ -74,6 +74,11 @@ export class Frontier {
   private readonly windowed = new Map<string, HostQueue>();
   /** Fingerprints of URLs handed to other agents (the outbox), kept so they can come back. */
   private readonly sentAway = new SeenSet();
+  /**
+   * URLs handed away that came back and were queued again since (this life): each comes back once,
+   * however many agents send it. Handed away again, it may come back again.
+   */
+  private readonly returned = new Set<bigint>();
   /** URLs taken and not yet completed, each with a promise settled when it is. */
   private readonly flights = new Map<string, { host: string; done: Promise<void>; resolve: () => void }>();
   private waitingTotal = 0;
@@ -187,10 +192,11 @@ export class Frontier {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) {
       this.committer.add({ kind: "seen", fingerprint });
-    } else if (this.sentAway.has(fingerprint)) {
-      // Seen here, but handed to another agent since (its host changed owner): it comes back now that
-      // this agent owns the host again, and must not be lost. A copy fetched meanwhile is skipped at
-      // take time (fetched check here, page recovery for the other agents).
+    } else if (this.sentAway.has(fingerprint) && !this.returned.has(fingerprint)) {
+      // Seen here, but handed to another agent since (its host changed owner, or its owner died): it
+      // comes back now that this agent owns the host again, and must not be lost. Queued once, however
+      // many agents send it; a copy done meanwhile is skipped at take time (the done check).
+      this.returned.add(fingerprint);
       this.queueOf(host).mayRepeat = true;
     } else {
       return false;
@@ -202,6 +208,7 @@ export class Frontier {
   /** Records that `url` was handed to another agent (see {@link add}). */
   markSentAway(fingerprint: bigint): void {
     this.sentAway.add(fingerprint);
+    if (this.returned.size > 0) this.returned.delete(fingerprint);
   }
 
   /** True when the URL with this fingerprint was handed to another agent (this life, or a noted one). */
@@ -209,19 +216,7 @@ export class Frontier {
     return this.sentAway.has(fingerprint);
   }
 
-  /**
-   * Queues `url` even if seen before: it comes back from the outbox of a dead peer, and this agent
-   * may have handed it off earlier. The host is then marked so its visits check, before each fetch,
-   * that the URL was not fetched here already ({@link needsFetchedCheck}).
-   */
-  requeue(url: string, depth: number, host: string, attempts = 0): void {
-    const fingerprint = this.deps.fingerprinter.fingerprint(url);
-    if (this.seen.add(fingerprint)) this.committer.add({ kind: "seen", fingerprint });
-    else this.queueOf(host).mayRepeat = true;
-    this.enqueue(host, attempts > 0 ? { url, depth, attempts } : { url, depth });
-  }
-
-  /** True when `host`'s queue may hold URLs fetched already (see {@link requeue}). */
+  /** True when `host`'s queue may hold URLs done already (see {@link add}, {@link adopt}). */
   needsFetchedCheck(host: string): boolean {
     return this.hosts.get(host)?.mayRepeat === true;
   }

@@ -391,22 +391,6 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(frontier.waitingUrls).toBe(0);
     expect(frontier.inFlightUrls).toBe(taken.length + (third ? 1 : 0));
   });
-
-  it("requeues a URL handed back by a dead peer, flagging the host when it was seen here", async () => {
-    const { frontier, ready } = await setUp();
-    frontier.requeue("http://n.test/new", 2, "n.test");
-    expect(frontier.needsFetchedCheck("n.test")).toBe(false);
-    expect(frontier.add("http://n.test/new", 0, "n.test")).toBe(false); // now seen
-    frontier.add("http://o.test/old", 0, "o.test");
-    const old = await mustTake(frontier, "o.test");
-    frontier.complete("o.test", old, { done: true, counted: true });
-    frontier.requeue("http://o.test/old", 0, "o.test");
-    expect(frontier.needsFetchedCheck("o.test")).toBe(true);
-    expect(ready).toEqual(["n.test", "o.test", "o.test"]);
-    expect(await takeAll(frontier, "o.test")).toEqual(["http://o.test/old"]);
-    expect(await takeAll(frontier, "n.test")).toEqual(["http://n.test/new"]);
-    expect(frontier.needsFetchedCheck("unknown.test")).toBe(false);
-  });
 });
 
 describe("URLs handed to another agent", () => {
@@ -423,7 +407,30 @@ describe("URLs handed to another agent", () => {
       frontier.markSentAway((await sharedFingerprinter()).fingerprint(url));
       expect(frontier.add(url, 0, "back.test")).toBe(true);
       expect(frontier.needsFetchedCheck("back.test")).toBe(true);
+      // Once, however many agents send it back (a dead peer's outbox, each sender's link).
+      expect(frontier.add(url, 0, "back.test")).toBe(false);
+      expect(frontier.waitingUrls).toBe(1);
       expect(await mustTake(frontier, "back.test")).toMatchObject({ url });
+    } finally {
+      await env.dispose();
+    }
+  });
+
+  it("may come back again after being handed away again", async () => {
+    const env = await openFrontierEnv();
+    try {
+      const { frontier } = env;
+      const url = "http://again.test/page";
+      const fingerprint = (await sharedFingerprinter()).fingerprint(url);
+      frontier.add(url, 0, "again.test");
+      await frontier.drainHost("again.test");
+      frontier.markSentAway(fingerprint);
+      expect(frontier.add(url, 0, "again.test")).toBe(true);
+      await frontier.drainHost("again.test");
+      frontier.markSentAway(fingerprint);
+      expect(frontier.add(url, 1, "again.test")).toBe(true);
+      expect(frontier.add(url, 1, "again.test")).toBe(false);
+      expect(frontier.waitingUrls).toBe(1);
     } finally {
       await env.dispose();
     }
