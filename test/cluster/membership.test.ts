@@ -1,3 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
@@ -122,5 +127,77 @@ describe("membership changes", () => {
     const all = [agents[0], back, agents[2], agents[3]] as ClusterAgent[];
     await waitForExits(all);
     await expectNoWaste(all);
+  });
+});
+
+describe("retries across hand-overs", () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  });
+
+  it("a URL that always fails is tried --max-fetch-attempts times in all, though its host changes owner twice", async () => {
+    // One host: its home page links /fail, whose connection is dropped before any header (a failure
+    // that may pass, so it is retried).
+    server = createServer((request, response) => {
+      if (request.url === "/robots.txt") response.writeHead(404).end();
+      else if (request.url === "/")
+        response.writeHead(200, { "content-type": "text/html" }).end('<a href="/fail">x</a>');
+      else request.socket.destroy();
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const dir = await mkdtemp(join(tmpdir(), "ubicrawl-retries-"));
+    const hostsFile = join(dir, "hosts");
+    const seedsFile = join(dir, "seeds");
+    await writeFile(hostsFile, "127.0.0.1 flaky.test\n");
+    await writeFile(seedsFile, `http://flaky.test:${port}/\n`);
+    const web = { dir, hostsFile, seedsFile, stop: () => rm(dir, { recursive: true, force: true }) };
+    fixture = web as unknown as WebFixture;
+    const failing = `http://flaky.test:${port}/fail`;
+    const flags = ["--max-fetch-attempts", "3", "--fetch-retry-ms", "3000", ...NO_TAKEOVER];
+    const agents: ClusterAgent[] = [];
+    for (const id of ["agent-1", "agent-2", "agent-3", "agent-4"]) {
+      agents.push(
+        await startClusterAgent(fixture, {
+          id,
+          join: agents.map((agent) => agent.address),
+          seeds: id === "agent-4",
+          flags,
+        }),
+      );
+    }
+    const attempts = async () => {
+      const found: { id: string; willRetry: boolean; ts: string }[] = [];
+      for (const agent of agents) {
+        for (const entry of await readCrawlLogSoFar(agent.dataDir)) {
+          if (entry.url === failing)
+            found.push({ id: agent.id, willRetry: entry.willRetry === true, ts: entry.ts });
+        }
+      }
+      return found.sort((a, b) => a.ts.localeCompare(b.ts));
+    };
+    // After each of the first two attempts, the agent that made it leaves: its host goes to another.
+    const left: string[] = [];
+    for (const round of [1, 2]) {
+      let tried: { id: string; willRetry: boolean }[] = [];
+      await waitFor(async () => (tried = await attempts()).length >= round, `attempt ${round}`, 30_000);
+      expect(tried.length, JSON.stringify(tried)).toBe(round);
+      const last = tried[round - 1] as { id: string; willRetry: boolean };
+      expect(last.willRetry).toBe(true);
+      const leaver = agents.find((agent) => agent.id === last.id) as ClusterAgent;
+      leaver.process.kill("SIGTERM");
+      expect((await leaver.process.waitForExit(30_000)).code).toBe(0);
+      left.push(leaver.id);
+    }
+    await waitForExits(agents.filter((agent) => !left.includes(agent.id)));
+    const all = await attempts();
+    expect(
+      all.map((attempt) => attempt.willRetry),
+      JSON.stringify(all),
+    ).toEqual([true, true, false]);
+    // Three owners: each leave moved the URL, with its attempts, to the next one.
+    expect(new Set(all.map((attempt) => attempt.id)).size).toBe(3);
   });
 });
