@@ -4,14 +4,14 @@ import { dirname, join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
-import { type AdoptedHost, Frontier, HostScheduler, IpGate } from "../frontier/index.js";
+import { type AdoptedHost, Frontier, HostScheduler, IpGate, type WaitingHosts } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { CrawlLog, GroupCommit, type QueuedUrl, StateStore, WarcWriter } from "../storage/index.js";
 import { normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
-import { CrawlStats } from "./crawl-stats.js";
-import { HostVisitor } from "./host-visitor.js";
+import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
+import { type Admission, HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { StorageGuard } from "./storage-guard.js";
@@ -26,6 +26,8 @@ const DONE_CHECK_INTERVAL_MS = 50;
 const KEEP_ALIVE_INTERVAL_MS = 60_000;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
+/** Key of the crawl's counters in the store's metadata. */
+const COUNTERS_META_KEY = "counters";
 
 /** A crawling agent's local machinery, shared by the single-agent and the cluster modes. */
 export interface AgentParts {
@@ -54,7 +56,7 @@ export interface ClusterHooks {
    * When this agent may crawl `host`, which it owns: 0 for now, or a later time — held for a crashed
    * previous owner, or being handed over by the agent that crawled it before (a promise meanwhile).
    */
-  readonly admit: (host: string) => number | Promise<number>;
+  readonly admit: (host: string) => Admission | Promise<Admission>;
   /** True while this agent may send `host` a request: it owns it and holds its crawl. */
   readonly mayFetch: (host: string) => boolean;
   /** True when every live agent is idle and no URL batch is in transit (termination detection). */
@@ -176,6 +178,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     const warc = new WarcWriter({ dir: join(options.dataDir, "warc"), agentId: options.id });
     await warc.open();
     const stats = new CrawlStats(clock);
+    const saved = await store.getMeta(COUNTERS_META_KEY);
+    if (saved !== undefined) stats.restore(JSON.parse(saved) as CrawlCounters);
+    // The counters go with every batch, so after a restart they match the state (and the crawl log).
+    committer.beforeWrite((ops) => {
+      if (ops.length > 0) {
+        ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: JSON.stringify(stats.counters()) });
+      }
+    });
     const archive = new PageArchive(warc, crawlLog);
     const ipGate = new IpGate(options.maxPerIp);
     const owns = deps.cluster ? deps.cluster.owns : () => true;
@@ -344,7 +354,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
 
   /** Takes in what another agent handed over of `host` (durable at the next commit). */
   adopt(host: string, handOver: AdoptedHost): void {
-    this.frontier.adopt(host, handOver);
+    // Pages a previous owner fetched that this agent had not seen: never fetched here (page recovery).
+    this.stats.pagesRecovered += this.frontier.adopt(host, handOver);
   }
 
   /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */
@@ -375,6 +386,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** True while paused (by an operator or a full disk). */
   get isPaused(): boolean {
     return this.scheduler.isPaused;
+  }
+
+  /** Hosts with queued URLs that wait, by reason. */
+  waiting(): readonly WaitingHosts[] {
+    return this.scheduler.waiting();
   }
 
   /** Hosts being visited now. */

@@ -1,4 +1,4 @@
-import type { AdoptedHost } from "../frontier/index.js";
+import type { AdoptedHost, WaitingHosts } from "../frontier/index.js";
 import type { QueuedUrl } from "../storage/index.js";
 import type { AgentStorage } from "./agent.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -16,6 +16,8 @@ export interface ClusterFacingAgent {
   readonly isIdle: boolean;
   readonly isPaused: boolean;
   readonly activeHosts: number;
+  /** Hosts with queued URLs that wait, by reason. */
+  waiting(): readonly WaitingHosts[];
   readonly queuedUrls: number;
   /** Queues `url` of `host` (owned here) unless seen; `attempts` failed before elsewhere. True when queued. */
   accept(url: string, depth: number, host: string, attempts?: number): boolean;

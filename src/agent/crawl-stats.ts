@@ -19,12 +19,28 @@ export type DropReason =
   | "blacklisted"
   | "fetched-before";
 
+/** The counters of a crawl as kept durably (the store's `stats` metadata), so a restart goes on counting. */
+export interface CrawlCounters {
+  readonly pagesFetched: number;
+  readonly bytesFetched: number;
+  readonly linksFound: number;
+  readonly linksToOtherAgents: number;
+  readonly pagesRecovered: number;
+  readonly fetchRetries: number;
+  readonly errors: Readonly<Record<string, number>>;
+  readonly dropped: Readonly<Record<string, number>>;
+  readonly peers: Readonly<Record<string, PeerTraffic>>;
+}
+
 /**
- * The counters of one agent's crawl, kept in memory (the stats RPC and the progress line read them).
- * A plain mutable record: the pipeline increments, readers snapshot.
+ * The counters of one agent's crawl since it began in its data dir (restored at a restart from the
+ * durable copy, {@link restore}), kept in memory for the stats RPC and the progress line. A plain
+ * mutable record: the pipeline increments, readers snapshot.
  */
 export class CrawlStats {
   readonly startedAtMs: number;
+  /** Pages fetched before this start (restored), so this run's can be told apart. */
+  private pagesBeforeThisRun = 0;
   pagesFetched = 0;
   bytesFetched = 0;
   linksFound = 0;
@@ -45,6 +61,40 @@ export class CrawlStats {
 
   constructor(private readonly clock: Clock) {
     this.startedAtMs = clock.now();
+  }
+
+  /** Pages fetched since this process started. */
+  get pagesFetchedThisRun(): number {
+    return this.pagesFetched - this.pagesBeforeThisRun;
+  }
+
+  /** Takes the counters of the crawl so far (earlier runs in the same data dir) as the starting point. */
+  restore(counters: CrawlCounters): void {
+    this.pagesFetched = counters.pagesFetched;
+    this.pagesBeforeThisRun = counters.pagesFetched;
+    this.bytesFetched = counters.bytesFetched;
+    this.linksFound = counters.linksFound;
+    this.linksToOtherAgents = counters.linksToOtherAgents;
+    this.pagesRecovered = counters.pagesRecovered;
+    this.fetchRetries = counters.fetchRetries;
+    for (const [name, count] of Object.entries(counters.errors)) this.errors.set(name, count);
+    for (const [name, count] of Object.entries(counters.dropped)) this.dropped.set(name as DropReason, count);
+    for (const [peer, traffic] of Object.entries(counters.peers)) this.peers.set(peer, { ...traffic });
+  }
+
+  /** The counters as kept durably. */
+  counters(): CrawlCounters {
+    return {
+      pagesFetched: this.pagesFetched,
+      bytesFetched: this.bytesFetched,
+      linksFound: this.linksFound,
+      linksToOtherAgents: this.linksToOtherAgents,
+      pagesRecovered: this.pagesRecovered,
+      fetchRetries: this.fetchRetries,
+      errors: Object.fromEntries(this.errors),
+      dropped: Object.fromEntries(this.dropped),
+      peers: Object.fromEntries(this.peers),
+    };
   }
 
   /** Counts one fetch that reached a server. */
@@ -106,7 +156,7 @@ export class CrawlStats {
     const first = this.rateWindow[0];
     if (!first || now === first.atMs) {
       const elapsed = now - this.startedAtMs;
-      return elapsed > 0 ? (this.pagesFetched * 1000) / elapsed : 0;
+      return elapsed > 0 ? (this.pagesFetchedThisRun * 1000) / elapsed : 0;
     }
     return ((this.pagesFetched - first.pages) * 1000) / (now - first.atMs);
   }

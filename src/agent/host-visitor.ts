@@ -53,7 +53,7 @@ export interface HostVisitorDeps {
    * previous owner, or still being handed over). A promise while the hand-over is being asked for.
    * Absent: always now (a lone agent).
    */
-  readonly admit?: (host: string) => number | Promise<number>;
+  readonly admit?: (host: string) => Admission | Promise<Admission>;
   /**
    * Asked right before each request: true while this agent may send `host` one (it owns it and holds
    * its crawl). A host handed over meanwhile gets no further request from here. @default owns
@@ -62,6 +62,9 @@ export interface HostVisitorDeps {
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
 }
+
+/** Whether a host may be crawled now (0), or until when and why it waits. */
+export type Admission = 0 | { readonly untilMs: number; readonly reason: "held" | "hand-over" };
 
 /** In-memory, per-host facts of the current run. */
 interface HostRuntime {
@@ -117,9 +120,11 @@ export class HostVisitor {
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
       if (!this.deps.owns(host)) return { kind: "drained" };
-      const admitted = this.deps.admit?.(host) ?? 0;
-      const admittedAtMs = typeof admitted === "number" ? admitted : await admitted;
-      if (admittedAtMs > this.deps.clock.now()) return { kind: "parked", untilMs: admittedAtMs };
+      const pending = this.deps.admit?.(host) ?? 0;
+      const admission = pending === 0 || !("then" in pending) ? pending : await pending;
+      if (admission !== 0 && admission.untilMs > this.deps.clock.now()) {
+        return { kind: "parked", untilMs: admission.untilMs, reason: admission.reason };
+      }
       if (!this.mayFetch(host)) return { kind: "drained" };
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
@@ -169,7 +174,7 @@ export class HostVisitor {
         continue;
       }
       const retryAtMs = await this.fetchOne(host, entry, state, rules, signal);
-      if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs };
+      if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs, reason: "retry" };
       fetched++;
     }
     return { kind: "yielded" };
@@ -342,7 +347,7 @@ export class HostVisitor {
   private waitForRobotsRetry(state: HostRuntime, rules: RobotsRules): VisitOutcome {
     const now = this.deps.clock.now();
     const retryAtMs = rules.retryAtMs ?? now + 60_000;
-    return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs, now + 1) };
+    return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs, now + 1), reason: "robots" };
   }
 
   private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {

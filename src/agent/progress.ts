@@ -1,3 +1,5 @@
+import type { Clock } from "../clock.js";
+import type { WaitingHosts, WaitReason } from "../frontier/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
 /** What the progress output reads from an agent. */
@@ -9,7 +11,8 @@ export interface ProgressSource {
     readonly inFlightUrls: number;
     readonly seen: { readonly size: number; readonly memoryBytes: number };
   };
-  readonly scheduler: { readonly activeHosts: number };
+  readonly scheduler: { readonly activeHosts: number; waiting(): readonly WaitingHosts[] };
+  readonly clock: Clock;
 }
 
 /** Progress modes: a live line on a terminal, periodic log lines otherwise, or nothing. */
@@ -52,14 +55,33 @@ export class ProgressReporter {
   }
 }
 
-/** One line: pages, rate, queue, active hosts, errors. */
+/** One line: pages, rate, queue, active hosts, errors, and what waiting hosts wait for. */
 export function progressText(source: ProgressSource): string {
   const { stats, frontier, scheduler } = source;
+  const waiting = describeWaiting(scheduler.waiting(), source.clock.now());
   return (
     `[${source.options.id}] ${stats.pagesFetched} pages, ${stats.pagesPerSecond().toFixed(0)} pages/s, ` +
     `${formatBytes(stats.bytesFetched)}, ${frontier.waitingUrls} queued, ${scheduler.activeHosts} active hosts, ` +
-    `${stats.errorCount} errors`
+    `${stats.errorCount} errors${waiting === "" ? "" : `; waiting: ${waiting}`}`
   );
+}
+
+const WAIT_REASONS: Record<WaitReason, string> = {
+  robots: "for robots.txt, unavailable",
+  retry: "to retry a fetch that failed",
+  held: "held for a crashed agent (takeover grace)",
+  "hand-over": "being handed over by their previous owner",
+  error: "after a visit that failed",
+};
+
+/** What waiting hosts wait for, e.g. "14 hosts for robots.txt, unavailable (next in 42 s)"; "" for none. */
+export function describeWaiting(waiting: readonly WaitingHosts[], nowMs: number): string {
+  return waiting
+    .map(({ reason, hosts, nextAtMs }) => {
+      const seconds = Math.max(0, Math.ceil((nextAtMs - nowMs) / 1000));
+      return `${hosts} host${hosts === 1 ? "" : "s"} ${WAIT_REASONS[reason]} (next in ${seconds} s)`;
+    })
+    .join(", ");
 }
 
 /** The final summary printed when an agent stops. */
@@ -79,7 +101,7 @@ export function summaryLines(source: ProgressSource, reason: string): string[] {
         ];
   return [
     `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,
-    `  pages fetched: ${stats.pagesFetched} (${(stats.pagesFetched / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${formatBytes(stats.bytesFetched)}`,
+    `  pages fetched: ${stats.pagesFetchedThisRun} (${(stats.pagesFetchedThisRun / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${stats.pagesFetched} since the crawl began in this data dir, ${formatBytes(stats.bytesFetched)}`,
     `  links found: ${stats.linksFound}; queued now: ${source.frontier.waitingUrls}`,
     `  seen set: ${source.frontier.seen.size} URLs, ${source.frontier.seen.memoryBytes} bytes`,
     `  errors: ${errors}`,

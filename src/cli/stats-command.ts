@@ -21,9 +21,52 @@ const STATS_FLAGS = {
 
 const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
 const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
-pages, bytes, queue, URLs exchanged per peer, communication overhead, links to other agents' hosts,
-pages recovered, errors, rate.
-With --cluster, every live agent's stats are gathered through the one named, with totals.`;
+pages (since the crawl began in its data dir, and this run), bytes, distinct URLs queued, what waiting
+hosts wait for, URLs exchanged per peer, communication overhead, links to other agents' hosts, pages
+recovered from previous owners, errors, rate.
+With --cluster, every agent's stats are gathered through the one named, with totals: live agents as
+they answer now, suspected and departed ones with their last known figures and how old those are.`;
+
+/** Cluster-wide sums (the JSON form's \`totals\`), and how many agents are in each state. */
+export interface ClusterTotals {
+  readonly agents: number;
+  readonly alive: number;
+  readonly suspected: number;
+  readonly left: number;
+  readonly pagesFetched: number;
+  readonly pagesFetchedThisRun: number;
+  readonly bytesFetched: number;
+  readonly queuedUrls: number;
+  readonly hostsOwned: number;
+  readonly pagesPerSecond: number;
+  readonly pagesRecovered: number;
+  readonly errors: Record<string, number>;
+}
+
+/** Sums the agents' figures (a departed agent's pages count: they were fetched). */
+export function clusterTotals(agents: readonly AgentStats[]): ClusterTotals {
+  const sum = (pick: (stats: AgentStats) => number) =>
+    agents.reduce((total, stats) => total + pick(stats), 0);
+  const errors: Record<string, number> = {};
+  for (const stats of agents) {
+    for (const [name, count] of Object.entries(stats.errors)) errors[name] = (errors[name] ?? 0) + count;
+  }
+  return {
+    agents: agents.length,
+    alive: agents.filter((stats) => stats.status === "ALIVE").length,
+    suspected: agents.filter((stats) => stats.status === "SUSPECTED").length,
+    left: agents.filter((stats) => stats.status === "LEFT").length,
+    pagesFetched: sum((stats) => stats.pagesFetched),
+    pagesFetchedThisRun: sum((stats) => stats.pagesFetchedThisRun),
+    bytesFetched: sum((stats) => stats.bytesFetched),
+    // A departed agent's queue went to the others (or died with it): only live queues count.
+    queuedUrls: sum((stats) => (stats.status === "ALIVE" ? stats.queuedUrls : 0)),
+    hostsOwned: sum((stats) => (stats.status === "ALIVE" ? stats.hostsOwned : 0)),
+    pagesPerSecond: sum((stats) => stats.pagesPerSecond),
+    pagesRecovered: sum((stats) => stats.pagesRecovered),
+    errors,
+  };
+}
 
 /** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
 export async function statsCommand(argv: string[]): Promise<number> {
@@ -37,8 +80,9 @@ export async function statsCommand(argv: string[]): Promise<number> {
   const client = new PeerClient(flags.agent, { security, requestDeadlineMs: flags["timeout-ms"] });
   try {
     const reply = await client.getStats({ cluster: flags.cluster });
+    const document = flags.cluster ? { ...reply, totals: clusterTotals(reply.agents) } : reply;
     process.stdout.write(
-      flags.json ? `${JSON.stringify(reply, null, 2)}\n` : formatStats(reply.agents, flags.cluster),
+      flags.json ? `${JSON.stringify(document, null, 2)}\n` : formatStats(reply.agents, flags.cluster),
     );
     return 0;
   } finally {
@@ -66,6 +110,16 @@ export async function securityFrom(flags: {
 export function formatStats(agents: readonly AgentStats[], cluster: boolean): string {
   const lines: string[] = [];
   for (const stats of agents) {
+    if (stats.status !== "ALIVE" || stats.reportedMsAgo > 0) {
+      lines.push(
+        `agent ${stats.id} at ${stats.address}: ${stats.status.toLowerCase()}, last known ${(stats.reportedMsAgo / 1000).toFixed(1)} s ago`,
+        `  pages: ${stats.pagesFetched} fetched, ${stats.queuedUrls} queued`,
+      );
+      continue;
+    }
+    const waiting = stats.waiting
+      .map((entry) => `${entry.hosts} ${entry.reason} (next in ${Math.ceil(entry.nextInMs / 1000)} s)`)
+      .join(", ");
     lines.push(
       `agent ${stats.id} at ${stats.address}${stats.paused ? " (paused)" : ""}${stats.idle ? " (idle)" : ""}`,
       `  capacity ${stats.capacity}, ${stats.replicas} replicas, ${(stats.circleShare * 100).toFixed(2)}% of the circle`,
@@ -75,7 +129,8 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
           ? `, ${stats.hostsHeld} held for crashed ${stats.heldFor.join(", ")} (takeover grace)`
           : ""
       }`,
-      `  pages: ${stats.pagesFetched} fetched (${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} queued, ${stats.pagesRecovered} recovered`,
+      `  pages: ${stats.pagesFetched} fetched (${stats.pagesFetchedThisRun} this run, ${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} distinct URLs queued, ${stats.pagesRecovered} recovered from previous owners`,
+      `  waiting hosts: ${waiting || "none"}`,
       `  exchange: overhead ${stats.communicationOverhead.toFixed(3)} URLs sent per page; ${
         stats.peers
           .map(
@@ -94,10 +149,10 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
     );
   }
   if (cluster) {
-    const total = (pick: (stats: AgentStats) => number) =>
-      agents.reduce((sum, stats) => sum + pick(stats), 0);
+    const totals = clusterTotals(agents);
     const rows = agents.map((stats) => [
       stats.id,
+      stats.status.toLowerCase(),
       String(stats.pagesFetched),
       String(stats.queuedUrls),
       String(stats.hostsOwned),
@@ -107,14 +162,18 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
     ]);
     rows.push([
       "TOTAL",
-      String(total((stats) => stats.pagesFetched)),
-      String(total((stats) => stats.queuedUrls)),
-      String(total((stats) => stats.hostsOwned)),
-      total((stats) => stats.pagesPerSecond).toFixed(1),
+      `${totals.alive}/${totals.agents} alive`,
+      String(totals.pagesFetched),
+      String(totals.queuedUrls),
+      String(totals.hostsOwned),
+      totals.pagesPerSecond.toFixed(1),
       "",
-      agents.every((stats) => stats.idle) ? "yes" : "no",
+      agents.every((stats) => stats.idle || stats.status !== "ALIVE") ? "yes" : "no",
     ]);
-    lines.push("", table(["agent", "pages", "queued", "hosts", "pages/s", "overhead", "idle"], rows));
+    lines.push(
+      "",
+      table(["agent", "status", "pages", "queued", "hosts", "pages/s", "overhead", "idle"], rows),
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -1,4 +1,4 @@
-import { Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
+import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
 import { type Clock, sleep, systemClock, within } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
@@ -183,8 +183,11 @@ export class ClusterNode {
       admit: (host) => {
         // A crashed previous owner's hosts wait for it first; then the host is claimed from whoever holds it.
         const heldUntilMs = grace.heldUntilMs(host);
-        if (heldUntilMs > clock.now()) return heldUntilMs;
-        return late.claims ? late.claims.admit(host) : clock.now() + 100;
+        if (heldUntilMs > clock.now()) return { untilMs: heldUntilMs, reason: "held" };
+        const claimed = late.claims?.admit(host) ?? clock.now() + 100;
+        const admission = (atMs: number): Admission =>
+          atMs === 0 ? 0 : { untilMs: atMs, reason: "hand-over" };
+        return typeof claimed === "number" ? admission(claimed) : claimed.then(admission);
       },
       mayFetch: (host) => owns(host) && tenure.holds(host),
       isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
@@ -243,6 +246,7 @@ export class ClusterNode {
             ? client.heartbeat(request, callOptions)
             : client.streamHeartbeat(request, callOptions));
           parts.crawlEnd.observeReply(reply.from.id, reply.load, sentAtMs);
+          parts.service.noteLoad(reply.from.id, reply.load);
           parts.exchange.notePeerLoad(reply.from.id, reply.load);
           return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
         },

@@ -26,7 +26,7 @@ import type { CrawlEnd } from "./crawl-end.js";
 import type { HandOverDesk } from "./hand-over.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
-import type { PartitionStats } from "./partition-stats.js";
+import { type LastKnown, type PartitionStats, rememberedStats } from "./partition-stats.js";
 import type { WorkLoad } from "./termination.js";
 import type { UrlExchange } from "./url-exchange.js";
 
@@ -69,6 +69,8 @@ export interface ClusterServiceDeps {
 export class ClusterService implements AgentServiceHandlers {
   private readonly maxConcurrentSubmits: number;
   private readonly receivedBatches = new Set<string>();
+  /** The last figures of every member, for the rows of those that cannot be asked. */
+  private readonly lastKnown = new Map<string, LastKnown>();
   private submitsInProgress = 0;
   private intakeClosed = false;
 
@@ -121,6 +123,7 @@ export class ClusterService implements AgentServiceHandlers {
     }
     // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
     this.deps.crawlEnd.observeRequest(from.id, request.load);
+    this.noteLoad(from.id, request.load);
     this.deps.exchange.notePeerLoad(from.id, request.load);
     const now = clock.now();
     return {
@@ -213,23 +216,43 @@ export class ClusterService implements AgentServiceHandlers {
     }
   }
 
-  /** `GetStats`: this agent's partition stats, or every live agent's. */
+  /** A member's heartbeat load: its figures when it cannot be asked for its stats. */
+  noteLoad(memberId: string, load: WorkLoad): void {
+    const known = this.lastKnown.get(memberId) ?? {};
+    known.load = { value: load, atMs: this.deps.clock.now() };
+    this.lastKnown.set(memberId, known);
+  }
+
+  /**
+   * `GetStats`: this agent's partition stats, or every member's: the live ones asked now, the others
+   * (suspected, left, not answering) as rows of their last known figures, with their status.
+   */
   async getStats(request: StatsRequest): Promise<StatsReply> {
     const own = this.deps.partition.stats();
     if (!request.cluster) return { agents: [own] };
+    const { clock } = this.deps;
     const others = await Promise.all(
       this.deps.detector
-        .alive()
+        .members()
         .filter((member) => member.id !== own.id)
         .map(async (member) => {
-          try {
-            return (await this.deps.peers.get(member.address).getStats({ cluster: false })).agents;
-          } catch {
-            return [];
+          if (member.status === "alive") {
+            try {
+              const [stats] = (await this.deps.peers.get(member.address).getStats({ cluster: false })).agents;
+              if (stats?.id === member.id) {
+                const known = this.lastKnown.get(member.id) ?? {};
+                known.stats = { value: stats, atMs: clock.now() };
+                this.lastKnown.set(member.id, known);
+                return stats;
+              }
+            } catch {
+              // Not answering: its last known figures below.
+            }
           }
+          return rememberedStats(member, this.lastKnown.get(member.id), clock.now());
         }),
     );
-    return { agents: [own, ...others.flat()] };
+    return { agents: [own, ...others] };
   }
 
   /** `Control`: pause, resume, leave, blacklist. */

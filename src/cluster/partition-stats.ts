@@ -93,6 +93,73 @@ export class PartitionStats {
       paused: agent.isPaused,
       hostsHeld,
       heldFor: [...grace.heldFor],
+      pagesFetchedThisRun: stats.pagesFetchedThisRun,
+      status: "ALIVE",
+      reportedMsAgo: 0,
+      waiting: agent.waiting().map(({ reason, hosts, nextAtMs }) => ({
+        reason,
+        hosts,
+        nextInMs: Math.max(0, nextAtMs - now),
+      })),
     };
   }
+}
+
+/** What an agent last knew of a member: its last full stats and its last heartbeat load, each with when. */
+export interface LastKnown {
+  stats?: { readonly value: AgentStats; readonly atMs: number };
+  load?: { readonly value: WorkLoad; readonly atMs: number };
+}
+
+/**
+ * The stats row of a member that could not be asked (suspected, left, or not answering): its last
+ * known figures, with its status and their age; zero where nothing is known.
+ */
+export function rememberedStats(
+  member: MemberEntry,
+  known: LastKnown | undefined,
+  nowMs: number,
+): AgentStats {
+  const status = toWireMember(member, nowMs).status;
+  const latestMs = Math.max(known?.stats?.atMs ?? 0, known?.load?.atMs ?? 0);
+  const reportedMsAgo = latestMs === 0 ? 0 : Math.max(0, nowMs - latestMs);
+  const load = known?.load?.value;
+  // Counters only grow: the later of the two readings wins for the ones both have.
+  const pagesFetched = Math.max(known?.stats?.value.pagesFetched ?? 0, load?.pagesFetched ?? 0);
+  const newerLoad = load !== undefined && (known?.load?.atMs ?? 0) >= (known?.stats?.atMs ?? 0);
+  if (known?.stats) {
+    const last = known.stats.value;
+    const queuedUrls = newerLoad ? (load?.queuedUrls ?? last.queuedUrls) : last.queuedUrls;
+    return { ...last, status, reportedMsAgo, pagesFetched, queuedUrls, idle: false, pagesPerSecond: 0 };
+  }
+  return {
+    id: member.id,
+    address: member.address,
+    capacity: member.capacity,
+    replicas: 0,
+    circleShare: 0,
+    view: [],
+    hostsOwned: 0,
+    hostsKnown: 0,
+    hostsActive: 0,
+    hostsDone: 0,
+    pagesFetched,
+    bytesFetched: 0,
+    queuedUrls: load?.queuedUrls ?? 0,
+    peers: [],
+    communicationOverhead: 0,
+    linksToOtherAgents: 0,
+    pagesRecovered: 0,
+    errors: {},
+    pagesPerSecond: 0,
+    uptimeMs: 0,
+    idle: false,
+    paused: false,
+    hostsHeld: 0,
+    heldFor: [],
+    pagesFetchedThisRun: 0,
+    status,
+    reportedMsAgo,
+    waiting: [],
+  };
 }

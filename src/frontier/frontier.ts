@@ -399,12 +399,16 @@ export class Frontier {
   /**
    * Takes in what another agent knew of `host` (a hand-over): its done URLs, never queued again here
    * and skipped if queued already, its page count (the larger one wins) and why it was given up, if it
-   * was. Durable at the next {@link commit}.
+   * was. Durable at the next {@link commit}. Returns how many of the done URLs were new here.
    */
-  adopt(host: string, handover: AdoptedHost): void {
+  adopt(host: string, handover: AdoptedHost): number {
     const queue = this.queueOf(host);
+    let learnt = 0;
     for (const fingerprint of handover.done) {
-      if (this.seen.add(fingerprint)) this.committer.add({ kind: "seen", fingerprint });
+      if (this.seen.add(fingerprint)) {
+        this.committer.add({ kind: "seen", fingerprint });
+        learnt++;
+      }
       this.committer.add({ kind: "fetched", host, fingerprint });
     }
     if (handover.done.length > 0 && queue.hasWork) queue.mayRepeat = true;
@@ -416,6 +420,7 @@ export class Frontier {
       queue.record.abandoned = handover.abandoned;
       this.dirtyHosts.add(host);
     }
+    return learnt;
   }
 
   private beginFlight(url: string, host: string): void {

@@ -16,5 +16,7 @@ export {
   type HostSchedulerDeps,
   type HostSchedulerOptions,
   type VisitOutcome,
+  type WaitingHosts,
+  type WaitReason,
 } from "./scheduler.js";
 export { SeenSet, type SeenSetOptions } from "./seen-set.js";

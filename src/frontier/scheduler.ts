@@ -8,8 +8,23 @@ export type VisitOutcome =
   | { readonly kind: "drained" }
   /** The visit used its quantum; the host goes to the back of the line if it still has work. */
   | { readonly kind: "yielded" }
-  /** The host cannot be crawled before `untilMs` (e.g. robots.txt unavailable). */
-  | { readonly kind: "parked"; readonly untilMs: number };
+  /** The host cannot be crawled before `untilMs`, for `reason`. */
+  | { readonly kind: "parked"; readonly untilMs: number; readonly reason: WaitReason };
+
+/**
+ * Why a host with queued URLs waits: its robots.txt is unavailable and asked for again later, a fetch
+ * that may pass is retried later, it is held for a crashed previous owner (the takeover grace), it is
+ * being handed over by the agent that crawled it before, or its visit failed unexpectedly.
+ */
+export type WaitReason = "robots" | "retry" | "held" | "hand-over" | "error";
+
+/** Hosts waiting for one reason, and the soonest one's time. */
+export interface WaitingHosts {
+  readonly reason: WaitReason;
+  readonly hosts: number;
+  /** When the first of them is visited again (clock ms). */
+  readonly nextAtMs: number;
+}
 
 /** Options of a {@link HostScheduler}. */
 export interface HostSchedulerOptions {
@@ -46,7 +61,7 @@ export class HostScheduler {
   private readyHead = 0;
   private readonly readySet = new Set<string>();
   private readonly active = new Map<string, Promise<void>>();
-  private readonly parked = new Map<string, TimerHandle>();
+  private readonly parked = new Map<string, { timer: TimerHandle; reason: WaitReason; untilMs: number }>();
   private readonly abort = new AbortController();
   private paused = false;
   private stopped = false;
@@ -90,6 +105,21 @@ export class HostScheduler {
     return this.parked.size;
   }
 
+  /** Parked hosts by reason, with the soonest one's time, most hosts first. */
+  waiting(): WaitingHosts[] {
+    const byReason = new Map<WaitReason, { hosts: number; nextAtMs: number }>();
+    for (const { reason, untilMs } of this.parked.values()) {
+      const seen = byReason.get(reason);
+      if (seen) {
+        seen.hosts++;
+        seen.nextAtMs = Math.min(seen.nextAtMs, untilMs);
+      } else byReason.set(reason, { hosts: 1, nextAtMs: untilMs });
+    }
+    return [...byReason]
+      .map(([reason, figures]) => ({ reason, ...figures }))
+      .sort((a, b) => b.hosts - a.hosts);
+  }
+
   /** True when no host is active, ready or parked. */
   get isIdle(): boolean {
     return this.active.size === 0 && this.readySet.size === 0 && this.parked.size === 0;
@@ -122,7 +152,7 @@ export class HostScheduler {
     const abort = () => this.abort.abort(new UbiError(ErrorCode.Stopped, "scheduler stopped"));
     const graceTimer = graceMs > 0 ? this.clock.setTimeout(abort, graceMs) : undefined;
     if (graceTimer === undefined) abort();
-    for (const timer of this.parked.values()) this.clock.clearTimeout(timer);
+    for (const { timer } of this.parked.values()) this.clock.clearTimeout(timer);
     this.parked.clear();
     // Hosts waiting for a slot will never get one: drop them, so isIdle holds after stop.
     this.ready.length = 0;
@@ -174,7 +204,7 @@ export class HostScheduler {
       outcome = await this.deps.visit(host, this.abort.signal);
     } catch (error) {
       if (!this.stopped) this.deps.onVisitError(host, error);
-      outcome = { kind: "parked", untilMs: this.clock.now() + 5_000 };
+      outcome = { kind: "parked", untilMs: this.clock.now() + 5_000, reason: "error" };
     } finally {
       this.active.delete(host);
     }
@@ -187,7 +217,7 @@ export class HostScheduler {
         },
         Math.max(0, outcome.untilMs - this.clock.now()),
       );
-      this.parked.set(host, timer);
+      this.parked.set(host, { timer, reason: outcome.reason, untilMs: outcome.untilMs });
     } else if (this.deps.hasWork(host)) {
       this.markReady(host);
     }

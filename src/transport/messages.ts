@@ -204,6 +204,15 @@ export interface PeerTraffic {
   batchesReceived: number;
 }
 
+/** Hosts waiting for one reason (`ubicrawl.v1.WaitingHosts`). */
+export interface WaitingHostsEntry {
+  /** robots, retry, held, hand-over or error. */
+  reason: string;
+  hosts: number;
+  /** Milliseconds until the first of them is visited again. */
+  nextInMs: number;
+}
+
 /** One agent's partition statistics (`ubicrawl.v1.AgentStats`). */
 export interface AgentStats {
   /** The agent's id. */
@@ -238,7 +247,7 @@ export interface AgentStats {
   communicationOverhead: number;
   /** Links found to hosts other agents own; a URL among them already handed away is not sent again. */
   linksToOtherAgents: number;
-  /** Fetches avoided by page recovery. */
+  /** Pages fetched by previous owners of its hosts, learnt from hand-overs (never fetched again here). */
   pagesRecovered: number;
   /** Error counts by error class. */
   errors: Record<string, number>;
@@ -254,6 +263,14 @@ export interface AgentStats {
   hostsHeld: number;
   /** Crashed agents whose hosts are held. */
   heldFor: string[];
+  /** Pages fetched since the agent's process started (`pagesFetched`: since the crawl began). */
+  pagesFetchedThisRun: number;
+  /** How the answering agent regards this one: ALIVE when answered live, else last known figures. */
+  status: MemberStatus;
+  /** Milliseconds since these figures were measured (0: live). */
+  reportedMsAgo: number;
+  /** Owned hosts with queued URLs that wait, by reason. */
+  waiting: WaitingHostsEntry[];
 }
 
 /** `GetStats` reply. */

@@ -46,9 +46,12 @@ import {
   type StatsRequest,
   type UrlBatch,
   type UrlBatchAck,
+  type WaitingHostsEntry,
 } from "./messages.js";
 
 const MAX_UINT32 = 0xffff_ffff;
+/** Wait reasons in one agent's stats at most. */
+const MAX_WAIT_REASONS = 64;
 /** C0 controls and DEL never belong in URLs, batch ids or arguments. */
 function hasControlChars(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
@@ -370,6 +373,21 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     paused: bool(s.paused, `${path}.paused`),
     hostsHeld: uint64(s.hostsHeld, `${path}.hostsHeld`),
     heldFor: list(s.heldFor, `${path}.heldFor`, MAX_MEMBERS, agentId),
+    pagesFetchedThisRun: uint64(s.pagesFetchedThisRun, `${path}.pagesFetchedThisRun`),
+    // Unset by agents older than this field: they answer live.
+    status:
+      s.status === "MEMBER_STATUS_UNSPECIFIED" ? "ALIVE" : oneOf(s.status, `${path}.status`, MEMBER_STATUSES),
+    reportedMsAgo: uint64(s.reportedMsAgo, `${path}.reportedMsAgo`),
+    waiting: list(s.waiting, `${path}.waiting`, MAX_WAIT_REASONS, waitingHosts),
+  };
+}
+
+function waitingHosts(value: unknown, path: string): WaitingHostsEntry {
+  const w = record(value, path);
+  return {
+    reason: text(w.reason, `${path}.reason`, MAX_ID_CHARS),
+    hosts: uint64(w.hosts, `${path}.hosts`),
+    nextInMs: uint64(w.nextInMs, `${path}.nextInMs`),
   };
 }
 

@@ -127,6 +127,18 @@ describe("membership changes", () => {
     const all = [agents[0], back, agents[2], agents[3]] as ClusterAgent[];
     await waitForExits(all);
     await expectNoWaste(all);
+    // Each agent's count of pages goes on across its restart: it equals its crawl log's fetches (both
+    // lives for the one that left and came back), and all together the pages the test web served.
+    let sum = 0;
+    for (const agent of all) {
+      const summary = (await agent.process.waitForExit()).stderr;
+      const since = Number(/(\d+) since the crawl began/.exec(summary)?.[1]);
+      const logged = (await readCrawlLogSoFar(agent.dataDir)).filter((entry) => entry.status > 0).length;
+      expect(since, `${agent.id}: ${summary}`).toBe(logged);
+      sum += since;
+    }
+    const served = [...servedPages(recorder).values()].reduce((total, count) => total + count, 0);
+    expect(sum).toBe(served);
   });
 });
 

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { ClusterTotals } from "../../src/cli/stats-command.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
-import { runUbicrawl, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
+import {
+  readCrawlLogSoFar,
+  runUbicrawl,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
 import { type ClusterAgent, startCluster } from "./cluster-harness.js";
 
 const WEB = { hosts: 20, pages: 800, seed: 9, responseDelayMs: 5 };
@@ -32,6 +39,10 @@ const STATS_FIELDS = [
   "paused",
   "hostsHeld",
   "heldFor",
+  "pagesFetchedThisRun",
+  "status",
+  "reportedMsAgo",
+  "waiting",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;
@@ -102,8 +113,17 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     expect(single).toMatch(/^ {2}view: agent-1=alive\(\d+ms\) agent-2=alive\(\d+ms\)$/m);
     expect(single).toMatch(/^ {2}hosts: \d+ owned, \d+ known, \d+ active, \d+ done$/m);
     expect(single).toMatch(
-      new RegExp(`^  pages: ${pages} fetched \\(\\d+\\.\\d/s\\), .+, \\d+ queued, \\d+ recovered$`, "m"),
+      new RegExp(
+        `^  pages: ${pages} fetched \\(${pages} this run, \\d+\\.\\d/s\\), .+, \\d+ distinct URLs queued, \\d+ recovered from previous owners$`,
+        "m",
+      ),
     );
+    expect(single).toMatch(
+      /^ {2}waiting hosts: (none|\d+ \S+ \(next in \d+ s\)(, \d+ \S+ \(next in \d+ s\))*)$/m,
+    );
+    // The figure is the agent's own crawl log's, read independently: one line per page fetched.
+    const logged = (await readCrawlLogSoFar(one.dataDir)).filter((entry) => entry.status > 0);
+    expect(logged.length).toBe(pages);
     expect(single).toMatch(
       /^ {2}exchange: overhead \d+\.\d{3} URLs sent per page; .*agent-2 sent \d+\/\d+b received \d+\/\d+b/m,
     );
@@ -121,6 +141,7 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
       .find((line) => line.trim().startsWith("agent ") && line.includes("pages/s"));
     expect(header?.trim().split(/\s+/)).toEqual([
       "agent",
+      "status",
       "pages",
       "queued",
       "hosts",
@@ -133,16 +154,18 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
         .split("\n")
         .map((line) => line.trim().split(/\s+/))
         .find((cells) => cells[0] === name);
-    expect(row("agent-1")?.[1]).toBe(String(pages));
-    expect(row("agent-2")).toHaveLength(7);
+    expect(row("agent-1")?.slice(1, 3)).toEqual(["alive", String(pages)]);
+    expect(row("agent-2")).toHaveLength(8);
     const total = row("TOTAL");
-    expect(total).toBeDefined();
-    expect(Number(total?.[1])).toBe(Number(row("agent-1")?.[1]) + Number(row("agent-2")?.[1]));
+    expect(total?.slice(1, 3)).toEqual(["2/2", "alive"]);
+    expect(Number(total?.[3])).toBe(Number(row("agent-1")?.[2]) + Number(row("agent-2")?.[2]));
     expect(total?.at(-1)).toBe("no");
 
     // JSON: the reply as is, every documented field of both agents.
-    const reply = JSON.parse(json) as { agents: AgentStats[] };
+    const reply = JSON.parse(json) as { agents: AgentStats[]; totals: ClusterTotals };
     expect(reply.agents.map((agent) => agent.id).sort()).toEqual(["agent-1", "agent-2"]);
+    expect(reply.totals).toMatchObject({ agents: 2, alive: 2, suspected: 0, left: 0 });
+    expect(reply.totals.pagesFetched).toBe(reply.agents.reduce((sum, agent) => sum + agent.pagesFetched, 0));
     for (const agent of reply.agents) {
       expect(Object.keys(agent).sort()).toEqual([...STATS_FIELDS].sort());
       expect(agent.view.map((peer) => peer.status)).toEqual(["ALIVE", "ALIVE"]);
@@ -163,5 +186,47 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
       const result = await agent.process.waitForExit(90_000);
       expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
     }
+  });
+
+  it("keeps a killed agent as a row with its last known figures, and its pages in the totals", async () => {
+    fixture = await startWebFixture(WEB);
+    const [one, two] = (await startCluster(fixture, 2, SLOW)) as [ClusterAgent, ClusterAgent];
+    const c1 = new PeerClient(one.address, { security: INSECURE });
+    clients.push(c1);
+    let before: AgentStats | undefined;
+    await waitFor(
+      async () => {
+        const gathered = (await c1.getStats({ cluster: true })).agents;
+        before = gathered.find((agent) => agent.id === "agent-2");
+        return (before?.pagesFetched ?? 0) > 0;
+      },
+      "agent-2 to crawl",
+      30_000,
+      20,
+    );
+    two.process.kill("SIGKILL");
+    await two.process.waitForExit(10_000);
+    await waitFor(
+      async () => (await statsOf(c1)).view.some((peer) => peer.id === "agent-2" && peer.status !== "ALIVE"),
+      "agent-1 to suspect agent-2",
+      15_000,
+    );
+    const reply = JSON.parse(await stats(["--agent", one.address, "--insecure", "--cluster", "--json"])) as {
+      agents: AgentStats[];
+      totals: ClusterTotals;
+    };
+    const dead = reply.agents.find((agent) => agent.id === "agent-2");
+    expect(dead?.status).toBe("SUSPECTED");
+    expect(dead?.reportedMsAgo).toBeGreaterThan(0);
+    // Its last figures: at least what it reported before the kill, and no more than its crawl log holds.
+    const logged = (await readCrawlLogSoFar(two.dataDir)).filter((entry) => entry.status > 0).length;
+    expect(dead?.pagesFetched).toBeGreaterThanOrEqual(before?.pagesFetched ?? 0);
+    expect(dead?.pagesFetched).toBeLessThanOrEqual(logged);
+    expect(reply.totals).toMatchObject({ agents: 2, alive: 1, suspected: 1 });
+    expect(reply.totals.pagesFetched).toBe(reply.agents.reduce((sum, agent) => sum + agent.pagesFetched, 0));
+    const table = await stats(["--agent", one.address, "--insecure", "--cluster"]);
+    expect(table).toMatch(/^agent agent-2 at \S+: suspected, last known \d+\.\d s ago$/m);
+    expect(table).toMatch(/^\s*agent-2\s+suspected\s+\d+/m);
+    await one.process.waitForExit(90_000);
   });
 });

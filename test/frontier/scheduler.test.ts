@@ -211,7 +211,7 @@ describe("HostScheduler parking", () => {
   it("brings a parked host back once its time has come, not before", async () => {
     const h = setUp({ maxActiveHosts: 2 });
     h.addWork("a.test", 2);
-    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 10_000 }, 0);
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 10_000, reason: "robots" }, 0);
     expect(h.scheduler.parkedHosts).toBe(1);
     expect(h.scheduler.isIdle).toBe(false);
     h.scheduler.markReady("a.test"); // ignored while parked
@@ -231,7 +231,7 @@ describe("HostScheduler parking", () => {
   it("forgets a parked host whose work is gone when its timer fires, until it is marked ready", async () => {
     const h = setUp();
     h.addWork("a.test");
-    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 500 }, 0);
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 500, reason: "robots" }, 0);
     h.work.set("a.test", 0); // e.g. its URLs were handed to another agent
     h.clock.advance(500);
     await flush();
@@ -244,7 +244,7 @@ describe("HostScheduler parking", () => {
   it("treats a parking time in the past as due at once", async () => {
     const h = setUp();
     h.addWork("a.test");
-    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() - 1_000 }, 0);
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() - 1_000, reason: "robots" }, 0);
     expect(h.scheduler.parkedHosts).toBe(1);
     h.clock.advance(0);
     await flush();
@@ -339,7 +339,7 @@ describe("HostScheduler pause, resume and stop", () => {
   it("cancels parking timers on stop", async () => {
     const h = setUp();
     h.addWork("a.test");
-    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 1_000 }, 0);
+    await h.end("a.test", { kind: "parked", untilMs: h.clock.now() + 1_000, reason: "robots" }, 0);
     expect(h.clock.pending).toBe(1);
     await h.scheduler.stop();
     expect(h.clock.pending).toBe(0);
@@ -357,7 +357,7 @@ describe("HostScheduler pause, resume and stop", () => {
     expect(h.scheduler.isIdle).toBe(false);
     await h.end("a.test", { kind: "drained" });
     expect(h.scheduler.isIdle).toBe(false); // b.test active
-    await h.end("b.test", { kind: "parked", untilMs: h.clock.now() + 100 }, 0);
+    await h.end("b.test", { kind: "parked", untilMs: h.clock.now() + 100, reason: "robots" }, 0);
     expect([h.scheduler.activeHosts, h.scheduler.readyHosts, h.scheduler.parkedHosts]).toEqual([0, 0, 1]);
     expect(h.scheduler.isIdle).toBe(false);
     h.clock.advance(100);

@@ -63,6 +63,10 @@ export const STATS: AgentStats = {
   paused: true,
   hostsHeld: 7,
   heldFor: ["agent-a"],
+  pagesFetchedThisRun: 20,
+  status: "ALIVE",
+  reportedMsAgo: 0,
+  waiting: [{ reason: "robots", hosts: 3, nextInMs: 41_000 }],
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };
