@@ -332,6 +332,10 @@ export class ClusterNode {
       statusOf: (id) => memberOf(id)?.status,
       capacityOf: (id) => memberOf(id)?.capacity ?? 1,
       onGone: (id) => crawlEnd.forget(id),
+      lostHosts: {
+        push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
+        any: () => desk.holdsLostHosts(),
+      },
       log,
     });
     const crawlEnd: CrawlEnd = new CrawlEnd({

@@ -61,8 +61,8 @@ export interface PushOutcome {
 }
 
 /**
- * The old owner's side of host hand-overs: answers claims (`ClaimHosts`), takes in hosts pushed by a
- * leaving agent (`HandOverHosts`), and pushes its own hosts when it leaves.
+ * The old owner's side of host hand-overs: answers claims (`ClaimHosts`), takes in pushed hosts
+ * (`HandOverHosts`), and pushes its own: all of them when it leaves, those it lost after a view change.
  */
 export class HandOverDesk {
   constructor(private readonly deps: HandOverDeskDeps) {}
@@ -137,28 +137,57 @@ export class HandOverDesk {
    * one is gone (with its done URLs), before the leave is announced, so the next owner never refetches
    * a page of it. `send` delivers one message; a host whose message failed stays held here.
    */
-  async pushAll(
+  pushAll(send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>): Promise<PushOutcome> {
+    return this.push(this.deps.tenure.heldHosts(), (host) => this.deps.ownership.successorOf(host), send);
+  }
+
+  /**
+   * Pushes every host this agent holds but no longer owns (the view changed: a join, a return, a healed
+   * partition) to its owner, with its done URLs, once no request of this agent to it is in flight. The
+   * owner may be crawling it already (it claimed it, or took it while the two could not hear each
+   * other): it still learns what was done here. A host whose owner did not take it stays held here, to
+   * be pushed again at the next check or passed on when claimed.
+   */
+  pushLost(send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>): Promise<PushOutcome> {
+    const { ownership, selfId } = this.deps;
+    const lost = this.deps.tenure.heldHosts().filter((host) => ownership.ownerOf(host) !== selfId);
+    return this.push(lost, (host) => ownership.ownerOf(host), send);
+  }
+
+  /** True when this agent holds a host it no longer owns (see {@link pushLost}). */
+  holdsLostHosts(): boolean {
+    const { ownership, selfId } = this.deps;
+    return this.deps.tenure.heldHosts().some((host) => ownership.ownerOf(host) !== selfId);
+  }
+
+  private async push(
+    hosts: readonly string[],
+    ownerOf: (host: string) => string | undefined,
     send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>,
   ): Promise<PushOutcome> {
     const byOwner = new Map<string, string[]>();
-    for (const host of this.deps.tenure.heldHosts()) {
-      const next = this.deps.ownership.successorOf(host);
-      if (next === undefined) continue;
-      const hosts = byOwner.get(next) ?? [];
-      hosts.push(host);
-      byOwner.set(next, hosts);
+    for (const host of hosts) {
+      const next = ownerOf(host);
+      if (next === undefined || next === this.deps.selfId) continue;
+      const group = byOwner.get(next) ?? [];
+      group.push(host);
+      byOwner.set(next, group);
     }
     const self = this.deps.memberOf(this.deps.selfId);
-    if (self === undefined) return { handed: 0, failed: 0 };
+    if (self === undefined || byOwner.size === 0) return { handed: 0, failed: 0 };
     const from = toWireMember(self, this.deps.clock.now());
     const outcomes = await Promise.all(
-      [...byOwner].map(async ([owner, hosts]) => {
+      [...byOwner].map(async ([owner, group]) => {
         try {
-          for await (const message of this.messages(hosts)) await send(owner, { from, hosts: message });
-          for (const host of hosts) this.deps.tenure.pass(host, owner);
-          return { handed: hosts.length, failed: 0 };
+          for (const host of group) {
+            if (!(await this.deps.agent.quiesce(host, QUIESCE_WAIT_MS))) throw new Error(`${host} is busy`);
+          }
+          for await (const message of this.messages(group)) await send(owner, { from, hosts: message });
+          // Passed on only if still held: a claim may have passed it meanwhile (to the same owner).
+          for (const host of group) if (this.deps.tenure.holds(host)) this.deps.tenure.pass(host, owner);
+          return { handed: group.length, failed: 0 };
         } catch {
-          return { handed: 0, failed: hosts.length };
+          return { handed: 0, failed: group.length };
         }
       }),
     );

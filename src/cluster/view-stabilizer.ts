@@ -19,6 +19,8 @@ export interface ViewStabilizerDeps {
   readonly grace: TakeoverGrace;
   readonly exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "send">;
   readonly agent: Pick<ClusterFacingAgent, "hostsWithWork" | "handOver" | "commit" | "wakeHosts">;
+  /** Hosts this agent holds but no longer owns: pushed to their owners, and whether there are any. */
+  readonly lostHosts: { push(): Promise<unknown>; any(): boolean };
   /** The status of member `id` in the failure detector's table (undefined once forgotten). */
   readonly statusOf: (id: string) => MemberStatus | undefined;
   /** The capacity member `id` had, for the takeover grace's view of it. */
@@ -30,9 +32,10 @@ export interface ViewStabilizerDeps {
 
 /**
  * Self-stabilization: when the alive set changes, rebuilds the ownership and re-examines what this
- * agent holds. Queues of hosts now owned by others are handed to them, URLs buffered for agents gone
- * go to the new owners, and every URL ever handed to a crashed agent is re-sent to its hosts' new
- * owners; hosts inherited from a crashed agent wait its takeover grace.
+ * agent holds. Queues of hosts now owned by others are handed to them, and so are the crawls of hosts
+ * it held there (with their done URLs); URLs buffered for agents gone go to the new owners, and every
+ * URL ever handed to a crashed agent is re-sent to its hosts' new owners; hosts inherited from a
+ * crashed agent wait its takeover grace.
  */
 export class ViewStabilizer {
   private aliveIds = new Set<string>();
@@ -118,7 +121,8 @@ export class ViewStabilizer {
     this.strandedTimer = this.deps.clock.setTimeout(() => {
       if (this.stopped) return;
       const { ownership, selfId, agent } = this.deps;
-      if (agent.hostsWithWork().some((host) => ownership.ownerOf(host) !== selfId)) this.queueReexamine([]);
+      const stranded = agent.hostsWithWork().some((host) => ownership.ownerOf(host) !== selfId);
+      if (stranded || this.deps.lostHosts.any()) this.queueReexamine([]);
       this.watchStranded();
     }, STRANDED_CHECK_MS);
   }
@@ -136,5 +140,7 @@ export class ViewStabilizer {
     await agent.commit();
     for (const peer of crashed) await exchange.redistribute(peer);
     agent.wakeHosts();
+    // Hosts whose crawl this agent holds go to their new owners with what was done there.
+    await this.deps.lostHosts.push();
   }
 }

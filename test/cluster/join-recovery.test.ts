@@ -7,7 +7,13 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import type { AgentOptions } from "../../src/agent/agent-options.js";
 import { ClusterNode, type ClusterOptions } from "../../src/cluster/index.js";
 import { Assignment } from "../../src/hashing/index.js";
-import { type ClaimReply, type ClaimRequest, INSECURE } from "../../src/transport/index.js";
+import {
+  type ClaimReply,
+  type ClaimRequest,
+  type HandOverReply,
+  type HandOverRequest,
+  INSECURE,
+} from "../../src/transport/index.js";
 import { hostKey } from "../../src/url/index.js";
 import { inProcessAgentOptions, waitFor } from "../agent/harness.js";
 
@@ -110,6 +116,17 @@ function countQueries(node: ClusterNode): () => number {
   return () => queries;
 }
 
+/** Counts the hosts pushed to `node` (by an agent that held them when it learnt they are `node`'s). */
+function countPushes(node: ClusterNode): () => number {
+  let pushed = 0;
+  const takeIn = node.service.handOverHosts.bind(node.service);
+  node.service.handOverHosts = (request: HandOverRequest): Promise<HandOverReply> => {
+    pushed += request.hosts.length;
+    return takeIn(request);
+  };
+  return () => pushed;
+}
+
 const fetchedInAll = () => nodes.reduce((sum, node) => sum + node.agent.stats.pagesFetched, 0);
 
 it("claims each of its hosts once when it joined before any agent had work, and fetches each page once", async () => {
@@ -137,15 +154,23 @@ it("is handed over the hosts the others crawled when it joins a crawl in progres
   const first = await ClusterNode.start(agentOptions("a", web.hostsFile, web.seeds, 150), clusterOptions([]));
   nodes.push(first);
   const queries = countQueries(first);
-  await waitFor(() => first.agent.stats.pagesFetched >= 2, "the crawl to start");
+  // A page of a host that b will own is fetched by a first: there is something to hand over.
+  const owners = await Assignment.load([{ id: "a" }, { id: "b" }]);
+  await waitFor(
+    () => web.served().some((page) => owners.ownerOf(page.slice(0, page.indexOf("/"))) === "b"),
+    "a page of one of b's future hosts",
+  );
   const second = await ClusterNode.start(
     agentOptions("b", web.hostsFile, [], 150),
     clusterOptions([first.address]),
   );
   nodes.push(second);
+  const pushes = countPushes(second);
 
   await waitFor(() => fetchedInAll() === HOSTS * PAGES_PER_HOST, "the whole web fetched", 30_000);
   expect(second.agent.stats.pagesFetched).toBeGreaterThan(0);
-  expect(queries()).toBeGreaterThan(0);
+  // The hosts b owns that a crawled came over: claimed by b, or pushed by a once it learnt of b.
+  expect(queries() + pushes()).toBeGreaterThan(0);
+  expect(second.agent.stats.pagesRecovered).toBeGreaterThan(0);
   expect(new Set(web.served()).size).toBe(web.served().length);
 });
