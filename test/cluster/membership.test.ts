@@ -9,10 +9,11 @@ import {
   readCrawlLogSoFar,
   servedPages,
   startWebFixture,
+  traceRequests,
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { type ClusterAgent, startClusterAgent } from "./cluster-harness.js";
+import { assignmentOf, type ClusterAgent, hostKeyOf, startClusterAgent } from "./cluster-harness.js";
 
 /**
  * Membership changes that waste nothing, with real agent processes over real gRPC: agents joining a
@@ -211,5 +212,49 @@ describe("retries across hand-overs", () => {
     ).toEqual([true, true, false]);
     // Three owners: each leave moved the URL, with its attempts, to the next one.
     expect(new Set(all.map((attempt) => attempt.id)).size).toBe(3);
+  });
+});
+
+describe("a crash", () => {
+  it("past the takeover grace, the survivors refetch at most the dead agent's own pages, and cover the web", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const truth = fixture.truth();
+    const agents: ClusterAgent[] = [];
+    // No grace: the survivors take the dead agent's hosts as soon as they suspect it.
+    const flags = [...SLOW, "--takeover-delay-ms", "0"];
+    for (const id of ["agent-1", "agent-2", "agent-3"]) {
+      agents.push(
+        await startClusterAgent(fixture, {
+          id,
+          join: agents.map((agent) => agent.address),
+          seeds: id === "agent-3",
+          flags,
+        }),
+      );
+    }
+    const trace = traceRequests(recorder);
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    const victim = agents[0] as ClusterAgent;
+    const killedAtMs = performance.now();
+    victim.process.kill("SIGKILL");
+    await victim.process.waitForExit(10_000);
+    const survivors = agents.slice(1);
+    await waitForExits(survivors);
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    // Every page served twice was the dead agent's, logged or in flight at the kill: its record of what
+    // it fetched died with it.
+    const victimPages = new Set(
+      (await readCrawlLogSoFar(victim.dataDir)).filter((entry) => entry.status > 0).map((entry) => entry.url),
+    );
+    const owners = await assignmentOf(agents.map((agent) => agent.id));
+    const inFlightAtKill = new Set(
+      trace.requests
+        .filter((r) => r.beganAtMs < killedAtMs && owners.ownerOf(hostKeyOf(r.url)) === victim.id)
+        .map((r) => r.url),
+    );
+    const notTheVictims = metrics.repeated.filter((url) => !victimPages.has(url) && !inFlightAtKill.has(url));
+    expect(notTheVictims, await whoFetched(agents, notTheVictims.slice(0, 20))).toEqual([]);
   });
 });
