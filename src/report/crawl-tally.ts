@@ -113,6 +113,11 @@ export class CrawlTally {
     this.failedAttempts.set(line.url, (this.failedAttempts.get(line.url) ?? 0) + 1);
   }
 
+  /** Failed attempts at `url` so far: its lines with status 0, retried or not. */
+  failedAttemptsOf(url: string): number {
+    return this.failedAttempts.get(url) ?? 0;
+  }
+
   /** The figures so far; coverage against `truth` when given. */
   report(truth?: ReadonlySet<string>): CrawlReport {
     let fetches = 0;
