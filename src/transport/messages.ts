@@ -1,78 +1,87 @@
 /**
- * TypeScript shapes of the messages in `proto/ubicrawl.proto`, written by hand to match the loader
- * options (camelCase fields, 64-bit integers as numbers, enums as names, defaults filled in).
- * Incoming messages have these shapes only after validation (see `validate.ts`).
+ * The messages of `proto/ubicrawl.proto` as the rest of the code sees them: the types generated from
+ * the proto (`npm run proto:types` writes `generated/`, with the loader options: camelCase fields,
+ * 64-bit integers as numbers, enums as names, defaults filled in), narrowed to what validation
+ * guarantees: no unspecified enum value, required messages present. The proto's comments document
+ * every field (they are in the generated types too). Incoming messages have these shapes only after
+ * validation (see `validate.ts`).
  */
 
-/** How an agent regards a member (`ubicrawl.v1.MemberStatus`, without the unspecified value). */
-export type MemberStatus = "ALIVE" | "SUSPECTED" | "LEFT";
+import type { AgentLoad__Output } from "./generated/ubicrawl/v1/AgentLoad.js";
+import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
+import type { ClaimReply__Output } from "./generated/ubicrawl/v1/ClaimReply.js";
+import type { ClaimRequest__Output } from "./generated/ubicrawl/v1/ClaimRequest.js";
+import {
+  type ControlAction__Output,
+  ControlAction as ControlActionEnum,
+} from "./generated/ubicrawl/v1/ControlAction.js";
+import type { ControlReply__Output } from "./generated/ubicrawl/v1/ControlReply.js";
+import type { ControlRequest__Output } from "./generated/ubicrawl/v1/ControlRequest.js";
+import type { DiscoveredUrl__Output } from "./generated/ubicrawl/v1/DiscoveredUrl.js";
+import type { HandOverReply__Output } from "./generated/ubicrawl/v1/HandOverReply.js";
+import type { HandOverRequest__Output } from "./generated/ubicrawl/v1/HandOverRequest.js";
+import {
+  type HandOverStatus__Output,
+  HandOverStatus as HandOverStatusEnum,
+} from "./generated/ubicrawl/v1/HandOverStatus.js";
+import type { HeartbeatReply__Output } from "./generated/ubicrawl/v1/HeartbeatReply.js";
+import type { HeartbeatRequest__Output } from "./generated/ubicrawl/v1/HeartbeatRequest.js";
+import type { HostClaim__Output } from "./generated/ubicrawl/v1/HostClaim.js";
+import type { HostHandOver__Output } from "./generated/ubicrawl/v1/HostHandOver.js";
+import type { JoinReply__Output } from "./generated/ubicrawl/v1/JoinReply.js";
+import type { JoinRequest__Output } from "./generated/ubicrawl/v1/JoinRequest.js";
+import type { Member__Output } from "./generated/ubicrawl/v1/Member.js";
+import {
+  type MemberStatus__Output,
+  MemberStatus as MemberStatusEnum,
+} from "./generated/ubicrawl/v1/MemberStatus.js";
+import type { PeerTraffic__Output } from "./generated/ubicrawl/v1/PeerTraffic.js";
+import type { PeerView__Output } from "./generated/ubicrawl/v1/PeerView.js";
+import type { StatsReply__Output } from "./generated/ubicrawl/v1/StatsReply.js";
+import type { StatsRequest__Output } from "./generated/ubicrawl/v1/StatsRequest.js";
+import type { UrlBatch__Output } from "./generated/ubicrawl/v1/UrlBatch.js";
+import type { UrlBatchAck__Output } from "./generated/ubicrawl/v1/UrlBatchAck.js";
+import type { WaitingHosts__Output } from "./generated/ubicrawl/v1/WaitingHosts.js";
 
+/** An enum's names without its `..._UNSPECIFIED` zero value, which validation refuses. */
+type Specified<E> = Exclude<E, `${string}_UNSPECIFIED`>;
+
+/** A generated message type with the fields in `R` narrowed. */
+type With<T, R> = Omit<T, keyof R> & R;
+
+/** An enum's specified names, in proto order. */
+function specified<E extends string>(values: Record<string, E>): readonly Specified<E>[] {
+  return Object.values(values).filter((value): value is Specified<E> => !value.endsWith("_UNSPECIFIED"));
+}
+
+/** How an agent regards a member (`ubicrawl.v1.MemberStatus`). */
+export type MemberStatus = Specified<MemberStatus__Output>;
 /** The member statuses, in proto order. */
-export const MEMBER_STATUSES: readonly MemberStatus[] = ["ALIVE", "SUSPECTED", "LEFT"];
+export const MEMBER_STATUSES: readonly MemberStatus[] = specified(MemberStatusEnum);
 
 /** One entry of the membership table (`ubicrawl.v1.Member`). */
-export interface Member {
-  /** Unique agent id, 1–128 chars of `[A-Za-z0-9._-]`. */
-  id: string;
-  /** The agent's gRPC address, `host:port`. */
-  address: string;
-  /** Relative capacity, at least 1. */
-  capacity: number;
-  /** Restart / refutation counter; the higher one wins. */
-  incarnation: number;
-  /** How the sender regards this member. */
-  status: MemberStatus;
-  /** Milliseconds since the sender last heard of this member. */
-  lastHeardMsAgo: number;
-}
+export type Member = With<Member__Output, { status: MemberStatus }>;
 
 /** Termination-detection counters (`ubicrawl.v1.AgentLoad`). */
-export interface AgentLoad {
-  /** Nothing queued and nothing in flight. */
-  idle: boolean;
-  /** URL batches sent and acknowledged. */
-  urlBatchesSent: number;
-  /** URL batches received and accepted (retries counted once). */
-  urlBatchesReceived: number;
-  /** Pages fetched. */
-  pagesFetched: number;
-  /** URLs waiting in the frontier. */
-  queuedUrls: number;
-}
+export type AgentLoad = AgentLoad__Output;
 
 /** `Join` request: a newcomer announces itself. */
-export interface JoinRequest {
-  /** The newcomer. */
-  member: Member;
-}
+export type JoinRequest = With<JoinRequest__Output, { member: Member }>;
 
 /** `Join` reply: the whole membership table. */
-export interface JoinReply {
-  /** Every member the receiver knows. */
-  members: Member[];
-}
+export type JoinReply = With<JoinReply__Output, { members: Member[] }>;
 
-/** `Heartbeat` request: liveness plus gossip. */
-export interface HeartbeatRequest {
-  /** The sender. */
-  from: Member;
-  /** The sender's view of the membership. */
-  members: Member[];
-  /** The sender's counters. */
-  load: AgentLoad;
-  /** The sender's last heartbeat to the receiver went unanswered: the receiver should ask it too. */
-  unanswered?: boolean;
-}
+/** `Heartbeat` request (its stream form adds a `sequence`: {@link Sequenced}). */
+export type HeartbeatRequest = With<
+  Omit<HeartbeatRequest__Output, "sequence">,
+  { from: Member; members: Member[]; load: AgentLoad; unanswered?: boolean }
+>;
 
 /** `Heartbeat` reply: the receiver's view and counters. */
-export interface HeartbeatReply {
-  /** The receiver's view of the membership. */
-  members: Member[];
-  /** The receiver's counters. */
-  load: AgentLoad;
-  /** The receiver's own entry. */
-  from: Member;
-}
+export type HeartbeatReply = With<
+  Omit<HeartbeatReply__Output, "sequence">,
+  { members: Member[]; load: AgentLoad; from: Member }
+>;
 
 /** A heartbeat request or reply on the `HeartbeatStream` rpc: the unary message and its number. */
 export type Sequenced<T> = T & {
@@ -80,232 +89,78 @@ export type Sequenced<T> = T & {
   sequence: number;
 };
 
-/** A discovered URL and its link depth (`ubicrawl.v1.DiscoveredUrl`). */
-export interface DiscoveredUrl {
-  /** Absolute URL, at most 4096 chars. */
-  url: string;
-  /** Link distance from a seed. */
-  depth: number;
-  /** Failed attempts that may pass so far (0 when absent on the wire). */
-  attempts?: number;
-}
+/** A discovered URL, its link depth and its failed attempts (`ubicrawl.v1.DiscoveredUrl`; 0 may be left out). */
+export type DiscoveredUrl = With<DiscoveredUrl__Output, { attempts?: number }>;
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
-export interface UrlBatch {
-  /** Unique per sender, so retries are idempotent; at most 128 chars. */
-  batchId: string;
-  /** The sending agent's id. */
-  fromId: string;
-  /** At most 10,000 URLs. */
-  urls: DiscoveredUrl[];
-}
+export type UrlBatch = With<UrlBatch__Output, { urls: DiscoveredUrl[] }>;
 
 /** `SubmitUrls` reply (`ubicrawl.v1.UrlBatchAck`). */
-export interface UrlBatchAck {
-  /** Owned and queued as new. */
-  accepted: number;
-  /** Not owned by the receiver, passed on. */
-  forwarded: number;
-  /** Already seen, dropped. */
-  duplicates: number;
-}
+export type UrlBatchAck = UrlBatchAck__Output;
 
-/** What a hand-over says of a host's crawl (`ubicrawl.v1.HandOverStatus`, without the unspecified value). */
-export type HandOverStatus = "GRANTED" | "PASSED" | "NOT_HELD" | "NOT_YOURS" | "LATER";
-
+/** What a hand-over says of a host's crawl (`ubicrawl.v1.HandOverStatus`). */
+export type HandOverStatus = Specified<HandOverStatus__Output>;
 /** The hand-over statuses, in proto order. */
-export const HAND_OVER_STATUSES: readonly HandOverStatus[] = [
-  "GRANTED",
-  "PASSED",
-  "NOT_HELD",
-  "NOT_YOURS",
-  "LATER",
-];
+export const HAND_OVER_STATUSES: readonly HandOverStatus[] = specified(HandOverStatusEnum);
 
-/** One host of a `ClaimHosts` request. */
-export interface HostClaim {
-  /** The host key (`name:port`). */
-  host: string;
-  /** Done fingerprints already received for it from the asked agent. */
-  skip: number;
-}
+/** One host of a `ClaimHosts` request (`ubicrawl.v1.HostClaim`). */
+export type HostClaim = HostClaim__Output;
 
 /** `ClaimHosts` request. */
-export interface ClaimRequest {
-  /** The claimant. */
-  claimant: Member;
-  /** At most 1,000 hosts. */
-  hosts: HostClaim[];
-}
+export type ClaimRequest = With<ClaimRequest__Output, { claimant: Member; hosts: HostClaim[] }>;
 
-/** One host handed over (or not): a `ClaimHosts` answer or a pushed hand-over. */
-export interface HostHandOver {
-  /** The host key. */
-  host: string;
-  status: HandOverStatus;
-  /** PASSED: who holds the crawl now; NOT_YOURS: the owner in the sender's view; else null. */
-  holder: Member | null;
-  /** Done fingerprints, 8 bytes big-endian each. */
-  done: Uint8Array;
-  /** More done fingerprints follow. */
-  more: boolean;
-  /** Pages the sender fetched of the host. */
-  pagesFetched: number;
-  /** Why the host was given up; empty when it was not. */
-  abandoned: string;
-}
+/** One host handed over, or not (`ubicrawl.v1.HostHandOver`). */
+export type HostHandOver = With<
+  HostHandOver__Output,
+  { status: HandOverStatus; holder: Member | null; done: Uint8Array }
+>;
 
 /** `ClaimHosts` reply: one entry per claimed host, same order. */
-export interface ClaimReply {
-  hosts: HostHandOver[];
-}
+export type ClaimReply = With<ClaimReply__Output, { hosts: HostHandOver[] }>;
 
-/** `HandOverHosts` request: hosts pushed by an agent that leaves. */
-export interface HandOverRequest {
-  from: Member;
-  hosts: HostHandOver[];
-}
+/** `HandOverHosts` request: hosts pushed to their next owner. */
+export type HandOverRequest = With<HandOverRequest__Output, { from: Member; hosts: HostHandOver[] }>;
 
 /** `HandOverHosts` reply. */
-export interface HandOverReply {
-  /** Hosts taken in. */
-  taken: number;
-}
+export type HandOverReply = HandOverReply__Output;
 
 /** `GetStats` request. */
-export interface StatsRequest {
-  /** Also gather the stats of every live member. */
-  cluster: boolean;
-}
+export type StatsRequest = StatsRequest__Output;
 
-/** One agent's view of one peer (`ubicrawl.v1.PeerView`). */
-export interface PeerView {
-  /** The peer's id. */
-  id: string;
-  /** The peer's `host:port`. */
-  address: string;
-  /** The peer's status. */
-  status: MemberStatus;
-  /** Milliseconds since last heard. */
-  lastHeardMsAgo: number;
-}
+/** How one agent sees one peer (`ubicrawl.v1.PeerView`). */
+export type PeerView = With<PeerView__Output, { status: MemberStatus }>;
 
 /** URL exchange counters with one peer (`ubicrawl.v1.PeerTraffic`). */
-export interface PeerTraffic {
-  /** The peer's id. */
-  peerId: string;
-  /** URLs sent to the peer. */
-  urlsSent: number;
-  /** URLs received from the peer. */
-  urlsReceived: number;
-  /** Batches sent to the peer. */
-  batchesSent: number;
-  /** Batches received from the peer. */
-  batchesReceived: number;
-}
+export type PeerTraffic = PeerTraffic__Output;
 
 /** Hosts waiting for one reason (`ubicrawl.v1.WaitingHosts`). */
-export interface WaitingHostsEntry {
-  /** robots, retry, held, hand-over or error. */
-  reason: string;
-  hosts: number;
-  /** Milliseconds until the first of them is visited again. */
-  nextInMs: number;
-}
+export type WaitingHostsEntry = WaitingHosts__Output;
 
 /** One agent's partition statistics (`ubicrawl.v1.AgentStats`). */
-export interface AgentStats {
-  /** The agent's id. */
-  id: string;
-  /** The agent's `host:port`. */
-  address: string;
-  /** The agent's capacity. */
-  capacity: number;
-  /** Replicas on the circle. */
-  replicas: number;
-  /** Fraction of the circle owned, 0 to 1. */
-  circleShare: number;
-  /** The agent's view of the membership. */
-  view: PeerView[];
-  /** Hosts owned among those known. */
-  hostsOwned: number;
-  /** Hosts heard of. */
-  hostsKnown: number;
-  /** Owned hosts being visited. */
-  hostsActive: number;
-  /** Owned hosts exhausted. */
-  hostsDone: number;
-  /** Pages fetched. */
-  pagesFetched: number;
-  /** Body bytes fetched. */
-  bytesFetched: number;
-  /** URLs in the frontier. */
-  queuedUrls: number;
-  /** Per-peer exchange counters. */
-  peers: PeerTraffic[];
-  /** URLs sent to other agents / pages fetched (each URL once). */
-  communicationOverhead: number;
-  /** Links found to hosts other agents own; a URL among them already handed away is not sent again. */
-  linksToOtherAgents: number;
-  /** Pages fetched by previous owners of its hosts, learnt from hand-overs (never fetched again here). */
-  pagesRecovered: number;
-  /** Error counts by error class. */
-  errors: Record<string, number>;
-  /** Recent fetch throughput. */
-  pagesPerSecond: number;
-  /** Milliseconds since start. */
-  uptimeMs: number;
-  /** Nothing queued and nothing in flight. */
-  idle: boolean;
-  /** Paused by an operator. */
-  paused: boolean;
-  /** Owned hosts with queued URLs waiting for a crashed previous owner to come back. */
-  hostsHeld: number;
-  /** Crashed agents whose hosts are held. */
-  heldFor: string[];
-  /** Pages fetched since the agent's process started (`pagesFetched`: since the crawl began). */
-  pagesFetchedThisRun: number;
-  /** How the answering agent regards this one: ALIVE when answered live, else last known figures. */
-  status: MemberStatus;
-  /** Milliseconds since these figures were measured (0: live). */
-  reportedMsAgo: number;
-  /** Owned hosts with queued URLs that wait, by reason. */
-  waiting: WaitingHostsEntry[];
-}
+export type AgentStats = With<
+  AgentStats__Output,
+  {
+    view: PeerView[];
+    peers: PeerTraffic[];
+    errors: Record<string, number>;
+    status: MemberStatus;
+    waiting: WaitingHostsEntry[];
+  }
+>;
 
 /** `GetStats` reply. */
-export interface StatsReply {
-  /** One entry per agent that answered. */
-  agents: AgentStats[];
-}
+export type StatsReply = With<StatsReply__Output, { agents: AgentStats[] }>;
 
-/** Operator commands (`ubicrawl.v1.ControlAction`, without the unspecified value). */
-export type ControlAction = "PAUSE" | "RESUME" | "LEAVE" | "BLACKLIST_ADD" | "BLACKLIST_REMOVE";
-
+/** Operator commands (`ubicrawl.v1.ControlAction`). */
+export type ControlAction = Specified<ControlAction__Output>;
 /** The control actions, in proto order. */
-export const CONTROL_ACTIONS: readonly ControlAction[] = [
-  "PAUSE",
-  "RESUME",
-  "LEAVE",
-  "BLACKLIST_ADD",
-  "BLACKLIST_REMOVE",
-];
+export const CONTROL_ACTIONS: readonly ControlAction[] = specified(ControlActionEnum);
 
 /** `Control` request. */
-export interface ControlRequest {
-  /** What to do. */
-  action: ControlAction;
-  /** A host pattern for the blacklist actions; empty otherwise. */
-  argument: string;
-}
+export type ControlRequest = With<ControlRequest__Output, { action: ControlAction }>;
 
 /** `Control` reply. */
-export interface ControlReply {
-  /** The command was applied. */
-  ok: boolean;
-  /** Human-readable outcome. */
-  message: string;
-}
+export type ControlReply = ControlReply__Output;
 
 /** What each agent serves; the server validates every request before calling these. */
 export interface AgentServiceHandlers {

@@ -1,7 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ServiceDefinition } from "@grpc/proto-loader";
 import { describe, expect, it } from "vitest";
 import { AGENT_SERVICE_NAME, loadProtocol, PROTO_PATH } from "../../src/transport/index.js";
+import { REPO_ROOT } from "../agent/harness.js";
 import { member, STATS } from "./helpers.js";
 
 const service = () => loadProtocol()[AGENT_SERVICE_NAME] as ServiceDefinition;
@@ -13,7 +17,38 @@ describe("loadProtocol", () => {
     expect(loadProtocol()).toBe(loadProtocol());
   });
 
-  it("defines the six unary Agent RPCs and the bidirectional HeartbeatStream", () => {
+  it("has its TypeScript types generated from the proto as it is (npm run proto:types)", () => {
+    const out = mkdtempSync(join(tmpdir(), "ubicrawl-proto-types-"));
+    try {
+      const script = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).scripts[
+        "proto:types"
+      ] as string;
+      const args = script
+        .split(" ")
+        .slice(1)
+        .map((arg) => (arg === "src/transport/generated" ? out : arg));
+      const result = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "proto-loader-gen-types"), args, {
+        cwd: REPO_ROOT,
+        encoding: "utf8",
+      });
+      expect(result.status, result.stderr).toBe(0);
+      const committed = join(REPO_ROOT, "src", "transport", "generated");
+      const files = readdirSync(out, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name).slice(out.length + 1))
+        .sort();
+      expect(files.length).toBeGreaterThan(20);
+      for (const file of files) {
+        expect(readFileSync(join(committed, file), "utf8"), `${file}: run npm run proto:types`).toBe(
+          readFileSync(join(out, file), "utf8"),
+        );
+      }
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it("defines the seven unary Agent RPCs and the bidirectional HeartbeatStream", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(

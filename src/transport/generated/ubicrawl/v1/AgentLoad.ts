@@ -1,0 +1,57 @@
+// Original file: proto/ubicrawl.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * Counters for distributed termination detection: the crawl is over when every live agent is
+ * idle and the cluster-wide batches sent equal batches received in two consecutive rounds.
+ */
+export interface AgentLoad {
+  /**
+   * True when the agent has nothing queued and nothing in flight.
+   */
+  'idle'?: (boolean);
+  /**
+   * URL batches this agent has sent and had acknowledged since it started.
+   */
+  'urlBatchesSent'?: (number | string | Long);
+  /**
+   * URL batches this agent has received and accepted since it started (retries counted once).
+   */
+  'urlBatchesReceived'?: (number | string | Long);
+  /**
+   * Pages this agent has fetched since it started.
+   */
+  'pagesFetched'?: (number | string | Long);
+  /**
+   * URLs waiting in this agent's frontier.
+   */
+  'queuedUrls'?: (number | string | Long);
+}
+
+/**
+ * Counters for distributed termination detection: the crawl is over when every live agent is
+ * idle and the cluster-wide batches sent equal batches received in two consecutive rounds.
+ */
+export interface AgentLoad__Output {
+  /**
+   * True when the agent has nothing queued and nothing in flight.
+   */
+  'idle': (boolean);
+  /**
+   * URL batches this agent has sent and had acknowledged since it started.
+   */
+  'urlBatchesSent': (number);
+  /**
+   * URL batches this agent has received and accepted since it started (retries counted once).
+   */
+  'urlBatchesReceived': (number);
+  /**
+   * Pages this agent has fetched since it started.
+   */
+  'pagesFetched': (number);
+  /**
+   * URLs waiting in this agent's frontier.
+   */
+  'queuedUrls': (number);
+}

@@ -1,0 +1,71 @@
+// Original file: proto/ubicrawl.proto
+
+/**
+ * Operator commands.
+ */
+export const ControlAction = {
+  /**
+   * Not set; refused by validation.
+   */
+  CONTROL_ACTION_UNSPECIFIED: 'CONTROL_ACTION_UNSPECIFIED',
+  /**
+   * Stop starting new fetches (in-flight ones finish); URL exchange continues.
+   */
+  PAUSE: 'PAUSE',
+  /**
+   * Resume fetching after PAUSE.
+   */
+  RESUME: 'RESUME',
+  /**
+   * Leave the cluster gracefully and stop.
+   */
+  LEAVE: 'LEAVE',
+  /**
+   * Add the host pattern in `argument` to the blacklist.
+   */
+  BLACKLIST_ADD: 'BLACKLIST_ADD',
+  /**
+   * Remove the host pattern in `argument` from the blacklist.
+   */
+  BLACKLIST_REMOVE: 'BLACKLIST_REMOVE',
+} as const;
+
+/**
+ * Operator commands.
+ */
+export type ControlAction =
+  /**
+   * Not set; refused by validation.
+   */
+  | 'CONTROL_ACTION_UNSPECIFIED'
+  | 0
+  /**
+   * Stop starting new fetches (in-flight ones finish); URL exchange continues.
+   */
+  | 'PAUSE'
+  | 1
+  /**
+   * Resume fetching after PAUSE.
+   */
+  | 'RESUME'
+  | 2
+  /**
+   * Leave the cluster gracefully and stop.
+   */
+  | 'LEAVE'
+  | 3
+  /**
+   * Add the host pattern in `argument` to the blacklist.
+   */
+  | 'BLACKLIST_ADD'
+  | 4
+  /**
+   * Remove the host pattern in `argument` from the blacklist.
+   */
+  | 'BLACKLIST_REMOVE'
+  | 5
+
+/**
+ * Operator commands.
+ */
+export type ControlAction__Output = typeof ControlAction[keyof typeof ControlAction]

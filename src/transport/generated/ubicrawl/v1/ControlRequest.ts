@@ -1,0 +1,31 @@
+// Original file: proto/ubicrawl.proto
+
+import type { ControlAction as _ubicrawl_v1_ControlAction, ControlAction__Output as _ubicrawl_v1_ControlAction__Output } from '../../ubicrawl/v1/ControlAction.js';
+
+/**
+ * An operator command.
+ */
+export interface ControlRequest {
+  /**
+   * What to do.
+   */
+  'action'?: (_ubicrawl_v1_ControlAction);
+  /**
+   * The action's argument (a host pattern for the blacklist actions; empty otherwise).
+   */
+  'argument'?: (string);
+}
+
+/**
+ * An operator command.
+ */
+export interface ControlRequest__Output {
+  /**
+   * What to do.
+   */
+  'action': (_ubicrawl_v1_ControlAction__Output);
+  /**
+   * The action's argument (a host pattern for the blacklist actions; empty otherwise).
+   */
+  'argument': (string);
+}

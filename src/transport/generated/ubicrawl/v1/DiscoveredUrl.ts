@@ -1,0 +1,42 @@
+// Original file: proto/ubicrawl.proto
+
+
+/**
+ * A URL found by a crawler, with the depth at which it was found.
+ */
+export interface DiscoveredUrl {
+  /**
+   * Absolute http(s) URL, at most 4096 characters; the receiver normalizes it again.
+   */
+  'url'?: (string);
+  /**
+   * Per-host link depth: 0 when the link came from another host (or is a seed), else the
+   * depth of the page it was found on plus one.
+   */
+  'depth'?: (number);
+  /**
+   * Fetch attempts of this URL that failed in a way that may pass (a queue handed over keeps them), so
+   * the senders' and the receiver's attempts together stay within `--max-fetch-attempts`. 0: none.
+   */
+  'attempts'?: (number);
+}
+
+/**
+ * A URL found by a crawler, with the depth at which it was found.
+ */
+export interface DiscoveredUrl__Output {
+  /**
+   * Absolute http(s) URL, at most 4096 characters; the receiver normalizes it again.
+   */
+  'url': (string);
+  /**
+   * Per-host link depth: 0 when the link came from another host (or is a seed), else the
+   * depth of the page it was found on plus one.
+   */
+  'depth': (number);
+  /**
+   * Fetch attempts of this URL that failed in a way that may pass (a queue handed over keeps them), so
+   * the senders' and the receiver's attempts together stay within `--max-fetch-attempts`. 0: none.
+   */
+  'attempts': (number);
+}

@@ -1,0 +1,39 @@
+// Original file: proto/ubicrawl.proto
+
+import type { DiscoveredUrl as _ubicrawl_v1_DiscoveredUrl, DiscoveredUrl__Output as _ubicrawl_v1_DiscoveredUrl__Output } from '../../ubicrawl/v1/DiscoveredUrl.js';
+
+/**
+ * A batch of URLs sent to the agent that owns their hosts.
+ */
+export interface UrlBatch {
+  /**
+   * Unique per sender (at most 128 chars): a retried batch with the same id is counted once.
+   */
+  'batchId'?: (string);
+  /**
+   * Id of the sending agent.
+   */
+  'fromId'?: (string);
+  /**
+   * At most 10,000 URLs.
+   */
+  'urls'?: (_ubicrawl_v1_DiscoveredUrl)[];
+}
+
+/**
+ * A batch of URLs sent to the agent that owns their hosts.
+ */
+export interface UrlBatch__Output {
+  /**
+   * Unique per sender (at most 128 chars): a retried batch with the same id is counted once.
+   */
+  'batchId': (string);
+  /**
+   * Id of the sending agent.
+   */
+  'fromId': (string);
+  /**
+   * At most 10,000 URLs.
+   */
+  'urls': (_ubicrawl_v1_DiscoveredUrl__Output)[];
+}
