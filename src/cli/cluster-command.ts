@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,7 +23,7 @@ const CLUSTER_FLAGS = {
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 64, min: 1 },
   data: {
     type: "string",
-    help: "folder for the agents' data (default: a new temp folder)",
+    help: "folder for the agents' data (default: a new temp folder); a folder of an earlier run resumes its crawl, on the same test web and port",
     placeholder: "DIR",
   },
   "kill-at": {
@@ -97,7 +97,7 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   }
   const dir = flags.data ?? (await mkdtemp(join(tmpdir(), "ubicrawl-cluster-")));
   await mkdir(dir, { recursive: true });
-  const web = await startTestWeb({ seed: flags.seed, hosts: flags.hosts, pages: flags.pages });
+  const web = await testWebFor(dir, { seed: flags.seed, hosts: flags.hosts, pages: flags.pages });
   const cluster = new LocalCluster(dir, web, flags);
   // Interrupted: stop the agents this command started (SIGTERM, then SIGKILL), then exit.
   const onSignal = () => {
@@ -116,6 +116,69 @@ export async function clusterCommand(argv: string[]): Promise<number> {
     await cluster.shutdown();
     await web.stop();
   }
+}
+
+/** The test web a data folder's crawl is of: what `ubicrawl cluster` needs to resume it there. */
+interface WebRecord {
+  readonly seed: number;
+  readonly hosts: number;
+  readonly pages: number;
+  /** The port every host listened on: the agents' queued URLs name it. */
+  readonly port: number;
+}
+
+/** The file of {@link WebRecord} in the data folder. */
+const WEB_RECORD_FILE = "testweb.json";
+
+/**
+ * Serves the test web of the crawl in `dir`: a new one (recorded there) for a new folder; for a folder
+ * of an earlier run, the same web on the same port, so the agents resume where they stopped. Refuses,
+ * saying why and what to do, a folder of another web, of a run that did not record its web, or whose
+ * port is taken now.
+ */
+async function testWebFor(dir: string, web: Omit<WebRecord, "port">): Promise<RunningTestWeb> {
+  const recordPath = join(dir, WEB_RECORD_FILE);
+  let saved: WebRecord | undefined;
+  try {
+    saved = JSON.parse(await readFile(recordPath, "utf8")) as WebRecord;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw refuse(`cannot read ${recordPath} (${(error as Error).message}): use a new --data folder`);
+    }
+  }
+  if (saved === undefined) {
+    const entries = await readdir(dir);
+    if (entries.some((name) => /^agent-\d+$/.test(name))) {
+      throw refuse(
+        `${dir} holds agents' data of an earlier run that did not record its test web (the port its queued URLs point at): use a new --data folder`,
+      );
+    }
+    const started = await startTestWeb(web);
+    await writeFile(recordPath, `${JSON.stringify({ ...web, port: started.port })}\n`);
+    return started;
+  }
+  if (saved.seed !== web.seed || saved.hosts !== web.hosts || saved.pages !== web.pages) {
+    throw refuse(
+      `${dir} holds a crawl of another test web (--seed ${saved.seed} --hosts ${saved.hosts} --pages ${saved.pages}): give those to resume it, or use a new --data folder`,
+    );
+  }
+  try {
+    const started = await startTestWeb({ ...web, port: saved.port });
+    process.stderr.write(`resuming the crawl in ${dir}: the same test web, on port ${saved.port}\n`);
+    return started;
+  } catch (error) {
+    throw refuse(
+      `cannot resume the crawl in ${dir}: its test web's port ${saved.port} (which its queued URLs point at) is not free (${
+        (error as Error).cause instanceof Error
+          ? ((error as Error).cause as Error).message
+          : (error as Error).message
+      }); stop what uses it, or use a new --data folder`,
+    );
+  }
+}
+
+function refuse(message: string): UbiError {
+  return new UbiError(ErrorCode.InvalidArgument, message);
 }
 
 /** The agents of `ubicrawl cluster`, with the progress display and the fault keys. */

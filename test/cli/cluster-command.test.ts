@@ -48,6 +48,39 @@ describe("ubicrawl cluster", () => {
     expect(existsSync(join(data, "agent-1"))).toBe(true);
   }, 150_000);
 
+  it("resumes the crawl of a data folder of an earlier run on the same web and port, and refuses another web's", async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-cluster-test-"));
+    const data = join(dir, "data");
+    const flags = [
+      "cluster",
+      "--data",
+      data,
+      "--agents",
+      "2",
+      "--hosts",
+      "10",
+      "--pages",
+      "300",
+      "--insecure",
+    ];
+    const fast = ["--heartbeat-ms", "200", "--suspect-after-ms", "1200"];
+    const first = await runUbicrawl([...flags, ...fast]).waitForExit(120_000);
+    expect(first.code, first.stderr).toBe(0);
+    const port = /port (\d+)/.exec(first.stderr)?.[1];
+    expect(port).toBeDefined();
+
+    const again = await runUbicrawl([...flags, ...fast]).waitForExit(120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`resuming the crawl in ${data}: the same test web, on port ${port}`);
+    const coverage = /coverage: (\d+)\/(\d+) = 100\.00%/.exec(again.stderr);
+    expect(coverage?.[1]).toBe(coverage?.[2]);
+
+    const other = await runUbicrawl([...flags, "--seed", "2", ...fast]).waitForExit(30_000);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/holds a crawl of another test web \(--seed 1 --hosts 10 --pages 300\)/);
+    expect(other.stderr).toContain("use a new --data folder");
+  }, 150_000);
+
   it("rejects bad flags with a clear error", async () => {
     const result = await runUbicrawl(["cluster", "--agents", "zero"]).waitForExit(20_000);
     expect(result.code).toBe(2);
