@@ -23,14 +23,15 @@ describe("bench/run.mjs", () => {
     const { median: record } = JSON.parse(stdout) as { median: RunRecord };
     expect(record.coverage).toBe(1);
     const pages = record.pagesFetched;
+    // The tail is the remainder of the process's CPU (read from the kernel when it was reaped), so the
+    // phases add up by construction; what can be checked is that each phase's share lies within it.
+    expect(record.startCpuSeconds).toBeGreaterThan(0);
+    expect(record.startCpuSeconds).toBeLessThan(record.cpuSeconds);
     const steadyPages = pages - 2 * Math.floor(pages * 0.1);
-    const tailPages = Math.floor(pages * 0.1);
-    // The phases' CPU adds up to the process's own, read from the kernel when it was reaped.
-    const sum =
-      record.startCpuSeconds +
-      (record.steadyCpuSecondsPer1000Pages * steadyPages) / 1000 +
-      (record.tailCpuSecondsPer1000Pages * tailPages) / 1000;
-    expect(sum).toBeCloseTo(record.cpuSeconds, 6);
+    expect((record.steadyCpuSecondsPer1000Pages * steadyPages) / 1000).toBeLessThan(
+      record.cpuSeconds - record.startCpuSeconds,
+    );
+    expect(record.tailCpuSecondsPer1000Pages).toBeGreaterThanOrEqual(0);
     // The start carries the process's start-up (loading the code, opening the state): its pages cost
     // more CPU each than the middle's.
     const startPages = Math.floor(pages * 0.1);
