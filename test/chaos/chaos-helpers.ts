@@ -6,10 +6,16 @@ import { listWarcFiles, type WarcRecordIn } from "../agent/harness.js";
  * replayed with CHAOS_SEED) and the structural checks of an agent's WARC files after many SIGKILLs.
  */
 
-/** The seed of the kill schedule: `CHAOS_SEED` from the environment, or a fresh one (printed). */
-export function chaosSeed(): number {
+/**
+ * The seed of the kill schedule (printed by each test): `CHAOS_SEED` from the environment to replay
+ * one, a fresh random one with `CHAOS_RANDOM=1` (an on-demand run exploring new schedules), else the
+ * test's `fixed` one, so the suite (and CI) replays the same schedules every run.
+ */
+export function chaosSeed(fixed: number): number {
   const fromEnv = Number(process.env.CHAOS_SEED);
-  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : Math.floor(Math.random() * 2 ** 31) + 1;
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  if (process.env.CHAOS_RANDOM === "1") return Math.floor(Math.random() * 2 ** 31) + 1;
+  return fixed;
 }
 
 /** mulberry32: a tiny deterministic PRNG; returns a function giving floats in [0, 1). */
