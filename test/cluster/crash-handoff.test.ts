@@ -49,7 +49,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-describe("a hand-off cut short by a crash, two agents in process", () => {
+describe("a hand-off not acknowledged when its sender stops (in process: the store is flushed, not torn), two agents", () => {
   it("reaches its owner after the sender restarts, though the page that linked it is not fetched again", async () => {
     const requests: string[] = [];
     server = createServer((request, response) => {
