@@ -83,6 +83,34 @@ describe("membership changes", () => {
     }
     await waitForExits(agents);
     await expectNoWaste(agents);
+    // Host by host, its crawl moved from agent to agent and never back: once another agent fetched a
+    // page of it, its earlier crawlers fetched no more there (a host done before its owner changed
+    // ends with its earlier crawler).
+    const fetches: { host: string; id: string; ts: string }[] = [];
+    for (const agent of agents) {
+      for (const entry of await readCrawlLogSoFar(agent.dataDir)) {
+        if (entry.status > 0) fetches.push({ host: hostKeyOf(entry.url), id: agent.id, ts: entry.ts });
+      }
+    }
+    fetches.sort((a, b) => a.ts.localeCompare(b.ts));
+    const crawlers = new Map<string, string[]>();
+    for (const { host, id } of fetches) {
+      const order = crawlers.get(host) ?? [];
+      if (order.at(-1) !== id) order.push(id);
+      crawlers.set(host, order);
+    }
+    // The agents joined in id order: a later crawler of a host owned it once it had joined.
+    const ids = agents.map((agent) => agent.id);
+    const views = await Promise.all(ids.map((_, i) => assignmentOf(ids.slice(0, i + 1))));
+    let moved = 0;
+    for (const [host, order] of crawlers) {
+      expect(new Set(order).size, `${host} crawled by ${order.join(" → ")}`).toBe(order.length);
+      for (const id of order.slice(1)) {
+        expect(views[ids.indexOf(id)]?.ownerOf(host), `${host} crawled by ${order.join(" → ")}`).toBe(id);
+      }
+      if (order.length > 1) moved++;
+    }
+    expect(moved, "hosts whose crawl moved mid-way").toBeGreaterThan(0);
     // The newcomers did crawl: the join is real, not a crawl the first agent finished alone.
     for (const agent of agents.slice(1)) {
       const fetched = (await readCrawlLogSoFar(agent.dataDir)).filter((entry) => entry.status > 0);
