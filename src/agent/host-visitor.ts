@@ -87,6 +87,9 @@ const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
   ErrorCode.ConnectTimeout,
   ErrorCode.HeadersTimeout,
 ]);
+/** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
+const POLITENESS_SLICE_MS = 250;
+
 /** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
 const FAILING_HOST_STREAK = 2;
 
@@ -128,54 +131,65 @@ export class HostVisitor {
       if (!this.mayFetch(host)) return { kind: "drained" };
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
-      if (this.deps.blacklisted(host)) {
-        this.drop(host, entry, "blacklisted");
-        continue;
+      try {
+        // Paused, or the host handed over while its URL was being taken: not even robots.txt is asked.
+        if (this.deps.mustYield() || !this.mayFetch(host)) {
+          frontier.putBack(host, entry);
+          return { kind: "yielded" };
+        }
+        if (this.deps.blacklisted(host)) {
+          this.drop(host, entry, "blacklisted");
+          continue;
+        }
+        if (await this.alreadyFetched(host, entry)) continue;
+        const record = frontier.record(host);
+        if (record.abandoned !== undefined) {
+          this.drop(host, entry, "abandoned");
+          continue;
+        }
+        if (record.fetched >= this.options.maxPagesPerHost) {
+          this.drop(host, entry, "page-limit");
+          continue;
+        }
+        if (!(await this.ensureAddress(host, state, signal))) {
+          this.fail(host, entry, state.dnsError ?? ErrorCode.DnsNotFound, 0);
+          await frontier.commit();
+          continue;
+        }
+        const askedAtMs = this.deps.clock.now();
+        const rules = await this.deps.robots(originOf(entry.url));
+        if (rules.fetchedAtMs >= askedAtMs) {
+          this.deps.saveRobots(rules);
+          // robots.txt was just requested from this host: that request counts for politeness too.
+          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
+        }
+        if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
+          // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
+          state.dnsError = rules.error;
+          this.fail(host, entry, rules.error, 0);
+          await frontier.commit();
+          continue;
+        }
+        if (rules.status === "unavailable") {
+          frontier.putBack(host, entry);
+          // Only a fresh answer is an attempt: a timer may wake the host a hair before the cached
+          // failure expires, and that must not count as asking again.
+          if (rules.fetchedAtMs < askedAtMs) return this.waitForRobotsRetry(state, rules);
+          return this.robotsUnavailable(host, state, rules);
+        }
+        state.robotsAttempts = 0;
+        if (!rules.isAllowed(entry.url)) {
+          this.drop(host, entry, "robots");
+          continue;
+        }
+        const retryAtMs = await this.fetchOne(host, entry, state, rules, signal);
+        if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs, reason: "retry" };
+        fetched++;
+      } catch (error) {
+        // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
+        if (frontier.isTaken(entry.url)) frontier.putBack(host, entry);
+        throw error;
       }
-      if (await this.alreadyFetched(host, entry)) continue;
-      const record = frontier.record(host);
-      if (record.abandoned !== undefined) {
-        this.drop(host, entry, "abandoned");
-        continue;
-      }
-      if (record.fetched >= this.options.maxPagesPerHost) {
-        this.drop(host, entry, "page-limit");
-        continue;
-      }
-      if (!(await this.ensureAddress(host, state, signal))) {
-        this.fail(host, entry, state.dnsError ?? ErrorCode.DnsNotFound, 0);
-        await frontier.commit();
-        continue;
-      }
-      const askedAtMs = this.deps.clock.now();
-      const rules = await this.deps.robots(originOf(entry.url));
-      if (rules.fetchedAtMs >= askedAtMs) {
-        this.deps.saveRobots(rules);
-        // robots.txt was just requested from this host: that request counts for politeness too.
-        state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
-      }
-      if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
-        // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
-        state.dnsError = rules.error;
-        this.fail(host, entry, rules.error, 0);
-        await frontier.commit();
-        continue;
-      }
-      if (rules.status === "unavailable") {
-        frontier.putBack(host, entry);
-        // Only a fresh answer is an attempt: a timer may wake the host a hair before the cached
-        // failure expires, and that must not count as asking again.
-        if (rules.fetchedAtMs < askedAtMs) return this.waitForRobotsRetry(state, rules);
-        return this.robotsUnavailable(host, state, rules);
-      }
-      state.robotsAttempts = 0;
-      if (!rules.isAllowed(entry.url)) {
-        this.drop(host, entry, "robots");
-        continue;
-      }
-      const retryAtMs = await this.fetchOne(host, entry, state, rules, signal);
-      if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs, reason: "retry" };
-      fetched++;
     }
     return { kind: "yielded" };
   }
@@ -208,8 +222,11 @@ export class HostVisitor {
     const { clock, frontier } = this.deps;
     let release: () => void;
     try {
-      const wait = state.nextFetchAtMs - clock.now();
-      if (wait > 0) await sleep(clock, wait, signal);
+      // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
+      for (let wait = state.nextFetchAtMs - clock.now(); wait > 0; wait = state.nextFetchAtMs - clock.now()) {
+        await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
+        if (this.deps.mustYield() || !this.mayFetch(host)) break;
+      }
       release = await this.deps.ipGate.acquire(state.ip as string, signal);
     } catch (error) {
       // Stopped while waiting: the URL goes back to the head of its queue, untouched.

@@ -316,7 +316,7 @@ async function leaveGracefully(node: ClusterNode, timeoutMs: number): Promise<vo
     `left: ${outcome.hostsHanded} hosts handed over` +
       (missing === 0
         ? ""
-        : `; not in time: ${outcome.hostsNotHanded} hosts, ${outcome.urlsNotHanded} queued URLs (the others take them as a crashed agent's)`),
+        : `; not in time: ${outcome.hostsNotHanded} hosts (their next owners crawl them without this agent's record of them), ${outcome.urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)`),
   );
 }
 

@@ -77,9 +77,15 @@ export const DEFAULT_LEAVE_TIMEOUT_MS = 20_000;
 export interface LeaveOutcome {
   /** Hosts handed to their next owner with their done URLs. */
   readonly hostsHanded: number;
-  /** Hosts whose next owner did not take them in time: the others crawl them as a crashed agent's. */
+  /**
+   * Hosts not handed over in time (a request still in flight, or their next owner not answering):
+   * their next owners crawl them without this agent's record of what was done there.
+   */
   readonly hostsNotHanded: number;
-  /** Queued URLs not acknowledged by their next owner in time (they stay in this agent's outbox). */
+  /**
+   * Queued URLs not handed over in time: still queued here, or sent and not acknowledged (they stay in
+   * this agent's data; restarted on it, the agent sends them again).
+   */
   readonly urlsNotHanded: number;
 }
 
@@ -435,26 +441,39 @@ export class ClusterNode {
   }
 
   private async handOverAndLeave(timeoutMs: number): Promise<LeaveOutcome> {
-    const { agent, detector, stabilizer, exchange, desk } = this.parts;
+    const { agent, detector, stabilizer, exchange, desk, claims, tenure } = this.parts;
     const deadline = this.clock.now() + timeoutMs;
     const left = () => Math.max(0, deadline - this.clock.now());
+    // No new fetch, no new claim, no host taken in: what this agent holds now is what it hands over.
     agent.pause();
-    // Requests in flight finish (their pages are archived and counted) before their hosts move.
-    await within(this.clock, left() / 2, async () => {
+    claims.stop();
+    desk.close();
+    // Requests in flight finish (their pages are archived and counted) before their hosts move: a
+    // quarter of the time at most (a politeness wait ends at the pause).
+    await within(this.clock, left() / 4, async () => {
       while (agent.urlsInFlight > 0) await sleep(this.clock, 20);
     });
-    const pushed = (await within(this.clock, left(), () =>
-      desk.pushAll((peerId, request) =>
-        this.parts.peerClient(peerId).handOverHosts(request, { deadlineMs: Math.max(1, left()) }),
+    // Then the hosts, within half of what is left, so the queues still have time to go.
+    const pushBudget = left() / 2;
+    const pushed = (await within(this.clock, pushBudget, () =>
+      desk.pushAll(
+        (peerId, request) =>
+          this.parts.peerClient(peerId).handOverHosts(request, { deadlineMs: Math.max(1, pushBudget) }),
+        pushBudget / 2,
       ),
-    )) ?? { handed: 0, failed: this.parts.tenure.heldHosts().length };
-    // Announced after the hand-over: the next owners hold the hosts before they own them.
-    await within(this.clock, left(), () => detector.leave());
+    )) ?? { handed: 0, failed: tenure.heldHosts().length };
+    // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
+    // queued URLs go to them (before, they would have sent them back: this agent still owned them).
+    await within(this.clock, left() / 3, () => detector.leave());
     await within(this.clock, left(), async () => {
       await stabilizer.settled();
       await exchange.drain();
     });
-    return { hostsHanded: pushed.handed, hostsNotHanded: pushed.failed, urlsNotHanded: exchange.pendingUrls };
+    return {
+      hostsHanded: pushed.handed,
+      hostsNotHanded: pushed.failed,
+      urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
+    };
   }
 
   /**

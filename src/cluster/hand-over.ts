@@ -1,5 +1,6 @@
 import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock } from "../clock.js";
+import { ErrorCode, UbiError } from "../errors.js";
 import type { GossipEntry, MemberEntry } from "../failure-detector/index.js";
 import {
   type ClaimReply,
@@ -44,12 +45,22 @@ export interface HandOverDeskDeps {
   readonly selfId: string;
   readonly clock: Clock;
   readonly tenure: CrawlTenure;
-  readonly ownership: Pick<Ownership, "ownerOf" | "successorOf">;
+  readonly ownership: Pick<Ownership, "ownerOf" | "ownerOnceGone">;
   readonly agent: Pick<ClusterFacingAgent, "quiesce" | "doneOf" | "hostRecord" | "adopt" | "commit">;
   /** The failure detector's entry of member `id`. */
   readonly memberOf: (id: string) => MemberEntry | undefined;
   /** A member that called this agent directly: alive (it may change the view, and so the ownership). */
   readonly heardFrom: (member: GossipEntry) => void;
+}
+
+/** Delivers one pushed hand-over message to agent `peerId`. */
+export type PushSender = (peerId: string, request: HandOverRequest) => Promise<HandOverReply>;
+
+/** What {@link HandOverDesk} says of one claimed host, before the done URLs are added. */
+interface Verdict {
+  readonly status: HandOverStatus;
+  /** PASSED: the agent holding it now; NOT_YOURS: its owner here. */
+  readonly holder?: string;
 }
 
 /** Outcome of {@link HandOverDesk.pushAll}. */
@@ -65,52 +76,76 @@ export interface PushOutcome {
  * (`HandOverHosts`), and pushes its own: all of them when it leaves, those it lost after a view change.
  */
 export class HandOverDesk {
+  /** Hosts being pushed to their owner: a claim meanwhile is answered LATER. */
+  private readonly pushing = new Set<string>();
+  private closed = false;
+
   constructor(private readonly deps: HandOverDeskDeps) {}
+
+  /** This agent is leaving: it takes in no more pushed hosts. */
+  close(): void {
+    this.closed = true;
+  }
 
   /**
    * Answers a claim. The claimant is alive (it asks): taking it into the view stops this agent from
-   * crawling every host the claimant owns now. A host this agent holds and the claimant owns here too
-   * is passed on once no request of this agent to it is in flight; the others are answered with who
-   * holds or owns them. Every answer carries the host's done URLs, at most {@link MAX_DONE_BYTES} in
-   * all (`more` asks for the rest).
+   * crawling every host the claimant owns now. A host the claimant does not own in this view is
+   * NOT_YOURS, naming its owner (the claimant's view lacks an agent). A host the claimant owns that this
+   * agent holds, or passed to it before, is GRANTED once no request of this agent to it is in flight
+   * (LATER until then, or while this agent is pushing it); one passed to another live agent is PASSED,
+   * naming it; else NOT_HELD. Every answer carries the host's done URLs, at most {@link MAX_DONE_BYTES}
+   * in all (`more` asks for the rest).
    */
   async answer(request: ClaimRequest): Promise<ClaimReply> {
-    const { tenure, ownership } = this.deps;
     const claimant = fromWireMember(request.claimant);
     this.deps.heardFrom(claimant);
+    const verdicts = request.hosts.map(({ host }) => this.verdict(host, claimant.id));
+    // A request of this agent to a granted host may still be in flight: the claimant must not send one
+    // too. Waited for at once, not host after host.
+    const settled = await Promise.all(
+      verdicts.map(({ status }, i) =>
+        status === "GRANTED"
+          ? this.deps.agent.quiesce(request.hosts[i]?.host as string, QUIESCE_WAIT_MS)
+          : true,
+      ),
+    );
     let room = MAX_DONE_PER_MESSAGE;
     const hosts: HostHandOver[] = [];
-    for (const { host, skip } of request.hosts) {
-      let status: HandOverStatus = "NOT_HELD";
-      let holder: string | undefined;
-      if (tenure.holds(host)) {
-        const owner = ownership.ownerOf(host);
-        if (owner === claimant.id) {
-          tenure.pass(host, claimant.id);
-          status = "GRANTED";
-        } else {
-          status = "NOT_YOURS";
-          holder = owner;
-        }
-      } else {
-        const passedTo = tenure.passedTo(host);
-        if (passedTo === claimant.id) status = "GRANTED";
-        else if (passedTo !== undefined && this.deps.memberOf(passedTo) !== undefined) {
-          status = "PASSED";
-          holder = passedTo;
-        }
-      }
-      // A request of this agent to the host may still be in flight: the claimant must not send one too.
-      if (status === "GRANTED" && !(await this.deps.agent.quiesce(host, QUIESCE_WAIT_MS))) status = "LATER";
-      const entry = await this.describe(host, status, holder, skip, room);
+    for (const [i, { host, skip }] of request.hosts.entries()) {
+      const verdict = verdicts[i] as Verdict;
+      const status = settled[i] ? verdict.status : "LATER";
+      const entry = await this.describe(host, status, verdict.holder, skip, room);
       room -= entry.done.length / 8;
       hosts.push(entry);
     }
     return { hosts };
   }
 
-  /** Takes in hosts pushed by a leaving agent: their done URLs durably, then their crawl. */
+  /** What this agent says of `host` to `claimantId` (passing it on when it holds it for the claimant). */
+  private verdict(host: string, claimantId: string): Verdict {
+    const { tenure, ownership } = this.deps;
+    const owner = ownership.ownerOf(host);
+    if (owner !== claimantId) return { status: "NOT_YOURS", holder: owner };
+    if (this.pushing.has(host)) return { status: "LATER" };
+    if (tenure.holds(host)) {
+      tenure.pass(host, claimantId);
+      return { status: "GRANTED" };
+    }
+    const passedTo = tenure.passedTo(host);
+    if (passedTo === claimantId) return { status: "GRANTED" };
+    if (passedTo !== undefined && this.deps.memberOf(passedTo)?.status === "alive") {
+      return { status: "PASSED", holder: passedTo };
+    }
+    return { status: "NOT_HELD" };
+  }
+
+  /**
+   * Takes in pushed hosts (a leaving agent's, or hosts their holder lost): their done URLs durably,
+   * then their crawl. Refused while this agent is leaving itself (the sender keeps them).
+   */
   async takeIn(request: HandOverRequest): Promise<HandOverReply> {
+    if (this.closed)
+      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: hand the hosts to another");
     this.deps.heardFrom(fromWireMember(request.from));
     for (const host of request.hosts) this.adopt(host);
     await this.deps.agent.commit();
@@ -135,23 +170,26 @@ export class HandOverDesk {
   /**
    * A leaving agent's hand-over: every host this agent holds goes to the agent that owns it once this
    * one is gone (with its done URLs), before the leave is announced, so the next owner never refetches
-   * a page of it. `send` delivers one message; a host whose message failed stays held here.
+   * a page of it. A host whose request in flight does not end within `quiesceMs`, or whose owner does
+   * not take it, stays held here.
    */
-  pushAll(send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>): Promise<PushOutcome> {
-    return this.push(this.deps.tenure.heldHosts(), (host) => this.deps.ownership.successorOf(host), send);
+  pushAll(send: PushSender, quiesceMs = QUIESCE_WAIT_MS): Promise<PushOutcome> {
+    const { ownership, tenure } = this.deps;
+    return this.push(tenure.heldHosts(), (host) => ownership.ownerOnceGone(host), send, quiesceMs);
   }
 
   /**
    * Pushes every host this agent holds but no longer owns (the view changed: a join, a return, a healed
-   * partition) to its owner, with its done URLs, once no request of this agent to it is in flight. The
-   * owner may be crawling it already (it claimed it, or took it while the two could not hear each
-   * other): it still learns what was done here. A host whose owner did not take it stays held here, to
-   * be pushed again at the next check or passed on when claimed.
+   * partition, a claim granted to an agent that has lost the host meanwhile) to its owner, with its done
+   * URLs, once no request of this agent to it is in flight. The owner may be crawling it already (it
+   * claimed it, or took it while the two could not hear each other): it still learns what was done
+   * here. A host whose owner did not take it stays held here, to be pushed again at the next check or
+   * passed on when claimed.
    */
-  pushLost(send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>): Promise<PushOutcome> {
+  pushLost(send: PushSender): Promise<PushOutcome> {
     const { ownership, selfId } = this.deps;
     const lost = this.deps.tenure.heldHosts().filter((host) => ownership.ownerOf(host) !== selfId);
-    return this.push(lost, (host) => ownership.ownerOf(host), send);
+    return this.push(lost, (host) => ownership.ownerOf(host), send, QUIESCE_WAIT_MS);
   }
 
   /** True when this agent holds a host it no longer owns (see {@link pushLost}). */
@@ -163,12 +201,13 @@ export class HandOverDesk {
   private async push(
     hosts: readonly string[],
     ownerOf: (host: string) => string | undefined,
-    send: (peerId: string, request: HandOverRequest) => Promise<HandOverReply>,
+    send: PushSender,
+    quiesceMs: number,
   ): Promise<PushOutcome> {
     const byOwner = new Map<string, string[]>();
     for (const host of hosts) {
       const next = ownerOf(host);
-      if (next === undefined || next === this.deps.selfId) continue;
+      if (next === undefined || next === this.deps.selfId || this.pushing.has(host)) continue;
       const group = byOwner.get(next) ?? [];
       group.push(host);
       byOwner.set(next, group);
@@ -178,16 +217,21 @@ export class HandOverDesk {
     const from = toWireMember(self, this.deps.clock.now());
     const outcomes = await Promise.all(
       [...byOwner].map(async ([owner, group]) => {
+        for (const host of group) this.pushing.add(host);
         try {
-          for (const host of group) {
-            if (!(await this.deps.agent.quiesce(host, QUIESCE_WAIT_MS))) throw new Error(`${host} is busy`);
+          // A host with a request of this agent still in flight waits for the next push.
+          const quiet = await Promise.all(group.map((host) => this.deps.agent.quiesce(host, quiesceMs)));
+          const ready = group.filter((host, i) => quiet[i] && this.deps.tenure.holds(host));
+          if (ready.length === 0) return { handed: 0, failed: group.length };
+          try {
+            for await (const message of this.messages(ready)) await send(owner, { from, hosts: message });
+          } catch {
+            return { handed: 0, failed: group.length };
           }
-          for await (const message of this.messages(group)) await send(owner, { from, hosts: message });
-          // Passed on only if still held: a claim may have passed it meanwhile (to the same owner).
-          for (const host of group) if (this.deps.tenure.holds(host)) this.deps.tenure.pass(host, owner);
-          return { handed: group.length, failed: 0 };
-        } catch {
-          return { handed: 0, failed: group.length };
+          for (const host of ready) this.deps.tenure.pass(host, owner);
+          return { handed: ready.length, failed: group.length - ready.length };
+        } finally {
+          for (const host of group) this.pushing.delete(host);
         }
       }),
     );

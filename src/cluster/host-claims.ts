@@ -55,6 +55,8 @@ interface Walk {
   skip: number;
   /** Settled: 0 to crawl now, or when to claim again. */
   result?: number;
+  /** The holder passed the host's crawl to this agent. */
+  granted?: boolean;
 }
 
 interface Pending {
@@ -76,6 +78,7 @@ export class HostClaims {
   private readonly pending = new Map<string, Pending>();
   private queued: string[] = [];
   private timer: TimerHandle | undefined;
+  private stopped = false;
 
   constructor(
     options: HostClaimsOptions,
@@ -88,6 +91,7 @@ export class HostClaims {
   admit(host: string): number | Promise<number> {
     const { tenure } = this.deps;
     if (tenure.holds(host)) return 0;
+    if (this.stopped) return this.deps.clock.now() + RETRY_MS;
     const waiting = this.pending.get(host);
     if (waiting) return waiting.promise;
     if (this.candidates(host).length === 0 || this.maxAsked === 0) {
@@ -105,13 +109,17 @@ export class HostClaims {
     return promise;
   }
 
-  /** Stops batching; claims in progress end with a retry time. */
+  /**
+   * Stops claiming (a leave, a stop): every visit waiting for a claim, queued or in progress, is told
+   * to wait; a claim in progress takes nothing it is granted later.
+   */
   stop(): void {
+    this.stopped = true;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    const retryAt = this.deps.clock.now() + RETRY_MS;
-    for (const host of this.queued) this.settle(host, retryAt);
     this.queued = [];
+    const retryAt = this.deps.clock.now() + RETRY_MS;
+    for (const host of [...this.pending.keys()]) this.settle(host, retryAt);
   }
 
   private flush(): void {
@@ -153,11 +161,20 @@ export class HostClaims {
     }
     // What the answers said is durable before any page of these hosts is fetched.
     await this.deps.agent.commit();
+    if (this.stopped) {
+      // Leaving: what was granted meanwhile stays with its granter (it answers PASSED to this agent,
+      // which is gone: the next claimant goes on along the circle).
+      for (const walk of walks) this.settle(walk.host, this.deps.clock.now() + RETRY_MS);
+      return;
+    }
     for (const walk of walks) {
       const result = walk.result ?? 0;
-      // Taken only if still owned: a claim from another agent may have moved the host meanwhile.
-      if (result === 0 && this.deps.ownership.ownerOf(walk.host) === this.deps.selfId) {
-        this.deps.tenure.take(walk.host);
+      if (result === 0) {
+        // Granted: this agent holds it now, even if a later view gave the host to another agent
+        // meanwhile (its crawl is pushed there then). Taken when no one holds it: only while owned.
+        if (walk.granted || this.deps.ownership.ownerOf(walk.host) === this.deps.selfId) {
+          this.deps.tenure.take(walk.host);
+        }
       }
       this.settle(walk.host, result);
     }
@@ -203,6 +220,7 @@ export class HostClaims {
     switch (answer.status) {
       case "GRANTED":
         walk.result = 0;
+        walk.granted = true;
         return;
       case "NOT_HELD":
         return; // the next agent along the circle
@@ -215,8 +233,9 @@ export class HostClaims {
           walk.next = holder.id;
           return;
         }
-        this.deps.learnOf(holder);
-        walk.result = retryAt;
+        // The agent named was asked already (it does not hold it), or is not alive here: the chain is
+        // broken there; the walk goes on along the circle (an unknown one is pinged meanwhile).
+        if (!this.deps.isAlive(holder.id)) this.deps.learnOf(holder);
         return;
       }
       case "NOT_YOURS":

@@ -49,9 +49,14 @@ export class Ownership {
     return true;
   }
 
-  /** Who owns `host` once this agent is gone: the next agent along the circle (none when alone). */
-  successorOf(host: string): string | undefined {
-    return this.current.successors(host, 1)[0];
+  /**
+   * Who owns `host` once this agent is gone: its owner now if that is another agent (contravariance:
+   * a departure moves only the departing agent's hosts), else the next agent along the circle (none
+   * when this agent is alone).
+   */
+  ownerOnceGone(host: string): string | undefined {
+    const owner = this.current.ownerOf(host);
+    return owner === this.selfId ? this.current.successors(host, 1)[0] : owner;
   }
 
   /** Fraction of the circle this agent owns. */

@@ -108,7 +108,11 @@ export class Frontier {
     this.committer.beforeWrite((ops) => {
       for (const host of this.dirtyHosts) {
         const queue = this.hosts.get(host);
-        if (queue) ops.push({ kind: "host", host, record: { ...queue.record } });
+        if (queue) {
+          // Whether its queue may hold done URLs survives a restart with the record.
+          const record: HostRecord = queue.mayRepeat ? { ...queue.record, recheck: true } : { ...queue.record };
+          ops.push({ kind: "host", host, record });
+        }
       }
       this.dirtyHosts.clear();
     });
@@ -123,10 +127,10 @@ export class Frontier {
     const queues = await deps.store.scanQueues();
     for await (const [host, record] of deps.store.hostRecords()) {
       const queued = queues.get(host);
-      frontier.hosts.set(
-        host,
-        new HostQueue(host, record, queued?.count ?? 0, queued?.headSeq ?? record.nextSeq),
-      );
+      const { recheck, ...kept } = record;
+      const queue = new HostQueue(host, kept, queued?.count ?? 0, queued?.headSeq ?? record.nextSeq);
+      queue.mayRepeat = recheck === true;
+      frontier.hosts.set(host, queue);
       queues.delete(host);
     }
     // Queue entries whose host record was lost cannot happen (same batch), but stay safe.
@@ -197,12 +201,20 @@ export class Frontier {
       // comes back now that this agent owns the host again, and must not be lost. Queued once, however
       // many agents send it; a copy done meanwhile is skipped at take time (the done check).
       this.returned.add(fingerprint);
-      this.queueOf(host).mayRepeat = true;
+      this.markRecheck(host);
     } else {
       return false;
     }
     this.enqueue(host, attempts > 0 ? { url, depth, attempts } : { url, depth });
     return true;
+  }
+
+  /** Marks `host`'s queue as possibly holding done URLs: each is checked before its fetch, durably. */
+  private markRecheck(host: string): void {
+    const queue = this.queueOf(host);
+    if (queue.mayRepeat) return;
+    queue.mayRepeat = true;
+    this.dirtyHosts.add(host);
   }
 
   /** Records that `url` was handed to another agent (see {@link add}). */
@@ -330,6 +342,11 @@ export class Frontier {
     this.putBack(host, updated);
   }
 
+  /** True while `url` is taken from its queue and not yet completed or put back. */
+  isTaken(url: string): boolean {
+    return this.flights.has(url);
+  }
+
   /** Returns a taken entry to the head of its queue, e.g. when the host is parked. */
   putBack(host: string, entry: StoredQueueEntry): void {
     const queue = this.queueOf(host);
@@ -411,7 +428,7 @@ export class Frontier {
       }
       this.committer.add({ kind: "fetched", host, fingerprint });
     }
-    if (handover.done.length > 0 && queue.hasWork) queue.mayRepeat = true;
+    if (handover.done.length > 0 && queue.hasWork) this.markRecheck(host);
     if (handover.pagesFetched > queue.record.fetched) {
       queue.record.fetched = handover.pagesFetched;
       this.dirtyHosts.add(host);

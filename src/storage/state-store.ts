@@ -37,6 +37,11 @@ export interface HostRecord {
   fetched: number;
   /** Set once the host is given up on (e.g. robots.txt unavailable too long), with the reason. */
   abandoned?: string;
+  /**
+   * Set when the host's queue may hold URLs done already (handed back after a peer died, or done by a
+   * previous owner): each is checked against the done set before its fetch.
+   */
+  recheck?: boolean;
 }
 
 /** One write in an atomic batch. */

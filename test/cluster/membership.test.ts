@@ -13,7 +13,13 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { assignmentOf, type ClusterAgent, hostKeyOf, startClusterAgent } from "./cluster-harness.js";
+import {
+  assignmentOf,
+  type ClusterAgent,
+  hostKeyOf,
+  startCluster,
+  startClusterAgent,
+} from "./cluster-harness.js";
 
 /**
  * Membership changes that waste nothing, with real agent processes over real gRPC: agents joining a
@@ -122,17 +128,7 @@ describe("membership changes", () => {
     fixture = await startWebFixture(WEB);
     const recorder = fixture.web.recorder;
     const truth = fixture.truth();
-    const agents: ClusterAgent[] = [];
-    for (const id of ["agent-1", "agent-2", "agent-3", "agent-4"]) {
-      agents.push(
-        await startClusterAgent(fixture, {
-          id,
-          join: agents.map((agent) => agent.address),
-          seeds: id === "agent-4",
-          flags: FLAGS,
-        }),
-      );
-    }
+    const agents = await startCluster(fixture, 4, FLAGS);
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
     const leaver = agents[1] as ClusterAgent;
     const before = (await readCrawlLogSoFar(leaver.dataDir)).filter((entry) => entry.status > 0).length;
@@ -198,17 +194,7 @@ describe("retries across hand-overs", () => {
     fixture = web as unknown as WebFixture;
     const failing = `http://flaky.test:${port}/fail`;
     const flags = ["--max-fetch-attempts", "3", "--fetch-retry-ms", "3000", ...NO_TAKEOVER];
-    const agents: ClusterAgent[] = [];
-    for (const id of ["agent-1", "agent-2", "agent-3", "agent-4"]) {
-      agents.push(
-        await startClusterAgent(fixture, {
-          id,
-          join: agents.map((agent) => agent.address),
-          seeds: id === "agent-4",
-          flags,
-        }),
-      );
-    }
+    const agents = await startCluster(fixture, 4, flags);
     const attempts = async () => {
       const found: { id: string; willRetry: boolean; ts: string }[] = [];
       for (const agent of agents) {
@@ -248,19 +234,9 @@ describe("a crash", () => {
     fixture = await startWebFixture(WEB);
     const recorder = fixture.web.recorder;
     const truth = fixture.truth();
-    const agents: ClusterAgent[] = [];
     // No grace: the survivors take the dead agent's hosts as soon as they suspect it.
     const flags = [...SLOW, "--takeover-delay-ms", "0"];
-    for (const id of ["agent-1", "agent-2", "agent-3"]) {
-      agents.push(
-        await startClusterAgent(fixture, {
-          id,
-          join: agents.map((agent) => agent.address),
-          seeds: id === "agent-3",
-          flags,
-        }),
-      );
-    }
+    const agents = await startCluster(fixture, 3, flags);
     const trace = traceRequests(recorder);
     await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
     const victim = agents[0] as ClusterAgent;
