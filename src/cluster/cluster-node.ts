@@ -118,8 +118,9 @@ interface Parts {
 /**
  * One agent in a cluster, composed of an {@link Agent} that crawls and, around it: the gRPC service
  * ({@link ClusterService}), the heartbeat failure detector with gossip membership, the
- * consistent-hashing ownership, the URL exchange, page recovery, the takeover grace, self-stabilization
- * on view changes ({@link ViewStabilizer}) and termination detection ({@link CrawlEnd}). No
+ * consistent-hashing ownership, host hand-overs ({@link HostClaims}, {@link HandOverDesk}: page
+ * recovery by host), the URL exchange, the takeover grace, self-stabilization on view changes
+ * ({@link ViewStabilizer}), termination detection ({@link CrawlEnd}) and the graceful leave. No
  * coordinator: every decision is local.
  */
 export class ClusterNode {

@@ -399,7 +399,8 @@ export class Frontier {
     if (flights.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), maxWaitMs);
+        // Unref'd like the clock's timers: a wait for a hand-over never holds the process alone.
+        timer = setTimeout(() => resolve(false), maxWaitMs).unref();
       });
       settled = await Promise.race([Promise.all(flights).then(() => true), timeout]);
       clearTimeout(timer);
