@@ -45,6 +45,12 @@ export const ErrorCode = {
   Overloaded: "UBI_ERR_OVERLOADED",
   /** Certificates could not be created or loaded (openssl missing or failing, a CA without its key). */
   CertificateFailed: "UBI_ERR_CERTIFICATE",
+  /** The data dir is open in another running agent (its LevelDB lock is held). */
+  DataDirInUse: "UBI_ERR_DATA_DIR_IN_USE",
+  /** The data dir holds the crawl of another agent id than the one starting on it. */
+  DataDirOfAnotherAgent: "UBI_ERR_DATA_DIR_OTHER_AGENT",
+  /** A crawl ended without fetching a page: every URL it tried failed (the reasons are in the message). */
+  NothingFetched: "UBI_ERR_NOTHING_FETCHED",
 } as const;
 
 /** One of the {@link ErrorCode} values. */

@@ -1,13 +1,12 @@
-import { constants } from "node:fs";
-import { access, mkdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import { type AdoptedHost, Frontier, HostScheduler, IpGate, type WaitingHosts } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
+import { prepareDataDir } from "../storage/data-dir.js";
 import { CrawlLog, GroupCommit, type QueuedUrl, StateStore, WarcWriter } from "../storage/index.js";
-import { normalizeUrl, UrlFingerprinter } from "../url/index.js";
+import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
 import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
@@ -63,6 +62,22 @@ export interface ClusterHooks {
   readonly isCrawlComplete: () => boolean;
 }
 
+/** What {@link Agent.start} did with the seeds, each counted once. */
+export interface SeedRouting {
+  /** Seeds that are http(s) URLs. */
+  readonly given: number;
+  /** Seeds queued here: never seen before in this data dir. */
+  readonly queued: number;
+  /** Seeds of hosts other agents own, sent to them (whether they are new is theirs to know). */
+  readonly sentAway: number;
+  /** Seeds of this agent's hosts seen before in this data dir: done, or queued since an earlier run. */
+  readonly seenBefore: number;
+  /** Seeds outside `--scope`. */
+  readonly outOfScope: number;
+  /** Fetch failures by class counted in this data dir before this start (the stats' are cumulative). */
+  readonly errorsBefore: Readonly<Record<string, number>>;
+}
+
 /**
  * One crawler agent: opens its durable state, visits its hosts politely and breadth-first, archives
  * what it fetches, and routes discovered links — to its own frontier, or through `cluster` to their
@@ -89,6 +104,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly blacklist: Set<string>;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
+  /** What {@link start} did with the seeds; undefined before it ran. */
+  seedRouting: SeedRouting | undefined;
 
   private constructor(
     readonly options: AgentOptions,
@@ -132,7 +149,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       ? await HostsFileResolver.fromFile(options.hostsFile)
       : new SystemResolver({}, { clock });
     const netPolicy = new NetPolicy({ allow: options.allowNet });
-    await ensureWritable(options.dataDir);
+    // A file, an unwritable folder or another agent's folder fail here, before LevelDB says it its way.
+    await prepareDataDir(options.dataDir, options.id);
     const store = await StateStore.open(join(options.dataDir, "state"));
     const fingerprinter = await UrlFingerprinter.create();
     let scheduler: HostScheduler | undefined;
@@ -269,15 +287,31 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     });
   }
 
-  /** Queues the seeds (again: seen ones are skipped) and starts visiting hosts with work. */
-  async start(): Promise<void> {
+  /**
+   * Queues the seeds (again: seen ones are skipped) and starts visiting hosts with work; resolves to
+   * what became of the seeds (also kept as {@link seedRouting}), so a crawl that has nothing new to do
+   * can say so.
+   */
+  async start(): Promise<SeedRouting> {
+    const routing = { given: 0, queued: 0, sentAway: 0, seenBefore: 0, outOfScope: 0 };
+    const errorsBefore = Object.fromEntries(this.stats.errors);
     for (const seed of this.options.seeds) {
       const url = normalizeUrl(seed);
-      if (url !== null) this.router.route(url, 0, undefined);
+      if (url === null) continue;
+      routing.given++;
+      const waiting = this.frontier.waitingUrls;
+      const outOfScope = this.stats.dropped.get("scope") ?? 0;
+      this.router.route(url, 0, undefined);
+      if (this.frontier.waitingUrls > waiting) routing.queued++;
+      else if ((this.stats.dropped.get("scope") ?? 0) > outOfScope) routing.outOfScope++;
+      else if (this.cluster && !this.cluster.owns(hostKey(url))) routing.sentAway++;
+      else routing.seenBefore++;
     }
     await this.frontier.commit();
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
+    this.seedRouting = { ...routing, errorsBefore };
+    return this.seedRouting;
   }
 
   /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
@@ -466,37 +500,4 @@ export class Agent implements AgentParts, ClusterFacingAgent {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Creates the data dir if needed; rejects with a clear `StorageFailed` when it cannot be written. */
-async function ensureWritable(dataDir: string): Promise<void> {
-  try {
-    await mkdir(dataDir, { recursive: true });
-    await access(dataDir, constants.W_OK);
-  } catch (error) {
-    // A recursive mkdir on a read-only file system reports ENOENT: ask the closest existing folder.
-    const code = (await writeAccessError(dataDir)) ?? (error as NodeJS.ErrnoException).code;
-    const why = code === "EROFS" ? "it is on a read-only file system" : (code ?? String(error));
-    throw new UbiError(ErrorCode.StorageFailed, `the data dir ${dataDir} is not writable: ${why}`, {
-      cause: error,
-    });
-  }
-}
-
-/** The error code of write access to `path`, or to its closest existing ancestor when it is missing. */
-async function writeAccessError(path: string): Promise<string | undefined> {
-  for (let current = path; ; current = dirname(current)) {
-    try {
-      await access(current, constants.F_OK);
-    } catch {
-      if (dirname(current) === current) return undefined;
-      continue;
-    }
-    try {
-      await access(current, constants.W_OK);
-      return undefined;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code;
-    }
-  }
 }

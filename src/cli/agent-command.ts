@@ -1,7 +1,10 @@
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Agent } from "../agent/agent.js";
-import { AGENT_DEFAULTS, type AgentOptions } from "../agent/agent-options.js";
+import { AGENT_DEFAULTS, type AgentOptions, validateAgentOptions } from "../agent/agent-options.js";
 import { ProgressReporter, summaryLines } from "../agent/progress.js";
+import { systemClock } from "../clock.js";
+import { waitForSeeds } from "../cluster/cluster-join.js";
 import {
   ClusterNode,
   type ClusterOptions,
@@ -11,15 +14,27 @@ import {
   DEFAULT_TAKEOVER_DELAY_MS,
 } from "../cluster/index.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
-import { diagnoseTls } from "../security/index.js";
+import { diagnoseTransport } from "../security/diagnose-tls.js";
+import { prepareDataDir } from "../storage/data-dir.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import { checkTlsMaterial } from "../transport/security.js";
+import { nothingFetched, startNotice } from "./crawl-outcome.js";
 import { type FlagSpecs, formatHelp, type ParsedFlags, parseFlags } from "./flags.js";
+import { acceptSeeds, readSeeds } from "./seeds.js";
 
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
 export const AGENT_FLAGS = {
   id: { type: "string", help: "unique id of this agent (letters, digits, . _ -)", placeholder: "ID" },
-  data: { type: "string", help: "folder of the durable state, WARC files and crawl log", placeholder: "DIR" },
-  seeds: { type: "strings", help: "seed URLs, or files with one URL a line", placeholder: "FILE|URL..." },
+  data: {
+    type: "string",
+    help: "this agent's folder of durable state, WARC files and crawl log (a new folder starts a new crawl)",
+    placeholder: "DIR",
+  },
+  seeds: {
+    type: "strings",
+    help: "seed http(s) URLs, or files with one URL a line",
+    placeholder: "FILE|URL...",
+  },
   "hosts-file": {
     type: "string",
     help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS)",
@@ -71,7 +86,10 @@ export const AGENT_FLAGS = {
     help: "crawl only hosts equal to or under this domain (none: broad crawl)",
     placeholder: "DOMAIN",
   },
-  "exit-when-done": { type: "boolean", help: "stop when the crawl is complete and print a summary" },
+  "exit-when-done": {
+    type: "boolean",
+    help: "stop when the crawl is complete and print a summary; exit 1 when every URL tried failed",
+  },
   "robots-retry-ms": {
     type: "integer",
     help: "wait before asking again for an unavailable robots.txt",
@@ -168,7 +186,7 @@ export const AGENT_FLAGS = {
   },
   "join-timeout-ms": {
     type: "integer",
-    help: "how long to keep trying the --join addresses before giving up",
+    help: "how long to keep trying --join addresses that do not answer (a TLS/plaintext mismatch or a refused certificate fails at once)",
     default: DEFAULT_JOIN_TIMEOUT_MS,
     min: 100,
   },
@@ -205,7 +223,11 @@ With --listen it is one agent of a decentralized cluster: it joins through --joi
 owns the hosts that identifier-seeded consistent hashing gives it, sends links of other agents' hosts
 to them over gRPC, and takes over the hosts of agents that die. Behind NAT, a container or a proxy,
 --advertise names the address the others are told to reach it at. Agent-to-agent traffic uses mutual
-TLS (--tls-ca, --tls-cert, --tls-key), or plaintext with --insecure.`;
+TLS (--tls-ca, --tls-cert, --tls-key), or plaintext with --insecure.
+
+A URL is tried once per data dir: rerun on the same --data, a crawl resumes what is queued, and says
+so when its seeds were all done before (to crawl them again, give a new --data folder). Exit codes: 0
+done or stopped, 1 an error (the message says what to do), 2 a bad flag.`;
 
 /** `ubicrawl agent`: runs an agent until done or signalled. */
 export async function agentCommand(argv: string[]): Promise<number> {
@@ -224,10 +246,12 @@ export async function agentCommand(argv: string[]): Promise<number> {
   if (progress !== "auto" && progress !== "line" && progress !== "log" && progress !== "off") {
     throw bad(`--progress must be auto, line, log or off, got "${progress}"`);
   }
+  const log = (line: string) => process.stderr.write(`ubicrawl agent ${flags.id}: ${line}\n`);
+  const seeds = acceptSeeds(await readSeeds(flags.seeds), flags.seeds, log);
   const options: AgentOptions = {
     id: flags.id,
     dataDir: flags.data,
-    seeds: await readSeeds(flags.seeds),
+    seeds,
     ...(flags["hosts-file"] === undefined ? {} : { hostsFile: flags["hosts-file"] }),
     allowNet: flags["allow-net"],
     delayMs: flags["delay-ms"],
@@ -247,16 +271,35 @@ export async function agentCommand(argv: string[]): Promise<number> {
     progress,
   };
   const cluster = await clusterOptions(flags);
+  // A wrong --data fails before a join is waited for (Agent.open checks it again, harmlessly).
+  validateAgentOptions(options);
+  await prepareDataDir(options.dataDir, options.id);
   let agent: Agent;
   let node: ClusterNode | undefined;
-  if (cluster) {
-    node = await startNode(options, cluster);
-    agent = node.agent;
-    const advertised = node.address === node.listenAddress ? "" : ` (advertised as ${node.address})`;
-    process.stderr.write(`ubicrawl agent ${options.id}: listening on ${node.listenAddress}${advertised}\n`);
-  } else {
-    agent = await Agent.open(options);
-    await agent.start();
+  try {
+    if (cluster) {
+      node = await startNode(options, cluster, log);
+      agent = node.agent;
+      const advertised = node.address === node.listenAddress ? "" : ` (advertised as ${node.address})`;
+      log(`listening on ${node.listenAddress}${advertised}`);
+    } else {
+      agent = await Agent.open(options);
+      await agent.start();
+    }
+  } catch (error) {
+    throw isUbiError(error, ErrorCode.DataDirInUse) ? dataDirInUse(options.dataDir, error) : error;
+  }
+  if (agent.seedRouting) {
+    const notice = startNotice({
+      dataDir: options.dataDir,
+      routing: agent.seedRouting,
+      alone: node === undefined,
+      queuedUrls: agent.queuedUrls,
+      hostsWithWork: agent.hostsWithWork().length,
+      pagesFetched: agent.stats.pagesFetched,
+      scopes: options.scopes,
+    });
+    if (notice !== undefined) log(notice);
   }
   const reporter = new ProgressReporter(agent, process.stderr, progress);
   const finished = new Promise<string>((resolve) => {
@@ -287,7 +330,29 @@ export async function agentCommand(argv: string[]): Promise<number> {
     await agent.stop();
   }
   for (const line of summaryLines(agent, reason)) process.stderr.write(`${line}\n`);
+  if (reason === "done") {
+    // A crawl that fetched nothing because everything failed is a failure, with its reasons.
+    const failure = nothingFetched({
+      id: options.id,
+      dataDir: options.dataDir,
+      stats: agent.stats,
+      routing: agent.seedRouting,
+      alone: node === undefined,
+      ...(options.hostsFile === undefined ? {} : { hostsFile: options.hostsFile }),
+    });
+    if (failure) throw failure;
+  }
   return 0;
+}
+
+/** The `DataDirInUse` error of a data dir whose state store another running agent has open. */
+function dataDirInUse(dataDir: string, error: UbiError): UbiError {
+  return new UbiError(
+    ErrorCode.DataDirInUse,
+    `the data dir ${dataDir} is in use by another running agent (the lock ${join(dataDir, "state", "LOCK")} ` +
+      "is held): stop that agent first, or give this one its own --data folder",
+    { cause: error },
+  );
 }
 
 /**
@@ -334,6 +399,11 @@ async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<C
     if (flags.insecure) throw bad("--insecure and --tls-* exclude each other");
     const [caPem, certPem, keyPem] = await Promise.all(tlsFlags.map((path) => readText(path as string)));
     security = { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
+    checkTlsMaterial(security, {
+      ca: `--tls-ca ${flags["tls-ca"]}`,
+      cert: `--tls-cert ${flags["tls-cert"]}`,
+      key: `--tls-key ${flags["tls-key"]}`,
+    });
   } else if (tlsFlags.some((value) => value !== undefined)) {
     throw bad("mutual TLS needs all three of --tls-ca, --tls-cert and --tls-key");
   } else if (flags.insecure) {
@@ -366,49 +436,53 @@ async function readText(path: string): Promise<string> {
   }
 }
 
-/** Seed arguments are URLs (with `://`) or files of one URL a line (`#` comments, blank lines skipped). */
-export async function readSeeds(values: readonly string[]): Promise<string[]> {
-  const seeds: string[] = [];
-  for (const value of values) {
-    if (value.includes("://")) {
-      seeds.push(value);
-      continue;
-    }
-    let text: string;
-    try {
-      text = await readFile(value, "utf8");
-    } catch (error) {
-      throw new UbiError(
-        ErrorCode.InvalidArgument,
-        `--seeds: cannot read seeds file ${value}: ${(error as Error).message}`,
-      );
-    }
-    for (const line of text.split(/\r?\n/)) {
-      const trimmed = line.trim();
-      if (trimmed !== "" && !trimmed.startsWith("#")) seeds.push(trimmed);
-    }
-  }
-  return seeds;
-}
-
 function bad(message: string): UbiError {
   return new UbiError(ErrorCode.InvalidArgument, message);
 }
 
+/** The join's own time at least, after the seeds answered a probe (a seed may still be starting). */
+const MIN_JOIN_AFTER_PROBE_MS = 5000;
+
 /**
- * Starts the cluster node; when joining fails and TLS is on, asks the seeds why (gRPC hides TLS
- * handshake errors behind "unavailable"), so the user reads e.g. "refused our certificate".
+ * Starts the cluster node. Before, waits for a --join address to answer the way this agent talks
+ * (failing at once on a refusal that cannot pass: TLS against plaintext, another CA); when the join
+ * fails later all the same, asks the seeds why (gRPC hides TLS handshake errors behind "unavailable").
  */
-async function startNode(options: AgentOptions, cluster: ClusterOptions): Promise<ClusterNode> {
+async function startNode(
+  options: AgentOptions,
+  cluster: ClusterOptions,
+  log: (line: string) => void,
+): Promise<ClusterNode> {
+  const { security } = cluster;
+  const self = new Set([cluster.listen, ...(cluster.advertise === undefined ? [] : [cluster.advertise])]);
+  const seeds = cluster.join.filter((seed) => !self.has(seed));
+  const timeoutMs = cluster.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS;
+  let joinTimeoutMs = timeoutMs;
+  if (seeds.length > 0) {
+    // The clock's timers are unref'd: nothing else holds the process while it waits for a seed.
+    const keepAlive = setInterval(() => {}, 60_000);
+    try {
+      const leftMs = await waitForSeeds({
+        seeds,
+        timeoutMs,
+        probe: (address) => diagnoseTransport(address, security),
+        log,
+        clock: systemClock,
+      });
+      // What is left of the timeout, but time enough for the join itself.
+      joinTimeoutMs = Math.max(leftMs, Math.min(timeoutMs, MIN_JOIN_AFTER_PROBE_MS));
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
   try {
-    return await ClusterNode.start(options, cluster);
+    return await ClusterNode.start(options, { ...cluster, joinTimeoutMs });
   } catch (error) {
-    const { security } = cluster;
-    if (!isUbiError(error, ErrorCode.PeerUnreachable) || security.kind !== "tls") throw error;
+    if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
     const reasons: string[] = [];
-    for (const address of cluster.join) {
-      const diagnosis = await diagnoseTls(address, security);
-      if (!diagnosis.ok) reasons.push(`${address}: ${diagnosis.message}`);
+    for (const address of seeds) {
+      const diagnosis = await diagnoseTransport(address, security);
+      if (!diagnosis.ok) reasons.push(diagnosis.message);
     }
     if (reasons.length === 0) throw error;
     throw new UbiError(ErrorCode.PeerUnreachable, `${error.message}; ${reasons.join("; ")}`, {

@@ -1,11 +1,13 @@
 import { type Clock, sleep } from "../clock.js";
-import { ErrorCode, isUbiError } from "../errors.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
 
 /** @default of how long joining keeps trying the seed addresses. */
 export const DEFAULT_JOIN_TIMEOUT_MS = 30_000;
 /** Wait between two rounds of join attempts. */
 const JOIN_RETRY_MS = 500;
+/** How often {@link waitForSeeds} says it is still trying. */
+export const JOIN_PROGRESS_INTERVAL_MS = 5000;
 
 /** How {@link joinCluster} joins. */
 export interface JoinPlan {
@@ -49,4 +51,71 @@ export async function joinCluster(detector: FailureDetector, plan: JoinPlan): Pr
     await sleep(clock, plan.pollMs);
   }
   return true;
+}
+
+/** What probing one seed address found (see `diagnoseTransport` in `src/security`). */
+export type SeedProbe =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      /** A few words for a progress line, e.g. "connection refused". */
+      readonly reason: string;
+      /** The cause and what to do, for the error when joining fails. */
+      readonly message: string;
+      /** True when waiting may help (nothing listens there yet); false for a refusal that cannot pass. */
+      readonly retryable: boolean;
+    };
+
+/** How {@link waitForSeeds} waits. */
+export interface SeedWait {
+  /** Addresses of live agents to join through. */
+  readonly seeds: readonly string[];
+  /** How long to keep trying, in ms. */
+  readonly timeoutMs: number;
+  /** Probes one address: does an agent this one can talk to answer there? */
+  readonly probe: (address: string) => Promise<SeedProbe>;
+  /** Where progress lines go. */
+  readonly log: (line: string) => void;
+  readonly clock: Clock;
+}
+
+/**
+ * Waits until one seed answers in a way this agent can join, before the join itself. Fails at once
+ * (`PeerUnreachable`) when no seed answers and one refused in a way that cannot pass — TLS against
+ * plaintext, another cluster's CA, a refused certificate — rather than retrying it until the timeout;
+ * retries the rest (nothing listening yet), saying every few seconds what it waits for and how long is
+ * left. Resolves to the time left of `timeoutMs`.
+ */
+export async function waitForSeeds(wait: SeedWait): Promise<number> {
+  const { clock, seeds } = wait;
+  const startedAtMs = clock.now();
+  const deadline = startedAtMs + wait.timeoutMs;
+  let nextProgressAtMs = startedAtMs;
+  for (;;) {
+    const probes = await Promise.all(seeds.map((seed) => wait.probe(seed)));
+    if (probes.some((probe) => probe.ok)) return Math.max(0, deadline - clock.now());
+    const failures = probes.flatMap((probe, i) => (probe.ok ? [] : [{ seed: seeds[i] as string, ...probe }]));
+    const final = failures.filter((failure) => !failure.retryable);
+    if (final.length > 0) {
+      throw new UbiError(
+        ErrorCode.PeerUnreachable,
+        `cannot join the cluster: ${final.map((failure) => failure.message).join("; ")}`,
+      );
+    }
+    const now = clock.now();
+    const leftMs = deadline - now;
+    const reasons = failures.map((failure) => `${failure.seed} (${failure.reason})`).join(", ");
+    if (leftMs <= 0) {
+      throw new UbiError(
+        ErrorCode.PeerUnreachable,
+        `cannot join the cluster: no agent answered within ${Math.round(wait.timeoutMs / 1000)} s at ` +
+          `${reasons}. Check that an agent runs at a --join address, or raise --join-timeout-ms`,
+      );
+    }
+    if (now >= nextProgressAtMs) {
+      wait.log(`still trying to join ${reasons}, ${Math.ceil(leftMs / 1000)} s left`);
+      nextProgressAtMs = now + JOIN_PROGRESS_INTERVAL_MS;
+    }
+    await sleep(clock, Math.min(JOIN_RETRY_MS, leftMs));
+  }
 }

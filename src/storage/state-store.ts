@@ -1,4 +1,5 @@
 import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { AbstractBatchOperation, AbstractSublevel } from "abstract-level";
 import { Level } from "level";
 import { ErrorCode, UbiError } from "../errors.js";
@@ -133,7 +134,10 @@ export class StateStore {
     this.robots = db.sublevel<string, string>("r", { keyEncoding: "utf8", valueEncoding: "utf8" });
   }
 
-  /** Opens (creating if needed) the store in `dir`. */
+  /**
+   * Opens (creating if needed) the store in `dir`; rejects with `DataDirInUse` while another process
+   * has it open, `StorageFailed` for any other failure.
+   */
   static async open(dir: string): Promise<StateStore> {
     try {
       await mkdir(dir, { recursive: true });
@@ -145,6 +149,15 @@ export class StateStore {
       await db.open();
       return new StateStore(db);
     } catch (error) {
+      // abstract-level wraps the binding's LEVEL_LOCKED in a generic "Database failed to open".
+      if ((error as { cause?: { code?: unknown } }).cause?.code === "LEVEL_LOCKED") {
+        throw new UbiError(
+          ErrorCode.DataDirInUse,
+          `${dir} is in use by another running agent (LevelDB's lock ${join(dir, "LOCK")} is held): ` +
+            "stop that agent first, or give this one its own --data folder",
+          { cause: error },
+        );
+      }
       throw new UbiError(
         ErrorCode.StorageFailed,
         `cannot open the state store in ${dir}: ${describe(error)}`,

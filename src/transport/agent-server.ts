@@ -3,6 +3,7 @@
  * validating every request, and turns every handler failure into a gRPC status (never a crash).
  */
 
+import { createServer, isIP } from "node:net";
 import {
   type MethodDefinition,
   Server,
@@ -15,7 +16,8 @@ import {
 } from "@grpc/grpc-js";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { formatHostPort, parseHostPort } from "./address.js";
+import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
+import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type { AgentServiceHandlers, HeartbeatReply, Sequenced } from "./messages.js";
 import {
@@ -27,6 +29,7 @@ import {
   type RpcName,
 } from "./protocol.js";
 import {
+  checkTlsMaterial,
   checkTransportSecurity,
   INSECURE,
   serverCredentialsFor,
@@ -63,6 +66,11 @@ export interface AgentServerDependencies {
   clock?: Clock;
   /** Told about handler failures that are not `UbiError`s (bugs), for logging. */
   onUnexpectedError?: (rpc: RpcName, error: unknown) => void;
+  /**
+   * Where a refused connection (a failed TLS handshake, a TLS client of a plaintext server) is
+   * logged, one line each with the peer's address, at most 10 a minute. @default standard error
+   */
+  logRefusal?: (line: string) => void;
 }
 
 /** Wraps each method's decoder so undecodable bytes reach our handler instead of failing early. */
@@ -82,6 +90,7 @@ export class AgentServer {
   readonly #handlers: AgentServiceHandlers;
   readonly #clock: Clock;
   readonly #onUnexpectedError: ((rpc: RpcName, error: unknown) => void) | undefined;
+  readonly #refusals: RefusalLog;
   #server: Server | undefined;
   /** Ends each open `HeartbeatStream`: they never end by themselves, and `stop()` waits for calls. */
   readonly #streamEnders = new Set<(status: GrpcStatus) => void>();
@@ -91,6 +100,8 @@ export class AgentServer {
   constructor(options: AgentServerOptions, dependencies: AgentServerDependencies) {
     this.#security = options.security ?? INSECURE;
     checkTransportSecurity(this.#security);
+    // A key that is not the certificate's would only fail at bind time, as an OpenSSL code.
+    if (this.#security.kind === "tls") checkTlsMaterial(this.#security);
     this.#maxReceiveMessageBytes = options.maxReceiveMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!Number.isSafeInteger(this.#maxReceiveMessageBytes) || this.#maxReceiveMessageBytes < 1024) {
       throw new UbiError(ErrorCode.InvalidArgument, "maxReceiveMessageBytes must be an integer >= 1024");
@@ -107,6 +118,9 @@ export class AgentServer {
     }
     this.#clock = dependencies.clock ?? systemClock;
     this.#onUnexpectedError = dependencies.onUnexpectedError;
+    const logRefusal =
+      dependencies.logRefusal ?? ((line: string) => process.stderr.write(`ubicrawl: ${line}\n`));
+    this.#refusals = new RefusalLog({}, { clock: this.#clock, write: logRefusal });
   }
 
   /** The bound `host:port` (with the real port when started on port 0); undefined before start. */
@@ -123,9 +137,12 @@ export class AgentServer {
     }
     const server = new Server({ "grpc.max_receive_message_length": this.#maxReceiveMessageBytes });
     server.addService(tolerantDefinition(agentServiceDefinition()), this.#implementation());
+    watchRefusals(server, this.#security.kind === "tls", this.#refusals);
     this.#server = server;
     let port: number;
     try {
+      // grpc-js logs a failed bind as a raw line of its own: find out first, and say it in words.
+      await checkListenable(hostPort);
       port = await new Promise<number>((resolve, reject) => {
         server.bindAsync(formatHostPort(hostPort), serverCredentialsFor(this.#security), (error, bound) => {
           if (error) reject(error);
@@ -135,7 +152,7 @@ export class AgentServer {
     } catch (error) {
       server.forceShutdown();
       this.#server = undefined;
-      throw new UbiError(ErrorCode.InvalidArgument, `cannot listen on ${listen}`, { cause: error });
+      throw listenError(listen, hostPort, error);
     }
     this.#address = formatHostPort({ host: hostPort.host, port });
     return this.#address;
@@ -148,6 +165,7 @@ export class AgentServer {
   stop(): Promise<void> {
     const server = this.#server;
     if (server === undefined) return Promise.resolve();
+    this.#refusals.stop();
     this.#stopping ??= new Promise<void>((resolve) => {
       const deadline = this.#clock.setTimeout(() => {
         server.forceShutdown();
@@ -268,4 +286,44 @@ export class AgentServer {
     }
     return reply;
   }
+}
+
+/**
+ * Binds and releases `hostPort` with a plain TCP server, so that an address in use or not local is
+ * found before grpc-js tries (and logs its own line). Names are left to grpc-js, which binds every
+ * address a name resolves to and succeeds when one binds.
+ */
+function checkListenable(hostPort: HostPort): Promise<void> {
+  if (isIP(hostPort.host) === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen({ host: hostPort.host, port: hostPort.port, exclusive: true }, () => {
+      probe.close(() => resolve());
+    });
+  });
+}
+
+/** The `ListenFailed` error for a failed bind of `listen`, saying why and what to do. */
+function listenError(listen: string, hostPort: HostPort, error: unknown): UbiError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const text = error instanceof Error ? error.message : String(error);
+  const has = (errno: string) => code === errno || text.includes(errno);
+  let why: string;
+  if (has("EADDRINUSE")) {
+    why =
+      `the address is already in use: another agent or program listens on port ${hostPort.port} there. ` +
+      "Stop it, or give --listen another port (port 0 picks a free one)";
+  } else if (has("EADDRNOTAVAIL")) {
+    why =
+      `${hostPort.host} is not an address of this machine. --listen takes a local address (0.0.0.0 for ` +
+      "all of them); behind NAT or a proxy, give the address others reach this agent at with --advertise";
+  } else if (has("EACCES")) {
+    why = `not allowed to listen on port ${hostPort.port} (ports below 1024 need privileges): choose a port from 1024 up`;
+  } else if (has("ENOTFOUND") || has("EAI_AGAIN")) {
+    why = `${hostPort.host} does not resolve to an address of this machine`;
+  } else {
+    why = text;
+  }
+  return new UbiError(ErrorCode.ListenFailed, `cannot listen on ${listen}: ${why}`, { cause: error });
 }

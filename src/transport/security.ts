@@ -3,6 +3,7 @@
  * with mutual TLS (`tls`): both sides present a certificate signed by the cluster's CA.
  */
 
+import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { ChannelCredentials, ServerCredentials } from "@grpc/grpc-js";
 import { ErrorCode, UbiError } from "../errors.js";
 
@@ -69,4 +70,69 @@ export function channelCredentialsFor(security: TransportSecurity): ChannelCrede
     pem(security.keyPem, "keyPem"),
     pem(security.certPem, "certPem"),
   );
+}
+
+/** How {@link checkTlsMaterial} names the CA, certificate and key in its messages (e.g. their files). */
+export interface TlsMaterialNames {
+  /** @default "the CA certificate" */
+  readonly ca?: string;
+  /** @default "the certificate" */
+  readonly cert?: string;
+  /** @default "the private key" */
+  readonly key?: string;
+}
+
+/**
+ * Checks that `security`'s files make a working identity: each parses, the key is the certificate's,
+ * and the certificate has not expired. Throws `UbiError(CertificateFailed)` naming the file at fault
+ * (by `names`) and what to do; TLS would otherwise fail later with an OpenSSL code. Whether the CA
+ * signed the certificate is the peers' to judge (a chain may hold intermediates): `diagnoseTls`
+ * explains their refusal.
+ */
+export function checkTlsMaterial(
+  security: MutualTlsTransport,
+  names: TlsMaterialNames = {},
+  nowMs = Date.now(),
+): void {
+  const caName = names.ca ?? "the CA certificate";
+  const certName = names.cert ?? "the certificate";
+  const keyName = names.key ?? "the private key";
+  const fail = (message: string, cause?: unknown): never => {
+    throw new UbiError(ErrorCode.CertificateFailed, message, cause === undefined ? undefined : { cause });
+  };
+  const parse = <T>(make: () => T, what: string): T => {
+    try {
+      return make();
+    } catch (error) {
+      return fail(`${what}: ${(error as Error).message}`, error);
+    }
+  };
+  const cas = pemBlocks(security.caPem, "CERTIFICATE");
+  if (cas.length === 0) fail(`${caName} holds no PEM certificate`);
+  for (const block of cas) {
+    parse(() => new X509Certificate(block), `${caName} is not a readable PEM certificate`);
+  }
+  const cert = parse(
+    () => new X509Certificate(security.certPem),
+    `${certName} is not a readable PEM certificate`,
+  );
+  const key: KeyObject = parse(
+    () => createPrivateKey(security.keyPem),
+    `${keyName} is not a readable PEM private key (an encrypted key is not supported)`,
+  );
+  if (!cert.checkPrivateKey(key)) {
+    fail(
+      `${certName} and ${keyName} do not match: the key is not the one the certificate was made for. ` +
+        "Give the key issued with that certificate ('ubicrawl certs' writes NAME.pem with NAME.key)",
+    );
+  }
+  if (Date.parse(cert.validTo) < nowMs) {
+    fail(`${certName} expired on ${cert.validTo}: issue a new one with 'ubicrawl certs'`);
+  }
+}
+
+/** The PEM blocks of `label` in `text`, each with its BEGIN and END lines. */
+function pemBlocks(text: string, label: string): string[] {
+  const pattern = new RegExp(`-----BEGIN ${label}-----[\\s\\S]*?-----END ${label}-----`, "g");
+  return text.match(pattern) ?? [];
 }

@@ -31,9 +31,13 @@ describe("without --allow-net", () => {
   it("refuses the loopback test web: no request reaches it, each seed fails with ADDRESS_FORBIDDEN", async () => {
     const options = { id: "fenced", allowLoopback: false };
     const result = await spawnAgent(fixture, options).waitForExit(20_000);
-    expect(result.code, result.stderr).toBe(0);
+    // A crawl that fetched nothing fails, saying why and which flag fixes it.
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("stopped (done)");
     expect(result.stderr).toContain(`UBI_ERR_ADDRESS_FORBIDDEN=${fixture.web.seeds.length}`);
+    expect(result.stderr).toMatch(
+      /refused by the network policy.*--allow-net CIDR.*\[UBI_ERR_NOTHING_FETCHED\]/,
+    );
     expect(fixture.web.recorder.totalServed).toBe(0);
     const log = await readCrawlLogOf(agentDataDir(fixture, options));
     expect(log.map((entry) => entry.url).sort()).toEqual([...fixture.web.seeds].sort());

@@ -357,7 +357,12 @@ describe("StateStore durability and failures", () => {
     await expectStorageFailed(StateStore.open(join(file, "state")));
   });
 
-  it("fails to open a folder another open store holds, with StorageFailed", async () => {
-    await expectStorageFailed(StateStore.open(join(dir, "state")));
+  it("fails to open a folder another open store holds, with DataDirInUse naming its lock", async () => {
+    const error = await StateStore.open(join(dir, "state")).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(isUbiError(error, ErrorCode.DataDirInUse)).toBe(true);
+    expect((error as Error).message).toContain(`${join(dir, "state", "LOCK")} is held`);
   });
 });

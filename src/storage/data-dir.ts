@@ -1,0 +1,131 @@
+/**
+ * An agent's data dir (`--data`): checked before anything is opened in it, so a wrong folder fails with
+ * a sentence naming the folder and what to do, not with LevelDB's or the file system's own words.
+ */
+
+import { constants } from "node:fs";
+import { access, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { ErrorCode, UbiError } from "../errors.js";
+
+/**
+ * The file of a data dir that records the id of the agent it belongs to, written at its first use:
+ * its queues, seen set and outbox are that agent's, and another id must not pick them up silently.
+ */
+export const AGENT_ID_FILE = "agent-id";
+
+/**
+ * Makes `dataDir` ready for agent `agentId`: creates it if missing, checks it is a folder this process
+ * may write, and records `agentId` in it on first use ({@link AGENT_ID_FILE}) or checks it against
+ * the id recorded there. Rejects with `InvalidArgument` for a path that is not a folder,
+ * `StorageFailed` for a folder that cannot be written, and `DataDirOfAnotherAgent` for another id's.
+ */
+export async function prepareDataDir(dataDir: string, agentId: string): Promise<void> {
+  await ensureFolder(dataDir);
+  await ensureWritable(dataDir);
+  await claimForAgent(dataDir, agentId);
+}
+
+/** The id recorded in `dataDir`, or undefined when none is (a new folder, or one of an older version). */
+export async function recordedAgentId(dataDir: string): Promise<string | undefined> {
+  try {
+    return (await readFile(join(dataDir, AGENT_ID_FILE), "utf8")).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new UbiError(
+      ErrorCode.StorageFailed,
+      `cannot read ${join(dataDir, AGENT_ID_FILE)}, the agent id of the data dir: ${describe(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+async function ensureFolder(dataDir: string): Promise<void> {
+  let isFolder: boolean;
+  try {
+    isFolder = (await stat(dataDir)).isDirectory();
+  } catch {
+    // Missing (created below), or not reachable: the writability check says why.
+    return;
+  }
+  if (!isFolder) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `--data ${dataDir} is a file, not a folder: give --data a folder (a new one starts a new crawl)`,
+    );
+  }
+}
+
+/** Creates the data dir if needed; rejects with a clear `StorageFailed` when it cannot be written. */
+async function ensureWritable(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true });
+    await access(dataDir, constants.W_OK);
+  } catch (error) {
+    const errno = (error as NodeJS.ErrnoException).code;
+    if (errno === "ENOTDIR") {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `--data ${dataDir} is under a file, not a folder: give --data a path of folders`,
+        { cause: error },
+      );
+    }
+    // A recursive mkdir on a read-only file system reports ENOENT: ask the closest existing folder.
+    const code = (await writeAccessError(dataDir)) ?? errno;
+    const why = code === "EROFS" ? "it is on a read-only file system" : (code ?? String(error));
+    throw new UbiError(ErrorCode.StorageFailed, `the data dir ${dataDir} is not writable: ${why}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The error code of write access to `path`, or to its closest existing ancestor when it is missing. */
+async function writeAccessError(path: string): Promise<string | undefined> {
+  for (let current = path; ; current = dirname(current)) {
+    try {
+      await access(current, constants.F_OK);
+    } catch {
+      if (dirname(current) === current) return undefined;
+      continue;
+    }
+    try {
+      await access(current, constants.W_OK);
+      return undefined;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code;
+    }
+  }
+}
+
+/** Records `agentId` in a data dir that has no id yet, or checks the one recorded there. */
+async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
+  const path = join(dataDir, AGENT_ID_FILE);
+  try {
+    // Exclusive: of two agents starting on a new folder at once, one records its id, the other is refused.
+    await writeFile(path, `${agentId}\n`, { flag: "wx" });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot write ${path}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+  }
+  const recorded = await recordedAgentId(dataDir);
+  if (recorded === undefined || recorded === agentId) return;
+  if (recorded === "") {
+    // Torn by a crash during the first start: this agent is the first to complete it.
+    await writeFile(path, `${agentId}\n`);
+    return;
+  }
+  throw new UbiError(
+    ErrorCode.DataDirOfAnotherAgent,
+    `the data dir ${dataDir} belongs to agent "${recorded}", not "${agentId}" (its crawl state is ` +
+      `${recorded}'s, recorded in ${path}): start agent ${recorded} on it (--id ${recorded}), or give ` +
+      `${agentId} a new --data folder`,
+  );
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,292 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClusterCertificates } from "../../src/security/index.js";
+import { type ExitResult, killAllUbicrawl, runUbicrawl, waitFor } from "../agent/harness.js";
+import { identityIn } from "../security/tls-agents.js";
+
+/**
+ * `ubicrawl agent` says what is wrong, and what to do: seeds that are not URLs, a crawl that fetched
+ * nothing or had nothing left to do, a data dir that is a file, another agent's or in use, an address
+ * in use, a certificate and a key that do not match. Real processes, a real web server on loopback.
+ */
+
+let dir: string;
+let site: Server;
+let sitePort: number;
+let hostsFile: string;
+/** Requests the site answered. */
+let served = 0;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-agent-errors-"));
+  site = createServer((request, response) => {
+    served++;
+    if (request.url === "/robots.txt") response.writeHead(404).end();
+    else response.writeHead(200, { "content-type": "text/html" }).end("<html><body>one page</body></html>");
+  });
+  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+  sitePort = (site.address() as AddressInfo).port;
+  hostsFile = join(dir, "hosts");
+  await writeFile(hostsFile, "127.0.0.1 site.test\n");
+});
+
+afterAll(async () => {
+  await killAllUbicrawl();
+  site.closeAllConnections();
+  await new Promise((resolve) => site.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+function agent(...args: string[]): Promise<ExitResult> {
+  return runUbicrawl(["agent", "--progress", "off", ...args], { cwd: dir }).waitForExit(30_000);
+}
+
+/** The `ubicrawl agent: … [CODE]` line of a failed run. */
+function errorLine(result: ExitResult): string {
+  return result.stderr.split("\n").find((line) => line.startsWith("ubicrawl agent: ")) ?? "";
+}
+
+function expectError(result: ExitResult, exitCode: number, code: string): string {
+  expect(result.code, result.stderr).toBe(exitCode);
+  const line = errorLine(result);
+  expect(line, result.stderr).toMatch(new RegExp(`\\[${code}\\]$`));
+  return line;
+}
+
+describe("--seeds", () => {
+  it("a value that is neither a readable file nor a URL says exactly that", async () => {
+    const line = expectError(
+      await agent("--id", "a", "--data", join(dir, "s1"), "--seeds", "example.com"),
+      2,
+      "UBI_ERR_INVALID_ARGUMENT",
+    );
+    expect(line).toContain('--seeds: "example.com" is neither a readable file nor a URL');
+    expect(line).toContain("http://");
+  });
+
+  it("a file without any http(s) URL is refused, its bad lines named with their numbers", async () => {
+    const seeds = join(dir, "all-bad.txt");
+    await writeFile(seeds, "# a comment\nexample.com\n\nftp://example.com/file\n");
+    const line = expectError(
+      await agent("--id", "a", "--data", join(dir, "s2"), "--seeds", seeds),
+      2,
+      "UBI_ERR_INVALID_ARGUMENT",
+    );
+    expect(line).toContain("no http(s) URL to start from");
+    expect(line).toContain(`${seeds}:2: "example.com" is not an http(s) URL`);
+    expect(line).toContain(`${seeds}:4: "ftp://example.com/file" is not an http(s) URL`);
+  });
+});
+
+describe("a crawl that fetched nothing", () => {
+  it("exits 1 naming the network policy and --allow-net; rerun on its data dir, says it was tried before", async () => {
+    const data = join(dir, "fenced");
+    const seeds = join(dir, "mixed.txt");
+    await writeFile(seeds, `http://site.test:${sitePort}/\nnot a url\n`);
+    const common = [
+      "--id",
+      "f",
+      "--data",
+      data,
+      "--seeds",
+      seeds,
+      "--hosts-file",
+      hostsFile,
+      "--exit-when-done",
+    ];
+    const servedBefore = served;
+    const first = await agent(...common);
+    // The bad line is reported, and the crawl goes on with the good one.
+    expect(first.stderr).toContain(`skipping 1 seed: ${seeds}:2: "not a url" is not an http(s) URL`);
+    expect(first.stderr).toContain("stopped (done)");
+    const line = expectError(first, 1, "UBI_ERR_NOTHING_FETCHED");
+    expect(line).toContain("agent f fetched no page: every URL it tried failed");
+    expect(line).toContain("1 URL refused by the network policy");
+    expect(line).toContain("UBI_ERR_ADDRESS_FORBIDDEN");
+    expect(line).toContain("--allow-net CIDR");
+    expect(served).toBe(servedBefore);
+
+    // Fixed, on the same data dir: the seed was tried there already, and the agent says so.
+    const again = await agent(...common, "--allow-net", "127.0.0.0/8");
+    expect(again.stderr).toContain(
+      `the crawl in data dir ${data} is complete: its seed was tried there before`,
+    );
+    expect(again.stderr).toContain("new --data folder");
+    const rerun = expectError(again, 1, "UBI_ERR_NOTHING_FETCHED");
+    expect(rerun).toContain(`its seeds were tried in an earlier run in the data dir ${data} and failed then`);
+    expect(rerun).toContain("UBI_ERR_ADDRESS_FORBIDDEN");
+    expect(rerun).toContain("start a new crawl with a new --data folder");
+  });
+
+  it("in a cluster, exits 1 when its own flags kept its share from fetching anything", async () => {
+    const result = await agent(
+      "--id",
+      "k",
+      "--data",
+      join(dir, "cluster-fenced"),
+      "--seeds",
+      `http://site.test:${sitePort}/`,
+      "--hosts-file",
+      hostsFile,
+      "--listen",
+      "127.0.0.1:0",
+      "--insecure",
+      "--heartbeat-ms",
+      "100",
+      "--suspect-after-ms",
+      "500",
+      "--exit-when-done",
+    );
+    const line = expectError(result, 1, "UBI_ERR_NOTHING_FETCHED");
+    expect(line).toContain("agent k fetched no page: every URL it tried failed");
+    expect(line).toContain("--allow-net CIDR");
+  });
+
+  it("exits 1 naming the hosts file when no seed's name is in it", async () => {
+    const result = await agent(
+      "--id",
+      "d",
+      "--data",
+      join(dir, "no-name"),
+      "--seeds",
+      `http://nowhere.test:${sitePort}/`,
+      `http://nowhere-else.test:${sitePort}/`,
+      "--hosts-file",
+      hostsFile,
+      "--allow-net",
+      "127.0.0.0/8",
+      "--exit-when-done",
+    );
+    const line = expectError(result, 1, "UBI_ERR_NOTHING_FETCHED");
+    expect(line).toContain(
+      `2 URLs with a host name not in the hosts file ${hostsFile} (UBI_ERR_DNS_NOT_FOUND)`,
+    );
+  });
+
+  it("a complete crawl run again says it is complete and how to start a new one, and exits 0", async () => {
+    const data = join(dir, "complete");
+    const args = [
+      "--id",
+      "c",
+      "--data",
+      data,
+      "--seeds",
+      `http://site.test:${sitePort}/`,
+      "--hosts-file",
+      hostsFile,
+      "--allow-net",
+      "127.0.0.0/8",
+      "--exit-when-done",
+    ];
+    const first = await agent(...args);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain("pages fetched: 1 ");
+    const second = await agent(...args);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain(
+      `ubicrawl agent c: the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (1 pages fetched there since it began)`,
+    );
+    expect(second.stderr).toContain("start a new crawl with a new --data folder");
+  });
+});
+
+describe("--data", () => {
+  it("a file is refused as a bad --data", async () => {
+    const file = join(dir, "a-file");
+    await writeFile(file, "");
+    const line = expectError(await agent("--id", "a", "--data", file), 2, "UBI_ERR_INVALID_ARGUMENT");
+    expect(line).toContain(`--data ${file} is a file, not a folder`);
+  });
+
+  it("another agent's data dir is refused, naming both ids", async () => {
+    const data = join(dir, "owned");
+    const first = await agent("--id", "owner", "--data", data, "--exit-when-done");
+    expect(first.code, first.stderr).toBe(0);
+    const line = expectError(
+      await agent("--id", "intruder", "--data", data, "--exit-when-done"),
+      1,
+      "UBI_ERR_DATA_DIR_OTHER_AGENT",
+    );
+    expect(line).toContain(`the data dir ${data} belongs to agent "owner", not "intruder"`);
+    expect(line).toContain("--id owner");
+  });
+
+  it("a data dir in use by a running agent is named as such", async () => {
+    const data = join(dir, "busy");
+    const running = runUbicrawl(["agent", "--id", "busy", "--data", data, "--progress", "off"], { cwd: dir });
+    // An agent alone without seeds says it has nothing to crawl once its store is open.
+    await waitFor(
+      () => running.stderr().includes("nothing to crawl"),
+      "the first agent to open its store",
+      20_000,
+    );
+    const line = expectError(await agent("--id", "busy", "--data", data), 1, "UBI_ERR_DATA_DIR_IN_USE");
+    expect(line).toContain(`the data dir ${data} is in use by another running agent`);
+    expect(line).toContain(join(data, "state", "LOCK"));
+    running.kill("SIGTERM");
+    expect((await running.waitForExit(20_000)).code).toBe(0);
+  });
+});
+
+describe("a cluster agent's own files and address", () => {
+  it("an address in use says so", async () => {
+    const first = runUbicrawl(
+      [
+        "agent",
+        "--id",
+        "l1",
+        "--data",
+        join(dir, "l1"),
+        "--listen",
+        "127.0.0.1:0",
+        "--insecure",
+        "--progress",
+        "off",
+      ],
+      { cwd: dir },
+    );
+    let address = "";
+    await waitFor(
+      () => {
+        address = /listening on (\S+)/.exec(first.stderr())?.[1] ?? "";
+        return address !== "";
+      },
+      "l1 to listen",
+      20_000,
+    );
+    const result = await agent("--id", "l2", "--data", join(dir, "l2"), "--listen", address, "--insecure");
+    const line = expectError(result, 1, "UBI_ERR_LISTEN_FAILED");
+    expect(line).toContain(`cannot listen on ${address}: the address is already in use`);
+    // No raw grpc-js line.
+    expect(result.stderr).not.toMatch(/No address added/);
+    first.kill("SIGTERM");
+    expect((await first.waitForExit(20_000)).code).toBe(0);
+  });
+
+  it("a TLS certificate and key that do not match say so, naming both files", async () => {
+    const certs = join(dir, "certs");
+    await createClusterCertificates({ outDir: certs, agents: ["t1", "t2"], operator: false });
+    const t1 = identityIn(certs, "t1");
+    const t2 = identityIn(certs, "t2");
+    const result = await agent(
+      "--id",
+      "t1",
+      "--data",
+      join(dir, "t1"),
+      "--listen",
+      "127.0.0.1:0",
+      "--tls-ca",
+      t1.caPath,
+      "--tls-cert",
+      t1.files.certPath,
+      "--tls-key",
+      t2.files.keyPath,
+    );
+    const line = expectError(result, 1, "UBI_ERR_CERTIFICATE");
+    expect(line).toContain(`--tls-cert ${t1.files.certPath} and --tls-key ${t2.files.keyPath} do not match`);
+  });
+});
