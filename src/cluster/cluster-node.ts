@@ -1,5 +1,5 @@
 import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
-import { type Clock, sleep, systemClock, within } from "../clock.js";
+import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
@@ -16,7 +16,9 @@ import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
+import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
 import { HandOverDesk } from "./hand-over.js";
+import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
@@ -26,7 +28,7 @@ import { resendUnacked } from "./unacked-urls.js";
 import { UrlExchange } from "./url-exchange.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
 
-export { DEFAULT_MAX_CONCURRENT_SUBMITS };
+export { DEFAULT_LEAVE_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_SUBMITS, type LeaveOutcome };
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
 export interface ClusterOptions {
@@ -68,25 +70,6 @@ export interface ClusterOptions {
    * @default 32
    */
   readonly maxConcurrentSubmits?: number;
-}
-
-/** @default of how long a graceful leave may take: within Kubernetes' 30 s termination grace period. */
-export const DEFAULT_LEAVE_TIMEOUT_MS = 20_000;
-
-/** What a graceful leave handed over, and what it could not in time. */
-export interface LeaveOutcome {
-  /** Hosts handed to their next owner with their done URLs. */
-  readonly hostsHanded: number;
-  /**
-   * Hosts not handed over in time (a request still in flight, or their next owner not answering):
-   * their next owners crawl them without this agent's record of what was done there.
-   */
-  readonly hostsNotHanded: number;
-  /**
-   * Queued URLs not handed over in time: still queued here, or sent and not acknowledged (they stay in
-   * this agent's data; restarted on it, the agent sends them again).
-   */
-  readonly urlsNotHanded: number;
 }
 
 /** What a {@link ClusterNode} is given rather than reaching for. */
@@ -233,30 +216,18 @@ export class ClusterNode {
       },
       {
         clock,
-        sendHeartbeat: async (target, heartbeat, signal) => {
-          const { parts } = ready();
-          // A reply's load is measured after this moment: that, not its (possibly late) arrival, is how
-          // fresh it is for termination detection.
-          const sentAtMs = clock.now();
-          const request = {
-            from: toWireMember(heartbeat.from, clock.now()),
-            members: heartbeat.entries.map((entry) => toWireMember(entry, clock.now())),
-            load: parts.partition.load(),
-            unanswered: heartbeat.unanswered === true,
-          };
-          // The detector's signal bounds each heartbeat (one interval, longer when joining).
-          const callOptions = { signal, deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000) };
-          const client = peers.get(target.address);
-          // A known member gets its heartbeats on one long-lived stream; a seed, whose id is not known
-          // yet, gets a unary call.
-          const reply = await (target.id === undefined
-            ? client.heartbeat(request, callOptions)
-            : client.streamHeartbeat(request, callOptions));
-          parts.crawlEnd.observeReply(reply.from.id, reply.load, sentAtMs);
-          parts.service.noteLoad(reply.from.id, reply.load);
-          parts.exchange.notePeerLoad(reply.from.id, reply.load);
-          return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
-        },
+        sendHeartbeat: heartbeatSender({
+          clock,
+          peers,
+          deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
+          load: () => ready().parts.partition.load(),
+          onReply: (fromId, load, sentAtMs) => {
+            const { parts } = ready();
+            parts.crawlEnd.observeReply(fromId, load, sentAtMs);
+            parts.service.noteLoad(fromId, load);
+            parts.exchange.notePeerLoad(fromId, load);
+          },
+        }),
       },
     );
     const memberOf = (id: string) => detector.members().find((member) => member.id === id);
@@ -431,50 +402,23 @@ export class ClusterNode {
   }
 
   /**
-   * Graceful leave: stops starting fetches and waits for those in flight; hands every host this agent
-   * holds, with the URLs it has done there, to the host's next owner; announces the leave; hands every
-   * queued URL to its next owner and waits for the acknowledgements. All within `timeoutMs`: what is
-   * not handed over by then is left to the others as if this agent had crashed. Idempotent.
+   * Graceful leave (see {@link leaveCluster}): hands every host this agent holds and every queued URL
+   * to their next owners and tells the others, all within `timeoutMs`. Idempotent.
    */
   leave(timeoutMs = DEFAULT_LEAVE_TIMEOUT_MS): Promise<LeaveOutcome> {
-    this.leaving ??= this.handOverAndLeave(timeoutMs);
+    const { agent, detector, stabilizer, exchange, desk, claims, tenure, peerClient } = this.parts;
+    this.leaving ??= leaveCluster(timeoutMs, {
+      clock: this.clock,
+      agent,
+      claims,
+      desk,
+      heldHosts: () => tenure.heldHosts().length,
+      send: (peerId, request, deadlineMs) => peerClient(peerId).handOverHosts(request, { deadlineMs }),
+      announce: () => detector.leave(),
+      settled: () => stabilizer.settled(),
+      exchange,
+    });
     return this.leaving;
-  }
-
-  private async handOverAndLeave(timeoutMs: number): Promise<LeaveOutcome> {
-    const { agent, detector, stabilizer, exchange, desk, claims, tenure } = this.parts;
-    const deadline = this.clock.now() + timeoutMs;
-    const left = () => Math.max(0, deadline - this.clock.now());
-    // No new fetch, no new claim, no host taken in: what this agent holds now is what it hands over.
-    agent.pause();
-    claims.stop();
-    desk.close();
-    // Requests in flight finish (their pages are archived and counted) before their hosts move: a
-    // quarter of the time at most (a politeness wait ends at the pause).
-    await within(this.clock, left() / 4, async () => {
-      while (agent.urlsInFlight > 0) await sleep(this.clock, 20);
-    });
-    // Then the hosts, within half of what is left, so the queues still have time to go.
-    const pushBudget = left() / 2;
-    const pushed = (await within(this.clock, pushBudget, () =>
-      desk.pushAll(
-        (peerId, request) =>
-          this.parts.peerClient(peerId).handOverHosts(request, { deadlineMs: Math.max(1, pushBudget) }),
-        pushBudget / 2,
-      ),
-    )) ?? { handed: 0, failed: tenure.heldHosts().length };
-    // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
-    // queued URLs go to them (before, they would have sent them back: this agent still owned them).
-    await within(this.clock, left() / 3, () => detector.leave());
-    await within(this.clock, left(), async () => {
-      await stabilizer.settled();
-      await exchange.drain();
-    });
-    return {
-      hostsHanded: pushed.handed,
-      hostsNotHanded: pushed.failed,
-      urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
-    };
   }
 
   /**

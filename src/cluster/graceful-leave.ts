@@ -1,0 +1,77 @@
+import type { ClusterFacingAgent } from "../agent/index.js";
+import { type Clock, sleep, within } from "../clock.js";
+import type { HandOverReply, HandOverRequest } from "../transport/index.js";
+import type { HandOverDesk } from "./hand-over.js";
+import type { HostClaims } from "./host-claims.js";
+import type { UrlExchange } from "./url-exchange.js";
+
+/** @default of how long a graceful leave may take: within Kubernetes' 30 s termination grace period. */
+export const DEFAULT_LEAVE_TIMEOUT_MS = 20_000;
+
+/** What a graceful leave handed over, and what it could not in time. */
+export interface LeaveOutcome {
+  /** Hosts handed to their next owner with their done URLs. */
+  readonly hostsHanded: number;
+  /**
+   * Hosts not handed over in time (a request still in flight, or their next owner not answering):
+   * their next owners crawl them without this agent's record of what was done there.
+   */
+  readonly hostsNotHanded: number;
+  /**
+   * Queued URLs not handed over in time: still queued here, or sent and not acknowledged (they stay in
+   * this agent's data; restarted on it, the agent sends them again).
+   */
+  readonly urlsNotHanded: number;
+}
+/** What {@link leaveCluster} works with. */
+export interface LeaveDeps {
+  readonly clock: Clock;
+  readonly agent: Pick<ClusterFacingAgent, "pause" | "urlsInFlight" | "queuedUrls">;
+  readonly claims: Pick<HostClaims, "stop">;
+  readonly desk: Pick<HandOverDesk, "close" | "pushAll">;
+  /** How many hosts this agent holds now. */
+  readonly heldHosts: () => number;
+  /** Sends one pushed hand-over to `peerId`, within `deadlineMs`. */
+  readonly send: (peerId: string, request: HandOverRequest, deadlineMs: number) => Promise<HandOverReply>;
+  /** Tells every member this agent leaves (the failure detector's leave). */
+  readonly announce: () => Promise<void>;
+  /** Resolves when the hand-over of the queues that the leave's view change started is queued. */
+  readonly settled: () => Promise<void>;
+  readonly exchange: Pick<UrlExchange, "drain" | "pendingUrls">;
+}
+
+/**
+ * A graceful leave, within `timeoutMs`: stops starting fetches, claims and taking hosts in, and waits
+ * for the requests in flight (a quarter of the time at most); hands every host this agent holds, with
+ * the URLs it has done there, to the host's next owner (half of what is left); announces the leave, so
+ * the next owners own what they already hold; hands every queued URL to its next owner and waits for
+ * the acknowledgements (the rest). What is not handed over by then is said in the outcome.
+ */
+export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<LeaveOutcome> {
+  const { agent, clock, desk, exchange } = deps;
+  const deadline = clock.now() + timeoutMs;
+  const left = () => Math.max(0, deadline - clock.now());
+  agent.pause();
+  deps.claims.stop();
+  desk.close();
+  // A politeness wait ends at the pause; a fetch ends by itself.
+  await within(clock, left() / 4, async () => {
+    while (agent.urlsInFlight > 0) await sleep(clock, 20);
+  });
+  const pushBudget = left() / 2;
+  const pushed = (await within(clock, pushBudget, () =>
+    desk.pushAll((peerId, request) => deps.send(peerId, request, Math.max(1, pushBudget)), pushBudget / 2),
+  )) ?? { handed: 0, failed: deps.heldHosts() };
+  // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
+  // queued URLs go to them (before, they would have sent them back: this agent still owned them).
+  await within(clock, left() / 3, deps.announce);
+  await within(clock, left(), async () => {
+    await deps.settled();
+    await exchange.drain();
+  });
+  return {
+    hostsHanded: pushed.handed,
+    hostsNotHanded: pushed.failed,
+    urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
+  };
+}

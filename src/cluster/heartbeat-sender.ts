@@ -1,0 +1,46 @@
+import type { Clock } from "../clock.js";
+import type { HeartbeatTarget, RemoteHeartbeat } from "../failure-detector/index.js";
+import type { AgentLoad, PeerClientPool } from "../transport/index.js";
+import { fromWireMember, toWireMember } from "./members.js";
+
+/** What {@link heartbeatSender} needs. */
+export interface HeartbeatSenderDeps {
+  readonly clock: Clock;
+  readonly peers: PeerClientPool;
+  /** Deadline of one heartbeat call, ms. */
+  readonly deadlineMs: number;
+  /** This agent's load now, carried by every heartbeat. */
+  readonly load: () => AgentLoad;
+  /** A reply's load, measured no earlier than local time `sentAtMs`. */
+  readonly onReply: (fromId: string, load: AgentLoad, sentAtMs: number) => void;
+}
+
+/**
+ * The failure detector's way of sending a heartbeat over gRPC: a known member gets it on one
+ * long-lived stream, a seed (whose id is not known yet) a unary call; the reply's load goes to
+ * `onReply`.
+ */
+export function heartbeatSender(
+  deps: HeartbeatSenderDeps,
+): (target: HeartbeatTarget, heartbeat: RemoteHeartbeat, signal: AbortSignal) => Promise<RemoteHeartbeat> {
+  return async (target, heartbeat, signal) => {
+    const { clock } = deps;
+    // A reply's load is measured after this moment: that, not its (possibly late) arrival, is how fresh
+    // it is for termination detection.
+    const sentAtMs = clock.now();
+    const request = {
+      from: toWireMember(heartbeat.from, sentAtMs),
+      members: heartbeat.entries.map((entry) => toWireMember(entry, sentAtMs)),
+      load: deps.load(),
+      unanswered: heartbeat.unanswered === true,
+    };
+    // The detector's signal bounds each heartbeat (one interval, longer when joining).
+    const callOptions = { signal, deadlineMs: deps.deadlineMs };
+    const client = deps.peers.get(target.address);
+    const reply = await (target.id === undefined
+      ? client.heartbeat(request, callOptions)
+      : client.streamHeartbeat(request, callOptions));
+    deps.onReply(reply.from.id, reply.load, sentAtMs);
+    return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
+  };
+}
