@@ -194,13 +194,15 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     const c1 = new PeerClient(one.address, { security: INSECURE });
     clients.push(c1);
     let before: AgentStats | undefined;
+    // Both crawl before the kill: agent-1 has work of its own, so its crawl goes on (and ends) after it.
     await waitFor(
       async () => {
         const gathered = (await c1.getStats({ cluster: true })).agents;
         before = gathered.find((agent) => agent.id === "agent-2");
-        return (before?.pagesFetched ?? 0) > 0;
+        const own = gathered.find((agent) => agent.id === "agent-1");
+        return (before?.pagesFetched ?? 0) > 0 && (own?.pagesFetched ?? 0) > 0;
       },
-      "agent-2 to crawl",
+      "both agents to crawl",
       30_000,
       20,
     );
@@ -227,6 +229,7 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     const table = await stats(["--agent", one.address, "--insecure", "--cluster"]);
     expect(table).toMatch(/^agent agent-2 at \S+: suspected, last known \d+\.\d s ago$/m);
     expect(table).toMatch(/^\s*agent-2\s+suspected\s+\d+/m);
-    await one.process.waitForExit(90_000);
-  });
+    const last = await one.process.waitForExit(90_000);
+    expect(last.code, last.stderr).toBe(0);
+  }, 120_000);
 });
