@@ -162,10 +162,10 @@ export const AGENT_FLAGS = {
   },
   "recovery-k": {
     type: "integer",
-    help: "previous owners asked before fetching a page of a newly owned host (page recovery)",
+    help: "agents asked at most, along the circle, for a host this agent now owns (its previous owners hand it over with the pages done there) before taking one none of them holds; 0 takes hosts without asking",
     default: DEFAULT_RECOVERY_K,
     min: 0,
-    max: 16,
+    max: 1000,
   },
   "takeover-delay-ms": {
     type: "integer",
