@@ -110,7 +110,9 @@ export class Frontier {
         const queue = this.hosts.get(host);
         if (queue) {
           // Whether its queue may hold done URLs survives a restart with the record.
-          const record: HostRecord = queue.mayRepeat ? { ...queue.record, recheck: true } : { ...queue.record };
+          const record: HostRecord = queue.mayRepeat
+            ? { ...queue.record, recheck: true }
+            : { ...queue.record };
           ops.push({ kind: "host", host, record });
         }
       }

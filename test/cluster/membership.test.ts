@@ -209,7 +209,14 @@ describe("retries across hand-overs", () => {
     const left: string[] = [];
     for (const round of [1, 2]) {
       let tried: { id: string; willRetry: boolean }[] = [];
-      await waitFor(async () => (tried = await attempts()).length >= round, `attempt ${round}`, 30_000);
+      await waitFor(
+        async () => {
+          tried = await attempts();
+          return tried.length >= round;
+        },
+        `attempt ${round}`,
+        30_000,
+      );
       expect(tried.length, JSON.stringify(tried)).toBe(round);
       const last = tried[round - 1] as { id: string; willRetry: boolean };
       expect(last.willRetry).toBe(true);
