@@ -19,25 +19,44 @@ export interface JoinPlan {
   readonly settleMs: number;
   /** How often to look whether they have. */
   readonly pollMs: number;
+  /**
+   * How long an id conflict is retried: an agent restarted on another address (a new port) is refused
+   * while the others still take its earlier life for alive, until they suspect it.
+   */
+  readonly idConflictWaitMs: number;
+  /** Where progress lines go. */
+  readonly log: (line: string) => void;
   readonly clock: Clock;
 }
 
 /**
- * Joins the cluster through `plan.seeds` (retrying until the join timeout; an id conflict fails at
- * once), starts the failure detector and waits until every member learned by gossip has answered
- * directly, so the first links this agent routes already use the whole cluster's view. Returns true
- * when it joined other agents, false when it starts a cluster of its own.
+ * Joins the cluster through `plan.seeds` (retrying until the join timeout; an id conflict only for
+ * `idConflictWaitMs`, as it is the earlier life of a restarted agent until the others suspect it),
+ * starts the failure detector and waits until every member learned by gossip has answered directly,
+ * so the first links this agent routes already use the whole cluster's view. Returns true when it
+ * joined other agents, false when it starts a cluster of its own.
  */
 export async function joinCluster(detector: FailureDetector, plan: JoinPlan): Promise<boolean> {
   const { clock, seeds } = plan;
   if (seeds.length > 0) {
-    const deadline = clock.now() + plan.joinTimeoutMs;
+    const startedAtMs = clock.now();
+    const deadline = startedAtMs + plan.joinTimeoutMs;
+    let toldOfConflict = false;
     for (;;) {
       try {
         await detector.join(seeds);
         break;
       } catch (error) {
-        if (isUbiError(error, ErrorCode.IdConflict) || clock.now() >= deadline) throw error;
+        const conflict = isUbiError(error, ErrorCode.IdConflict);
+        if (clock.now() >= deadline || (conflict && clock.now() - startedAtMs >= plan.idConflictWaitMs)) {
+          throw error;
+        }
+        if (conflict && !toldOfConflict) {
+          toldOfConflict = true;
+          plan.log(
+            `ubicrawl: ${(error as Error).message.replace(/; choose another agent id$/, "")}: if that is an earlier life of this agent, the others will suspect it within ${Math.ceil(plan.idConflictWaitMs / 1000)} s; waiting`,
+          );
+        }
         await sleep(clock, JOIN_RETRY_MS);
       }
     }

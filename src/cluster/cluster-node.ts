@@ -373,6 +373,9 @@ export class ClusterNode {
         joinTimeoutMs: options.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS,
         settleMs: options.suspectAfterMs,
         pollMs: Math.min(50, options.heartbeatIntervalMs),
+        // Suspected after the timeout, seen as such by the next sweep: two timeouts are enough.
+        idConflictWaitMs: 2 * options.suspectAfterMs,
+        log,
         clock,
       });
       stabilizer.onViewChange(detector.alive());

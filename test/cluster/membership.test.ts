@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
   readCrawlLogSoFar,
+  runUbicrawl,
   servedPages,
   startWebFixture,
   traceRequests,
@@ -16,6 +17,7 @@ import {
 import {
   assignmentOf,
   type ClusterAgent,
+  FAST_HEARTBEAT,
   hostKeyOf,
   startCluster,
   startClusterAgent,
@@ -267,5 +269,53 @@ describe("a crash", () => {
     );
     const notTheVictims = metrics.repeated.filter((url) => !victimPages.has(url) && !inFlightAtKill.has(url));
     expect(notTheVictims, await whoFetched(agents, notTheVictims.slice(0, 20))).toEqual([]);
+  });
+});
+
+describe("an agent's id", () => {
+  it("is taken back by the agent restarted at once on a new port, once the others suspect its earlier life", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 3, FLAGS);
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    const victim = agents[1] as ClusterAgent;
+    victim.process.kill("SIGKILL");
+    await victim.process.waitForExit(10_000);
+    // Restarted at once, on another port: the others still take its earlier life for alive.
+    const back = await startClusterAgent(fixture, {
+      id: victim.id,
+      join: [(agents[0] as ClusterAgent).address],
+      flags: FLAGS,
+    });
+    const all = [agents[0], back, agents[2]] as ClusterAgent[];
+    await waitForExits(all);
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+  });
+
+  it("of a live agent is refused to another, saying so, once it is clear it is no earlier life", async () => {
+    fixture = await startWebFixture({ hosts: 5, pages: 50, seed: 3 });
+    // No seeds: it waits for work, alive, while another agent claims its id.
+    const first = await startClusterAgent(fixture, { id: "agent-1", flags: FLAGS });
+    const twin = runUbicrawl([
+      "agent",
+      "--id",
+      first.id,
+      "--data",
+      join(fixture.dir, "twin"),
+      "--listen",
+      "127.0.0.1:0",
+      "--join",
+      first.address,
+      "--insecure",
+      ...FAST_HEARTBEAT,
+    ]);
+    const result = await twin.waitForExit(30_000);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/is already used by a live agent at .*; choose another agent id/);
+    expect(result.stderr).toMatch(/\[UBI_ERR_ID_CONFLICT\]/);
+    first.process.kill("SIGTERM");
+    await first.process.waitForExit(30_000);
   });
 });
