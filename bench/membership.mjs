@@ -163,6 +163,9 @@ async function runScenario(scenario, run, runSeed) {
         clearTimeout(timer);
         const exitMs = victim.exitedAtMs - sentAt;
         cluster.note(`${victimId} exited (${code}) ${fixed(exitMs, 0)} ms after the SIGTERM`);
+        // What the leave says it handed over, and what not in time.
+        const leaveLine = victim.stderrLines.find((line) => / left: |stopped before the leave/.test(line));
+        if (leaveLine) cluster.note(leaveLine.replace(/^ubicrawl agent \S+: /, `${victimId} `));
         extra.sigterm = { agent: victimId, exitCode: code, exitMs };
         if (flags["restart-after-s"] !== undefined) {
           await sleep(flags["restart-after-s"] * 1000);
