@@ -16,6 +16,7 @@ import { readWarcFile } from "../dist/storage/warc-reader.js";
 import { INSECURE, PeerClient } from "../dist/transport/index.js";
 import { readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
+import { seededRandom } from "./lib/prng.mjs";
 import {
   benchAgentFlags,
   Child,
@@ -492,18 +493,6 @@ class ServedLog {
     this.counts.set(url, (this.counts.get(url) ?? 0) + 1);
     this.pages++;
   }
-}
-
-/** mulberry32: a small seeded PRNG, floats in [0, 1). */
-function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 function between({ min, max }) {

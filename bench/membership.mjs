@@ -23,6 +23,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Assignment } from "../dist/hashing/index.js";
 import { CRAWL_LOG_FILE, CrawlTally, readTruthFile, tallyAgentDir } from "../dist/report/index.js";
 import { parseBenchFlags } from "./lib/flags.mjs";
+import { seededRandom } from "./lib/prng.mjs";
 import { benchAgentFlags, openWorkspace, startAgentProcess, startTestWebProcess } from "./lib/processes.mjs";
 import { fixed, formatTable, percent } from "./lib/report.mjs";
 import { StatsPoller } from "./lib/stats-poller.mjs";
@@ -479,18 +480,6 @@ async function startFailingHosts() {
   await writeFile(seedsFile, `${seeds.trimEnd()}\n${Object.values(urls).join("\n")}\n`);
   log(`failing URLs: ${Object.values(urls).join(" ")}`);
   return { server, requests, urls, hostsFile, seedsFile };
-}
-
-/** mulberry32: a small seeded PRNG, floats in [0, 1). */
-function seededRandom(prngSeed) {
-  let state = prngSeed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** Per scenario: runs, runs with no overlap at all, the worst overlap, the lowest coverage. */

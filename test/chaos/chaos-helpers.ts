@@ -1,3 +1,4 @@
+import { seededRandom } from "../../bench/lib/prng.mjs";
 import { readWarcFile } from "../../src/storage/warc-reader.js";
 import { listWarcFiles, type WarcRecordIn } from "../agent/harness.js";
 
@@ -16,18 +17,6 @@ export function chaosSeed(fixed: number): number {
   if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
   if (process.env.CHAOS_RANDOM === "1") return Math.floor(Math.random() * 2 ** 31) + 1;
   return fixed;
-}
-
-/** mulberry32: a tiny deterministic PRNG; returns a function giving floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** An integer in [min, max] drawn from `random`. */
@@ -123,3 +112,5 @@ export function responsesByUrl(records: readonly WarcRecordIn[]): Map<string, nu
   }
   return counts;
 }
+
+export { seededRandom };
