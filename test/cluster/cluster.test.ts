@@ -126,9 +126,12 @@ describe("a cluster of agents on the test web", () => {
 
     // Every URL one agent says it sent, another says it received.
     const pattern = /URL exchange: sent (\d+) URLs in (\d+) batches, received (\d+) URLs in (\d+) batches/;
-    const exchange = results.map((result) => (pattern.exec(result.stderr) ?? []).slice(1).map(Number));
+    // An agent that exchanged nothing prints no such line (on 12 hosts, now and then one owns none).
+    const exchange = results.map(
+      (result) => pattern.exec(result.stderr)?.slice(1).map(Number) ?? [0, 0, 0, 0],
+    );
     const sum = (column: number) => exchange.reduce((total, row) => total + (row[column] ?? 0), 0);
-    expect(exchange.every((row) => row.length === 4)).toBe(true);
+    expect(results.filter((result) => pattern.test(result.stderr)).length).toBeGreaterThanOrEqual(2);
     expect(sum(0)).toBeGreaterThan(0);
     expect(sum(0)).toBe(sum(2));
     expect(sum(1)).toBe(sum(3));
