@@ -2,6 +2,12 @@ import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { SeenSet } from "../../src/frontier/seen-set.js";
 
+/**
+ * Sizes of the large-set tests are divided by this under mutation testing (vitest.mutation.config.ts),
+ * where instrumented code runs many times slower: the properties still hold at a tenth of the size.
+ */
+const SIZE_DIVISOR = process.env.UBICRAWL_MUTATION === "1" ? 10 : 1;
+
 /** Deterministic 64-bit values (splitmix64), so failures reproduce. */
 function* splitmix64(seed: bigint): Generator<bigint> {
   let state = seed;
@@ -119,7 +125,7 @@ describe("SeenSet", () => {
   });
 
   it("holds 1M random fingerprints and answers membership exactly", () => {
-    const n = 1_000_000;
+    const n = 1_000_000 / SIZE_DIVISOR;
     const his = new Uint32Array(n);
     const los = new Uint32Array(n);
     let i = 0;
@@ -151,7 +157,7 @@ describe("SeenSet", () => {
     const set = new SeenSet();
     let sum = 0;
     let samples = 0;
-    for (let i = 1; i <= 400_000; i++) {
+    for (let i = 1; i <= 400_000 / SIZE_DIVISOR; i++) {
       set.addParts(i, Math.imul(i, 0x9e3779b1));
       if (i >= 2_000 && i % 100 === 0) {
         const perUrl = set.memoryBytes / set.size;
@@ -183,7 +189,7 @@ describe("SeenSet growth", () => {
     };
     let largestStep = 0;
     let before = set.memoryBytes;
-    while (set.size < 300_000) {
+    while (set.size < 300_000 / SIZE_DIVISOR) {
       set.addParts(next(), next());
       const now = set.memoryBytes;
       largestStep = Math.max(largestStep, now - before);

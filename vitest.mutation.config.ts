@@ -1,0 +1,33 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The fast, in-process unit tests of the modules under mutation testing (`npm run mutation`,
+ * stryker.config.json). No globalSetup, no agent processes: Stryker runs these once per mutant.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      "test/hashing/*.test.ts",
+      "test/frontier/frontier.test.ts",
+      "test/frontier/ip-gate.test.ts",
+      "test/frontier/scheduler.test.ts",
+      "test/frontier/seen-set.test.ts",
+      "test/frontier/windows.test.ts",
+      "test/robots/*.test.ts",
+      "test/url/*.test.ts",
+      "test/failure-detector/*.test.ts",
+      "test/transport/validate.test.ts",
+      "test/cluster/flush-policy.test.ts",
+      "test/cluster/hand-over.test.ts",
+      "test/cluster/ownership.test.ts",
+      "test/cluster/takeover-grace.test.ts",
+      "test/cluster/termination.test.ts",
+      "test/cluster/unacked-urls.test.ts",
+      "test/cluster/url-exchange.test.ts",
+    ],
+    // Instrumented code runs many times slower; the large-set tests shrink under this flag.
+    env: { UBICRAWL_MUTATION: "1" },
+    testTimeout: 120_000,
+    pool: "forks",
+  },
+});
