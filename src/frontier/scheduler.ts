@@ -90,6 +90,20 @@ export class HostScheduler {
     this.pump();
   }
 
+  /**
+   * Wakes now the hosts parked for one of `reasons`, because what they waited for may have changed (a
+   * view change ends holds and hand-overs): each is visited again if it has work (and parks again if it
+   * must still wait), and is forgotten if not.
+   */
+  wakeParked(reasons: ReadonlySet<WaitReason>): void {
+    for (const [host, parked] of this.parked) {
+      if (!reasons.has(parked.reason)) continue;
+      this.clock.clearTimeout(parked.timer);
+      this.parked.delete(host);
+      if (this.deps.hasWork(host)) this.markReady(host);
+    }
+  }
+
   /** Hosts being visited now. */
   get activeHosts(): number {
     return this.active.size;

@@ -150,7 +150,17 @@ export class CrawlLog {
     if (this.failure) throw this.failure;
   }
 
-  /** Flushes and closes the file; idempotent. */
+  /** Writes the buffered lines and syncs the file: resolves once every line so far is on the disk. */
+  async sync(): Promise<void> {
+    await this.flush();
+    try {
+      await this.handle?.datasync();
+    } catch (error) {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot sync crawl log ${this.path}`, { cause: error });
+    }
+  }
+
+  /** Flushes, syncs and closes the file; idempotent. */
   close(): Promise<void> {
     if (this.closing) return this.closing;
     if (this.state !== "open") {
@@ -160,7 +170,7 @@ export class CrawlLog {
     }
     this.closing = (async () => {
       try {
-        await this.flush();
+        await this.sync();
       } finally {
         this.state = "closed";
         await this.handle?.close();

@@ -3,8 +3,9 @@
  * a sentence naming the folder and what to do, not with LevelDB's or the file system's own words.
  */
 
+import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { access, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { access, link, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 
@@ -29,7 +30,10 @@ export async function prepareDataDir(dataDir: string, agentId: string): Promise<
 /** The id recorded in `dataDir`, or undefined when none is (a new folder, or one of an older version). */
 export async function recordedAgentId(dataDir: string): Promise<string | undefined> {
   try {
-    return (await readFile(join(dataDir, AGENT_ID_FILE), "utf8")).trim();
+    const text = await readFile(join(dataDir, AGENT_ID_FILE), "utf8");
+    // Written whole since records are made durably; one without its newline was torn by a crash of an
+    // older version during its first start, and records nothing.
+    return text.endsWith("\n") ? text.trim() : "";
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new UbiError(
@@ -102,7 +106,7 @@ async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
   const path = join(dataDir, AGENT_ID_FILE);
   try {
     // Exclusive: of two agents starting on a new folder at once, one records its id, the other is refused.
-    await writeFile(path, `${agentId}\n`, { flag: "wx" });
+    await writeDurably(dataDir, path, `${agentId}\n`, true);
     return;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
@@ -115,7 +119,7 @@ async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
   if (recorded === undefined || recorded === agentId) return;
   if (recorded === "") {
     // Torn by a crash during the first start: this agent is the first to complete it.
-    await writeFile(path, `${agentId}\n`);
+    await writeDurably(dataDir, path, `${agentId}\n`, false);
     return;
   }
   throw new UbiError(
@@ -124,6 +128,37 @@ async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
       `${recorded}'s, recorded in ${path}): start agent ${recorded} on it (--id ${recorded}), or give ` +
       `${agentId} a new --data folder`,
   );
+}
+
+/**
+ * Records `text` as `path` in `dir` whole or not at all, even across a power cut: written and synced
+ * under a temporary name, then linked (`exclusive`: failing with EEXIST when `path` exists) or renamed
+ * into place, and the folder synced.
+ */
+async function writeDurably(dir: string, path: string, text: string, exclusive: boolean): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  const file = await open(temporary, "w");
+  try {
+    await file.writeFile(text);
+    await file.datasync();
+  } finally {
+    await file.close();
+  }
+  if (exclusive) {
+    try {
+      await link(temporary, path);
+    } finally {
+      await unlink(temporary);
+    }
+  } else {
+    await rename(temporary, path);
+  }
+  const folder = await open(dir, "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
 }
 
 function describe(error: unknown): string {

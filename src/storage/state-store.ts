@@ -168,14 +168,14 @@ export class StateStore {
     }
   }
 
-  /** Applies `ops` atomically. */
+  /** Applies `ops` atomically and durably: resolves once LevelDB's log is synced to the disk. */
   async write(ops: readonly StateOp[]): Promise<void> {
     if (ops.length === 0) return;
     try {
       // The array form, not a chained batch: classic-level frees a chained batch's native copy of every
       // key and value only when V8 collects it, and V8 does not know that memory is there, so under a
       // steady load it piles up in the malloc heap.
-      await this.db.batch(this.batchOps(ops));
+      await this.db.batch(this.batchOps(ops), { sync: true });
     } catch (error) {
       throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
         cause: error,

@@ -128,6 +128,8 @@ export class WarcWriter {
   private file: { slot: FileSlot; handle: FileHandle; goodBytes: number } | undefined;
   /** Settles once every record queued so far is appended (or failed). */
   private tail: Promise<void> = Promise.resolve();
+  /** The finishing (sync, close, rename) of the file before the live one, while it runs. */
+  private finishing: Promise<void> | undefined;
   private failure: UbiError | undefined;
   private closing: Promise<void> | undefined;
   private readonly counters: WarcWriterStats = {
@@ -223,6 +225,23 @@ export class WarcWriter {
     await this.tail;
     if (this.failure) throw this.failure;
     try {
+      await this.file?.handle.datasync();
+    } catch (error) {
+      throw storageError("cannot sync the WARC file", error);
+    }
+  }
+
+  /**
+   * Resolves when every record whose {@link write} has resolved is synced to disk, without waiting for
+   * records still being compressed: cheaper than {@link flush} for a caller that only needs what it was
+   * told is appended to be durable. A file finished by a rotation was synced before the next one took
+   * records, so syncing the live file (after any rotation under way) covers them all.
+   */
+  async syncAppended(): Promise<void> {
+    if (this.failure) throw this.failure;
+    while (this.finishing) await this.finishing;
+    try {
+      // Issued before anything else runs: a rotation starting now waits for it before closing the file.
       await this.file?.handle.datasync();
     } catch (error) {
       throw storageError("cannot sync the WARC file", error);
@@ -375,14 +394,25 @@ export class WarcWriter {
   }
 
   /** Syncs, closes and renames the live file; after a failure leaves it `.open` for recovery. */
-  private async finishFile(): Promise<void> {
+  private finishFile(): Promise<void> {
     const file = this.file;
-    if (!file) return;
+    if (!file) return Promise.resolve();
     this.file = undefined;
+    this.finishing = this.finish(file).finally(() => {
+      this.finishing = undefined;
+    });
+    return this.finishing;
+  }
+
+  private async finish(file: { slot: FileSlot; handle: FileHandle }): Promise<void> {
     const openPath = join(this.dir, file.slot.name + OPEN_SUFFIX);
     try {
-      if (!this.failure) await file.handle.datasync();
-      await file.handle.close();
+      try {
+        if (!this.failure) await file.handle.datasync();
+      } finally {
+        // Closed even when the sync failed: the descriptor must not wait for the garbage collector.
+        await file.handle.close();
+      }
       if (!this.failure) await rename(openPath, join(this.dir, file.slot.name));
     } catch (error) {
       this.failure ??= storageError(`cannot finish WARC file ${file.slot.name}`, error);

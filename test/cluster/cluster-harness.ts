@@ -35,6 +35,8 @@ export interface ClusterAgentOptions {
   readonly seeds?: boolean;
   /** Extra flags. */
   readonly flags?: readonly string[];
+  /** `--data`. @default `<fixture dir>/data-<id>` */
+  readonly dataDir?: string;
 }
 
 /** Starts `ubicrawl agent --listen 127.0.0.1:0 …` and waits until it says where it listens. */
@@ -42,7 +44,7 @@ export async function startClusterAgent(
   fixture: WebFixture,
   options: ClusterAgentOptions,
 ): Promise<ClusterAgent> {
-  const dataDir = join(fixture.dir, `data-${options.id}`);
+  const dataDir = options.dataDir ?? join(fixture.dir, `data-${options.id}`);
   const args = [
     "agent",
     "--id",

@@ -241,6 +241,26 @@ describe("HostScheduler parking", () => {
     expect(h.started).toEqual(["a.test", "a.test"]);
   });
 
+  it("wakes at once hosts parked for the given reasons, and only those: visited if they have work, forgotten if not", async () => {
+    const h = setUp({ maxActiveHosts: 4 });
+    for (const host of ["held.test", "gone.test", "robots.test"]) h.addWork(host);
+    const later = h.clock.now() + 60_000;
+    await h.end("held.test", { kind: "parked", untilMs: later, reason: "held" }, 0);
+    await h.end("gone.test", { kind: "parked", untilMs: later, reason: "hand-over" }, 0);
+    await h.end("robots.test", { kind: "parked", untilMs: later, reason: "robots" }, 0);
+    h.work.set("gone.test", 0); // its URLs went to the host's owner
+    h.scheduler.wakeParked(new Set(["held", "hand-over"]));
+    await flush();
+    expect(h.runningHosts).toEqual(["held.test"]);
+    expect(h.scheduler.parkedHosts).toBe(1);
+    expect(h.scheduler.waiting().map((w) => w.reason)).toEqual(["robots"]);
+    // The woken hosts' timers are gone: nothing runs again when they would have fired.
+    await h.end("held.test", { kind: "drained" }, 1);
+    h.clock.advance(60_000);
+    await flush();
+    expect(h.started).toEqual(["held.test", "gone.test", "robots.test", "held.test", "robots.test"]);
+  });
+
   it("treats a parking time in the past as due at once", async () => {
     const h = setUp();
     h.addWork("a.test");

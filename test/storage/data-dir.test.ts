@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,6 +54,16 @@ describe("prepareDataDir", () => {
     await mkdir(join(data, "state"), { recursive: true });
     await prepareDataDir(data, "old-agent");
     expect(await recordedAgentId(data)).toBe("old-agent");
+  });
+
+  it("takes over a record torn before its newline (an older version's crash at its first start)", async () => {
+    const data = join(dir, "torn");
+    await mkdir(data, { recursive: true });
+    await writeFile(join(data, AGENT_ID_FILE), "bl");
+    expect(await recordedAgentId(data)).toBe("");
+    await prepareDataDir(data, "blackout");
+    expect(await readFile(join(data, AGENT_ID_FILE), "utf8")).toBe("blackout\n");
+    expect((await readdir(data)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 
   it("of two agents starting on one new folder at once, refuses one", async () => {
