@@ -195,6 +195,8 @@ describe("Assignment: balance and capacity", () => {
       { id: "b", capacity: 1 },
     ]);
     expect(assignment.has("a")).toBe(true);
+    const shuffled = Assignment.build(uniform("c", "a", "e", "b", "d"), SMALL, hasher);
+    expect(shuffled.agents.map((agent) => agent.id)).toEqual(["a", "b", "c", "d", "e"]);
     expect(assignment.has("c")).toBe(false);
   });
 });
@@ -221,6 +223,34 @@ describe("Assignment: validation", () => {
     expect(codeOf(() => Assignment.build(uniform("a"), { replicasPerUnit: 1e9 }, hasher))).toBe(
       ErrorCode.InvalidArgument,
     );
+  });
+
+  it("names what is wrong in its messages", () => {
+    const messageOf = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    };
+    expect(messageOf(() => Assignment.build([], SMALL, hasher))).toMatch(/at least one agent/);
+    expect(messageOf(() => Assignment.build(uniform(""), SMALL, hasher))).toMatch(/ids must be non-empty/);
+    expect(messageOf(() => Assignment.build([{ id: "a", capacity: 0 }], SMALL, hasher))).toMatch(
+      /capacity of agent "a" .*got 0/,
+    );
+    expect(messageOf(() => Assignment.build(uniform("a"), { replicasPerUnit: 0 }, hasher))).toMatch(
+      /replicasPerUnit .*got 0/,
+    );
+    expect(messageOf(() => Assignment.build(uniform("a"), { replicasPerUnit: 1e9 }, hasher))).toMatch(
+      /1000000000 replicas exceed the limit/,
+    );
+    // A duplicate id is named as one, not reported as two agents colliding on the circle.
+    expect(messageOf(() => Assignment.build(uniform("dup", "dup"), SMALL, hasher))).toMatch(
+      /duplicate agent id "dup"/,
+    );
+    const assignment = Assignment.build(uniform("a", "b"), SMALL, hasher);
+    expect(messageOf(() => assignment.successors("h", -1))).toMatch(/k must be .*got -1/);
   });
 
   it("loads the hasher itself in the async factory", async () => {

@@ -48,6 +48,18 @@ describe("Circle", () => {
       caught = error;
     }
     expect(isUbiError(caught, ErrorCode.IdConflict)).toBe(true);
+    // The agent listed first is named first, whichever run the merge took the position from.
+    expect((caught as Error).message).toMatch(/^agent "x" collides with agent "y"/);
+  });
+
+  it("sorts an agent's replicas that differ only in their low words", () => {
+    const circle = Circle.build([agent("a", [0x1_0000_0005n, 0x1_0000_0003n, 0x2_0000_0000n])]);
+    const positions = Array.from(circle.hi, (h, i) => (BigInt(h) << 32n) | BigInt(circle.lo[i]));
+    expect(positions).toEqual([0x1_0000_0003n, 0x1_0000_0005n, 0x2_0000_0000n]);
+  });
+
+  it("builds an empty circle from no agents", () => {
+    expect(Circle.build([]).size).toBe(0);
   });
 
   it("tolerates an agent repeating its own position", () => {

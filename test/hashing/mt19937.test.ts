@@ -15,7 +15,9 @@ describe("Mt19937", () => {
   });
 
   it("refuses an empty key", () => {
-    expect(() => new Mt19937(new Uint32Array(0))).toThrow(RangeError);
+    expect(() => new Mt19937(new Uint32Array(0))).toThrow(
+      new RangeError("an MT19937 key needs at least one word"),
+    );
   });
 });
 
