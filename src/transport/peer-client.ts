@@ -31,12 +31,7 @@ import {
   type RequestOf,
   type RpcName,
 } from "./protocol.js";
-import {
-  channelCredentialsFor,
-  checkTransportSecurity,
-  INSECURE,
-  type TransportSecurity,
-} from "./security.js";
+import { channelSecurityFor, checkTransportSecurity, INSECURE, type TransportSecurity } from "./security.js";
 import { errorFromStatus, grpcStatusOf } from "./status-mapping.js";
 import { tolerant, Undecodable } from "./tolerant-decode.js";
 
@@ -129,12 +124,18 @@ export class PeerClient {
   #closed = false;
 
   constructor(address: string, options: PeerClientOptions = {}) {
-    if (typeof address !== "string" || parseHostPort(address) === undefined) {
+    const hostPort = typeof address === "string" ? parseHostPort(address) : undefined;
+    if (hostPort === undefined) {
       throw new UbiError(ErrorCode.InvalidArgument, `peer address must be host:port, got ${String(address)}`);
     }
     this.address = address;
     this.#options = resolvePeerClientOptions(options);
-    this.#client = new Client(address, channelCredentialsFor(this.#options.security), {
+    const { credentials, options: securityOptions } = channelSecurityFor(
+      this.#options.security,
+      hostPort.host,
+    );
+    this.#client = new Client(address, credentials, {
+      ...securityOptions,
       "grpc.max_receive_message_length": this.#options.maxReceiveMessageBytes,
       "grpc.max_reconnect_backoff_ms": this.#options.maxReconnectBackoffMs,
       "grpc.initial_reconnect_backoff_ms": Math.min(1000, this.#options.maxReconnectBackoffMs),

@@ -4,6 +4,8 @@
  */
 
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+import { isIP } from "node:net";
+import { checkServerIdentity } from "node:tls";
 import { ChannelCredentials, ServerCredentials } from "@grpc/grpc-js";
 import { ErrorCode, UbiError } from "../errors.js";
 
@@ -61,15 +63,37 @@ export function serverCredentialsFor(security: TransportSecurity): ServerCredent
   );
 }
 
-/** Channel (client) credentials for `security`; with TLS, the client presents its certificate. */
-export function channelCredentialsFor(security: TransportSecurity): ChannelCredentials {
+/**
+ * TLS server name (SNI) sent when dialing an IP literal. SNI may carry only DNS names (RFC 6066), and
+ * Node 26 refuses an IP there, but grpc-js sets it to the dialed host: for an IP it is given this
+ * reserved name instead (agents serve one certificate whatever the SNI), and the certificate is still
+ * checked against the IP dialed.
+ */
+export const IP_TARGET_SERVER_NAME = "ubicrawl-agent.invalid";
+
+/** Client credentials and channel options for dialing `host` (a DNS name or an IP literal). */
+export interface ChannelSecurity {
+  readonly credentials: ChannelCredentials;
+  readonly options: Readonly<Record<string, string>>;
+}
+
+/**
+ * Channel (client) credentials for `security` to dial `host`; with TLS, the client presents its
+ * certificate and checks the server's against `host` (see {@link IP_TARGET_SERVER_NAME}).
+ */
+export function channelSecurityFor(security: TransportSecurity, host: string): ChannelSecurity {
   checkTransportSecurity(security);
-  if (security.kind === "insecure") return ChannelCredentials.createInsecure();
-  return ChannelCredentials.createSsl(
+  if (security.kind === "insecure") return { credentials: ChannelCredentials.createInsecure(), options: {} };
+  const credentials = ChannelCredentials.createSsl(
     pem(security.caPem, "caPem"),
     pem(security.keyPem, "keyPem"),
     pem(security.certPem, "certPem"),
+    { checkServerIdentity: (_name, certificate) => checkServerIdentity(host, certificate) },
   );
+  return {
+    credentials,
+    options: isIP(host) === 0 ? {} : { "grpc.ssl_target_name_override": IP_TARGET_SERVER_NAME },
+  };
 }
 
 /** How {@link checkTlsMaterial} names the CA, certificate and key in its messages (e.g. their files). */

@@ -28,6 +28,8 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
   let server: MutualTlsTransport;
   let client: MutualTlsTransport;
   let stranger: MutualTlsTransport;
+  /** Signed by the cluster's CA, but for 127.0.0.2 and the name localhost only. */
+  let elsewhere: MutualTlsTransport;
 
   function ca(name: string): void {
     execFileSync(
@@ -49,8 +51,8 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
     );
   }
 
-  /** A key and a certificate signed by `caName`, valid for 127.0.0.1. */
-  async function leaf(name: string, caName: string): Promise<MutualTlsTransport> {
+  /** A key and a certificate signed by `caName`, valid for 127.0.0.1 (or as `extFile` says). */
+  async function leaf(name: string, caName: string, extFile = "leaf.ext"): Promise<MutualTlsTransport> {
     const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
     run(["req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/CN=${name}`]);
     run([
@@ -68,7 +70,7 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
       "-days",
       "1",
       "-extfile",
-      "leaf.ext",
+      extFile,
     ]);
     const read = (file: string) => readFile(join(dir, file), "utf8");
     return {
@@ -90,15 +92,22 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
     server = await leaf("agent-b", "cluster-ca");
     client = await leaf("agent-a", "cluster-ca");
     stranger = await leaf("intruder", "other-ca");
+    await writeFile(
+      join(dir, "elsewhere.ext"),
+      "subjectAltName=IP:127.0.0.2,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n",
+    );
+    elsewhere = await leaf("agent-elsewhere", "cluster-ca", "elsewhere.ext");
   });
 
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function tlsAgent(): Promise<{ address: string; handlers: FakeHandlers }> {
+  async function tlsAgent(
+    security: MutualTlsTransport = server,
+  ): Promise<{ address: string; handlers: FakeHandlers }> {
     const handlers = new FakeHandlers();
-    const agent = new AgentServer({ security: server }, { handlers });
+    const agent = new AgentServer({ security }, { handlers });
     const address = await agent.start("127.0.0.1:0");
     onTestFinished(() => agent.stop());
     return { address, handlers };
@@ -149,5 +158,25 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
     expect(error).toBeInstanceOf(UbiError);
     expect((error as UbiError).code).toBe(ErrorCode.PeerUnreachable);
     expect(handlers.totalCalls).toBe(0);
+  });
+
+  // Dialed by IP, the name sent in the handshake (SNI) cannot be the IP (Node 26 refuses it): the
+  // certificate must still be checked against the IP dialed, not against the name sent.
+  it("checks the server's certificate against the address dialed: IP or DNS name", async () => {
+    const { address } = await tlsAgent(elsewhere);
+    const port = address.slice(address.lastIndexOf(":") + 1);
+    const wrongIp = await peer(address, client)
+      .control({ action: "PAUSE", argument: "" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((wrongIp as UbiError).code).toBe(ErrorCode.PeerUnreachable);
+    expect(String((wrongIp as UbiError).message)).toMatch(/127\.0\.0\.1|altnames|IP/i);
+    // The same server by a name its certificate lists: accepted.
+    expect(await peer(`localhost:${port}`, client).control({ action: "PAUSE", argument: "" })).toEqual({
+      ok: true,
+      message: "PAUSE",
+    });
   });
 });
