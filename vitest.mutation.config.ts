@@ -16,7 +16,7 @@ export default defineConfig({
       "test/robots/*.test.ts",
       "test/url/*.test.ts",
       "test/failure-detector/*.test.ts",
-      "test/transport/validate.test.ts",
+      "test/transport/validate*.test.ts",
       "test/cluster/flush-policy.test.ts",
       "test/cluster/hand-over.test.ts",
       "test/cluster/ownership.test.ts",

@@ -1,0 +1,375 @@
+import { describe, expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import {
+  validateAgentStats,
+  validateClaimReply,
+  validateClaimRequest,
+  validateControlReply,
+  validateControlRequest,
+  validateHandOverReply,
+  validateHandOverRequest,
+  validateHeartbeatReply,
+  validateHeartbeatRequest,
+  validateJoinReply,
+  validateJoinRequest,
+  validateMember,
+  validateSequence,
+  validateStatsReply,
+  validateStatsRequest,
+  validateUrlBatch,
+  validateUrlBatchAck,
+} from "../../src/transport/validate.js";
+import { LOAD, member, STATS } from "./helpers.js";
+
+/** The message of the BadMessage error `check` throws, or "accepted". */
+function refusal(check: () => unknown): string {
+  try {
+    check();
+  } catch (error) {
+    if (!isUbiError(error, ErrorCode.BadMessage)) throw error;
+    return error.message;
+  }
+  return "accepted";
+}
+
+const handOver = (overrides: Record<string, unknown> = {}) => ({
+  host: "h1.test:80",
+  status: "GRANTED",
+  holder: null,
+  done: new Uint8Array(16),
+  more: false,
+  pagesFetched: 2,
+  abandoned: "",
+  ...overrides,
+});
+
+/** Every validator with a valid message; `path` is what its errors put before a field's name. */
+const MESSAGES: { name: string; validate: (value: unknown) => unknown; path: string; value: object }[] = [
+  { name: "Member", validate: validateMember, path: "member.", value: member("a") },
+  { name: "JoinRequest", validate: validateJoinRequest, path: "", value: { member: member("a") } },
+  { name: "JoinReply", validate: validateJoinReply, path: "", value: { members: [member("a")] } },
+  {
+    name: "HeartbeatRequest",
+    validate: validateHeartbeatRequest,
+    path: "",
+    value: { from: member("a"), members: [member("b")], load: LOAD, unanswered: true },
+  },
+  {
+    name: "HeartbeatReply",
+    validate: validateHeartbeatReply,
+    path: "",
+    value: { members: [member("b")], load: LOAD, from: member("b") },
+  },
+  {
+    name: "UrlBatch",
+    validate: validateUrlBatch,
+    path: "",
+    value: { batchId: "b1", fromId: "a", urls: [{ url: "http://x.test/", depth: 1, attempts: 2 }] },
+  },
+  {
+    name: "UrlBatchAck",
+    validate: validateUrlBatchAck,
+    path: "",
+    value: { accepted: 1, forwarded: 2, duplicates: 3 },
+  },
+  {
+    name: "ClaimRequest",
+    validate: validateClaimRequest,
+    path: "",
+    value: { claimant: member("a"), hosts: [{ host: "h1.test:80", skip: 3 }] },
+  },
+  {
+    name: "ClaimReply",
+    validate: validateClaimReply,
+    path: "",
+    value: { hosts: [handOver({ status: "PASSED", holder: member("c") })] },
+  },
+  {
+    name: "HandOverRequest",
+    validate: validateHandOverRequest,
+    path: "",
+    value: { from: member("a"), hosts: [handOver({ holder: member("c"), abandoned: "disk full" })] },
+  },
+  { name: "HandOverReply", validate: validateHandOverReply, path: "", value: { taken: 4 } },
+  { name: "StatsRequest", validate: validateStatsRequest, path: "", value: { cluster: true } },
+  { name: "AgentStats", validate: validateAgentStats, path: "stats.", value: STATS },
+  { name: "StatsReply", validate: validateStatsReply, path: "", value: { agents: [STATS] } },
+  {
+    name: "ControlRequest",
+    validate: validateControlRequest,
+    path: "",
+    value: { action: "BLACKLIST_ADD", argument: "x.test" },
+  },
+  { name: "ControlReply", validate: validateControlReply, path: "", value: { ok: true, message: "done" } },
+];
+
+/** A copy of `root` with the value at `keys` replaced. */
+function replaced(root: unknown, keys: readonly (string | number)[], value: unknown): unknown {
+  if (keys.length === 0) return value;
+  const [key, ...rest] = keys;
+  if (Array.isArray(root)) {
+    const copy: unknown[] = [...root];
+    copy[key as number] = replaced(copy[key as number], rest, value);
+    return copy;
+  }
+  const copy = { ...(root as Record<string, unknown>) };
+  copy[key as string] = replaced(copy[key as string], rest, value);
+  return copy;
+}
+
+interface Field {
+  readonly keys: readonly (string | number)[];
+  /** How the validator names the field in its errors. */
+  readonly path: string;
+  /** A value of the wrong kind there, and how the refusal ends. */
+  readonly wrong: unknown;
+}
+
+/** Every field of `value`, nested ones included, with a wrong value for it. */
+function* fields(value: unknown, keys: (string | number)[], path: string): Generator<Field> {
+  if (value instanceof Uint8Array) {
+    yield { keys, path, wrong: "bytes?" };
+  } else if (Array.isArray(value)) {
+    yield { keys, path, wrong: "a list?" };
+    yield* fields(value[0], [...keys, 0], `${path}[0]`);
+  } else if (typeof value === "object" && value !== null) {
+    if (keys.length > 0) yield { keys, path, wrong: [] };
+    const isCounts = path.endsWith(".errors");
+    for (const [key, inner] of Object.entries(value)) {
+      const innerPath = isCounts ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`;
+      yield* fields(inner, [...keys, key], innerPath);
+    }
+  } else {
+    // A symbol is no string, number or boolean, nor a message.
+    yield { keys, path, wrong: Symbol("wrong") };
+  }
+}
+
+describe("message validation, field by field", () => {
+  it.each(MESSAGES)("accepts a valid $name as an equal, clean copy", ({ validate, value }) => {
+    const copy = validate({ ...value, unknownField: 1 });
+    expect(copy).toEqual(value);
+    expect(copy).not.toBe(value);
+  });
+
+  it.each(MESSAGES)("refuses a $name that is missing or not a message", ({ name, validate, path }) => {
+    const at = path === "" ? name : path.slice(0, -1);
+    for (const wrong of [undefined, null, "text", 7, []]) {
+      expect(refusal(() => validate(wrong))).toBe(`${at}: missing or not a message`);
+    }
+  });
+
+  it.each(MESSAGES)(
+    "refuses a wrong value in each field of a $name, naming the field",
+    ({ validate, path, value }) => {
+      const prefix = path.slice(0, -1);
+      let checked = 0;
+      for (const field of fields(value, [], prefix)) {
+        const message = refusal(() => validate(replaced(value, field.keys, field.wrong)));
+        expect(message.startsWith(`${field.path}: `), `${field.path} → ${message}`).toBe(true);
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe("message validation, value by value", () => {
+  const withMember = (overrides: Record<string, unknown>) => () =>
+    validateMember({ ...member("a"), ...overrides });
+  const withStats = (overrides: Record<string, unknown>) => () =>
+    validateAgentStats({ ...STATS, ...overrides });
+  const batch = (overrides: Record<string, unknown>) => () =>
+    validateUrlBatch({
+      batchId: "b1",
+      fromId: "a",
+      urls: [{ url: "http://x.test/", depth: 0 }],
+      ...overrides,
+    });
+  const urlBatchOf = (url: unknown) => batch({ urls: [{ url, depth: 0 }] });
+
+  it("says why a value is refused", () => {
+    expect(refusal(withMember({ id: "" }))).toBe("member.id: empty");
+    expect(refusal(withMember({ id: 5 }))).toBe("member.id: not a string");
+    expect(refusal(withMember({ id: "a/b" }))).toBe("member.id: agent ids use only [A-Za-z0-9._-]");
+    expect(refusal(withMember({ address: "nowhere" }))).toBe("member.address: not a host:port address");
+    expect(refusal(withMember({ capacity: 0 }))).toBe("member.capacity: not an integer in [1, 2^32)");
+    expect(refusal(withMember({ incarnation: -1 }))).toBe(
+      "member.incarnation: not a non-negative safe integer",
+    );
+    expect(refusal(withMember({ status: "DEAD" }))).toBe("member.status: not one of ALIVE, SUSPECTED, LEFT");
+    expect(refusal(withStats({ circleShare: 2 }))).toBe("stats.circleShare: not a finite number in [0, 1]");
+    expect(refusal(withStats({ pagesPerSecond: -1 }))).toBe(
+      `stats.pagesPerSecond: not a finite number in [0, ${Number.MAX_VALUE}]`,
+    );
+    expect(refusal(withStats({ idle: 1 }))).toBe("stats.idle: not a boolean");
+    expect(refusal(withStats({ view: {} }))).toBe("stats.view: not a list");
+    expect(refusal(urlBatchOf("http://x.test/\n"))).toBe("urls[0].url: control characters in URL");
+    expect(refusal(batch({ urls: [{ url: "http://x.test/", depth: -1 }] }))).toBe(
+      "urls[0].depth: not an integer in [0, 2^32)",
+    );
+    expect(refusal(batch({ batchId: "b\u0001" }))).toBe("batchId: control characters");
+  });
+
+  it("takes text up to its length limit and no further", () => {
+    expect(refusal(withMember({ id: "a".repeat(128) }))).toBe("accepted");
+    expect(refusal(withMember({ id: "a".repeat(129) }))).toBe("member.id: longer than 128 chars");
+    expect(refusal(urlBatchOf(`http://x.test/${"a".repeat(4096 - 14)}`))).toBe("accepted");
+    expect(refusal(urlBatchOf(`http://x.test/${"a".repeat(4097 - 14)}`))).toBe(
+      "urls[0].url: longer than 4096 chars",
+    );
+  });
+
+  it("treats C0 controls and DEL as control characters, and nothing else", () => {
+    for (const c of ["\u0000", "\u001f", "\u007f"]) {
+      expect(refusal(urlBatchOf(`http://x.test/${c}`)), JSON.stringify(c)).not.toBe("accepted");
+    }
+    for (const c of [" ", "~", "\u0080", "é"]) {
+      expect(refusal(urlBatchOf(`http://x.test/${c}`)), JSON.stringify(c)).toBe("accepted");
+    }
+  });
+
+  it("bounds integers and numbers at both ends", () => {
+    expect(refusal(withMember({ capacity: 1 }))).toBe("accepted");
+    expect(refusal(withMember({ capacity: 0xffff_ffff }))).toBe("accepted");
+    expect(refusal(withMember({ capacity: 2 ** 32 }))).not.toBe("accepted");
+    expect(refusal(withMember({ capacity: 1.5 }))).not.toBe("accepted");
+    expect(refusal(withMember({ incarnation: 0 }))).toBe("accepted");
+    expect(refusal(withMember({ incarnation: Number.MAX_SAFE_INTEGER }))).toBe("accepted");
+    expect(refusal(withMember({ incarnation: 2 ** 53 }))).not.toBe("accepted");
+    expect(refusal(withMember({ incarnation: "1" }))).not.toBe("accepted");
+    expect(refusal(withStats({ replicas: 0 }))).toBe("accepted");
+    expect(refusal(withStats({ circleShare: 0 }))).toBe("accepted");
+    expect(refusal(withStats({ circleShare: 1 }))).toBe("accepted");
+    expect(refusal(withStats({ circleShare: -0.01 }))).not.toBe("accepted");
+    expect(refusal(withStats({ circleShare: "0.5" }))).not.toBe("accepted");
+    expect(refusal(withStats({ communicationOverhead: Number.POSITIVE_INFINITY }))).not.toBe("accepted");
+    expect(refusal(withStats({ communicationOverhead: Number.NaN }))).not.toBe("accepted");
+    expect(refusal(withStats({ communicationOverhead: Number.MAX_VALUE }))).toBe("accepted");
+  });
+
+  it("takes lists up to their length limit and no further", () => {
+    const reasons = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ reason: `r${i}`, hosts: 1, nextInMs: 0 }));
+    expect(refusal(withStats({ waiting: reasons(64) }))).toBe("accepted");
+    expect(refusal(withStats({ waiting: reasons(65) }))).toBe("stats.waiting: more than 64 items");
+    const claims = (n: number) => Array.from({ length: n }, (_, i) => ({ host: `h${i}.test:80`, skip: 0 }));
+    expect(refusal(() => validateClaimRequest({ claimant: member("a"), hosts: claims(1000) }))).toBe(
+      "accepted",
+    );
+    expect(refusal(() => validateClaimRequest({ claimant: member("a"), hosts: claims(1001) }))).toBe(
+      "hosts: more than 1000 items",
+    );
+  });
+
+  it("checks error counts: their number, names and values", () => {
+    const classes = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`E${i}`, i]));
+    expect(refusal(withStats({ errors: classes(1024) }))).toBe("accepted");
+    expect(refusal(withStats({ errors: classes(1025) }))).toBe("stats.errors: more than 1024 error classes");
+    expect(refusal(withStats({ errors: { "": 1 } }))).toBe("stats.errors key: empty");
+    expect(refusal(withStats({ errors: { X: -1 } }))).toBe(
+      "stats.errors[X]: not a non-negative safe integer",
+    );
+  });
+
+  it("reads an unset stats status as ALIVE (older agents) and keeps a set one", () => {
+    expect(validateAgentStats({ ...STATS, status: "MEMBER_STATUS_UNSPECIFIED" }).status).toBe("ALIVE");
+    expect(validateAgentStats({ ...STATS, status: "LEFT" }).status).toBe("LEFT");
+    expect(refusal(withStats({ status: "GONE" }))).toBe("stats.status: not one of ALIVE, SUSPECTED, LEFT");
+  });
+
+  it("keeps a URL's failed attempts only when there were some", () => {
+    const parse = (attempts: unknown) =>
+      validateUrlBatch({ batchId: "b", fromId: "a", urls: [{ url: "http://x.test/", depth: 2, attempts }] })
+        .urls[0];
+    expect(parse(undefined)).toStrictEqual({ url: "http://x.test/", depth: 2 });
+    expect(parse(0)).toStrictEqual({ url: "http://x.test/", depth: 2 });
+    expect(parse(3)).toStrictEqual({ url: "http://x.test/", depth: 2, attempts: 3 });
+    expect(refusal(() => parse(-1))).toBe("urls[0].attempts: not an integer in [0, 2^32)");
+  });
+
+  it("reads a heartbeat request without `unanswered` (older agents) as false", () => {
+    const request = { from: member("a"), members: [], load: LOAD };
+    expect(validateHeartbeatRequest(request).unanswered).toBe(false);
+    expect(validateHeartbeatRequest({ ...request, unanswered: true }).unanswered).toBe(true);
+  });
+
+  it("refuses a heartbeat stream message without a sequence", () => {
+    expect(validateSequence({ sequence: 5 }, "HeartbeatRequest")).toBe(5);
+    expect(refusal(() => validateSequence({ sequence: 0 }, "HeartbeatReply"))).toBe("sequence: missing (0)");
+    expect(refusal(() => validateSequence(null, "HeartbeatReply"))).toBe(
+      "HeartbeatReply: missing or not a message",
+    );
+  });
+
+  it("refuses host keys with spaces, slashes or controls, and overlong ones", () => {
+    const claim = (host: string) => () =>
+      validateClaimRequest({ claimant: member("a"), hosts: [{ host, skip: 0 }] });
+    for (const host of ["a b:80", "a\tb:80", "a/b:80", "a\u0001:80"]) {
+      expect(refusal(claim(host)), JSON.stringify(host)).toBe("hosts[0].host: not a host key (name:port)");
+    }
+    expect(refusal(claim(`${"a".repeat(259)}:80`))).toBe("accepted");
+    expect(refusal(claim(`${"a".repeat(260)}:80`))).toBe("hosts[0].host: longer than 262 chars");
+  });
+
+  it("requires a holder for PASSED and NOT_YOURS hand-overs only", () => {
+    const reply = (overrides: Record<string, unknown>) => () =>
+      validateClaimReply({ hosts: [handOver(overrides)] });
+    expect(refusal(reply({ status: "PASSED" }))).toBe("hosts[0].holder: required when PASSED");
+    expect(refusal(reply({ status: "NOT_YOURS", holder: undefined }))).toBe(
+      "hosts[0].holder: required when NOT_YOURS",
+    );
+    for (const status of ["GRANTED", "NOT_HELD", "LATER"]) {
+      expect(refusal(reply({ status })), status).toBe("accepted");
+    }
+    expect(validateClaimReply({ hosts: [handOver({ holder: undefined })] }).hosts[0]?.holder).toBeNull();
+  });
+
+  it("takes done fingerprints as whole 8-byte words, up to 2 MiB in one message", () => {
+    const reply =
+      (...sizes: number[]) =>
+      () =>
+        validateClaimReply({
+          hosts: sizes.map((n, i) => handOver({ host: `h${i}.test:80`, done: new Uint8Array(n) })),
+        });
+    expect(refusal(reply(7))).toBe("hosts[0].done: not a whole number of 8-byte fingerprints");
+    expect(refusal(reply(0))).toBe("accepted");
+    expect(refusal(reply(1024 * 1024, 1024 * 1024))).toBe("accepted");
+    expect(refusal(reply(1024 * 1024, 1024 * 1024 + 8))).toBe(
+      "hosts: more than 2097152 bytes of done fingerprints",
+    );
+    expect(refusal(() => validateClaimReply({ hosts: [handOver({ done: [1, 2] })] }))).toBe(
+      "hosts[0].done: not bytes",
+    );
+    expect(refusal(() => validateClaimReply({ hosts: [handOver({ abandoned: "x".repeat(65_537) })] }))).toBe(
+      "hosts[0].abandoned: longer than 65536 chars",
+    );
+  });
+
+  it("takes only GRANTED hosts in a pushed hand-over", () => {
+    const request =
+      (...statuses: string[]) =>
+      () =>
+        validateHandOverRequest({
+          from: member("a"),
+          hosts: statuses.map((status) => handOver({ status, holder: member("c") })),
+        });
+    expect(refusal(request("GRANTED", "GRANTED"))).toBe("accepted");
+    expect(refusal(request("GRANTED", "LATER"))).toBe("hosts[1].status: a pushed hand-over is GRANTED");
+    expect(refusal(request("PASSED"))).toBe("hosts[0].status: a pushed hand-over is GRANTED");
+  });
+
+  it("requires a control argument only for the blacklist actions, and no controls in it", () => {
+    expect(refusal(() => validateControlRequest({ action: "BLACKLIST_ADD", argument: "" }))).toBe(
+      "argument: empty",
+    );
+    expect(refusal(() => validateControlRequest({ action: "PAUSE", argument: "" }))).toBe("accepted");
+    expect(refusal(() => validateControlRequest({ action: "RESUME", argument: "x\u0000" }))).toBe(
+      "argument: control characters",
+    );
+    expect(
+      refusal(() => validateControlRequest({ action: "CONTROL_ACTION_UNSPECIFIED", argument: "" })),
+    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE");
+    expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
+  });
+});
