@@ -18,7 +18,7 @@ function batch(clock: ManualClock, changes: Partial<BatchState> = {}): BatchStat
 }
 
 describe("FlushPolicy", () => {
-  it("checks its options", () => {
+  it("checks its options, naming the bad one", () => {
     for (const bad of [
       { targetBatchUrls: 0 },
       { maxDelayMs: -1 },
@@ -33,6 +33,7 @@ describe("FlushPolicy", () => {
         error = caught;
       }
       expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(bad)).toBe(true);
+      for (const name of Object.keys(bad)) expect((error as Error).message).toContain(name);
     }
     expect(new FlushPolicy().options).toEqual({
       targetBatchUrls: 1000,

@@ -134,4 +134,39 @@ describe("TerminationDetector", () => {
     expect(detector.awaitsFreshReports).toBe(true);
     expect(round(detector, { a: idle(), b: idle() }, 300)).toBe(true);
   });
+
+  it("counts queued URLs alone as work, in a report and in a load of unknown freshness", () => {
+    const queuedOnly = idle({ pagesFetched: 0, queuedUrls: 4 });
+    const observed = new TerminationDetector();
+    observed.observe("a", queuedOnly, 100);
+    expect(observed.hasStarted).toBe(true);
+
+    const noted = new TerminationDetector();
+    noted.noteStarted(queuedOnly);
+    expect(noted.hasStarted).toBe(true);
+    const fetchedOnly = new TerminationDetector();
+    fetchedOnly.noteStarted(idle({ pagesFetched: 1, queuedUrls: 0 }));
+    expect(fetchedOnly.hasStarted).toBe(true);
+  });
+
+  it("latches nothing from a load without work, and knows whom it has a report from", () => {
+    const detector = new TerminationDetector();
+    const nothing = idle({ pagesFetched: 0, queuedUrls: 0 });
+    detector.noteStarted(nothing);
+    detector.observe("a", nothing, 100);
+    expect(detector.hasStarted).toBe(false);
+    detector.noteStarted(idle());
+    expect(detector.hasStarted).toBe(true);
+    expect(detector.hasReportFrom("a")).toBe(true);
+    expect(detector.hasReportFrom("b")).toBe(false);
+  });
+
+  it("forgets a departed agent's report: it counts as never observed again", () => {
+    const detector = new TerminationDetector();
+    detector.observe("c", idle(), 100);
+    expect(detector.isNewlyIdle("c", idle())).toBe(false);
+    detector.forget("c");
+    expect(detector.hasReportFrom("c")).toBe(false);
+    expect(detector.isNewlyIdle("c", idle())).toBe(true);
+  });
 });
