@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Runs the tests on the Node.js lines ubicrawl supports besides the machine's own, each taken from the
+// npm registry's `node` package (`npx -y node@N`, no other download): the whole suite on the newest
+// line, a fast subset on the others — the unit tests, one real crawl, one real cluster over mutual TLS
+// and the storage's power-cut checks (what differs between lines: V8, undici, OpenSSL defaults,
+// classic-level's prebuilt binary, timers). Prints a table and exits 1 if any line failed.
+//
+//   node scripts/test-node-lines.mjs [--line N]...     (npm run test:node-lines)
+
+import { spawnSync } from "node:child_process";
+import { parseArgs } from "node:util";
+
+/** Each line and what runs on it. */
+const LINES = [
+  { line: 26, tests: [] },
+  { line: 24, tests: "subset" },
+  { line: 22, tests: "subset" },
+];
+
+/** The fast subset: unit-test folders and three process tests. */
+const SUBSET = [
+  "test/hashing",
+  "test/url",
+  "test/frontier",
+  "test/robots",
+  "test/parsing",
+  "test/storage",
+  "test/transport",
+  "test/failure-detector",
+  "test/fetching",
+  "test/testweb",
+  "test/agent/single-agent.test.ts",
+  "test/security/mutual-tls-cluster.test.ts",
+  "test/faults/power-cut-storage.test.ts",
+];
+
+const { values } = parseArgs({ options: { line: { type: "string", multiple: true } } });
+const chosen = values.line ? LINES.filter(({ line }) => values.line.includes(String(line))) : LINES;
+if (chosen.length === 0) {
+  console.error(`test-node-lines: --line must be one of ${LINES.map(({ line }) => line).join(", ")}`);
+  process.exit(2);
+}
+
+const results = [];
+for (const { line, tests } of chosen) {
+  const version = spawnSync("npx", ["-y", `node@${line}`, "--version"], { encoding: "utf8" });
+  if (version.status !== 0) {
+    results.push({ line, version: "-", what: "-", ok: false, seconds: 0, note: version.stderr.trim() });
+    continue;
+  }
+  const files = tests === "subset" ? SUBSET : tests;
+  console.log(
+    `\n== Node ${version.stdout.trim()}: ${files.length === 0 ? "the whole suite" : "the fast subset"}\n`,
+  );
+  const startedAt = performance.now();
+  const run = spawnSync("npx", ["-y", `node@${line}`, "node_modules/vitest/vitest.mjs", "run", ...files], {
+    stdio: "inherit",
+  });
+  results.push({
+    line,
+    version: version.stdout.trim(),
+    what: files.length === 0 ? "whole suite" : "subset",
+    ok: run.status === 0,
+    seconds: Math.round((performance.now() - startedAt) / 1000),
+    note: run.status === 0 ? "" : `exit ${run.status ?? run.signal}`,
+  });
+}
+
+console.log("\nline  version    tests        result  seconds");
+for (const r of results) {
+  console.log(
+    `${String(r.line).padEnd(6)}${r.version.padEnd(11)}${r.what.padEnd(13)}${(r.ok ? "passed" : "FAILED").padEnd(8)}${String(r.seconds).padStart(7)}  ${r.note}`,
+  );
+}
+process.exit(results.every((r) => r.ok) ? 0 : 1);
