@@ -102,6 +102,35 @@ describe("RobotsCache edges", () => {
     expect(await statusOf(499)).toBe("allow-all");
     expect(await statusOf(500)).toBe("unavailable");
     expect(await statusOf(199)).toBe("unavailable");
+    // Only a 3xx is a redirect gone wrong; a 5xx or 1xx is unavailable without an error code.
+    const errorOf = async (status: number) => {
+      const { cache } = cacheOver({ [ROBOTS]: { status } });
+      return (await cache.get("http://x.test")).error;
+    };
+    expect(await errorOf(300)).toBe(ErrorCode.TooManyRedirects);
+    expect(await errorOf(399)).toBe(ErrorCode.TooManyRedirects);
+    expect(await errorOf(500)).toBeUndefined();
+    expect(await errorOf(199)).toBeUndefined();
+  });
+
+  it("takes the Location header among others, and gives up on one that is no URL", async () => {
+    const { cache } = cacheOver({
+      [ROBOTS]: {
+        status: 301,
+        headers: [
+          ["Content-Type", "text/html"],
+          ["Location", "/r1"],
+        ],
+      },
+      "http://x.test/r1": { status: 200, body: "User-agent: *\nDisallow: /c\n" },
+    });
+    expect((await cache.get("http://x.test")).status).toBe("parsed");
+    const broken = cacheOver({ [ROBOTS]: { status: 302, headers: [["Location", "http://[nope"]] } });
+    expect(await broken.cache.get("http://x.test")).toMatchObject({
+      status: "unavailable",
+      error: ErrorCode.TooManyRedirects,
+      httpStatus: 302,
+    });
   });
 
   it("follows a redirect named in any case, up to maxRedirects", async () => {
@@ -132,6 +161,9 @@ describe("RobotsCache edges", () => {
     expect(cutRules.toJSON().text).toBe("User-agent: *\nDisallow: /a\n");
     const whole = cacheOver({ [ROBOTS]: { status: 200, body: text } }, { maxBytes: text.length });
     expect((await whole.cache.get("http://x.test")).toJSON().text).toBe(text);
+    const unended = "Disallow: /a\nDisallow: /b";
+    const exact = cacheOver({ [ROBOTS]: { status: 200, body: unended } }, { maxBytes: unended.length });
+    expect((await exact.cache.get("http://x.test")).toJSON().text).toBe(unended);
     // Longer than the cap though not flagged truncated: cut all the same.
     const over = cacheOver({ [ROBOTS]: { status: 200, body: text } }, { maxBytes: text.length - 1 });
     expect((await over.cache.get("http://x.test")).toJSON().text).toBe("User-agent: *\nDisallow: /a\n");
@@ -176,6 +208,8 @@ describe("RobotsCache edges", () => {
         (error: unknown) => (isUbiError(error) ? `${error.code}: ${error.message}` : String(error)),
       );
     expect(await reason("not a url")).toBe(`${ErrorCode.InvalidUrl}: not an origin: not a url`);
+    const error = await cache.get("not a url").catch((caught: unknown) => caught);
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
     expect(await reason("ftp://x.test")).toBe(`${ErrorCode.InvalidUrl}: not an http(s) origin: ftp://x.test`);
     expect(await reason("https://x.test")).toBe("ok");
   });

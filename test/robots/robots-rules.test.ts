@@ -30,6 +30,8 @@ describe("RobotsRules", () => {
     expect(parsed("User-agent: *\nCrawl-delay: 0.1").crawlDelayMs).toBe(500);
     expect(parsed("User-agent: *\nCrawl-delay: 3600").crawlDelayMs).toBe(10_000);
     expect(parsed("User-agent: *\nDisallow:").crawlDelayMs).toBeUndefined();
+    expect(parsed("User-agent: *\nCrawl-delay: soon").crawlDelayMs).toBeUndefined();
+    expect(parsed("User-agent: *\nCrawl-delay: Infinity").crawlDelayMs).toBeUndefined();
     expect(parsed("User-agent: ubicrawl\nCrawl-delay: 4\n\nUser-agent: *\nCrawl-delay: 1").crawlDelayMs).toBe(
       4000,
     );
