@@ -19,6 +19,7 @@ export default defineConfig({
       "test/transport/validate*.test.ts",
       "test/cluster/flush-policy.test.ts",
       "test/cluster/hand-over.test.ts",
+      "test/cluster/hand-over-desk.test.ts",
       "test/cluster/members.test.ts",
       "test/cluster/ownership.test.ts",
       "test/cluster/takeover-grace.test.ts",

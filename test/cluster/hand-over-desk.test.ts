@@ -1,0 +1,297 @@
+import { describe, expect, it } from "vitest";
+import { CrawlTenure } from "../../src/cluster/crawl-tenure.js";
+import { HandOverDesk, packFingerprints, unpackFingerprints } from "../../src/cluster/hand-over.js";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import type { MemberEntry } from "../../src/failure-detector/index.js";
+import type { HandOverRequest, HostHandOver, Member } from "../../src/transport/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const member = (id: string, status: MemberEntry["status"] = "alive"): MemberEntry => ({
+  id,
+  address: `127.0.0.1:${7000 + id.charCodeAt(0)}`,
+  capacity: 1,
+  incarnation: 1,
+  status,
+  lastHeardMs: 1_000_000,
+});
+const wire = (id: string): Member => ({ ...member(id), status: "ALIVE", lastHeardMsAgo: 0 });
+
+/** A desk of agent "self" over fakes: owners by host, done sets, busy hosts, known members. */
+function desk() {
+  const owners = new Map<string, string>();
+  const nextOwners = new Map<string, string>();
+  const done = new Map<string, bigint[]>();
+  const records = new Map<string, { pagesFetched: number; abandoned?: string }>();
+  const busy = new Set<string>();
+  const members = new Map<string, MemberEntry>([["self", member("self")]]);
+  const adopted: { host: string; handOver: unknown }[] = [];
+  const heard: string[] = [];
+  const quiesced: [string, number][] = [];
+  let commits = 0;
+  const tenure = new CrawlTenure();
+  const handOvers = new HandOverDesk({
+    selfId: "self",
+    clock: new ManualClock(),
+    tenure,
+    ownership: {
+      ownerOf: (host) => owners.get(host) ?? "self",
+      ownerOnceGone: (host) => nextOwners.get(host),
+    },
+    agent: {
+      quiesce: async (host, ms) => {
+        quiesced.push([host, ms]);
+        return !busy.has(host);
+      },
+      doneOf: async (host, skip, limit) => (done.get(host) ?? []).slice(skip, skip + limit),
+      hostRecord: (host) => records.get(host) ?? { pagesFetched: 0 },
+      adopt: (host, handOver) => adopted.push({ host, handOver }),
+      commit: async () => {
+        commits++;
+      },
+    },
+    memberOf: (id) => members.get(id),
+    heardFrom: (entry) => heard.push(entry.id),
+  });
+  return {
+    handOvers,
+    tenure,
+    owners,
+    nextOwners,
+    done,
+    records,
+    busy,
+    members,
+    adopted,
+    heard,
+    quiesced,
+    commits: () => commits,
+  };
+}
+
+const claim = (claimant: string, ...hosts: string[]) => ({
+  claimant: wire(claimant),
+  hosts: hosts.map((host) => ({ host, skip: 0 })),
+});
+const summary = (hosts: readonly HostHandOver[]) =>
+  hosts.map((h) => `${h.host}:${h.status}:${h.holder?.id ?? "-"}:${unpackFingerprints(h.done).join("+")}`);
+
+describe("fingerprint packing", () => {
+  it("packs fingerprints as 8-byte big-endian words and reads them back", () => {
+    const bytes = packFingerprints([1n, 0x0102030405060708n, 0xffff_ffff_ffff_ffffn]);
+    expect(Array.from(bytes.subarray(8, 16))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(unpackFingerprints(bytes)).toEqual([1n, 0x0102030405060708n, 0xffff_ffff_ffff_ffffn]);
+    // A view into a larger buffer reads only its own bytes; a trailing partial word is ignored.
+    const inner = new Uint8Array([9, ...packFingerprints([5n]), 7, 7]).subarray(1, 12);
+    expect(unpackFingerprints(inner)).toEqual([5n]);
+    expect(unpackFingerprints(new Uint8Array(0))).toEqual([]);
+  });
+});
+
+describe("HandOverDesk.answer", () => {
+  it("gives each claimed host its verdict: granted, passed, not held, not yours, later", async () => {
+    const d = desk();
+    for (const host of ["held", "passed-to-c", "passed-to-gone", "passed-to-left", "unknown", "pushing"]) {
+      d.owners.set(host, "c");
+    }
+    d.owners.set("not-c", "b");
+    d.members.set("b", member("b"));
+    d.members.set("x", member("x"));
+    d.members.set("y", member("y", "suspected"));
+    d.tenure.take("held");
+    d.tenure.pass("passed-to-c", "c");
+    d.tenure.pass("passed-to-gone", "x");
+    d.tenure.pass("passed-to-left", "y");
+    d.done.set("held", [11n, 12n]);
+    const reply = await d.handOvers.answer(
+      claim("c", "held", "passed-to-c", "passed-to-gone", "passed-to-left", "unknown", "not-c"),
+    );
+    expect(summary(reply.hosts)).toEqual([
+      "held:GRANTED:-:11+12",
+      "passed-to-c:GRANTED:-:",
+      "passed-to-gone:PASSED:x:",
+      "passed-to-left:NOT_HELD:-:",
+      "unknown:NOT_HELD:-:",
+      "not-c:NOT_YOURS:b:",
+    ]);
+    // The granted host is passed to the claimant, which was heard from; only granted hosts were quiesced.
+    expect(d.tenure.passedTo("held")).toBe("c");
+    expect(d.heard).toEqual(["c"]);
+    expect(d.quiesced).toEqual([
+      ["held", 20_000],
+      ["passed-to-c", 20_000],
+    ]);
+  });
+
+  it("answers LATER for a granted host with a request still in flight", async () => {
+    const d = desk();
+    d.owners.set("busy", "c");
+    d.tenure.take("busy");
+    d.busy.add("busy");
+    const reply = await d.handOvers.answer(claim("c", "busy"));
+    expect(reply.hosts[0]?.status).toBe("LATER");
+  });
+
+  it("names no holder it no longer knows: the claimant asks on", async () => {
+    const d = desk();
+    d.owners.set("h", "b");
+    const reply = await d.handOvers.answer(claim("c", "h"));
+    expect(reply.hosts[0]).toMatchObject({ status: "NOT_HELD", holder: null });
+  });
+
+  it("sends a host's page count and abandonment with its done URLs", async () => {
+    const d = desk();
+    d.owners.set("h", "c");
+    d.tenure.take("h");
+    d.records.set("h", { pagesFetched: 9, abandoned: "robots unavailable" });
+    const [entry] = (await d.handOvers.answer(claim("c", "h"))).hosts;
+    expect(entry).toMatchObject({ pagesFetched: 9, abandoned: "robots unavailable", more: false });
+    d.records.set("h", { pagesFetched: 1 });
+    const [again] = (await d.handOvers.answer(claim("c", "h"))).hosts;
+    expect(again?.abandoned).toBe("");
+  });
+
+  it("skips the done URLs the claimant has, and says when more follow", async () => {
+    const d = desk();
+    d.owners.set("h", "c");
+    d.tenure.take("h");
+    const many = Array.from({ length: 262_150 }, (_, i) => BigInt(i + 1));
+    d.done.set("h", many);
+    const [first] = (await d.handOvers.answer(claim("c", "h"))).hosts;
+    expect(first?.more).toBe(true);
+    expect(first?.done.length).toBe(2 * 1024 * 1024);
+    const rest = await d.handOvers.answer({ claimant: wire("c"), hosts: [{ host: "h", skip: 262_144 }] });
+    expect(unpackFingerprints(rest.hosts[0]?.done as Uint8Array)).toEqual(many.slice(262_144));
+    expect(rest.hosts[0]?.more).toBe(false);
+  });
+});
+
+describe("HandOverDesk.takeIn and adopt", () => {
+  const handOver = (host: string, over: Partial<HostHandOver> = {}): HostHandOver => ({
+    host,
+    status: "GRANTED",
+    holder: null,
+    done: packFingerprints([]),
+    more: false,
+    pagesFetched: 0,
+    abandoned: "",
+    ...over,
+  });
+
+  it("records the pushed hosts' past durably, then holds those complete", async () => {
+    const d = desk();
+    const request: HandOverRequest = {
+      from: wire("b"),
+      hosts: [
+        handOver("a", { done: packFingerprints([3n]), pagesFetched: 2 }),
+        handOver("b", { more: true, abandoned: "gone" }),
+        handOver("c"),
+      ],
+    };
+    expect(await d.handOvers.takeIn(request)).toEqual({ taken: 3 });
+    expect(d.heard).toEqual(["b"]);
+    expect(d.commits()).toBe(1);
+    expect(d.adopted).toEqual([
+      { host: "a", handOver: { done: [3n], pagesFetched: 2 } },
+      { host: "b", handOver: { done: [], pagesFetched: 0, abandoned: "gone" } },
+    ]);
+    expect(d.tenure.heldHosts()).toEqual(["a", "c"]);
+  });
+
+  it("refuses pushed hosts while leaving itself", async () => {
+    const d = desk();
+    d.handOvers.close();
+    const error = await d.handOvers
+      .takeIn({ from: wire("b"), hosts: [handOver("a")] })
+      .catch((e: unknown) => e);
+    expect(isUbiError(error, ErrorCode.Overloaded)).toBe(true);
+    expect(d.tenure.heldHosts()).toEqual([]);
+  });
+});
+
+describe("HandOverDesk pushes", () => {
+  it("pushes held hosts to their next owners when leaving, keeping those it could not hand over", async () => {
+    const d = desk();
+    for (const host of ["a", "b", "c", "d", "e"]) d.tenure.take(host);
+    d.nextOwners.set("a", "p");
+    d.nextOwners.set("b", "p");
+    d.nextOwners.set("c", "q");
+    d.nextOwners.set("d", "r");
+    // e has no next owner (this agent is the last): it stays.
+    d.busy.add("b");
+    const sent: { owner: string; hosts: string[]; from: string }[] = [];
+    const outcome = await d.handOvers.pushAll(async (owner, request) => {
+      sent.push({ owner, hosts: request.hosts.map((h) => h.host), from: request.from.id });
+      if (owner === "r") throw new Error("r is down");
+      return { taken: request.hosts.length };
+    }, 5);
+    expect(outcome).toEqual({ handed: 2, failed: 2 });
+    expect(sent).toEqual([
+      { owner: "p", hosts: ["a"], from: "self" },
+      { owner: "q", hosts: ["c"], from: "self" },
+      { owner: "r", hosts: ["d"], from: "self" },
+    ]);
+    expect(d.quiesced).toContainEqual(["a", 5]);
+    expect(d.tenure.passedTo("a")).toBe("p");
+    expect(d.tenure.passedTo("c")).toBe("q");
+    expect(d.tenure.heldHosts().sort()).toEqual(["b", "d", "e"]);
+  });
+
+  it("pushes only the hosts it no longer owns, and tells whether it holds any", async () => {
+    const d = desk();
+    d.tenure.take("mine");
+    d.tenure.take("lost");
+    expect(d.handOvers.holdsLostHosts()).toBe(false);
+    d.owners.set("lost", "p");
+    expect(d.handOvers.holdsLostHosts()).toBe(true);
+    const sent: string[] = [];
+    const outcome = await d.handOvers.pushLost(async (owner, request) => {
+      sent.push(`${owner}:${request.hosts.map((h) => h.host).join()}`);
+      return { taken: 1 };
+    });
+    expect(outcome).toEqual({ handed: 1, failed: 0 });
+    expect(sent).toEqual(["p:lost"]);
+    expect(d.quiesced).toEqual([["lost", 20_000]]);
+    expect(d.handOvers.holdsLostHosts()).toBe(false);
+  });
+
+  it("pushes nothing without its own member entry, and answers LATER while pushing", async () => {
+    const d = desk();
+    d.tenure.take("h");
+    d.owners.set("h", "p");
+    d.members.delete("self");
+    expect(await d.handOvers.pushLost(async () => ({ taken: 1 }))).toEqual({ handed: 0, failed: 0 });
+    d.members.set("self", member("self"));
+    let release!: () => void;
+    const pushing = d.handOvers.pushLost(
+      () =>
+        new Promise((resolve) => {
+          release = () => resolve({ taken: 1 });
+        }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    d.owners.set("h", "p");
+    const reply = await d.handOvers.answer(claim("p", "h"));
+    expect(reply.hosts[0]?.status).toBe("LATER");
+    release();
+    expect(await pushing).toEqual({ handed: 1, failed: 0 });
+  });
+
+  it("splits a large done set over several messages", async () => {
+    const d = desk();
+    d.tenure.take("big");
+    d.tenure.take("small");
+    d.owners.set("big", "p");
+    d.owners.set("small", "p");
+    d.done.set(
+      "big",
+      Array.from({ length: 262_144 + 10 }, (_, i) => BigInt(i + 1)),
+    );
+    d.done.set("small", [1n]);
+    const messages: string[][] = [];
+    await d.handOvers.pushLost(async (_owner, request) => {
+      messages.push(request.hosts.map((h) => `${h.host}:${h.done.length / 8}:${h.more}`));
+      return { taken: request.hosts.length };
+    });
+    expect(messages).toEqual([["big:262144:true"], ["big:10:false", "small:1:false"]]);
+  });
+});
