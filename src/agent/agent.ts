@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
-import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
   type AdoptedHost,
@@ -170,18 +169,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     // Each batch is made durable in order: the pages it completes are synced in the WARC files and
     // their lines in the crawl log before the state says they are done, and the state is synced before
     // a commit resolves (and, in a cluster, before an agent acknowledges what it received). So a power
-    // cut, like a SIGKILL, costs only the fetches in flight, and never loses an archived page or a URL.
+    // cut, like a SIGKILL, costs only the fetches in flight and the batch being synced, and never loses
+    // an archived page or a URL. A batch with no ops makes nothing done: earlier ones are durable already.
     const committer = new GroupCommit(async (ops) => {
-      await Promise.all([
-        warc.syncAppended(),
-        crawlLog.sync().catch((error: unknown) => {
-          throw isUbiError(error)
-            ? error
-            : new UbiError(ErrorCode.StorageFailed, `cannot write the crawl log: ${describe(error)}`, {
-                cause: error,
-              });
-        }),
-      ]);
+      if (ops.length === 0) return;
+      await Promise.all([warc.syncAppended(), crawlLog.sync()]);
       await store.write(ops);
     });
     const frontier = await Frontier.open(

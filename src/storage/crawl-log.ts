@@ -85,6 +85,8 @@ export class CrawlLog {
   private buffer: string[] = [];
   private timer: ReturnType<Clock["setTimeout"]> | undefined;
   private failure: UbiError | undefined;
+  /** A failed sync, for good (see {@link sync}). */
+  private lostWrites: UbiError | undefined;
   /** Length of the file's whole lines: a failed append is cut back to it before the lines are retried. */
   private goodBytes = 0;
   private closing: Promise<void> | undefined;
@@ -150,13 +152,23 @@ export class CrawlLog {
     if (this.failure) throw this.failure;
   }
 
-  /** Writes the buffered lines and syncs the file: resolves once every line so far is on the disk. */
+  /**
+   * Writes the buffered lines and syncs the file: resolves once every line so far is on the disk. A
+   * failed sync fails every later one too: the kernel may have dropped lines it had accepted, and says
+   * so only once.
+   */
   async sync(): Promise<void> {
+    if (this.lostWrites) throw this.lostWrites;
     await this.flush();
     try {
       await this.handle?.datasync();
     } catch (error) {
-      throw new UbiError(ErrorCode.StorageFailed, `cannot sync crawl log ${this.path}`, { cause: error });
+      this.lostWrites = new UbiError(
+        ErrorCode.StorageFailed,
+        `cannot sync crawl log ${this.path}: the disk may have dropped lines it had accepted; restart the agent`,
+        { cause: error },
+      );
+      throw this.lostWrites;
     }
   }
 

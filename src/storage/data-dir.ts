@@ -27,7 +27,10 @@ export async function prepareDataDir(dataDir: string, agentId: string): Promise<
   await claimForAgent(dataDir, agentId);
 }
 
-/** The id recorded in `dataDir`, or undefined when none is (a new folder, or one of an older version). */
+/**
+ * The id recorded in `dataDir`; undefined when none is (a new folder, or one of an older version), "" when
+ * the record was torn (no trailing newline) and records nothing.
+ */
 export async function recordedAgentId(dataDir: string): Promise<string | undefined> {
   try {
     const text = await readFile(join(dataDir, AGENT_ID_FILE), "utf8");

@@ -131,6 +131,12 @@ export class WarcWriter {
   /** The finishing (sync, close, rename) of the file before the live one, while it runs. */
   private finishing: Promise<void> | undefined;
   private failure: UbiError | undefined;
+  /**
+   * A failed sync: the kernel may have dropped bytes it had accepted, and reports that only once, so
+   * no later sync can vouch for them. Sticky: {@link recover} cannot clear it; the agent must restart
+   * (what its state does not record as done is fetched again).
+   */
+  private lostWrites: UbiError | undefined;
   private closing: Promise<void> | undefined;
   private readonly counters: WarcWriterStats = {
     records: 0,
@@ -206,6 +212,7 @@ export class WarcWriter {
    * accepts writes again. Rejects, still failed, while the disk refuses even that.
    */
   async recover(): Promise<void> {
+    if (this.lostWrites) throw this.lostWrites;
     if (!this.failure) return;
     await this.tail;
     const file = this.file;
@@ -224,11 +231,7 @@ export class WarcWriter {
   async flush(): Promise<void> {
     await this.tail;
     if (this.failure) throw this.failure;
-    try {
-      await this.file?.handle.datasync();
-    } catch (error) {
-      throw storageError("cannot sync the WARC file", error);
-    }
+    await this.sync(this.file);
   }
 
   /**
@@ -240,11 +243,25 @@ export class WarcWriter {
   async syncAppended(): Promise<void> {
     if (this.failure) throw this.failure;
     while (this.finishing) await this.finishing;
+    // Issued before anything else runs, so a rotation starting now closes the file after it: a
+    // FileHandle's close waits for the operations pending on it.
+    await this.sync(this.file);
+  }
+
+  /** Syncs `file`; a failure is {@link lostWrites}, for good. */
+  private async sync(file: { slot: FileSlot; handle: FileHandle } | undefined): Promise<void> {
+    if (!file) return;
     try {
-      // Issued before anything else runs: a rotation starting now waits for it before closing the file.
-      await this.file?.handle.datasync();
+      await file.handle.datasync();
     } catch (error) {
-      throw storageError("cannot sync the WARC file", error);
+      this.lostWrites ??= new UbiError(
+        ErrorCode.StorageFailed,
+        `cannot sync WARC file ${file.slot.name} (${describeError(error)}): the disk may have dropped records ` +
+          "it had accepted, so this agent stops archiving; restart it (pages not recorded as done are fetched again)",
+        { cause: error },
+      );
+      this.failure = this.lostWrites;
+      throw this.lostWrites;
     }
   }
 
@@ -408,7 +425,7 @@ export class WarcWriter {
     const openPath = join(this.dir, file.slot.name + OPEN_SUFFIX);
     try {
       try {
-        if (!this.failure) await file.handle.datasync();
+        if (!this.failure) await this.sync(file);
       } finally {
         // Closed even when the sync failed: the descriptor must not wait for the garbage collector.
         await file.handle.close();
@@ -427,4 +444,8 @@ function invalid(message: string): never {
 
 function storageError(message: string, cause: unknown): UbiError {
   return cause instanceof UbiError ? cause : new UbiError(ErrorCode.StorageFailed, message, { cause });
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { seededRandom } from "../../bench/lib/prng.mjs";
+import { ErrorCode } from "../../src/errors.js";
 import { CrawlLog, readCrawlLog, StateStore, WarcWriter } from "../../src/storage/index.js";
 import { readWarcFile } from "../../src/storage/warc-reader.js";
 import { UnsyncedMount, unsyncedFsUnavailable } from "./power-cut/unsynced-fs.js";
@@ -120,6 +121,38 @@ describe.skipIf(unavailable !== undefined)("storage across a power cut", () => {
     await reopened.close();
     const urls = await archivedUrls(join(lower, "warc"));
     for (let i = 0; i < 10; i++) expect(urls.has(`http://site.test/p/${i}`), `page ${i}`).toBe(true);
+  });
+
+  it("a failed WARC sync is for good: recover() cannot clear it, later syncs fail though the disk syncs again", async () => {
+    const writer = new WarcWriter({ dir: join(mountDir, "warc"), agentId: "a" });
+    await writer.open();
+    await writer.write(exchange(0));
+    await (mount as UnsyncedMount).failNextSync();
+    await expect(writer.syncAppended()).rejects.toMatchObject({ code: ErrorCode.StorageFailed });
+    // The next fsync would succeed (Linux reports a writeback error once): it must not vouch for
+    // records the failed one may have dropped.
+    await expect(writer.recover()).rejects.toThrow(/restart/);
+    await expect(writer.syncAppended()).rejects.toThrow(/restart/);
+    await expect(writer.write(exchange(1))).rejects.toMatchObject({ code: ErrorCode.StorageFailed });
+    await writer.close().catch(() => {});
+  });
+
+  it("a failed crawl-log sync is for good too", async () => {
+    const log = new CrawlLog({ dir: mountDir });
+    await log.open();
+    log.append({
+      url: "http://site.test/",
+      status: 200,
+      bytes: 1,
+      contentType: "",
+      links: 0,
+      durationMs: 1,
+      depth: 0,
+    });
+    await (mount as UnsyncedMount).failNextSync();
+    await expect(log.sync()).rejects.toMatchObject({ code: ErrorCode.StorageFailed });
+    await expect(log.sync()).rejects.toThrow(/restart/);
+    await log.close().catch(() => {});
   });
 
   it("StateStore.write is durable when it resolves", async () => {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, stat, truncate } from "node:fs/promises";
+import { readFile, realpath, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -9,6 +9,10 @@ const PYTHON = "/usr/bin/python3";
 const SCRIPT = fileURLToPath(new URL("./unsynced_fs.py", import.meta.url));
 /** Looking this up under the mount cuts the power (see unsynced_fs.py). */
 const CUT_PATH = ".power-cut";
+/** Looking this up under the mount makes the next fsync fail (see unsynced_fs.py). */
+const FAIL_NEXT_SYNC_PATH = ".fail-next-sync";
+/** Looking this up under the mount writes the durable lengths now (see unsynced_fs.py). */
+const DUMP_PATH = ".dump-durable";
 
 /**
  * Why power cuts cannot be simulated on this machine (no /dev/fuse, not root, Debian's
@@ -20,6 +24,40 @@ export function unsyncedFsUnavailable(): string | undefined {
   const probe = spawnSync(PYTHON, ["-c", "import fusepy"], { encoding: "utf8" });
   if (probe.status !== 0) return `${PYTHON} cannot import fusepy (Debian's python3-fusepy): ${probe.stderr}`;
   return undefined;
+}
+
+/**
+ * Whether `cut` dropped bytes of the crawl's own data (WARC files, the crawl log, LevelDB's log), not
+ * only of files nothing syncs (LevelDB's info `LOG`): what makes a power-cut test more than a SIGKILL.
+ */
+export function cutCrawlData(cut: readonly CutFile[]): boolean {
+  return cut.some((file) => file.kept < file.size && isCrawlData(file.path));
+}
+
+/** WARC files being written, the crawl log, LevelDB's log: the files a commit syncs. */
+function isCrawlData(path: string): boolean {
+  return /\/(warc\/[^/]+\.open|crawl\.log|state\/\d+\.log)$/.test(path);
+}
+
+/**
+ * Stops `pid` (SIGSTOP) at a moment when some of the crawl's own data is not durable yet, so that a cut
+ * then drops something; resumes it and tries again a few ms later otherwise. Leaves it stopped.
+ */
+export async function stopWhileUnsynced(
+  pid: number,
+  mount: UnsyncedMount,
+  random: () => number,
+): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    process.kill(pid, "SIGSTOP");
+    // Requests the process had already sent to the file system are answered meanwhile.
+    await delay(30);
+    const unsynced = await mount.unsynced();
+    if (unsynced.some((file) => isCrawlData(file.path))) return;
+    process.kill(pid, "SIGCONT");
+    await delay(2 + Math.floor(random() * 20));
+  }
+  throw new Error("the agent never had unsynced crawl data when stopped: 500 tries");
 }
 
 /** One file after a power cut: its size before, what fsync had made durable, and what was kept. */
@@ -46,6 +84,7 @@ export class UnsyncedMount {
 
   /** Mounts `lower` on `mount` (both existing folders); resolves once the mount is live. */
   static async mount(lower: string, mount: string, stateFile: string): Promise<UnsyncedMount> {
+    if (await isMountPoint(mount)) throw new Error(`${mount} is a mount point already`);
     const output: string[] = [];
     const child = spawn(PYTHON, [SCRIPT, lower, mount, stateFile], { stdio: ["ignore", "pipe", "pipe"] });
     child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
@@ -75,22 +114,42 @@ export class UnsyncedMount {
     spawnSync("umount", ["-l", this.mount]);
     this.process.kill("SIGKILL");
     await exited;
-    const durable = JSON.parse(await readFile(this.stateFile, "utf8")) as Record<string, number>;
     const cut: CutFile[] = [];
+    for (const file of await this.notDurable()) {
+      const draw = random();
+      const kept =
+        draw < 0.5
+          ? file.durable
+          : file.durable + Math.floor(((draw - 0.5) / 0.5) * (file.size - file.durable));
+      await truncate(join(this.lower, file.path), kept);
+      cut.push({ ...file, kept });
+    }
+    return cut;
+  }
+
+  /** Files written since the mount with bytes no fsync has made durable yet (`kept` = their size). */
+  async unsynced(): Promise<CutFile[]> {
+    await stat(join(this.mount, DUMP_PATH)).catch(() => undefined);
+    return this.notDurable();
+  }
+
+  private async notDurable(): Promise<CutFile[]> {
+    const durable = JSON.parse(await readFile(this.stateFile, "utf8")) as Record<string, number>;
+    const files: CutFile[] = [];
     for (const [path, durableBytes] of Object.entries(durable).sort()) {
-      const file = join(this.lower, path);
-      const size = await stat(file).then(
+      const size = await stat(join(this.lower, path)).then(
         (s) => s.size,
         () => undefined,
       );
-      if (size === undefined || size <= durableBytes) continue;
-      const draw = random();
-      const kept =
-        draw < 0.5 ? durableBytes : durableBytes + Math.floor(((draw - 0.5) / 0.5) * (size - durableBytes));
-      await truncate(file, kept);
-      cut.push({ path, size, durable: durableBytes, kept });
+      if (size !== undefined && size > durableBytes)
+        files.push({ path, size, durable: durableBytes, kept: size });
     }
-    return cut;
+    return files;
+  }
+
+  /** The next fsync under the mount fails with EIO, making nothing durable (a disk error). */
+  async failNextSync(): Promise<void> {
+    await stat(join(this.mount, FAIL_NEXT_SYNC_PATH)).catch(() => undefined);
   }
 
   /** What the file system printed (for failure messages). */
@@ -107,6 +166,10 @@ export class UnsyncedMount {
 }
 
 async function isMountPoint(path: string): Promise<boolean> {
+  const target = await realpath(path);
   const mounts = await readFile("/proc/self/mounts", "utf8");
-  return mounts.split("\n").some((line) => line.split(" ")[1] === path);
+  // Spaces and other special characters appear octal-escaped there (`\040`).
+  const unescape = (field: string) =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  return mounts.split("\n").some((line) => unescape(line.split(" ")[1] ?? "") === target);
 }

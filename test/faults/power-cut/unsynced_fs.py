@@ -6,10 +6,12 @@ each file written since the mount, how many of its bytes were made durable by fs
 
 Looking up the path /.power-cut in the mount is the power cut: the file system writes STATE_FILE, a
 JSON object mapping each such file (its path under LOWER) to its durable length, and from then on
-fails every call with EIO, as a disk without power would, so nothing reaches LOWER any more. A power cut is then simulated by cutting every file in LOWER back to its durable
-length plus, at most, part of what followed (writeback that happened to reach the disk): the
-LevelDB FaultInjectionTestEnv model, as LazyFS does for Jepsen. File creations, renames, unlinks and
-truncations are kept, as a journaling file system commits them in order.
+fails every call with EIO, as a disk without power would, so nothing reaches LOWER any more. The test
+then cuts every file in LOWER back to its durable length plus, at most, a prefix of what followed
+(writeback that happened to reach the disk): the LevelDB FaultInjectionTestEnv model, as LazyFS does
+for Jepsen. File creations, renames, links, unlinks and truncations are kept, as a journaling file
+system commits them in order (so a missing folder sync cannot show here). Looking up
+/.fail-next-sync makes the next fsync fail with EIO; /.dump-durable writes STATE_FILE without a cut.
 
 Uses Debian's python3-fusepy (module `fusepy`) over libfuse2.
 """
@@ -23,6 +25,11 @@ import threading
 from fusepy import FUSE, FuseOSError, Operations
 
 CUT_PATH = "/.power-cut"
+# Looking this up makes the next fsync fail with EIO having made nothing durable (a disk error at
+# writeback, which Linux reports once: the sync after it succeeds).
+FAIL_NEXT_SYNC_PATH = "/.fail-next-sync"
+# Looking this up writes STATE_FILE now, without a cut (to see what is not durable yet).
+DUMP_PATH = "/.dump-durable"
 CHANGES = {"chmod", "chown", "create", "link", "mkdir", "mknod", "open", "rename", "rmdir",
            "symlink", "truncate", "unlink", "utimens", "write"}
 
@@ -35,6 +42,7 @@ class UnsyncedFs(Operations):
         # path (relative to the mount, with a leading "/") -> durable length
         self.durable = {}
         self.powered = True
+        self.fail_next_sync = False
 
     def __call__(self, op, *args):
         if op not in CHANGES:
@@ -73,6 +81,15 @@ class UnsyncedFs(Operations):
                 self.powered = False
                 with open(self.state_file, "w") as out:
                     json.dump(self.durable, out)
+            raise FuseOSError(errno.ENOENT)
+        if path == DUMP_PATH:
+            with self.mutex:
+                with open(self.state_file, "w") as out:
+                    json.dump(self.durable, out)
+            raise FuseOSError(errno.ENOENT)
+        if path == FAIL_NEXT_SYNC_PATH:
+            with self.mutex:
+                self.fail_next_sync = True
             raise FuseOSError(errno.ENOENT)
         st = os.lstat(self._full(path))
         keys = ("st_atime", "st_ctime", "st_gid", "st_mode", "st_mtime", "st_nlink", "st_size", "st_uid")
@@ -118,7 +135,10 @@ class UnsyncedFs(Operations):
             self.durable.update(moved)
 
     def link(self, target, source):
-        return os.link(self._full(source), self._full(target))
+        os.link(self._full(source), self._full(target))
+        # One inode under two names: what was not durable under one is not under the other.
+        if source in self.durable:
+            self.durable[target] = self.durable[source]
 
     def utimens(self, path, times=None):
         return os.utime(self._full(path), times)
@@ -168,6 +188,10 @@ class UnsyncedFs(Operations):
         # Not under the lock: a sync still running when the power goes makes nothing durable.
         if not self.powered:
             raise FuseOSError(errno.EIO)
+        with self.mutex:
+            if self.fail_next_sync:
+                self.fail_next_sync = False
+                raise FuseOSError(errno.EIO)
         size = os.fstat(fh).st_size
         if datasync:
             os.fdatasync(fh)
