@@ -167,7 +167,7 @@ describe("MembershipView rules", () => {
     gossip(alive, about({}) as GossipEntry);
     expect(alive.self.incarnation).toBe(50);
     const stale = newView();
-    gossip(stale, about({ status: "suspected", incarnation: 49 }) as GossipEntry);
+    gossip(stale, about({ status: "suspected", incarnation: 40 }) as GossipEntry);
     expect(stale.self.incarnation).toBe(50);
     const newer = newView();
     gossip(newer, about({ status: "left", incarnation: 70 }) as GossipEntry);

@@ -236,6 +236,9 @@ describe("Assignment: validation", () => {
     };
     expect(messageOf(() => Assignment.build([], SMALL, hasher))).toMatch(/at least one agent/);
     expect(messageOf(() => Assignment.build(uniform(""), SMALL, hasher))).toMatch(/ids must be non-empty/);
+    expect(messageOf(() => Assignment.build([{ id: 5 as never }], SMALL, hasher))).toMatch(
+      /ids must be non-empty/,
+    );
     expect(messageOf(() => Assignment.build([{ id: "a", capacity: 0 }], SMALL, hasher))).toMatch(
       /capacity of agent "a" .*got 0/,
     );

@@ -297,6 +297,9 @@ describe("message validation, value by value", () => {
   it("refuses a heartbeat stream message without a sequence", () => {
     expect(validateSequence({ sequence: 5 }, "HeartbeatRequest")).toBe(5);
     expect(refusal(() => validateSequence({ sequence: 0 }, "HeartbeatReply"))).toBe("sequence: missing (0)");
+    expect(refusal(() => validateSequence({ sequence: "1" }, "HeartbeatReply"))).toBe(
+      "sequence: not a non-negative safe integer",
+    );
     expect(refusal(() => validateSequence(null, "HeartbeatReply"))).toBe(
       "HeartbeatReply: missing or not a message",
     );
