@@ -172,7 +172,9 @@ describe.skipIf(!hasOpenssl())("mutual TLS", () => {
         (e: unknown) => e,
       );
     expect((wrongIp as UbiError).code).toBe(ErrorCode.PeerUnreachable);
-    expect(String((wrongIp as UbiError).message)).toMatch(/ERR_TLS_CERT_ALTNAME_INVALID|not in the cert's list/);
+    expect(String((wrongIp as UbiError).message)).toMatch(
+      /ERR_TLS_CERT_ALTNAME_INVALID|not in the cert's list/,
+    );
     // The same server by a name its certificate lists: accepted.
     expect(await peer(`localhost:${port}`, client).control({ action: "PAUSE", argument: "" })).toEqual({
       ok: true,

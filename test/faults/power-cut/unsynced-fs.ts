@@ -169,7 +169,7 @@ async function isMountPoint(path: string): Promise<boolean> {
   const target = await realpath(path);
   const mounts = await readFile("/proc/self/mounts", "utf8");
   // Spaces and other special characters appear octal-escaped there (`\040`).
-  const unescape = (field: string) =>
+  const decodeOctal = (field: string) =>
     field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-  return mounts.split("\n").some((line) => unescape(line.split(" ")[1] ?? "") === target);
+  return mounts.split("\n").some((line) => decodeOctal(line.split(" ")[1] ?? "") === target);
 }
