@@ -58,6 +58,15 @@ function exchange(i: number) {
   };
 }
 
+/** What an agent restarted after the cut finds: it repairs the WARC files, then they are read. */
+async function restartedWarc(): Promise<{ urls: Set<string>; recoveredFiles: number }> {
+  const reopened = new WarcWriter({ dir: join(lower, "warc"), agentId: "a" });
+  await reopened.open();
+  const { recoveredFiles } = reopened.stats();
+  await reopened.close();
+  return { urls: await archivedUrls(join(lower, "warc")), recoveredFiles };
+}
+
 async function archivedUrls(warcDir: string): Promise<Set<string>> {
   const urls = new Set<string>();
   for (const name of (await readdir(warcDir)).sort()) {
@@ -79,10 +88,7 @@ describe.skipIf(unavailable !== undefined)("storage across a power cut", () => {
     await Promise.all([40, 41, 42].map((i) => writer.write(exchange(i))));
     await cut();
     await writer.close().catch(() => {});
-    const reopened = new WarcWriter({ dir: join(lower, "warc"), agentId: "a" });
-    await reopened.open();
-    await reopened.close();
-    const urls = await archivedUrls(join(lower, "warc"));
+    const { urls } = await restartedWarc();
     for (let i = 0; i < 40; i++) expect(urls.has(`http://site.test/p/${i}`), `page ${i}`).toBe(true);
     expect(urls.has("http://site.test/p/42")).toBe(false);
   });
@@ -99,10 +105,7 @@ describe.skipIf(unavailable !== undefined)("storage across a power cut", () => {
     await cut();
     await next.catch(() => {});
     await writer.close().catch(() => {});
-    const reopened = new WarcWriter({ dir: join(lower, "warc"), agentId: "a" });
-    await reopened.open();
-    await reopened.close();
-    const urls = await archivedUrls(join(lower, "warc"));
+    const { urls } = await restartedWarc();
     for (let i = 0; i < 5; i++) expect(urls.has(`http://site.test/p/${i}`), `page ${i}`).toBe(true);
   });
 
@@ -115,11 +118,8 @@ describe.skipIf(unavailable !== undefined)("storage across a power cut", () => {
     // Writeback saved part of what followed the sync: a random prefix, likely mid-record.
     await cut(() => 0.77);
     await writer.close().catch(() => {});
-    const reopened = new WarcWriter({ dir: join(lower, "warc"), agentId: "a" });
-    await reopened.open();
-    expect(reopened.stats().recoveredFiles).toBe(1);
-    await reopened.close();
-    const urls = await archivedUrls(join(lower, "warc"));
+    const { urls, recoveredFiles } = await restartedWarc();
+    expect(recoveredFiles).toBe(1);
     for (let i = 0; i < 10; i++) expect(urls.has(`http://site.test/p/${i}`), `page ${i}`).toBe(true);
   });
 
