@@ -9,6 +9,7 @@ export default defineConfig({
     include: [
       "test/hashing/*.test.ts",
       "test/frontier/frontier.test.ts",
+      "test/frontier/frontier-edges.test.ts",
       "test/frontier/ip-gate.test.ts",
       "test/frontier/scheduler.test.ts",
       "test/frontier/seen-set.test.ts",

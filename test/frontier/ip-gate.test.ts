@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { IpGate } from "../../src/frontier/ip-gate.js";
@@ -157,6 +158,38 @@ describe("IpGate", () => {
     releaseC();
     expect(gate.inFlight("10.0.0.1")).toBe(1);
     (await d.release)();
+    expect(gate.inFlight("10.0.0.1")).toBe(0);
+  });
+});
+
+describe("IpGate edges (issue 19: mutation survivors)", () => {
+  it("names the bad limit in its error", () => {
+    expect(() => new IpGate(0)).toThrow("max requests per IP must be a positive integer, got 0");
+  });
+
+  it("leaves no abort listener behind on a signal shared by many waits", async () => {
+    const gate = new IpGate(1);
+    const controller = new AbortController();
+    const { signal } = controller;
+    const listeners = () => getEventListeners(signal, "abort").length;
+    const holder = await gate.acquire("10.0.0.1", signal);
+    expect(listeners()).toBe(0); // a free slot: no wait, no listener
+    const granted: string[] = [];
+    const waiter = acquireTracked(gate, "10.0.0.1", "waiter", granted, signal);
+    await flush();
+    expect(listeners()).toBe(1);
+    holder();
+    await flush();
+    expect(granted).toEqual(["waiter"]);
+    expect(listeners()).toBe(0); // removed at the grant
+    // A waiter removed by the abort leaves none either.
+    const aborted = acquireTracked(gate, "10.0.0.1", "aborted", granted, signal);
+    await flush();
+    expect(listeners()).toBe(1);
+    controller.abort(new Error("stop"));
+    expect(await aborted.error).toBeInstanceOf(Error);
+    expect(listeners()).toBe(0);
+    (await waiter.release)();
     expect(gate.inFlight("10.0.0.1")).toBe(0);
   });
 });

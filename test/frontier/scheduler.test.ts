@@ -5,6 +5,7 @@ import {
   HostScheduler,
   type HostSchedulerOptions,
   type VisitOutcome,
+  type WaitReason,
 } from "../../src/frontier/scheduler.js";
 import { type Deferred, deferred, flush, ManualClock } from "./helpers.js";
 
@@ -383,6 +384,100 @@ describe("HostScheduler pause, resume and stop", () => {
     h.clock.advance(100);
     await flush();
     await h.end("b.test", { kind: "drained" });
+    expect(h.scheduler.isIdle).toBe(true);
+  });
+});
+
+describe("HostScheduler edges (issue 19: mutation survivors)", () => {
+  it("names the bad maxActiveHosts in its error", () => {
+    expect(
+      () =>
+        new HostScheduler(
+          { maxActiveHosts: 0 },
+          { visit: async () => ({ kind: "drained" }), hasWork: () => false, onVisitError: () => {} },
+        ),
+    ).toThrow("maxActiveHosts must be a positive integer, got 0");
+  });
+
+  it("counts parked hosts by reason, with the soonest time of each, most hosts first", async () => {
+    const h = setUp({ maxActiveHosts: 10 });
+    const now = h.clock.now();
+    const parks: Array<[string, WaitReason, number]> = [
+      ["r1.test", "retry", 700],
+      ["b1.test", "robots", 5_000],
+      ["h1.test", "held", 900],
+      ["b2.test", "robots", 2_000],
+      ["h2.test", "held", 300],
+      ["b3.test", "robots", 8_000],
+    ];
+    for (const [host] of parks) h.addWork(host);
+    for (const [host, reason, delay] of parks) {
+      await h.end(host, { kind: "parked", untilMs: now + delay, reason }, 0);
+    }
+    expect(h.scheduler.waiting()).toStrictEqual([
+      { reason: "robots", hosts: 3, nextAtMs: now + 2_000 },
+      { reason: "held", hosts: 2, nextAtMs: now + 300 },
+      { reason: "retry", hosts: 1, nextAtMs: now + 700 },
+    ]);
+  });
+
+  it("parks a host whose visit failed for the reason error", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    h.visitOf("a.test").done.reject(new Error("disk gone"));
+    await flush();
+    expect(h.scheduler.waiting()).toStrictEqual([
+      { reason: "error", hosts: 1, nextAtMs: h.clock.now() + 5_000 },
+    ]);
+  });
+
+  it("lets running visits finish within the grace period before aborting them", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    h.addWork("b.test");
+    const [a, b] = h.running;
+    let stopped = false;
+    const stopping = h.scheduler.stop(1_000).then(() => {
+      stopped = true;
+    });
+    expect(h.scheduler.isPaused).toBe(true);
+    await flush();
+    expect([a?.signal.aborted, b?.signal.aborted]).toEqual([false, false]);
+    a?.done.resolve({ kind: "yielded" });
+    h.clock.advance(999);
+    await flush();
+    expect([b?.signal.aborted, stopped]).toEqual([false, false]);
+    h.clock.advance(1);
+    expect(b?.signal.aborted).toBe(true);
+    const reason = b?.signal.reason;
+    expect(isUbiError(reason, ErrorCode.Stopped)).toBe(true);
+    expect((reason as Error).message).toBe("scheduler stopped");
+    b?.done.reject(reason);
+    await stopping;
+    expect(h.clock.pending).toBe(0);
+  });
+
+  it("clears the grace timer when the visits end in time", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    const [a] = h.running;
+    const stopping = h.scheduler.stop(60_000);
+    expect(h.clock.pending).toBe(1);
+    a?.done.resolve({ kind: "drained" });
+    await stopping;
+    expect(h.clock.pending).toBe(0);
+    // Stopped for good: the signal is aborted once stop returns.
+    expect(a?.signal.aborted).toBe(true);
+  });
+
+  it("serves hosts first come, first served over thousands of turns of the ready line", async () => {
+    const h = setUp({ maxActiveHosts: 1 });
+    const hosts = Array.from({ length: 1_500 }, (_, i) => `t${i}.test`);
+    for (const host of hosts) h.addWork(host, 2);
+    // Each visit fetches one URL and yields: every host goes round the line twice, in the same order.
+    const order: string[] = [];
+    while (h.running.length > 0) order.push(await h.step());
+    expect(order).toEqual([...hosts, ...hosts]);
     expect(h.scheduler.isIdle).toBe(true);
   });
 });

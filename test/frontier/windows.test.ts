@@ -222,3 +222,96 @@ describe("Frontier with many hosts", () => {
     expect(await takeAll(e.frontier, "m0.test")).toEqual(urlsOf("m0.test", 0, 3));
   });
 });
+
+describe("HostQueue edges (issue 19: mutation survivors)", () => {
+  const entry = (seq: number) => ({ seq, url: `http://e.test/${seq}`, depth: 0 });
+
+  it("frees an empty window: nothing is held, the queue may be packed", () => {
+    const queue = new HostQueue("e.test", { nextSeq: 0, fetched: 0 }, 0, 0);
+    expect(queue.windowComplete).toBe(true);
+    queue.window = [entry(0)];
+    expect([queue.windowLive, queue.isIdle]).toEqual([true, false]);
+    queue.window = [];
+    expect([queue.windowLive, queue.isIdle, queue.windowLength]).toEqual([false, true, 0]);
+  });
+
+  it("keeps the window of a queue with a URL in flight or a drain running", () => {
+    const queue = new HostQueue("e.test", { nextSeq: 5, fetched: 0 }, 3, 2);
+    queue.window = [entry(2), entry(3), entry(4)];
+    queue.windowComplete = true;
+    const generation = queue.generation;
+    queue.inFlight = 1;
+    expect(queue.evictWindow()).toBe(0);
+    queue.inFlight = 0;
+    queue.draining = true;
+    expect(queue.evictWindow()).toBe(0);
+    expect([queue.windowLength, queue.windowComplete, queue.generation]).toEqual([3, true, generation]);
+    queue.draining = false;
+    expect(queue.evictWindow()).toBe(3);
+    expect(queue.generation).toBeGreaterThan(generation);
+    expect([queue.windowLength, queue.windowComplete, queue.nextReadSeq]).toEqual([0, false, 2]);
+  });
+
+  it("evicts no window where there is none, and an empty one without moving the read position", () => {
+    const queue = new HostQueue("e.test", { nextSeq: 5, fetched: 0 }, 2, 3);
+    queue.windowComplete = true;
+    const generation = queue.generation;
+    expect(queue.evictWindow()).toBe(0);
+    expect(queue.generation).toBe(generation); // nothing to evict: a loading take need not start over
+    expect(queue.window).toEqual([]); // a take about to load holds this empty array
+    expect(queue.evictWindow()).toBe(0);
+    // The take holding the empty array starts over; the queue still reads from where it was.
+    expect(queue.generation).toBeGreaterThan(generation);
+    expect([queue.nextReadSeq, queue.windowComplete]).toEqual([3, true]);
+  });
+});
+
+describe("HostTable edges (issue 19: mutation survivors)", () => {
+  const idle = (host: string, fetched = 0) => new HostQueue(host, { nextSeq: 1, fetched }, 1, 0);
+
+  it("sweeps only once enough queues are live, on a lookup", () => {
+    const table = new HostTable();
+    for (let i = 0; i < 10; i++) table.set(`s${i}.test`, idle(`s${i}.test`));
+    expect(table.get("s3.test")?.waiting).toBe(1);
+    expect(table.liveSize).toBe(10); // far under the sweep bound: nothing packed
+    for (let i = 10; i < 4096; i++) table.set(`s${i}.test`, idle(`s${i}.test`));
+    expect(table.liveSize).toBe(4096);
+    // At the bound, the next lookup packs every idle queue first.
+    expect(table.get("s4000.test")?.waiting).toBe(1);
+    expect(table.liveSize).toBe(1);
+  });
+
+  it("after a sweep with many busy queues, waits for twice as many before the next", () => {
+    const table = new HostTable();
+    for (let i = 0; i < 5000; i++) {
+      const queue = idle(`b${i}.test`);
+      queue.inFlight = 1;
+      table.set(`b${i}.test`, queue);
+    }
+    for (let i = 0; i < 3; i++) table.set(`i${i}.test`, idle(`i${i}.test`, i));
+    expect(table.sweep()).toBe(5000);
+    // 5,000 live is under the new bound of 10,000: lookups unpack without sweeping.
+    expect(table.get("i0.test")?.record.fetched).toBe(0);
+    expect(table.get("i1.test")?.record.fetched).toBe(1);
+    expect(table.get("i2.test")?.record.fetched).toBe(2);
+    expect(table.liveSize).toBe(5003);
+  });
+
+  it("keeps a replaced host's slot, so no other host shares it", () => {
+    const table = new HostTable();
+    table.set("a.test", idle("a.test", 1));
+    table.set("b.test", idle("b.test", 2));
+    table.set("a.test", idle("a.test", 3));
+    table.set("c.test", idle("c.test", 4));
+    expect(table.size).toBe(3);
+    expect(table.sweep()).toBe(0);
+    expect(["a.test", "b.test", "c.test"].map((host) => table.get(host)?.record.fetched)).toEqual([3, 2, 4]);
+  });
+
+  it("unpacks a record without an abandoned field when none was set", () => {
+    const table = new HostTable();
+    table.set("plain.test", idle("plain.test", 7));
+    table.sweep();
+    expect(table.get("plain.test")?.record).toStrictEqual({ nextSeq: 1, fetched: 7 });
+  });
+});
