@@ -78,3 +78,8 @@ export function isUbiError(error: unknown, code?: ErrorCode): error is UbiError 
 export function invalidArgument(message: string): never {
   throw new UbiError(ErrorCode.InvalidArgument, message);
 }
+
+/** The message of `error`, or its string form when it is not an `Error`. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

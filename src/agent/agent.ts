@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
+import { errorMessage } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
   type AdoptedHost,
@@ -11,7 +12,14 @@ import {
 } from "../frontier/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
-import { CrawlLog, GroupCommit, type QueuedUrl, StateStore, WarcWriter } from "../storage/index.js";
+import {
+  CrawlLog,
+  type CrawlLogInput,
+  GroupCommit,
+  type QueuedUrl,
+  StateStore,
+  WarcWriter,
+} from "../storage/index.js";
 import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
@@ -100,6 +108,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly fetcher: Fetcher;
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
+  private readonly archive: PageArchive;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -125,6 +134,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       committer: GroupCommit;
       warc: WarcWriter;
       crawlLog: CrawlLog;
+      archive: PageArchive;
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
@@ -140,6 +150,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.committer = parts.committer;
     this.warc = parts.warc;
     this.crawlLog = parts.crawlLog;
+    this.archive = parts.archive;
     this.scheduler = parts.scheduler;
     this.router = parts.router;
     this.stats = parts.stats;
@@ -272,7 +283,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         onVisitError: (host, error) => {
           if (guard.handle(error)) return;
           stats.recordError("internal");
-          process.stderr.write(`ubicrawl: visit of ${host} failed: ${describe(error)}\n`);
+          process.stderr.write(`ubicrawl: visit of ${host} failed: ${errorMessage(error)}\n`);
         },
         clock,
       },
@@ -282,6 +293,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       committer,
       warc,
       crawlLog,
+      archive,
       scheduler,
       router,
       stats,
@@ -316,6 +328,19 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.seedRouting = { ...routing, errorsBefore };
     return this.seedRouting;
+  }
+
+  /**
+   * Calls `observer` with every crawl-log line from now on: each fetch, failed attempt and failure (the
+   * metrics' histograms, the console's recent fetches). Returns the function that stops it.
+   */
+  observeFetches(observer: (entry: CrawlLogInput) => void): () => void {
+    return this.archive.observe(observer);
+  }
+
+  /** Distinct URLs ever queued here (the seen set's size). */
+  get seenUrls(): number {
+    return this.frontier.seen.size;
   }
 
   /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
@@ -505,8 +530,4 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       clearInterval(this.keepAlive);
     }
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { RobotsStatus } from "../robots/index.js";
 
 /** URLs and batches exchanged with one peer. */
 export interface PeerTraffic {
@@ -30,6 +31,10 @@ export interface CrawlCounters {
   readonly errors: Readonly<Record<string, number>>;
   readonly dropped: Readonly<Record<string, number>>;
   readonly peers: Readonly<Record<string, PeerTraffic>>;
+  /** Pages fetched by status class (`2xx`…); absent in state written before it was kept. */
+  readonly statusClasses?: Readonly<Record<string, number>>;
+  /** robots.txt answers by outcome (a {@link RobotsStatus}); absent in state written before it was kept. */
+  readonly robotsOutcomes?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -57,6 +62,13 @@ export class CrawlStats {
   /** URLs dropped before a fetch, by reason. */
   readonly dropped = new Map<DropReason, number>();
   readonly peers = new Map<string, PeerTraffic>();
+  /**
+   * Pages fetched by status class (`1xx`…`5xx`); pages restored from a state that did not keep classes
+   * count as `unknown`, so the classes always add up to {@link pagesFetched}.
+   */
+  readonly statusClasses = new Map<string, number>();
+  /** robots.txt answers received (fresh, not cached), by outcome: `parsed`, `allow-all`, `unavailable`. */
+  readonly robotsOutcomes = new Map<RobotsStatus, number>();
   private readonly rateWindow: { atMs: number; pages: number }[] = [];
 
   constructor(private readonly clock: Clock) {
@@ -80,6 +92,20 @@ export class CrawlStats {
     for (const [name, count] of Object.entries(counters.errors)) this.errors.set(name, count);
     for (const [name, count] of Object.entries(counters.dropped)) this.dropped.set(name as DropReason, count);
     for (const [peer, traffic] of Object.entries(counters.peers)) this.peers.set(peer, { ...traffic });
+    let classified = 0;
+    for (const [name, count] of Object.entries(counters.statusClasses ?? {})) {
+      this.statusClasses.set(name, count);
+      classified += count;
+    }
+    if (classified < counters.pagesFetched) {
+      this.statusClasses.set(
+        "unknown",
+        (this.statusClasses.get("unknown") ?? 0) + counters.pagesFetched - classified,
+      );
+    }
+    for (const [name, count] of Object.entries(counters.robotsOutcomes ?? {})) {
+      this.robotsOutcomes.set(name as RobotsStatus, count);
+    }
   }
 
   /** The counters as kept durably. */
@@ -94,13 +120,22 @@ export class CrawlStats {
       errors: Object.fromEntries(this.errors),
       dropped: Object.fromEntries(this.dropped),
       peers: Object.fromEntries(this.peers),
+      statusClasses: Object.fromEntries(this.statusClasses),
+      robotsOutcomes: Object.fromEntries(this.robotsOutcomes),
     };
   }
 
-  /** Counts one fetch that reached a server. */
-  recordFetch(bytes: number): void {
+  /** Counts one fetch that reached a server and answered `status` with `bytes` of body. */
+  recordFetch(bytes: number, status: number): void {
     this.pagesFetched++;
     this.bytesFetched += bytes;
+    const statusClass = `${Math.floor(status / 100)}xx`;
+    this.statusClasses.set(statusClass, (this.statusClasses.get(statusClass) ?? 0) + 1);
+  }
+
+  /** Counts one robots.txt answer received from a server (or its failure). */
+  recordRobots(outcome: RobotsStatus): void {
+    this.robotsOutcomes.set(outcome, (this.robotsOutcomes.get(outcome) ?? 0) + 1);
   }
 
   /** Counts one failure of class `errorClass`. */

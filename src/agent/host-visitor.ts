@@ -159,6 +159,7 @@ export class HostVisitor {
         const askedAtMs = this.deps.clock.now();
         const rules = await this.deps.robots(originOf(entry.url));
         if (rules.fetchedAtMs >= askedAtMs) {
+          this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
           state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
@@ -286,7 +287,7 @@ export class HostVisitor {
       throw error;
     }
     const links = this.followLinks(host, entry, result);
-    this.deps.stats.recordFetch(result.wireBytes);
+    this.deps.stats.recordFetch(result.wireBytes, result.status);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
     // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
     if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);

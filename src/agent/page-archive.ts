@@ -6,6 +6,8 @@ import type { CrawlLog, CrawlLogInput, WarcWriter } from "../storage/index.js";
  * the crawl log.
  */
 export class PageArchive {
+  private readonly observers = new Set<(entry: CrawlLogInput) => void>();
+
   constructor(
     private readonly warc: WarcWriter,
     private readonly crawlLog: CrawlLog,
@@ -24,9 +26,19 @@ export class PageArchive {
     });
   }
 
-  /** Appends one line to the crawl log. */
+  /** Appends one line to the crawl log, and shows it to the observers. */
   log(entry: CrawlLogInput): void {
     this.crawlLog.append(entry);
+    for (const observer of this.observers) observer(entry);
+  }
+
+  /**
+   * Calls `observer` with every crawl-log line from now on (fetches, failed attempts, failures), for
+   * metrics and the console; returns the function that stops it.
+   */
+  observe(observer: (entry: CrawlLogInput) => void): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
   }
 }
 

@@ -12,11 +12,14 @@ import {
   DEFAULT_LEAVE_TIMEOUT_MS,
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
+  loneAgentStats,
+  type PartitionStats,
 } from "../cluster/index.js";
-import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { AgentConsole, isLoopbackHost, readTokenFile } from "../console/index.js";
+import { ErrorCode, errorMessage, isUbiError, UbiError } from "../errors.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
-import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
 import { nothingFetched, startNotice } from "./crawl-outcome.js";
 import { type FlagSpecs, formatHelp, type ParsedFlags, parseFlags } from "./flags.js";
@@ -198,6 +201,16 @@ export const AGENT_FLAGS = {
   },
   "tls-cert": { type: "string", help: "PEM certificate of this agent", placeholder: "FILE" },
   "tls-key": { type: "string", help: "PEM private key of this agent", placeholder: "FILE" },
+  http: {
+    type: "string",
+    help: "serve the read-only console on this address: a live dashboard at /, /metrics (Prometheus), /api/stats, /healthz, /readyz (a non-loopback address needs --http-token-file, or the cluster's --tls-* for HTTPS with operator certificates)",
+    placeholder: "HOST:PORT",
+  },
+  "http-token-file": {
+    type: "string",
+    help: "file whose first line is a bearer token (16+ characters) the console then requires, but for /healthz and /readyz",
+    placeholder: "FILE",
+  },
   progress: {
     type: "string",
     help: "progress output: auto (a live line on a terminal, log lines otherwise), line, log or off",
@@ -274,6 +287,8 @@ export async function agentCommand(argv: string[]): Promise<number> {
   // A wrong --data fails before a join is waited for (Agent.open checks it again, harmlessly).
   validateAgentOptions(options);
   await prepareDataDir(options.dataDir, options.id);
+  // Up before the join, so /healthz answers (and /readyz says "starting") while it is waited for.
+  const console = await startConsole(flags, options.id, cluster?.security, log);
   let agent: Agent;
   let node: ClusterNode | undefined;
   try {
@@ -287,7 +302,21 @@ export async function agentCommand(argv: string[]): Promise<number> {
       await agent.start();
     }
   } catch (error) {
+    await console?.stop();
     throw isUbiError(error, ErrorCode.DataDirInUse) ? dataDirInUse(options.dataDir, error) : error;
+  }
+  if (console) {
+    const clusterNode = node;
+    const lone = clusterNode ? undefined : loneAgentStats(agent, systemClock);
+    console.attach(
+      agent,
+      clusterNode
+        ? { stats: () => clusterNode.stats(), clusterStats: () => clusterNode.clusterStats() }
+        : {
+            stats: () => (lone as PartitionStats).stats(),
+            clusterStats: async () => [(lone as PartitionStats).stats()],
+          },
+    );
   }
   if (agent.seedRouting) {
     const notice = startNotice({
@@ -318,6 +347,7 @@ export async function agentCommand(argv: string[]): Promise<number> {
   reporter.start();
   const reason = await finished;
   reporter.stop();
+  console?.markStopping();
   if (node) {
     if (reason === "done") {
       // Tell the others this agent left on purpose, so they do not re-send its URLs as if it crashed.
@@ -329,6 +359,7 @@ export async function agentCommand(argv: string[]): Promise<number> {
   } else {
     await agent.stop();
   }
+  await console?.stop();
   for (const line of summaryLines(agent, reason)) process.stderr.write(`${line}\n`);
   if (reason === "done") {
     // A crawl that fetched nothing because everything failed is a failure, with its reasons.
@@ -383,6 +414,38 @@ async function leaveGracefully(node: ClusterNode, timeoutMs: number): Promise<vo
         ? ""
         : `; not in time: ${outcome.hostsNotHanded} hosts (their next owners crawl them without this agent's record of them), ${outcome.urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)`),
   );
+}
+
+/**
+ * Starts the console of `--http`, or nothing without it. On loopback it is plain HTTP; elsewhere it
+ * is HTTPS with the cluster's mutual TLS (operator certificates only) when the agent has it, and needs
+ * a bearer token otherwise (refused at start without one).
+ */
+async function startConsole(
+  flags: ParsedFlags<typeof AGENT_FLAGS>,
+  agentId: string,
+  security: TransportSecurity | undefined,
+  log: (line: string) => void,
+): Promise<AgentConsole | undefined> {
+  if (flags.http === undefined) {
+    if (flags["http-token-file"] !== undefined) throw bad("--http-token-file needs --http");
+    return undefined;
+  }
+  const address = parseHostPort(flags.http, true);
+  if (address === undefined) throw bad(`--http must be HOST:PORT, got "${flags.http}"`);
+  const token =
+    flags["http-token-file"] === undefined ? undefined : await readTokenFile(flags["http-token-file"]);
+  const tls = security?.kind === "tls" && !isLoopbackHost(address.host) ? security : undefined;
+  const console = await AgentConsole.start(
+    {
+      listen: flags.http,
+      ...(token === undefined ? {} : { token }),
+      ...(tls === undefined ? {} : { tls: { caPem: tls.caPem, certPem: tls.certPem, keyPem: tls.keyPem } }),
+    },
+    { agentId, clock: systemClock, onError: (error) => log(`console: ${errorMessage(error)}`) },
+  );
+  log(`console on ${tls ? "https" : "http"}://${console.address}/`);
+  return console;
 }
 
 /** The cluster options from the flags, or undefined for a lone agent (no --listen). */

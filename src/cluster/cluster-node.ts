@@ -405,6 +405,14 @@ export class ClusterNode {
   }
 
   /**
+   * Every member's partition stats, gathered through this agent (what `GetStats` with `cluster`
+   * answers): the live ones asked now, the others with their last known figures.
+   */
+  async clusterStats(): Promise<AgentStats[]> {
+    return (await this.parts.service.getStats({ cluster: true })).agents;
+  }
+
+  /**
    * Graceful leave (see {@link leaveCluster}): hands every host this agent holds and every queued URL
    * to their next owners and tells the others, all within `timeoutMs`. Idempotent.
    */

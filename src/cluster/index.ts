@@ -13,11 +13,13 @@ export {
   type LeaveOutcome,
 } from "./cluster-node.js";
 export { ClusterService } from "./cluster-service.js";
+export { type ClusterTotals, clusterTotals } from "./cluster-totals.js";
 export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
 export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
 export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
 export { Ownership } from "./ownership.js";
+export { loneAgentStats, PartitionStats } from "./partition-stats.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
 export { UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

@@ -11,8 +11,8 @@ import type { WorkLoad } from "./termination.js";
 export interface PartitionStatsDeps {
   readonly clock: Clock;
   readonly agent: ClusterFacingAgent;
-  readonly ownership: Ownership;
-  readonly grace: TakeoverGrace;
+  readonly ownership: Pick<Ownership, "ownerOf" | "replicas" | "share">;
+  readonly grace: Pick<TakeoverGrace, "heldUntilMs" | "heldFor">;
   /** True when the URL exchange has nothing buffered or unacknowledged. */
   readonly exchangeIdle: () => boolean;
   /** The failure detector's table. */
@@ -103,6 +103,25 @@ export class PartitionStats {
       })),
     };
   }
+}
+
+/**
+ * The partition stats of an agent crawling alone (no `--listen`): it owns every host and the whole
+ * circle, has no peers and holds nothing for anyone — so `/api/stats` and the metrics read the same
+ * document for a lone agent as for a cluster's.
+ */
+export function loneAgentStats(agent: ClusterFacingAgent, clock: Clock): PartitionStats {
+  return new PartitionStats(
+    { address: "", capacity: 1 },
+    {
+      clock,
+      agent,
+      ownership: { ownerOf: () => agent.id, replicas: 0, share: 1 },
+      grace: { heldUntilMs: () => 0, heldFor: [] },
+      exchangeIdle: () => true,
+      members: () => [],
+    },
+  );
 }
 
 /** What an agent last knew of a member: its last full stats and its last heartbeat load, each with when. */

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { access, link, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 
 /**
  * The file of a data dir that records the id of the agent it belongs to, written at its first use:
@@ -41,7 +41,7 @@ export async function recordedAgentId(dataDir: string): Promise<string | undefin
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new UbiError(
       ErrorCode.StorageFailed,
-      `cannot read ${join(dataDir, AGENT_ID_FILE)}, the agent id of the data dir: ${describe(error)}`,
+      `cannot read ${join(dataDir, AGENT_ID_FILE)}, the agent id of the data dir: ${errorMessage(error)}`,
       { cause: error },
     );
   }
@@ -113,7 +113,7 @@ async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
     return;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-      throw new UbiError(ErrorCode.StorageFailed, `cannot write ${path}: ${describe(error)}`, {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot write ${path}: ${errorMessage(error)}`, {
         cause: error,
       });
     }
@@ -162,8 +162,4 @@ async function writeDurably(dir: string, path: string, text: string, exclusive: 
   } finally {
     await folder.close();
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

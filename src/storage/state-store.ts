@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { AbstractBatchOperation, AbstractSublevel } from "abstract-level";
 import { Level } from "level";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 
 /**
  * Table files LevelDB keeps open (its default is 1,000). It reads them through mmap, and the pages it
@@ -160,7 +160,7 @@ export class StateStore {
       }
       throw new UbiError(
         ErrorCode.StorageFailed,
-        `cannot open the state store in ${dir}: ${describe(error)}`,
+        `cannot open the state store in ${dir}: ${errorMessage(error)}`,
         {
           cause: error,
         },
@@ -177,7 +177,7 @@ export class StateStore {
       // steady load it piles up in the malloc heap.
       await this.db.batch(this.batchOps(ops), { sync: true });
     } catch (error) {
-      throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${describe(error)}`, {
+      throw new UbiError(ErrorCode.StorageFailed, `cannot write the state store: ${errorMessage(error)}`, {
         cause: error,
       });
     }
@@ -398,8 +398,4 @@ export class StateStore {
   async close(): Promise<void> {
     if (this.db.status === "open" || this.db.status === "opening") await this.db.close();
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,7 @@ import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { InlineAppender, type RecordAppender, WorkerAppender } from "./record-appender.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { NAME_PART_PATTERN, OPEN_SUFFIX, warcFileName, warcFileSerial } from "./warc-file-name.js";
@@ -256,7 +256,7 @@ export class WarcWriter {
     } catch (error) {
       this.lostWrites ??= new UbiError(
         ErrorCode.StorageFailed,
-        `cannot sync WARC file ${file.slot.name} (${describeError(error)}): the disk may have dropped records ` +
+        `cannot sync WARC file ${file.slot.name} (${errorMessage(error)}): the disk may have dropped records ` +
           "it had accepted, so this agent stops archiving; restart it (pages not recorded as done are fetched again)",
         { cause: error },
       );
@@ -444,8 +444,4 @@ function invalid(message: string): never {
 
 function storageError(message: string, cause: unknown): UbiError {
   return cause instanceof UbiError ? cause : new UbiError(ErrorCode.StorageFailed, message, { cause });
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

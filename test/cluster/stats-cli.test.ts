@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ClusterTotals } from "../../src/cli/stats-command.js";
+import type { ClusterTotals } from "../../src/cluster/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
 import {
   readCrawlLogSoFar,

@@ -1,0 +1,42 @@
+import type { AgentStats } from "../transport/index.js";
+
+/** Cluster-wide sums (the JSON form's \`totals\`), and how many agents are in each state. */
+export interface ClusterTotals {
+  readonly agents: number;
+  readonly alive: number;
+  readonly suspected: number;
+  readonly left: number;
+  readonly pagesFetched: number;
+  readonly pagesFetchedThisRun: number;
+  readonly bytesFetched: number;
+  readonly queuedUrls: number;
+  readonly hostsOwned: number;
+  readonly pagesPerSecond: number;
+  readonly pagesRecovered: number;
+  readonly errors: Record<string, number>;
+}
+
+/** Sums the agents' figures (a departed agent's pages count: they were fetched). */
+export function clusterTotals(agents: readonly AgentStats[]): ClusterTotals {
+  const sum = (pick: (stats: AgentStats) => number) =>
+    agents.reduce((total, stats) => total + pick(stats), 0);
+  const errors: Record<string, number> = {};
+  for (const stats of agents) {
+    for (const [name, count] of Object.entries(stats.errors)) errors[name] = (errors[name] ?? 0) + count;
+  }
+  return {
+    agents: agents.length,
+    alive: agents.filter((stats) => stats.status === "ALIVE").length,
+    suspected: agents.filter((stats) => stats.status === "SUSPECTED").length,
+    left: agents.filter((stats) => stats.status === "LEFT").length,
+    pagesFetched: sum((stats) => stats.pagesFetched),
+    pagesFetchedThisRun: sum((stats) => stats.pagesFetchedThisRun),
+    bytesFetched: sum((stats) => stats.bytesFetched),
+    // A departed agent's queue went to the others (or died with it): only live queues count.
+    queuedUrls: sum((stats) => (stats.status === "ALIVE" ? stats.queuedUrls : 0)),
+    hostsOwned: sum((stats) => (stats.status === "ALIVE" ? stats.hostsOwned : 0)),
+    pagesPerSecond: sum((stats) => stats.pagesPerSecond),
+    pagesRecovered: sum((stats) => stats.pagesRecovered),
+    errors,
+  };
+}

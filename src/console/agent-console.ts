@@ -1,0 +1,76 @@
+import type { CrawlStats } from "../agent/index.js";
+import type { Clock } from "../clock.js";
+import type { CrawlLogInput } from "../storage/index.js";
+import { AgentMetrics } from "./agent-metrics.js";
+import { ConsoleServer, type ConsoleServerOptions, type ConsoleSource } from "./console-server.js";
+import { FetchActivity } from "./fetch-activity.js";
+
+/** What the console observes of the agent itself (beyond its partition stats). */
+export interface ObservedAgent {
+  readonly stats: CrawlStats;
+  readonly seenUrls: number;
+  readonly urlsInFlight: number;
+  /** Calls `observer` with every crawl-log line; returns the function that stops it. */
+  observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
+}
+
+/**
+ * One agent's console (`--http`): its metrics, its recent activity and the HTTP server that shows
+ * them. Started before the agent joins (so `/healthz` answers while it does), attached once the agent
+ * crawls, told when it stops.
+ */
+export class AgentConsole {
+  private unobserve: (() => void) | undefined;
+
+  private constructor(
+    private readonly server: ConsoleServer,
+    private readonly metrics: AgentMetrics,
+    private readonly activity: FetchActivity,
+    /** The bound `HOST:PORT`. */
+    readonly address: string,
+  ) {}
+
+  /** Binds the console's address (refusing a non-loopback one without a token or TLS). */
+  static async start(
+    options: ConsoleServerOptions,
+    deps: { readonly agentId: string; readonly clock: Clock; readonly onError: (error: unknown) => void },
+  ): Promise<AgentConsole> {
+    const metrics = new AgentMetrics(deps.agentId);
+    const activity = new FetchActivity({}, deps.clock);
+    const server = new ConsoleServer(options, { metrics, activity, onError: deps.onError });
+    const address = await server.start();
+    return new AgentConsole(server, metrics, activity, address);
+  }
+
+  /** The agent crawls: serve its figures, and watch its fetches. */
+  attach(agent: ObservedAgent, source: ConsoleSource): void {
+    this.unobserve?.();
+    this.unobserve = agent.observeFetches((entry) => {
+      this.metrics.observe(entry);
+      this.activity.record(entry);
+    });
+    this.metrics.attach({
+      crawl: agent.stats,
+      get seenUrls() {
+        return agent.seenUrls;
+      },
+      get urlsInFlight() {
+        return agent.urlsInFlight;
+      },
+      stats: () => source.stats(),
+    });
+    this.server.attach(source);
+  }
+
+  /** The agent stops: `/readyz` says so; the figures stay readable until {@link stop}. */
+  markStopping(): void {
+    this.server.markStopping();
+  }
+
+  /** Closes the server. */
+  async stop(): Promise<void> {
+    this.unobserve?.();
+    this.metrics.detach();
+    await this.server.stop();
+  }
+}

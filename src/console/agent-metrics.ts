@@ -1,0 +1,261 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { CrawlStats, PeerTraffic } from "../agent/index.js";
+import type { CrawlLogInput } from "../storage/index.js";
+import type { AgentStats } from "../transport/index.js";
+
+/** What the metrics read of a running agent at each scrape. */
+export interface MetricsSource {
+  /** The agent's counters (durable: they go on counting across restarts in the same data dir). */
+  readonly crawl: CrawlStats;
+  /** Distinct URLs ever queued here (the seen set's size). */
+  readonly seenUrls: number;
+  /** URLs taken from their queues and not done yet. */
+  readonly urlsInFlight: number;
+  /** The agent's partition stats, as `ubicrawl stats --json` shows them. */
+  stats(): AgentStats;
+}
+
+/** Buckets of the fetch duration histogram, seconds: 5 ms to 1 min. */
+const DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Buckets of the page size histogram, bytes: 256 B to 16 MiB, by fours. */
+const SIZE_BUCKETS_BYTES = [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216];
+
+/**
+ * An agent's Prometheus metrics (prom-client): Node's process metrics, the crawl's counters and
+ * gauges read from the agent at each scrape, and histograms of fetch durations and page sizes fed
+ * with each fetch. Names follow Prometheus' conventions (`ubicrawl_` prefix, `_total` counters, base
+ * units); labels are bounded (status classes, error codes, reasons, peer agent ids — never a host or
+ * a URL). Counters are the agent's durable counters, so they equal `ubicrawl stats`' figures and do
+ * not fall back to zero at a restart in the same data dir.
+ */
+export class AgentMetrics {
+  /** The registry to serve (`/metrics`). */
+  readonly registry = new Registry();
+  private source: MetricsSource | undefined;
+  private readonly fetchDuration: Histogram<"outcome">;
+  private readonly pageSize: Histogram;
+
+  constructor(agentId: string) {
+    const registry = this.registry;
+    collectDefaultMetrics({ register: registry });
+    const read = (fill: (source: MetricsSource) => void) => () => {
+      if (this.source) fill(this.source);
+    };
+    new Gauge({
+      name: "ubicrawl_agent_info",
+      help: "This agent's id (always 1)",
+      labelNames: ["id"],
+      registers: [registry],
+    }).set({ id: agentId }, 1);
+    const ready: Gauge = new Gauge({
+      name: "ubicrawl_ready",
+      help: "1 once the agent crawls (joined its cluster), 0 while it starts or stops",
+      registers: [registry],
+      collect: () => ready.set(this.source ? 1 : 0),
+    });
+    const counter = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      values: (source: MetricsSource) => Iterable<[Partial<Record<L, string>>, number]>,
+    ) => {
+      const metric: Counter<L> = new Counter<L>({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect: read((source) => {
+          metric.reset();
+          for (const [labels, value] of values(source)) metric.inc(labels, value);
+        }),
+      });
+      return metric;
+    };
+    const gauge = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      values: (source: MetricsSource, stats: AgentStats) => Iterable<[Partial<Record<L, string>>, number]>,
+    ) => {
+      const metric: Gauge<L> = new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect: read((source) => {
+          metric.reset();
+          for (const [labels, value] of values(source, this.statsOf(source))) metric.set(labels, value);
+        }),
+      });
+      return metric;
+    };
+    const one = (value: number): [Record<never, string>, number][] => [[{}, value]];
+    const byLabel = <L extends string>(label: L, map: ReadonlyMap<string, number>) =>
+      [...map].map(([key, value]): [Partial<Record<L, string>>, number] => [
+        { [label]: key } as Partial<Record<L, string>>,
+        value,
+      ]);
+
+    counter(
+      "ubicrawl_pages_fetched_total",
+      "Pages fetched (responses received and archived), by HTTP status class",
+      ["status_class"],
+      (s) => byLabel("status_class", s.crawl.statusClasses),
+    );
+    counter("ubicrawl_fetched_bytes_total", "Body bytes received", [], (s) => one(s.crawl.bytesFetched));
+    counter(
+      "ubicrawl_fetch_errors_total",
+      "Fetches that failed for good or answered 4xx/5xx, by error code",
+      ["code"],
+      (s) => byLabel("code", s.crawl.errors),
+    );
+    counter("ubicrawl_fetch_retries_total", "Failed fetches that will be tried again", [], (s) =>
+      one(s.crawl.fetchRetries),
+    );
+    counter(
+      "ubicrawl_robots_txt_total",
+      "robots.txt answers received, by outcome (parsed, allow-all, unavailable)",
+      ["outcome"],
+      (s) => byLabel("outcome", s.crawl.robotsOutcomes),
+    );
+    counter("ubicrawl_urls_dropped_total", "URLs dropped without a fetch, by reason", ["reason"], (s) =>
+      byLabel("reason", s.crawl.dropped),
+    );
+    counter("ubicrawl_links_found_total", "Links found on fetched pages", [], (s) => one(s.crawl.linksFound));
+    counter("ubicrawl_links_to_other_agents_total", "Links found whose host another agent owns", [], (s) =>
+      one(s.crawl.linksToOtherAgents),
+    );
+    counter(
+      "ubicrawl_pages_recovered_total",
+      "Pages a host's previous owners had fetched, taken over instead of fetched again",
+      [],
+      (s) => one(s.crawl.pagesRecovered),
+    );
+    const perPeer = (pick: (traffic: PeerTraffic) => number) => (s: MetricsSource) =>
+      [...s.crawl.peers].map(([peer, traffic]): [Partial<Record<"peer", string>>, number] => [
+        { peer },
+        pick(traffic),
+      ]);
+    counter(
+      "ubicrawl_exchange_urls_sent_total",
+      "URLs sent to the agent owning their host, by peer",
+      ["peer"],
+      perPeer((t) => t.urlsSent),
+    );
+    counter(
+      "ubicrawl_exchange_urls_received_total",
+      "URLs received from other agents, by peer",
+      ["peer"],
+      perPeer((t) => t.urlsReceived),
+    );
+    counter(
+      "ubicrawl_exchange_batches_sent_total",
+      "URL batches sent, by peer",
+      ["peer"],
+      perPeer((t) => t.batchesSent),
+    );
+    counter(
+      "ubicrawl_exchange_batches_received_total",
+      "URL batches received, by peer",
+      ["peer"],
+      perPeer((t) => t.batchesReceived),
+    );
+
+    gauge("ubicrawl_urls_queued", "Distinct URLs queued, waiting for a fetch", [], (_s, st) =>
+      one(st.queuedUrls),
+    );
+    gauge("ubicrawl_urls_in_flight", "URLs taken from their queues and not done yet", [], (s) =>
+      one(s.urlsInFlight),
+    );
+    gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
+    gauge(
+      "ubicrawl_hosts",
+      "Hosts by state: owned, known, active (being visited), done, held (for a crashed agent)",
+      ["state"],
+      (_s, st) => [
+        [{ state: "owned" }, st.hostsOwned],
+        [{ state: "known" }, st.hostsKnown],
+        [{ state: "active" }, st.hostsActive],
+        [{ state: "done" }, st.hostsDone],
+        [{ state: "held" }, st.hostsHeld],
+      ],
+    );
+    gauge("ubicrawl_hosts_waiting", "Hosts with queued URLs that wait, by reason", ["reason"], (_s, st) =>
+      st.waiting.map((entry): [{ reason: string }, number] => [{ reason: entry.reason }, entry.hosts]),
+    );
+    gauge("ubicrawl_peers", "Other agents in this agent's view, by status", ["status"], (_s, st) => {
+      const counts = new Map<string, number>([
+        ["alive", 0],
+        ["suspected", 0],
+        ["left", 0],
+      ]);
+      for (const member of st.view) {
+        if (member.id === st.id) continue;
+        const status = member.status.toLowerCase();
+        counts.set(status, (counts.get(status) ?? 0) + 1);
+      }
+      return byLabel("status", counts);
+    });
+    gauge("ubicrawl_paused", "1 while fetching is paused (by an operator or a full disk)", [], (_s, st) =>
+      one(st.paused ? 1 : 0),
+    );
+    gauge("ubicrawl_idle", "1 while nothing is queued, in flight or unacknowledged here", [], (_s, st) =>
+      one(st.idle ? 1 : 0),
+    );
+    gauge("ubicrawl_circle_share", "This agent's share of the hashing circle (0..1)", [], (_s, st) =>
+      one(st.circleShare),
+    );
+    gauge("ubicrawl_capacity", "This agent's capacity", [], (_s, st) => one(st.capacity));
+
+    this.fetchDuration = new Histogram({
+      name: "ubicrawl_fetch_duration_seconds",
+      help: "Time from request to the end of the body, by outcome (response or error)",
+      labelNames: ["outcome"],
+      buckets: DURATION_BUCKETS_S,
+      registers: [registry],
+    });
+    this.pageSize = new Histogram({
+      name: "ubicrawl_page_size_bytes",
+      help: "Body bytes of each response received",
+      buckets: SIZE_BUCKETS_BYTES,
+      registers: [registry],
+    });
+  }
+
+  /** Starts reading `source` at each scrape (the agent is ready); until then only process metrics show. */
+  attach(source: MetricsSource): void {
+    this.source = source;
+    this.scrapeStats = undefined;
+  }
+
+  /** Stops reading the agent (it stops). */
+  detach(): void {
+    this.source = undefined;
+  }
+
+  /** Takes in one crawl-log line (a fetch, a failed attempt, a failure) for the histograms. */
+  observe(entry: CrawlLogInput): void {
+    const seconds = entry.durationMs / 1000;
+    if (entry.status > 0) {
+      this.fetchDuration.observe({ outcome: "response" }, seconds);
+      this.pageSize.observe(entry.bytes);
+    } else if (entry.durationMs > 0) {
+      this.fetchDuration.observe({ outcome: "error" }, seconds);
+    }
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    this.scrapeStats = undefined;
+    const body = await this.registry.metrics();
+    this.scrapeStats = undefined;
+    return { contentType: this.registry.contentType, body };
+  }
+
+  /** The partition stats, computed once per scrape (they walk every host). */
+  private scrapeStats: AgentStats | undefined;
+  private statsOf(source: MetricsSource): AgentStats {
+    this.scrapeStats ??= source.stats();
+    return this.scrapeStats;
+  }
+}
