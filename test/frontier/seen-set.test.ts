@@ -201,3 +201,42 @@ describe("SeenSet growth", () => {
     expect(set.memoryBytes / set.size).toBeLessThanOrEqual(11.8);
   });
 });
+
+describe("SeenSet edges (issue 19: mutation survivors)", () => {
+  it("names the bad argument in its errors, and refuses sizes past 2^30 slots without allocating", () => {
+    expect(() => new SeenSet({ initialCapacity: 2 ** 30 + 1 })).toThrow(
+      "initialCapacity must be an integer in [1, 1073741824], got 1073741825",
+    );
+    expect(() => SeenSet.withExpected(-1)).toThrow("expected must be a non-negative integer, got -1");
+    expect(() => SeenSet.withExpected(2.5)).toThrow("expected must be a non-negative integer, got 2.5");
+    expectCode(() => SeenSet.withExpected(2 ** 31), ErrorCode.InvalidArgument);
+    expect(() => new SeenSet().add(-1n)).toThrow("a fingerprint must be an unsigned 64-bit bigint");
+  });
+
+  it("sizes a presized set from the expected count plus slack, and reports the next growth's peak", () => {
+    // 64 segments of 16 slots at least; the next growth of one is 1.25x its slots, 8 bytes each.
+    const empty = SeenSet.withExpected(0);
+    expect([empty.capacity, empty.growthPeakBytes]).toEqual([1024, 160]);
+    const plain = new SeenSet();
+    expect([plain.capacity, plain.memoryBytes, plain.growthPeakBytes]).toEqual([1024, 8192, 160]);
+    // 100 per segment + 4·√100 + 1 of slack, at a load of 0.85: 166 slots per segment.
+    const presized = SeenSet.withExpected(6_400);
+    expect([presized.capacity, presized.growthPeakBytes]).toEqual([64 * 166, Math.ceil(166 * 1.25) * 8]);
+  });
+
+  it("keeps fingerprints whose low or high half is 0 through growths and listings", () => {
+    const set = new SeenSet({ initialCapacity: 1 });
+    const values: bigint[] = [];
+    for (let i = 1n; i <= 3_000n; i++) values.push(i << 32n, i); // low half 0, then high half 0
+    for (const v of values) expect(set.add(v)).toBe(true);
+    expect(set.capacity).toBeGreaterThan(1024 * 4); // grew many times
+    for (const v of values) if (!set.has(v)) expect.unreachable(`lost ${v}`);
+    expect([...set].sort((a, b) => (a < b ? -1 : 1))).toEqual([...values].sort((a, b) => (a < b ? -1 : 1)));
+    let listed = 0;
+    set.forEachParts((hi, lo) => {
+      if (!set.hasParts(hi, lo)) expect.unreachable(`listed ${hi}:${lo}, not a member`);
+      listed++;
+    });
+    expect(listed).toBe(values.length);
+  });
+});
