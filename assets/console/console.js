@@ -3,6 +3,10 @@
 
 const POLL_MS = 1000;
 const STATUS_COLORS = { alive: "#1a9d5b", suspected: "#d98e04", left: "#8a8f98", gone: "#c2c6cc" };
+/** Arc colours of live agents, by their order on the page (a status other than alive has its own). */
+const AGENT_COLORS = ["#2563eb", "#1a9d5b", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#4f46e5"];
+/** Gap between two agents' arcs, radians. */
+const ARC_GAP = 0.03;
 /** Every agent ever seen here, by id: its last row, and "gone" once the cluster stops listing it. */
 const known = new Map();
 /** Cluster pages per second by second (from successive totals). */
@@ -85,13 +89,17 @@ function drawRing(rows) {
   const shares = rows.filter((row) => row.status !== "gone" && row.circleShare > 0);
   const total = shares.reduce((sum, row) => sum + row.circleShare, 0) || 1;
   let angle = -Math.PI / 2;
-  for (const row of shares) {
+  for (const [index, row] of shares.entries()) {
     const sweep = (row.circleShare / total) * 2 * Math.PI;
     const end = angle + sweep;
     const large = sweep > Math.PI ? 1 : 0;
-    const [x1, y1, x2, y2] = [Math.cos(angle), Math.sin(angle), Math.cos(end), Math.sin(end)].map(
-      (v) => v * 90,
-    );
+    const gap = shares.length > 1 ? Math.min(ARC_GAP, sweep / 4) : 0;
+    const [x1, y1, x2, y2] = [
+      Math.cos(angle + gap),
+      Math.sin(angle + gap),
+      Math.cos(end - gap),
+      Math.sin(end - gap),
+    ].map((v) => v * 90);
     const path = document.createElementNS(ns, "path");
     path.setAttribute(
       "d",
@@ -100,7 +108,10 @@ function drawRing(rows) {
         : `M ${x1} ${y1} A 90 90 0 ${large} 1 ${x2} ${y2}`,
     );
     path.setAttribute("fill", "none");
-    path.setAttribute("stroke", STATUS_COLORS[row.status] ?? "#444");
+    const color =
+      row.status === "alive" ? AGENT_COLORS[index % AGENT_COLORS.length] : STATUS_COLORS[row.status];
+    path.setAttribute("stroke", color ?? "#444");
+    if (row.status !== "alive") path.setAttribute("stroke-dasharray", "6 4");
     path.setAttribute("stroke-width", "16");
     path.dataset.agent = row.id;
     const title = document.createElementNS(ns, "title");
@@ -132,8 +143,10 @@ function drawAgents(rows, selfId, hostsTotal) {
         row.id,
         status,
         row.address || "(alone)",
-        percent(row.circleShare),
-        `${number(row.hostsOwned)} (${hostsTotal > 0 ? percent(row.hostsOwned / hostsTotal) : "–"})`,
+        row.status === "gone" || row.status === "left" ? "–" : percent(row.circleShare),
+        row.status === "alive"
+          ? `${number(row.hostsOwned)} (${hostsTotal > 0 ? percent(row.hostsOwned / hostsTotal) : "–"})`
+          : `${number(row.hostsOwned)} (last known)`,
         row.capacity,
         number(row.pagesFetched),
         row.status === "alive" ? row.pagesPerSecond.toFixed(1) : "–",
@@ -220,7 +233,10 @@ function drawActivity(activity) {
   drawChart(activity.pagesPerSecond);
 }
 
-function drawChart(history) {
+function drawChart(fullHistory) {
+  // From the first second with a page on (the agent's start), not two minutes of zeros before it.
+  const first = fullHistory.findIndex((point) => point.pages > 0);
+  const history = first <= 0 ? fullHistory : fullHistory.slice(Math.max(0, first - 5));
   const xs = history.map((point) => point.atMs / 1000);
   const own = history.map((point) => point.pages);
   const cluster = xs.map((second) => clusterRate.get(second) ?? null);
