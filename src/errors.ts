@@ -49,6 +49,8 @@ export const ErrorCode = {
   DataDirInUse: "UBI_ERR_DATA_DIR_IN_USE",
   /** The data dir holds the crawl of another agent id than the one starting on it. */
   DataDirOfAnotherAgent: "UBI_ERR_DATA_DIR_OTHER_AGENT",
+  /** The caller's certificate is not of the role the call needs (an agent's on `Admin`, an operator's on `Agent`). */
+  PermissionDenied: "UBI_ERR_PERMISSION_DENIED",
   /** A crawl ended without fetching a page: every URL it tried failed (the reasons are in the message). */
   NothingFetched: "UBI_ERR_NOTHING_FETCHED",
 } as const;

@@ -385,7 +385,7 @@ class LocalCluster {
     for (const address of this.liveAddresses()) {
       const client = new PeerClient(address, { security: this.security, requestDeadlineMs: 2000 });
       try {
-        return (await client.getStats({ cluster: true })).agents;
+        return (await client.operatorStats({ cluster: true })).agents;
       } catch {
         // try the next agent
       } finally {

@@ -39,7 +39,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
   const security = await securityFrom(flags);
   const client = new PeerClient(flags.agent, { security, requestDeadlineMs: flags["timeout-ms"] });
   try {
-    const reply = await client.getStats({ cluster: flags.cluster });
+    const reply = await client.operatorStats({ cluster: flags.cluster });
     const document = flags.cluster ? { ...reply, totals: clusterTotals(reply.agents) } : reply;
     process.stdout.write(
       flags.json ? `${JSON.stringify(document, null, 2)}\n` : formatStats(reply.agents, flags.cluster),

@@ -255,7 +255,7 @@ export class ClusterService implements AgentServiceHandlers {
     return { agents: [own, ...others] };
   }
 
-  /** `Control`: pause, resume, leave, blacklist. */
+  /** `Control`: pause, resume, leave, blacklist, add seeds. */
   async control(request: ControlRequest): Promise<ControlReply> {
     const { agent } = this.deps;
     switch (request.action) {
@@ -275,7 +275,33 @@ export class ClusterService implements AgentServiceHandlers {
         const removed = agent.unblacklistHost(request.argument.toLowerCase());
         return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
       }
+      case "ADD_SEEDS":
+        return this.addSeeds(request.urls ?? []);
     }
+  }
+
+  /**
+   * `Control ADD_SEEDS`: routes each URL to its host's owner as a seed (depth 0), as a seed given at
+   * start would be; answered once this agent's share is durable. URLs that are not http(s) refuse the
+   * whole command, before anything is routed.
+   */
+  private async addSeeds(urls: readonly string[]): Promise<ControlReply> {
+    const { agent } = this.deps;
+    const seeds: string[] = [];
+    for (const raw of urls) {
+      const url = normalizeUrl(raw);
+      if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
+      seeds.push(url);
+    }
+    const queuedBefore = agent.queuedUrls;
+    for (const url of seeds) agent.route(url, 0, hostKey(url));
+    await agent.commit();
+    agent.wakeHosts();
+    const queuedHere = Math.max(0, agent.queuedUrls - queuedBefore);
+    return {
+      ok: true,
+      message: `${seeds.length} seeds routed to their hosts' owners (${queuedHere} queued here; seen ones are skipped)`,
+    };
   }
 }
 

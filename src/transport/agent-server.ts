@@ -1,9 +1,11 @@
 /**
- * The gRPC server of one agent: serves `ubicrawl.v1.Agent` over the handlers it is given, after
+ * The gRPC server of one agent: serves `ubicrawl.v1.Agent` (to other agents) and `ubicrawl.v1.Admin`
+ * (to operators) over the handlers it is given, after checking the caller's certificate role and
  * validating every request, and turns every handler failure into a gRPC status (never a crash).
  */
 
 import { createServer, isIP } from "node:net";
+import type { PeerCertificate } from "node:tls";
 import {
   type MethodDefinition,
   Server,
@@ -16,17 +18,21 @@ import {
 } from "@grpc/grpc-js";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { certificateRole } from "../security/roles.js";
 import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
 import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type { AgentServiceHandlers, HeartbeatReply, Sequenced } from "./messages.js";
 import {
   AGENT_RPCS,
-  agentServiceDefinition,
   HEARTBEAT_STREAM_METHOD,
   type ReplyOf,
   type RequestOf,
+  RPC_NAMES,
   type RpcName,
+  SERVICE_ROLES,
+  type ServiceName,
+  serviceDefinition,
 } from "./protocol.js";
 import {
   checkTlsMaterial,
@@ -136,7 +142,8 @@ export class AgentServer {
       throw new UbiError(ErrorCode.InvalidArgument, `listen address must be host:port, got ${listen}`);
     }
     const server = new Server({ "grpc.max_receive_message_length": this.#maxReceiveMessageBytes });
-    server.addService(tolerantDefinition(agentServiceDefinition()), this.#implementation());
+    server.addService(tolerantDefinition(serviceDefinition("Agent")), this.#implementation("Agent"));
+    server.addService(tolerantDefinition(serviceDefinition("Admin")), this.#implementation("Admin"));
     watchRefusals(server, this.#security.kind === "tls", this.#refusals);
     this.#server = server;
     let port: number;
@@ -180,13 +187,20 @@ export class AgentServer {
     return this.#stopping;
   }
 
-  #implementation(): UntypedServiceImplementation {
+  /** The handlers of `service`'s methods, each checking the caller's role first. */
+  #implementation(service: ServiceName): UntypedServiceImplementation {
     const implementation: UntypedServiceImplementation = {};
-    for (const name of Object.keys(AGENT_RPCS) as RpcName[]) {
+    for (const name of RPC_NAMES) {
+      if (!AGENT_RPCS[name].services.includes(service)) continue;
       implementation[AGENT_RPCS[name].method] = (
         call: ServerUnaryCall<unknown, unknown>,
         callback: sendUnaryData<unknown>,
       ) => {
+        const refusal = this.#roleRefusal(service, call);
+        if (refusal) {
+          callback(statusForError(refusal));
+          return;
+        }
         this.#serve(name, call.request).then(
           (reply) => callback(null, reply),
           (error: unknown) => {
@@ -196,9 +210,34 @@ export class AgentServer {
         );
       };
     }
-    implementation[HEARTBEAT_STREAM_METHOD] = (call: ServerDuplexStream<unknown, unknown>) =>
-      this.#serveHeartbeatStream(call);
+    if (service === "Agent") {
+      implementation[HEARTBEAT_STREAM_METHOD] = (call: ServerDuplexStream<unknown, unknown>) => {
+        const refusal = this.#roleRefusal(service, call);
+        if (refusal) call.emit("error", statusForError(refusal));
+        else this.#serveHeartbeatStream(call);
+      };
+    }
     return implementation;
+  }
+
+  /**
+   * Why the caller of `call` may not use `service`, or undefined when it may: over mutual TLS, `Agent`
+   * takes only agent certificates and `Admin` only operator ones (plaintext has no roles).
+   */
+  #roleRefusal(
+    service: ServiceName,
+    call: { getAuthContext(): { sslPeerCertificate?: PeerCertificate } | null },
+  ): UbiError | undefined {
+    if (this.#security.kind !== "tls") return undefined;
+    const wanted = SERVICE_ROLES[service];
+    const role = certificateRole(call.getAuthContext()?.sslPeerCertificate);
+    if (role === wanted) return undefined;
+    const shown = role === "none" ? "a certificate of no role" : `an ${role} certificate`;
+    return new UbiError(
+      ErrorCode.PermissionDenied,
+      `the ${service} service takes ${wanted} certificates only, and the caller showed ${shown}` +
+        (wanted === "operator" ? " (ubicrawl certs issues operator.pem)" : ""),
+    );
   }
 
   /**

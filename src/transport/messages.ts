@@ -157,7 +157,7 @@ export type ControlAction = Specified<ControlAction__Output>;
 export const CONTROL_ACTIONS: readonly ControlAction[] = specified(ControlActionEnum);
 
 /** `Control` request. */
-export type ControlRequest = With<ControlRequest__Output, { action: ControlAction }>;
+export type ControlRequest = With<ControlRequest__Output, { action: ControlAction; urls?: string[] }>;
 
 /** `Control` reply. */
 export type ControlReply = ControlReply__Output;

@@ -26,10 +26,11 @@ import type {
 } from "./messages.js";
 import {
   AGENT_RPCS,
-  agentServiceDefinition,
   type ReplyOf,
   type RequestOf,
   type RpcName,
+  type ServiceName,
+  serviceDefinition,
 } from "./protocol.js";
 import { channelSecurityFor, checkTransportSecurity, INSECURE, type TransportSecurity } from "./security.js";
 import { errorFromStatus, grpcStatusOf } from "./status-mapping.js";
@@ -113,7 +114,7 @@ export function resolvePeerClientOptions(options: PeerClientOptions): ResolvedOp
   };
 }
 
-/** The client of one peer's `Agent` service, at one `host:port`. */
+/** The client of one agent's `Agent` service (and, for operators, its `Admin` service), at one `host:port`. */
 export class PeerClient {
   /** The peer's `host:port`. */
   readonly address: string;
@@ -221,7 +222,10 @@ export class PeerClient {
     );
   }
 
-  /** Fetches the peer's stats (and, with `cluster`, those of every live agent it knows). */
+  /**
+   * Fetches the peer's stats (and, with `cluster`, those of every live agent it knows), as another
+   * agent: on the `Agent` service, which takes agent certificates only.
+   */
   getStats(request: StatsRequest, options: PeerCallOptions = {}): Promise<StatsReply> {
     return this.#call(
       "getStats",
@@ -231,13 +235,25 @@ export class PeerClient {
     );
   }
 
-  /** Sends an operator command. */
-  control(request: ControlRequest, options: PeerCallOptions = {}): Promise<ControlReply> {
+  /** The same stats, asked by an operator: on the `Admin` service, which takes operator certificates only. */
+  operatorStats(request: StatsRequest, options: PeerCallOptions = {}): Promise<StatsReply> {
     return this.#call(
-      "control",
+      "getStats",
       request,
       options.deadlineMs ?? this.#options.requestDeadlineMs,
       options.signal,
+      "Admin",
+    );
+  }
+
+  /** Sends an operator command (`Admin` service: operator certificates only). */
+  control(request: ControlRequest, options: PeerCallOptions = {}): Promise<ControlReply> {
+    return this.#call(
+      "control",
+      { ...request, urls: request.urls ?? [] },
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+      "Admin",
     );
   }
 
@@ -254,9 +270,10 @@ export class PeerClient {
     request: RequestOf<K>,
     deadlineMs: number,
     signal: AbortSignal | undefined,
+    service: ServiceName = "Agent",
   ): Promise<ReplyOf<K>> {
     const spec = AGENT_RPCS[name];
-    const method = agentServiceDefinition()[spec.method];
+    const method = serviceDefinition(service)[spec.method];
     if (method === undefined) throw new Error(`proto has no method ${spec.method}`);
     if (this.#closed) {
       return Promise.reject(new UbiError(ErrorCode.PeerUnreachable, `client of ${this.address} is closed`));

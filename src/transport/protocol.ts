@@ -30,8 +30,22 @@ import {
  */
 export const PROTO_PATH = resolve(dirname(fileURLToPath(import.meta.url)), "../../proto/ubicrawl.proto");
 
-/** Fully qualified name of the service. */
+/** Fully qualified name of the agents' service. */
 export const AGENT_SERVICE_NAME = "ubicrawl.v1.Agent";
+/** Fully qualified name of the operators' service. */
+export const ADMIN_SERVICE_NAME = "ubicrawl.v1.Admin";
+
+/**
+ * The two services every agent serves, and the certificate role each takes over mutual TLS: `Agent`
+ * for other agents, `Admin` for operators.
+ */
+export type ServiceName = "Agent" | "Admin";
+
+/** The certificate role a service takes (see `certificateRole`). */
+export const SERVICE_ROLES: { readonly [S in ServiceName]: "agent" | "operator" } = {
+  Agent: "agent",
+  Admin: "operator",
+};
 
 /**
  * proto-loader options: camelCase fields; 64-bit integers as JS numbers (counters and durations
@@ -56,7 +70,12 @@ export function loadProtocol(): PackageDefinition {
 
 /** The `ubicrawl.v1.Agent` service definition, keyed by proto method name (`SubmitUrls`). */
 export function agentServiceDefinition(): ServiceDefinition {
-  return loadProtocol()[AGENT_SERVICE_NAME] as ServiceDefinition;
+  return serviceDefinition("Agent");
+}
+
+/** The definition of `ubicrawl.v1.<service>`, keyed by proto method name. */
+export function serviceDefinition(service: ServiceName): ServiceDefinition {
+  return loadProtocol()[service === "Agent" ? AGENT_SERVICE_NAME : ADMIN_SERVICE_NAME] as ServiceDefinition;
 }
 
 /**
@@ -78,34 +97,55 @@ export type ReplyOf<K extends RpcName> = Awaited<ReturnType<AgentServiceHandlers
 export interface RpcSpec<K extends RpcName> {
   /** Method name in the proto (`SubmitUrls`). */
   method: string;
+  /** The services that serve it (`getStats`: both, for agents and for operators). */
+  services: readonly ServiceName[];
   /** Checks a decoded request. */
   validateRequest(value: unknown): RequestOf<K>;
   /** Checks a decoded reply. */
   validateReply(value: unknown): ReplyOf<K>;
 }
 
-/** Every unary RPC of the `Agent` service. */
+/** Every unary RPC an agent serves, on the `Agent` or `Admin` service (or both). */
 export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
-  join: { method: "Join", validateRequest: validateJoinRequest, validateReply: validateJoinReply },
+  join: {
+    method: "Join",
+    services: ["Agent"],
+    validateRequest: validateJoinRequest,
+    validateReply: validateJoinReply,
+  },
   heartbeat: {
     method: "Heartbeat",
+    services: ["Agent"],
     validateRequest: validateHeartbeatRequest,
     validateReply: validateHeartbeatReply,
   },
-  submitUrls: { method: "SubmitUrls", validateRequest: validateUrlBatch, validateReply: validateUrlBatchAck },
+  submitUrls: {
+    method: "SubmitUrls",
+    services: ["Agent"],
+    validateRequest: validateUrlBatch,
+    validateReply: validateUrlBatchAck,
+  },
   claimHosts: {
     method: "ClaimHosts",
+    services: ["Agent"],
     validateRequest: validateClaimRequest,
     validateReply: validateClaimReply,
   },
   handOverHosts: {
     method: "HandOverHosts",
+    services: ["Agent"],
     validateRequest: validateHandOverRequest,
     validateReply: validateHandOverReply,
   },
-  getStats: { method: "GetStats", validateRequest: validateStatsRequest, validateReply: validateStatsReply },
+  getStats: {
+    method: "GetStats",
+    services: ["Agent", "Admin"],
+    validateRequest: validateStatsRequest,
+    validateReply: validateStatsReply,
+  },
   control: {
     method: "Control",
+    services: ["Admin"],
     validateRequest: validateControlRequest,
     validateReply: validateControlReply,
   },

@@ -15,7 +15,7 @@ export interface GrpcStatus {
 }
 
 /**
- * The status for an error thrown by a handler: IdConflict → ALREADY_EXISTS; BadMessage, InvalidUrl,
+ * The status for an error thrown by a handler: IdConflict → ALREADY_EXISTS; PermissionDenied → PERMISSION_DENIED; BadMessage, InvalidUrl,
  * InvalidArgument → INVALID_ARGUMENT; StorageFailed → UNAVAILABLE; anything else → INTERNAL.
  */
 export function statusForError(error: unknown): GrpcStatus {
@@ -33,6 +33,8 @@ export function statusForError(error: unknown): GrpcStatus {
     case ErrorCode.StorageFailed:
     case ErrorCode.Overloaded:
       return { code: status.UNAVAILABLE, details: error.message };
+    case ErrorCode.PermissionDenied:
+      return { code: status.PERMISSION_DENIED, details: error.message };
     default:
       return { code: status.INTERNAL, details: error.message };
   }
@@ -44,7 +46,7 @@ export function isServiceError(error: unknown): error is ServiceError {
 }
 
 /**
- * The `UbiError` for a failed call to `address`: ALREADY_EXISTS → IdConflict; INVALID_ARGUMENT and
+ * The `UbiError` for a failed call to `address`: ALREADY_EXISTS → IdConflict; PERMISSION_DENIED → PermissionDenied; INVALID_ARGUMENT and
  * RESOURCE_EXHAUSTED (the peer refused what we sent) → BadMessage; anything else (refused, reset,
  * timed out, failed inside the peer) → PeerUnreachable. The grpc error is kept as `cause`.
  */
@@ -57,6 +59,8 @@ export function errorFromStatus(error: ServiceError, address: string, method: st
     case status.INVALID_ARGUMENT:
     case status.RESOURCE_EXHAUSTED:
       return new UbiError(ErrorCode.BadMessage, `${where} refused: ${details}`, { cause: error });
+    case status.PERMISSION_DENIED:
+      return new UbiError(ErrorCode.PermissionDenied, `${where} refused: ${details}`, { cause: error });
     default:
       return new UbiError(
         ErrorCode.PeerUnreachable,

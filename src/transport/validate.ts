@@ -404,7 +404,10 @@ export function validateControlRequest(value: unknown): ControlRequest {
   const needsArgument = action === "BLACKLIST_ADD" || action === "BLACKLIST_REMOVE";
   const argument = text(r.argument, "argument", MAX_CONTROL_ARGUMENT_CHARS, !needsArgument);
   if (hasControlChars(argument)) fail("argument", "control characters");
-  return { action, argument };
+  const urls = list(r.urls ?? [], "urls", MAX_URLS_PER_BATCH, url);
+  if (action === "ADD_SEEDS" && urls.length === 0) fail("urls", "ADD_SEEDS needs at least one URL");
+  if (action !== "ADD_SEEDS" && urls.length > 0) fail("urls", `not taken by ${action}`);
+  return { action, argument, urls };
 }
 
 /** Validates a `ControlReply`. */

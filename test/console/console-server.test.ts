@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/index.js";
 import { systemClock } from "../../src/clock.js";
 import { loneAgentStats } from "../../src/cluster/index.js";
-import { AgentConsole, ConsoleServer, FetchActivity, readTokenFile } from "../../src/console/index.js";
 import { AgentMetrics } from "../../src/console/agent-metrics.js";
+import { AgentConsole, ConsoleServer, FetchActivity, readTokenFile } from "../../src/console/index.js";
 import { ErrorCode } from "../../src/errors.js";
 import { createClusterCertificates } from "../../src/security/index.js";
 import { inProcessAgentOptions } from "../agent/harness.js";
@@ -16,7 +16,9 @@ import { inProcessAgentOptions } from "../agent/harness.js";
 const TOKEN = "a-token-of-more-than-16-characters";
 
 /** A real agent (opened, not crawling) whose console is tested. */
-async function openAgent(dir: string): Promise<{ agent: Agent; source: Parameters<AgentConsole["attach"]>[1] }> {
+async function openAgent(
+  dir: string,
+): Promise<{ agent: Agent; source: Parameters<AgentConsole["attach"]>[1] }> {
   const agent = await Agent.open(inProcessAgentOptions({ id: "c1", dataDir: join(dir, "data"), seeds: [] }));
   const lone = loneAgentStats(agent, systemClock);
   return { agent, source: { stats: () => lone.stats(), clusterStats: async () => [lone.stats()] } };
@@ -46,7 +48,9 @@ describe("the console server", () => {
     }
     expect(() => fresh("0.0.0.0:0", { token: TOKEN })).not.toThrow();
     for (const listen of ["127.0.0.1", "127.0.0.1:99999", ":80", "::1:80"]) {
-      expect(() => fresh(listen), listen).toThrow(expect.objectContaining({ code: ErrorCode.InvalidArgument }));
+      expect(() => fresh(listen), listen).toThrow(
+        expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+      );
     }
   });
 
@@ -94,7 +98,13 @@ describe("the console server", () => {
         expect(html).toContain(asset);
         expect((await fetch(`${base}/${asset}`)).status, asset).toBe(200);
       }
-      for (const path of ["/../package.json", "/%2e%2e/package.json", "/index.html", "/api/other", "/vendor/"]) {
+      for (const path of [
+        "/../package.json",
+        "/%2e%2e/package.json",
+        "/index.html",
+        "/api/other",
+        "/vendor/",
+      ]) {
         expect((await fetch(`${base}${path}`)).status, path).toBe(404);
       }
       for (const method of ["POST", "PUT", "DELETE"]) {
@@ -124,7 +134,9 @@ describe("the console server", () => {
         const refused = await fetch(`${base}${path}`);
         expect(refused.status, path).toBe(401);
         expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer/);
-        expect((await fetch(`${base}${path}`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+        expect((await fetch(`${base}${path}`, { headers: { authorization: "Bearer wrong" } })).status).toBe(
+          401,
+        );
         expect(
           (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}x` } })).status,
         ).toBe(401);

@@ -26,7 +26,13 @@ describe.skipIf(unavailable !== undefined)(
       // Long enough a crawl to watch (20 ms between requests to a host), and a 3 s takeover grace so a
       // dead agent is seen suspected before it is gone.
       fixture = await startWebFixture({ hosts: 40, pages: 6000, responseDelayMs: 2 });
-      agents = await startCluster(fixture, 3, [...HTTP_FLAGS, "--delay-ms", "20", "--takeover-delay-ms", "3000"]);
+      agents = await startCluster(fixture, 3, [
+        ...HTTP_FLAGS,
+        "--delay-ms",
+        "20",
+        "--takeover-delay-ms",
+        "3000",
+      ]);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         // Nothing leaves the machine: no background requests, updates or sync.

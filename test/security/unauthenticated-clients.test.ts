@@ -17,7 +17,7 @@ import {
   PeerClient,
   type TransportSecurity,
 } from "../../src/transport/index.js";
-import { agentServiceDefinition } from "../../src/transport/protocol.js";
+import { serviceDefinition } from "../../src/transport/protocol.js";
 import { killAllUbicrawl, waitFor } from "../agent/harness.js";
 import { identityIn, startTlsAgent, type TlsAgent, tlsFlags } from "./tls-agents.js";
 
@@ -33,6 +33,8 @@ let canaryPort: number;
 const canaryPaths: string[] = [];
 let agent: TlsAgent;
 let operator: MutualTlsTransport;
+/** Another agent's certificate of the same CA (the `Agent` service's role). */
+let peerAgent: MutualTlsTransport;
 let foreignOperator: MutualTlsTransport;
 
 beforeAll(async () => {
@@ -46,9 +48,10 @@ beforeAll(async () => {
   await writeFile(join(dir, "hosts"), "127.0.0.1 canary.test\n");
   const certs = join(dir, "certs");
   const foreign = join(dir, "foreign");
-  await createClusterCertificates({ outDir: certs, agents: ["guard"] });
+  await createClusterCertificates({ outDir: certs, agents: ["guard", "peer"] });
   await createClusterCertificates({ outDir: foreign, agents: ["guard"] });
   operator = await loadMutualTls(join(certs, "ca.pem"), identityIn(certs, "operator").files);
+  peerAgent = await loadMutualTls(join(certs, "ca.pem"), identityIn(certs, "peer").files);
   foreignOperator = await loadMutualTls(join(foreign, "ca.pem"), identityIn(foreign, "operator").files);
   agent = await startTlsAgent(
     "guard",
@@ -98,7 +101,7 @@ async function expectRefused(call: Promise<unknown>, what: string): Promise<void
 
 /** A unary call with grpc-js itself, for a TLS client without any certificate (PeerClient needs one). */
 function rawCall(client: Client, method: string, request: unknown): Promise<unknown> {
-  const definition = agentServiceDefinition()[method];
+  const definition = serviceDefinition(method === "Control" ? "Admin" : "Agent")[method];
   if (!definition) throw new Error(`no method ${method}`);
   return new Promise((resolve, reject) => {
     client.makeUnaryRequest(
@@ -115,7 +118,7 @@ function rawCall(client: Client, method: string, request: unknown): Promise<unkn
 async function operatorStats(): Promise<AgentStats> {
   const client = new PeerClient(agent.address, { security: operator });
   try {
-    const [stats] = (await client.getStats({ cluster: false })).agents;
+    const [stats] = (await client.operatorStats({ cluster: false })).agents;
     if (!stats) throw new Error("no stats");
     return stats;
   } finally {
@@ -165,11 +168,11 @@ describe("an agent with mutual TLS", () => {
       bare.close();
     }
 
-    // Nothing changed: not paused, not blacklisted, and only the operator's URL gets fetched.
+    // Nothing changed: not paused, not blacklisted, and only the agent's URL gets fetched.
     const before = await operatorStats();
     expect(before.paused).toBe(false);
     expect(before.peers).toEqual([]);
-    const client = new PeerClient(agent.address, { security: operator });
+    const client = new PeerClient(agent.address, { security: peerAgent });
     try {
       const ack = await client.submitUrls({
         batchId: "b-operator",
@@ -187,8 +190,64 @@ describe("an agent with mutual TLS", () => {
     expect(canaryPaths.filter((path) => path !== "/robots.txt")).toEqual(["/operator"]);
   });
 
+  it("takes agent certificates on the Agent service only, and operator certificates on Admin only", async () => {
+    const asAgent = new PeerClient(agent.address, { security: peerAgent });
+    const asOperator = new PeerClient(agent.address, { security: operator });
+    const denied = async (call: Promise<unknown>, what: string) => {
+      const error = await call.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(isUbiError(error, ErrorCode.PermissionDenied), `${what}: ${String(error)}`).toBe(true);
+      expect(grpcStatusOf(error), what).toBe(status.PERMISSION_DENIED);
+    };
+    try {
+      // An agent cannot pause, blacklist, remove another, nor read stats as an operator.
+      await denied(asAgent.control({ action: "PAUSE", argument: "" }), "agent PAUSE");
+      await denied(
+        asAgent.control({ action: "BLACKLIST_ADD", argument: "canary.test" }),
+        "agent BLACKLIST_ADD",
+      );
+      await denied(asAgent.control({ action: "LEAVE", argument: "" }), "agent LEAVE");
+      await denied(asAgent.operatorStats({ cluster: false }), "agent Admin.GetStats");
+      // An operator cannot join as an agent, nor hand it URLs or take part in the protocol.
+      await denied(
+        asOperator.join({
+          member: {
+            id: "intruder",
+            address: "127.0.0.1:1",
+            capacity: 1,
+            incarnation: 1,
+            status: "ALIVE",
+            lastHeardMsAgo: 0,
+          },
+        }),
+        "operator Join",
+      );
+      await denied(
+        asOperator.submitUrls({
+          batchId: "b-op",
+          fromId: "operator",
+          urls: [{ url: canaryUrl("/op"), depth: 0 }],
+        }),
+        "operator SubmitUrls",
+      );
+      await denied(asOperator.getStats({ cluster: false }), "operator Agent.GetStats");
+      // Each on its own service: answered.
+      expect((await asAgent.getStats({ cluster: false })).agents[0]?.id).toBe("guard");
+      expect((await asOperator.control({ action: "PAUSE", argument: "" })).ok).toBe(true);
+      expect((await operatorStats()).paused).toBe(true);
+      expect((await asOperator.control({ action: "RESUME", argument: "" })).ok).toBe(true);
+      expect((await operatorStats()).paused).toBe(false);
+    } finally {
+      asAgent.close();
+      asOperator.close();
+    }
+    expect(canaryPaths).not.toContain("/op");
+  });
+
   it("validates every received URL: a batch of only bad ones is refused, bad ones in a batch are dropped", async () => {
-    const client = new PeerClient(agent.address, { security: operator });
+    const client = new PeerClient(agent.address, { security: peerAgent });
     const bad = [
       "javascript:alert(1)",
       "file:///etc/passwd",

@@ -10,11 +10,13 @@ import {
 } from "../../src/transport/index.js";
 import { FakeHandlers, failure, LOAD, member, STATS, startServer } from "./helpers.js";
 
+/** Calls `method` (`Join`, or `Admin/Control` for the operators' service) with raw bytes. */
 function rawCall(address: string, method: string, payload: Buffer): Promise<ServiceError | Buffer> {
   const client = new Client(address, credentials.createInsecure());
+  const path = method.includes("/") ? `/ubicrawl.v1.${method}` : `/ubicrawl.v1.Agent/${method}`;
   return new Promise((resolve) => {
     client.makeUnaryRequest(
-      `/ubicrawl.v1.Agent/${method}`,
+      path,
       (b: Buffer) => b,
       (b: Buffer) => b,
       payload,
@@ -258,7 +260,7 @@ describe("AgentServer validation", () => {
       pseudoRandom,
       Buffer.alloc(0), // an empty message decodes to defaults, which fail validation
     ];
-    for (const method of ["Join", "Heartbeat", "SubmitUrls", "ClaimHosts", "Control"]) {
+    for (const method of ["Join", "Heartbeat", "SubmitUrls", "ClaimHosts", "Admin/Control"]) {
       for (const payload of payloads) {
         const result = await rawCall(address, method, payload);
         expect(result).toBeInstanceOf(Error);

@@ -166,7 +166,7 @@ describe("PeerClient reply validation", () => {
     const server = new Server();
     const garbage: ServiceDefinition = {
       Control: {
-        path: "/ubicrawl.v1.Agent/Control",
+        path: "/ubicrawl.v1.Admin/Control",
         requestStream: false,
         responseStream: false,
         requestSerialize: (b: Buffer) => b,

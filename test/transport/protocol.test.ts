@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { ServiceDefinition } from "@grpc/proto-loader";
 import { describe, expect, it } from "vitest";
 import { AGENT_SERVICE_NAME, loadProtocol, PROTO_PATH } from "../../src/transport/index.js";
+import { serviceDefinition } from "../../src/transport/protocol.js";
 import { REPO_ROOT } from "../agent/harness.js";
 import { member, STATS } from "./helpers.js";
 
@@ -48,14 +49,20 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the seven unary Agent RPCs and the bidirectional HeartbeatStream", () => {
+  it("defines the six unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
-      ["ClaimHosts", "Control", "GetStats", "HandOverHosts", "Heartbeat", "Join", "SubmitUrls"]
+      ["ClaimHosts", "GetStats", "HandOverHosts", "Heartbeat", "Join", "SubmitUrls"]
         .map((m) => `/ubicrawl.v1.Agent/${m}`)
         .sort(),
     );
+    expect(
+      Object.values(serviceDefinition("Admin")).map((m) => [m.path, m.requestStream, m.responseStream]),
+    ).toEqual([
+      ["/ubicrawl.v1.Admin/GetStats", false, false],
+      ["/ubicrawl.v1.Admin/Control", false, false],
+    ]);
     const streaming = methods.filter((m) => m.requestStream || m.responseStream);
     expect(streaming.map((m) => [m.path, m.requestStream, m.responseStream])).toEqual([
       ["/ubicrawl.v1.Agent/HeartbeatStream", true, true],

@@ -98,7 +98,7 @@ const MESSAGES: { name: string; validate: (value: unknown) => unknown; path: str
     name: "ControlRequest",
     validate: validateControlRequest,
     path: "",
-    value: { action: "BLACKLIST_ADD", argument: "x.test" },
+    value: { action: "BLACKLIST_ADD", argument: "x.test", urls: [] },
   },
   { name: "ControlReply", validate: validateControlReply, path: "", value: { ok: true, message: "done" } },
 ];
@@ -372,7 +372,7 @@ describe("message validation, value by value", () => {
     );
     expect(
       refusal(() => validateControlRequest({ action: "CONTROL_ACTION_UNSPECIFIED", argument: "" })),
-    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE");
+    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS");
     expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
   });
 });

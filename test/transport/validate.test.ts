@@ -105,8 +105,37 @@ describe("message validation", () => {
     expect(validateControlRequest({ action: "LEAVE", argument: "" })).toEqual({
       action: "LEAVE",
       argument: "",
+      urls: [],
     });
     expect(badMessage(() => validateControlRequest({ action: "BLACKLIST_REMOVE", argument: "" }))).toBe(true);
+  });
+
+  it("takes URLs for ADD_SEEDS only: at least one, at most 10,000, no control characters", () => {
+    expect(validateControlRequest({ action: "ADD_SEEDS", argument: "", urls: ["http://a.test/"] })).toEqual({
+      action: "ADD_SEEDS",
+      argument: "",
+      urls: ["http://a.test/"],
+    });
+    expect(badMessage(() => validateControlRequest({ action: "ADD_SEEDS", argument: "", urls: [] }))).toBe(
+      true,
+    );
+    expect(
+      badMessage(() => validateControlRequest({ action: "PAUSE", argument: "", urls: ["http://a.test/"] })),
+    ).toBe(true);
+    expect(
+      badMessage(() =>
+        validateControlRequest({ action: "ADD_SEEDS", argument: "", urls: ["http://a.test/\u0000"] }),
+      ),
+    ).toBe(true);
+    expect(
+      badMessage(() =>
+        validateControlRequest({
+          action: "ADD_SEEDS",
+          argument: "",
+          urls: Array(10_001).fill("http://a.test/"),
+        }),
+      ),
+    ).toBe(true);
   });
 
   it("names the offending field", () => {

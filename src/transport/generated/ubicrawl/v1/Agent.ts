@@ -3,8 +3,6 @@
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ClaimReply as _ubicrawl_v1_ClaimReply, ClaimReply__Output as _ubicrawl_v1_ClaimReply__Output } from '../../ubicrawl/v1/ClaimReply.js';
 import type { ClaimRequest as _ubicrawl_v1_ClaimRequest, ClaimRequest__Output as _ubicrawl_v1_ClaimRequest__Output } from '../../ubicrawl/v1/ClaimRequest.js';
-import type { ControlReply as _ubicrawl_v1_ControlReply, ControlReply__Output as _ubicrawl_v1_ControlReply__Output } from '../../ubicrawl/v1/ControlReply.js';
-import type { ControlRequest as _ubicrawl_v1_ControlRequest, ControlRequest__Output as _ubicrawl_v1_ControlRequest__Output } from '../../ubicrawl/v1/ControlRequest.js';
 import type { HandOverReply as _ubicrawl_v1_HandOverReply, HandOverReply__Output as _ubicrawl_v1_HandOverReply__Output } from '../../ubicrawl/v1/HandOverReply.js';
 import type { HandOverRequest as _ubicrawl_v1_HandOverRequest, HandOverRequest__Output as _ubicrawl_v1_HandOverRequest__Output } from '../../ubicrawl/v1/HandOverRequest.js';
 import type { HeartbeatReply as _ubicrawl_v1_HeartbeatReply, HeartbeatReply__Output as _ubicrawl_v1_HeartbeatReply__Output } from '../../ubicrawl/v1/HeartbeatReply.js';
@@ -18,7 +16,6 @@ import type { UrlBatchAck as _ubicrawl_v1_UrlBatchAck, UrlBatchAck__Output as _u
 
 export interface AgentDefinition {
   ClaimHosts: MethodDefinition<_ubicrawl_v1_ClaimRequest, _ubicrawl_v1_ClaimReply, _ubicrawl_v1_ClaimRequest__Output, _ubicrawl_v1_ClaimReply__Output>
-  Control: MethodDefinition<_ubicrawl_v1_ControlRequest, _ubicrawl_v1_ControlReply, _ubicrawl_v1_ControlRequest__Output, _ubicrawl_v1_ControlReply__Output>
   GetStats: MethodDefinition<_ubicrawl_v1_StatsRequest, _ubicrawl_v1_StatsReply, _ubicrawl_v1_StatsRequest__Output, _ubicrawl_v1_StatsReply__Output>
   HandOverHosts: MethodDefinition<_ubicrawl_v1_HandOverRequest, _ubicrawl_v1_HandOverReply, _ubicrawl_v1_HandOverRequest__Output, _ubicrawl_v1_HandOverReply__Output>
   Heartbeat: MethodDefinition<_ubicrawl_v1_HeartbeatRequest, _ubicrawl_v1_HeartbeatReply, _ubicrawl_v1_HeartbeatRequest__Output, _ubicrawl_v1_HeartbeatReply__Output>

@@ -28,6 +28,11 @@ export const ControlAction = {
    * Remove the host pattern in `argument` from the blacklist.
    */
   BLACKLIST_REMOVE: 'BLACKLIST_REMOVE',
+  /**
+   * Inject the seed URLs in `urls` into the running crawl: each goes to its host's owner (and is
+   * skipped there if seen before).
+   */
+  ADD_SEEDS: 'ADD_SEEDS',
 } as const;
 
 /**
@@ -64,6 +69,12 @@ export type ControlAction =
    */
   | 'BLACKLIST_REMOVE'
   | 5
+  /**
+   * Inject the seed URLs in `urls` into the running crawl: each goes to its host's owner (and is
+   * skipped there if seen before).
+   */
+  | 'ADD_SEEDS'
+  | 6
 
 /**
  * Operator commands.

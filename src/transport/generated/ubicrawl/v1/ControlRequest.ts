@@ -14,6 +14,10 @@ export interface ControlRequest {
    * The action's argument (a host pattern for the blacklist actions; empty otherwise).
    */
   'argument'?: (string);
+  /**
+   * The URLs of ADD_SEEDS (at most 10,000, each at most 4096 characters); empty otherwise.
+   */
+  'urls'?: (string)[];
 }
 
 /**
@@ -28,4 +32,8 @@ export interface ControlRequest__Output {
    * The action's argument (a host pattern for the blacklist actions; empty otherwise).
    */
   'argument': (string);
+  /**
+   * The URLs of ADD_SEEDS (at most 10,000, each at most 4096 characters); empty otherwise.
+   */
+  'urls': (string)[];
 }
