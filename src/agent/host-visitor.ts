@@ -234,10 +234,10 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
-    if (this.deps.mustYield() || !this.mayFetch(host)) {
+    if (this.deps.mustYield() || !this.mayFetch(host) || this.deps.blacklisted(host)) {
       // Paused or stopping while waiting for politeness, or the host changed hands meanwhile (its new
-      // owner may be fetching it already): no new request; the URL waits at the head of its queue,
-      // which goes to the new owner with the rest.
+      // owner may be fetching it already), or was blacklisted: no new request; the URL waits at the
+      // head of its queue, which goes to the new owner with the rest (or is dropped as blacklisted).
       release();
       frontier.putBack(host, entry);
       return undefined;

@@ -20,6 +20,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import("./cluster-command.js")).clusterCommand,
     summary: "start the test web and N agents on this machine, watch and steer them",
   },
+  ctl: {
+    load: async () => (await import("./ctl-command.js")).ctlCommand,
+    summary: "steer a running crawl: pause, resume, leave, blacklist, add seeds",
+  },
   report: {
     load: async () => (await import("./report-command.js")).reportCommand,
     summary: "coverage, overlap and each agent's share of a crawl, from its agents' crawl logs",

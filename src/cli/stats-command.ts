@@ -1,23 +1,15 @@
-import { readFile } from "node:fs/promises";
 import { formatBytes } from "../agent/progress.js";
 import { clusterTotals } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
+import { type AgentStats, PeerClient } from "../transport/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 
 const STATS_FLAGS = {
   agent: { type: "string", help: "address of the agent to ask", placeholder: "HOST:PORT" },
   cluster: { type: "boolean", help: "gather every live agent's stats through that agent, with totals" },
   json: { type: "boolean", help: "print JSON instead of a table" },
-  "timeout-ms": { type: "integer", help: "deadline of the request", default: 10_000, min: 100 },
-  insecure: { type: "boolean", help: "plaintext gRPC (the agents run with --insecure)" },
-  "tls-ca": { type: "string", help: "PEM of the cluster CA", placeholder: "FILE" },
-  "tls-cert": {
-    type: "string",
-    help: "PEM client certificate signed by the cluster CA",
-    placeholder: "FILE",
-  },
-  "tls-key": { type: "string", help: "PEM private key of the client certificate", placeholder: "FILE" },
+  ...OPERATOR_CONNECTION_FLAGS,
 } as const satisfies FlagSpecs;
 
 const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
@@ -48,22 +40,6 @@ export async function statsCommand(argv: string[]): Promise<number> {
   } finally {
     client.close();
   }
-}
-
-/** The security of a client from `--insecure` / `--tls-*` flags (same rules as the agent's). */
-export async function securityFrom(flags: {
-  insecure: boolean;
-  "tls-ca"?: string | undefined;
-  "tls-cert"?: string | undefined;
-  "tls-key"?: string | undefined;
-}): Promise<TransportSecurity> {
-  const paths = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
-  if (paths.every((path) => path !== undefined)) {
-    const [caPem, certPem, keyPem] = await Promise.all(paths.map((path) => readFile(path as string, "utf8")));
-    return { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
-  }
-  if (flags.insecure) return INSECURE;
-  throw new UbiError(ErrorCode.InvalidArgument, "give --tls-ca/--tls-cert/--tls-key, or --insecure");
 }
 
 /** A human-readable report: one block per agent, then (for a cluster) a table with totals. */

@@ -1,0 +1,112 @@
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { type ControlRequest, PeerClient, type TransportSecurity } from "../transport/index.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
+import { acceptSeeds, readSeeds } from "./seeds.js";
+
+const CTL_FLAGS = {
+  agent: { type: "string", help: "address of the agent to command", placeholder: "HOST:PORT" },
+  cluster: {
+    type: "boolean",
+    help: "apply the command to every live agent, found through the one named (not add-seeds: one agent routes seeds to every owner)",
+  },
+  ...OPERATOR_CONNECTION_FLAGS,
+} as const satisfies FlagSpecs;
+
+const USAGE = "ubicrawl ctl --agent HOST:PORT [--cluster] COMMAND [ARGUMENT...]";
+const DESCRIPTION = `Steers a running crawl through an agent's Admin service (over mutual TLS, an operator
+certificate is needed: ubicrawl certs writes operator.pem). Commands:
+  pause                      stop starting fetches (those in flight finish; URL exchange and the
+                             failure detector go on)
+  resume                     fetch again after pause
+  leave                      graceful departure: hand every host and queued URL to its next owner,
+                             then exit 0
+  blacklist-add HOST         fetch nothing more from HOST (its queued URLs are dropped)
+  blacklist-remove HOST      take HOST off the blacklist
+  add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner
+Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
+
+/** The `Control` request of each command, from its arguments. */
+const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<ControlRequest>>> = {
+  pause: async (args) => noArguments("pause", args, { action: "PAUSE", argument: "" }),
+  resume: async (args) => noArguments("resume", args, { action: "RESUME", argument: "" }),
+  leave: async (args) => noArguments("leave", args, { action: "LEAVE", argument: "" }),
+  "blacklist-add": async (args) => ({ action: "BLACKLIST_ADD", argument: oneHost("blacklist-add", args) }),
+  "blacklist-remove": async (args) => ({
+    action: "BLACKLIST_REMOVE",
+    argument: oneHost("blacklist-remove", args),
+  }),
+  "add-seeds": async (args) => {
+    if (args.length === 0) throw bad("add-seeds needs URLs or files of one URL a line");
+    const urls = acceptSeeds(await readSeeds(args), args, (line) =>
+      process.stderr.write(`ubicrawl ctl: ${line}\n`),
+    );
+    return { action: "ADD_SEEDS", argument: "", urls };
+  },
+};
+
+/** `ubicrawl ctl`: sends an operator command to one agent, or to every live agent. */
+export async function ctlCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, CTL_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, CTL_FLAGS));
+    return 0;
+  }
+  if (flags.agent === undefined) throw bad("--agent is required");
+  const [name, ...args] = flags.positionals;
+  if (name === undefined) throw bad(`a command is required: ${Object.keys(COMMANDS).join(", ")}`);
+  const build = COMMANDS[name];
+  if (build === undefined) throw bad(`unknown command "${name}": ${Object.keys(COMMANDS).join(", ")}`);
+  const request = await build(args);
+  const security = await securityFrom(flags);
+  const timeoutMs = flags["timeout-ms"];
+  const targets =
+    flags.cluster && request.action !== "ADD_SEEDS"
+      ? await liveAgents(flags.agent, security, timeoutMs)
+      : [{ id: "", address: flags.agent }];
+  const outcomes = await Promise.all(
+    targets.map(async ({ id, address }) => {
+      const who = id === "" ? address : `${id} (${address})`;
+      const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+      try {
+        const reply = await client.control(request);
+        return { ok: reply.ok, line: `${who}: ${reply.ok ? "" : "refused: "}${reply.message}` };
+      } catch (error) {
+        return { ok: false, line: `${who}: failed: ${errorMessage(error)}` };
+      } finally {
+        client.close();
+      }
+    }),
+  );
+  for (const { line } of outcomes) process.stdout.write(`${line}\n`);
+  return outcomes.every((outcome) => outcome.ok) ? 0 : 1;
+}
+
+/** The live agents of the cluster, as the agent at `address` sees it. */
+async function liveAgents(
+  address: string,
+  security: TransportSecurity,
+  timeoutMs: number,
+): Promise<{ id: string; address: string }[]> {
+  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+  try {
+    const { agents } = await client.operatorStats({ cluster: true });
+    return agents.filter((stats) => stats.status === "ALIVE").map(({ id, address }) => ({ id, address }));
+  } finally {
+    client.close();
+  }
+}
+
+function noArguments(name: string, args: readonly string[], request: ControlRequest): ControlRequest {
+  if (args.length > 0) throw bad(`${name} takes no argument, got "${args[0]}"`);
+  return request;
+}
+
+function oneHost(name: string, args: readonly string[]): string {
+  if (args.length !== 1 || args[0] === "") throw bad(`${name} takes one host, e.g. ${name} example.org:443`);
+  return args[0] as string;
+}
+
+function bad(message: string): UbiError {
+  return new UbiError(ErrorCode.InvalidArgument, message);
+}

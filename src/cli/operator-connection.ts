@@ -1,0 +1,49 @@
+import { readFile } from "node:fs/promises";
+import { ErrorCode, UbiError } from "../errors.js";
+import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import type { FlagSpecs } from "./flags.js";
+
+/** How an operator's command (`stats`, `ctl`) reaches an agent's `Admin` service. */
+export const OPERATOR_CONNECTION_FLAGS = {
+  "timeout-ms": { type: "integer", help: "deadline of each request", default: 10_000, min: 100 },
+  insecure: { type: "boolean", help: "plaintext gRPC (the agents run with --insecure)" },
+  "tls-ca": { type: "string", help: "PEM of the cluster CA", placeholder: "FILE" },
+  "tls-cert": {
+    type: "string",
+    help: "PEM operator certificate signed by the cluster CA (ubicrawl certs writes operator.pem)",
+    placeholder: "FILE",
+  },
+  "tls-key": { type: "string", help: "PEM private key of the operator certificate", placeholder: "FILE" },
+} as const satisfies FlagSpecs;
+
+/** The security of an operator's client from `--insecure` / `--tls-*` flags (same rules as the agent's). */
+export async function securityFrom(flags: {
+  insecure: boolean;
+  "tls-ca"?: string | undefined;
+  "tls-cert"?: string | undefined;
+  "tls-key"?: string | undefined;
+}): Promise<TransportSecurity> {
+  const paths = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
+  if (paths.every((path) => path !== undefined)) {
+    if (flags.insecure)
+      throw new UbiError(ErrorCode.InvalidArgument, "--insecure and --tls-* exclude each other");
+    const [caPem, certPem, keyPem] = await Promise.all(paths.map((path) => readPem(path as string)));
+    return { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
+  }
+  if (paths.some((path) => path !== undefined)) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      "mutual TLS needs all three of --tls-ca, --tls-cert and --tls-key",
+    );
+  }
+  if (flags.insecure) return INSECURE;
+  throw new UbiError(ErrorCode.InvalidArgument, "give --tls-ca/--tls-cert/--tls-key, or --insecure");
+}
+
+async function readPem(path: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    throw new UbiError(ErrorCode.InvalidArgument, `cannot read ${path}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,148 @@
+import { appendFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  crawlMetrics,
+  readCrawlLogSoFar,
+  runUbicrawl,
+  servedPages,
+  startWebFixture,
+  traceRequests,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+import { assignmentOf, type ClusterAgent, hostKeyOf, startCluster } from "../cluster/cluster-harness.js";
+
+/** `ubicrawl ctl` against a running agent, in plaintext (the role checks are in test/security). */
+async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number | null; stdout: string }> {
+  const run = runUbicrawl(["ctl", "--agent", agent.address, "--insecure", ...args]);
+  const { code, stdout, stderr } = await run.waitForExit(30_000);
+  return { code, stdout: stdout + stderr };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A crawl slow enough to steer: 5 ms a response, 20 ms between requests to a host. */
+const STEERABLE = { hosts: 30, pages: 3000, responseDelayMs: 5 } as const;
+const AGENT_FLAGS = ["--delay-ms", "20"] as const;
+
+describe("ubicrawl ctl", () => {
+  let fixture: WebFixture | undefined;
+  let orphan: Server | undefined;
+
+  afterEach(async () => {
+    await fixture?.stop();
+    orphan?.closeAllConnections();
+    await new Promise((resolve) => (orphan ? orphan.close(resolve) : resolve(undefined)));
+    fixture = undefined;
+    orphan = undefined;
+  });
+
+  it("pauses and resumes every agent, and adds a seed no link leads to, fetched by its host's owner", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    // A host of its own that no page of the test web links to.
+    const orphanPaths: string[] = [];
+    orphan = createServer((request, response) => {
+      orphanPaths.push(request.url ?? "");
+      if (request.url === "/robots.txt") response.writeHead(404).end();
+      else response.writeHead(200, { "content-type": "text/html" }).end("<html><body>orphan</body></html>");
+    });
+    await new Promise<void>((resolve) => orphan?.listen(0, "127.0.0.1", resolve));
+    const orphanUrl = `http://orphan.ubi.test:${(orphan.address() as AddressInfo).port}/alone.html`;
+    await appendFile(fixture.hostsFile, "127.0.0.1 orphan.ubi.test\n");
+    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
+    const [first] = agents as [ClusterAgent];
+    const { recorder } = fixture.web;
+    await waitFor(() => recorder.totalServed > 100, "100 pages served", 30_000);
+
+    const paused = await ctl(first, "--cluster", "pause");
+    expect(paused.code, paused.stdout).toBe(0);
+    expect(paused.stdout).toMatch(/agent-1 \(127\.0\.0\.1:\d+\): paused/);
+    expect(paused.stdout).toMatch(/agent-2 \(127\.0\.0\.1:\d+\): paused/);
+    await sleep(500); // the requests in flight (5 ms each) end
+    const servedWhenPaused = recorder.totalServed;
+    await sleep(3000);
+    expect(recorder.totalServed, "requests while paused").toBe(servedWhenPaused);
+
+    const resumed = await ctl(first, "--cluster", "resume");
+    expect(resumed.code, resumed.stdout).toBe(0);
+    await waitFor(() => recorder.totalServed > servedWhenPaused, "requests again after resume", 10_000);
+
+    const added = await ctl(first, "add-seeds", orphanUrl);
+    expect(added.code, added.stdout).toBe(0);
+    expect(added.stdout).toMatch(/1 seeds routed/);
+    await waitFor(() => orphanPaths.includes("/alone.html"), "the added seed fetched", 20_000);
+    const owner = (await assignmentOf(agents.map((agent) => agent.id))).ownerOf(hostKeyOf(orphanUrl));
+    for (const agent of agents) {
+      await waitFor(
+        async () =>
+          agent.id !== owner ||
+          (await readCrawlLogSoFar(agent.dataDir)).some(
+            (entry) => entry.url === orphanUrl && entry.status === 200,
+          ),
+        `${owner}'s crawl log to list the added seed`,
+        10_000,
+      );
+      const logged = (await readCrawlLogSoFar(agent.dataDir)).some((entry) => entry.url === orphanUrl);
+      expect(logged, `${agent.id} fetched the seed (its owner is ${owner})`).toBe(agent.id === owner);
+    }
+
+    expect((await ctl(first, "add-seeds", "ftp://orphan.ubi.test/")).code).toBe(2);
+    expect((await ctl(first, "reboot")).code).toBe(2);
+    expect((await ctl(first, "pause", "now")).code).toBe(2);
+    for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    expect(orphanPaths.filter((path) => path === "/alone.html")).toHaveLength(1);
+  }, 180_000);
+
+  it("blacklists a host on every agent: it gets no request once the command returned", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const trace = traceRequests(fixture.web.recorder);
+    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
+    const truth = fixture.truth();
+    await waitFor(
+      () => fixture !== undefined && fixture.web.recorder.totalServed > 200,
+      "200 pages served",
+      30_000,
+    );
+    // The host with the most pages still to fetch.
+    const served = servedPages(fixture.web.recorder);
+    const left = new Map<string, number>();
+    for (const url of truth.urls) {
+      if (!served.has(url)) left.set(hostKeyOf(url), (left.get(hostKeyOf(url)) ?? 0) + 1);
+    }
+    const [host, remaining] = [...left].sort((a, b) => b[1] - a[1])[0] as [string, number];
+    expect(remaining).toBeGreaterThan(20);
+
+    const done = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-add", host);
+    const returnedAt = performance.now();
+    expect(done.code, done.stdout).toBe(0);
+    expect(done.stdout.match(/blacklisted/g)).toHaveLength(2);
+    for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    trace.stop();
+    const late = trace.requests.filter((request) => request.host === host && request.beganAtMs > returnedAt);
+    expect(late, `requests to ${host} after the blacklist`).toEqual([]);
+    expect(trace.requests.some((request) => request.beganAtMs > returnedAt)).toBe(true);
+  }, 180_000);
+
+  it("makes an agent leave mid-crawl: it exits 0, and the crawl ends complete with no page fetched twice", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const agents = await startCluster(fixture, 3, AGENT_FLAGS);
+    const [, leaver] = agents as [ClusterAgent, ClusterAgent, ClusterAgent];
+    await waitFor(
+      () => fixture !== undefined && fixture.web.recorder.totalServed > 500,
+      "500 pages served",
+      30_000,
+    );
+    const left = await ctl(leaver, "leave");
+    expect(left.code, left.stdout).toBe(0);
+    expect(left.stdout).toMatch(/leaving/);
+    const exit = await leaver.process.waitForExit(60_000);
+    expect(exit.code, exit.stderr).toBe(0);
+    for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    const metrics = crawlMetrics(servedPages(fixture.web.recorder), fixture.truth().urls);
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.repeated).toEqual([]);
+    expect(metrics.overlap).toBe(0);
+  }, 180_000);
+});
