@@ -21,8 +21,9 @@ import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
+import { formatConfig, parseFlagsWithConfig } from "./config-file.js";
 import { nothingFetched, startNotice } from "./crawl-outcome.js";
-import { type FlagSpecs, formatHelp, type ParsedFlags, parseFlags } from "./flags.js";
+import { type FlagSpecs, formatHelp, type ParsedFlags } from "./flags.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
@@ -211,6 +212,15 @@ export const AGENT_FLAGS = {
     help: "file whose first line is a bearer token (16+ characters) the console then requires, but for /healthz and /readyz",
     placeholder: "FILE",
   },
+  config: {
+    type: "string",
+    help: "read flags from this YAML or JSON file (keys are the flags' names: delay-ms: 500); flags given here win",
+    placeholder: "FILE",
+  },
+  "print-config": {
+    type: "boolean",
+    help: "print the effective configuration (file, flags and defaults) as YAML and exit",
+  },
   progress: {
     type: "string",
     help: "progress output: auto (a live line on a terminal, log lines otherwise), line, log or off",
@@ -219,7 +229,7 @@ export const AGENT_FLAGS = {
 } as const satisfies FlagSpecs;
 
 const USAGE =
-  "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [--listen HOST:PORT [--join HOST:PORT,...]] [flags]";
+  "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [--listen HOST:PORT [--join HOST:PORT,...]] [--config FILE] [flags]";
 const DESCRIPTION = `Runs one crawler agent. Alone, it owns every host. It visits hosts breadth-first, one worker
 per host, politely, obeying robots.txt; it writes WARC files and a crawl log under --data, and resumes
 from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
@@ -244,9 +254,13 @@ done or stopped, 1 an error (the message says what to do), 2 a bad flag.`;
 
 /** `ubicrawl agent`: runs an agent until done or signalled. */
 export async function agentCommand(argv: string[]): Promise<number> {
-  const flags = parseFlags(argv, AGENT_FLAGS);
+  const flags = await parseFlagsWithConfig(argv, AGENT_FLAGS);
   if (flags.help) {
     process.stdout.write(formatHelp(USAGE, DESCRIPTION, AGENT_FLAGS));
+    return 0;
+  }
+  if (flags["print-config"]) {
+    process.stdout.write(formatConfig(flags, AGENT_FLAGS));
     return 0;
   }
   if (flags.positionals.length > 0) throw bad(`unexpected argument "${flags.positionals[0]}"`);

@@ -1,0 +1,123 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { LOOPBACK_CIDR, readCrawlLogOf, runUbicrawl, startWebFixture } from "../agent/harness.js";
+
+/** `ubicrawl agent` with `args`; its exit code and output. */
+async function agent(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runUbicrawl(["agent", ...args]).waitForExit(60_000);
+}
+
+describe("ubicrawl agent --config", () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-config-"));
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function file(name: string, text: string): Promise<string> {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  }
+
+  it("takes flags from a YAML file, flags given win, and --print-config shows the result with the defaults", async () => {
+    const config = await file(
+      "agent.yaml",
+      [
+        "id: a1",
+        "data: ./a1",
+        "delay-ms: 250",
+        "seeds: [one.txt, two.txt]",
+        "allow-net: 127.0.0.0/8",
+        "",
+      ].join("\n"),
+    );
+    const printed = await agent("--config", config, "--print-config");
+    expect(printed.code, printed.stderr).toBe(0);
+    const effective = parseYaml(printed.stdout) as Record<string, unknown>;
+    expect(effective).toMatchObject({
+      id: "a1",
+      data: "./a1",
+      "delay-ms": 250,
+      seeds: ["one.txt", "two.txt"],
+      "allow-net": ["127.0.0.0/8"],
+      "max-active-hosts": expect.any(Number),
+    });
+    expect(effective).not.toHaveProperty("config");
+
+    const overridden = await agent(
+      "--config",
+      config,
+      "--delay-ms",
+      "40",
+      "--seeds",
+      "three.txt",
+      "--print-config",
+    );
+    expect(overridden.code).toBe(0);
+    expect(parseYaml(overridden.stdout)).toMatchObject({ id: "a1", "delay-ms": 40, seeds: ["three.txt"] });
+
+    const json = await file("agent.json", JSON.stringify({ id: "j1", data: "./j1", "exit-when-done": true }));
+    const fromJson = await agent("--config", json, "--print-config");
+    expect(fromJson.code).toBe(0);
+    expect(parseYaml(fromJson.stdout)).toMatchObject({ id: "j1", "exit-when-done": true });
+  });
+
+  it.each([
+    ["an unknown key", "id: a1\ndelay: 100\n", /unknown key "delay"/],
+    ["a bad integer", "id: a1\ndelay-ms: fast\n", /"delay-ms" must be an integer >= 0, got "fast"/],
+    ["a value out of range", "capacity: 0\n", /"capacity" must be an integer >= 1 <= 1000, got 0/],
+    ["a wrong type", "insecure: yes please\n", /"insecure" must be true or false/],
+    ["a key that steers the reading", "config: other.yaml\n", /unknown key "config"/],
+    ["a list at the top", "- id\n- a1\n", /must be a mapping of flag names/],
+    ["broken YAML", "id: [a1\n", /is not valid YAML or JSON/],
+  ])("refuses %s with exit 2, naming the key and the file", async (_what, text, message) => {
+    const config = await file("bad.yaml", text);
+    const { code, stderr } = await agent("--config", config, "--print-config");
+    expect(code).toBe(2);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain(config);
+  });
+
+  it("refuses a config file that cannot be read", async () => {
+    const { code, stderr } = await agent("--config", join(dir, "missing.yaml"));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/cannot read --config .*missing\.yaml/);
+  });
+
+  it("runs a crawl configured by the file alone", async () => {
+    const fixture = await startWebFixture({ hosts: 3, pages: 60, seedCount: 1 });
+    try {
+      const data = join(fixture.dir, "data");
+      const config = await file(
+        "crawl.yaml",
+        [
+          "id: c1",
+          `data: ${data}`,
+          `seeds: ${fixture.seedsFile}`,
+          `hosts-file: ${fixture.hostsFile}`,
+          `allow-net: [${LOOPBACK_CIDR}]`,
+          "delay-ms: 0",
+          "robots-retry-ms: 100",
+          "max-robots-attempts: 2",
+          "exit-when-done: true",
+          "progress: off",
+          "",
+        ].join("\n"),
+      );
+      const run = await agent("--config", config);
+      expect(run.code, run.stderr).toBe(0);
+      const logged = await readCrawlLogOf(data);
+      expect(logged.filter((entry) => entry.status > 0).length).toBeGreaterThan(10);
+    } finally {
+      await fixture.stop();
+    }
+  });
+});
