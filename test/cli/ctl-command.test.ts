@@ -24,7 +24,7 @@ async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: numb
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A crawl slow enough to steer: 5 ms a response, 20 ms between requests to a host. */
-const STEERABLE = { hosts: 30, pages: 3000, responseDelayMs: 5 } as const;
+const STEERABLE = { hosts: 20, pages: 1500, responseDelayMs: 5 } as const;
 const AGENT_FLAGS = ["--delay-ms", "20"] as const;
 
 describe("ubicrawl ctl", () => {
