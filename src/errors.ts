@@ -85,3 +85,14 @@ export function invalidArgument(message: string): never {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** The message of `error` followed by those of its causes (`a: caused by b: caused by c`), at most 5 deep. */
+export function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    parts.push(errorMessage(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": caused by ");
+}

@@ -16,7 +16,7 @@ import {
   type PartitionStats,
 } from "../cluster/index.js";
 import { AgentConsole, isLoopbackHost, readTokenFile } from "../console/index.js";
-import { ErrorCode, errorMessage, isUbiError, UbiError } from "../errors.js";
+import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
@@ -456,7 +456,7 @@ async function startConsole(
       ...(token === undefined ? {} : { token }),
       ...(tls === undefined ? {} : { tls: { caPem: tls.caPem, certPem: tls.certPem, keyPem: tls.keyPem } }),
     },
-    { agentId, clock: systemClock, onError: (error) => log(`console: ${errorMessage(error)}`) },
+    { agentId, clock: systemClock, onError: (error) => log(`console: ${errorChain(error)}`) },
   );
   log(`console on ${tls ? "https" : "http"}://${console.address}/`);
   return console;

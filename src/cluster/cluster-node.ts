@@ -1,6 +1,6 @@
 import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
 import { type Clock, systemClock } from "../clock.js";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorChain, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
@@ -196,7 +196,7 @@ export class ClusterNode {
           control: (request) => ready().service.control(request),
         },
         clock,
-        onUnexpectedError: (error) => log(`ubicrawl: rpc handler failed: ${String(error)}`),
+        onUnexpectedError: (rpc, error) => log(`ubicrawl: the ${rpc} handler failed: ${errorChain(error)}`),
       },
     );
     let listenAddress: string;
