@@ -97,6 +97,13 @@ describe("MembershipView rules", () => {
     expect(view.self.incarnation).toBe(50);
   });
 
+  it("takes nothing from a heartbeat of its own id and address, not even a newer life that left", () => {
+    const view = newView();
+    const result = view.merge([{ ...ME, capacity: 3, incarnation: 51, status: "left" }], "me", 10);
+    expect(result).toEqual({ aliveChanged: false, conflicts: [] });
+    expect(view.self).toMatchObject({ capacity: 1, incarnation: 50, status: "alive" });
+  });
+
   it("keeps a member first heard directly as left, and one first heard as suspected as alive", () => {
     const view = newView();
     view.merge([entry("a", { status: "left" })], "a", 10);
