@@ -24,6 +24,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
 import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
+import { HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
@@ -41,6 +42,8 @@ const KEEP_ALIVE_INTERVAL_MS = 60_000;
 const MAX_LINKS_PER_PAGE = 10_000;
 /** Key of the crawl's counters in the store's metadata. */
 const COUNTERS_META_KEY = "counters";
+/** The state's metadata key of the host blacklist (a JSON list of patterns). */
+const BLACKLIST_META_KEY = "blacklist";
 /** Waits that a view change may end: a crashed owner's grace, a claim on a host being handed over. */
 const VIEW_DEPENDENT_WAITS: ReadonlySet<WaitReason> = new Set(["held", "hand-over"]);
 
@@ -117,8 +120,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
    */
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly cluster: ClusterHooks | undefined;
-  /** Hosts never fetched, changed at runtime (Control RPC); their queued URLs are dropped. */
-  private readonly blacklist: Set<string>;
+  /** Hosts never fetched, changed at runtime (`ubicrawl ctl`) and kept in the state; their queued URLs are dropped. */
+  private readonly blacklist: HostBlacklist;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
   /** What {@link start} did with the seeds; undefined before it ran. */
@@ -138,7 +141,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
-      blacklist: Set<string>;
+      blacklist: HostBlacklist;
       guard: StorageGuard;
       cluster: ClusterHooks | undefined;
     },
@@ -222,7 +225,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     const archive = new PageArchive(warc, crawlLog);
     const ipGate = new IpGate(options.maxPerIp);
     const owns = deps.cluster ? deps.cluster.owns : () => true;
-    const blacklist = new Set<string>();
+    const blacklist = await loadBlacklist(store);
     const selfOnly: HostOwnership = { ownerOf: () => options.id };
     const router = new LinkRouter(
       { maxDepth: options.maxDepth, scopes: options.scopes },
@@ -259,7 +262,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         clock,
         mustYield: () => scheduler?.isPaused === true,
         owns,
-        blacklisted: (host) => blacklist.has(host),
+        blacklisted: (host) => blacklist.matches(host),
         ...(deps.cluster ? { admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch } : {}),
       },
     );
@@ -471,16 +474,29 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.frontier.waitingUrls;
   }
 
-  /** Adds `host` (lower case) to the runtime blacklist: its queued URLs are dropped as they come. */
-  blacklistHost(host: string): void {
-    this.blacklist.add(host);
+  /**
+   * Adds a host pattern to the blacklist (see {@link HostBlacklist}): its hosts' queued URLs are
+   * dropped as they come, and no new request goes to them. Resolves once the list is durable; false
+   * when the pattern was on it already. Throws `InvalidArgument` for a malformed pattern.
+   */
+  async blacklistHost(pattern: string): Promise<boolean> {
+    const added = this.blacklist.add(pattern);
+    if (added) await this.saveBlacklist();
+    return added;
   }
 
-  /** Removes `host` from the blacklist; true when it was on it. Its hosts are crawled again. */
-  unblacklistHost(host: string): boolean {
-    const removed = this.blacklist.delete(host);
-    if (removed) this.wakeHosts();
-    return removed;
+  /** Removes a pattern from the blacklist, durably; true when it was on it. Its hosts are crawled again. */
+  async unblacklistHost(pattern: string): Promise<boolean> {
+    const removed = this.blacklist.remove(pattern);
+    if (!removed) return false;
+    await this.saveBlacklist();
+    this.wakeHosts();
+    return true;
+  }
+
+  private async saveBlacklist(): Promise<void> {
+    this.committer.add({ kind: "meta", key: BLACKLIST_META_KEY, value: JSON.stringify(this.blacklist) });
+    await this.committer.commit();
   }
 
   /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
@@ -530,4 +546,19 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       clearInterval(this.keepAlive);
     }
   }
+}
+
+/** The blacklist saved in `store`; a pattern that no longer parses is left out, saying so. */
+async function loadBlacklist(store: StateStore): Promise<HostBlacklist> {
+  const blacklist = new HostBlacklist();
+  const saved = await store.getMeta(BLACKLIST_META_KEY);
+  if (saved === undefined) return blacklist;
+  for (const pattern of JSON.parse(saved) as string[]) {
+    try {
+      blacklist.add(pattern);
+    } catch (error) {
+      process.stderr.write(`ubicrawl: a saved blacklist entry is left out: ${errorMessage(error)}\n`);
+    }
+  }
+  return blacklist;
 }

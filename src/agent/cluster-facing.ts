@@ -41,7 +41,9 @@ export interface ClusterFacingAgent {
   wasSentAway(fingerprint: bigint): boolean;
   pause(): void;
   resume(): void;
-  blacklistHost(host: string): void;
-  unblacklistHost(host: string): boolean;
+  /** Adds a host pattern to the blacklist, durably; false when it was there already. */
+  blacklistHost(pattern: string): Promise<boolean>;
+  /** Removes a host pattern from the blacklist, durably; false when it was not there. */
+  unblacklistHost(pattern: string): Promise<boolean>;
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

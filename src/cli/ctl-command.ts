@@ -21,8 +21,10 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
   resume                     fetch again after pause
   leave                      graceful departure: hand every host and queued URL to its next owner,
                              then exit 0
-  blacklist-add HOST         fetch nothing more from HOST (its queued URLs are dropped)
-  blacklist-remove HOST      take HOST off the blacklist
+  blacklist-add PATTERN      fetch nothing more from the hosts of PATTERN: example.org (any port),
+                             example.org:443, or *.example.org (every host below); their queued URLs
+                             are dropped; kept in each agent's state across restarts
+  blacklist-remove PATTERN   take PATTERN off the blacklist
   add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
 
@@ -31,10 +33,10 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
   pause: async (args) => noArguments("pause", args, { action: "PAUSE", argument: "" }),
   resume: async (args) => noArguments("resume", args, { action: "RESUME", argument: "" }),
   leave: async (args) => noArguments("leave", args, { action: "LEAVE", argument: "" }),
-  "blacklist-add": async (args) => ({ action: "BLACKLIST_ADD", argument: oneHost("blacklist-add", args) }),
+  "blacklist-add": async (args) => ({ action: "BLACKLIST_ADD", argument: onePattern("blacklist-add", args) }),
   "blacklist-remove": async (args) => ({
     action: "BLACKLIST_REMOVE",
-    argument: oneHost("blacklist-remove", args),
+    argument: onePattern("blacklist-remove", args),
   }),
   "add-seeds": async (args) => {
     if (args.length === 0) throw bad("add-seeds needs URLs or files of one URL a line");
@@ -102,8 +104,10 @@ function noArguments(name: string, args: readonly string[], request: ControlRequ
   return request;
 }
 
-function oneHost(name: string, args: readonly string[]): string {
-  if (args.length !== 1 || args[0] === "") throw bad(`${name} takes one host, e.g. ${name} example.org:443`);
+function onePattern(name: string, args: readonly string[]): string {
+  if (args.length !== 1 || args[0] === "") {
+    throw bad(`${name} takes one host pattern: example.org, example.org:443 or *.example.org`);
+  }
   return args[0] as string;
 }
 

@@ -269,10 +269,15 @@ export class ClusterService implements AgentServiceHandlers {
         this.deps.leaveAndExit();
         return { ok: true, message: "leaving: handing queued URLs to their next owners" };
       case "BLACKLIST_ADD":
-        agent.blacklistHost(request.argument.toLowerCase());
-        return { ok: true, message: `blacklisted ${request.argument}` };
+        try {
+          const added = await agent.blacklistHost(request.argument);
+          return { ok: true, message: `blacklisted ${request.argument}${added ? "" : " (it was already)"}` };
+        } catch (error) {
+          if (!isUbiError(error, ErrorCode.InvalidArgument)) throw error;
+          return { ok: false, message: error.message };
+        }
       case "BLACKLIST_REMOVE": {
-        const removed = agent.unblacklistHost(request.argument.toLowerCase());
+        const removed = await agent.unblacklistHost(request.argument);
         return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
       }
       case "ADD_SEEDS":

@@ -21,7 +21,9 @@ export const ControlAction = {
    */
   LEAVE: 'LEAVE',
   /**
-   * Add the host pattern in `argument` to the blacklist.
+   * Add the host pattern in `argument` to the blacklist, durably: `example.org` (any port),
+   * `example.org:443`, or `*.example.org` (every host below it). A malformed pattern is answered with
+   * `ok` false.
    */
   BLACKLIST_ADD: 'BLACKLIST_ADD',
   /**
@@ -60,7 +62,9 @@ export type ControlAction =
   | 'LEAVE'
   | 3
   /**
-   * Add the host pattern in `argument` to the blacklist.
+   * Add the host pattern in `argument` to the blacklist, durably: `example.org` (any port),
+   * `example.org:443`, or `*.example.org` (every host below it). A malformed pattern is answered with
+   * `ok` false.
    */
   | 'BLACKLIST_ADD'
   | 4
