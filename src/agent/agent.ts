@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
-import { errorMessage } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
   type AdoptedHost,
@@ -42,6 +42,13 @@ const KEEP_ALIVE_INTERVAL_MS = 60_000;
 const MAX_LINKS_PER_PAGE = 10_000;
 /** Key of the crawl's counters in the store's metadata. */
 const COUNTERS_META_KEY = "counters";
+/** The settings {@link Agent.applySetting} changes at runtime, by flag name, with their ranges. */
+export const RUNTIME_SETTINGS = {
+  "delay-ms": { min: 0, max: 3_600_000 },
+  "max-active-hosts": { min: 1, max: 100_000 },
+} as const;
+type RuntimeSetting = keyof typeof RUNTIME_SETTINGS;
+
 /** The state's metadata key of the host blacklist (a JSON list of patterns). */
 const BLACKLIST_META_KEY = "blacklist";
 /** Waits that a view change may end: a crashed owner's grace, a claim on a host being handed over. */
@@ -112,6 +119,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
   private readonly archive: PageArchive;
+  private readonly visitor: HostVisitor;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -138,6 +146,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       warc: WarcWriter;
       crawlLog: CrawlLog;
       archive: PageArchive;
+      visitor: HostVisitor;
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
@@ -154,6 +163,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.warc = parts.warc;
     this.crawlLog = parts.crawlLog;
     this.archive = parts.archive;
+    this.visitor = parts.visitor;
     this.scheduler = parts.scheduler;
     this.router = parts.router;
     this.stats = parts.stats;
@@ -297,6 +307,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       warc,
       crawlLog,
       archive,
+      visitor,
       scheduler,
       router,
       stats,
@@ -492,6 +503,29 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     await this.saveBlacklist();
     this.wakeHosts();
     return true;
+  }
+
+  /**
+   * Changes a setting while the agent runs (`ubicrawl ctl set NAME=VALUE`), until it stops (the flags
+   * decide again at the next start): `delay-ms` (from each host's next request) or `max-active-hosts`.
+   * Throws `InvalidArgument` for another name or a value out of range.
+   */
+  applySetting(name: string, value: number): void {
+    const range = RUNTIME_SETTINGS[name as RuntimeSetting];
+    if (range === undefined) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `${name} cannot change at runtime: only ${Object.keys(RUNTIME_SETTINGS).join(", ")} can`,
+      );
+    }
+    if (!Number.isSafeInteger(value) || value < range.min || value > range.max) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `${name} must be an integer from ${range.min} to ${range.max}, got ${value}`,
+      );
+    }
+    if (name === "delay-ms") this.visitor.setDelayMs(value);
+    else this.scheduler.setMaxActiveHosts(value);
   }
 
   private async saveBlacklist(): Promise<void> {

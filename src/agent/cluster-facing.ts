@@ -41,6 +41,8 @@ export interface ClusterFacingAgent {
   wasSentAway(fingerprint: bigint): boolean;
   pause(): void;
   resume(): void;
+  /** Changes a runtime setting (`delay-ms`, `max-active-hosts`); throws `InvalidArgument` otherwise. */
+  applySetting(name: string, value: number): void;
   /** Adds a host pattern to the blacklist, durably; false when it was there already. */
   blacklistHost(pattern: string): Promise<boolean>;
   /** Removes a host pattern from the blacklist, durably; false when it was not there. */

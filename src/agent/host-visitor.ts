@@ -102,11 +102,23 @@ const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
  */
 export class HostVisitor {
   private readonly runtime = new Map<string, HostRuntime>();
+  /** The politeness delay, ms: `options.delayMs` until an operator changes it ({@link setDelayMs}). */
+  private delayMs: number;
 
   constructor(
     private readonly options: HostVisitOptions,
     private readonly deps: HostVisitorDeps,
-  ) {}
+  ) {
+    this.delayMs = options.delayMs;
+  }
+
+  /**
+   * Changes the politeness delay from the next request on (`ubicrawl ctl set delay-ms=N`); a host's
+   * Crawl-delay still applies when longer.
+   */
+  setDelayMs(delayMs: number): void {
+    this.delayMs = delayMs;
+  }
 
   /** Visits `host` until its queue is empty, its quantum is used, or it must wait. */
   async visit(host: string, signal: AbortSignal): Promise<VisitOutcome> {
@@ -162,7 +174,7 @@ export class HostVisitor {
           this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
-          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.options.delayMs);
+          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.delayMs);
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
           // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
@@ -255,7 +267,7 @@ export class HostVisitor {
       failure = classifyFetchError(error);
     } finally {
       release();
-      state.nextFetchAtMs = clock.now() + Math.max(this.options.delayMs, rules.crawlDelayMs ?? 0);
+      state.nextFetchAtMs = clock.now() + Math.max(this.delayMs, rules.crawlDelayMs ?? 0);
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;

@@ -26,6 +26,8 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              are dropped; kept in each agent's state across restarts
   blacklist-remove PATTERN   take PATTERN off the blacklist
   add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner
+  set NAME=VALUE             change a setting until the agent stops: delay-ms (politeness delay, from
+                             each host's next request) or max-active-hosts
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
 
 /** The `Control` request of each command, from its arguments. */
@@ -38,6 +40,12 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
     action: "BLACKLIST_REMOVE",
     argument: onePattern("blacklist-remove", args),
   }),
+  set: async (args) => {
+    if (args.length !== 1 || !/^[a-z-]+=\d+$/.test(args[0] as string)) {
+      throw bad("set takes one NAME=VALUE, e.g. set delay-ms=500 or set max-active-hosts=32");
+    }
+    return { action: "SET", argument: args[0] as string };
+  },
   "add-seeds": async (args) => {
     if (args.length === 0) throw bad("add-seeds needs URLs or files of one URL a line");
     const urls = acceptSeeds(await readSeeds(args), args, (line) =>

@@ -255,7 +255,7 @@ export class ClusterService implements AgentServiceHandlers {
     return { agents: [own, ...others] };
   }
 
-  /** `Control`: pause, resume, leave, blacklist, add seeds. */
+  /** `Control`: pause, resume, leave, blacklist, add seeds, change a setting. */
   async control(request: ControlRequest): Promise<ControlReply> {
     const { agent } = this.deps;
     switch (request.action) {
@@ -282,6 +282,17 @@ export class ClusterService implements AgentServiceHandlers {
       }
       case "ADD_SEEDS":
         return this.addSeeds(request.urls ?? []);
+      case "SET": {
+        const match = /^([a-z-]+)=(-?\d+)$/.exec(request.argument);
+        if (!match) return { ok: false, message: `SET takes NAME=INTEGER, got "${request.argument}"` };
+        try {
+          agent.applySetting(match[1] as string, Number(match[2]));
+          return { ok: true, message: `${match[1]} is now ${match[2]}` };
+        } catch (error) {
+          if (!isUbiError(error, ErrorCode.InvalidArgument)) throw error;
+          return { ok: false, message: error.message };
+        }
+      }
     }
   }
 

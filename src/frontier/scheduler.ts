@@ -55,7 +55,7 @@ export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
  * are served first come, first served, and a visit that used its quantum goes to the back of the line.
  */
 export class HostScheduler {
-  private readonly maxActiveHosts: number;
+  private maxActiveHosts: number;
   private readonly clock: Clock;
   private readonly ready: string[] = [];
   private readyHead = 0;
@@ -147,6 +147,21 @@ export class HostScheduler {
   /** Starts visits again after {@link pause}. */
   resume(): void {
     this.paused = false;
+    this.pump();
+  }
+
+  /**
+   * Changes how many hosts are visited at once: more start now; with fewer, running visits end as
+   * they do and no new one starts until the count is under the new limit.
+   */
+  setMaxActiveHosts(maxActiveHosts: number): void {
+    if (!Number.isInteger(maxActiveHosts) || maxActiveHosts < 1) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `maxActiveHosts must be a positive integer, got ${maxActiveHosts}`,
+      );
+    }
+    this.maxActiveHosts = maxActiveHosts;
     this.pump();
   }
 

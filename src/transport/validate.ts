@@ -401,7 +401,7 @@ export function validateStatsReply(value: unknown): StatsReply {
 export function validateControlRequest(value: unknown): ControlRequest {
   const r = record(value, "ControlRequest");
   const action = oneOf(r.action, "action", CONTROL_ACTIONS);
-  const needsArgument = action === "BLACKLIST_ADD" || action === "BLACKLIST_REMOVE";
+  const needsArgument = action === "BLACKLIST_ADD" || action === "BLACKLIST_REMOVE" || action === "SET";
   const argument = text(r.argument, "argument", MAX_CONTROL_ARGUMENT_CHARS, !needsArgument);
   if (hasControlChars(argument)) fail("argument", "control characters");
   const urls = list(r.urls ?? [], "urls", MAX_URLS_PER_BATCH, url);

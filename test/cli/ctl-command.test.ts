@@ -125,6 +125,52 @@ describe("ubicrawl ctl", () => {
     expect(trace.requests.some((request) => request.beganAtMs > returnedAt)).toBe(true);
   }, 180_000);
 
+  it("changes the politeness delay of a running agent, and refuses settings that cannot change", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const trace = traceRequests(fixture.web.recorder);
+    const [agent] = (await startCluster(fixture, 1, AGENT_FLAGS)) as [ClusterAgent];
+    await waitFor(
+      () => fixture !== undefined && fixture.web.recorder.totalServed > 100,
+      "100 pages served",
+      30_000,
+    );
+    const slower = await ctl(agent, "set", "delay-ms=800");
+    const returnedAt = performance.now();
+    expect(slower.code, slower.stdout).toBe(0);
+    expect(slower.stdout).toMatch(/delay-ms is now 800/);
+    await sleep(4000);
+    const refused = await ctl(agent, "set", "fetch-timeout-ms=10");
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/cannot change at runtime: only delay-ms, max-active-hosts/);
+    const outOfRange = await ctl(agent, "set", "max-active-hosts=0");
+    expect(outOfRange.code).toBe(1);
+    expect(outOfRange.stdout).toMatch(/max-active-hosts must be an integer from 1/);
+    expect((await ctl(agent, "set", "delay-ms")).code).toBe(2);
+    // Requests to a host that both began after the change are 800 ms apart at least (after the first
+    // one, which may have been waiting out the old delay).
+    const byHost = new Map<string, number[][]>();
+    for (const request of trace.requests) {
+      if (request.beganAtMs < returnedAt || request.endedAtMs === undefined) continue;
+      const list = byHost.get(request.host) ?? [];
+      list.push([request.beganAtMs, request.endedAtMs]);
+      byHost.set(request.host, list);
+    }
+    let gaps = 0;
+    for (const [host, requests] of byHost) {
+      for (let i = 2; i < requests.length; i++) {
+        const gap = (requests[i] as number[])[0] as number;
+        const previousEnd = (requests[i - 1] as number[])[1] as number;
+        expect(
+          gap - previousEnd,
+          `${host}: a request ${gap - previousEnd} ms after the one before`,
+        ).toBeGreaterThan(790);
+        gaps++;
+      }
+    }
+    expect(gaps).toBeGreaterThan(10);
+    trace.stop();
+  }, 120_000);
+
   it("makes an agent leave mid-crawl: it exits 0, and the crawl ends complete with no page fetched twice", async () => {
     fixture = await startWebFixture(STEERABLE);
     const agents = await startCluster(fixture, 3, AGENT_FLAGS);

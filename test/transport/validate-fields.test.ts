@@ -372,7 +372,7 @@ describe("message validation, value by value", () => {
     );
     expect(
       refusal(() => validateControlRequest({ action: "CONTROL_ACTION_UNSPECIFIED", argument: "" })),
-    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS");
+    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS, SET");
     expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
   });
 });

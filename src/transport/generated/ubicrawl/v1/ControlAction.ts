@@ -35,6 +35,12 @@ export const ControlAction = {
    * skipped there if seen before).
    */
   ADD_SEEDS: 'ADD_SEEDS',
+  /**
+   * Change a setting while the agent runs, `NAME=VALUE` in `argument`: `delay-ms` (the politeness
+   * delay, from each host's next request) or `max-active-hosts`; until the agent stops. An unknown
+   * name or a value out of range is answered with `ok` false.
+   */
+  SET: 'SET',
 } as const;
 
 /**
@@ -79,6 +85,13 @@ export type ControlAction =
    */
   | 'ADD_SEEDS'
   | 6
+  /**
+   * Change a setting while the agent runs, `NAME=VALUE` in `argument`: `delay-ms` (the politeness
+   * delay, from each host's next request) or `max-active-hosts`; until the agent stops. An unknown
+   * name or a value out of range is answered with `ok` false.
+   */
+  | 'SET'
+  | 7
 
 /**
  * Operator commands.

@@ -11,7 +11,7 @@ export interface ControlRequest {
    */
   'action'?: (_ubicrawl_v1_ControlAction);
   /**
-   * The action's argument (a host pattern for the blacklist actions; empty otherwise).
+   * The action's argument (a host pattern for the blacklist actions, NAME=VALUE for SET; empty otherwise).
    */
   'argument'?: (string);
   /**
@@ -29,7 +29,7 @@ export interface ControlRequest__Output {
    */
   'action': (_ubicrawl_v1_ControlAction__Output);
   /**
-   * The action's argument (a host pattern for the blacklist actions; empty otherwise).
+   * The action's argument (a host pattern for the blacklist actions, NAME=VALUE for SET; empty otherwise).
    */
   'argument': (string);
   /**
