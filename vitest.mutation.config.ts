@@ -21,6 +21,7 @@ export default defineConfig({
       "test/cluster/flush-policy.test.ts",
       "test/cluster/hand-over.test.ts",
       "test/cluster/hand-over-desk.test.ts",
+      "test/cluster/host-claims.test.ts",
       "test/cluster/members.test.ts",
       "test/cluster/ownership.test.ts",
       "test/cluster/takeover-grace.test.ts",

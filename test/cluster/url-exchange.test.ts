@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { UrlExchange, type UrlExchangeOptions } from "../../src/cluster/index.js";
+import { UNACKED_PEER } from "../../src/cluster/unacked-urls.js";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
 import { GroupCommit, StateStore } from "../../src/storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../../src/transport/index.js";
@@ -17,6 +18,8 @@ interface SubmitCall {
   /** Acknowledges the batch, by default with 1 URL new to the peer. */
   ack(answer?: UrlBatchAck): void;
   fail(): void;
+  /** Rejects the batch as a bad message: the peer refuses these URLs for good. */
+  refuse(): void;
 }
 
 const ACK: UrlBatchAck = { accepted: 1, forwarded: 0, duplicates: 0 };
@@ -45,7 +48,9 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
   const alive = new Set(["self", "p", "q"]);
   const calls: SubmitCall[] = [];
   const rerouted: string[] = [];
-  const requeued: { url: string; depth: number; host: string }[] = [];
+  const requeued: { url: string; depth: number; host: string; attempts?: number }[] = [];
+  /** Rerouted URLs with their fetch attempts, as "url#attempts". */
+  const reroutedAttempts: string[] = [];
   const delivered: string[] = [];
   const sentAway: bigint[] = [];
   // Options are checked first: a refused set must not leave its store and folder behind.
@@ -76,11 +81,15 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
           batch,
           ack: (answer = ACK) => resolve(answer),
           fail: () => reject(new UbiError(ErrorCode.PeerUnreachable, `${peer} did not answer`)),
+          refuse: () => reject(new UbiError(ErrorCode.BadMessage, `${peer} refuses the batch`)),
         });
       }),
     isAlive: (peer) => alive.has(peer),
-    reroute: (url) => rerouted.push(url),
-    requeue: (url, depth, host) => requeued.push({ url, depth, host }),
+    reroute: (url, _depth, _host, attempts) => {
+      rerouted.push(url);
+      reroutedAttempts.push(`${url}#${attempts}`);
+    },
+    requeue: (url, depth, host, attempts) => requeued.push({ url, depth, host, attempts }),
     onDelivered: (peer) => delivered.push(peer),
     ...(localIdle ? { localIdle } : {}),
   });
@@ -109,6 +118,7 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
     alive,
     calls,
     rerouted,
+    reroutedAttempts,
     requeued,
     delivered,
     quiet,
@@ -482,5 +492,160 @@ describe("UrlExchange", () => {
     const left: string[] = [];
     for await (const { entry } of t.store.outboxEntries("p")) left.push(entry.url);
     expect(left).toEqual([url(1)]);
+  });
+});
+
+describe("UrlExchange rules", () => {
+  /** The URLs of `peer`'s durable outbox, sorted, as "url" or "url#attempts". */
+  async function outbox(t: Awaited<ReturnType<typeof setup>>, peer: string): Promise<string[]> {
+    await t.committer.commit();
+    const result: string[] = [];
+    for await (const { entry } of t.store.outboxEntries(peer)) {
+      result.push(entry.attempts === undefined ? entry.url : `${entry.url}#${entry.attempts}`);
+    }
+    return result.sort();
+  }
+
+  it("names the bad option in its error, and lets the delays and the starving level be 0", () => {
+    expect(() => new UrlExchange({ retryMaxMs: 0 }, {} as never)).toThrow(
+      "retryMaxMs must be a positive integer, got 0",
+    );
+    expect(() => new UrlExchange({ urgentDelayMs: 1.5 }, {} as never)).toThrow(
+      "urgentDelayMs must be a positive integer, got 1.5",
+    );
+    expect(
+      () => new UrlExchange({ flushDelayMs: 0, urgentDelayMs: 0, starvingQueuedUrls: 0 }, {} as never),
+    ).not.toThrow();
+  });
+
+  it("caps the urgent wait at flushDelayMs", async () => {
+    const t = await setup({ flushDelayMs: 100, urgentDelayMs: 500, starvingQueuedUrls: 10 });
+    sendAll(t.exchange, "q", [url(1)]);
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+    expect(t.clock.pendingDelays).toEqual([100]);
+    t.exchange.notePeerLoad("nobody", { idle: true, queuedUrls: 0 }); // no outbox: nothing to do
+    expect(t.clock.pendingDelays).toEqual([100]);
+  });
+
+  it("carries a URL's failed fetch attempts in its batch, its outbox record, its redistribution and its reroute", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    t.exchange.send("p", url(1), 2, hostKey(url(1)), 3);
+    t.exchange.send("p", url(2), 1, hostKey(url(2)));
+    t.clock.advance(0);
+    await t.callCount(1);
+    expect(t.calls[0]?.batch.urls).toStrictEqual([
+      { url: url(1), depth: 2, attempts: 3 },
+      { url: url(2), depth: 1 },
+    ]);
+    expect(await outbox(t, "p")).toEqual([`${url(1)}#3`, url(2)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(await t.exchange.redistribute("p")).toBe(2);
+    expect(t.requeued.find((item) => item.url === url(1))).toEqual({
+      url: url(1),
+      depth: 2,
+      host: hostKey(url(1)),
+      attempts: 3,
+    });
+
+    // Buffered for a peer that dies: rerouted with its attempts.
+    t.exchange.send("q", url(3), 0, hostKey(url(3)), 2);
+    t.alive.delete("q");
+    t.exchange.onViewChange();
+    // A batch in flight to a peer that dies: rerouted with its attempts too.
+    t.exchange.send("p", url(4), 0, hostKey(url(4)), 1);
+    t.clock.advance(0);
+    await t.callCount(2);
+    t.alive.delete("p");
+    t.calls[1]?.fail();
+    await t.timersSet(1); // the retry's wait; then the peer is found dead
+    t.clock.advance(200);
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.reroutedAttempts).toEqual([`${url(3)}#2`, `${url(4)}#1`]);
+  });
+
+  it("marks every URL handed away as unacknowledged until its batch is acknowledged", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    expect(await outbox(t, UNACKED_PEER)).toEqual([url(1), url(2)]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    await vi.waitFor(async () => expect(await outbox(t, UNACKED_PEER)).toEqual([]));
+    expect(await outbox(t, "p")).toEqual([url(1), url(2)]);
+  });
+
+  it("drops a batch the peer refuses for good, counting it, with no retry and no reroute", async () => {
+    const t = await setup({ flushDelayMs: 0, retryMinMs: 100 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    t.calls[0]?.refuse();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(t.exchange.pendingUrls).toBe(0);
+    expect(t.stats.errors.get("batch_refused")).toBe(1);
+    expect(t.clock.pending).toBe(0);
+    t.clock.advance(1000);
+    await t.quiet();
+    expect(t.calls).toHaveLength(1);
+    expect(t.delivered).toEqual([]);
+    expect(t.rerouted).toEqual([]);
+    expect(t.stats.peer("p").batchesSent).toBe(0);
+  });
+
+  it("cuts batches at 2 MiB of URL characters; a longer URL goes alone", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    const long = (n: number, chars: number) => {
+      const prefix = `http://h1.example/${n}/`;
+      return prefix + "a".repeat(chars - prefix.length);
+    };
+    const MiB = 1024 * 1024;
+    const urls = [long(1, MiB), long(2, MiB), long(3, 3 * MiB), url(4)];
+    sendAll(t.exchange, "p", urls);
+    t.clock.advance(0);
+    const sizes: number[] = [];
+    for (let n = 1; n <= 3; n++) {
+      await t.callCount(n);
+      sizes.push(t.calls[n - 1]?.batch.urls.length ?? 0);
+      t.calls[n - 1]?.ack();
+      if (n === 3) break;
+      await t.timersSet(1);
+      t.clock.advance(0);
+    }
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(sizes).toEqual([2, 1, 1]);
+    expect(t.calls.flatMap((call) => call.batch.urls.map((item) => item.url))).toEqual(urls);
+  });
+
+  it("drains: sends every buffer now and resolves once all are acknowledged", async () => {
+    const t = await setup({ flushDelayMs: 10_000 });
+    sendAll(t.exchange, "p", [url(1)]);
+    sendAll(t.exchange, "q", [url(2)]);
+    let drained = false;
+    const draining = t.exchange.drain().then(() => {
+      drained = true;
+    });
+    await t.callCount(2);
+    t.calls[0]?.ack();
+    await t.quiet();
+    t.clock.advance(20);
+    await t.quiet();
+    expect(drained).toBe(false);
+    t.calls[1]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    for (let i = 0; i < 3 && !drained; i++) {
+      t.clock.advance(20);
+      await t.quiet();
+    }
+    await draining;
+    expect(drained).toBe(true);
+    expect(t.clock.pendingDelays).toEqual([]);
+
+    // Once stopped, a drain does not wait for what can no longer be sent.
+    sendAll(t.exchange, "p", [url(3)]);
+    t.exchange.stop();
+    await t.exchange.drain();
+    expect(t.calls).toHaveLength(2);
   });
 });
