@@ -72,8 +72,10 @@ coverage and overlap measured against the test web's ground truth.
 Keys while it runs (on a terminal): k = SIGKILL a random agent, a = add an agent, r = restart the last
 killed agent, s = print the cluster's stats, q = stop everything. --kill-at/--add-at script the same.
 
-Agents talk over mutual TLS: a CA and a certificate per agent are made under DIR/certs (see 'ubicrawl
-certs'); the operator certificate there works with 'ubicrawl stats'. --insecure uses plaintext.`;
+Each agent serves its console on loopback (ubicrawl agent --http): open the address it prints for a
+live dashboard of the cluster. Agents talk over mutual TLS: a CA and a certificate per agent are made
+under DIR/certs (see 'ubicrawl certs'); the operator certificate there works with 'ubicrawl stats' and
+'ubicrawl ctl'. --insecure uses plaintext.`;
 
 const BIN = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
 const PROGRESS_INTERVAL_MS = 1000;
@@ -291,6 +293,9 @@ class LocalCluster {
       "--takeover-delay-ms",
       String(this.flags["takeover-delay-ms"]),
       ...security,
+      // A console each, on loopback: the dashboard's address is among the agent's first lines.
+      "--http",
+      "127.0.0.1:0",
       "--exit-when-done",
       "--progress",
       "off",
@@ -306,7 +311,8 @@ class LocalCluster {
       lines.on("line", (line) => {
         const match = /listening on (\S+)/.exec(line);
         if (match?.[1]) resolveAddress(match[1]);
-        else if (line.trim() !== "") this.note(`${id}: ${line}`);
+        // The agent's lines start with "ubicrawl agent ID: "; the note names the agent once.
+        else if (line.trim() !== "") this.note(`${id}: ${line.replace(`ubicrawl agent ${id}: `, "")}`);
       });
       child.once("exit", (code) => reject(new Error(`${id} exited with code ${code} before listening`)));
     });

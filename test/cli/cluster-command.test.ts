@@ -41,6 +41,9 @@ describe("ubicrawl cluster", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/SIGKILLed agent-\d/);
     expect(result.stderr).toMatch(/started agent-4/);
+    for (const id of ["agent-1", "agent-2", "agent-3", "agent-4"]) {
+      expect(result.stderr).toMatch(new RegExp(`^${id}: console on http://127\\.0\\.0\\.1:\\d+/$`, "m"));
+    }
     const coverage = /coverage: (\d+)\/(\d+) = 100\.00%/.exec(result.stderr);
     expect(coverage?.[1]).toBe(coverage?.[2]);
     expect(result.stderr).toMatch(/most concurrent requests to one host: 1\b/);
