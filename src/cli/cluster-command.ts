@@ -110,11 +110,15 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  // Ended any other way (a crash, a closed output pipe): the agents must not outlive the command.
+  const onExit = () => cluster.killAll();
+  process.once("exit", onExit);
   try {
     return await cluster.run();
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    process.off("exit", onExit);
     await cluster.shutdown();
     await web.stop();
   }
@@ -235,6 +239,11 @@ class LocalCluster {
       keys?.close();
     }
     return await this.summary();
+  }
+
+  /** SIGKILLs every agent still running, at once (for a process that is exiting and cannot wait). */
+  killAll(): void {
+    for (const agent of this.agents) if (!agent.exited) agent.process.kill("SIGKILL");
   }
 
   /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
