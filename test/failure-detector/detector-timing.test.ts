@@ -59,8 +59,11 @@ function setup(options: Partial<FailureDetectorOptions> = {}) {
   const behaviour = new Map<string, Behaviour>();
   /** Requests sent, in order: when (detector time), to whom, what they said. */
   const sent: { at: number; to: string; unanswered: boolean | undefined; leaving: boolean }[] = [];
+  /** The abort signal of each request, in the order of `sent`. */
+  const signals: AbortSignal[] = [];
   const send = (target: HeartbeatTarget, request: RemoteHeartbeat, signal: AbortSignal) => {
     const to = target.id ?? target.address;
+    signals.push(signal);
     sent.push({
       at: clock.now(),
       to,
@@ -108,7 +111,7 @@ function setup(options: Partial<FailureDetectorOptions> = {}) {
   const sentBetween = (fromMs: number, toMs: number) =>
     sent.filter((s) => s.at >= t0 + fromMs && s.at < t0 + toMs).map((s) => `${s.at - t0}:${s.to}`);
   const statusOf = (id: string) => fd.members().find((m) => m.id === id)?.status;
-  return { fd, clock, behaviour, sent, advance, t0, sentBetween, statusOf };
+  return { fd, clock, behaviour, sent, signals, advance, t0, sentBetween, statusOf };
 }
 
 describe("FailureDetector: which member of a pair asks", () => {
@@ -233,7 +236,9 @@ describe("FailureDetector: what a request says about the last one", () => {
     late.behaviour.set("127.0.0.1:9", { afterMs: 3_001 });
     const failed = late.fd.join(["127.0.0.1:9"]).catch((error: unknown) => error);
     await late.advance(3_100);
-    expect(await failed).toMatchObject({ code: ErrorCode.PeerUnreachable });
+    const error = (await failed) as UbiError;
+    expect(error).toMatchObject({ code: ErrorCode.PeerUnreachable });
+    expect((error.cause as Error).message).toBe("heartbeat to 127.0.0.1:9 timed out");
     expect(late.statusOf("s")).toBeUndefined();
   });
 });
@@ -386,6 +391,69 @@ describe("FailureDetector: a graceful leave", () => {
     expect(statusOf("z")).toBeUndefined();
     await expect(leaving).resolves.toBeUndefined();
     expect(sent.filter((s) => s.at === sent[0]?.at).map((s) => s.to)).toEqual(["z", "z"]);
+    fd.stop();
+  });
+});
+
+describe("FailureDetector: rounds and heartbeats", () => {
+  it("does not heartbeat a member that left", async () => {
+    const { fd, advance, sentBetween } = setup();
+    fd.heardFrom(entry("x"));
+    fd.learnOf({ ...entry("w"), status: "left" });
+    fd.start();
+    await advance(1_000);
+    expect(sentBetween(0, 1_001)).toEqual(["0:x", "1000:x"]);
+    fd.stop();
+  });
+
+  it("takes a heartbeat that carries no table, and refuses one whose table holds a null entry", () => {
+    const { fd, statusOf } = setup();
+    fd.onHeartbeat({ from: entry("a") } as RemoteHeartbeat);
+    expect(statusOf("a")).toBe("alive");
+    expect(() => fd.onHeartbeat({ from: entry("b"), entries: [null as never] })).toThrow(
+      expect.objectContaining({ code: ErrorCode.BadMessage }),
+    );
+  });
+
+  it("tells each member once when two leaves overlap", async () => {
+    const { fd, advance, behaviour, sent } = setup();
+    fd.heardFrom(entry("z"));
+    behaviour.set("z", "never");
+    const first = fd.leave();
+    const second = fd.leave(); // z's announcement is outstanding: it counts as on its way
+    await advance(0);
+    await expect(second).resolves.toBeUndefined();
+    expect(sent.map((s) => s.to)).toEqual(["z"]);
+    await advance(3_000);
+    await first;
+  });
+
+  it("aborts the heartbeats outstanding when stopped, saying so", async () => {
+    const { fd, advance, behaviour, signals } = setup();
+    fd.heardFrom(entry("z"));
+    behaviour.set("z", "never");
+    fd.start();
+    await advance(100);
+    fd.stop();
+    expect(signals[0]?.aborted).toBe(true);
+    expect(signals[0]?.reason).toMatchObject({
+      code: ErrorCode.PeerUnreachable,
+      message: "failure detector stopped",
+    });
+  });
+
+  it("keeps one heartbeat outstanding per member across a restart, however late the old one ends", async () => {
+    const { fd, advance, behaviour, sentBetween } = setup();
+    fd.heardFrom(entry("z"));
+    behaviour.set("z", { afterMs: 1_500 }); // ignores the abort
+    fd.start(); // 0: the first heartbeat, answered at 1500
+    await advance(100);
+    fd.stop();
+    fd.start(); // 100: a new one, answered at 1600
+    await advance(1_450); // 1100: skipped, outstanding; 1500: the first one ends
+    fd.pulse(); // 1550: the second is still outstanding
+    await advance(0);
+    expect(sentBetween(0, 1_600)).toEqual(["0:z", "100:z"]);
     fd.stop();
   });
 });
