@@ -195,6 +195,14 @@ describe("HostClaims: batching", () => {
     clock.advance(5);
     await settle();
     expect(asked).toHaveLength(1);
+    // The next claim carries only the hosts admitted since.
+    admit("h256");
+    clock.advance(5);
+    await settle();
+    expect(asked.map((a) => a.request.hosts.map((h) => h.host).join())).toEqual([
+      asked[0]?.request.hosts.map((h) => h.host).join(),
+      "h256",
+    ]);
   });
 });
 
@@ -260,6 +268,23 @@ describe("HostClaims: the walk along the circle", () => {
     expect(log()).toEqual(["b:h/0"]);
   });
 
+  it("settles each host of one claim by its own answer", async () => {
+    const { admit, clock, asked, tenure, results } = setup({ maxAsked: 1 });
+    admit("h1");
+    admit("h2");
+    clock.advance(5);
+    await settle();
+    asked[0]?.reply([answer("h1", "LATER"), answer("h2", "GRANTED")]);
+    await settle();
+    expect(results).toEqual(
+      new Map([
+        ["h1", 505],
+        ["h2", 0],
+      ]),
+    );
+    expect(tenure.heldHosts()).toEqual(["h2"]);
+  });
+
   it("learns of the owner named by NOT_YOURS and claims again in 500 ms", async () => {
     const { admit, clock, answerLast, tenure, results, learned } = setup();
     admit("h");
@@ -285,7 +310,7 @@ describe("HostClaims: the walk along the circle", () => {
   });
 
   it("goes on along the circle when PASSED names an agent asked already, or itself", async () => {
-    const { admit, clock, answerLast, log } = setup();
+    const { admit, clock, answerLast, log, learned } = setup();
     admit("h");
     clock.advance(5);
     await settle();
@@ -293,6 +318,7 @@ describe("HostClaims: the walk along the circle", () => {
     await answerLast("PASSED", { holder: "b" }); // b was asked: it does not hold it
     await answerLast("PASSED", { holder: "me" });
     expect(log()).toEqual(["b:h/0", "c:h/0", "d:h/0"]);
+    expect(learned).toEqual([]); // all alive here: nothing to learn
   });
 
   it("learns of a holder named that is not alive here, and goes on along the circle", async () => {

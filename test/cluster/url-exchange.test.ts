@@ -15,6 +15,7 @@ import { ManualClock } from "../support/manual-clock.js";
 interface SubmitCall {
   readonly peer: string;
   readonly batch: UrlBatch;
+  readonly signal: AbortSignal;
   /** Acknowledges the batch, by default with 1 URL new to the peer. */
   ack(answer?: UrlBatchAck): void;
   fail(): void;
@@ -74,11 +75,12 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
     committer,
     store,
     fingerprinter: await UrlFingerprinter.create(),
-    submit: (peer, batch) =>
+    submit: (peer, batch, signal) =>
       new Promise<UrlBatchAck>((resolve, reject) => {
         calls.push({
           peer,
           batch,
+          signal,
           ack: (answer = ACK) => resolve(answer),
           fail: () => reject(new UbiError(ErrorCode.PeerUnreachable, `${peer} did not answer`)),
           refuse: () => reject(new UbiError(ErrorCode.BadMessage, `${peer} refuses the batch`)),
@@ -418,6 +420,7 @@ describe("UrlExchange", () => {
     t.alive.delete("q");
     t.exchange.onViewChange();
     expect(t.rerouted).toEqual([url(1), url(2)]);
+    expect(t.clock.pendingDelays).toEqual([1000]); // p's; q's timer went with its buffer
     expect(t.exchange.pendingUrls).toBe(1);
     t.clock.advance(1000);
     await t.callCount(1);
@@ -647,5 +650,90 @@ describe("UrlExchange rules", () => {
     t.exchange.stop();
     await t.exchange.drain();
     expect(t.calls).toHaveLength(2);
+  });
+
+  it("clears the unacknowledged marks of the URLs it redistributes", async () => {
+    const t = await setup({ flushDelayMs: 10_000 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    expect(await outbox(t, UNACKED_PEER)).toEqual([url(1), url(2)]);
+    expect(await t.exchange.redistribute("p")).toBe(2);
+    expect(await outbox(t, UNACKED_PEER)).toEqual([]);
+    expect(await outbox(t, "p")).toEqual([]);
+  });
+
+  it("aborts the batch in flight when stopped, saying so", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    sendAll(t.exchange, "p", [url(1)]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    t.exchange.stop();
+    expect(t.calls[0]?.signal.reason).toMatchObject({
+      code: ErrorCode.PeerUnreachable,
+      message: "exchange stopped",
+    });
+  });
+
+  it("drains without a second batch to a peer that has one in flight, nor an empty one", async () => {
+    const t = await setup({ flushDelayMs: 10_000, maxBatchUrls: 1 });
+    sendAll(t.exchange, "q", [url(9)]);
+    await t.callCount(1);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true)); // q's outbox is empty now
+    sendAll(t.exchange, "p", [url(1), url(2)]); // a full batch goes at once, one URL waits
+    await t.callCount(2);
+    const draining = t.exchange.drain();
+    await t.quiet();
+    expect(t.calls.map((call) => `${call.peer}:${urlsOf(call)?.join()}`)).toEqual([
+      `q:${url(9)}`,
+      `p:${url(1)}`,
+    ]);
+    t.calls[1]?.ack();
+    await t.callCount(3);
+    expect(urlsOf(t.calls[2])).toEqual([url(2)]);
+    t.calls[2]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    t.clock.advance(20);
+    await draining;
+  });
+
+  it("never puts a batch's timer back, even when its peer then reports more work", async () => {
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
+    sendAll(t.exchange, "q", [url(1)]);
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+    expect(t.clock.pendingDelays).toEqual([40]);
+    t.clock.advance(10);
+    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 500 });
+    expect(t.clock.pendingDelays).toEqual([30]);
+  });
+
+  it("counts a batch whose URLs were all forwarded or accepted as news", async () => {
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
+    const round = async (n: number, answer: UrlBatchAck) => {
+      sendAll(t.exchange, "q", [url(n)]);
+      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+      const [delayMs = -1] = t.clock.pendingDelays;
+      t.clock.advance(delayMs);
+      await t.callCount(n);
+      t.calls[n - 1]?.ack(answer);
+      await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+      return delayMs;
+    };
+    expect(await round(1, { accepted: 0, forwarded: 0, duplicates: 1 })).toBe(40);
+    expect(await round(2, { accepted: 1, forwarded: 1, duplicates: 0 })).toBe(80);
+    expect(await round(3, ACK)).toBe(40);
+  });
+
+  it("does not write the store again before retrying a batch already durable", async () => {
+    const t = await setup({ flushDelayMs: 0, retryMinMs: 100 });
+    sendAll(t.exchange, "p", [url(1)]);
+    t.clock.advance(0);
+    await t.callCount(1);
+    t.calls[0]?.fail();
+    await t.timersSet(1);
+    sendAll(t.exchange, "p", [url(2)]); // buffered behind the batch; its records wait for a commit
+    t.failingWrites.remaining = 1; // the next write fails
+    t.clock.advance(100);
+    await t.callCount(2);
+    expect(urlsOf(t.calls[1])).toEqual([url(1)]);
   });
 });
