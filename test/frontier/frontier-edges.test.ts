@@ -365,7 +365,9 @@ describe("Frontier windows, at their bounds", () => {
     const { frontier } = await setUp({ queueWindow: 4 });
     for (const url of urlsOf("two.test", 0, 3)) frontier.add(url, 0, "two.test");
     const [a, b] = await Promise.all([frontier.take("two.test"), frontier.take("two.test")]);
-    expect([a?.url, b?.url]).toEqual(["http://two.test/p0", "http://two.test/p1"]);
+    // Which of the two resolves first depends on LevelDB's read order (it differed on Node 22): each
+    // gets one of the first two entries, neither gets both.
+    expect([a?.url, b?.url].sort()).toEqual(["http://two.test/p0", "http://two.test/p1"]);
     expect(await takeAll(frontier, "two.test")).toEqual(["http://two.test/p2"]);
   });
 
