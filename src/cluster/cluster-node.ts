@@ -249,7 +249,7 @@ export class ClusterNode {
         fingerprinter,
         submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
-        reroute: (url, depth, host) => agent.route(url, depth, host),
+        reroute: (url, depth, host, attempts) => agent.route(url, depth, host, attempts),
         onSentAway: (fingerprint) => agent.noteSentAway(fingerprint),
         sentAwayBefore: (fingerprint) => agent.wasSentAway(fingerprint),
         localIdle: () => agent.isIdle,
