@@ -571,6 +571,13 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     try {
       this.guard.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
+      // The counters go with every batch that changes the state; those moved since (URL batches that
+      // held nothing new, retries) are saved now, so a restart never sees a counter go down.
+      this.committer.add({
+        kind: "meta",
+        key: COUNTERS_META_KEY,
+        value: JSON.stringify(this.stats.counters()),
+      });
       await this.frontier.commit().catch(() => {});
       await this.warc.close();
       await this.crawlLog.close();

@@ -15,8 +15,15 @@ import {
   loneAgentStats,
   type PartitionStats,
 } from "../cluster/index.js";
-import { AgentConsole, isLoopbackHost, readTokenFile } from "../console/index.js";
+import {
+  AgentConsole,
+  type ConsoleServerOptions,
+  checkConsoleOptions,
+  isLoopbackHost,
+  readTokenFile,
+} from "../console/index.js";
 import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
+import { NetPolicy } from "../fetching/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
@@ -259,10 +266,6 @@ export async function agentCommand(argv: string[]): Promise<number> {
     process.stdout.write(formatHelp(USAGE, DESCRIPTION, AGENT_FLAGS));
     return 0;
   }
-  if (flags["print-config"]) {
-    process.stdout.write(formatConfig(flags, AGENT_FLAGS));
-    return 0;
-  }
   if (flags.positionals.length > 0) throw bad(`unexpected argument "${flags.positionals[0]}"`);
   if (flags.id === undefined) throw bad("--id is required");
   if (flags.data === undefined) throw bad("--data is required");
@@ -297,12 +300,24 @@ export async function agentCommand(argv: string[]): Promise<number> {
     fetchTimeoutMs: flags["fetch-timeout-ms"],
     progress,
   };
+  // Every flag is checked before anything is created (--data included) or bound.
   const cluster = await clusterOptions(flags);
-  // A wrong --data fails before a join is waited for (Agent.open checks it again, harmlessly).
   validateAgentOptions(options);
-  await prepareDataDir(options.dataDir, options.id);
+  new NetPolicy({ allow: options.allowNet });
+  const consoleSettings = await consoleOptions(flags, cluster?.security);
+  if (flags["print-config"]) {
+    process.stdout.write(formatConfig(flags, AGENT_FLAGS));
+    return 0;
+  }
   // Up before the join, so /healthz answers (and /readyz says "starting") while it is waited for.
-  const console = await startConsole(flags, options.id, cluster?.security, log);
+  const console = consoleSettings && (await startConsole(consoleSettings, options.id, log));
+  try {
+    // A wrong --data fails before a join is waited for (Agent.open checks it again, harmlessly).
+    await prepareDataDir(options.dataDir, options.id);
+  } catch (error) {
+    await console?.stop();
+    throw error;
+  }
   let agent: Agent;
   let node: ClusterNode | undefined;
   try {
@@ -431,16 +446,14 @@ async function leaveGracefully(node: ClusterNode, timeoutMs: number): Promise<vo
 }
 
 /**
- * Starts the console of `--http`, or nothing without it. On loopback it is plain HTTP; elsewhere it
- * is HTTPS with the cluster's mutual TLS (operator certificates only) when the agent has it, and needs
- * a bearer token otherwise (refused at start without one).
+ * The console's options from `--http` and `--http-token-file`, checked (nothing bound yet), or
+ * undefined without `--http`. On loopback it is plain HTTP; elsewhere it is HTTPS with the cluster's
+ * mutual TLS (operator certificates only) when the agent has it, and needs a bearer token otherwise.
  */
-async function startConsole(
+async function consoleOptions(
   flags: ParsedFlags<typeof AGENT_FLAGS>,
-  agentId: string,
   security: TransportSecurity | undefined,
-  log: (line: string) => void,
-): Promise<AgentConsole | undefined> {
+): Promise<ConsoleServerOptions | undefined> {
   if (flags.http === undefined) {
     if (flags["http-token-file"] !== undefined) throw bad("--http-token-file needs --http");
     return undefined;
@@ -450,15 +463,27 @@ async function startConsole(
   const token =
     flags["http-token-file"] === undefined ? undefined : await readTokenFile(flags["http-token-file"]);
   const tls = security?.kind === "tls" && !isLoopbackHost(address.host) ? security : undefined;
-  const console = await AgentConsole.start(
-    {
-      listen: flags.http,
-      ...(token === undefined ? {} : { token }),
-      ...(tls === undefined ? {} : { tls: { caPem: tls.caPem, certPem: tls.certPem, keyPem: tls.keyPem } }),
-    },
-    { agentId, clock: systemClock, onError: (error) => log(`console: ${errorChain(error)}`) },
-  );
-  log(`console on ${tls ? "https" : "http"}://${console.address}/`);
+  const options: ConsoleServerOptions = {
+    listen: flags.http,
+    ...(token === undefined ? {} : { token }),
+    ...(tls === undefined ? {} : { tls: { caPem: tls.caPem, certPem: tls.certPem, keyPem: tls.keyPem } }),
+  };
+  checkConsoleOptions(options);
+  return options;
+}
+
+/** Starts the console (`--http`), saying where. */
+async function startConsole(
+  options: ConsoleServerOptions,
+  agentId: string,
+  log: (line: string) => void,
+): Promise<AgentConsole> {
+  const console = await AgentConsole.start(options, {
+    agentId,
+    clock: systemClock,
+    onError: (error) => log(`console: ${errorChain(error)}`),
+  });
+  log(`console on ${options.tls ? "https" : "http"}://${console.address}/`);
   return console;
 }
 
@@ -469,6 +494,15 @@ async function clusterOptions(flags: ParsedFlags<typeof AGENT_FLAGS>): Promise<C
     if (join.length > 0) throw bad("--join needs --listen (the address other agents reach this one at)");
     if (flags.advertise !== undefined) throw bad("--advertise needs --listen");
     return undefined;
+  }
+  if (parseHostPort(flags.listen, true) === undefined) {
+    throw bad(`--listen must be HOST:PORT (port 0 picks one), got "${flags.listen}"`);
+  }
+  if (flags.advertise !== undefined && parseHostPort(flags.advertise) === undefined) {
+    throw bad(`--advertise must be HOST:PORT, got "${flags.advertise}"`);
+  }
+  for (const address of join) {
+    if (parseHostPort(address) === undefined) throw bad(`--join: "${address}" is not HOST:PORT`);
   }
   const tlsFlags = [flags["tls-ca"], flags["tls-cert"], flags["tls-key"]];
   let security: TransportSecurity;

@@ -446,7 +446,15 @@ class LocalCluster {
       `  agents' data (WARC files, crawl logs): ${this.dir}`,
     ];
     process.stderr.write(`${lines.join("\n")}\n`);
-    return report.coverage !== null && report.coverage.covered === report.coverage.truthSize ? 0 : 1;
+    if (report.coverage !== null && report.coverage.covered === report.coverage.truthSize) return 0;
+    const missing =
+      report.coverage === null
+        ? "no coverage could be measured"
+        : `${report.coverage.truthSize - report.coverage.covered} URLs of the ground truth were not fetched`;
+    process.stderr.write(
+      `exit 1: ${missing} (a blacklisted host, a crawl stopped early, or a fault; the crawl logs in the data folder say which)\n`,
+    );
+    return 1;
   }
 
   private progress(text: string): void {

@@ -183,19 +183,27 @@ export class AgentMetrics {
     gauge("ubicrawl_hosts_waiting", "Hosts with queued URLs that wait, by reason", ["reason"], (_s, st) =>
       st.waiting.map((entry): [{ reason: string }, number] => [{ reason: entry.reason }, entry.hosts]),
     );
-    gauge("ubicrawl_peers", "Other agents in this agent's view, by status", ["status"], (_s, st) => {
-      const counts = new Map<string, number>([
-        ["alive", 0],
-        ["suspected", 0],
-        ["left", 0],
-      ]);
-      for (const member of st.view) {
-        if (member.id === st.id) continue;
-        const status = member.status.toLowerCase();
-        counts.set(status, (counts.get(status) ?? 0) + 1);
-      }
-      return byLabel("status", counts);
-    });
+    gauge(
+      "ubicrawl_peers",
+      "Other agents in this agent's view, by status: alive, suspected (its hosts held for it to come back), gone (suspected, its hosts taken over), left",
+      ["status"],
+      (_s, st) => {
+        const counts = new Map<string, number>([
+          ["alive", 0],
+          ["suspected", 0],
+          ["gone", 0],
+          ["left", 0],
+        ]);
+        const held = new Set(st.heldFor);
+        for (const member of st.view) {
+          if (member.id === st.id) continue;
+          const status =
+            member.status === "SUSPECTED" && !held.has(member.id) ? "gone" : member.status.toLowerCase();
+          counts.set(status, (counts.get(status) ?? 0) + 1);
+        }
+        return byLabel("status", counts);
+      },
+    );
     gauge("ubicrawl_paused", "1 while fetching is paused (by an operator or a full disk)", [], (_s, st) =>
       one(st.paused ? 1 : 0),
     );

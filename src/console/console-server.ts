@@ -68,19 +68,7 @@ export class ConsoleServer {
     private readonly options: ConsoleServerOptions,
     private readonly deps: ConsoleServerDeps,
   ) {
-    const address = parseHostPort(options.listen, true);
-    if (address === undefined) {
-      throw new UbiError(ErrorCode.InvalidArgument, `--http must be HOST:PORT, got "${options.listen}"`);
-    }
-    if (options.token !== undefined && options.token.length === 0) {
-      throw new UbiError(ErrorCode.InvalidArgument, "the console's bearer token is empty");
-    }
-    if (!isLoopbackHost(address.host) && options.token === undefined && options.tls === undefined) {
-      throw new UbiError(
-        ErrorCode.InvalidArgument,
-        `--http ${options.listen} is not a loopback address: give --http-token-file, or the cluster's mutual TLS (--tls-*) so that only operator certificates get in`,
-      );
-    }
+    checkConsoleOptions(options);
     this.token = options.token === undefined ? undefined : Buffer.from(options.token);
   }
 
@@ -137,7 +125,8 @@ export class ConsoleServer {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://console.invalid");
+    // Appended, not resolved: "//x" is a path here, not a protocol-relative URL to another host.
+    const url = new URL(`http://console.invalid${request.url?.startsWith("/") ? request.url : "/"}`);
     if (request.method !== "GET" && request.method !== "HEAD") {
       response.setHeader("Allow", "GET, HEAD");
       send(response, 405, "text/plain", "the console is read-only: GET only\n");
@@ -194,7 +183,7 @@ export class ConsoleServer {
         slowestHosts: activity.slowestHosts(),
         pagesPerSecond: activity.history(),
       };
-    } else if (url.searchParams.get("cluster") === "1") {
+    } else if (["1", "true", "yes"].includes(url.searchParams.get("cluster") ?? "")) {
       const agents = await source.clusterStats();
       document = { agents, totals: clusterTotals(agents) };
     } else {
@@ -216,12 +205,33 @@ export class ConsoleServer {
     }
     if (this.token) {
       const header = request.headers.authorization ?? "";
-      const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7).trim() : "");
+      // The scheme is case-insensitive (RFC 9110): "bearer" is "Bearer".
+      const given = Buffer.from(/^bearer /i.test(header) ? header.slice(7).trim() : "");
       if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
         return { status: 401, message: "a bearer token is required (Authorization: Bearer …)" };
       }
     }
     return undefined;
+  }
+}
+
+/**
+ * Checks a console's options without binding anything: a `HOST:PORT`, a non-empty token, and on a
+ * non-loopback address a token or TLS. Throws `InvalidArgument` saying what to give.
+ */
+export function checkConsoleOptions(options: ConsoleServerOptions): void {
+  const address = parseHostPort(options.listen, true);
+  if (address === undefined) {
+    throw new UbiError(ErrorCode.InvalidArgument, `--http must be HOST:PORT, got "${options.listen}"`);
+  }
+  if (options.token !== undefined && options.token.length === 0) {
+    throw new UbiError(ErrorCode.InvalidArgument, "the console's bearer token is empty");
+  }
+  if (!isLoopbackHost(address.host) && options.token === undefined && options.tls === undefined) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `--http ${options.listen} is not a loopback address: give --http-token-file, or the cluster's mutual TLS (--tls-*) so that only operator certificates get in`,
+    );
   }
 }
 

@@ -9,6 +9,7 @@ export {
   ConsoleServer,
   type ConsoleServerOptions,
   type ConsoleSource,
+  checkConsoleOptions,
   isLoopbackHost,
   readTokenFile,
 } from "./console-server.js";

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,16 +29,14 @@ describe("ubicrawl agent --config", () => {
   }
 
   it("takes flags from a YAML file, flags given win, and --print-config shows the result with the defaults", async () => {
+    const [one, two, three] = await Promise.all(
+      ["one.txt", "two.txt", "three.txt"].map((name) => file(name, "http://a.test/\n")),
+    );
     const config = await file(
       "agent.yaml",
-      [
-        "id: a1",
-        "data: ./a1",
-        "delay-ms: 250",
-        "seeds: [one.txt, two.txt]",
-        "allow-net: 127.0.0.0/8",
-        "",
-      ].join("\n"),
+      ["id: a1", "data: ./a1", "delay-ms: 250", `seeds: [${one}, ${two}]`, "allow-net: 127.0.0.0/8", ""].join(
+        "\n",
+      ),
     );
     const printed = await agent("--config", config, "--print-config");
     expect(printed.code, printed.stderr).toBe(0);
@@ -46,7 +45,7 @@ describe("ubicrawl agent --config", () => {
       id: "a1",
       data: "./a1",
       "delay-ms": 250,
-      seeds: ["one.txt", "two.txt"],
+      seeds: [one, two],
       "allow-net": ["127.0.0.0/8"],
       "max-active-hosts": expect.any(Number),
     });
@@ -58,11 +57,11 @@ describe("ubicrawl agent --config", () => {
       "--delay-ms",
       "40",
       "--seeds",
-      "three.txt",
+      three,
       "--print-config",
     );
     expect(overridden.code).toBe(0);
-    expect(parseYaml(overridden.stdout)).toMatchObject({ id: "a1", "delay-ms": 40, seeds: ["three.txt"] });
+    expect(parseYaml(overridden.stdout)).toMatchObject({ id: "a1", "delay-ms": 40, seeds: [three] });
 
     const json = await file("agent.json", JSON.stringify({ id: "j1", data: "./j1", "exit-when-done": true }));
     const fromJson = await agent("--config", json, "--print-config");
@@ -84,6 +83,29 @@ describe("ubicrawl agent --config", () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stderr).toContain(config);
+  });
+
+  it("checks every value before printing the configuration, and creates no data folder for a refused run", async () => {
+    const config = await file("odd.yaml", "id: a1\ndata: ./a1\non-stop: sometimes\n");
+    const printed = await agent("--config", config, "--print-config");
+    expect(printed.code).toBe(2);
+    expect(printed.stderr).toMatch(/--on-stop must be leave or hold, got "sometimes"/);
+    for (const [flags, message] of [
+      [["--listen", "1.2.3", "--insecure"], /--listen must be HOST:PORT/],
+      [
+        ["--listen", "127.0.0.1:0", "--join", "127.0.0.1", "--insecure"],
+        /--join: "127.0.0.1" is not HOST:PORT/,
+      ],
+      [["--http", "0.0.0.0:0"], /not a loopback address: give --http-token-file/],
+      [["--http", "127.0.0.1:99999"], /--http must be HOST:PORT/],
+      [["--allow-net", "banana"], /banana/],
+    ] as const) {
+      const data = join(dir, "never-made");
+      const run = await agent("--id", "n1", "--data", data, "--seeds", "http://a.test/", ...flags);
+      expect(run.code, flags.join(" ")).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(existsSync(data), `${flags.join(" ")} made --data`).toBe(false);
+    }
   });
 
   it("refuses a config file that cannot be read", async () => {

@@ -98,7 +98,12 @@ describe("the console server", () => {
         expect(html).toContain(asset);
         expect((await fetch(`${base}/${asset}`)).status, asset).toBe(200);
       }
+      const clusterTrue = JSON.parse((await text(`${base}/api/stats?cluster=true`)).body) as {
+        totals?: unknown;
+      };
+      expect(clusterTrue.totals).toBeDefined();
       for (const path of [
+        "//x",
         "/../package.json",
         "/%2e%2e/package.json",
         "/index.html",
@@ -143,6 +148,10 @@ describe("the console server", () => {
       }
       const allowed = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(allowed.status).toBe(200);
+      // The scheme's name is case-insensitive.
+      expect((await fetch(`${base}/metrics`, { headers: { authorization: `bearer ${TOKEN}` } })).status).toBe(
+        200,
+      );
     } finally {
       await console.stop();
     }

@@ -82,6 +82,10 @@ describe.skipIf(unavailable !== undefined)(
       expect(await page.locator("#ring path").count()).toBe(2);
       expect(await statusOf(watched.id)).toBe("alive");
       expect(await page.textContent("#total-suspected")).toBe("1");
+      // /metrics says the same: the victim is gone (its hosts taken over), not merely suspected.
+      const metrics = await (await fetch(`${await consoleUrlOf(watched)}/metrics`)).text();
+      expect(metrics).toMatch(/^ubicrawl_peers\{status="gone"\} 1$/m);
+      expect(metrics).toMatch(/^ubicrawl_peers\{status="suspected"\} 0$/m);
 
       // UBICRAWL_DASHBOARD_SCREENSHOT=docs/console.png refreshes the README's picture.
       const screenshot = process.env.UBICRAWL_DASHBOARD_SCREENSHOT ?? join(fixture.dir, "dashboard.png");
