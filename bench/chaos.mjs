@@ -62,7 +62,6 @@ const STARTUP_KILL_EVERY = 4;
 /** Requests on a dead agent's hosts ending this long after the kill come from the survivors. */
 const IN_FLIGHT_GRACE_MS = 100;
 const REASSIGN_TIMEOUT_MS = 20_000;
-const LISTENING = /listening on (\S+)/;
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/chaos.mjs [flags]");
 const mode = flags.mode ?? "both";
@@ -242,7 +241,7 @@ async function runCluster({ runDir, testweb, truth, served, track }) {
       ]),
     );
     try {
-      child.address = (await child.waitForLine(LISTENING, 30_000))[1];
+      child.address = String((await child.waitForEvent("listening", 30_000)).address);
     } catch (error) {
       log(
         `${id} did not come up (pid ${child.pid}); its stderr:\n${child.stderrLines.slice(-20).join("\n")}`,

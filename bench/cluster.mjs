@@ -73,7 +73,6 @@ const FLAGS = {
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
 };
-const LISTENING = /listening on (\S+)/;
 const SETTLE_TIMEOUT_MS = 15_000;
 /** An empty ground truth, for figures of one agent's crawl log that need none. */
 const NO_TRUTH = new Set();
@@ -178,7 +177,7 @@ async function runCluster(n) {
       children.add(agent);
       agents.push(agent);
       sampler.watch(agent.pid);
-      agent.address = (await agent.waitForLine(LISTENING, 30_000))[1];
+      agent.address = String((await agent.waitForEvent("listening", 30_000)).address);
       stats.watch(id, agent.address);
       agent.exited.then(() => stats.forget(id));
     }
@@ -377,7 +376,7 @@ async function runIdleCluster(n, seconds) {
       );
       children.add(agent);
       agents.push(agent);
-      agent.address = (await agent.waitForLine(LISTENING, 30_000))[1];
+      agent.address = String((await agent.waitForEvent("listening", 30_000)).address);
       stats.watch(id, agent.address);
     }
     await waitForSettledView(stats, agents);

@@ -92,7 +92,7 @@ async function crawl(name, console) {
   let polls = 0;
   let poller;
   if (console) {
-    const [, base] = await agent.waitForLine(/console on (http:\/\/\S+?)\/?$/, 20_000);
+    const base = String((await agent.waitForEvent("console", 20_000)).url).replace(/\/$/, "");
     const paths = ["/metrics", "/api/stats?cluster=1", "/api/activity"];
     poller = setInterval(() => {
       for (const path of paths) {

@@ -67,7 +67,6 @@ const FLAGS = {
   json: { type: "boolean", help: "print JSON instead of tables" },
   keep: { type: "boolean", help: "keep the data (crawl logs, WARC files) and print where" },
 };
-const LISTENING = /listening on (\S+)/;
 const POLL_MS = 250;
 const SETTLE_TIMEOUT_MS = 20_000;
 const SIGTERM_EXIT_TIMEOUT_MS = 30_000;
@@ -332,7 +331,7 @@ class Cluster {
     this.agents.set(id, child);
     this.lives.push({ id, child });
     try {
-      child.address = (await child.waitForLine(LISTENING, 30_000))[1];
+      child.address = String((await child.waitForEvent("listening", 30_000)).address);
     } catch (error) {
       log(
         `${id} did not come up (pid ${child.pid}); its stderr:\n${child.stderrLines.slice(-20).join("\n")}`,

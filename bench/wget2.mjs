@@ -46,7 +46,6 @@ const FLAGS = {
 };
 const USAGE = "node bench/wget2.mjs [flags]";
 const SANDBOX_ENV = "UBICRAWL_BENCH_NETNS";
-const LISTENING = /listening on (\S+:\d+)/;
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, USAGE);
 if (process.env[SANDBOX_ENV] !== "1") enterSandbox();
@@ -149,7 +148,7 @@ async function main() {
         ...(i === agents ? ["--seeds", testweb.files.seeds] : []),
         ...(agents > 1 ? ["--heartbeat-ms", "500", "--suspect-after-ms", "2500"] : []),
       ]);
-      if (agents > 1) child.address = (await child.waitForLine(LISTENING, 30_000))[1];
+      if (agents > 1) child.address = String((await child.waitForEvent("listening", 30_000)).address);
       started.push(child);
     }
     const run = await measured(`ubicrawl ×${agents}`, started);

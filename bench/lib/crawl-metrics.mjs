@@ -1,8 +1,9 @@
-// What a crawl did, read from the agents' crawl logs (one JSON line a fetch) and their final summary
-// lines, measured against the test web's ground truth (coverage and overlap as in Cho & Garcia-Molina).
+// What a crawl did, read from the agents' crawl logs (one JSON line a fetch) and their `stopped` log
+// records, measured against the test web's ground truth (coverage and overlap as in Cho & Garcia-Molina).
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
+import { parseLogRecord } from "../../dist/logging/index.js";
 
 /**
  * The ground truth file of `ubicrawl testweb --truth`: one URL a line.
@@ -114,8 +115,10 @@ async function* readLines(path) {
 const QUEUED_DROPS = ["robots", "page-limit", "abandoned", "blacklisted", "fetched-before"];
 
 /**
- * Parses an agent's final summary (`ubicrawl agent … --exit-when-done` on stderr).
- * @param {readonly string[]} lines stderr lines of the agent
+ * What an agent's `stopped` log record says (its last record, written with `--log-format json`): run
+ * time, this run's pages, URLs dropped by reason, the seen set, and for a cluster agent the URL exchange
+ * and its links to other agents' hosts. Fields the record lacks stay undefined.
+ * @param {readonly string[]} lines the agent's stderr lines
  * @returns {AgentSummary}
  */
 export function parseAgentSummary(lines) {
@@ -123,36 +126,15 @@ export function parseAgentSummary(lines) {
   summary.seenSetBytes = undefined;
   summary.exchange = undefined;
   summary.linksToOtherAgents = undefined;
-  for (const line of lines) {
-    let match = /^ubicrawl agent \S+ stopped \(\w+\) after ([\d.]+) s/.exec(line);
-    if (match) summary.seconds = Number(match[1]);
-    match = /^\s+pages fetched: (\d+)/.exec(line);
-    if (match) summary.pagesFetched = Number(match[1]);
-    match = /^\s+not fetched: (.*)$/.exec(line);
-    if (match) {
-      for (const pair of match[1].split(" ")) {
-        const [reason, count] = pair.split("=");
-        if (count !== undefined) summary.dropped[reason] = Number(count);
-      }
-    }
-    // Printed by agents that report their seen set: "  seen set: N URLs, B bytes".
-    match = /^\s+seen set: (\d+) URLs, (\d+) bytes/.exec(line);
-    if (match) {
-      summary.seenUrls = Number(match[1]);
-      summary.seenSetBytes = Number(match[2]);
-    }
-    // Printed by cluster agents: "  URL exchange: sent U URLs in B batches, received U URLs in B batches".
-    match = /^\s+URL exchange: sent (\d+) URLs in (\d+) batches, received (\d+) URLs in (\d+) batches/.exec(
-      line,
-    );
-    if (match) {
-      const [urlsSent, batchesSent, urlsReceived, batchesReceived] = match.slice(1).map(Number);
-      summary.exchange = { urlsSent, batchesSent, urlsReceived, batchesReceived };
-    }
-    // Printed by cluster agents: "  links to other agents' hosts: L (…)".
-    match = /^\s+links to other agents' hosts: (\d+)/.exec(line);
-    if (match) summary.linksToOtherAgents = Number(match[1]);
-  }
+  const stopped = lines.map(parseLogRecord).findLast((record) => record?.event === "stopped");
+  if (stopped === undefined) return summary;
+  summary.seconds = stopped.seconds;
+  summary.pagesFetched = stopped.pagesFetchedThisRun;
+  summary.dropped = { ...stopped.dropped };
+  summary.seenUrls = stopped.seenUrls;
+  summary.seenSetBytes = stopped.seenSetBytes;
+  summary.exchange = stopped.exchange;
+  summary.linksToOtherAgents = stopped.linksToOtherAgents;
   return summary;
 }
 

@@ -10,6 +10,8 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { agentArgv, testWebAgentFlags } from "../../dist/launch/index.js";
+import { parseLogRecord } from "../../dist/logging/index.js";
 
 const CHECKOUT = resolve(fileURLToPath(import.meta.url), "../../..");
 
@@ -92,24 +94,52 @@ export class Child {
    * @returns {Promise<RegExpExecArray>}
    */
   waitForLine(pattern, timeoutMs) {
+    return this.#waitFor((line) => pattern.exec(line) ?? undefined, String(pattern), timeoutMs);
+  }
+
+  /**
+   * Resolves with the first log record of `event` (an agent logs JSON records when its stderr is not
+   * a terminal: `listening` with its `address`, `console` with its `url`…); rejects if the child exits
+   * first.
+   * @param {string} event
+   * @param {number} timeoutMs
+   * @returns {Promise<Record<string, unknown>>}
+   */
+  waitForEvent(event, timeoutMs) {
+    return this.#waitFor(
+      (line) => {
+        const record = parseLogRecord(line);
+        return record?.event === event ? record : undefined;
+      },
+      `"${event}" record`,
+      timeoutMs,
+    );
+  }
+
+  /**
+   * @template T
+   * @param {(line: string) => T | undefined} match
+   * @param {string} what
+   * @param {number} timeoutMs
+   * @returns {Promise<T>}
+   */
+  #waitFor(match, what, timeoutMs) {
     for (const line of this.stderrLines) {
-      const match = pattern.exec(line);
-      if (match) return Promise.resolve(match);
+      const found = match(line);
+      if (found !== undefined) return Promise.resolve(found);
     }
     return new Promise((resolveMatch, reject) => {
       const onLine = (line) => {
-        const match = pattern.exec(line);
-        if (match) finish(() => resolveMatch(match));
+        const found = match(line);
+        if (found !== undefined) finish(() => resolveMatch(found));
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`${this.name}: no ${pattern} on stderr in ${timeoutMs} ms`))),
+        () => finish(() => reject(new Error(`${this.name}: no ${what} on stderr in ${timeoutMs} ms`))),
         timeoutMs,
       );
       const onExit = () =>
         finish(() =>
-          reject(
-            new Error(`${this.name} exited before printing ${pattern}:\n${this.stderrLines.join("\n")}`),
-          ),
+          reject(new Error(`${this.name} exited before printing ${what}:\n${this.stderrLines.join("\n")}`)),
         );
       const finish = (settle) => {
         clearTimeout(timer);
@@ -189,29 +219,25 @@ async function requestRobots(hostsFile, port) {
 }
 
 /**
- * The flags every bench agent runs with: names only through the test web's hosts file, loopback
- * allowed, no politeness delay, `maxActiveHosts` hosts at once, a quick robots.txt retry, exit once the
- * crawl is done, no progress line.
+ * The flags every bench agent runs with: the test web's agent flags (names only through its hosts
+ * file, loopback allowed, no politeness delay, a quick robots.txt retry, exit once the crawl is done,
+ * no progress records), `maxActiveHosts` hosts at once.
  * @param {string} hostsFile
  * @param {number} maxActiveHosts
- * @returns {string[]}
+ * @returns {string[]} words after `agent --id ID`
  */
 export function benchAgentFlags(hostsFile, maxActiveHosts) {
-  return [
-    ...["--hosts-file", hostsFile, "--allow-net", "127.0.0.0/8"],
-    ...["--delay-ms", "0", "--max-active-hosts", String(maxActiveHosts)],
-    ...["--robots-retry-ms", "100", "--max-robots-attempts", "2", "--exit-when-done", "--progress", "off"],
-  ];
+  return agentArgv({ ...testWebAgentFlags(hostsFile), "max-active-hosts": maxActiveHosts }).slice(1);
 }
 
 /**
- * Starts `ubicrawl agent` with `args` (after `agent`).
+ * Starts `ubicrawl agent` with `args` (after `agent`), its log as JSON records.
  * @param {string} id
  * @param {readonly string[]} args
  * @param {SpawnOptions} [options]
  */
 export function startAgentProcess(id, args, options = {}) {
-  return new Child(id, ["agent", "--id", id, ...args], options);
+  return new Child(id, ["agent", "--id", id, "--log-format", "json", ...args], options);
 }
 
 /**

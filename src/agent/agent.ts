@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
-import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { ErrorCode, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
   type AdoptedHost,
@@ -10,6 +10,7 @@ import {
   type WaitingHosts,
   type WaitReason,
 } from "../frontier/index.js";
+import { defaultLogger, type Logger } from "../logging/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import {
@@ -172,10 +173,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** Opens the agent's state under `options.dataDir` and prepares (but does not start) the crawl. */
   static async open(
     options: AgentOptions,
-    deps: { clock?: Clock; cluster?: ClusterHooks } = {},
+    deps: { clock?: Clock; cluster?: ClusterHooks; logger?: Logger } = {},
   ): Promise<Agent> {
     validateAgentOptions(options);
     const clock = deps.clock ?? systemClock;
+    const logger = deps.logger ?? defaultLogger();
     // Bad flags (CIDRs, a missing hosts file) fail before any state is opened.
     const resolver: Resolver = options.hostsFile
       ? await HostsFileResolver.fromFile(options.hostsFile)
@@ -226,16 +228,28 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     const stats = new CrawlStats(clock);
     const saved = await store.getMeta(COUNTERS_META_KEY);
     if (saved !== undefined) stats.restore(JSON.parse(saved) as CrawlCounters);
-    // The counters go with every batch, so after a restart they match the state (and the crawl log).
+    // The counters go with every batch that changes the state, or with the next commit after they
+    // moved alone (retries, URL batches with nothing new), so after a restart they match the state (and
+    // the crawl log). Stats report them once written (CrawlStats.durable).
+    let lastWritten = JSON.stringify(stats.durable);
+    let inBatch: CrawlCounters | undefined;
     committer.beforeWrite((ops) => {
-      if (ops.length > 0) {
-        ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: JSON.stringify(stats.counters()) });
+      const counters = stats.counters();
+      const json = JSON.stringify(counters);
+      if (ops.length > 0 || json !== lastWritten) {
+        ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: json });
+        lastWritten = json;
+        inBatch = counters;
       }
+    });
+    committer.afterWrite(() => {
+      if (inBatch !== undefined) stats.markDurable(inBatch);
+      inBatch = undefined;
     });
     const archive = new PageArchive(warc, crawlLog);
     const ipGate = new IpGate(options.maxPerIp);
     const owns = deps.cluster ? deps.cluster.owns : () => true;
-    const blacklist = await loadBlacklist(store);
+    const blacklist = await loadBlacklist(store, logger);
     const selfOnly: HostOwnership = { ownerOf: () => options.id };
     const router = new LinkRouter(
       { maxDepth: options.maxDepth, scopes: options.scopes },
@@ -286,7 +300,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         await crawlLog.flush();
         await committer.commit();
       },
-      report: (line) => process.stderr.write(`${line}\n`),
+      logger,
     });
     scheduler = new HostScheduler(
       { maxActiveHosts: options.maxActiveHosts },
@@ -296,7 +310,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         onVisitError: (host, error) => {
           if (guard.handle(error)) return;
           stats.recordError("internal");
-          process.stderr.write(`ubicrawl: visit of ${host} failed: ${errorMessage(error)}\n`);
+          logger.error({ event: "visit-failed", host, err: error }, `the visit of ${host} failed`);
         },
         clock,
       },
@@ -496,6 +510,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return added;
   }
 
+  /** The blacklist's patterns, sorted. */
+  blacklistPatterns(): string[] {
+    return this.blacklist.toJSON().sort();
+  }
+
   /** Removes a pattern from the blacklist, durably; true when it was on it. Its hosts are crawled again. */
   async unblacklistHost(pattern: string): Promise<boolean> {
     const removed = this.blacklist.remove(pattern);
@@ -571,13 +590,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     try {
       this.guard.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
-      // The counters go with every batch that changes the state; those moved since (URL batches that
-      // held nothing new, retries) are saved now, so a restart never sees a counter go down.
-      this.committer.add({
-        kind: "meta",
-        key: COUNTERS_META_KEY,
-        value: JSON.stringify(this.stats.counters()),
-      });
+      // A last commit also saves counters moved since the last batch, so a restart never sees one go down.
       await this.frontier.commit().catch(() => {});
       await this.warc.close();
       await this.crawlLog.close();
@@ -590,7 +603,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
 }
 
 /** The blacklist saved in `store`; a pattern that no longer parses is left out, saying so. */
-async function loadBlacklist(store: StateStore): Promise<HostBlacklist> {
+async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBlacklist> {
   const blacklist = new HostBlacklist();
   const saved = await store.getMeta(BLACKLIST_META_KEY);
   if (saved === undefined) return blacklist;
@@ -598,7 +611,7 @@ async function loadBlacklist(store: StateStore): Promise<HostBlacklist> {
     try {
       blacklist.add(pattern);
     } catch (error) {
-      process.stderr.write(`ubicrawl: a saved blacklist entry is left out: ${errorMessage(error)}\n`);
+      logger.warn({ event: "blacklist-entry-dropped", err: error }, "a saved blacklist entry is left out");
     }
   }
   return blacklist;

@@ -47,5 +47,7 @@ export interface ClusterFacingAgent {
   blacklistHost(pattern: string): Promise<boolean>;
   /** Removes a host pattern from the blacklist, durably; false when it was not there. */
   unblacklistHost(pattern: string): Promise<boolean>;
+  /** The blacklist's patterns, sorted. */
+  blacklistPatterns(): string[];
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

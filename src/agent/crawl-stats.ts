@@ -70,9 +70,30 @@ export class CrawlStats {
   /** robots.txt answers received (fresh, not cached), by outcome: `parsed`, `allow-all`, `unavailable`. */
   readonly robotsOutcomes = new Map<RobotsStatus, number>();
   private readonly rateWindow: { atMs: number; pages: number }[] = [];
+  private written: CrawlCounters;
 
   constructor(private readonly clock: Clock) {
     this.startedAtMs = clock.now();
+    this.written = this.counters();
+  }
+
+  /**
+   * The counters as of the last durable write of the crawl's state ({@link markDurable}): what stats
+   * report, so a figure never counts a page that a crash can still take back (and fetch again), and
+   * never goes down across a restart.
+   */
+  get durable(): CrawlCounters {
+    return this.written;
+  }
+
+  /** Pages fetched since this process started, as of the last durable write. */
+  get durablePagesThisRun(): number {
+    return this.written.pagesFetched - this.pagesBeforeThisRun;
+  }
+
+  /** Records that `counters` (taken by {@link counters} for a batch) are now on disk with it. */
+  markDurable(counters: CrawlCounters): void {
+    this.written = counters;
   }
 
   /** Pages fetched since this process started. */
@@ -106,6 +127,7 @@ export class CrawlStats {
     for (const [name, count] of Object.entries(counters.robotsOutcomes ?? {})) {
       this.robotsOutcomes.set(name as RobotsStatus, count);
     }
+    this.written = this.counters();
   }
 
   /** The counters as kept durably. */
@@ -177,11 +199,6 @@ export class CrawlStats {
     return total;
   }
 
-  /** URLs sent to peers per page fetched (Cho and Garcia-Molina's communication overhead). */
-  get communicationOverhead(): number {
-    return this.pagesFetched === 0 ? 0 : this.traffic.urlsSent / this.pagesFetched;
-  }
-
   /** Pages per second over the last ~10 s (sampled by each call). */
   pagesPerSecond(): number {
     const now = this.clock.now();
@@ -200,4 +217,12 @@ export class CrawlStats {
   get uptimeMs(): number {
     return this.clock.now() - this.startedAtMs;
   }
+}
+
+/** URLs sent to peers per page fetched (Cho and Garcia-Molina's communication overhead). */
+export function communicationOverhead(counters: CrawlCounters): number {
+  if (counters.pagesFetched === 0) return 0;
+  let urlsSent = 0;
+  for (const traffic of Object.values(counters.peers)) urlsSent += traffic.urlsSent;
+  return urlsSent / counters.pagesFetched;
 }

@@ -6,7 +6,13 @@
 export { Agent, type AgentStorage, type ClusterHooks } from "./agent.js";
 export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
 export type { ClusterFacingAgent } from "./cluster-facing.js";
-export { type CrawlCounters, CrawlStats, type DropReason, type PeerTraffic } from "./crawl-stats.js";
+export {
+  type CrawlCounters,
+  CrawlStats,
+  communicationOverhead,
+  type DropReason,
+  type PeerTraffic,
+} from "./crawl-stats.js";
 export type { Admission } from "./host-visitor.js";
 export type { HostOwnership, UrlExchange } from "./link-router.js";
-export { ProgressReporter, summaryLines } from "./progress.js";
+export { crawlSummary, ProgressReporter } from "./progress.js";

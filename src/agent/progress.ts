@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { WaitingHosts, WaitReason } from "../frontier/index.js";
+import type { LogFields, Logger } from "../logging/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
 /** What the progress output reads from an agent. */
@@ -15,13 +16,18 @@ export interface ProgressSource {
   readonly clock: Clock;
 }
 
-/** Progress modes: a live line on a terminal, periodic log lines otherwise, or nothing. */
-export type ProgressMode = "auto" | "line" | "log" | "off";
+/** Progress modes: a live line on a terminal, periodic log records otherwise, or nothing. */
+export const PROGRESS_MODES = ["auto", "line", "log", "off"] as const;
+/** One of {@link PROGRESS_MODES}. */
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
 
 const LINE_INTERVAL_MS = 500;
 const LOG_INTERVAL_MS = 5_000;
 
-/** Prints an agent's progress: one rewritten line on a terminal, a log line every few seconds otherwise. */
+/**
+ * Shows an agent's progress: one rewritten line on a terminal (`out`), or a `progress` log record
+ * every few seconds, with the figures as fields.
+ */
 export class ProgressReporter {
   private timer: NodeJS.Timeout | undefined;
   private readonly live: boolean;
@@ -30,6 +36,7 @@ export class ProgressReporter {
     private readonly source: ProgressSource,
     private readonly out: NodeJS.WriteStream,
     private readonly mode: ProgressMode,
+    private readonly logger: Logger,
   ) {
     this.live = mode === "line" || (mode === "auto" && out.isTTY === true);
   }
@@ -50,8 +57,24 @@ export class ProgressReporter {
 
   private print(): void {
     const text = progressText(this.source);
-    if (this.live) this.out.write(`\r\x1b[K${text}`);
-    else this.out.write(`${new Date().toISOString()} ${text}\n`);
+    if (this.live) {
+      this.out.write(`\r\x1b[K${text}`);
+      return;
+    }
+    const { stats, frontier, scheduler } = this.source;
+    this.logger.info(
+      {
+        event: "progress",
+        pagesFetched: stats.pagesFetched,
+        pagesPerSecond: Number(stats.pagesPerSecond().toFixed(2)),
+        bytesFetched: stats.bytesFetched,
+        queuedUrls: frontier.waitingUrls,
+        activeHosts: scheduler.activeHosts,
+        errors: stats.errorCount,
+        waiting: scheduler.waiting().map(({ reason, hosts }) => ({ reason, hosts })),
+      },
+      text,
+    );
   }
 }
 
@@ -84,31 +107,44 @@ export function describeWaiting(waiting: readonly WaitingHosts[], nowMs: number)
     .join(", ");
 }
 
-/** The final summary printed when an agent stops. */
-export function summaryLines(source: ProgressSource, reason: string): string[] {
+/**
+ * The record of an agent's stop: a one-line message and the crawl's figures as fields (this run's
+ * pages, those since the crawl began in the data dir, errors and drops by class, the URL exchange).
+ */
+export function crawlSummary(source: ProgressSource, reason: string): { message: string; fields: LogFields } {
   const { stats } = source;
   const seconds = stats.uptimeMs / 1000;
+  const pagesPerSecond = stats.pagesFetchedThisRun / Math.max(seconds, 0.001);
   const errors = [...stats.errors].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
-  const dropped = [...stats.dropped].map(([name, count]) => `${name}=${count}`).join(" ") || "none";
   const traffic = stats.traffic;
-  const exchange =
-    stats.peers.size === 0
-      ? []
-      : [
-          `  URL exchange: sent ${traffic.urlsSent} URLs in ${traffic.batchesSent} batches, ` +
-            `received ${traffic.urlsReceived} URLs in ${traffic.batchesReceived} batches`,
-          `  links to other agents' hosts: ${stats.linksToOtherAgents} (a URL handed away is not sent again)`,
-        ];
-  return [
-    `ubicrawl agent ${source.options.id} stopped (${reason}) after ${seconds.toFixed(1)} s`,
-    `  pages fetched: ${stats.pagesFetchedThisRun} (${(stats.pagesFetchedThisRun / Math.max(seconds, 0.001)).toFixed(0)} pages/s), ${stats.pagesFetched} since the crawl began in this data dir, ${formatBytes(stats.bytesFetched)}`,
-    `  links found: ${stats.linksFound}; queued now: ${source.frontier.waitingUrls}`,
-    `  seen set: ${source.frontier.seen.size} URLs, ${source.frontier.seen.memoryBytes} bytes`,
-    `  errors: ${errors}`,
-    `  fetches retried: ${stats.fetchRetries}`,
-    `  not fetched: ${dropped}`,
-    ...exchange,
-  ];
+  return {
+    message:
+      `stopped (${reason}) after ${seconds.toFixed(1)} s: ${stats.pagesFetchedThisRun} pages ` +
+      `(${pagesPerSecond.toFixed(0)} pages/s), ${stats.pagesFetched} since the crawl began in this data dir, ` +
+      `${formatBytes(stats.bytesFetched)}; ${source.frontier.waitingUrls} queued; errors: ${errors}`,
+    fields: {
+      event: "stopped",
+      reason,
+      seconds: Number(seconds.toFixed(3)),
+      pagesFetchedThisRun: stats.pagesFetchedThisRun,
+      pagesFetched: stats.pagesFetched,
+      bytesFetched: stats.bytesFetched,
+      linksFound: stats.linksFound,
+      queuedUrls: source.frontier.waitingUrls,
+      seenUrls: source.frontier.seen.size,
+      seenSetBytes: source.frontier.seen.memoryBytes,
+      errors: Object.fromEntries(stats.errors),
+      fetchRetries: stats.fetchRetries,
+      dropped: Object.fromEntries(stats.dropped),
+      ...(stats.peers.size === 0
+        ? {}
+        : {
+            exchange: { ...traffic },
+            // A URL handed away once is not sent again: fewer URLs are sent than links found to them.
+            linksToOtherAgents: stats.linksToOtherAgents,
+          }),
+    },
+  };
 }
 
 /** Bytes in B/KB/MB/GB. */

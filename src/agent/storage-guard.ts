@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
+import type { Logger } from "../logging/index.js";
 
 /** What a {@link StorageGuard} needs. */
 export interface StorageGuardDeps {
@@ -10,7 +11,7 @@ export interface StorageGuardDeps {
   /** Tries every pending write again (state store, WARC, log); rejects while the disk still refuses. */
   readonly retryWrites: () => Promise<void>;
   /** Where to tell the operator. */
-  readonly report: (line: string) => void;
+  readonly logger: Logger;
 }
 
 /** How often writes are tried again while the disk refuses them. */
@@ -43,8 +44,9 @@ export class StorageGuard {
     if (this.isDown) return true;
     this.failures++;
     this.deps.pause();
-    this.deps.report(
-      `ubicrawl: ${error.message}; fetching stopped, nothing is lost — retrying every ${STORAGE_RETRY_MS / 1000} s until the disk takes writes again`,
+    this.deps.logger.error(
+      { event: "storage-down", code: error.code },
+      `${error.message}; fetching stopped, nothing is lost — retrying every ${STORAGE_RETRY_MS / 1000} s until the disk takes writes again`,
     );
     this.schedule();
     return true;
@@ -61,7 +63,7 @@ export class StorageGuard {
       this.deps.retryWrites().then(
         () => {
           this.timer = undefined;
-          this.deps.report("ubicrawl: writes succeed again; fetching resumed");
+          this.deps.logger.warn({ event: "storage-up" }, "writes succeed again; fetching resumed");
           this.deps.resume();
         },
         () => this.schedule(),

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { type AgentFlagValues, AgentProcess, testWebAgentFlags } from "../launch/index.js";
+import type { LogRecord } from "../logging/index.js";
 import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.js";
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
@@ -77,14 +76,20 @@ live dashboard of the cluster. Agents talk over mutual TLS: a CA and a certifica
 under DIR/certs (see 'ubicrawl certs'); the operator certificate there works with 'ubicrawl stats' and
 'ubicrawl ctl'. --insecure uses plaintext.`;
 
-const BIN = resolve(fileURLToPath(import.meta.url), "../../../bin/ubicrawl");
 const PROGRESS_INTERVAL_MS = 1000;
 
 interface RunningAgent {
   readonly id: string;
-  readonly process: ChildProcess;
+  readonly process: AgentProcess;
   address?: string;
-  exited: boolean;
+}
+
+/** How long a started agent may take to listen. */
+const LISTEN_TIMEOUT_MS = 60_000;
+
+/** An agent's record as a note: its message, and the error code of a failure. */
+function describeAgentRecord(record: LogRecord): string {
+  return record.err?.code === undefined ? record.msg : `${record.msg} [${record.err.code}]`;
 }
 
 /** `ubicrawl cluster`: a whole cluster on this machine, crawling the test web, watched and steered. */
@@ -243,12 +248,12 @@ class LocalCluster {
 
   /** SIGKILLs every agent still running, at once (for a process that is exiting and cannot wait). */
   killAll(): void {
-    for (const agent of this.agents) if (!agent.exited) agent.process.kill("SIGKILL");
+    for (const agent of this.agents) if (!agent.process.done) agent.process.child.kill("SIGKILL");
   }
 
   /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
   async shutdown(): Promise<void> {
-    await Promise.all(this.agents.filter((agent) => !agent.exited).map((agent) => stopProcess(agent)));
+    await Promise.all(this.agents.filter((agent) => !agent.process.done).map((agent) => stopProcess(agent)));
   }
 
   private get certsDir(): string {
@@ -256,93 +261,58 @@ class LocalCluster {
   }
 
   /** `--insecure`, or the `--tls-*` flags of agent `id` after issuing its certificate. */
-  private async securityFlags(id: string): Promise<string[]> {
-    if (this.flags.insecure) return ["--insecure"];
+  private async securityFlags(id: string): Promise<AgentFlagValues> {
+    if (this.flags.insecure) return { insecure: true };
     const made = await createClusterCertificates({ outDir: this.certsDir, agents: [id], operator: false });
     const files = made.agents.get(id) ?? fail(`no certificate for ${id}`);
-    return [
-      "--tls-ca",
-      join(this.certsDir, CA_CERT_FILE),
-      "--tls-cert",
-      files.certPath,
-      "--tls-key",
-      files.keyPath,
-    ];
+    return {
+      "tls-ca": join(this.certsDir, CA_CERT_FILE),
+      "tls-cert": files.certPath,
+      "tls-key": files.keyPath,
+    };
   }
 
   private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<RunningAgent> {
-    const security = await this.securityFlags(id);
-    const args = [
-      BIN,
-      "agent",
-      "--id",
+    const joinList = this.joinAddress ? this.liveAddresses().join(",") || this.joinAddress : undefined;
+    const process = AgentProcess.start({
+      ...testWebAgentFlags(join(this.dir, "hosts")),
       id,
-      "--data",
-      join(this.dir, id),
-      "--listen",
-      "127.0.0.1:0",
-      ...(this.joinAddress ? ["--join", this.liveAddresses().join(",") || this.joinAddress] : []),
-      ...(withSeeds ? ["--seeds", join(this.dir, "seeds")] : []),
-      "--hosts-file",
-      join(this.dir, "hosts"),
-      "--allow-net",
-      "127.0.0.0/8",
-      "--delay-ms",
-      String(this.flags["delay-ms"]),
-      "--max-active-hosts",
-      String(this.flags["max-active-hosts"]),
-      "--robots-retry-ms",
-      "500",
-      "--max-robots-attempts",
-      "2",
-      "--heartbeat-ms",
-      String(this.flags["heartbeat-ms"]),
-      "--suspect-after-ms",
-      String(this.flags["suspect-after-ms"]),
-      "--takeover-delay-ms",
-      String(this.flags["takeover-delay-ms"]),
-      ...security,
-      // A console each, on loopback: the dashboard's address is among the agent's first lines.
-      "--http",
-      "127.0.0.1:0",
-      "--exit-when-done",
-      "--progress",
-      "off",
-    ];
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
-    const agent: RunningAgent = { id, process: child, exited: false };
+      data: join(this.dir, id),
+      listen: "127.0.0.1:0",
+      ...(joinList === undefined ? {} : { join: [joinList] }),
+      ...(withSeeds ? { seeds: [join(this.dir, "seeds")] } : {}),
+      "delay-ms": this.flags["delay-ms"],
+      "max-active-hosts": this.flags["max-active-hosts"],
+      "heartbeat-ms": this.flags["heartbeat-ms"],
+      "suspect-after-ms": this.flags["suspect-after-ms"],
+      "takeover-delay-ms": this.flags["takeover-delay-ms"],
+      ...(await this.securityFlags(id)),
+      // A console each, on loopback: its address is noted as soon as the agent logs it.
+      http: "127.0.0.1:0",
+    });
+    const agent: RunningAgent = { id, process };
     this.agents.push(agent);
-    child.on("exit", () => {
-      agent.exited = true;
+    process.onRecord((record) => {
+      if (record.event !== "listening") this.note(`${id}: ${describeAgentRecord(record)}`);
     });
-    const address = await new Promise<string>((resolveAddress, reject) => {
-      const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
-      lines.on("line", (line) => {
-        const match = /listening on (\S+)/.exec(line);
-        if (match?.[1]) resolveAddress(match[1]);
-        // The agent's lines start with "ubicrawl agent ID: "; the note names the agent once.
-        else if (line.trim() !== "") this.note(`${id}: ${line.replace(`ubicrawl agent ${id}: `, "")}`);
-      });
-      child.once("exit", (code) => reject(new Error(`${id} exited with code ${code} before listening`)));
-    });
-    agent.address = address;
-    this.joinAddress ??= address;
-    this.note(`started ${id} (pid ${child.pid}) on ${address}`);
+    agent.address = await process.listening(LISTEN_TIMEOUT_MS);
+    this.joinAddress ??= agent.address;
+    this.note(`started ${id} (pid ${process.pid}) on ${agent.address}`);
     return agent;
   }
 
   private liveAddresses(): string[] {
-    return this.agents.flatMap((agent) => (!agent.exited && agent.address ? [agent.address] : []));
+    return this.agents.flatMap((agent) => (!agent.process.done && agent.address ? [agent.address] : []));
   }
 
   private killOne(): void {
-    const live = this.agents.filter((agent) => !agent.exited);
+    const live = this.agents.filter((agent) => !agent.process.done);
     const victim = live[Math.floor(Math.random() * live.length)];
     if (!victim || live.length < 2) {
       this.note("not killing the last live agent");
       return;
     }
-    victim.process.kill("SIGKILL");
+    victim.process.child.kill("SIGKILL");
     this.lastKilled = victim.id;
     this.note(`SIGKILLed ${victim.id} (pid ${victim.process.pid})`);
   }
@@ -373,7 +343,7 @@ class LocalCluster {
 
   /** Shows progress until every agent has exited. */
   private async watch(): Promise<void> {
-    while (this.agents.some((agent) => !agent.exited)) {
+    while (this.agents.some((agent) => !agent.process.done)) {
       await new Promise((resolveTick) => setTimeout(resolveTick, PROGRESS_INTERVAL_MS));
       const covered = this.coveredUrls();
       const percent = (100 * covered) / Math.max(1, this.truth.size);
@@ -388,7 +358,7 @@ class LocalCluster {
       const stats = await this.clusterStats();
       const rate = stats.reduce((sum, agent) => sum + agent.pagesPerSecond, 0);
       const queued = stats.reduce((sum, agent) => sum + agent.queuedUrls, 0);
-      const alive = this.agents.filter((agent) => !agent.exited).length;
+      const alive = this.agents.filter((agent) => !agent.process.done).length;
       this.progress(
         `${covered}/${this.truth.size} URLs (${percent.toFixed(1)}%), ${rate.toFixed(0)} pages/s, ${queued} queued, ` +
           `${alive} agents running`,
@@ -472,10 +442,9 @@ function fail(message: string): never {
 }
 
 async function stopProcess(agent: RunningAgent): Promise<void> {
-  if (agent.exited) return;
-  const exited = new Promise<void>((resolveExit) => agent.process.once("exit", () => resolveExit()));
-  agent.process.kill("SIGTERM");
-  const timer = setTimeout(() => agent.process.kill("SIGKILL"), 5000);
-  await exited;
+  if (agent.process.done) return;
+  agent.process.child.kill("SIGTERM");
+  const timer = setTimeout(() => agent.process.child.kill("SIGKILL"), 5000);
+  await agent.process.exit;
   clearTimeout(timer);
 }

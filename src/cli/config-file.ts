@@ -62,7 +62,13 @@ export async function readConfigFile(path: string, specs: FlagSpecs): Promise<Re
       bad(`--config ${path}: "${key}" must be ${what}, got ${JSON.stringify(raw)}`);
     switch (spec.type) {
       case "string":
-        if (typeof raw !== "string" || raw === "") throw wrong("a non-empty string");
+        if (spec.choices) {
+          if (typeof raw !== "string" || !spec.choices.includes(raw)) {
+            throw wrong(`one of ${spec.choices.join(", ")}`);
+          }
+        } else if (typeof raw !== "string" || raw === "") {
+          throw wrong("a non-empty string");
+        }
         values[key] = raw;
         break;
       case "strings": {

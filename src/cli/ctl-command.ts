@@ -1,7 +1,7 @@
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { type ControlRequest, PeerClient, type TransportSecurity } from "../transport/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
-import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
+import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
 const CTL_FLAGS = {
@@ -25,6 +25,7 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              example.org:443, or *.example.org (every host below); their queued URLs
                              are dropped; kept in each agent's state across restarts
   blacklist-remove PATTERN   take PATTERN off the blacklist
+  blacklist-list             print the blacklist's patterns (with --cluster, each agent's)
   add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner
   set NAME=VALUE             change a setting until the agent stops: delay-ms (politeness delay, from
                              each host's next request) or max-active-hosts
@@ -40,6 +41,8 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
     action: "BLACKLIST_REMOVE",
     argument: onePattern("blacklist-remove", args),
   }),
+  "blacklist-list": async (args) =>
+    noArguments("blacklist-list", args, { action: "BLACKLIST_LIST", argument: "" }),
   set: async (args) => {
     if (args.length !== 1 || !/^[a-z-]+=\d+$/.test(args[0] as string)) {
       throw bad("set takes one NAME=VALUE, e.g. set delay-ms=500 or set max-active-hosts=32");
@@ -80,9 +83,16 @@ export async function ctlCommand(argv: string[]): Promise<number> {
       const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
       try {
         const reply = await client.control(request);
-        return { ok: reply.ok, line: `${who}: ${reply.ok ? "" : "refused: "}${reply.message}` };
+        const message =
+          request.action === "BLACKLIST_LIST"
+            ? `blacklist: ${reply.message === "" ? "(empty)" : reply.message.split("\n").join(", ")}`
+            : reply.message;
+        return { ok: reply.ok, line: `${who}: ${reply.ok ? "" : "refused: "}${message}` };
       } catch (error) {
-        return { ok: false, line: `${who}: failed: ${errorMessage(error)}` };
+        return {
+          ok: false,
+          line: `${who}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
+        };
       } finally {
         client.close();
       }
@@ -102,6 +112,8 @@ async function liveAgents(
   try {
     const { agents } = await client.operatorStats({ cluster: true });
     return agents.filter((stats) => stats.status === "ALIVE").map(({ id, address }) => ({ id, address }));
+  } catch (error) {
+    throw await explainCallFailure(error, address, security);
   } finally {
     client.close();
   }

@@ -7,6 +7,8 @@ export type FlagSpec =
       readonly help: string;
       readonly default?: string;
       readonly placeholder?: string;
+      /** The only values allowed (listed in the help, checked in flags and config files alike). */
+      readonly choices?: readonly string[];
     }
   | { readonly type: "strings"; readonly help: string; readonly placeholder?: string }
   | {
@@ -23,17 +25,23 @@ export type FlagSpec =
 export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 
 /** The parsed value type of a spec. */
-type ValueOf<S extends FlagSpec> = S extends { type: "string"; default: string }
-  ? string
-  : S extends { type: "string" }
-    ? string | undefined
-    : S extends { type: "strings" }
-      ? string[]
-      : S extends { type: "integer"; default: number }
-        ? number
-        : S extends { type: "integer" }
-          ? number | undefined
-          : boolean;
+type ValueOf<S extends FlagSpec> = S extends {
+  type: "string";
+  default: string;
+  choices: readonly (infer C extends string)[];
+}
+  ? C
+  : S extends { type: "string"; default: string }
+    ? string
+    : S extends { type: "string" }
+      ? string | undefined
+      : S extends { type: "strings" }
+        ? string[]
+        : S extends { type: "integer"; default: number }
+          ? number
+          : S extends { type: "integer" }
+            ? number | undefined
+            : boolean;
 
 /** Parsed flags: one property per spec, plus the positional arguments. */
 export type ParsedFlags<S extends FlagSpecs> = { -readonly [K in keyof S]: ValueOf<S[K]> } & {
@@ -92,6 +100,9 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
     if (raw === undefined || (inline === undefined && raw.startsWith("--")))
       throw bad(`--${name} needs a value`);
     if (spec.type === "string") {
+      if (spec.choices && !spec.choices.includes(raw)) {
+        throw bad(`--${name} must be one of ${spec.choices.join(", ")}, got "${raw}"`);
+      }
       values[name] = raw;
       continue;
     }
@@ -109,10 +120,11 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
 /** The help text of a command: usage line, description, then one line per flag with its default. */
 export function formatHelp(usage: string, description: string, specs: FlagSpecs): string {
   const rows = Object.entries(specs).map(([name, spec]) => {
+    const choices = spec.type === "string" ? spec.choices : undefined;
     const placeholder =
       spec.type === "boolean"
         ? ""
-        : ` ${"placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : "VALUE"}`;
+        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : "VALUE"}`;
     const left = `  --${name}${placeholder}`;
     let right = spec.help;
     if ("default" in spec && spec.default !== undefined) right += ` (default: ${spec.default})`;

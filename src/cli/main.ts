@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { isUbiError } from "../errors.js";
 
 /** A subcommand: gets its arguments, returns the process exit code. */
@@ -47,7 +48,7 @@ ${Object.entries(COMMANDS)
   .map(([name, { summary }]) => `  ${name.padEnd(9)}${summary}`)
   .join("\n")}
 
-Run 'ubicrawl <command> --help' for a command's flags.
+Run 'ubicrawl <command> --help' for a command's flags, 'ubicrawl --version' for the version.
 `;
 
 /** The CLI entry: dispatches to a subcommand; bad usage exits 2 with a one-line error. */
@@ -56,6 +57,10 @@ export async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-V" || name === "version") {
+    process.stdout.write(`ubicrawl ${await packageVersion()} (Node.js ${process.version})\n`);
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {
@@ -72,4 +77,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+/** The `version` of the package this CLI belongs to. */
+async function packageVersion(): Promise<string> {
+  const manifest = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return manifest.version;
 }

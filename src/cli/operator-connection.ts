@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
 import type { FlagSpecs } from "./flags.js";
 
@@ -46,4 +47,27 @@ async function readPem(path: string): Promise<string> {
   } catch (error) {
     throw new UbiError(ErrorCode.InvalidArgument, `cannot read ${path}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * `error` of a call to the agent at `address` made with `security`, explained: gRPC reports a TLS
+ * handshake that failed (plaintext against TLS, another cluster's CA, an agent certificate refused) as
+ * a bare "unavailable", so an unreachable agent is probed the same way, and the error says what the
+ * probe found and what to do. Any other error is returned as it is.
+ */
+export async function explainCallFailure(
+  error: unknown,
+  address: string,
+  security: TransportSecurity,
+): Promise<unknown> {
+  if (!isUbiError(error, ErrorCode.PeerUnreachable)) return error;
+  const diagnosis = await diagnoseTransport(address, security);
+  if (diagnosis.ok) return error;
+  return new UbiError(
+    ErrorCode.PeerUnreachable,
+    `cannot reach the agent at ${address}: ${diagnosis.message}`,
+    {
+      cause: error,
+    },
+  );
 }

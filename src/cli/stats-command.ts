@@ -3,7 +3,7 @@ import { clusterTotals } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type AgentStats, PeerClient } from "../transport/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
-import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
+import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 
 const STATS_FLAGS = {
   agent: { type: "string", help: "address of the agent to ask", placeholder: "HOST:PORT" },
@@ -31,7 +31,11 @@ export async function statsCommand(argv: string[]): Promise<number> {
   const security = await securityFrom(flags);
   const client = new PeerClient(flags.agent, { security, requestDeadlineMs: flags["timeout-ms"] });
   try {
-    const reply = await client.operatorStats({ cluster: flags.cluster });
+    const reply = await client
+      .operatorStats({ cluster: flags.cluster })
+      .catch(async (error: unknown) =>
+        Promise.reject(await explainCallFailure(error, flags.agent as string, security)),
+      );
     const document = flags.cluster ? { ...reply, totals: clusterTotals(reply.agents) } : reply;
     process.stdout.write(
       flags.json ? `${JSON.stringify(document, null, 2)}\n` : formatStats(reply.agents, flags.cluster),

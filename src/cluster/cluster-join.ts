@@ -1,6 +1,7 @@
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
+import type { Logger } from "../logging/index.js";
 
 /** @default of how long joining keeps trying the seed addresses. */
 export const DEFAULT_JOIN_TIMEOUT_MS = 30_000;
@@ -24,8 +25,8 @@ export interface JoinPlan {
    * while the others still take its earlier life for alive, until they suspect it.
    */
   readonly idConflictWaitMs: number;
-  /** Where progress lines go. */
-  readonly log: (line: string) => void;
+  /** Where it says that it waits. */
+  readonly logger: Logger;
   readonly clock: Clock;
 }
 
@@ -53,8 +54,9 @@ export async function joinCluster(detector: FailureDetector, plan: JoinPlan): Pr
         }
         if (conflict && !toldOfConflict) {
           toldOfConflict = true;
-          plan.log(
-            `ubicrawl: ${(error as Error).message.replace(/; choose another agent id$/, "")}: if that is an earlier life of this agent, the others will suspect it within ${Math.ceil(plan.idConflictWaitMs / 1000)} s; waiting`,
+          plan.logger.warn(
+            { event: "id-conflict-wait" },
+            `${(error as Error).message.replace(/; choose another agent id$/, "")}: if that is an earlier life of this agent, the others will suspect it within ${Math.ceil(plan.idConflictWaitMs / 1000)} s; waiting`,
           );
         }
         await sleep(clock, JOIN_RETRY_MS);
@@ -93,8 +95,8 @@ export interface SeedWait {
   readonly timeoutMs: number;
   /** Probes one address: does an agent this one can talk to answer there? */
   readonly probe: (address: string) => Promise<SeedProbe>;
-  /** Where progress lines go. */
-  readonly log: (line: string) => void;
+  /** Where it says that it waits. */
+  readonly logger: Logger;
   readonly clock: Clock;
 }
 
@@ -132,7 +134,10 @@ export async function waitForSeeds(wait: SeedWait): Promise<number> {
       );
     }
     if (now >= nextProgressAtMs) {
-      wait.log(`still trying to join ${reasons}, ${Math.ceil(leftMs / 1000)} s left`);
+      wait.logger.info(
+        { event: "join-waiting" },
+        `still trying to join ${reasons}, ${Math.ceil(leftMs / 1000)} s left`,
+      );
       nextProgressAtMs = now + JOIN_PROGRESS_INTERVAL_MS;
     }
     await sleep(clock, Math.min(JOIN_RETRY_MS, leftMs));

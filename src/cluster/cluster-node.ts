@@ -1,8 +1,9 @@
 import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
 import { type Clock, systemClock } from "../clock.js";
-import { ErrorCode, errorChain, UbiError } from "../errors.js";
+import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector, type MemberEntry } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
+import { defaultLogger, type Logger } from "../logging/index.js";
 import {
   AgentServer,
   type AgentStats,
@@ -75,8 +76,8 @@ export interface ClusterOptions {
 /** What a {@link ClusterNode} is given rather than reaching for. */
 export interface ClusterNodeDeps {
   readonly clock?: Clock;
-  /** Where operator-facing lines go. @default standard error */
-  readonly log?: (line: string) => void;
+  /** Where the node's and its agent's records go. @default JSON records on standard error */
+  readonly logger?: Logger;
 }
 
 /** The parts one cluster agent is composed of (see {@link ClusterNode.start}). */
@@ -138,7 +139,7 @@ export class ClusterNode {
     deps: ClusterNodeDeps = {},
   ): Promise<ClusterNode> {
     const clock = deps.clock ?? systemClock;
-    const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const logger = deps.logger ?? defaultLogger();
     if (options.advertise !== undefined && parseHostPort(options.advertise) === undefined) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
@@ -182,7 +183,7 @@ export class ClusterNode {
       mayFetch: (host) => owns(host) && tenure.holds(host),
       isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
     };
-    const agent = await Agent.open(agentOptions, { clock, cluster: hooks });
+    const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
     const server = new AgentServer(
       { security: options.security },
       {
@@ -196,7 +197,7 @@ export class ClusterNode {
           control: (request) => ready().service.control(request),
         },
         clock,
-        onUnexpectedError: (rpc, error) => log(`ubicrawl: the ${rpc} handler failed: ${errorChain(error)}`),
+        logger,
       },
     );
     let listenAddress: string;
@@ -314,7 +315,7 @@ export class ClusterNode {
         push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
         any: () => desk.holdsLostHosts(),
       },
-      log,
+      logger,
     });
     const crawlEnd: CrawlEnd = new CrawlEnd({
       selfId,
@@ -344,7 +345,7 @@ export class ClusterNode {
             .leave()
             .then(
               () => process.kill(process.pid, "SIGTERM"),
-              (error) => log(`ubicrawl: leave failed: ${String(error)}`),
+              (error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"),
             );
         },
       },
@@ -375,7 +376,7 @@ export class ClusterNode {
         pollMs: Math.min(50, options.heartbeatIntervalMs),
         // Suspected after the timeout, seen as such by the next sweep: two timeouts are enough.
         idConflictWaitMs: 2 * options.suspectAfterMs,
-        log,
+        logger,
         clock,
       });
       stabilizer.onViewChange(detector.alive());

@@ -280,6 +280,10 @@ export class ClusterService implements AgentServiceHandlers {
         const removed = await agent.unblacklistHost(request.argument);
         return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
       }
+      case "BLACKLIST_LIST": {
+        const patterns = agent.blacklistPatterns();
+        return { ok: true, message: patterns.join("\n") };
+      }
       case "ADD_SEEDS":
         return this.addSeeds(request.urls ?? []);
       case "SET": {

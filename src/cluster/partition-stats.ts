@@ -1,4 +1,4 @@
-import type { ClusterFacingAgent } from "../agent/index.js";
+import { type ClusterFacingAgent, communicationOverhead } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import type { MemberEntry } from "../failure-detector/index.js";
 import type { AgentStats } from "../transport/index.js";
@@ -51,6 +51,7 @@ export class PartitionStats {
   stats(): AgentStats {
     const { agent, ownership, grace, clock } = this.deps;
     const { stats } = agent;
+    const counted = stats.durable;
     const now = clock.now();
     let hostsOwned = 0;
     let hostsKnown = 0;
@@ -79,21 +80,21 @@ export class PartitionStats {
       hostsKnown,
       hostsActive: agent.activeHosts,
       hostsDone,
-      pagesFetched: stats.pagesFetched,
-      bytesFetched: stats.bytesFetched,
+      pagesFetched: counted.pagesFetched,
+      bytesFetched: counted.bytesFetched,
       queuedUrls: agent.queuedUrls,
-      peers: [...stats.peers].map(([peerId, traffic]) => ({ peerId, ...traffic })),
-      communicationOverhead: stats.communicationOverhead,
-      linksToOtherAgents: stats.linksToOtherAgents,
-      pagesRecovered: stats.pagesRecovered,
-      errors: Object.fromEntries(stats.errors),
+      peers: Object.entries(counted.peers).map(([peerId, traffic]) => ({ peerId, ...traffic })),
+      communicationOverhead: communicationOverhead(counted),
+      linksToOtherAgents: counted.linksToOtherAgents,
+      pagesRecovered: counted.pagesRecovered,
+      errors: { ...counted.errors },
       pagesPerSecond: stats.pagesPerSecond(),
       uptimeMs: stats.uptimeMs,
       idle: this.load().idle,
       paused: agent.isPaused,
       hostsHeld,
       heldFor: [...grace.heldFor],
-      pagesFetchedThisRun: stats.pagesFetchedThisRun,
+      pagesFetchedThisRun: stats.durablePagesThisRun,
       status: "ALIVE",
       reportedMsAgo: 0,
       waiting: agent.waiting().map(({ reason, hosts, nextAtMs }) => ({

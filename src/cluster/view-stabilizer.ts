@@ -1,6 +1,7 @@
 import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { MemberEntry, MemberStatus } from "../failure-detector/index.js";
+import type { Logger } from "../logging/index.js";
 import type { Ownership } from "./ownership.js";
 import type { TakeoverGrace } from "./takeover-grace.js";
 import type { UrlExchange } from "./url-exchange.js";
@@ -27,7 +28,7 @@ export interface ViewStabilizerDeps {
   readonly capacityOf: (id: string) => number;
   /** Called for every agent gone from the alive set. */
   readonly onGone: (id: string) => void;
-  readonly log: (line: string) => void;
+  readonly logger: Logger;
 }
 
 /**
@@ -101,8 +102,9 @@ export class ViewStabilizer {
     for (const id of crashed) {
       deps.grace.noteCrashed({ id, capacity: deps.capacityOf(id) });
       if (deps.grace.delayMs > 0) {
-        deps.log(
-          `ubicrawl: agent ${id} is not answering; its hosts wait ${deps.grace.delayMs} ms for it to come back (--takeover-delay-ms)`,
+        deps.logger.warn(
+          { event: "agent-suspected", peer: id },
+          `agent ${id} is not answering; its hosts wait ${deps.grace.delayMs} ms for it to come back (--takeover-delay-ms)`,
         );
       }
     }
@@ -113,7 +115,9 @@ export class ViewStabilizer {
   private queueReexamine(crashed: readonly string[]): void {
     this.reexamining = this.reexamining
       .then(() => this.reexamine(crashed))
-      .catch((error) => this.deps.log(`ubicrawl: re-examining the frontier failed: ${String(error)}`));
+      .catch((error) =>
+        this.deps.logger.error({ event: "reexamine-failed", err: error }, "re-examining the frontier failed"),
+      );
   }
 
   /** Hands over, now and then, URLs put back in queues of hosts this agent no longer owns. */

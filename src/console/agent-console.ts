@@ -50,7 +50,7 @@ export class AgentConsole {
       this.activity.record(entry);
     });
     this.metrics.attach({
-      crawl: agent.stats,
+      counters: () => agent.stats.durable,
       get seenUrls() {
         return agent.seenUrls;
       },

@@ -1,12 +1,12 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { CrawlStats, PeerTraffic } from "../agent/index.js";
+import type { CrawlCounters, PeerTraffic } from "../agent/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
 import type { AgentStats } from "../transport/index.js";
 
 /** What the metrics read of a running agent at each scrape. */
 export interface MetricsSource {
-  /** The agent's counters (durable: they go on counting across restarts in the same data dir). */
-  readonly crawl: CrawlStats;
+  /** The agent's counters as last written (durable: they go on counting across restarts in the same data dir). */
+  counters(): CrawlCounters;
   /** Distinct URLs ever queued here (the seen set's size). */
   readonly seenUrls: number;
   /** URLs taken from their queues and not done yet. */
@@ -90,8 +90,8 @@ export class AgentMetrics {
       return metric;
     };
     const one = (value: number): [Record<never, string>, number][] => [[{}, value]];
-    const byLabel = <L extends string>(label: L, map: ReadonlyMap<string, number>) =>
-      [...map].map(([key, value]): [Partial<Record<L, string>>, number] => [
+    const byLabel = <L extends string>(label: L, counts: Readonly<Record<string, number>> = {}) =>
+      Object.entries(counts).map(([key, value]): [Partial<Record<L, string>>, number] => [
         { [label]: key } as Partial<Record<L, string>>,
         value,
       ]);
@@ -100,39 +100,41 @@ export class AgentMetrics {
       "ubicrawl_pages_fetched_total",
       "Pages fetched (responses received and archived), by HTTP status class",
       ["status_class"],
-      (s) => byLabel("status_class", s.crawl.statusClasses),
+      (s) => byLabel("status_class", s.counters().statusClasses),
     );
-    counter("ubicrawl_fetched_bytes_total", "Body bytes received", [], (s) => one(s.crawl.bytesFetched));
+    counter("ubicrawl_fetched_bytes_total", "Body bytes received", [], (s) => one(s.counters().bytesFetched));
     counter(
       "ubicrawl_fetch_errors_total",
       "Fetches that failed for good or answered 4xx/5xx, by error code",
       ["code"],
-      (s) => byLabel("code", s.crawl.errors),
+      (s) => byLabel("code", s.counters().errors),
     );
     counter("ubicrawl_fetch_retries_total", "Failed fetches that will be tried again", [], (s) =>
-      one(s.crawl.fetchRetries),
+      one(s.counters().fetchRetries),
     );
     counter(
       "ubicrawl_robots_txt_total",
       "robots.txt answers received, by outcome (parsed, allow-all, unavailable)",
       ["outcome"],
-      (s) => byLabel("outcome", s.crawl.robotsOutcomes),
+      (s) => byLabel("outcome", s.counters().robotsOutcomes),
     );
     counter("ubicrawl_urls_dropped_total", "URLs dropped without a fetch, by reason", ["reason"], (s) =>
-      byLabel("reason", s.crawl.dropped),
+      byLabel("reason", s.counters().dropped),
     );
-    counter("ubicrawl_links_found_total", "Links found on fetched pages", [], (s) => one(s.crawl.linksFound));
+    counter("ubicrawl_links_found_total", "Links found on fetched pages", [], (s) =>
+      one(s.counters().linksFound),
+    );
     counter("ubicrawl_links_to_other_agents_total", "Links found whose host another agent owns", [], (s) =>
-      one(s.crawl.linksToOtherAgents),
+      one(s.counters().linksToOtherAgents),
     );
     counter(
       "ubicrawl_pages_recovered_total",
       "Pages a host's previous owners had fetched, taken over instead of fetched again",
       [],
-      (s) => one(s.crawl.pagesRecovered),
+      (s) => one(s.counters().pagesRecovered),
     );
     const perPeer = (pick: (traffic: PeerTraffic) => number) => (s: MetricsSource) =>
-      [...s.crawl.peers].map(([peer, traffic]): [Partial<Record<"peer", string>>, number] => [
+      Object.entries(s.counters().peers).map(([peer, traffic]): [Partial<Record<"peer", string>>, number] => [
         { peer },
         pick(traffic),
       ]);
@@ -201,7 +203,7 @@ export class AgentMetrics {
             member.status === "SUSPECTED" && !held.has(member.id) ? "gone" : member.status.toLowerCase();
           counts.set(status, (counts.get(status) ?? 0) + 1);
         }
-        return byLabel("status", counts);
+        return byLabel("status", Object.fromEntries(counts));
       },
     );
     gauge("ubicrawl_paused", "1 while fetching is paused (by an operator or a full disk)", [], (_s, st) =>

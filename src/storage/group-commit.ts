@@ -13,12 +13,18 @@ export class GroupCommit {
   private writing: Promise<void> | undefined;
   private next: Promise<void> | undefined;
   private readonly contributors: Array<(ops: StateOp[]) => void> = [];
+  private readonly listeners: Array<() => void> = [];
 
   constructor(private readonly write: (ops: readonly StateOp[]) => Promise<void>) {}
 
   /** Registers a function called just before each batch is written, to add ops for dirty in-memory state. */
   beforeWrite(contributor: (ops: StateOp[]) => void): void {
     this.contributors.push(contributor);
+  }
+
+  /** Registers a function called after each batch has been written (durable), before its callers resume. */
+  afterWrite(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   /** Queues one op for the next batch. */
@@ -50,6 +56,7 @@ export class GroupCommit {
     for (const contribute of this.contributors) contribute(ops);
     try {
       await this.write(ops);
+      for (const listener of this.listeners) listener();
     } catch (error) {
       this.pending = ops.concat(this.pending);
       throw error;

@@ -18,6 +18,7 @@ import {
 } from "@grpc/grpc-js";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { defaultLogger, type Logger } from "../logging/index.js";
 import { certificateRole } from "../security/roles.js";
 import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
 import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
@@ -70,13 +71,12 @@ export interface AgentServerDependencies {
   handlers: AgentServiceHandlers;
   /** Timer source for the stop deadline. @default systemClock */
   clock?: Clock;
-  /** Told about handler failures that are not `UbiError`s (bugs), for logging. */
-  onUnexpectedError?: (rpc: RpcName, error: unknown) => void;
   /**
-   * Where a refused connection (a failed TLS handshake, a TLS client of a plaintext server) is
-   * logged, one line each with the peer's address, at most 10 a minute. @default standard error
+   * Where handler failures that are not `UbiError`s (bugs) are logged, with the error, and refused
+   * connections (a failed TLS handshake, a TLS client of a plaintext server), one record each with the
+   * peer's address, at most 10 a minute. @default JSON records on standard error
    */
-  logRefusal?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** Wraps each method's decoder so undecodable bytes reach our handler instead of failing early. */
@@ -95,7 +95,7 @@ export class AgentServer {
   readonly #stopGraceMs: number;
   readonly #handlers: AgentServiceHandlers;
   readonly #clock: Clock;
-  readonly #onUnexpectedError: ((rpc: RpcName, error: unknown) => void) | undefined;
+  readonly #logger: Logger;
   readonly #refusals: RefusalLog;
   #server: Server | undefined;
   /** Ends each open `HeartbeatStream`: they never end by themselves, and `stop()` waits for calls. */
@@ -123,10 +123,12 @@ export class AgentServer {
       }
     }
     this.#clock = dependencies.clock ?? systemClock;
-    this.#onUnexpectedError = dependencies.onUnexpectedError;
-    const logRefusal =
-      dependencies.logRefusal ?? ((line: string) => process.stderr.write(`ubicrawl: ${line}\n`));
-    this.#refusals = new RefusalLog({}, { clock: this.#clock, write: logRefusal });
+    this.#logger = dependencies.logger ?? defaultLogger();
+    const logger = this.#logger;
+    this.#refusals = new RefusalLog(
+      {},
+      { clock: this.#clock, write: (line) => logger.warn({ event: "connection-refused" }, line) },
+    );
   }
 
   /** The bound `host:port` (with the real port when started on port 0); undefined before start. */
@@ -295,7 +297,7 @@ export class AgentServer {
 
   #report(rpc: RpcName, error: unknown): void {
     try {
-      this.#onUnexpectedError?.(rpc, error);
+      this.#logger.error({ event: "rpc-failed", rpc, err: error }, `the ${rpc} handler failed`);
     } catch {
       // A failing logger must not turn into an unhandled rejection that kills the agent.
     }

@@ -58,6 +58,16 @@ describe("ubicrawl agent usage errors exit 2 with one line naming the flag", () 
     );
   });
 
+  it("a log level or format that does not exist", async () => {
+    const level = await agent("--id", "a", "--data", join(dir, "d"), "--log-level", "loud");
+    expectUsageError(level, "--log-level");
+    expect(level.stderr).toContain("fatal, error, warn, info, debug, trace, silent");
+    expectUsageError(
+      await agent("--id", "a", "--data", join(dir, "d"), "--log-format", "xml"),
+      "--log-format",
+    );
+  });
+
   it("an unreadable seeds file", async () => {
     const missing = join(dir, "no-such-seeds");
     const result = await agent("--id", "a", "--data", join(dir, "d"), "--seeds", missing);

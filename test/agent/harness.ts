@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
+import { agentArgv, describeRecord, LOOPBACK_CIDR, testWebAgentFlags } from "../../src/launch/index.js";
+import { type LogRecord, parseLogRecord } from "../../src/logging/index.js";
 import { type CrawlLogEntry, readCrawlLog } from "../../src/storage/index.js";
 import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import {
@@ -28,7 +30,7 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The `ubicrawl` entry script, run with `process.execPath`. */
 export const UBICRAWL_BIN = join(REPO_ROOT, "bin", "ubicrawl");
 /** Loopback, where the test web listens: what `--allow-net` must permit. */
-export const LOOPBACK_CIDR = "127.0.0.0/8";
+export { LOOPBACK_CIDR } from "../../src/launch/index.js";
 
 /**
  * Options of an agent run in the test's own process (`Agent.open`, `ClusterNode.start`): loopback
@@ -49,6 +51,30 @@ export function inProcessAgentOptions(
     ...overrides,
   };
 }
+/** The JSON log records in a process's stderr (an agent logs JSON when stderr is not a terminal). */
+export function logRecords(stderr: string): LogRecord[] {
+  return stderr.split("\n").flatMap((line) => {
+    const record = parseLogRecord(line);
+    return record === undefined ? [] : [record];
+  });
+}
+
+/** The first record of `event` in `stderr`, or undefined. */
+export function logEvent(stderr: string, event: string): LogRecord | undefined {
+  return logRecords(stderr).find((record) => record.event === event);
+}
+
+/** `stderr` for people: each record as `level: message [CODE]`, other lines as they are. */
+export function logText(stderr: string): string {
+  return stderr
+    .split("\n")
+    .map((line) => {
+      const record = parseLogRecord(line);
+      return record === undefined ? line : describeRecord(record);
+    })
+    .join("\n");
+}
+
 /** How long {@link UbicrawlProcess.waitForExit} waits by default. */
 export const DEFAULT_EXIT_TIMEOUT_MS = 45_000;
 
@@ -229,31 +255,25 @@ export interface AgentSpawnOptions {
   readonly flags?: readonly string[];
 }
 
-/** The `agent` argument list for `options` (without `node bin/ubicrawl`). */
+/** The `agent` argument list for `options` (without `node bin/ubicrawl`): the test web's agent flags, then `options`. */
 export function agentArgs(fixture: WebFixture, options: AgentSpawnOptions): string[] {
-  const args = [
-    "agent",
-    "--id",
-    options.id,
-    "--data",
-    agentDataDir(fixture, options),
-    "--seeds",
-    ...(options.seeds ?? [fixture.seedsFile]),
-    "--hosts-file",
-    fixture.hostsFile,
-    "--delay-ms",
-    String(options.delayMs ?? 0),
-    "--robots-retry-ms",
-    String(options.robotsRetryMs ?? 100),
-    "--max-robots-attempts",
-    String(options.maxRobotsAttempts ?? 2),
-    "--progress",
-    "off",
+  const web = testWebAgentFlags(fixture.hostsFile);
+  return [
+    ...agentArgv({
+      ...web,
+      id: options.id,
+      data: agentDataDir(fixture, options),
+      seeds: options.seeds ?? [fixture.seedsFile],
+      ...(options.delayMs === undefined ? {} : { "delay-ms": options.delayMs }),
+      ...(options.robotsRetryMs === undefined ? {} : { "robots-retry-ms": options.robotsRetryMs }),
+      ...(options.maxRobotsAttempts === undefined
+        ? {}
+        : { "max-robots-attempts": options.maxRobotsAttempts }),
+      "allow-net": (options.allowLoopback ?? true) ? (web["allow-net"] ?? []) : [],
+      "exit-when-done": options.exitWhenDone ?? true,
+    }),
+    ...(options.flags ?? []),
   ];
-  if (options.allowLoopback ?? true) args.push("--allow-net", LOOPBACK_CIDR);
-  if (options.exitWhenDone ?? true) args.push("--exit-when-done");
-  args.push(...(options.flags ?? []));
-  return args;
 }
 
 /** The data dir an agent started with `options` uses. */

@@ -4,6 +4,8 @@ import {
   agentDataDir,
   hostOf,
   isRobotsUrl,
+  logEvent,
+  logText,
   readCrawlLogOf,
   servedPages,
   spawnAgent,
@@ -33,10 +35,16 @@ describe("without --allow-net", () => {
     const result = await spawnAgent(fixture, options).waitForExit(20_000);
     // A crawl that fetched nothing fails, saying why and which flag fixes it.
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toContain("stopped (done)");
-    expect(result.stderr).toContain(`UBI_ERR_ADDRESS_FORBIDDEN=${fixture.web.seeds.length}`);
-    expect(result.stderr).toMatch(
-      /refused by the network policy.*--allow-net CIDR.*\[UBI_ERR_NOTHING_FETCHED\]/,
+    expect(logEvent(result.stderr, "stopped")).toMatchObject({
+      reason: "done",
+      errors: { UBI_ERR_ADDRESS_FORBIDDEN: fixture.web.seeds.length },
+    });
+    expect(logEvent(result.stderr, "failed")).toMatchObject({
+      level: "fatal",
+      code: "UBI_ERR_NOTHING_FETCHED",
+    });
+    expect(logText(result.stderr)).toMatch(
+      /^fatal: .*refused by the network policy.*--allow-net CIDR.*\[UBI_ERR_NOTHING_FETCHED\]$/m,
     );
     expect(fixture.web.recorder.totalServed).toBe(0);
     const log = await readCrawlLogOf(agentDataDir(fixture, options));
@@ -54,7 +62,7 @@ describe("--scope", () => {
     const options = { id: "scoped", flags: ["--scope", scope] };
     const result = await spawnAgent(fixture, options).waitForExit(20_000);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/not fetched: .*scope=\d+/);
+    expect(logEvent(result.stderr, "stopped")?.dropped).toMatchObject({ scope: expect.any(Number) });
     const { recorder } = fixture.web;
     const servedHosts = new Set([...recorder.servedCounts().keys()].map(hostOf));
     expect([...servedHosts]).toEqual([scope]);
@@ -79,7 +87,7 @@ describe("robots.txt on the seeds", () => {
     const options = { id: "denied", seeds: [seed] };
     const result = await spawnAgent(fixture, options).waitForExit(20_000);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/not fetched: .*robots=1/);
+    expect(logEvent(result.stderr, "stopped")?.dropped).toMatchObject({ robots: 1 });
     const served = [...recorder.servedCounts().keys()];
     expect(served).toEqual([`http://${ruled.name}:${port}/robots.txt`]);
     expect(served.every(isRobotsUrl)).toBe(true);

@@ -11,6 +11,8 @@ import {
   hostOf,
   isRobotsUrl,
   listWarcFiles,
+  logEvent,
+  logRecords,
   readCrawlLogOf,
   readWarcRecords,
   servedPages,
@@ -61,9 +63,18 @@ function robotsAllows(model: WebModel, port: number, url: string): boolean {
 describe("one agent crawling the test web with --exit-when-done", () => {
   it("exits 0 and prints a summary of the crawl", () => {
     expect(firstRun.code, firstRun.stderr).toBe(0);
-    expect(firstRun.stderr).toMatch(/ubicrawl agent solo stopped \(done\) after [\d.]+ s/);
-    expect(firstRun.stderr).toContain(`pages fetched: ${truth.urls.length} `);
-    expect(firstRun.stderr).toContain("queued now: 0");
+    const stopped = logEvent(firstRun.stderr, "stopped");
+    expect(stopped).toMatchObject({
+      level: "info",
+      agent: "solo",
+      reason: "done",
+      pagesFetchedThisRun: truth.urls.length,
+      pagesFetched: truth.urls.length,
+      queuedUrls: 0,
+    });
+    expect(stopped?.msg).toMatch(/^stopped \(done\) after [\d.]+ s: \d+ pages/);
+    // Every line of stderr is a JSON record (stderr is not a terminal).
+    expect(firstRun.stderr.trim().split("\n").length).toBe(logRecords(firstRun.stderr).length);
   });
 
   it("fetches exactly the ground truth, each URL once (coverage 100%, overlap 0)", () => {
@@ -112,7 +123,7 @@ describe("one agent crawling the test web with --exit-when-done", () => {
     for (const host of crawled) expect(recorder.robotsFetches(host), host).toBe(1);
     const unavailable = model.hosts[model.unavailableRobotsHost]?.name as string;
     expect(crawled.has(unavailable)).toBe(false);
-    expect(firstRun.stderr).toContain("robots_unavailable=1");
+    expect(logEvent(firstRun.stderr, "stopped")?.errors).toMatchObject({ robots_unavailable: 1 });
     expect(recorder.robotsFetches(unavailable)).toBe(2);
     const robotsHosts = [...recorder.servedCounts().keys()].filter(isRobotsUrl).map(hostOf);
     expect(robotsHosts.sort()).toEqual([...crawled, unavailable].sort());
@@ -201,8 +212,7 @@ describe("one agent crawling the test web with --exit-when-done", () => {
     const linesBefore = log.length;
     const again = await spawnAgent(fixture, AGENT).waitForExit(20_000);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain("stopped (done)");
-    expect(again.stderr).toContain("pages fetched: 0 ");
+    expect(logEvent(again.stderr, "stopped")).toMatchObject({ reason: "done", pagesFetchedThisRun: 0 });
     expect(recorder.totalServed).toBe(0);
     expect((await readCrawlLogOf(agentDataDir(fixture, AGENT))).length).toBe(linesBefore);
     const records = await readWarcRecords(agentDataDir(fixture, AGENT));

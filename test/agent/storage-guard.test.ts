@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import { STORAGE_RETRY_MS, StorageGuard } from "../../src/agent/storage-guard.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { recordingLogger } from "../support/recording-logger.js";
 
-function setup(writesFailFor: number) {
+async function setup(writesFailFor: number) {
   const clock = new ManualClock();
   const events: string[] = [];
+  const { logger } = await recordingLogger({
+    onRecord: (record) => events.push(`${record.level}: ${record.msg}`),
+  });
   let attempts = 0;
   const guard = new StorageGuard({
     clock,
@@ -15,7 +19,7 @@ function setup(writesFailFor: number) {
       attempts++;
       if (attempts <= writesFailFor) throw new UbiError(ErrorCode.StorageFailed, "ENOSPC");
     },
-    report: (line) => events.push(line),
+    logger,
   });
   return { clock, events, guard, attempts: () => attempts };
 }
@@ -24,13 +28,13 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("StorageGuard", () => {
   it("stops fetching on a storage failure, says why, and resumes once writes succeed", async () => {
-    const { clock, events, guard, attempts } = setup(2);
+    const { clock, events, guard, attempts } = await setup(2);
     expect(guard.handle(new UbiError(ErrorCode.StorageFailed, "cannot write the state store: ENOSPC"))).toBe(
       true,
     );
     expect(guard.isDown).toBe(true);
     expect(events[0]).toBe("pause");
-    expect(events[1]).toMatch(/ENOSPC.*fetching stopped, nothing is lost/);
+    expect(events[1]).toMatch(/^error: .*ENOSPC.*fetching stopped, nothing is lost/);
     // A second failure while down changes nothing.
     expect(guard.handle(new UbiError(ErrorCode.StorageFailed, "again"))).toBe(true);
     expect(events.filter((event) => event === "pause")).toHaveLength(1);
@@ -43,19 +47,19 @@ describe("StorageGuard", () => {
     await flush();
     expect(attempts()).toBe(3);
     expect(guard.isDown).toBe(false);
-    expect(events.at(-1)).toBe("resume");
+    expect(events.slice(-2)).toEqual(["warn: writes succeed again; fetching resumed", "resume"]);
     expect(guard.outages).toBe(1);
   });
 
-  it("leaves other errors to the caller", () => {
-    const { guard, events } = setup(0);
+  it("leaves other errors to the caller", async () => {
+    const { guard, events } = await setup(0);
     expect(guard.handle(new UbiError(ErrorCode.ConnectFailed, "refused"))).toBe(false);
     expect(guard.handle(new Error("bug"))).toBe(false);
     expect(events).toEqual([]);
   });
 
   it("stops retrying when stopped", async () => {
-    const { clock, guard, attempts } = setup(10);
+    const { clock, guard, attempts } = await setup(10);
     guard.handle(new UbiError(ErrorCode.StorageFailed, "EROFS"));
     guard.stop();
     clock.advance(STORAGE_RETRY_MS * 3);

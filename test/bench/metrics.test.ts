@@ -77,40 +77,44 @@ describe("measureCrawlLogs", () => {
 });
 
 describe("parseAgentSummary", () => {
-  const lines = [
-    "ubicrawl agent a1 stopped (done) after 36.0 s",
-    "  pages fetched: 20954 (583 pages/s), 364.8 MB",
-    "  links found: 454119; queued now: 0",
-    "  errors: UBI_ERR_DNS_NOT_FOUND=4 http_4xx=512",
-    "  not fetched: nofollow=14774 robots=137 depth=6 abandoned=26",
-  ];
+  const stopped = {
+    level: "info",
+    time: "2026-11-27T07:00:00.000Z",
+    agent: "a1",
+    event: "stopped",
+    reason: "done",
+    seconds: 36,
+    pagesFetchedThisRun: 20954,
+    pagesFetched: 20954,
+    seenUrls: 21121,
+    seenSetBytes: 262144,
+    dropped: { nofollow: 14774, robots: 137, depth: 6, abandoned: 26 },
+    msg: "stopped (done) after 36.0 s: 20954 pages",
+  };
+  const progress = JSON.stringify({
+    level: "info",
+    time: "t",
+    event: "progress",
+    pagesFetched: 5,
+    msg: "[a1] 5 pages",
+  });
 
-  it("reads the run time, pages and drops of the summary", () => {
-    const summary = parseAgentSummary(lines);
+  it("reads the run time, pages, drops and seen set of the stopped record", () => {
+    const summary = parseAgentSummary([progress, "not a record", JSON.stringify(stopped)]);
     expect(summary.seconds).toBe(36);
     expect(summary.pagesFetched).toBe(20954);
     expect(summary.dropped).toEqual({ nofollow: 14774, robots: 137, depth: 6, abandoned: 26 });
-    expect(summary.seenUrls).toBeUndefined();
-  });
-
-  it("reads the seen set line when an agent prints one", () => {
-    const summary = parseAgentSummary([...lines, "  seen set: 21121 URLs, 262144 bytes"]);
     expect(summary.seenUrls).toBe(21121);
     expect(summary.seenSetBytes).toBe(262144);
+    expect(summary.exchange).toBeUndefined();
   });
 
-  it("reads the URL exchange line of a cluster agent", () => {
-    expect(parseAgentSummary(lines).exchange).toBeUndefined();
-    const line = "  URL exchange: sent 3077 URLs in 41 batches, received 2950 URLs in 39 batches";
-    expect(parseAgentSummary([...lines, line]).exchange).toEqual({
-      urlsSent: 3077,
-      batchesSent: 41,
-      urlsReceived: 2950,
-      batchesReceived: 39,
-    });
-    expect(parseAgentSummary(lines).linksToOtherAgents).toBeUndefined();
-    const links = "  links to other agents' hosts: 9120 (a URL handed away is not sent again)";
-    expect(parseAgentSummary([...lines, line, links]).linksToOtherAgents).toBe(9120);
+  it("reads the URL exchange of a cluster agent, and nothing of an agent that did not stop", () => {
+    const exchange = { urlsSent: 3077, batchesSent: 41, urlsReceived: 2950, batchesReceived: 39 };
+    const summary = parseAgentSummary([JSON.stringify({ ...stopped, exchange, linksToOtherAgents: 9120 })]);
+    expect(summary.exchange).toEqual(exchange);
+    expect(summary.linksToOtherAgents).toBe(9120);
+    expect(parseAgentSummary([progress]).pagesFetched).toBeUndefined();
   });
 
   it("estimates the seen set from logged URLs plus URLs dropped after queueing only", () => {

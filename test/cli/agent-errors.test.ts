@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClusterCertificates } from "../../src/security/index.js";
-import { type ExitResult, killAllUbicrawl, runUbicrawl, waitFor } from "../agent/harness.js";
+import {
+  type ExitResult,
+  killAllUbicrawl,
+  logEvent,
+  logText,
+  runUbicrawl,
+  waitFor,
+} from "../agent/harness.js";
 import { identityIn } from "../security/tls-agents.js";
 
 /**
@@ -45,9 +52,13 @@ function agent(...args: string[]): Promise<ExitResult> {
   return runUbicrawl(["agent", "--progress", "off", ...args], { cwd: dir }).waitForExit(30_000);
 }
 
-/** The `ubicrawl agent: … [CODE]` line of a failed run. */
+/** The error of a failed run: its `fatal` record, or the CLI's `ubicrawl agent: … [CODE]` line for a bad flag. */
 function errorLine(result: ExitResult): string {
-  return result.stderr.split("\n").find((line) => line.startsWith("ubicrawl agent: ")) ?? "";
+  return (
+    logText(result.stderr)
+      .split("\n")
+      .find((line) => line.startsWith("ubicrawl agent: ") || line.startsWith("fatal: ")) ?? ""
+  );
 }
 
 function expectError(result: ExitResult, exitCode: number, code: string): string {
@@ -101,8 +112,10 @@ describe("a crawl that fetched nothing", () => {
     const servedBefore = served;
     const first = await agent(...common);
     // The bad line is reported, and the crawl goes on with the good one.
-    expect(first.stderr).toContain(`skipping 1 seed: ${seeds}:2: "not a url" is not an http(s) URL`);
-    expect(first.stderr).toContain("stopped (done)");
+    expect(logText(first.stderr)).toContain(
+      `warn: skipping 1 seed: ${seeds}:2: "not a url" is not an http(s) URL`,
+    );
+    expect(logEvent(first.stderr, "stopped")?.reason).toBe("done");
     const line = expectError(first, 1, "UBI_ERR_NOTHING_FETCHED");
     expect(line).toContain("agent f fetched no page: every URL it tried failed");
     expect(line).toContain("1 URL refused by the network policy");
@@ -112,10 +125,10 @@ describe("a crawl that fetched nothing", () => {
 
     // Fixed, on the same data dir: the seed was tried there already, and the agent says so.
     const again = await agent(...common, "--allow-net", "127.0.0.0/8");
-    expect(again.stderr).toContain(
+    expect(logText(again.stderr)).toContain(
       `the crawl in data dir ${data} is complete: its seed was tried there before`,
     );
-    expect(again.stderr).toContain("new --data folder");
+    expect(logText(again.stderr)).toContain("new --data folder");
     const rerun = expectError(again, 1, "UBI_ERR_NOTHING_FETCHED");
     expect(rerun).toContain(`its seeds were tried in an earlier run in the data dir ${data} and failed then`);
     expect(rerun).toContain("UBI_ERR_ADDRESS_FORBIDDEN");
@@ -184,13 +197,13 @@ describe("a crawl that fetched nothing", () => {
     ];
     const first = await agent(...args);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toContain("pages fetched: 1 ");
+    expect(logEvent(first.stderr, "stopped")?.pagesFetchedThisRun).toBe(1);
     const second = await agent(...args);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stderr).toContain(
-      `ubicrawl agent c: the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (1 pages fetched there since it began)`,
+    expect(logEvent(second.stderr, "start-notice")?.msg).toContain(
+      `the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (1 pages fetched there since it began)`,
     );
-    expect(second.stderr).toContain("start a new crawl with a new --data folder");
+    expect(logText(second.stderr)).toContain("start a new crawl with a new --data folder");
   });
 });
 
@@ -224,9 +237,14 @@ describe("--data", () => {
       "the first agent to open its store",
       20_000,
     );
-    const line = expectError(await agent("--id", "busy", "--data", data), 1, "UBI_ERR_DATA_DIR_IN_USE");
+    const refused = await agent("--id", "busy", "--data", data);
+    const line = expectError(refused, 1, "UBI_ERR_DATA_DIR_IN_USE");
     expect(line).toContain(`the data dir ${data} is in use by another running agent`);
     expect(line).toContain(join(data, "state", "LOCK"));
+    // A fatal record, with the error and what caused it (LevelDB's own words) for a log pipeline.
+    const failed = logEvent(refused.stderr, "failed");
+    expect(failed).toMatchObject({ level: "fatal", agent: "busy", err: { code: "UBI_ERR_DATA_DIR_IN_USE" } });
+    expect(failed?.err?.stack).toMatch(/caused by: /);
     running.kill("SIGTERM");
     expect((await running.waitForExit(20_000)).code).toBe(0);
   });
@@ -252,7 +270,7 @@ describe("a cluster agent's own files and address", () => {
     let address = "";
     await waitFor(
       () => {
-        address = /listening on (\S+)/.exec(first.stderr())?.[1] ?? "";
+        address = String(logEvent(first.stderr(), "listening")?.address ?? "");
         return address !== "";
       },
       "l1 to listen",

@@ -74,6 +74,12 @@ describe("ubicrawl agent --config", () => {
     ["a bad integer", "id: a1\ndelay-ms: fast\n", /"delay-ms" must be an integer >= 0, got "fast"/],
     ["a value out of range", "capacity: 0\n", /"capacity" must be an integer >= 1 <= 1000, got 0/],
     ["a wrong type", "insecure: yes please\n", /"insecure" must be true or false/],
+    [
+      "a value not among its choices",
+      "on-stop: sometimes\n",
+      /"on-stop" must be one of leave, hold, got "sometimes"/,
+    ],
+    ["a log level that does not exist", "log-level: loud\n", /"log-level" must be one of fatal, error, warn/],
     ["a key that steers the reading", "config: other.yaml\n", /unknown key "config"/],
     ["a list at the top", "- id\n- a1\n", /must be a mapping of flag names/],
     ["broken YAML", "id: [a1\n", /is not valid YAML or JSON/],
@@ -86,10 +92,10 @@ describe("ubicrawl agent --config", () => {
   });
 
   it("checks every value before printing the configuration, and creates no data folder for a refused run", async () => {
-    const config = await file("odd.yaml", "id: a1\ndata: ./a1\non-stop: sometimes\n");
-    const printed = await agent("--config", config, "--print-config");
+    const config = await file("odd.yaml", "id: a1\ndata: ./a1\n");
+    const printed = await agent("--config", config, "--on-stop", "sometimes", "--print-config");
     expect(printed.code).toBe(2);
-    expect(printed.stderr).toMatch(/--on-stop must be leave or hold, got "sometimes"/);
+    expect(printed.stderr).toMatch(/--on-stop must be one of leave, hold, got "sometimes"/);
     for (const [flags, message] of [
       [["--listen", "1.2.3", "--insecure"], /--listen must be HOST:PORT/],
       [

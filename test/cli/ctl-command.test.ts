@@ -118,6 +118,16 @@ describe("ubicrawl ctl", () => {
     const returnedAt = performance.now();
     expect(done.code, done.stdout).toBe(0);
     expect(done.stdout.match(/blacklisted/g)).toHaveLength(2);
+    // Each agent lists it, with another pattern added to one agent only.
+    expect((await ctl(agents[0] as ClusterAgent, "blacklist-add", "*.elsewhere.test")).code).toBe(0);
+    const listed = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-list");
+    expect(listed.code, listed.stdout).toBe(0);
+    expect(listed.stdout.trim().split("\n").sort()).toEqual(
+      [
+        `agent-1 (${agents[0]?.address}): blacklist: *.elsewhere.test, ${host}`,
+        `agent-2 (${agents[1]?.address}): blacklist: ${host}`,
+      ].sort(),
+    );
     for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
     trace.stop();
     const late = trace.requests.filter((request) => request.host === host && request.beganAtMs > returnedAt);

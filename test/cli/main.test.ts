@@ -1,5 +1,7 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runUbicrawl } from "../agent/harness.js";
+import { REPO_ROOT, runUbicrawl } from "../agent/harness.js";
 
 describe("ubicrawl (the command list)", () => {
   it("lists every command, and loads each only when it is run", async () => {
@@ -27,5 +29,16 @@ describe("ubicrawl (the command list)", () => {
     const none = await runUbicrawl([]).waitForExit(20_000);
     expect(none.code).toBe(2);
     expect(none.stdout).toMatch(/Usage: ubicrawl <command>/);
+  });
+
+  it("prints its version (the package's) and Node's", async () => {
+    const manifest = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-V"]) {
+      const result = await runUbicrawl([flag]).waitForExit(20_000);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe(`ubicrawl ${manifest.version} (Node.js ${process.version})\n`);
+    }
   });
 });

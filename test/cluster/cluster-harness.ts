@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { Assignment } from "../../src/hashing/index.js";
+import { agentArgv, FAST_FAILURE_DETECTION, testWebAgentFlags } from "../../src/launch/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
 import {
-  LOOPBACK_CIDR,
+  logEvent,
   readCrawlLogSoFar,
   runUbicrawl,
   type UbicrawlProcess,
@@ -11,12 +12,10 @@ import {
 } from "../agent/harness.js";
 
 /** Failure detector timing of test clusters: fast, so a death is noticed within about a second. */
-export const FAST_HEARTBEAT = ["--heartbeat-ms", "200", "--suspect-after-ms", "1200"] as const;
-/**
- * Test clusters take a dead agent's hosts as soon as it is suspected; a test of the grace for a restart
- * passes its own `--takeover-delay-ms` (the last one given wins).
- */
-export const IMMEDIATE_TAKEOVER = ["--takeover-delay-ms", "0"] as const;
+export const FAST_HEARTBEAT = agentArgv({
+  "heartbeat-ms": FAST_FAILURE_DETECTION["heartbeat-ms"],
+  "suspect-after-ms": FAST_FAILURE_DETECTION["suspect-after-ms"],
+}).slice(1);
 
 /** One agent process of a test cluster. */
 export interface ClusterAgent {
@@ -46,31 +45,16 @@ export async function startClusterAgent(
 ): Promise<ClusterAgent> {
   const dataDir = options.dataDir ?? join(fixture.dir, `data-${options.id}`);
   const args = [
-    "agent",
-    "--id",
-    options.id,
-    "--data",
-    dataDir,
-    "--listen",
-    "127.0.0.1:0",
-    ...(options.join && options.join.length > 0 ? ["--join", options.join.join(",")] : []),
-    ...(options.seeds ? ["--seeds", fixture.seedsFile] : []),
-    "--hosts-file",
-    fixture.hostsFile,
-    "--allow-net",
-    LOOPBACK_CIDR,
-    "--delay-ms",
-    "0",
-    "--robots-retry-ms",
-    "100",
-    "--max-robots-attempts",
-    "2",
-    "--insecure",
-    "--exit-when-done",
-    "--progress",
-    "off",
-    ...FAST_HEARTBEAT,
-    ...IMMEDIATE_TAKEOVER,
+    ...agentArgv({
+      ...testWebAgentFlags(fixture.hostsFile),
+      ...FAST_FAILURE_DETECTION,
+      id: options.id,
+      data: dataDir,
+      listen: "127.0.0.1:0",
+      ...(options.join && options.join.length > 0 ? { join: [options.join.join(",")] } : {}),
+      ...(options.seeds ? { seeds: [fixture.seedsFile] } : {}),
+      insecure: true,
+    }),
     ...(options.flags ?? []),
   ];
   const process = runUbicrawl(args, { cwd: fixture.dir });
@@ -78,8 +62,7 @@ export async function startClusterAgent(
   await waitFor(
     () => {
       if (process.exited) throw new Error(`${options.id} exited early:\n${process.stderr()}`);
-      const match = /listening on (\S+)/.exec(process.stderr());
-      address = match?.[1] ?? "";
+      address = String(logEvent(process.stderr(), "listening")?.address ?? "");
       return address !== "";
     },
     `${options.id} to listen`,

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
+  logEvent,
   readCrawlLogSoFar,
   runUbicrawl,
   servedPages,
@@ -316,7 +317,7 @@ describe("an agent's id", () => {
     const result = await twin.waitForExit(30_000);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/is already used by a live agent at .*; choose another agent id/);
-    expect(result.stderr).toMatch(/\[UBI_ERR_ID_CONFLICT\]/);
+    expect(logEvent(result.stderr, "failed")).toMatchObject({ level: "fatal", code: "UBI_ERR_ID_CONFLICT" });
     first.process.kill("SIGTERM");
     await first.process.waitForExit(30_000);
   });

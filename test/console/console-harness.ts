@@ -1,5 +1,5 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { waitFor } from "../agent/harness.js";
+import { logEvent, waitFor } from "../agent/harness.js";
 import type { ClusterAgent } from "../cluster/cluster-harness.js";
 
 /** The `--http` flags of a console on a free loopback port. */
@@ -10,7 +10,7 @@ export async function consoleUrlOf(agent: ClusterAgent): Promise<string> {
   let url = "";
   await waitFor(
     () => {
-      url = /console on (https?:\/\/\S+?)\/?\n/.exec(agent.process.stderr())?.[1] ?? "";
+      url = String(logEvent(agent.process.stderr(), "console")?.url ?? "").replace(/\/$/, "");
       return url !== "";
     },
     `${agent.id}'s console`,

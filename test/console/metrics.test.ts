@@ -94,18 +94,27 @@ describe("the console's /metrics", () => {
 
     // Paused, with nothing in flight, the figures hold still: every source must agree.
     for (const agent of agents) await control(agent.address, "PAUSE");
+    // The counters are the durable ones, so they settle once the last fetches' batch is written: two
+    // scrapes in a row with the same pages.
     const settled: MetricFamily[][] = [];
+    let previous: number[] = [];
     await waitFor(
       async () => {
         settled.length = 0;
         for (const base of consoles) settled.push(await scrape(base));
-        return settled.every(
-          (families) =>
-            familyTotal(families, "ubicrawl_paused") === 1 &&
-            familyTotal(families, "ubicrawl_urls_in_flight") === 0,
+        const pages = settled.map((families) => familyTotal(families, "ubicrawl_pages_fetched_total"));
+        const still = pages.every((count, index) => count === previous[index]);
+        previous = pages;
+        return (
+          still &&
+          settled.every(
+            (families) =>
+              familyTotal(families, "ubicrawl_paused") === 1 &&
+              familyTotal(families, "ubicrawl_urls_in_flight") === 0,
+          )
         );
       },
-      "both agents paused with nothing in flight",
+      "both agents paused with nothing in flight and their figures written",
       20_000,
     );
     let clusterPages = 0;

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { AGENT_FLAGS } from "../../src/cli/agent-command.js";
+import { AGENT_FLAGS } from "../../src/cli/agent-flags.js";
 import { type ParsedFlags, parseFlags } from "../../src/cli/flags.js";
 import { REPO_ROOT } from "../agent/harness.js";
 

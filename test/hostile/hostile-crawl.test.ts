@@ -6,7 +6,7 @@ import { ErrorCode } from "../../src/errors.js";
 import type { CrawlLogEntry } from "../../src/storage/index.js";
 import { CHARSET_PAGES } from "../../src/testweb/hostile/index.js";
 import { controlPaths, type RunningHostileWeb, startHostileWeb } from "../../src/testweb/index.js";
-import { type ExitResult, killAllUbicrawl, readCrawlLogOf, runUbicrawl } from "../agent/harness.js";
+import { type ExitResult, killAllUbicrawl, logEvent, readCrawlLogOf, runUbicrawl } from "../agent/harness.js";
 
 /**
  * One real agent crawls the whole hostile web with moderate timeouts; every check reads that crawl:
@@ -121,15 +121,9 @@ function served(label: string, path: string): number {
   return web.traffic.servedCounts().get(web.url(label, path)) ?? 0;
 }
 
-/** The `errors:` counts of the agent's final summary. */
+/** The error counts of the agent's `stopped` record. */
 function summaryErrors(): Map<string, number> {
-  const line = /^ {2}errors: (.*)$/m.exec(run.stderr)?.[1] ?? "";
-  return new Map(
-    line
-      .split(" ")
-      .filter((pair) => pair.includes("="))
-      .map((pair) => [pair.slice(0, pair.indexOf("=")), Number(pair.slice(pair.indexOf("=") + 1))]),
-  );
+  return new Map(Object.entries((logEvent(run.stderr, "stopped")?.errors ?? {}) as Record<string, number>));
 }
 
 describe("an agent crawling the hostile web", () => {

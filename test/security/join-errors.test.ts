@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClusterCertificates } from "../../src/security/index.js";
-import { type ExitResult, killAllUbicrawl, runUbicrawl, waitFor } from "../agent/harness.js";
+import {
+  type ExitResult,
+  killAllUbicrawl,
+  logEvent,
+  logText,
+  runUbicrawl,
+  waitFor,
+} from "../agent/harness.js";
 import { identityIn, startTlsAgent, type TlsAgent, tlsFlags } from "./tls-agents.js";
 
 /**
@@ -56,8 +63,13 @@ async function joinAs(args: readonly string[]): Promise<{ result: ExitResult; ms
   return { result, ms: performance.now() - started };
 }
 
+/** The agent's `fatal` record, as `fatal: message [CODE]`. */
 function errorLine(result: ExitResult): string {
-  return result.stderr.split("\n").find((line) => line.startsWith("ubicrawl agent: ")) ?? "";
+  return (
+    logText(result.stderr)
+      .split("\n")
+      .find((line) => line.startsWith("fatal: ")) ?? ""
+  );
 }
 
 /** Asserts a failed join: exit 1, PeerUnreachable, well before the 30 s join timeout. */
@@ -65,7 +77,7 @@ function expectFastRefusal(outcome: { result: ExitResult; ms: number }): string 
   expect(outcome.result.code, outcome.result.stderr).toBe(1);
   const line = errorLine(outcome.result);
   expect(line, outcome.result.stderr).toMatch(
-    /^ubicrawl agent: cannot join the cluster: .*\[UBI_ERR_PEER_UNREACHABLE\]$/,
+    /^fatal: cannot join the cluster: .*\[UBI_ERR_PEER_UNREACHABLE\]$/,
   );
   expect(outcome.ms).toBeLessThan(10_000);
   expect(outcome.result.stderr).not.toMatch(/still trying/);
@@ -130,9 +142,10 @@ describe("a join address where nothing listens", () => {
     await new Promise((resolve) => closed.close(resolve));
     const { result, ms } = await joinAs(["--join", address, "--insecure", "--join-timeout-ms", "6000"]);
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stderr).toContain(
-      `ubicrawl agent joiner: still trying to join ${address} (connection refused), 6 s left`,
+    expect(logText(result.stderr)).toContain(
+      `info: still trying to join ${address} (connection refused), 6 s left`,
     );
+    expect(logEvent(result.stderr, "join-waiting")?.agent).toBe("joiner");
     expect(result.stderr).toMatch(
       new RegExp(
         `still trying to join ${address.replace(/\./g, "\\.")} \\(connection refused\\), [12] s left`,

@@ -119,6 +119,17 @@ describe("a cluster with mutual TLS", () => {
     const table = await runUbicrawl(["stats", "--agent", two.address, ...operator]).waitForExit(20_000);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^agent agent-2 at /);
+    // A plaintext operator is told why, not gRPC's bare "unavailable": by stats and by ctl.
+    const plain = await runUbicrawl(["stats", "--agent", one.address, "--insecure"]).waitForExit(20_000);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toMatch(
+      /^ubicrawl stats: cannot reach the agent at \S+: .*uses TLS.*\[UBI_ERR_PEER_UNREACHABLE\]$/m,
+    );
+    const pause = await runUbicrawl(["ctl", "--agent", one.address, "--insecure", "pause"]).waitForExit(
+      20_000,
+    );
+    expect(pause.code).toBe(1);
+    expect(pause.stdout).toMatch(/failed: cannot reach the agent at \S+: .*uses TLS/);
 
     const refused = await intruder.waitForExit(50_000);
     expect(refused.code, refused.stderr).toBe(1);

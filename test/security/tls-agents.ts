@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { CA_CERT_FILE, type CertificateFiles, certificateFilesOf } from "../../src/security/index.js";
-import { runUbicrawl, type UbicrawlProcess, waitFor } from "../agent/harness.js";
+import { logEvent, runUbicrawl, type UbicrawlProcess, waitFor } from "../agent/harness.js";
 
 /** Where an agent's TLS files come from: the CA it trusts and the certificate it shows. */
 export interface TlsIdentity {
@@ -44,7 +44,7 @@ export async function startTlsAgent(id: string, args: readonly string[], cwd: st
   await waitFor(
     () => {
       if (process.exited) throw new Error(`${id} exited early:\n${process.stderr()}`);
-      address = /listening on (\S+)/.exec(process.stderr())?.[1] ?? "";
+      address = String(logEvent(process.stderr(), "listening")?.address ?? "");
       return address !== "";
     },
     `${id} to listen`,

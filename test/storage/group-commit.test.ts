@@ -210,6 +210,23 @@ describe("GroupCommit", () => {
     ]);
   });
 
+  it("runs afterWrite listeners once a batch is durable, before its callers resume, and never for a failed one", async () => {
+    const writer = new ManualWriter();
+    const group = new GroupCommit(writer.write);
+    const events: string[] = [];
+    group.afterWrite(() => events.push(`written ${writer.durable.length}`));
+    group.add(seen(1));
+    const failing = group.commit().catch(() => events.push("caller saw the failure"));
+    writer.fail(new Error("disk full"));
+    await failing;
+    expect(events).toEqual(["caller saw the failure"]);
+    const ok = group.commit().then(() => events.push("caller resumed"));
+    expect(events).toEqual(["caller saw the failure"]);
+    writer.finish();
+    await ok;
+    expect(events).toEqual(["caller saw the failure", "written 1", "caller resumed"]);
+  });
+
   it("lets every caller see its ops durable in a real store", async () => {
     const dir = await mkdtemp(join(tmpdir(), "ubicrawl-group-"));
     const store = await StateStore.open(dir);

@@ -1,6 +1,7 @@
 import { Client, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
+import type { Logger } from "../../src/logging/index.js";
 import {
   AgentServer,
   grpcStatusOf,
@@ -8,6 +9,7 @@ import {
   MAX_URLS_PER_BATCH,
   PeerClient,
 } from "../../src/transport/index.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { FakeHandlers, failure, LOAD, member, STATS, startServer } from "./helpers.js";
 
 /** Calls `method` (`Join`, or `Admin/Control` for the operators' service) with raw bytes. */
@@ -337,7 +339,7 @@ describe("AgentServer handler errors", () => {
   });
 
   it("survives plain errors, sync throws and missing replies, reporting the unexpected ones", async () => {
-    const unexpected: string[] = [];
+    const { logger, records } = await recordingLogger();
     const handlers = new FakeHandlers();
     handlers.join = async () => {
       throw new TypeError("bug");
@@ -346,7 +348,7 @@ describe("AgentServer handler errors", () => {
       throw new RangeError("sync bug");
     }) as never;
     handlers.control = (async () => undefined) as never;
-    const { client } = await startServer(handlers, {}, (rpc) => unexpected.push(rpc));
+    const { client } = await startServer(handlers, {}, logger);
     for (const call of [
       () => client.join({ member: member("agent-a") }),
       () => client.heartbeat({ from: member("agent-a"), members: [], load: LOAD }),
@@ -356,7 +358,14 @@ describe("AgentServer handler errors", () => {
       expect(grpcStatusOf(error)).toBe(status.INTERNAL);
       expect(error.message).not.toContain("bug");
     }
-    expect(unexpected).toEqual(["join", "heartbeat", "control"]);
+    // Each logged as an error with its RPC and the error itself (the client saw neither).
+    expect(records.map((record) => [record.level, record.event, record.rpc])).toEqual([
+      ["error", "rpc-failed", "join"],
+      ["error", "rpc-failed", "heartbeat"],
+      ["error", "rpc-failed", "control"],
+    ]);
+    expect(records.map((record) => record.err?.message)).toEqual(["bug", "sync bug", expect.any(String)]);
+    expect(records[0]?.err?.stack).toContain("TypeError: bug");
     expect(await client.claimHosts({ claimant: member("agent-a"), hosts: [] })).toEqual({ hosts: [] });
   });
   it("survives an error reporter that throws", async () => {
@@ -364,9 +373,16 @@ describe("AgentServer handler errors", () => {
     handlers.join = async () => {
       throw new Error("bug");
     };
-    const { client } = await startServer(handlers, {}, () => {
-      throw new Error("logger down");
-    });
+    const { logger } = await recordingLogger();
+    const { client } = await startServer(
+      handlers,
+      {},
+      Object.assign(Object.create(logger) as Logger, {
+        error: () => {
+          throw new Error("logger down");
+        },
+      }),
+    );
     expect(grpcStatusOf(await failure(client.join({ member: member("agent-a") })))).toBe(status.INTERNAL);
     expect((await client.control({ action: "RESUME", argument: "" })).ok).toBe(true);
   });

@@ -2,6 +2,7 @@
 
 import { expect, onTestFinished } from "vitest";
 import { UbiError } from "../../src/errors.js";
+import type { Logger } from "../../src/logging/index.js";
 import {
   type AgentLoad,
   AgentServer,
@@ -158,9 +159,9 @@ export async function failure(promise: Promise<unknown>): Promise<UbiError> {
 export async function startServer(
   handlers: AgentServiceHandlers = new FakeHandlers(),
   options: AgentServerOptions = {},
-  onUnexpectedError?: (rpc: string, error: unknown) => void,
+  logger?: Logger,
 ): Promise<{ server: AgentServer; client: PeerClient; address: string }> {
-  const server = new AgentServer(options, { handlers, onUnexpectedError });
+  const server = new AgentServer(options, { handlers, ...(logger ? { logger } : {}) });
   const address = await server.start("127.0.0.1:0");
   const client = new PeerClient(address);
   onTestFinished(async () => {

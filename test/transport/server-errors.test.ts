@@ -13,6 +13,7 @@ import { checkTlsMaterial } from "../../src/transport/security.js";
 import { waitFor } from "../agent/harness.js";
 import { identityIn } from "../security/tls-agents.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { FakeHandlers } from "./helpers.js";
 
 /**
@@ -160,10 +161,13 @@ describe.skipIf(!hasOpenssl())("with certificates", () => {
 
   it("logs each refused handshake with the peer's address, and a flood only up to its limit", async () => {
     const lines: string[] = [];
-    const server = new AgentServer(
-      { security: a1 },
-      { handlers: new FakeHandlers(), logRefusal: (line) => lines.push(line) },
-    );
+    const { logger } = await recordingLogger({
+      onRecord: (record) => {
+        expect([record.level, record.event]).toEqual(["warn", "connection-refused"]);
+        lines.push(record.msg);
+      },
+    });
+    const server = new AgentServer({ security: a1 }, { handlers: new FakeHandlers(), logger });
     const address = await server.start("127.0.0.1:0");
     const port = Number(address.split(":")[1]);
     // A plaintext client: the HTTP/2 preface where a TLS ClientHello belongs.

@@ -372,7 +372,9 @@ describe("message validation, value by value", () => {
     );
     expect(
       refusal(() => validateControlRequest({ action: "CONTROL_ACTION_UNSPECIFIED", argument: "" })),
-    ).toBe("action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS, SET");
+    ).toBe(
+      "action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS, SET, BLACKLIST_LIST",
+    );
     expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
   });
 });

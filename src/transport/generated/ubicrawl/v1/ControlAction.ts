@@ -41,6 +41,10 @@ export const ControlAction = {
    * name or a value out of range is answered with `ok` false.
    */
   SET: 'SET',
+  /**
+   * List the blacklist's patterns in the reply's `message`, one a line (empty: nothing blacklisted).
+   */
+  BLACKLIST_LIST: 'BLACKLIST_LIST',
 } as const;
 
 /**
@@ -92,6 +96,11 @@ export type ControlAction =
    */
   | 'SET'
   | 7
+  /**
+   * List the blacklist's patterns in the reply's `message`, one a line (empty: nothing blacklisted).
+   */
+  | 'BLACKLIST_LIST'
+  | 8
 
 /**
  * Operator commands.

@@ -1,0 +1,255 @@
+import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { PROGRESS_MODES } from "../agent/progress.js";
+import {
+  DEFAULT_JOIN_TIMEOUT_MS,
+  DEFAULT_LEAVE_TIMEOUT_MS,
+  DEFAULT_RECOVERY_K,
+  DEFAULT_TAKEOVER_DELAY_MS,
+} from "../cluster/index.js";
+import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
+import type { FlagSpecs } from "./flags.js";
+
+/** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
+export const AGENT_FLAGS = {
+  id: { type: "string", help: "unique id of this agent (letters, digits, . _ -)", placeholder: "ID" },
+  data: {
+    type: "string",
+    help: "this agent's folder of durable state, WARC files and crawl log (a new folder starts a new crawl)",
+    placeholder: "DIR",
+  },
+  seeds: {
+    type: "strings",
+    help: "seed http(s) URLs, or files with one URL a line",
+    placeholder: "FILE|URL...",
+  },
+  "hosts-file": {
+    type: "string",
+    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS)",
+    placeholder: "FILE",
+  },
+  "allow-net": {
+    type: "strings",
+    help: "allow this private/loopback/link-local CIDR (refused by default)",
+    placeholder: "CIDR",
+  },
+  "delay-ms": {
+    type: "integer",
+    help: "delay between requests to one host",
+    default: AGENT_DEFAULTS.delayMs,
+    min: 0,
+  },
+  "max-active-hosts": {
+    type: "integer",
+    help: "hosts visited at once (one worker each)",
+    default: AGENT_DEFAULTS.maxActiveHosts,
+    min: 1,
+  },
+  "max-per-ip": {
+    type: "integer",
+    help: "requests in flight to one IP address at most",
+    default: AGENT_DEFAULTS.maxPerIp,
+    min: 1,
+  },
+  "max-pages-per-host": {
+    type: "integer",
+    help: "fetches per host at most (against traps)",
+    default: AGENT_DEFAULTS.maxPagesPerHost,
+    min: 1,
+  },
+  "max-depth": {
+    type: "integer",
+    help: "per-host link depth at most (against traps)",
+    default: AGENT_DEFAULTS.maxDepth,
+    min: 0,
+  },
+  "user-agent": {
+    type: "string",
+    help: "User-Agent header",
+    default: AGENT_DEFAULTS.userAgent,
+    placeholder: "UA",
+  },
+  scope: {
+    type: "strings",
+    help: "crawl only hosts equal to or under this domain (none: broad crawl)",
+    placeholder: "DOMAIN",
+  },
+  "exit-when-done": {
+    type: "boolean",
+    help: "stop when the crawl is complete and print a summary; exit 1 when every URL tried failed",
+  },
+  "robots-retry-ms": {
+    type: "integer",
+    help: "wait before asking again for an unavailable robots.txt",
+    default: AGENT_DEFAULTS.robotsRetryMs,
+    min: 0,
+  },
+  "max-robots-attempts": {
+    type: "integer",
+    help: "attempts at an unavailable robots.txt before the host is given up",
+    default: AGENT_DEFAULTS.maxRobotsAttempts,
+    min: 1,
+  },
+  "max-fetch-attempts": {
+    type: "integer",
+    help: "attempts at a URL whose server refused, dropped or did not answer the connection",
+    default: AGENT_DEFAULTS.maxFetchAttempts,
+    min: 1,
+  },
+  "fetch-retry-ms": {
+    type: "integer",
+    help: "wait before retrying such a fetch (doubling at each further retry)",
+    default: AGENT_DEFAULTS.fetchRetryMs,
+    min: 0,
+  },
+  "max-body-bytes": {
+    type: "integer",
+    help: "body size cap per fetch",
+    default: AGENT_DEFAULTS.maxBodyBytes,
+    min: 1024,
+  },
+  "fetch-timeout-ms": {
+    type: "integer",
+    help: "whole-fetch deadline",
+    default: AGENT_DEFAULTS.fetchTimeoutMs,
+    min: 100,
+  },
+  listen: {
+    type: "string",
+    help: "join a cluster: serve agent-to-agent gRPC on this address (port 0 picks one)",
+    placeholder: "HOST:PORT",
+  },
+  advertise: {
+    type: "string",
+    help: "address other agents reach this one at, e.g. behind NAT or a proxy (default: the bound --listen)",
+    placeholder: "HOST:PORT",
+  },
+  join: {
+    type: "strings",
+    help: "addresses of live agents to join through (comma-separated or repeated; one is enough)",
+    placeholder: "HOST:PORT",
+  },
+  capacity: {
+    type: "integer",
+    help: "this agent's capacity: its share of hosts is proportional to it",
+    default: 1,
+    min: 1,
+    max: 1000,
+  },
+  "heartbeat-ms": {
+    type: "integer",
+    help: "heartbeat interval of the failure detector",
+    default: 1000,
+    min: 10,
+  },
+  "suspect-after-ms": {
+    type: "integer",
+    help: "an agent silent this long is suspected dead",
+    default: 5000,
+    min: 20,
+  },
+  "recovery-k": {
+    type: "integer",
+    help: "agents asked at most, along the circle, for a host this agent now owns (its previous owners hand it over with the pages done there) before taking one none of them holds; 0 takes hosts without asking",
+    default: DEFAULT_RECOVERY_K,
+    min: 0,
+    max: 1000,
+  },
+  "takeover-delay-ms": {
+    type: "integer",
+    help: "how long a crashed agent's hosts wait for it to come back before others crawl them",
+    default: DEFAULT_TAKEOVER_DELAY_MS,
+    min: 0,
+  },
+  "on-stop": {
+    type: "string",
+    help: "what SIGTERM/SIGINT does in a cluster: leave (hand every host and queued URL to its next owner, then exit) or hold (stop; the others hold this agent's hosts for --takeover-delay-ms, for a restart)",
+    default: "leave",
+    choices: ["leave", "hold"],
+  },
+  "leave-timeout-ms": {
+    type: "integer",
+    help: "longest a graceful leave may take before the agent stops anyway",
+    default: DEFAULT_LEAVE_TIMEOUT_MS,
+    min: 100,
+  },
+  "join-timeout-ms": {
+    type: "integer",
+    help: "how long to keep trying --join addresses that do not answer (a TLS/plaintext mismatch or a refused certificate fails at once)",
+    default: DEFAULT_JOIN_TIMEOUT_MS,
+    min: 100,
+  },
+  insecure: { type: "boolean", help: "plaintext agent-to-agent traffic (loopback demos and tests only)" },
+  "tls-ca": {
+    type: "string",
+    help: "PEM of the cluster CA (mutual TLS between agents)",
+    placeholder: "FILE",
+  },
+  "tls-cert": { type: "string", help: "PEM certificate of this agent", placeholder: "FILE" },
+  "tls-key": { type: "string", help: "PEM private key of this agent", placeholder: "FILE" },
+  http: {
+    type: "string",
+    help: "serve the read-only console on this address: a live dashboard at /, /metrics (Prometheus), /api/stats, /healthz, /readyz (a non-loopback address needs --http-token-file, or the cluster's --tls-* for HTTPS with operator certificates)",
+    placeholder: "HOST:PORT",
+  },
+  "http-token-file": {
+    type: "string",
+    help: "file whose first line is a bearer token (16+ characters) the console then requires, but for /healthz and /readyz",
+    placeholder: "FILE",
+  },
+  config: {
+    type: "string",
+    help: "read flags from this YAML or JSON file (keys are the flags' names: delay-ms: 500); flags given here win",
+    placeholder: "FILE",
+  },
+  "print-config": {
+    type: "boolean",
+    help: "print the effective configuration (file, flags and defaults) as YAML and exit",
+  },
+  progress: {
+    type: "string",
+    help: "progress output: auto (a live line on a terminal, log records otherwise), line, log or off",
+    default: "auto",
+    choices: PROGRESS_MODES,
+  },
+  "log-level": {
+    type: "string",
+    help: "least severe log records written",
+    default: DEFAULT_LOG_LEVEL,
+    choices: LOG_LEVELS,
+  },
+  "log-format": {
+    type: "string",
+    help: "log records as JSON lines (json), as lines for people (pretty), or pretty on a terminal and JSON otherwise (auto)",
+    default: "auto",
+    choices: LOG_FORMATS,
+  },
+} as const satisfies FlagSpecs;
+
+/** The usage line of `ubicrawl agent --help`. */
+export const AGENT_USAGE =
+  "ubicrawl agent --id ID --data DIR [--seeds FILE|URL...] [--listen HOST:PORT [--join HOST:PORT,...]] [--config FILE] [flags]";
+/** What `ubicrawl agent --help` says before the flags. */
+export const AGENT_DESCRIPTION = `Runs one crawler agent. Alone, it owns every host. It visits hosts breadth-first, one worker
+per host, politely, obeying robots.txt; it writes WARC files and a crawl log under --data, and resumes
+from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
+--exit-when-done until the crawl is complete.
+
+In a cluster, SIGTERM or SIGINT is a graceful leave (--on-stop leave, the default): the agent stops
+fetching, hands every host it crawled (with the pages it fetched there) and every queued URL to their
+next owners, tells the others and exits 0, within --leave-timeout-ms; a second signal stops at once.
+Use it to scale down for good. --on-stop hold keeps today's stop for rolling restarts: the agent just
+stops, and the others hold its hosts for --takeover-delay-ms so that, restarted on the same --data by
+then, it takes them back untouched.
+
+With --listen it is one agent of a decentralized cluster: it joins through --join (any live agent),
+owns the hosts that identifier-seeded consistent hashing gives it, sends links of other agents' hosts
+to them over gRPC, and takes over the hosts of agents that die. Behind NAT, a container or a proxy,
+--advertise names the address the others are told to reach it at. Agent-to-agent traffic uses mutual
+TLS (--tls-ca, --tls-cert, --tls-key), or plaintext with --insecure.
+
+It logs to stderr: lines for people on a terminal, one JSON record a line otherwise (for a log
+pipeline: level, time, agent, event, msg and fields; --log-format, --log-level).
+
+A URL is tried once per data dir: rerun on the same --data, a crawl resumes what is queued, and says
+so when its seeds were all done before (to crawl them again, give a new --data folder). Exit codes: 0
+done or stopped, 1 an error (the message says what to do), 2 a bad flag.`;

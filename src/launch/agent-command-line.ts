@@ -1,0 +1,69 @@
+import { AGENT_FLAGS } from "../cli/agent-flags.js";
+import type { FlagSpec } from "../cli/flags.js";
+
+/** The value a flag of type `S` is given on a command line. */
+type FlagValue<S extends FlagSpec> = S extends { type: "strings" }
+  ? readonly string[]
+  : S extends { type: "integer" }
+    ? number
+    : S extends { type: "boolean" }
+      ? boolean
+      : string;
+
+/**
+ * Flags of `ubicrawl agent` by name, typed by the agent's own flag table: what a launcher (the cluster
+ * command, the tests, the benchmarks) sets. A flag left out keeps the agent's default, so no launcher
+ * repeats a default, and a misspelt or mistyped flag does not compile.
+ */
+export type AgentFlagValues = {
+  readonly [K in keyof typeof AGENT_FLAGS]?: FlagValue<(typeof AGENT_FLAGS)[K]>;
+};
+
+/** `values` as the words after `ubicrawl`: `agent --id a --delay-ms 0 --seeds s1 s2 --insecure …`. */
+export function agentArgv(values: AgentFlagValues): string[] {
+  const words = ["agent"];
+  for (const [name, value] of Object.entries(values) as [keyof typeof AGENT_FLAGS, unknown][]) {
+    const spec: FlagSpec = AGENT_FLAGS[name];
+    if (value === undefined) continue;
+    if (spec.type === "boolean") {
+      if (value === true) words.push(`--${name}`);
+    } else if (spec.type === "strings") {
+      // One value per occurrence: a value may not start with "--" otherwise.
+      for (const item of value as readonly string[]) words.push(`--${name}=${item}`);
+    } else {
+      words.push(`--${name}=${String(value)}`);
+    }
+  }
+  return words;
+}
+
+/** Loopback, where the built-in test web listens. */
+export const LOOPBACK_CIDR = "127.0.0.0/8";
+
+/**
+ * The flags of an agent crawling the built-in test web on this machine, as the cluster command, the
+ * tests and the benchmarks run it: names only through the web's hosts file, loopback allowed, no
+ * politeness delay (the web is local), a quick robots.txt retry, exit once the crawl is done, no
+ * progress records.
+ */
+export function testWebAgentFlags(hostsFile: string): AgentFlagValues {
+  return {
+    "hosts-file": hostsFile,
+    "allow-net": [LOOPBACK_CIDR],
+    "delay-ms": 0,
+    "robots-retry-ms": 100,
+    "max-robots-attempts": 2,
+    "exit-when-done": true,
+    progress: "off",
+  };
+}
+
+/**
+ * A failure detector for local clusters: a death is noticed within about a second, and a dead
+ * agent's hosts are taken at once (no grace for a restart).
+ */
+export const FAST_FAILURE_DETECTION = {
+  "heartbeat-ms": 200,
+  "suspect-after-ms": 1200,
+  "takeover-delay-ms": 0,
+} as const satisfies AgentFlagValues;
