@@ -25,7 +25,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
 import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
-import { HostBlacklist } from "./host-blacklist.js";
+import { type BlacklistEntry, type BlacklistMerge, checkPattern, HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
@@ -505,23 +505,40 @@ export class Agent implements AgentParts, ClusterFacingAgent {
    * when the pattern was on it already. Throws `InvalidArgument` for a malformed pattern.
    */
   async blacklistHost(pattern: string): Promise<boolean> {
-    const added = this.blacklist.add(pattern);
+    const added = this.blacklist.add(pattern, { atMs: this.clock.now(), by: this.options.id });
     if (added) await this.saveBlacklist();
     return added;
   }
 
   /** The blacklist's patterns, sorted. */
   blacklistPatterns(): string[] {
-    return this.blacklist.toJSON().sort();
+    return this.blacklist.toJSON();
   }
 
   /** Removes a pattern from the blacklist, durably; true when it was on it. Its hosts are crawled again. */
   async unblacklistHost(pattern: string): Promise<boolean> {
-    const removed = this.blacklist.remove(pattern);
+    const removed = this.blacklist.remove(pattern, { atMs: this.clock.now(), by: this.options.id });
     if (!removed) return false;
     await this.saveBlacklist();
     this.wakeHosts();
     return true;
+  }
+
+  /** Every blacklist entry, removals included (what another agent merges). */
+  blacklistEntries(): BlacklistEntry[] {
+    return this.blacklist.entries();
+  }
+
+  /**
+   * Merges another agent's blacklist entries (the later change of each pattern wins), durably when
+   * anything changed; hosts of removed patterns are crawled again.
+   */
+  async mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge> {
+    const before = JSON.stringify(this.blacklist.entries());
+    const merge = this.blacklist.merge(entries);
+    if (JSON.stringify(this.blacklist.entries()) !== before) await this.saveBlacklist();
+    if (merge.removed.length > 0) this.wakeHosts();
+    return merge;
   }
 
   /**
@@ -548,7 +565,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 
   private async saveBlacklist(): Promise<void> {
-    this.committer.add({ kind: "meta", key: BLACKLIST_META_KEY, value: JSON.stringify(this.blacklist) });
+    this.committer.add({
+      kind: "meta",
+      key: BLACKLIST_META_KEY,
+      value: JSON.stringify(this.blacklist.entries()),
+    });
     await this.committer.commit();
   }
 
@@ -602,17 +623,25 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 }
 
-/** The blacklist saved in `store`; a pattern that no longer parses is left out, saying so. */
+/**
+ * The blacklist saved in `store`: its entries, or the plain list of patterns saved before changes were
+ * kept (taken as changed at time 0, so any later change wins); a pattern that no longer parses is left
+ * out, saying so.
+ */
 async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBlacklist> {
   const blacklist = new HostBlacklist();
   const saved = await store.getMeta(BLACKLIST_META_KEY);
   if (saved === undefined) return blacklist;
-  for (const pattern of JSON.parse(saved) as string[]) {
+  for (const item of JSON.parse(saved) as (string | BlacklistEntry)[]) {
+    const entry: BlacklistEntry =
+      typeof item === "string" ? { pattern: item, blocked: true, changedAtMs: 0, changedBy: "" } : item;
     try {
-      blacklist.add(pattern);
+      checkPattern(entry.pattern);
     } catch (error) {
       logger.warn({ event: "blacklist-entry-dropped", err: error }, "a saved blacklist entry is left out");
+      continue;
     }
+    blacklist.merge([entry]);
   }
   return blacklist;
 }

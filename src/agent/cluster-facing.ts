@@ -2,6 +2,7 @@ import type { AdoptedHost, WaitingHosts } from "../frontier/index.js";
 import type { QueuedUrl } from "../storage/index.js";
 import type { AgentStorage } from "./agent.js";
 import type { CrawlStats } from "./crawl-stats.js";
+import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 
 /**
  * What the cluster layer may do with its agent: queue, hand over and wake hosts, answer page recovery,
@@ -49,5 +50,9 @@ export interface ClusterFacingAgent {
   unblacklistHost(pattern: string): Promise<boolean>;
   /** The blacklist's patterns, sorted. */
   blacklistPatterns(): string[];
+  /** Every blacklist entry, removals included (what another agent merges). */
+  blacklistEntries(): BlacklistEntry[];
+  /** Merges another agent's blacklist entries, durably; the later change of each pattern wins. */
+  mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge>;
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

@@ -13,6 +13,7 @@ export {
   type DropReason,
   type PeerTraffic,
 } from "./crawl-stats.js";
+export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 export type { Admission } from "./host-visitor.js";
 export type { HostOwnership, UrlExchange } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";

@@ -23,7 +23,8 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              then exit 0
   blacklist-add PATTERN      fetch nothing more from the hosts of PATTERN: example.org (any port),
                              example.org:443, or *.example.org (every host below); their queued URLs
-                             are dropped; kept in each agent's state across restarts
+                             are dropped; the agent told passes it to every other, and agents that
+                             join later get it too; kept in each agent's state across restarts
   blacklist-remove PATTERN   take PATTERN off the blacklist
   blacklist-list             print the blacklist's patterns (with --cluster, each agent's)
   add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner

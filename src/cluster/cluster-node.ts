@@ -13,6 +13,7 @@ import {
   type TransportSecurity,
 } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
+import { BlacklistGossip } from "./blacklist-gossip.js";
 import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
@@ -93,6 +94,7 @@ interface Parts {
   readonly crawlEnd: CrawlEnd;
   readonly partition: PartitionStats;
   readonly service: ClusterService;
+  readonly blacklist: BlacklistGossip;
   readonly peers: PeerClientPool;
   /** The client of a member, by id. */
   readonly peerClient: (id: string) => PeerClient;
@@ -195,6 +197,7 @@ export class ClusterNode {
           handOverHosts: (request) => ready().service.handOverHosts(request),
           getStats: (request) => ready().service.getStats(request),
           control: (request) => ready().service.control(request),
+          syncBlacklist: (request) => ready().service.syncBlacklist(request),
         },
         clock,
         logger,
@@ -328,9 +331,24 @@ export class ClusterNode {
       // Links buffered while this agent was busy are all the others will get from it: send them soon.
       onAwaitingEnd: () => exchange.reconsider(),
     });
+    const blacklist = new BlacklistGossip(
+      {},
+      {
+        clock,
+        agent,
+        peers: () => detector.alive().flatMap((member) => (member.id === selfId ? [] : [member.id])),
+        // Bounded: a peer that died since the last heartbeat must not hold this agent's start for long.
+        sync: (peerId, request) =>
+          peerClient(peerId).syncBlacklist(request, {
+            deadlineMs: Math.max(2 * options.heartbeatIntervalMs, 2000),
+          }),
+        logger,
+      },
+    );
     const service = new ClusterService(
       { maxConcurrentSubmits: options.maxConcurrentSubmits },
       {
+        blacklist,
         clock,
         agent,
         detector,
@@ -362,6 +380,7 @@ export class ClusterNode {
       crawlEnd,
       partition,
       service,
+      blacklist,
       peers,
       peerClient,
       server,
@@ -381,6 +400,9 @@ export class ClusterNode {
       });
       stabilizer.onViewChange(detector.alive());
       stabilizer.start();
+      // The cluster's blacklist before the first fetch: an agent that joins later must not crawl a
+      // host the operator blacklisted before.
+      await blacklist.start();
     } catch (error) {
       await node.stop();
       throw error;
@@ -458,9 +480,10 @@ export class ClusterNode {
   /** Stops everything; the durable state is kept. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      const { detector, stabilizer, claims, exchange, server, agent, peers } = this.parts;
+      const { detector, stabilizer, claims, exchange, server, agent, peers, blacklist } = this.parts;
       detector.stop();
       stabilizer.stop();
+      blacklist.stop();
       claims.stop();
       exchange.stop();
       await server.stop();

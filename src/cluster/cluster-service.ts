@@ -4,6 +4,7 @@ import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
 import type {
   AgentServiceHandlers,
+  BlacklistSync,
   ClaimReply,
   ClaimRequest,
   ControlReply,
@@ -22,6 +23,7 @@ import type {
   UrlBatchAck,
 } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
+import type { BlacklistGossip } from "./blacklist-gossip.js";
 import type { CrawlEnd } from "./crawl-end.js";
 import type { HandOverDesk } from "./hand-over.js";
 import { fromWireMember, toWireMember } from "./members.js";
@@ -58,6 +60,8 @@ export interface ClusterServiceDeps {
   readonly desk: Pick<HandOverDesk, "answer" | "takeIn">;
   readonly partition: PartitionStats;
   readonly peers: PeerClientPool;
+  /** Spreads blacklist changes and answers peers' syncs. */
+  readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
   /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
   readonly leaveAndExit: () => void;
 }
@@ -255,6 +259,11 @@ export class ClusterService implements AgentServiceHandlers {
     return { agents: [own, ...others] };
   }
 
+  /** `SyncBlacklist`: a peer's blacklist entries, merged; this agent's answered. */
+  syncBlacklist(request: BlacklistSync): Promise<BlacklistSync> {
+    return this.deps.blacklist.answer(request);
+  }
+
   /** `Control`: pause, resume, leave, blacklist, add seeds, change a setting. */
   async control(request: ControlRequest): Promise<ControlReply> {
     const { agent } = this.deps;
@@ -271,6 +280,8 @@ export class ClusterService implements AgentServiceHandlers {
       case "BLACKLIST_ADD":
         try {
           const added = await agent.blacklistHost(request.argument);
+          // Spread to every live agent before answering (each of them pushes nothing further).
+          if (added) await this.deps.blacklist.pushChange();
           return { ok: true, message: `blacklisted ${request.argument}${added ? "" : " (it was already)"}` };
         } catch (error) {
           if (!isUbiError(error, ErrorCode.InvalidArgument)) throw error;
@@ -278,6 +289,7 @@ export class ClusterService implements AgentServiceHandlers {
         }
       case "BLACKLIST_REMOVE": {
         const removed = await agent.unblacklistHost(request.argument);
+        if (removed) await this.deps.blacklist.pushChange();
         return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
       }
       case "BLACKLIST_LIST": {

@@ -141,6 +141,19 @@ export class ConsoleServer {
       else send(response, 503, "text/plain", `not ready: ${this.notReady}\n`);
       return;
     }
+    // A browser cannot send a bearer header: `?token=` once (the address the agent's owner is given)
+    // sets a cookie for the rest, and the token leaves the address bar at once.
+    const offered = url.searchParams.get("token");
+    if (offered !== null && this.token !== undefined && this.tokenMatches(offered)) {
+      url.searchParams.delete("token");
+      response.setHeader(
+        "Set-Cookie",
+        `${TOKEN_COOKIE}=${encodeURIComponent(offered)}; Path=/; HttpOnly; SameSite=Strict${this.options.tls ? "; Secure" : ""}`,
+      );
+      response.setHeader("Location", `${url.pathname}${url.search}`);
+      send(response, 303, "text/plain", "signed in\n");
+      return;
+    }
     const refusal = this.refusal(request);
     if (refusal !== undefined) {
       if (refusal.status === 401) response.setHeader("WWW-Authenticate", 'Bearer realm="ubicrawl"');
@@ -206,13 +219,43 @@ export class ConsoleServer {
     if (this.token) {
       const header = request.headers.authorization ?? "";
       // The scheme is case-insensitive (RFC 9110): "bearer" is "Bearer".
-      const given = Buffer.from(/^bearer /i.test(header) ? header.slice(7).trim() : "");
-      if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
-        return { status: 401, message: "a bearer token is required (Authorization: Bearer …)" };
+      const bearer = /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+      const cookie = cookieValue(request.headers.cookie, TOKEN_COOKIE);
+      if (!this.tokenMatches(bearer ?? cookie ?? "")) {
+        return {
+          status: 401,
+          message:
+            "a token is required: Authorization: Bearer …, or open /?token=… once in a browser (it then keeps a cookie)",
+        };
       }
     }
     return undefined;
   }
+
+  /** True when `given` is the token (compared in constant time). */
+  private tokenMatches(given: string): boolean {
+    if (this.token === undefined) return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === this.token.length && timingSafeEqual(bytes, this.token);
+  }
+}
+
+/** The cookie a browser keeps the console's token in, after opening `/?token=…` once. */
+const TOKEN_COOKIE = "ubicrawl_token";
+
+/** The value of cookie `name` in a `Cookie` header, decoded, or undefined. */
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq >= 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -30,6 +30,12 @@ export const MAX_ADDRESS_CHARS = 262;
 /** Most members in a membership table or agents in a stats reply. */
 export const MAX_MEMBERS = 10_000;
 
+/** Blacklist entries in one `SyncBlacklist` message at most. */
+export const MAX_BLACKLIST_ENTRIES = 10_000;
+
+/** Characters of a blacklist pattern at most (a host key is at most 262). */
+export const MAX_BLACKLIST_PATTERN_CHARS = 262;
+
 /** Longest control argument (a host pattern), in characters. */
 export const MAX_CONTROL_ARGUMENT_CHARS = 4096;
 

@@ -9,6 +9,8 @@
 
 import type { AgentLoad__Output } from "./generated/ubicrawl/v1/AgentLoad.js";
 import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
+import type { BlacklistEntry__Output } from "./generated/ubicrawl/v1/BlacklistEntry.js";
+import type { BlacklistSync__Output } from "./generated/ubicrawl/v1/BlacklistSync.js";
 import type { ClaimReply__Output } from "./generated/ubicrawl/v1/ClaimReply.js";
 import type { ClaimRequest__Output } from "./generated/ubicrawl/v1/ClaimRequest.js";
 import {
@@ -162,6 +164,12 @@ export type ControlRequest = With<ControlRequest__Output, { action: ControlActio
 /** `Control` reply. */
 export type ControlReply = ControlReply__Output;
 
+/** One host blacklist pattern and its last change (`ubicrawl.v1.BlacklistEntry`). */
+export type BlacklistEntry = BlacklistEntry__Output;
+
+/** `SyncBlacklist` request and reply: an agent's blacklist entries. */
+export type BlacklistSync = With<BlacklistSync__Output, { entries: BlacklistEntry[] }>;
+
 /** What each agent serves; the server validates every request before calling these. */
 export interface AgentServiceHandlers {
   /** A newcomer joins; throw `UbiError(IdConflict)` to refuse it. */
@@ -178,4 +186,6 @@ export interface AgentServiceHandlers {
   getStats(request: StatsRequest): Promise<StatsReply>;
   /** Operator command. */
   control(request: ControlRequest): Promise<ControlReply>;
+  /** A peer's blacklist entries: merge them, answer with this agent's after the merge. */
+  syncBlacklist(request: BlacklistSync): Promise<BlacklistSync>;
 }

@@ -9,6 +9,7 @@ import { parseHostPort } from "./address.js";
 import { HeartbeatStreamClient } from "./heartbeat-stream-client.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type {
+  BlacklistSync,
   ClaimReply,
   ClaimRequest,
   ControlReply,
@@ -254,6 +255,16 @@ export class PeerClient {
       options.deadlineMs ?? this.#options.requestDeadlineMs,
       options.signal,
       "Admin",
+    );
+  }
+
+  /** Sends this agent's blacklist entries, and gets the peer's after it merged them (`Agent` service). */
+  syncBlacklist(request: BlacklistSync, options: PeerCallOptions = {}): Promise<BlacklistSync> {
+    return this.#call(
+      "syncBlacklist",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
     );
   }
 

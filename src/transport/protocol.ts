@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from "@grpc/proto-loader";
 import type { AgentServiceHandlers } from "./messages.js";
 import {
+  validateBlacklistSync,
   validateClaimReply,
   validateClaimRequest,
   validateControlReply,
@@ -148,6 +149,12 @@ export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
     services: ["Admin"],
     validateRequest: validateControlRequest,
     validateReply: validateControlReply,
+  },
+  syncBlacklist: {
+    method: "SyncBlacklist",
+    services: ["Agent"],
+    validateRequest: validateBlacklistSync,
+    validateReply: validateBlacklistSync,
   },
 };
 

@@ -10,6 +10,8 @@ import {
   AGENT_ID_PATTERN,
   MAX_ADDRESS_CHARS,
   MAX_BATCH_ID_CHARS,
+  MAX_BLACKLIST_ENTRIES,
+  MAX_BLACKLIST_PATTERN_CHARS,
   MAX_CONTROL_ARGUMENT_CHARS,
   MAX_DONE_BYTES,
   MAX_ERROR_CLASSES,
@@ -23,6 +25,8 @@ import {
 import {
   type AgentLoad,
   type AgentStats,
+  type BlacklistEntry,
+  type BlacklistSync,
   type ClaimReply,
   type ClaimRequest,
   CONTROL_ACTIONS,
@@ -414,4 +418,22 @@ export function validateControlRequest(value: unknown): ControlRequest {
 export function validateControlReply(value: unknown): ControlReply {
   const r = record(value, "ControlReply");
   return { ok: bool(r.ok, "ok"), message: text(r.message, "message", MAX_REPLY_MESSAGE_CHARS, true) };
+}
+
+function blacklistEntry(value: unknown, path: string): BlacklistEntry {
+  const r = record(value, path);
+  const pattern = text(r.pattern, `${path}.pattern`, MAX_BLACKLIST_PATTERN_CHARS);
+  if (hasControlChars(pattern)) fail(`${path}.pattern`, "control characters");
+  return {
+    pattern,
+    blocked: bool(r.blocked, `${path}.blocked`),
+    changedAtMs: uint64(r.changedAtMs, `${path}.changedAtMs`),
+    changedBy: agentId(r.changedBy, `${path}.changedBy`),
+  };
+}
+
+/** Validates a `BlacklistSync` (request and reply of `SyncBlacklist`). */
+export function validateBlacklistSync(value: unknown): BlacklistSync {
+  const r = record(value, "BlacklistSync");
+  return { entries: list(r.entries ?? [], "entries", MAX_BLACKLIST_ENTRIES, blacklistEntry) };
 }

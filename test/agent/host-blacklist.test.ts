@@ -51,4 +51,53 @@ describe("the host blacklist", () => {
       );
     },
   );
+
+  it("merges another agent's entries: per pattern the later change wins, removals included, in any order", () => {
+    const a = new HostBlacklist();
+    const b = new HostBlacklist();
+    a.add("spam.test", { atMs: 1000, by: "agent-a" });
+    b.add("ads.test", { atMs: 1100, by: "agent-b" });
+    b.remove("ads.test", { atMs: 1200, by: "agent-b" });
+    expect(b.merge(a.entries())).toEqual({ added: ["spam.test"], removed: [] });
+    expect(a.merge(b.entries())).toEqual({ added: [], removed: [] });
+    // Both hold the same entries, the removal of ads.test kept as one (so an older add cannot revive it).
+    expect(a.entries()).toEqual(b.entries());
+    expect(a.toJSON()).toEqual(["spam.test"]);
+    expect(
+      a.merge([{ pattern: "ads.test", blocked: true, changedAtMs: 1150, changedBy: "agent-c" }]),
+    ).toEqual({
+      added: [],
+      removed: [],
+    });
+    // A later removal of spam.test wins; an equal time is settled by the agent id.
+    expect(
+      a.merge([{ pattern: "spam.test", blocked: false, changedAtMs: 1300, changedBy: "agent-b" }]),
+    ).toEqual({
+      added: [],
+      removed: ["spam.test"],
+    });
+    expect(
+      a.merge([{ pattern: "spam.test", blocked: true, changedAtMs: 1300, changedBy: "agent-a" }]).added,
+    ).toEqual([]);
+    expect(
+      a.merge([{ pattern: "spam.test", blocked: true, changedAtMs: 1300, changedBy: "agent-c" }]).added,
+    ).toEqual(["spam.test"]);
+    // Malformed patterns from a peer are skipped.
+    expect(
+      a.merge([{ pattern: "not a pattern", blocked: true, changedAtMs: 9999, changedBy: "x" }]).added,
+    ).toEqual([]);
+  });
+
+  it("dates a change made here after every change it knows, whatever the clock says", () => {
+    const list = new HostBlacklist();
+    list.merge([{ pattern: "spam.test", blocked: false, changedAtMs: 5000, changedBy: "agent-z" }]);
+    // This agent's clock is behind agent-z's: its add must still win over the removal it knows of.
+    expect(list.add("spam.test", { atMs: 4000, by: "agent-a" })).toBe(true);
+    expect(list.entries()).toEqual([
+      { pattern: "spam.test", blocked: true, changedAtMs: 5001, changedBy: "agent-a" },
+    ]);
+    const other = new HostBlacklist();
+    other.merge([{ pattern: "spam.test", blocked: false, changedAtMs: 5000, changedBy: "agent-z" }]);
+    expect(other.merge(list.entries()).added).toEqual(["spam.test"]);
+  });
 });

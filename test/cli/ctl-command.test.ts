@@ -12,7 +12,13 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { assignmentOf, type ClusterAgent, hostKeyOf, startCluster } from "../cluster/cluster-harness.js";
+import {
+  assignmentOf,
+  type ClusterAgent,
+  hostKeyOf,
+  startCluster,
+  startClusterAgent,
+} from "../cluster/cluster-harness.js";
 
 /** `ubicrawl ctl` against a running agent, in plaintext (the role checks are in test/security). */
 async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number | null; stdout: string }> {
@@ -118,14 +124,14 @@ describe("ubicrawl ctl", () => {
     const returnedAt = performance.now();
     expect(done.code, done.stdout).toBe(0);
     expect(done.stdout.match(/blacklisted/g)).toHaveLength(2);
-    // Each agent lists it, with another pattern added to one agent only.
+    // Each agent lists it, and another pattern given to one agent only (it spreads it to the other).
     expect((await ctl(agents[0] as ClusterAgent, "blacklist-add", "*.elsewhere.test")).code).toBe(0);
     const listed = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-list");
     expect(listed.code, listed.stdout).toBe(0);
     expect(listed.stdout.trim().split("\n").sort()).toEqual(
       [
         `agent-1 (${agents[0]?.address}): blacklist: *.elsewhere.test, ${host}`,
-        `agent-2 (${agents[1]?.address}): blacklist: ${host}`,
+        `agent-2 (${agents[1]?.address}): blacklist: *.elsewhere.test, ${host}`,
       ].sort(),
     );
     for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
@@ -133,6 +139,41 @@ describe("ubicrawl ctl", () => {
     const late = trace.requests.filter((request) => request.host === host && request.beganAtMs > returnedAt);
     expect(late, `requests to ${host} after the blacklist`).toEqual([]);
     expect(trace.requests.some((request) => request.beganAtMs > returnedAt)).toBe(true);
+  }, 180_000);
+
+  it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
+    const [first, second] = agents as [ClusterAgent, ClusterAgent];
+    await waitFor(
+      () => fixture !== undefined && fixture.web.recorder.totalServed > 100,
+      "100 pages served",
+      30_000,
+    );
+    const [host] = [...new Set(fixture.truth().urls.map(hostKeyOf))].sort();
+    // Told to one agent only (no --cluster): it pushes the change to the other before answering.
+    const added = await ctl(first, "blacklist-add", host as string);
+    expect(added.code, added.stdout).toBe(0);
+    const listOf = async (agent: ClusterAgent) => (await ctl(agent, "blacklist-list")).stdout.trim();
+    expect(await listOf(second)).toBe(`${second.address}: blacklist: ${host}`);
+    // A third agent joins afterwards: it pulls the blacklist at its join, before it fetches anything.
+    const third = await startClusterAgent(fixture, {
+      id: "agent-3",
+      join: [first.address],
+      flags: AGENT_FLAGS,
+    });
+    expect(await listOf(third)).toBe(`${third.address}: blacklist: ${host}`);
+    // A removal at the newcomer reaches the others.
+    const removedAtMs = Date.now();
+    expect((await ctl(third, "blacklist-remove", host as string)).code).toBe(0);
+    expect(await listOf(first)).toBe(`${first.address}: blacklist: (empty)`);
+    expect(await listOf(second)).toBe(`${second.address}: blacklist: (empty)`);
+    for (const agent of [first, second, third])
+      expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    const blacklistedFetches = (await readCrawlLogSoFar(third.dataDir)).filter(
+      (entry) => hostKeyOf(entry.url) === host && Date.parse(entry.ts) < removedAtMs,
+    );
+    expect(blacklistedFetches).toEqual([]);
   }, 180_000);
 
   it("changes the politeness delay of a running agent, and refuses settings that cannot change", async () => {

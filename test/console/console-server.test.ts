@@ -152,6 +152,20 @@ describe("the console server", () => {
       expect((await fetch(`${base}/metrics`, { headers: { authorization: `bearer ${TOKEN}` } })).status).toBe(
         200,
       );
+      // A browser opens /?token=… once: a cookie, and the token leaves the address.
+      const wrong = await fetch(`${base}/?token=wrong-token-of-enough-length`, { redirect: "manual" });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get("set-cookie")).toBeNull();
+      const signIn = await fetch(`${base}/api/stats?cluster=1&token=${TOKEN}`, { redirect: "manual" });
+      expect(signIn.status).toBe(303);
+      expect(signIn.headers.get("location")).toBe("/api/stats?cluster=1");
+      const cookie = signIn.headers.get("set-cookie") ?? "";
+      expect(cookie).toMatch(/^ubicrawl_token=[^;]+; Path=\/; HttpOnly; SameSite=Strict$/);
+      const withCookie = { headers: { cookie: cookie.split(";")[0] as string } };
+      expect((await fetch(`${base}/metrics`, withCookie)).status).toBe(200);
+      expect((await fetch(`${base}/metrics`, { headers: { cookie: "ubicrawl_token=wrong" } })).status).toBe(
+        401,
+      );
     } finally {
       await console.stop();
     }

@@ -9,6 +9,7 @@ import {
   type AgentServerOptions,
   type AgentServiceHandlers,
   type AgentStats,
+  type BlacklistSync,
   type ClaimReply,
   type ControlReply,
   type HandOverReply,
@@ -82,6 +83,7 @@ export class FakeHandlers implements AgentServiceHandlers {
     handOverHosts: [],
     getStats: [],
     control: [],
+    syncBlacklist: [],
   };
 
   get totalCalls(): number {
@@ -136,6 +138,18 @@ export class FakeHandlers implements AgentServiceHandlers {
   async control(request: Calls["control"][number]): Promise<ControlReply> {
     this.calls.control.push(request);
     return { ok: true, message: `${request.action} ${request.argument}`.trim() };
+  }
+
+  /** Answers with the entries received and one of its own. */
+  async syncBlacklist(request: Calls["syncBlacklist"][number]): Promise<BlacklistSync> {
+    this.calls.syncBlacklist.push(request);
+    const own = {
+      pattern: "*.spam.test",
+      blocked: true,
+      changedAtMs: 1_700_000_000_000,
+      changedBy: "agent-b",
+    };
+    return { entries: [...request.entries, own] };
   }
 }
 

@@ -1,6 +1,7 @@
 // Original file: proto/ubicrawl.proto
 
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { BlacklistSync as _ubicrawl_v1_BlacklistSync, BlacklistSync__Output as _ubicrawl_v1_BlacklistSync__Output } from '../../ubicrawl/v1/BlacklistSync.js';
 import type { ClaimReply as _ubicrawl_v1_ClaimReply, ClaimReply__Output as _ubicrawl_v1_ClaimReply__Output } from '../../ubicrawl/v1/ClaimReply.js';
 import type { ClaimRequest as _ubicrawl_v1_ClaimRequest, ClaimRequest__Output as _ubicrawl_v1_ClaimRequest__Output } from '../../ubicrawl/v1/ClaimRequest.js';
 import type { HandOverReply as _ubicrawl_v1_HandOverReply, HandOverReply__Output as _ubicrawl_v1_HandOverReply__Output } from '../../ubicrawl/v1/HandOverReply.js';
@@ -22,4 +23,5 @@ export interface AgentDefinition {
   HeartbeatStream: MethodDefinition<_ubicrawl_v1_HeartbeatRequest, _ubicrawl_v1_HeartbeatReply, _ubicrawl_v1_HeartbeatRequest__Output, _ubicrawl_v1_HeartbeatReply__Output>
   Join: MethodDefinition<_ubicrawl_v1_JoinRequest, _ubicrawl_v1_JoinReply, _ubicrawl_v1_JoinRequest__Output, _ubicrawl_v1_JoinReply__Output>
   SubmitUrls: MethodDefinition<_ubicrawl_v1_UrlBatch, _ubicrawl_v1_UrlBatchAck, _ubicrawl_v1_UrlBatch__Output, _ubicrawl_v1_UrlBatchAck__Output>
+  SyncBlacklist: MethodDefinition<_ubicrawl_v1_BlacklistSync, _ubicrawl_v1_BlacklistSync, _ubicrawl_v1_BlacklistSync__Output, _ubicrawl_v1_BlacklistSync__Output>
 }
