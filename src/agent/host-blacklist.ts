@@ -145,10 +145,18 @@ function isLater(a: BlacklistEntry, b: BlacklistEntry): boolean {
 /** `pattern` lower-cased and checked; throws `InvalidArgument` saying what a pattern looks like. */
 export function checkPattern(pattern: string): string {
   const normalized = pattern.trim().toLowerCase();
-  if (normalized.length === 0 || normalized.length > MAX_PATTERN_CHARS || !PATTERN_SHAPE.test(normalized)) {
+  const port = /:(\d+)$/.exec(normalized)?.[1];
+  const badPort =
+    port !== undefined && normalized.lastIndexOf(":") > normalized.lastIndexOf("]") && Number(port) > 65_535;
+  if (
+    normalized.length === 0 ||
+    normalized.length > MAX_PATTERN_CHARS ||
+    !PATTERN_SHAPE.test(normalized) ||
+    badPort
+  ) {
     throw new UbiError(
       ErrorCode.InvalidArgument,
-      `"${pattern}" is not a host pattern: give a host (example.org), a host and port (example.org:443) or *.example.org`,
+      `"${pattern}" is not a host pattern: give a host (example.org), a host and port (example.org:443; ports up to 65535) or *.example.org`,
     );
   }
   return normalized;

@@ -52,8 +52,11 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
   },
   "add-seeds": async (args) => {
     if (args.length === 0) throw bad("add-seeds needs URLs or files of one URL a line");
-    const urls = acceptSeeds(await readSeeds(args), args, (line) =>
-      process.stderr.write(`ubicrawl ctl: ${line}\n`),
+    const urls = acceptSeeds(
+      await readSeeds(args, "add-seeds"),
+      args,
+      (line) => process.stderr.write(`ubicrawl ctl: ${line}\n`),
+      "add-seeds",
     );
     return { action: "ADD_SEEDS", argument: "", urls };
   },

@@ -19,17 +19,17 @@ const QUOTE_CHARS = 80;
  * are listed in `rejected` with their file and line. A value that is neither a readable file nor a URL
  * throws `InvalidArgument` saying which.
  */
-export async function readSeeds(values: readonly string[]): Promise<SeedList> {
+export async function readSeeds(values: readonly string[], label = "--seeds"): Promise<SeedList> {
   const urls: string[] = [];
   const rejected: string[] = [];
   for (const value of values) {
     if (value.includes("://")) {
       const url = normalizeUrl(value);
-      if (url === null) rejected.push(`--seeds ${quote(value)} is not an http(s) URL`);
+      if (url === null) rejected.push(`${label} ${quote(value)} is not an http(s) URL`);
       else urls.push(url);
       continue;
     }
-    const text = await readSeedsFile(value);
+    const text = await readSeedsFile(value, label);
     const lines = text.split(/\r?\n/);
     for (let i = 0; i < lines.length; i++) {
       const line = (lines[i] as string).trim();
@@ -51,12 +51,13 @@ export function acceptSeeds(
   list: SeedList,
   given: readonly string[],
   warn: (line: string) => void,
+  label = "--seeds",
 ): string[] {
   if (list.urls.length === 0 && given.length > 0) {
     const why = list.rejected.length === 0 ? `${given.join(", ")} holds no URL` : listed(list.rejected, 5);
     throw new UbiError(
       ErrorCode.InvalidArgument,
-      `--seeds: no http(s) URL to start from: ${why}. Give URLs such as https://example.com/, or files of one URL a line`,
+      `${label}: no http(s) URL to start from: ${why}. Give URLs such as https://example.com/, or files of one URL a line`,
     );
   }
   if (list.rejected.length > 0) {
@@ -67,7 +68,7 @@ export function acceptSeeds(
   return list.urls;
 }
 
-async function readSeedsFile(path: string): Promise<string> {
+async function readSeedsFile(path: string, label: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
@@ -82,7 +83,7 @@ async function readSeedsFile(path: string): Promise<string> {
     } else {
       why = `cannot read the seeds file ${path}: ${(error as Error).message}`;
     }
-    throw new UbiError(ErrorCode.InvalidArgument, `--seeds: ${why}`, { cause: error });
+    throw new UbiError(ErrorCode.InvalidArgument, `${label}: ${why}`, { cause: error });
   }
 }
 

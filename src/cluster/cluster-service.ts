@@ -326,13 +326,21 @@ export class ClusterService implements AgentServiceHandlers {
       seeds.push(url);
     }
     const queuedBefore = agent.queuedUrls;
-    for (const url of seeds) agent.route(url, 0, hostKey(url));
+    let own = 0;
+    for (const url of seeds) {
+      const host = hostKey(url);
+      if (this.deps.ownership.ownerOf(host) === agent.id) own++;
+      agent.route(url, 0, host);
+    }
     await agent.commit();
     agent.wakeHosts();
     const queuedHere = Math.max(0, agent.queuedUrls - queuedBefore);
+    const sent = seeds.length - own;
     return {
       ok: true,
-      message: `${seeds.length} seeds routed to their hosts' owners (${queuedHere} queued here; seen ones are skipped)`,
+      message:
+        `${seeds.length} seed${seeds.length === 1 ? "" : "s"}: ${own} of this agent's hosts (${queuedHere} queued, ` +
+        `${own - queuedHere} seen before), ${sent} sent to the agents that own their hosts (each skips one it has seen)`,
     };
   }
 }

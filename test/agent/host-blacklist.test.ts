@@ -40,7 +40,7 @@ describe("the host blacklist", () => {
     expect(new HostBlacklist(saved).toJSON()).toEqual(saved);
   });
 
-  it.each(["", "  ", "http://spam.test/", "spam test", "*", "*.", "a/b", "x".repeat(263)])(
+  it.each(["", "  ", "http://spam.test/", "spam test", "*", "*.", "a/b", "x".repeat(263), "spam.test:65536"])(
     "refuses %j, saying what a pattern looks like",
     (pattern) => {
       expect(() => new HostBlacklist().add(pattern)).toThrow(

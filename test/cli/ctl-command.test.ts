@@ -77,9 +77,19 @@ describe("ubicrawl ctl", () => {
 
     const added = await ctl(first, "add-seeds", orphanUrl);
     expect(added.code, added.stdout).toBe(0);
-    expect(added.stdout).toMatch(/1 seeds routed/);
-    await waitFor(() => orphanPaths.includes("/alone.html"), "the added seed fetched", 20_000);
     const owner = (await assignmentOf(agents.map((agent) => agent.id))).ownerOf(hostKeyOf(orphanUrl));
+    // The agent told says where the seed went: queued there, or sent to its host's owner.
+    expect(added.stdout).toMatch(
+      owner === first.id
+        ? /1 seed: 1 of this agent's hosts \(1 queued, 0 seen before\), 0 sent/
+        : /1 seed: 0 of this agent's hosts \(0 queued, 0 seen before\), 1 sent to the agents that own their hosts/,
+    );
+    const bad = await ctl(first, "add-seeds", "no-such-file");
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toMatch(
+      /^ubicrawl ctl: add-seeds: "no-such-file" is neither a readable file nor a URL/m,
+    );
+    await waitFor(() => orphanPaths.includes("/alone.html"), "the added seed fetched", 20_000);
     for (const agent of agents) {
       await waitFor(
         async () =>
