@@ -10,6 +10,7 @@ import { hostnameOf, normalizeUrl, originOf } from "../url/index.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
+import { backOff, easeOff, PUSH_BACK_STATUSES, retryAfterMs } from "./server-push-back.js";
 
 /** Politeness and trap limits of host visits. */
 export interface HostVisitOptions {
@@ -72,6 +73,8 @@ interface HostRuntime {
   /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
   dnsError?: ErrorCode;
   nextFetchAtMs: number;
+  /** The delay the server's 429/503 answers added (AIMD, see server-push-back.ts), ms. */
+  backoffMs: number;
   robotsAttempts: number;
   /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
   failedInARow: number;
@@ -195,8 +198,8 @@ export class HostVisitor {
           this.drop(host, entry, "robots");
           continue;
         }
-        const retryAtMs = await this.fetchOne(host, entry, state, rules, signal);
-        if (retryAtMs !== undefined) return { kind: "parked", untilMs: retryAtMs, reason: "retry" };
+        const wait = await this.fetchOne(host, entry, state, rules, signal);
+        if (wait !== undefined) return { kind: "parked", ...wait };
         fetched++;
       } catch (error) {
         // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
@@ -231,7 +234,7 @@ export class HostVisitor {
     state: HostRuntime,
     rules: RobotsRules,
     signal: AbortSignal,
-  ): Promise<number | undefined> {
+  ): Promise<{ untilMs: number; reason: "retry" | "throttled" } | undefined> {
     const { clock, frontier } = this.deps;
     let release: () => void;
     try {
@@ -267,7 +270,7 @@ export class HostVisitor {
       failure = classifyFetchError(error);
     } finally {
       release();
-      state.nextFetchAtMs = clock.now() + Math.max(this.delayMs, rules.crawlDelayMs ?? 0);
+      state.nextFetchAtMs = clock.now() + Math.max(this.delayMs, rules.crawlDelayMs ?? 0, state.backoffMs);
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;
@@ -283,7 +286,7 @@ export class HostVisitor {
         this.deps.stats.fetchRetries++;
         frontier.retryLater(host, entry, attempts);
         await frontier.commit();
-        return retryAtMs;
+        return { untilMs: retryAtMs, reason: "retry" };
       }
       if (RETRIED_FAILURES.has(code)) state.failedInARow++;
       this.fail(host, entry, code, clock.now() - startedAtMs);
@@ -291,6 +294,14 @@ export class HostVisitor {
       return undefined;
     }
     state.failedInARow = 0;
+    if (PUSH_BACK_STATUSES.has(result.status)) {
+      const attempts = (entry.attempts ?? 0) + 1;
+      // Out of attempts, the answer is kept as the page's (archived, counted as a 4xx/5xx).
+      if (attempts < this.options.maxFetchAttempts)
+        return this.pushedBack(host, entry, result, state, attempts);
+    } else {
+      state.backoffMs = easeOff(state.backoffMs);
+    }
     try {
       await this.deps.archive.writeResponse(result);
     } catch (error) {
@@ -307,6 +318,30 @@ export class HostVisitor {
     frontier.complete(host, entry, { done: true, counted: true });
     await frontier.commit();
     return undefined;
+  }
+
+  /**
+   * A 429 or 503 answer with attempts left: the host backs off (twice its delay, see
+   * server-push-back.ts) and waits out the server's `Retry-After` if it gave one; the URL waits at the
+   * head of its queue, its attempt logged (with the status, `willRetry`) and counted, not archived.
+   */
+  private async pushedBack(
+    host: string,
+    entry: StoredQueueEntry,
+    result: FetchResult,
+    state: HostRuntime,
+    attempts: number,
+  ): Promise<{ untilMs: number; reason: "throttled" }> {
+    const { clock, frontier } = this.deps;
+    const now = clock.now();
+    state.backoffMs = backOff(state.backoffMs, this.delayMs);
+    const asked = retryAfterMs(headerValue(result.responseHeaders, "retry-after"), now) ?? 0;
+    state.nextFetchAtMs = Math.max(state.nextFetchAtMs, now + state.backoffMs, now + asked);
+    this.deps.archive.log({ ...this.logEntry(entry, result, 0), willRetry: true });
+    this.deps.stats.fetchRetries++;
+    frontier.retryLater(host, entry, attempts);
+    await frontier.commit();
+    return { untilMs: state.nextFetchAtMs, reason: "throttled" };
   }
 
   /**
@@ -425,7 +460,7 @@ export class HostVisitor {
   private runtimeOf(host: string): HostRuntime {
     let state = this.runtime.get(host);
     if (!state) {
-      state = { nextFetchAtMs: 0, robotsAttempts: 0, failedInARow: 0 };
+      state = { nextFetchAtMs: 0, backoffMs: 0, robotsAttempts: 0, failedInARow: 0 };
       this.runtime.set(host, state);
     }
     return state;

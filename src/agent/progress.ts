@@ -92,6 +92,7 @@ export function progressText(source: ProgressSource): string {
 const WAIT_REASONS: Record<WaitReason, string> = {
   robots: "for robots.txt, unavailable",
   retry: "to retry a fetch that failed",
+  throttled: "backing off: the server answered 429 or 503",
   held: "held for a crashed agent (takeover grace)",
   "hand-over": "being handed over by their previous owner",
   error: "after a visit that failed",

@@ -6,6 +6,7 @@ import {
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
 } from "../cluster/index.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
 import type { FlagSpecs } from "./flags.js";
 
@@ -91,7 +92,7 @@ export const AGENT_FLAGS = {
   },
   "max-fetch-attempts": {
     type: "integer",
-    help: "attempts at a URL whose server refused, dropped or did not answer the connection",
+    help: "attempts at a URL whose server refused, dropped or did not answer the connection, or answered 429 or 503",
     default: AGENT_DEFAULTS.maxFetchAttempts,
     min: 1,
   },
@@ -138,13 +139,13 @@ export const AGENT_FLAGS = {
   "heartbeat-ms": {
     type: "integer",
     help: "heartbeat interval of the failure detector",
-    default: 1000,
+    default: DEFAULT_HEARTBEAT_INTERVAL_MS,
     min: 10,
   },
   "suspect-after-ms": {
     type: "integer",
     help: "an agent silent this long is suspected dead",
-    default: 5000,
+    default: DEFAULT_SUSPECT_AFTER_MS,
     min: 20,
   },
   "recovery-k": {

@@ -86,7 +86,7 @@ export class FetchActivity {
       this.next = (this.next + 1) % this.windowSize;
     }
     this.tally(fetch, 1);
-    if (entry.status > 0) {
+    if (entry.status > 0 && entry.willRetry !== true) {
       const second = Math.floor(atMs / 1000);
       this.perSecond.set(second, (this.perSecond.get(second) ?? 0) + 1);
       for (const old of this.perSecond.keys()) {

@@ -16,7 +16,7 @@ export type VisitOutcome =
  * that may pass is retried later, it is held for a crashed previous owner (the takeover grace), it is
  * being handed over by the agent that crawled it before, or its visit failed unexpectedly.
  */
-export type WaitReason = "robots" | "retry" | "held" | "hand-over" | "error";
+export type WaitReason = "robots" | "retry" | "throttled" | "held" | "hand-over" | "error";
 
 /** Hosts waiting for one reason, and the soonest one's time. */
 export interface WaitingHosts {

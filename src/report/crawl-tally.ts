@@ -1,8 +1,9 @@
 /**
  * What a crawl did, counted from its crawl-log lines: overlap (Cho & Garcia-Molina: (fetches − distinct
  * URLs fetched) / distinct), coverage of a ground truth, failures and retried attempts, and each agent's
- * share. A line with status > 0 is a fetch (the server answered, whatever the status); a line with
- * status 0 is a failed attempt, retried later when it says `willRetry`, else a failure for good.
+ * share. A line with `willRetry` is an attempt tried again later: a failure (status 0) or a server that
+ * pushed back (429 or 503); any other line with status > 0 is a fetch (the server answered, whatever
+ * the status), and one with status 0 a failure for good.
  */
 
 /** The fields of a crawl-log line a tally reads. */
@@ -18,13 +19,13 @@ export interface AgentShare {
   readonly agent: string;
   /** Its data folder, as given. */
   readonly dir: string;
-  /** Pages it fetched: its lines with status > 0. */
+  /** Pages it fetched: its lines with status > 0 but attempts (`willRetry`). */
   readonly pages: number;
   /** `pages` / every agent's pages (0 when nobody fetched any). */
   readonly share: number;
   /** Its lines with status 0 and no `willRetry`. */
   readonly failures: number;
-  /** Its lines with status 0 and `willRetry`. */
+  /** Its lines with `willRetry`. */
   readonly retries: number;
   /** Its log ended in a line without a newline (torn by a kill, or being written): not counted. */
   readonly tornLine: boolean;
@@ -44,7 +45,7 @@ export interface Coverage {
 
 /** The report of a crawl: the union of its agents' crawl logs. */
 export interface CrawlReport {
-  /** Lines with status > 0, all agents together. */
+  /** Lines with status > 0 but attempts (`willRetry`), all agents together. */
   readonly fetches: number;
   /** Distinct URLs among them. */
   readonly distinctUrls: number;
@@ -56,9 +57,9 @@ export interface CrawlReport {
   readonly overlap: number;
   /** Lines with status 0 and no `willRetry`: fetches that failed for good. */
   readonly failures: number;
-  /** Lines with status 0 and `willRetry`: failed attempts tried again later. */
+  /** Lines with `willRetry`: attempts tried again later (failed, or refused with 429/503). */
   readonly retries: number;
-  /** The URL with the most failed attempts (lines with status 0, retried or not), or null when none failed. */
+  /** The URL with the most failed attempts (lines with status 0 or `willRetry`), or null when none failed. */
   readonly mostFailedAttempts: { readonly url: string; readonly attempts: number } | null;
   /** Against the ground truth, or null when none was given. */
   readonly coverage: Coverage | null;
@@ -103,7 +104,7 @@ export class CrawlTally {
   /** Counts one crawl-log line of agent `index`. */
   add(index: number, line: TalliedLine): void {
     const agent = this.agentAt(index);
-    if (line.status > 0) {
+    if (line.status > 0 && line.willRetry !== true) {
       agent.pages++;
       this.fetchCounts.set(line.url, (this.fetchCounts.get(line.url) ?? 0) + 1);
       return;
@@ -113,7 +114,7 @@ export class CrawlTally {
     this.failedAttempts.set(line.url, (this.failedAttempts.get(line.url) ?? 0) + 1);
   }
 
-  /** Failed attempts at `url` so far: its lines with status 0, retried or not. */
+  /** Failed attempts at `url` so far: its lines with status 0 or `willRetry`. */
   failedAttemptsOf(url: string): number {
     return this.failedAttempts.get(url) ?? 0;
   }

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import {
+  backOff,
+  easeOff,
+  MAX_BACKOFF_MS,
+  MAX_RETRY_AFTER_MS,
+  MIN_BACKOFF_MS,
+  RATE_STEP_PER_S,
+  retryAfterMs,
+} from "../../src/agent/server-push-back.js";
+
+const NOW = Date.parse("2026-11-27T08:00:00Z");
+
+describe("Retry-After", () => {
+  it("reads delay-seconds and HTTP dates, capped at an hour, a past date as now", () => {
+    expect(retryAfterMs("1", NOW)).toBe(1000);
+    expect(retryAfterMs(" 120 ", NOW)).toBe(120_000);
+    expect(retryAfterMs("0", NOW)).toBe(0);
+    expect(retryAfterMs("86400", NOW)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryAfterMs("Fri, 27 Nov 2026 08:00:30 GMT", NOW)).toBe(30_000);
+    expect(retryAfterMs("Fri, 27 Nov 2026 07:00:00 GMT", NOW)).toBe(0);
+    expect(retryAfterMs("Sat, 28 Nov 2026 08:00:00 GMT", NOW)).toBe(MAX_RETRY_AFTER_MS);
+  });
+
+  it("ignores what is absent or unreadable", () => {
+    for (const value of [undefined, "", "soon", "-5", "1.5", "Fri, 99 Foo 2026"]) {
+      expect(retryAfterMs(value, NOW), String(value)).toBeUndefined();
+    }
+  });
+});
+
+describe("AIMD back-off", () => {
+  it("halves the rate at each refusal (from at least the host's delay, within bounds), raises it a step a success", () => {
+    expect(backOff(0, 0)).toBe(MIN_BACKOFF_MS);
+    expect(backOff(MIN_BACKOFF_MS, 0)).toBe(2 * MIN_BACKOFF_MS);
+    expect(backOff(0, 1000)).toBe(2000);
+    expect(backOff(MAX_BACKOFF_MS, 0)).toBe(MAX_BACKOFF_MS);
+    // 1 request/s, then 1.25/s.
+    expect(easeOff(1000)).toBeCloseTo(1000 / (1 + RATE_STEP_PER_S), 6);
+    // From the longest delay back to none in a few hundred answers, not thousands.
+    let delay = MAX_BACKOFF_MS;
+    let answers = 0;
+    while (delay > 0) {
+      delay = easeOff(delay);
+      answers++;
+    }
+    expect(answers).toBeGreaterThan(100);
+    expect(answers).toBeLessThan(500);
+    expect(easeOff(0)).toBe(0);
+  });
+});
