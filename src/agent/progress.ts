@@ -14,6 +14,8 @@ export interface ProgressSource {
   };
   readonly scheduler: { readonly activeHosts: number; waiting(): readonly WaitingHosts[] };
   readonly clock: Clock;
+  /** True while fetching is paused (by an operator, or a full disk). */
+  readonly isPaused: boolean;
 }
 
 /** Progress modes: a live line on a terminal, periodic log records otherwise, or nothing. */
@@ -71,6 +73,7 @@ export class ProgressReporter {
         queuedUrls: frontier.waitingUrls,
         activeHosts: scheduler.activeHosts,
         errors: stats.errorCount,
+        paused: this.source.isPaused,
         waiting: scheduler.waiting().map(({ reason, hosts }) => ({ reason, hosts })),
       },
       text,
@@ -83,9 +86,9 @@ export function progressText(source: ProgressSource): string {
   const { stats, frontier, scheduler } = source;
   const waiting = describeWaiting(scheduler.waiting(), source.clock.now());
   return (
-    `[${source.options.id}] ${stats.pagesFetched} pages, ${stats.pagesPerSecond().toFixed(0)} pages/s, ` +
+    `[${source.options.id}] ${source.isPaused ? "PAUSED, " : ""}${stats.pagesFetched} pages, ${stats.pagesPerSecond().toFixed(0)} pages/s, ` +
     `${formatBytes(stats.bytesFetched)}, ${frontier.waitingUrls} queued, ${scheduler.activeHosts} active hosts, ` +
-    `${stats.errorCount} errors${waiting === "" ? "" : `; waiting: ${waiting}`}`
+    `${plural(stats.errorCount, "error")}${waiting === "" ? "" : `; waiting: ${waiting}`}`
   );
 }
 
@@ -158,4 +161,9 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** `count` and `noun`, plural when count is not 1: "1 error", "3 errors". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

@@ -12,7 +12,7 @@ import {
   type PartitionStats,
 } from "../cluster/index.js";
 import { AgentConsole, type ConsoleServerOptions } from "../console/index.js";
-import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
 import { createLogger, type Logger } from "../logging/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
@@ -44,7 +44,9 @@ export async function agentCommand(argv: string[]): Promise<number> {
     return await runAgent(settings, logger);
   } catch (error) {
     if (!isUbiError(error)) throw error;
-    logger.fatal({ event: "failed", code: error.code, err: error }, error.message);
+    // A UbiError says what went wrong and what to do: its stack is noise; what caused it is not.
+    const cause = error.cause === undefined ? {} : { cause: errorChain(error.cause) };
+    logger.fatal({ event: "failed", code: error.code, ...cause }, error.message);
     return error.code === ErrorCode.InvalidArgument ? 2 : 1;
   }
 }
@@ -171,6 +173,14 @@ function dataDirInUse(dataDir: string, error: UbiError): UbiError {
  * were not handed over, as after a crash).
  */
 async function leaveGracefully(node: ClusterNode, timeoutMs: number, logger: Logger): Promise<void> {
+  if (node.alive.every((member) => member.id === node.agent.id)) {
+    // The last agent: nobody to hand anything to. Its queue stays in its data dir for a restart.
+    logger.info(
+      { event: "leaving", alone: true },
+      `leaving the cluster: no other agent is alive, so the ${node.agent.queuedUrls} queued URLs stay in the data dir (restart this agent on it to go on)`,
+    );
+    return;
+  }
   logger.info(
     { event: "leaving", timeoutMs },
     `leaving the cluster: handing hosts and queued URLs to their next owners (at most ${timeoutMs} ms; a second signal stops at once)`,

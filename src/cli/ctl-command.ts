@@ -45,9 +45,11 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
   "blacklist-list": async (args) =>
     noArguments("blacklist-list", args, { action: "BLACKLIST_LIST", argument: "" }),
   set: async (args) => {
-    if (args.length !== 1 || !/^[a-z-]+=\d+$/.test(args[0] as string)) {
+    if (args.length !== 1 || !/^[a-z-]+=/.test(args[0] as string)) {
       throw bad("set takes one NAME=VALUE, e.g. set delay-ms=500 or set max-active-hosts=32");
     }
+    const value = (args[0] as string).slice((args[0] as string).indexOf("=") + 1);
+    if (!/^\d+$/.test(value)) throw bad(`set: the value must be a whole number of 0 or more, got "${value}"`);
     return { action: "SET", argument: args[0] as string };
   },
   "add-seeds": async (args) => {

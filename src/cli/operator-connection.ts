@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import { checkTlsMaterial } from "../transport/security.js";
 import type { FlagSpecs } from "./flags.js";
 
 /** How an operator's command (`stats`, `ctl`) reaches an agent's `Admin` service. */
@@ -29,7 +30,19 @@ export async function securityFrom(flags: {
     if (flags.insecure)
       throw new UbiError(ErrorCode.InvalidArgument, "--insecure and --tls-* exclude each other");
     const [caPem, certPem, keyPem] = await Promise.all(paths.map((path) => readPem(path as string)));
-    return { kind: "tls", caPem: caPem as string, certPem: certPem as string, keyPem: keyPem as string };
+    const security = {
+      kind: "tls",
+      caPem: caPem as string,
+      certPem: certPem as string,
+      keyPem: keyPem as string,
+    } as const;
+    // A key of another certificate, or a file that is not PEM, is said in words, as the agent says it.
+    checkTlsMaterial(security, {
+      ca: `--tls-ca ${flags["tls-ca"]}`,
+      cert: `--tls-cert ${flags["tls-cert"]}`,
+      key: `--tls-key ${flags["tls-key"]}`,
+    });
+    return security;
   }
   if (paths.some((path) => path !== undefined)) {
     throw new UbiError(

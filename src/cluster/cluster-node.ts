@@ -349,6 +349,7 @@ export class ClusterNode {
       { maxConcurrentSubmits: options.maxConcurrentSubmits },
       {
         blacklist,
+        logger,
         clock,
         agent,
         detector,

@@ -2,6 +2,7 @@ import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
+import type { Logger } from "../logging/index.js";
 import type {
   AgentServiceHandlers,
   BlacklistSync,
@@ -64,6 +65,8 @@ export interface ClusterServiceDeps {
   readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
   /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
   readonly leaveAndExit: () => void;
+  /** Where operator commands are recorded (an audit trail). */
+  readonly logger: Logger;
 }
 
 /**
@@ -266,6 +269,17 @@ export class ClusterService implements AgentServiceHandlers {
 
   /** `Control`: pause, resume, leave, blacklist, add seeds, change a setting. */
   async control(request: ControlRequest): Promise<ControlReply> {
+    const reply = await this.apply(request);
+    const urls = request.urls?.length ?? 0;
+    (reply.ok ? this.deps.logger.info : this.deps.logger.warn).call(
+      this.deps.logger,
+      { event: "control", action: request.action, argument: request.argument, urls, ok: reply.ok },
+      `operator command ${request.action}${request.argument === "" ? "" : ` ${request.argument}`}${urls > 0 ? ` (${urls} URLs)` : ""}: ${reply.ok ? "" : "refused: "}${reply.message.split("\n").join(", ")}`,
+    );
+    return reply;
+  }
+
+  private async apply(request: ControlRequest): Promise<ControlReply> {
     const { agent } = this.deps;
     switch (request.action) {
       case "PAUSE":
@@ -290,7 +304,11 @@ export class ClusterService implements AgentServiceHandlers {
       case "BLACKLIST_REMOVE": {
         const removed = await agent.unblacklistHost(request.argument);
         if (removed) await this.deps.blacklist.pushChange();
-        return { ok: removed, message: removed ? `unblacklisted ${request.argument}` : "not blacklisted" };
+        // As an add of a pattern listed already: the blacklist is as asked either way.
+        return {
+          ok: true,
+          message: removed ? `unblacklisted ${request.argument}` : `${request.argument} was not blacklisted`,
+        };
       }
       case "BLACKLIST_LIST": {
         const patterns = agent.blacklistPatterns();
@@ -325,7 +343,6 @@ export class ClusterService implements AgentServiceHandlers {
       if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
       seeds.push(url);
     }
-    const queuedBefore = agent.queuedUrls;
     let own = 0;
     for (const url of seeds) {
       const host = hostKey(url);
@@ -334,13 +351,12 @@ export class ClusterService implements AgentServiceHandlers {
     }
     await agent.commit();
     agent.wakeHosts();
-    const queuedHere = Math.max(0, agent.queuedUrls - queuedBefore);
     const sent = seeds.length - own;
     return {
       ok: true,
       message:
-        `${seeds.length} seed${seeds.length === 1 ? "" : "s"}: ${own} of this agent's hosts (${queuedHere} queued, ` +
-        `${own - queuedHere} seen before), ${sent} sent to the agents that own their hosts (each skips one it has seen)`,
+        `${seeds.length} seed${seeds.length === 1 ? "" : "s"}: ${own} of this agent's hosts, queued here, ` +
+        `${sent} sent to the agents that own their hosts (an agent skips a URL it has seen before)`,
     };
   }
 }

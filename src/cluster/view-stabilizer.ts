@@ -88,6 +88,11 @@ export class ViewStabilizer {
     // An agent that announced its leave is no live agent falsely suspected: its going does not restart
     // the wait for a stable view (else every agent exiting after the crawl delays the others' exit).
     const hasLeft = (id: string) => deps.statusOf(id) === "left";
+    const newcomers = previous.size === 0 ? [] : [...this.aliveIds].filter((id) => !previous.has(id));
+    for (const id of newcomers) deps.logger.info({ event: "agent-joined", peer: id }, `agent ${id} joined`);
+    for (const id of [...previous].filter((id) => !this.aliveIds.has(id) && hasLeft(id))) {
+      deps.logger.info({ event: "agent-left", peer: id }, `agent ${id} left the cluster`);
+    }
     const joined = [...this.aliveIds].some((id) => !previous.has(id));
     if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
       this.changedAtMs = deps.clock.now();

@@ -89,7 +89,7 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
         sync: true,
         colorize: destination.isTTY === true,
         translateTime: "SYS:HH:MM:ss.l",
-        ignore: "pid,hostname,event",
+        ignore: "pid,hostname,event,agent",
         singleLine: false,
       }),
     );

@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
+  logEvent,
+  logRecords,
   readCrawlLogSoFar,
   runUbicrawl,
   servedPages,
@@ -66,6 +68,14 @@ describe("ubicrawl ctl", () => {
     expect(paused.code, paused.stdout).toBe(0);
     expect(paused.stdout).toMatch(/agent-1 \(127\.0\.0\.1:\d+\): paused/);
     expect(paused.stdout).toMatch(/agent-2 \(127\.0\.0\.1:\d+\): paused/);
+    // Each agent keeps an audit record of the command.
+    for (const agent of agents) {
+      expect(logEvent(agent.process.stderr(), "control")).toMatchObject({
+        level: "info",
+        action: "PAUSE",
+        ok: true,
+      });
+    }
     await sleep(500); // the requests in flight (5 ms each) end
     const servedWhenPaused = recorder.totalServed;
     await sleep(3000);
@@ -81,8 +91,8 @@ describe("ubicrawl ctl", () => {
     // The agent told says where the seed went: queued there, or sent to its host's owner.
     expect(added.stdout).toMatch(
       owner === first.id
-        ? /1 seed: 1 of this agent's hosts \(1 queued, 0 seen before\), 0 sent/
-        : /1 seed: 0 of this agent's hosts \(0 queued, 0 seen before\), 1 sent to the agents that own their hosts/,
+        ? /1 seed: 1 of this agent's hosts, queued here, 0 sent/
+        : /1 seed: 0 of this agent's hosts, queued here, 1 sent to the agents that own their hosts/,
     );
     const bad = await ctl(first, "add-seeds", "no-such-file");
     expect(bad.code).toBe(2);
@@ -173,9 +183,18 @@ describe("ubicrawl ctl", () => {
       flags: AGENT_FLAGS,
     });
     expect(await listOf(third)).toBe(`${third.address}: blacklist: ${host}`);
-    // A removal at the newcomer reaches the others.
+    // The others saw it join.
+    expect(
+      logRecords(first.process.stderr())
+        .filter((record) => record.event === "agent-joined")
+        .map((r) => r.peer),
+    ).toContain("agent-3");
+    // A removal at the newcomer reaches the others; removing it again changes nothing and is no error.
     const removedAtMs = Date.now();
     expect((await ctl(third, "blacklist-remove", host as string)).code).toBe(0);
+    const again = await ctl(first, "blacklist-remove", host as string);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`${host} was not blacklisted`);
     expect(await listOf(first)).toBe(`${first.address}: blacklist: (empty)`);
     expect(await listOf(second)).toBe(`${second.address}: blacklist: (empty)`);
     for (const agent of [first, second, third])
@@ -207,6 +226,9 @@ describe("ubicrawl ctl", () => {
     expect(outOfRange.code).toBe(1);
     expect(outOfRange.stdout).toMatch(/max-active-hosts must be an integer from 1/);
     expect((await ctl(agent, "set", "delay-ms")).code).toBe(2);
+    const notANumber = await ctl(agent, "set", "delay-ms=1.5");
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stdout).toContain('the value must be a whole number of 0 or more, got "1.5"');
     // Requests to a host that both began after the change are 800 ms apart at least (after the first
     // one, which may have been waiting out the old delay).
     const byHost = new Map<string, number[][]>();
