@@ -49,11 +49,22 @@ export async function statsCommand(argv: string[]): Promise<number> {
 /** A human-readable report: one block per agent, then (for a cluster) a table with totals. */
 export function formatStats(agents: readonly AgentStats[], cluster: boolean): string {
   const lines: string[] = [];
+  // The agent asked answers first: the crashed agents whose hosts it still holds for them.
+  const held = new Set(agents[0]?.heldFor ?? []);
+  const statusOf = (stats: AgentStats) =>
+    stats.status === "SUSPECTED" && !held.has(stats.id) ? "gone" : stats.status.toLowerCase();
   for (const stats of agents) {
     if (stats.status !== "ALIVE" || stats.reportedMsAgo > 0) {
+      const status = statusOf(stats);
       lines.push(
-        `agent ${stats.id} at ${stats.address}: ${stats.status.toLowerCase()}, last known ${(stats.reportedMsAgo / 1000).toFixed(1)} s ago`,
-        `  pages: ${stats.pagesFetched} fetched, ${stats.queuedUrls} queued`,
+        `agent ${stats.id} at ${stats.address}: ${status}${
+          status === "gone"
+            ? " (its hosts are crawled by the others)"
+            : status === "suspected"
+              ? " (its hosts are held for it)"
+              : ""
+        }, last known ${(stats.reportedMsAgo / 1000).toFixed(1)} s ago`,
+        `  pages: ${stats.pagesFetched} fetched`,
       );
       continue;
     }
@@ -75,7 +86,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
         stats.peers
           .map(
             (peer) =>
-              `${peer.peerId} sent ${peer.urlsSent}/${peer.batchesSent}b received ${peer.urlsReceived}/${peer.batchesReceived}b`,
+              `${peer.peerId} sent ${peer.urlsSent} URLs in ${peer.batchesSent} batches, received ${peer.urlsReceived} in ${peer.batchesReceived}`,
           )
           .join("; ") || "no peers"
       }`,
@@ -90,16 +101,20 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
   }
   if (cluster) {
     const totals = clusterTotals(agents);
-    const rows = agents.map((stats) => [
-      stats.id,
-      stats.status.toLowerCase(),
-      String(stats.pagesFetched),
-      String(stats.queuedUrls),
-      String(stats.hostsOwned),
-      stats.pagesPerSecond.toFixed(1),
-      stats.communicationOverhead.toFixed(3),
-      stats.idle ? "yes" : "no",
-    ]);
+    // A row that is not alive keeps its pages (they were fetched); its queue and hosts are others' now.
+    const rows = agents.map((stats) => {
+      const alive = stats.status === "ALIVE";
+      return [
+        stats.id,
+        statusOf(stats),
+        String(stats.pagesFetched),
+        alive ? String(stats.queuedUrls) : "-",
+        alive ? String(stats.hostsOwned) : "-",
+        alive ? stats.pagesPerSecond.toFixed(1) : "-",
+        stats.communicationOverhead.toFixed(3),
+        alive ? yesNo(stats.idle) : "-",
+      ];
+    });
     rows.push([
       "TOTAL",
       `${totals.alive}/${totals.agents} alive`,

@@ -125,7 +125,7 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     const logged = (await readCrawlLogSoFar(one.dataDir)).filter((entry) => entry.status > 0);
     expect(logged.length).toBe(pages);
     expect(single).toMatch(
-      /^ {2}exchange: overhead \d+\.\d{3} URLs sent per page; .*agent-2 sent \d+\/\d+b received \d+\/\d+b/m,
+      /^ {2}exchange: overhead \d+\.\d{3} URLs sent per page; .*agent-2 sent \d+ URLs in \d+ batches, received \d+ in \d+/m,
     );
     expect(single).toMatch(
       /^ {2}links to other agents' hosts: [1-9]\d* \(a URL handed away is not sent again\)$/m,
@@ -227,8 +227,12 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     expect(reply.totals).toMatchObject({ agents: 2, alive: 1, suspected: 1 });
     expect(reply.totals.pagesFetched).toBe(reply.agents.reduce((sum, agent) => sum + agent.pagesFetched, 0));
     const table = await stats(["--agent", one.address, "--insecure", "--cluster"]);
-    expect(table).toMatch(/^agent agent-2 at \S+: suspected, last known \d+\.\d s ago$/m);
-    expect(table).toMatch(/^\s*agent-2\s+suspected\s+\d+/m);
+    // The test cluster takes a dead agent's hosts at once (no takeover grace): it is gone, not held for.
+    expect(reply.agents.find((agent) => agent.id === "agent-1")?.heldFor).toEqual([]);
+    expect(table).toMatch(
+      /^agent agent-2 at \S+: gone \(its hosts are crawled by the others\), last known \d+\.\d s ago$/m,
+    );
+    expect(table).toMatch(/^\s*agent-2\s+gone\s+\d+\s+-\s+-\s+-/m);
     const last = await one.process.waitForExit(90_000);
     expect(last.code, last.stderr).toBe(0);
   }, 120_000);
