@@ -141,11 +141,6 @@ export class AgentProcess {
     return String((await this.waitForEvent("listening", timeoutMs)).address);
   }
 
-  /** The agent's console URL (`--http`), once it serves it. */
-  async consoleUrl(timeoutMs: number): Promise<string> {
-    return String((await this.waitForEvent("console", timeoutMs)).url);
-  }
-
   /** The log as text for people: each record's level and message (and error code), other lines as they are. */
   logText(): string {
     return [...this.records.map(describeRecord), ...this.otherLines].join("\n");

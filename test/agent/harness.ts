@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
-import { agentArgv, describeRecord, LOOPBACK_CIDR, testWebAgentFlags } from "../../src/launch/index.js";
+import {
+  agentArgv,
+  describeRecord,
+  LOOPBACK_CIDR,
+  testWebAgentFlags,
+  UBICRAWL_BIN,
+} from "../../src/launch/index.js";
 import { type LogRecord, parseLogRecord } from "../../src/logging/index.js";
 import { type CrawlLogEntry, readCrawlLog } from "../../src/storage/index.js";
 import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
@@ -27,10 +33,8 @@ import {
 
 /** Root of the repository (where `bin/ubicrawl` and `dist/` live). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** The `ubicrawl` entry script, run with `process.execPath`. */
-export const UBICRAWL_BIN = join(REPO_ROOT, "bin", "ubicrawl");
-/** Loopback, where the test web listens: what `--allow-net` must permit. */
-export { LOOPBACK_CIDR } from "../../src/launch/index.js";
+/** Loopback (what `--allow-net` must permit for the test web), and the `ubicrawl` entry script. */
+export { LOOPBACK_CIDR, UBICRAWL_BIN } from "../../src/launch/index.js";
 
 /**
  * Options of an agent run in the test's own process (`Agent.open`, `ClusterNode.start`): loopback
