@@ -127,7 +127,10 @@ export class AgentServer {
     const logger = this.#logger;
     this.#refusals = new RefusalLog(
       {},
-      { clock: this.#clock, write: (line) => logger.warn({ event: "connection-refused" }, line) },
+      {
+        clock: this.#clock,
+        write: (line, fields) => logger.warn({ event: "connection-refused", ...fields }, line),
+      },
     );
   }
 

@@ -23,11 +23,19 @@ export interface RefusalLogOptions {
   readonly windowMs?: number;
 }
 
+/** The parts of a refusal line: one refusal, or how many were only counted. */
+export type RefusalFields =
+  | { readonly peer: string; readonly reason: string; readonly what: string }
+  | { readonly suppressed: number };
+
 /** What a {@link RefusalLog} writes with. */
 export interface RefusalLogDeps {
   readonly clock: Clock;
-  /** Writes one line (no newline). */
-  readonly write: (line: string) => void;
+  /**
+   * Writes one line (no newline), with its parts for a structured log: the refused peer and the reason,
+   * or the count of refusals not written one by one.
+   */
+  readonly write: (line: string, fields: RefusalFields) => void;
 }
 
 /**
@@ -62,7 +70,7 @@ export class RefusalLog {
     }
     if (this.#linesInWindow < this.#maxLines) {
       this.#linesInWindow++;
-      this.#write(`refused a ${what} from ${peer}: ${reason}`);
+      this.#write(`refused a ${what} from ${peer}: ${reason}`, { peer, reason, what });
       return;
     }
     this.#suppressed++;
@@ -86,12 +94,13 @@ export class RefusalLog {
     this.#write(
       `refused ${count} more connection${count === 1 ? "" : "s"} in the last ${Math.round(this.#windowMs / 1000)} s ` +
         `(at most ${this.#maxLines} logged one by one per window)`,
+      { suppressed: count },
     );
   }
 
-  #write(line: string): void {
+  #write(line: string, fields: RefusalFields): void {
     try {
-      this.#deps.write(line);
+      this.#deps.write(line, fields);
     } catch {
       // A failing log must not break the server.
     }
