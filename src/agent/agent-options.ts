@@ -14,6 +14,12 @@ export interface AgentOptions {
   readonly allowNet: readonly string[];
   /** Minimum delay between two requests to one host. @default 1000 */
   readonly delayMs: number;
+  /**
+   * Wait this many times the last fetch's duration before the host's next request, when that is
+   * longer than the delay (Heritrix's delay factor: a slow server gets a slower crawler); 0 for none.
+   * @default 0
+   */
+  readonly delayFactor: number;
   /** Hosts visited at once. @default 256 */
   readonly maxActiveHosts: number;
   /** Requests in flight to one IP address at most. @default 2 */
@@ -50,6 +56,7 @@ export interface AgentOptions {
 /** Defaults of the optional parts of {@link AgentOptions}. */
 export const AGENT_DEFAULTS = {
   delayMs: 1000,
+  delayFactor: 0,
   maxActiveHosts: 256,
   maxPerIp: 2,
   maxPagesPerHost: 50_000,

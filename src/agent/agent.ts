@@ -264,6 +264,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     const visitor = new HostVisitor(
       {
         delayMs: options.delayMs,
+        delayFactor: options.delayFactor,
         maxPagesPerHost: options.maxPagesPerHost,
         quantumPages: QUANTUM_PAGES,
         maxLinksPerPage: MAX_LINKS_PER_PAGE,

@@ -16,6 +16,8 @@ import { backOff, easeOff, PUSH_BACK_STATUSES, retryAfterMs } from "./server-pus
 export interface HostVisitOptions {
   /** Minimum time between the end of one request to a host and the start of the next. */
   readonly delayMs: number;
+  /** The next request waits this many times the last one's duration, when that is longer (0: never). */
+  readonly delayFactor: number;
   /** Fetches per host at most (robots.txt excluded). */
   readonly maxPagesPerHost: number;
   /** Fetches in one visit before the host yields its slot to waiting hosts. */
@@ -177,7 +179,9 @@ export class HostVisitor {
           this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
-          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, this.deps.clock.now() + this.delayMs);
+          const now = this.deps.clock.now();
+          const waitMs = Math.max(this.delayMs, this.options.delayFactor * (now - askedAtMs));
+          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, now + waitMs);
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
           // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
@@ -270,7 +274,10 @@ export class HostVisitor {
       failure = classifyFetchError(error);
     } finally {
       release();
-      state.nextFetchAtMs = clock.now() + Math.max(this.delayMs, rules.crawlDelayMs ?? 0, state.backoffMs);
+      const tookMs = clock.now() - startedAtMs;
+      state.nextFetchAtMs =
+        clock.now() +
+        Math.max(this.delayMs, rules.crawlDelayMs ?? 0, state.backoffMs, this.options.delayFactor * tookMs);
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;

@@ -39,6 +39,13 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.delayMs,
     min: 0,
   },
+  "delay-factor": {
+    type: "integer",
+    help: "wait this many times the last fetch's duration before a host's next request, when longer than --delay-ms (a slow server gets a slower crawler; 0: never)",
+    default: AGENT_DEFAULTS.delayFactor,
+    min: 0,
+    max: 100,
+  },
   "max-active-hosts": {
     type: "integer",
     help: "hosts visited at once (one worker each)",

@@ -56,6 +56,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     ...(flags["hosts-file"] === undefined ? {} : { hostsFile: flags["hosts-file"] }),
     allowNet: flags["allow-net"],
     delayMs: flags["delay-ms"],
+    delayFactor: flags["delay-factor"],
     maxActiveHosts: flags["max-active-hosts"],
     maxPerIp: flags["max-per-ip"],
     maxPagesPerHost: flags["max-pages-per-host"],

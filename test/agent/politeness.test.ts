@@ -73,3 +73,44 @@ describe(`--delay-ms ${DELAY_MS}`, () => {
     expect(gaps).toBeGreaterThan(20);
   });
 });
+
+describe("--delay-factor 4 against a server answering in 60 ms", () => {
+  const RESPONSE_MS = 60;
+  const FACTOR = 4;
+  let slow: WebFixture;
+  let slowTrace: RequestTrace;
+  let slowRun: ExitResult;
+
+  beforeAll(async () => {
+    slow = await startWebFixture({ seed: 4, hosts: 5, pages: 50, trap: false, responseDelayMs: RESPONSE_MS });
+    slowTrace = traceRequests(slow.web.recorder);
+    slowRun = await spawnAgent(slow, {
+      id: "patient",
+      delayMs: 0,
+      flags: ["--delay-factor", String(FACTOR)],
+    }).waitForExit(120_000);
+    slowTrace.stop();
+  }, 150_000);
+
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  it("waits the factor times each fetch's duration before the host's next request", () => {
+    expect(slowRun.code, slowRun.stderr).toBe(0);
+    let gaps = 0;
+    for (const [host, requests] of byHost(slowTrace.requests)) {
+      for (let i = 1; i < requests.length; i++) {
+        const previous = requests[i - 1] as TracedRequest;
+        const next = requests[i] as TracedRequest;
+        // The server took at least RESPONSE_MS (robots.txt too), so the next request waits FACTOR times that.
+        const label = `${host}: ${previous.url} → ${next.url}`;
+        expect(next.beganAtMs - (previous.endedAtMs as number), label).toBeGreaterThanOrEqual(
+          FACTOR * RESPONSE_MS - TOLERANCE_MS,
+        );
+        gaps++;
+      }
+    }
+    expect(gaps).toBeGreaterThan(10);
+  });
+});
