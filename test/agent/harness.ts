@@ -79,6 +79,15 @@ export function logText(stderr: string): string {
     .join("\n");
 }
 
+/** Why an agent failed, for people: its `fatal` record (`fatal: message [CODE]`), or the CLI's line for a bad flag. */
+export function errorLine(stderr: string): string {
+  return (
+    logText(stderr)
+      .split("\n")
+      .find((line) => line.startsWith("fatal: ") || line.startsWith("ubicrawl agent: ")) ?? ""
+  );
+}
+
 /** How long {@link UbicrawlProcess.waitForExit} waits by default. */
 export const DEFAULT_EXIT_TIMEOUT_MS = 45_000;
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClusterCertificates } from "../../src/security/index.js";
 import {
   type ExitResult,
+  errorLine,
   killAllUbicrawl,
   logEvent,
   logText,
@@ -52,18 +53,9 @@ function agent(...args: string[]): Promise<ExitResult> {
   return runUbicrawl(["agent", "--progress", "off", ...args], { cwd: dir }).waitForExit(30_000);
 }
 
-/** The error of a failed run: its `fatal` record, or the CLI's `ubicrawl agent: … [CODE]` line for a bad flag. */
-function errorLine(result: ExitResult): string {
-  return (
-    logText(result.stderr)
-      .split("\n")
-      .find((line) => line.startsWith("ubicrawl agent: ") || line.startsWith("fatal: ")) ?? ""
-  );
-}
-
 function expectError(result: ExitResult, exitCode: number, code: string): string {
   expect(result.code, result.stderr).toBe(exitCode);
-  const line = errorLine(result);
+  const line = errorLine(result.stderr);
   expect(line, result.stderr).toMatch(new RegExp(`\\[${code}\\]$`));
   return line;
 }

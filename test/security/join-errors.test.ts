@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClusterCertificates } from "../../src/security/index.js";
 import {
   type ExitResult,
+  errorLine,
   killAllUbicrawl,
   logEvent,
   logText,
@@ -63,19 +64,10 @@ async function joinAs(args: readonly string[]): Promise<{ result: ExitResult; ms
   return { result, ms: performance.now() - started };
 }
 
-/** The agent's `fatal` record, as `fatal: message [CODE]`. */
-function errorLine(result: ExitResult): string {
-  return (
-    logText(result.stderr)
-      .split("\n")
-      .find((line) => line.startsWith("fatal: ")) ?? ""
-  );
-}
-
 /** Asserts a failed join: exit 1, PeerUnreachable, well before the 30 s join timeout. */
 function expectFastRefusal(outcome: { result: ExitResult; ms: number }): string {
   expect(outcome.result.code, outcome.result.stderr).toBe(1);
-  const line = errorLine(outcome.result);
+  const line = errorLine(outcome.result.stderr);
   expect(line, outcome.result.stderr).toMatch(
     /^fatal: cannot join the cluster: .*\[UBI_ERR_PEER_UNREACHABLE\]$/,
   );
@@ -151,7 +143,7 @@ describe("a join address where nothing listens", () => {
         `still trying to join ${address.replace(/\./g, "\\.")} \\(connection refused\\), [12] s left`,
       ),
     );
-    const line = errorLine(result);
+    const line = errorLine(result.stderr);
     expect(line).toContain(`no agent answered within 6 s at ${address} (connection refused)`);
     expect(line).toContain("--join-timeout-ms");
     expect(line).toMatch(/\[UBI_ERR_PEER_UNREACHABLE\]$/);
