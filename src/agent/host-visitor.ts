@@ -2,7 +2,7 @@ import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError } from "../fetching/index.js";
-import type { Frontier, IpGate, VisitOutcome } from "../frontier/index.js";
+import type { Frontier, IpGate, VisitOutcome, WaitReason } from "../frontier/index.js";
 import { extractLinks } from "../parsing/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
@@ -75,6 +75,8 @@ interface HostRuntime {
   /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
   dnsError?: ErrorCode;
   nextFetchAtMs: number;
+  /** Which delay set `nextFetchAtMs`: what the host is said to wait for when that wait is long. */
+  pacedBy: PaceReason;
   /** The delay the server's 429/503 answers added (AIMD, see server-push-back.ts), ms. */
   backoffMs: number;
   robotsAttempts: number;
@@ -94,6 +96,15 @@ const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
 ]);
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
+
+/**
+ * A host whose next request is due later than this parks (its worker slot goes to another host)
+ * instead of sleeping in its visit: a Crawl-delay of minutes must not hold one of the agent's workers.
+ */
+const PARK_LONGER_WAITS_MS = 2_000;
+
+/** What paces a host's requests: this agent's own delay, the site's Crawl-delay, or a server's 429/503. */
+type PaceReason = Extract<WaitReason, "polite" | "crawl-delay" | "throttled">;
 
 /** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
 const FAILING_HOST_STREAK = 2;
@@ -179,9 +190,7 @@ export class HostVisitor {
           this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
-          const now = this.deps.clock.now();
-          const waitMs = Math.max(this.delayMs, this.options.delayFactor * (now - askedAtMs));
-          state.nextFetchAtMs = Math.max(state.nextFetchAtMs, now + waitMs);
+          this.pace(state, rules, this.deps.clock.now() - askedAtMs);
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
           // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
@@ -238,8 +247,13 @@ export class HostVisitor {
     state: HostRuntime,
     rules: RobotsRules,
     signal: AbortSignal,
-  ): Promise<{ untilMs: number; reason: "retry" | "throttled" } | undefined> {
+  ): Promise<{ untilMs: number; reason: WaitReason } | undefined> {
     const { clock, frontier } = this.deps;
+    if (state.nextFetchAtMs - clock.now() > PARK_LONGER_WAITS_MS) {
+      // A long wait (a Crawl-delay of minutes, a server's Retry-After): the host parks, freeing its slot.
+      frontier.putBack(host, entry);
+      return { untilMs: state.nextFetchAtMs, reason: state.pacedBy };
+    }
     let release: () => void;
     try {
       // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
@@ -274,10 +288,7 @@ export class HostVisitor {
       failure = classifyFetchError(error);
     } finally {
       release();
-      const tookMs = clock.now() - startedAtMs;
-      state.nextFetchAtMs =
-        clock.now() +
-        Math.max(this.delayMs, rules.crawlDelayMs ?? 0, state.backoffMs, this.options.delayFactor * tookMs);
+      this.pace(state, rules, clock.now() - startedAtMs);
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;
@@ -328,6 +339,25 @@ export class HostVisitor {
   }
 
   /**
+   * Sets when the host's next request may start, after one that took `tookMs` and just ended: the
+   * longest of this agent's delay (--delay-ms, --delay-factor times `tookMs`), the site's Crawl-delay
+   * and the back-off its 429/503 answers added; never sooner than a wait already set.
+   */
+  private pace(state: HostRuntime, rules: RobotsRules, tookMs: number): void {
+    const delays: [number, PaceReason][] = [
+      [Math.max(this.delayMs, this.options.delayFactor * tookMs), "polite"],
+      [rules.crawlDelayMs ?? 0, "crawl-delay"],
+      [state.backoffMs, "throttled"],
+    ];
+    const [waitMs, reason] = delays.reduce((longest, delay) => (delay[0] > longest[0] ? delay : longest));
+    const atMs = this.deps.clock.now() + waitMs;
+    if (atMs >= state.nextFetchAtMs) {
+      state.nextFetchAtMs = atMs;
+      state.pacedBy = reason;
+    }
+  }
+
+  /**
    * A 429 or 503 answer with attempts left: the host backs off (twice its delay, see
    * server-push-back.ts) and waits out the server's `Retry-After` if it gave one; the URL waits at the
    * head of its queue, its attempt logged (with the status, `willRetry`) and counted, not archived.
@@ -344,6 +374,7 @@ export class HostVisitor {
     state.backoffMs = backOff(state.backoffMs, this.delayMs);
     const asked = retryAfterMs(headerValue(result.responseHeaders, "retry-after"), now) ?? 0;
     state.nextFetchAtMs = Math.max(state.nextFetchAtMs, now + state.backoffMs, now + asked);
+    state.pacedBy = "throttled";
     this.deps.archive.log({ ...this.logEntry(entry, result, 0), willRetry: true });
     this.deps.stats.fetchRetries++;
     frontier.retryLater(host, entry, attempts);
@@ -467,7 +498,7 @@ export class HostVisitor {
   private runtimeOf(host: string): HostRuntime {
     let state = this.runtime.get(host);
     if (!state) {
-      state = { nextFetchAtMs: 0, backoffMs: 0, robotsAttempts: 0, failedInARow: 0 };
+      state = { nextFetchAtMs: 0, pacedBy: "polite", backoffMs: 0, robotsAttempts: 0, failedInARow: 0 };
       this.runtime.set(host, state);
     }
     return state;

@@ -96,6 +96,8 @@ const WAIT_REASONS: Record<WaitReason, string> = {
   robots: "for robots.txt, unavailable",
   retry: "to retry a fetch that failed",
   throttled: "backing off: the server answered 429 or 503",
+  "crawl-delay": "paced by their robots.txt's Crawl-delay",
+  polite: "paced by --delay-ms or --delay-factor",
   held: "held for a crashed agent (takeover grace)",
   "hand-over": "being handed over by their previous owner",
   error: "after a visit that failed",

@@ -13,10 +13,20 @@ export type VisitOutcome =
 
 /**
  * Why a host with queued URLs waits: its robots.txt is unavailable and asked for again later, a fetch
- * that may pass is retried later, it is held for a crashed previous owner (the takeover grace), it is
- * being handed over by the agent that crawled it before, or its visit failed unexpectedly.
+ * that may pass is retried later, its server answered 429 or 503, its robots.txt's Crawl-delay or this
+ * agent's own delay spaces its requests by more than a moment, it is held for a crashed previous owner
+ * (the takeover grace), it is being handed over by the agent that crawled it before, or its visit
+ * failed unexpectedly.
  */
-export type WaitReason = "robots" | "retry" | "throttled" | "held" | "hand-over" | "error";
+export type WaitReason =
+  | "robots"
+  | "retry"
+  | "throttled"
+  | "crawl-delay"
+  | "polite"
+  | "held"
+  | "hand-over"
+  | "error";
 
 /** Hosts waiting for one reason, and the soonest one's time. */
 export interface WaitingHosts {

@@ -20,7 +20,11 @@ export interface RobotsCacheOptions {
   maxRedirects?: number;
   /** Lower clamp of a Crawl-delay, ms. @default 0 */
   minCrawlDelayMs?: number;
-  /** Upper clamp of a Crawl-delay, ms. @default 30000 */
+  /**
+   * Upper clamp of a Crawl-delay, ms: a longer one is crawled at this pace. A day by default, the
+   * rules' own lifetime: a site asking for more is still crawled, one page a day, never dropped.
+   * @default 86400000
+   */
   maxCrawlDelayMs?: number;
   /** After an unavailable robots.txt (5xx, network error), when to ask again, ms. @default 60000 */
   unavailableRetryMs?: number;
@@ -37,6 +41,8 @@ export interface RobotsCacheDeps {
 }
 
 const ACCEPT = "text/plain,*/*;q=0.5";
+/** @default of {@link RobotsCacheOptions.maxCrawlDelayMs}: one day. */
+const DEFAULT_MAX_CRAWL_DELAY_MS = 86_400_000;
 const LF = 0x0a;
 const utf8 = new TextDecoder("utf-8"); // not fatal: malformed bytes become U+FFFD; strips a BOM
 
@@ -69,7 +75,10 @@ export class RobotsCache {
       invalidArgument(`maxRedirects must be an integer >= 0, got ${options.maxRedirects}`);
     }
     const minCrawlDelayMs = nonNegative("minCrawlDelayMs", options.minCrawlDelayMs ?? 0);
-    const maxCrawlDelayMs = nonNegative("maxCrawlDelayMs", options.maxCrawlDelayMs ?? 30_000);
+    const maxCrawlDelayMs = nonNegative(
+      "maxCrawlDelayMs",
+      options.maxCrawlDelayMs ?? DEFAULT_MAX_CRAWL_DELAY_MS,
+    );
     if (minCrawlDelayMs > maxCrawlDelayMs) invalidArgument("minCrawlDelayMs must not exceed maxCrawlDelayMs");
     this.#unavailableRetryMs = nonNegative("unavailableRetryMs", options.unavailableRetryMs ?? 60_000);
     this.#maxEntries = positiveInteger("maxEntries", options.maxEntries ?? 100_000);

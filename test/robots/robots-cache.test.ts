@@ -102,6 +102,15 @@ describe("RobotsCache: rules", () => {
     expect((await cache.get(origin.replace("site.test", "other.test"))).crawlDelayMs).toBe(500);
   });
 
+  it("honours a long Crawl-delay by default (minutes, not the old 30 s clamp), up to a day", async () => {
+    const { cache, origin } = await setup({
+      "site.test /robots.txt": "User-agent: *\nCrawl-delay: 600\n",
+      "other.test /robots.txt": "User-agent: *\nCrawl-delay: 9999999\n",
+    });
+    expect((await cache.get(origin)).crawlDelayMs).toBe(600_000);
+    expect((await cache.get(origin.replace("site.test", "other.test"))).crawlDelayMs).toBe(86_400_000);
+  });
+
   it("strips a BOM and ignores malformed lines", async () => {
     const { cache, origin } = await setup({
       "/robots.txt": "\uFEFFUser-agent: *\nthis line is garbage\n:::\nDisallow: /x\n",

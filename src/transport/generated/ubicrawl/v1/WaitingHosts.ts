@@ -8,8 +8,10 @@ import type { Long } from '@grpc/proto-loader';
 export interface WaitingHosts {
   /**
    * robots (robots.txt unavailable, asked again later), retry (a fetch that may pass, retried later),
-   * held (for a crashed previous owner: the takeover grace), hand-over (being handed over by the agent
-   * that crawled it before), error (a visit that failed unexpectedly).
+   * throttled (the server answered 429 or 503), crawl-delay (robots.txt's Crawl-delay spaces its
+   * requests by more than 2 s), polite (the agent's --delay-ms or --delay-factor does), held (for a
+   * crashed previous owner: the takeover grace), hand-over (being handed over by the agent that crawled
+   * it before), error (a visit that failed unexpectedly).
    */
   'reason'?: (string);
   /**
@@ -28,8 +30,10 @@ export interface WaitingHosts {
 export interface WaitingHosts__Output {
   /**
    * robots (robots.txt unavailable, asked again later), retry (a fetch that may pass, retried later),
-   * held (for a crashed previous owner: the takeover grace), hand-over (being handed over by the agent
-   * that crawled it before), error (a visit that failed unexpectedly).
+   * throttled (the server answered 429 or 503), crawl-delay (robots.txt's Crawl-delay spaces its
+   * requests by more than 2 s), polite (the agent's --delay-ms or --delay-factor does), held (for a
+   * crashed previous owner: the takeover grace), hand-over (being handed over by the agent that crawled
+   * it before), error (a visit that failed unexpectedly).
    */
   'reason': (string);
   /**
