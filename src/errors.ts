@@ -21,6 +21,8 @@ export const ErrorCode = {
   HeadersTimeout: "UBI_ERR_HEADERS_TIMEOUT",
   /** The body stalled or took longer than the whole-fetch deadline. */
   BodyTimeout: "UBI_ERR_BODY_TIMEOUT",
+  /** The body came slower than the fetcher's minimum rate (`--min-bytes-per-s`) over a whole window. */
+  TooSlow: "UBI_ERR_TOO_SLOW",
   /** The body (raw or decoded) exceeded the size cap. */
   BodyTooLarge: "UBI_ERR_BODY_TOO_LARGE",
   /** Content-Encoding could not be decoded. */

@@ -1,4 +1,5 @@
 import { ErrorCode, UbiError } from "../errors.js";
+import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
 
 /** Everything an agent is started with; the CLI flags map one to one onto these. */
 export interface AgentOptions {
@@ -49,6 +50,10 @@ export interface AgentOptions {
   readonly maxBodyBytes: number;
   /** Whole-fetch deadline. @default 60000 */
   readonly fetchTimeoutMs: number;
+  /** A body slower than this many bytes a second over a whole `minRateWindowMs` is aborted (0: never). */
+  readonly minBytesPerSecond: number;
+  /** The window of `minBytesPerSecond`, ms. */
+  readonly minRateWindowMs: number;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }
@@ -68,6 +73,8 @@ export const AGENT_DEFAULTS = {
   fetchRetryMs: 2_000,
   maxBodyBytes: 10 * 1024 * 1024,
   fetchTimeoutMs: 60_000,
+  minBytesPerSecond: DEFAULT_MIN_BYTES_PER_SECOND,
+  minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

@@ -211,6 +211,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         userAgent: options.userAgent,
         maxBodyBytes: options.maxBodyBytes,
         totalTimeoutMs: options.fetchTimeoutMs,
+        minBytesPerSecond: options.minBytesPerSecond,
+        rateWindowMs: options.minRateWindowMs,
       },
       { resolver, netPolicy, clock },
     );

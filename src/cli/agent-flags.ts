@@ -121,6 +121,18 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.fetchTimeoutMs,
     min: 100,
   },
+  "min-bytes-per-s": {
+    type: "integer",
+    help: "abort a body that brings fewer bytes a second than this over a whole --min-rate-window-ms (a server dripping bytes holds a worker for one window; 0: never)",
+    default: AGENT_DEFAULTS.minBytesPerSecond,
+    min: 0,
+  },
+  "min-rate-window-ms": {
+    type: "integer",
+    help: "the window --min-bytes-per-s is measured over",
+    default: AGENT_DEFAULTS.minRateWindowMs,
+    min: 100,
+  },
   listen: {
     type: "string",
     help: "join a cluster: serve agent-to-agent gRPC on this address (port 0 picks one)",

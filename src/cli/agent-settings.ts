@@ -70,6 +70,8 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     fetchRetryMs: flags["fetch-retry-ms"],
     maxBodyBytes: flags["max-body-bytes"],
     fetchTimeoutMs: flags["fetch-timeout-ms"],
+    minBytesPerSecond: flags["min-bytes-per-s"],
+    minRateWindowMs: flags["min-rate-window-ms"],
     progress,
   };
   const cluster = await clusterOptions(flags);

@@ -166,6 +166,8 @@ function explain(errorClass: string, count: number, hostsFile: string | undefine
     case ErrorCode.HeadersTimeout:
     case ErrorCode.BodyTimeout:
       return what("with no answer in time", "raise --fetch-timeout-ms for a slow server");
+    case ErrorCode.TooSlow:
+      return what("sent slower than --min-bytes-per-s", "lower --min-bytes-per-s for a slow server");
     case "robots_unavailable":
       return what(
         "given up because its robots.txt could not be fetched",

@@ -1,3 +1,4 @@
+import type { Transform } from "node:stream";
 import {
   brotliDecompress,
   constants,
@@ -46,6 +47,69 @@ export async function decodeBody(raw: Buffer, contentEncoding: string, maxBytes:
   }
   return { body, truncated };
 }
+
+/**
+ * Follows a body's decoded size while it arrives, so that reading stops as soon as the decoded bytes
+ * reach the cap, not only once the wire cap is reached: a 10 MiB gzip of zeros is a 10 GiB page. The
+ * decoded output is only counted (the body is decoded once more, capped, when complete).
+ */
+export class DecodedSizeWatch {
+  readonly #stream: Transform;
+  #decoded = 0;
+  #closed = false;
+
+  private constructor(
+    coding: Coding,
+    private readonly maxBytes: number,
+    private readonly onCapReached: () => void,
+  ) {
+    this.#stream = decoderStream(coding);
+    this.#stream.on("data", (chunk: Buffer) => {
+      this.#decoded += chunk.length;
+      if (this.#decoded >= this.maxBytes && !this.#closed) {
+        this.close();
+        this.onCapReached();
+      }
+    });
+    // A corrupt stream is reported by the final decode, with its cause; here it just ends the watch.
+    this.#stream.on("error", () => this.close());
+  }
+
+  /**
+   * A watch of a body in `contentEncoding` starting with `head`, or undefined when the coding is not a
+   * single one this module decodes (several codings, or an unknown one: the final decode decides).
+   */
+  static start(
+    contentEncoding: string,
+    head: readonly Buffer[],
+    maxBytes: number,
+    onCapReached: () => void,
+  ): DecodedSizeWatch | undefined {
+    const name = contentEncoding.trim().toLowerCase();
+    if (name.includes(",") || !KNOWN_CODINGS.has(name)) return undefined;
+    const watch = new DecodedSizeWatch(
+      codingOf(name, Buffer.concat(head.slice(0, 2))),
+      maxBytes,
+      onCapReached,
+    );
+    for (const chunk of head) watch.write(chunk);
+    return watch;
+  }
+
+  /** Feeds the next wire chunk. */
+  write(chunk: Buffer): void {
+    if (!this.#closed) this.#stream.write(chunk);
+  }
+
+  /** Stops decoding (the body ended, failed or reached the cap). Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stream.destroy();
+  }
+}
+
+const KNOWN_CODINGS: ReadonlySet<string> = new Set(["gzip", "x-gzip", "deflate", "br"]);
 
 function codingOf(name: string, body: Buffer): Coding {
   switch (name) {
@@ -97,16 +161,22 @@ function decodeWhole(input: Buffer, coding: Coding, maxBytes: number): Promise<B
   });
 }
 
+function decoderStream(coding: Coding): Transform {
+  switch (coding) {
+    case "gzip":
+      return createGunzip(ZLIB_OPTIONS);
+    case "deflate":
+      return createInflate(ZLIB_OPTIONS);
+    case "deflate-raw":
+      return createInflateRaw(ZLIB_OPTIONS);
+    case "br":
+      return createBrotliDecompress({ finishFlush: BROTLI_FLUSH });
+  }
+}
+
 /** Streams the decoder and stops it as soon as `maxBytes` of output exist. */
 function decodePrefix(input: Buffer, coding: Coding, maxBytes: number): Promise<Decoded> {
-  const stream =
-    coding === "gzip"
-      ? createGunzip(ZLIB_OPTIONS)
-      : coding === "deflate"
-        ? createInflate(ZLIB_OPTIONS)
-        : coding === "deflate-raw"
-          ? createInflateRaw(ZLIB_OPTIONS)
-          : createBrotliDecompress({ finishFlush: BROTLI_FLUSH });
+  const stream = decoderStream(coding);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

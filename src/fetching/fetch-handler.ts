@@ -2,7 +2,26 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
 import type { Clock, TimerHandle } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { DecodedSizeWatch } from "./decode.js";
 import { toFetchError } from "./fetch-errors.js";
+
+/** The bounds one fetch is held to. */
+export interface FetchLimits {
+  /** Body bytes kept; past it the body is truncated or the fetch fails (`overflowIsError`). */
+  readonly maxBodyBytes: number;
+  readonly overflowIsError: boolean;
+  /** Deadline of the whole fetch, ms. */
+  readonly totalTimeoutMs: number;
+  /** Body bytes a second, at least, over each `rateWindowMs` from the headers on (0: no minimum). */
+  readonly minBytesPerSecond: number;
+  readonly rateWindowMs: number;
+}
+
+/**
+ * A compressed body is watched for its decoded size once this many wire bytes came: smaller ones are
+ * decoded only once, whole, and cannot hold more than the cap times the best ratio of their coding.
+ */
+const WATCH_DECODED_AFTER_BYTES = 64 * 1024;
 
 // How far a request got, which decides what a failure or the deadline is called.
 const QUEUED = 0;
@@ -10,9 +29,10 @@ const SENT = 1;
 const HEADERS = 2;
 
 /**
- * The undici dispatch handler of one fetch: collects status, raw headers and body chunks up to the cap,
- * and enforces the whole-fetch deadline and the caller's abort signal. One object per fetch, no closures
- * but the deadline callback; it also serves as the signal's event listener (`handleEvent`).
+ * The undici dispatch handler of one fetch: collects status, raw headers and body chunks up to the cap
+ * (a compressed body's decoded size included), and enforces the whole-fetch deadline, the minimum
+ * transfer rate and the caller's abort signal. One object per fetch, no closures but the timer
+ * callbacks; it also serves as the signal's event listener (`handleEvent`).
  */
 export class FetchHandler implements Dispatcher.DispatchHandler {
   status = 0;
@@ -33,20 +53,22 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
   #settled = false;
   #abortReason: unknown;
   #timer: TimerHandle | undefined;
+  #rateTimer: TimerHandle | undefined;
+  /** Wire bytes when the current rate window began. */
+  #windowStartBytes = 0;
+  #decodedWatch: DecodedSizeWatch | undefined;
 
   constructor(
     readonly url: string,
-    private readonly maxBodyBytes: number,
-    private readonly overflowIsError: boolean,
+    private readonly limits: FetchLimits,
     private readonly clock: Clock,
-    totalTimeoutMs: number,
     private readonly signal: AbortSignal | undefined,
   ) {
     this.promise = new Promise<FetchHandler>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    this.#timer = clock.setTimeout(this.#onDeadline, totalTimeoutMs);
+    this.#timer = clock.setTimeout(this.#onDeadline, limits.totalTimeoutMs);
     signal?.addEventListener("abort", this, { once: true });
   }
 
@@ -78,31 +100,24 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     this.rawHeaders = (controller.rawHeaders as Buffer[] | string[] | null | undefined) ?? null;
     this.contentType = single(headers["content-type"]);
     this.contentEncoding = single(headers["content-encoding"]);
+    if (this.limits.minBytesPerSecond > 0 && !this.#settled) {
+      this.#rateTimer = this.clock.setTimeout(this.#onRateWindow, this.limits.rateWindowMs);
+    }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.wireBytes += chunk.length;
     if (this.#settled) return;
-    const room = this.maxBodyBytes - this.size;
+    const room = this.limits.maxBodyBytes - this.size;
     if (chunk.length <= room) {
       this.chunks.push(chunk);
       this.size += chunk.length;
+      this.#watchDecodedSize(chunk);
       return;
     }
-    if (this.overflowIsError) {
-      this.#fail(
-        new UbiError(ErrorCode.BodyTooLarge, `${this.url}: body exceeds ${this.maxBodyBytes} bytes`),
-        true,
-        true,
-      );
-      return;
-    }
-    // Keep the prefix for the archive and stop reading: the connection is dropped, not drained.
     if (room > 0) this.chunks.push(chunk.subarray(0, room));
     this.size += room;
-    this.truncated = true;
-    this.#succeed();
-    controller.abort(new UbiError(ErrorCode.BodyTooLarge, "body cap reached (truncated)"));
+    this.#overflow(controller, `body exceeds ${this.limits.maxBodyBytes} bytes`);
   }
 
   onResponseEnd(): void {
@@ -112,6 +127,39 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     // undici has already failed the request; nothing to abort.
     this.#fail(error, true, false);
+  }
+
+  /**
+   * Past the cap: fails the fetch (`overflowIsError`), or keeps the prefix for the archive and stops
+   * reading — the connection is dropped, not drained.
+   */
+  #overflow(controller: Dispatcher.DispatchController, what: string): void {
+    if (this.limits.overflowIsError) {
+      this.#fail(new UbiError(ErrorCode.BodyTooLarge, `${this.url}: ${what}`), true, true);
+      return;
+    }
+    this.truncated = true;
+    this.#succeed();
+    controller.abort(new UbiError(ErrorCode.BodyTooLarge, "body cap reached (truncated)"));
+  }
+
+  #watchDecodedSize(chunk: Buffer): void {
+    if (this.#decodedWatch !== undefined) {
+      this.#decodedWatch.write(chunk);
+      return;
+    }
+    const encoding = this.contentEncoding;
+    if (
+      encoding === undefined ||
+      this.size < WATCH_DECODED_AFTER_BYTES ||
+      this.size - chunk.length >= WATCH_DECODED_AFTER_BYTES
+    )
+      return;
+    this.#decodedWatch = DecodedSizeWatch.start(encoding, this.chunks, this.limits.maxBodyBytes, () => {
+      const controller = this.#controller;
+      if (!this.#settled && controller !== null)
+        this.#overflow(controller, `decoded body exceeds ${this.limits.maxBodyBytes} bytes`);
+    });
   }
 
   /** The concatenated body (no copy when it arrived in one chunk). */
@@ -128,6 +176,24 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
           ? ErrorCode.HeadersTimeout
           : ErrorCode.BodyTimeout;
     this.#fail(new UbiError(code, `${this.url}: whole-fetch deadline exceeded`), true, true);
+  };
+
+  /** A rate window ended: too few bytes came in it, or the next window begins. */
+  readonly #onRateWindow = (): void => {
+    this.#rateTimer = undefined;
+    if (this.#settled) return;
+    const { minBytesPerSecond, rateWindowMs } = this.limits;
+    const came = this.wireBytes - this.#windowStartBytes;
+    if (came < (minBytesPerSecond * rateWindowMs) / 1000) {
+      const error = new UbiError(
+        ErrorCode.TooSlow,
+        `${this.url}: ${came} bytes in ${rateWindowMs} ms, under ${minBytesPerSecond} bytes/s`,
+      );
+      this.#fail(error, false, true);
+      return;
+    }
+    this.#windowStartBytes = this.wireBytes;
+    this.#rateTimer = this.clock.setTimeout(this.#onRateWindow, rateWindowMs);
   };
 
   #succeed(): void {
@@ -148,6 +214,8 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
   #settle(): void {
     this.#settled = true;
     if (this.#timer !== undefined) this.clock.clearTimeout(this.#timer);
+    if (this.#rateTimer !== undefined) this.clock.clearTimeout(this.#rateTimer);
+    this.#decodedWatch?.close();
     this.signal?.removeEventListener("abort", this);
   }
 }

@@ -21,6 +21,15 @@ export interface FetcherOptions {
   bodyIdleTimeoutMs?: number;
   /** Deadline for the whole fetch, from the call to the last body byte, ms. @default 60000 */
   totalTimeoutMs?: number;
+  /**
+   * Slow senders: a body that brings fewer than this many bytes a second over a whole
+   * `rateWindowMs` (from the response headers on) fails with `TooSlow`, so a server dripping a byte a
+   * second holds a worker for one window, not the whole-fetch deadline. 0 turns the check off.
+   * @default 1000
+   */
+  minBytesPerSecond?: number;
+  /** The window over which `minBytesPerSecond` is measured, ms. @default 10000 */
+  rateWindowMs?: number;
   /** Cap on the body, applied to the wire bytes and again to the decoded bytes. @default 10485760 (10 MiB) */
   maxBodyBytes?: number;
   /**
@@ -43,6 +52,11 @@ export interface FetcherDeps {
   clock?: Clock;
 }
 
+/** @default of {@link FetcherOptions.minBytesPerSecond}. */
+export const DEFAULT_MIN_BYTES_PER_SECOND = 1000;
+/** @default of {@link FetcherOptions.rateWindowMs}. */
+export const DEFAULT_RATE_WINDOW_MS = 10_000;
+
 const DEFAULT_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
 /**
@@ -58,6 +72,8 @@ export class Fetcher {
   readonly #totalTimeoutMs: number;
   readonly #maxBodyBytes: number;
   readonly #overflowIsError: boolean;
+  readonly #minBytesPerSecond: number;
+  readonly #rateWindowMs: number;
   readonly #ipByOrigin = new Map<string, string>();
 
   /** @throws UbiError InvalidArgument for an invalid option. */
@@ -75,6 +91,11 @@ export class Fetcher {
       invalidArgument(`bodyOverflow must be "truncate" or "error", got ${String(overflow)}`);
     }
     this.#overflowIsError = overflow === "error";
+    this.#minBytesPerSecond = options.minBytesPerSecond ?? DEFAULT_MIN_BYTES_PER_SECOND;
+    if (!(Number.isFinite(this.#minBytesPerSecond) && this.#minBytesPerSecond >= 0)) {
+      invalidArgument(`minBytesPerSecond must be a number >= 0, got ${options.minBytesPerSecond}`);
+    }
+    this.#rateWindowMs = positiveMs("rateWindowMs", options.rateWindowMs ?? DEFAULT_RATE_WINDOW_MS);
     this.#userAgent = headerValue(
       "userAgent",
       options.userAgent ?? "ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)",
@@ -131,10 +152,14 @@ export class Fetcher {
 
     const handler = new FetchHandler(
       url,
-      maxBodyBytes,
-      overflowIsError,
+      {
+        maxBodyBytes,
+        overflowIsError,
+        totalTimeoutMs: this.#totalTimeoutMs,
+        minBytesPerSecond: this.#minBytesPerSecond,
+        rateWindowMs: this.#rateWindowMs,
+      },
       this.#clock,
-      this.#totalTimeoutMs,
       signal,
     );
     const path = target.pathname + target.search;

@@ -1,7 +1,13 @@
 /** Fetching: undici-based fetcher, hosts-file and system DNS resolvers, and the `--allow-net` policy. */
 export { classifyFetchError } from "./fetch-errors.js";
 export type { FetchOptions, FetchResult } from "./fetch-result.js";
-export { Fetcher, type FetcherDeps, type FetcherOptions } from "./fetcher.js";
+export {
+  DEFAULT_MIN_BYTES_PER_SECOND,
+  DEFAULT_RATE_WINDOW_MS,
+  Fetcher,
+  type FetcherDeps,
+  type FetcherOptions,
+} from "./fetcher.js";
 export { HostsFileResolver } from "./hosts-file-resolver.js";
 export { NetPolicy, type NetPolicyOptions } from "./net-policy.js";
 export type { Resolver } from "./resolver.js";

@@ -188,6 +188,97 @@ describe("Fetcher: caps", () => {
   });
 });
 
+describe("Fetcher: a compressed body's decoded size", () => {
+  it("stops reading a gzip bomb from the socket once its decoded size reaches the cap", async () => {
+    const bomb = gzipSync(Buffer.alloc(256 * 1024 * 1024), { level: 1 });
+    const chunk = 8 * 1024;
+    let sent = 0;
+    let closedAt: number | undefined;
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Encoding": "gzip", "Content-Type": "text/html" });
+      // Slowly, so that the bytes read are what the fetcher asked for, not what the socket buffered.
+      const timer = setInterval(() => {
+        if (sent >= bomb.length) {
+          clearInterval(timer);
+          res.end();
+          return;
+        }
+        res.write(bomb.subarray(sent, sent + chunk));
+        sent += chunk;
+      }, 5);
+      res.on("close", () => {
+        clearInterval(timer);
+        closedAt = sent;
+      });
+    });
+    const cap = 1024 * 1024;
+    const r = await fetcher({ maxBodyBytes: cap }).fetch(url(s));
+    expect(r.truncated).toBe(true);
+    expect(r.body.length).toBe(cap);
+    expect(r.body.every((byte) => byte === 0)).toBe(true);
+    // Read a little past the point where the watch starts (64 KiB), nowhere near the whole bomb.
+    expect(r.rawBody.length).toBeLessThan(bomb.length / 2);
+    await expect.poll(() => closedAt).toBeDefined();
+    expect(closedAt).toBeLessThan(bomb.length / 2);
+  });
+
+  it("reads a large compressed page whole when it decodes within the cap", async () => {
+    const page = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `<p>${i * 7919}</p>`).join(""));
+    const packed = gzipSync(page, { level: 1 });
+    expect(packed.length).toBeGreaterThan(64 * 1024); // past the point where the watch starts
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Encoding": "gzip", "Content-Type": "text/html" });
+      res.end(packed);
+    });
+    const r = await fetcher({ maxBodyBytes: 2 * page.length }).fetch(url(s));
+    expect(r.truncated).toBe(false);
+    expect(r.body.equals(page)).toBe(true);
+  });
+});
+
+describe("Fetcher: slow senders", () => {
+  /** A server that writes `bytes` every `everyMs`, ending after `forMs` (never, by default). */
+  function dripping(bytes: number, everyMs: number, forMs = Number.POSITIVE_INFINITY) {
+    return serve((_req, res) => {
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      const started = Date.now();
+      const timer = setInterval(() => {
+        if (Date.now() - started >= forMs) {
+          clearInterval(timer);
+          res.end();
+        } else res.write("x".repeat(bytes));
+      }, everyMs);
+      res.on("close", () => clearInterval(timer));
+    });
+  }
+
+  it("fails with TooSlow when a whole window brings fewer than minBytesPerSecond", async () => {
+    const s = await dripping(1, 50); // 20 bytes/s, never idle for long
+    const started = Date.now();
+    const error = await fetcher({ minBytesPerSecond: 100, rateWindowMs: 300 })
+      .fetch(url(s))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: ErrorCode.TooSlow });
+    expect(String((error as Error).message)).toMatch(/bytes in 300 ms, under 100 bytes\/s/);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(1300);
+  });
+
+  it("lets a slow body through while each window brings enough", async () => {
+    const s = await dripping(50, 50, 900); // 1000 bytes/s for 0.9 s
+    const r = await fetcher({ minBytesPerSecond: 100, rateWindowMs: 300 }).fetch(url(s));
+    expect(r.status).toBe(200);
+    expect(r.body.length).toBeGreaterThan(500);
+  });
+
+  it("does not check the rate with minBytesPerSecond 0", async () => {
+    const s = await dripping(1, 50, 700);
+    const r = await fetcher({ minBytesPerSecond: 0, rateWindowMs: 300 }).fetch(url(s));
+    expect(r.body.length).toBeGreaterThan(5);
+  });
+});
+
 describe("Fetcher: timeouts and broken servers", () => {
   it("fails with HeadersTimeout when headers never come", async () => {
     const s = await serve(() => {});
@@ -264,6 +355,8 @@ describe("Fetcher: options and errors", () => {
       { maxBodyBytes: 1.5 },
       { userAgent: "a\r\nb" },
       { bodyOverflow: "drop" as "error" },
+      { minBytesPerSecond: -1 },
+      { rateWindowMs: 0 },
     ]) {
       expect(() => new Fetcher(bad, deps), JSON.stringify(bad)).toThrow(
         expect.objectContaining({ code: ErrorCode.InvalidArgument }),
