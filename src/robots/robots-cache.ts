@@ -7,6 +7,7 @@ import {
   type RobotsRulesInit,
   type RobotsSnapshot,
 } from "./robots-rules.js";
+import { decodeRobotsTxt } from "./robots-text.js";
 
 /** Options of {@link RobotsCache}. */
 export interface RobotsCacheOptions {
@@ -44,7 +45,6 @@ const ACCEPT = "text/plain,*/*;q=0.5";
 /** @default of {@link RobotsCacheOptions.maxCrawlDelayMs}: one day. */
 const DEFAULT_MAX_CRAWL_DELAY_MS = 86_400_000;
 const LF = 0x0a;
-const utf8 = new TextDecoder("utf-8"); // not fatal: malformed bytes become U+FFFD; strips a BOM
 
 /**
  * robots.txt per origin with RFC 9309 semantics: fetched once per origin while cached (concurrent callers
@@ -208,7 +208,7 @@ export class RobotsCache {
     };
   }
 
-  /** UTF-8, capped at `maxBytes`; a line cut by the cap is dropped rather than half-read. */
+  /** The text, capped at `maxBytes`; a line cut by the cap is dropped rather than half-read. */
   #decode(body: Buffer, truncated: boolean): string {
     let bytes = body;
     if (truncated || bytes.length > this.#maxBytes) {
@@ -216,7 +216,7 @@ export class RobotsCache {
       const lastLf = bytes.lastIndexOf(LF);
       if (lastLf !== -1) bytes = bytes.subarray(0, lastLf + 1);
     }
-    return utf8.decode(bytes);
+    return decodeRobotsTxt(bytes);
   }
 
   #store(origin: string, rules: RobotsRules): void {

@@ -1,5 +1,6 @@
 import robotsParserModule from "robots-parser";
 import { type ErrorCode, invalidArgument } from "../errors.js";
+import { normalizeRobotsText } from "./robots-text.js";
 
 // robots-parser is CommonJS and its .d.ts declares an ESM default export: under NodeNext the default import
 // is the parser function at runtime but is typed as the module object, hence the cast.
@@ -82,7 +83,7 @@ export class RobotsRules {
     this.#userAgent = matching.userAgent;
     if (init.status === "parsed") {
       this.#text = init.text ?? "";
-      this.#robot = robotsParser(`${init.origin}/robots.txt`, this.#text);
+      this.#robot = robotsParser(`${init.origin}/robots.txt`, normalizeRobotsText(this.#text));
       this.crawlDelayMs = clampDelay(this.#robot.getCrawlDelay(matching.userAgent), matching);
     }
   }
