@@ -15,6 +15,8 @@ export const ErrorCode = {
   AddressForbidden: "UBI_ERR_ADDRESS_FORBIDDEN",
   /** TCP connect did not complete in time. */
   ConnectTimeout: "UBI_ERR_CONNECT_TIMEOUT",
+  /** A TLS handshake failed: the server's certificate could not be verified, or TLS itself failed. */
+  TlsFailed: "UBI_ERR_TLS",
   /** The server refused or reset the connection. */
   ConnectFailed: "UBI_ERR_CONNECT_FAILED",
   /** Response headers did not arrive in time. */

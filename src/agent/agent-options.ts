@@ -54,6 +54,11 @@ export interface AgentOptions {
   readonly minBytesPerSecond: number;
   /** The window of `minBytesPerSecond`, ms. */
   readonly minRateWindowMs: number;
+  /**
+   * The CA certificates `https:` targets are verified against, replacing Node's default trust (see
+   * fetching/trust-store.ts: it already holds Node's, the system's and --ca-file's). Undefined: Node's.
+   */
+  readonly trustedCaPems?: readonly string[];
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }

@@ -213,6 +213,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         totalTimeoutMs: options.fetchTimeoutMs,
         minBytesPerSecond: options.minBytesPerSecond,
         rateWindowMs: options.minRateWindowMs,
+        ...(options.trustedCaPems === undefined ? {} : { trustedCaPems: options.trustedCaPems }),
       },
       { resolver, netPolicy, clock },
     );
@@ -290,6 +291,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         mustYield: () => scheduler?.isPaused === true,
         owns,
         blacklisted: (host) => blacklist.matches(host),
+        logger,
         ...(deps.cluster ? { admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch } : {}),
       },
     );

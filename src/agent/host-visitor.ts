@@ -1,8 +1,9 @@
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
-import { classifyFetchError } from "../fetching/index.js";
+import { classifyFetchError, failureReason } from "../fetching/index.js";
 import type { Frontier, IpGate, VisitOutcome, WaitReason } from "../frontier/index.js";
+import type { Logger } from "../logging/index.js";
 import { extractLinks } from "../parsing/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
@@ -64,6 +65,7 @@ export interface HostVisitorDeps {
   readonly mayFetch?: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
+  readonly logger: Logger;
 }
 
 /** Whether a host may be crawled now (0), or until when and why it waits. */
@@ -74,6 +76,12 @@ interface HostRuntime {
   ip?: string;
   /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
   dnsError?: ErrorCode;
+  /**
+   * Origins (`https://host[:port]`) whose TLS handshake failed this run: their URLs fail at once as
+   * `TlsFailed`, and are never fetched over plain HTTP instead. Per origin, since the host's `http:` URLs
+   * are not concerned.
+   */
+  tlsFailed?: Set<string>;
   nextFetchAtMs: number;
   /** Which delay set `nextFetchAtMs`: what the host is said to wait for when that wait is long. */
   pacedBy: PaceReason;
@@ -94,6 +102,13 @@ const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
   ErrorCode.ConnectTimeout,
   ErrorCode.HeadersTimeout,
 ]);
+/** Failures before any request reached the server: they do not count against a host's page limit. */
+const NO_REQUEST_FAILURES: ReadonlySet<ErrorCode> = new Set([
+  ErrorCode.DnsNotFound,
+  ErrorCode.AddressForbidden,
+  ErrorCode.TlsFailed,
+]);
+
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
 
@@ -184,13 +199,25 @@ export class HostVisitor {
           await frontier.commit();
           continue;
         }
+        const origin = originOf(entry.url);
+        if (state.tlsFailed?.has(origin)) {
+          this.fail(host, entry, ErrorCode.TlsFailed, 0);
+          await frontier.commit();
+          continue;
+        }
         const askedAtMs = this.deps.clock.now();
-        const rules = await this.deps.robots(originOf(entry.url));
+        const rules = await this.deps.robots(origin);
         if (rules.fetchedAtMs >= askedAtMs) {
           this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
           this.pace(state, rules, this.deps.clock.now() - askedAtMs);
+        }
+        if (rules.status === "unavailable" && rules.error === ErrorCode.TlsFailed) {
+          this.tlsFailedAt(host, state, origin, rules.reason);
+          this.fail(host, entry, ErrorCode.TlsFailed, 0, rules.reason);
+          await frontier.commit();
+          continue;
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
           // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
@@ -277,6 +304,7 @@ export class HostVisitor {
     }
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
+    let reason: string | undefined;
     const startedAtMs = clock.now();
     try {
       result = await this.deps.fetch(entry.url, signal);
@@ -286,6 +314,7 @@ export class HostVisitor {
         throw error;
       }
       failure = classifyFetchError(error);
+      reason = failureReason(error);
     } finally {
       release();
       this.pace(state, rules, clock.now() - startedAtMs);
@@ -307,7 +336,8 @@ export class HostVisitor {
         return { untilMs: retryAtMs, reason: "retry" };
       }
       if (RETRIED_FAILURES.has(code)) state.failedInARow++;
-      this.fail(host, entry, code, clock.now() - startedAtMs);
+      if (code === ErrorCode.TlsFailed) this.tlsFailedAt(host, state, originOf(entry.url), reason);
+      this.fail(host, entry, code, clock.now() - startedAtMs, reason);
       await frontier.commit();
       return undefined;
     }
@@ -458,16 +488,44 @@ export class HostVisitor {
     this.deps.frontier.complete(host, entry, { done: false, counted: false });
   }
 
-  private fail(host: string, entry: StoredQueueEntry, code: ErrorCode, durationMs: number): void {
+  /**
+   * `origin`'s TLS handshake failed (its certificate could not be verified, or TLS itself failed): its
+   * queued URLs fail at once from now on, and the operator is told why, once per origin.
+   */
+  private tlsFailedAt(host: string, state: HostRuntime, origin: string, reason: string | undefined): void {
+    state.tlsFailed ??= new Set();
+    if (state.tlsFailed.has(origin)) return;
+    state.tlsFailed.add(origin);
+    this.deps.logger.warn(
+      { event: "tls-failed", host, origin, reason },
+      `${origin}: TLS failed (${reason ?? "no reason given"}); its URLs fail as ${ErrorCode.TlsFailed}, never fetched over plain HTTP`,
+    );
+  }
+
+  private fail(
+    host: string,
+    entry: StoredQueueEntry,
+    code: ErrorCode,
+    durationMs: number,
+    reason?: string,
+  ): void {
     this.deps.stats.recordError(code);
-    this.deps.archive.log(this.failureEntry(entry, code, durationMs));
+    this.deps.archive.log(this.failureEntry(entry, code, durationMs, reason));
     // Failed for good: done, so no later owner of the host (nor a copy queued again) tries it again.
-    const counted = code !== ErrorCode.DnsNotFound && code !== ErrorCode.AddressForbidden;
+    // A URL no request went out for does not count against the host's page limit.
+    const counted = !NO_REQUEST_FAILURES.has(code);
     this.deps.frontier.complete(host, entry, { done: true, counted });
   }
 
-  private failureEntry(entry: StoredQueueEntry, code: ErrorCode, durationMs: number): CrawlLogInput {
+  /** A crawl log line for a failure; `reason` is the failure in words, when known. */
+  private failureEntry(
+    entry: StoredQueueEntry,
+    code: ErrorCode,
+    durationMs: number,
+    reason?: string,
+  ): CrawlLogInput {
     return {
+      ...(reason === undefined ? {} : { reason }),
       ts: new Date(this.deps.clock.now()).toISOString(),
       url: entry.url,
       status: 0,

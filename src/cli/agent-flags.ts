@@ -121,6 +121,11 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.fetchTimeoutMs,
     min: 100,
   },
+  "ca-file": {
+    type: "strings",
+    help: "also trust the CA certificates in this PEM file for https: targets (besides Node's, the system's and NODE_EXTRA_CA_CERTS); a target whose certificate fails verification is never fetched, and fails as UBI_ERR_TLS",
+    placeholder: "FILE",
+  },
   "min-bytes-per-s": {
     type: "integer",
     help: "abort a body that brings fewer bytes a second than this over a whole --min-rate-window-ms (a server dripping bytes holds a worker for one window; 0: never)",

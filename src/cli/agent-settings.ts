@@ -8,7 +8,7 @@ import {
   readTokenFile,
 } from "../console/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { NetPolicy } from "../fetching/index.js";
+import { NetPolicy, readCaFiles, trustedCertificates } from "../fetching/index.js";
 import type { LogFormat, Logger, LogLevel } from "../logging/index.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
@@ -49,6 +49,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
   const seeds = acceptSeeds(await readSeeds(flags.seeds), flags.seeds, (line) =>
     logger.warn({ event: "seeds-skipped" }, line),
   );
+  const trusted = await trustedCertificates(await readCaFiles(flags["ca-file"]), process.env);
   const options: AgentOptions = {
     id: flags.id,
     dataDir: flags.data,
@@ -73,6 +74,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     minBytesPerSecond: flags["min-bytes-per-s"],
     minRateWindowMs: flags["min-rate-window-ms"],
     progress,
+    ...(trusted === undefined ? {} : { trustedCaPems: trusted }),
   };
   const cluster = await clusterOptions(flags);
   validateAgentOptions(options);

@@ -166,6 +166,11 @@ function explain(errorClass: string, count: number, hostsFile: string | undefine
     case ErrorCode.HeadersTimeout:
     case ErrorCode.BodyTimeout:
       return what("with no answer in time", "raise --fetch-timeout-ms for a slow server");
+    case ErrorCode.TlsFailed:
+      return what(
+        "on https: whose certificate could not be verified (see the tls-failed records for why)",
+        "trust the CA that signed it with --ca-file FILE (or NODE_EXTRA_CA_CERTS)",
+      );
     case ErrorCode.TooSlow:
       return what("sent slower than --min-bytes-per-s", "lower --min-bytes-per-s for a slow server");
     case "robots_unavailable":

@@ -1,6 +1,13 @@
 import { writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
-import { computeTruth, startTestWeb } from "../testweb/index.js";
+import {
+  computeTruth,
+  createTestWebCertificates,
+  startTestWeb,
+  TEST_WEB_CA_FILE,
+  TEST_WEB_SCHEMES,
+} from "../testweb/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 
 const TESTWEB_FLAGS = {
@@ -37,6 +44,17 @@ const TESTWEB_FLAGS = {
     help: "crawler User-Agent the truth assumes",
     default: AGENT_DEFAULTS.userAgent,
   },
+  scheme: {
+    type: "string",
+    help: "serve every host over http or https (with a throwaway CA, see --ca-out)",
+    default: "http",
+    choices: TEST_WEB_SCHEMES,
+  },
+  "ca-out": {
+    type: "string",
+    help: `with --scheme https: write the CA certificate here, for agents' --ca-file (default: ${TEST_WEB_CA_FILE} next to --hosts-file, or here)`,
+    placeholder: "FILE",
+  },
   "served-log": {
     type: "string",
     help: "append one line per request served to this file",
@@ -46,8 +64,8 @@ const TESTWEB_FLAGS = {
 
 const USAGE =
   "ubicrawl testweb [--hosts N] [--pages N] [--hosts-file FILE] [--seeds-file FILE] [--truth FILE]";
-const DESCRIPTION = `Serves the built-in synthetic web on loopback: each host on its own 127.1.x.y address (a few
-share one), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
+const DESCRIPTION = `Serves the built-in synthetic web on loopback (HTTP, or HTTPS with --scheme https): each host on
+its own 127.1.x.y address (a few share one), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
 files and a crawler trap. Content is generated from the URL and the seed, never stored. Runs until
 SIGINT/SIGTERM and then prints what it served.`;
 
@@ -58,13 +76,22 @@ export async function testwebCommand(argv: string[]): Promise<number> {
     process.stdout.write(formatHelp(USAGE, DESCRIPTION, TESTWEB_FLAGS));
     return 0;
   }
-  const web = await startTestWeb({
-    seed: flags.seed,
-    hosts: flags.hosts,
-    pages: flags.pages,
-    port: flags.port,
-    ...(flags["served-log"] === undefined ? {} : { servedLogPath: flags["served-log"] }),
-  });
+  const caPath =
+    flags["ca-out"] ??
+    join(flags["hosts-file"] === undefined ? "." : dirname(flags["hosts-file"]), TEST_WEB_CA_FILE);
+  const web = await startTestWeb(
+    {
+      seed: flags.seed,
+      hosts: flags.hosts,
+      pages: flags.pages,
+      port: flags.port,
+      scheme: flags.scheme,
+      ...(flags["served-log"] === undefined ? {} : { servedLogPath: flags["served-log"] }),
+    },
+    (model) => createTestWebCertificates(model, caPath),
+  );
+  if (flags.scheme === "https")
+    process.stderr.write(`test web CA certificate: ${caPath} (give it to agents as --ca-file)\n`);
   try {
     if (flags["hosts-file"] !== undefined) await web.writeHostsFile(flags["hosts-file"]);
     if (flags["seeds-file"] !== undefined) await writeFile(flags["seeds-file"], `${web.seeds.join("\n")}\n`);

@@ -53,11 +53,33 @@ export function classifyFetchError(error: unknown, afterHeaders = false): ErrorC
   if (CONNECT_CODES.has(code)) return afterHeaders ? ErrorCode.ProtocolError : ErrorCode.ConnectFailed;
   // llhttp parse errors (HPE_*), header overflow, content-length mismatch: the server broke HTTP.
   if (code.startsWith("HPE_") || code.startsWith("UND_ERR_")) return ErrorCode.ProtocolError;
-  // TLS handshake and certificate failures happen while connecting.
-  if (code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || code.includes("CERT")) {
-    return ErrorCode.ConnectFailed;
-  }
+  if (isTlsFailure(code)) return ErrorCode.TlsFailed;
   return afterHeaders ? ErrorCode.ProtocolError : ErrorCode.ConnectFailed;
+}
+
+/** OpenSSL's certificate verification results that name neither CERT nor a TLS/SSL prefix. */
+const VERIFY_CODES = new Set(["HOSTNAME_MISMATCH", "INVALID_CA", "PATH_LENGTH_EXCEEDED", "INVALID_PURPOSE"]);
+
+/**
+ * A TLS handshake or certificate failure (Node's ERR_TLS_*, OpenSSL's ERR_SSL_* and its X509 verify
+ * results such as UNABLE_TO_VERIFY_LEAF_SIGNATURE or CERT_HAS_EXPIRED): retrying cannot help, and the
+ * URL is never fetched over plain HTTP instead.
+ */
+function isTlsFailure(code: string): boolean {
+  return (
+    code.startsWith("ERR_TLS_") ||
+    code.startsWith("ERR_SSL_") ||
+    code.startsWith("UNABLE_TO_") ||
+    code.includes("CERT") ||
+    VERIFY_CODES.has(code)
+  );
+}
+
+/** Why a fetch failed, in the words of the innermost error (e.g. "self-signed certificate in certificate chain"). */
+export function failureReason(error: unknown): string {
+  let inner = error;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  return inner instanceof Error ? inner.message : String(inner);
 }
 
 /** Wraps `error` as a {@link UbiError} with its classified code and the original as `cause`. */

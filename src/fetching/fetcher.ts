@@ -1,3 +1,4 @@
+import { createSecureContext } from "node:tls";
 import { Agent } from "undici";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
@@ -30,6 +31,11 @@ export interface FetcherOptions {
   minBytesPerSecond?: number;
   /** The window over which `minBytesPerSecond` is measured, ms. @default 10000 */
   rateWindowMs?: number;
+  /**
+   * The CA certificates (PEM) `https:` targets are verified against, instead of Node's default trust.
+   * Verification is never turned off. @default Node's default trust
+   */
+  trustedCaPems?: readonly string[];
   /** Cap on the body, applied to the wire bytes and again to the decoded bytes. @default 10485760 (10 MiB) */
   maxBodyBytes?: number;
   /**
@@ -107,13 +113,23 @@ export class Fetcher {
     this.#clock = deps.clock ?? systemClock;
 
     const ipByOrigin = this.#ipByOrigin;
+    // One TLS context for every connection: parsing hundreds of CA certificates per handshake is not free.
+    const secureContext =
+      options.trustedCaPems === undefined
+        ? undefined
+        : createSecureContext({ ca: [...options.trustedCaPems] });
     this.#agent = new Agent({
       connections: 1, // politeness is per host anyway; one socket per origin, reused
       pipelining: 1,
       connectTimeout: connectTimeoutMs,
       headersTimeout: headersTimeoutMs,
       bodyTimeout: bodyIdleTimeoutMs,
-      connect: guardedConnector(deps.resolver, deps.netPolicy, connectTimeoutMs, ipByOrigin),
+      connect: guardedConnector(
+        deps.resolver,
+        deps.netPolicy,
+        { timeout: connectTimeoutMs, secureContext },
+        ipByOrigin,
+      ),
     });
     const forget = (origin: URL) => {
       ipByOrigin.delete(origin.origin);

@@ -1,3 +1,4 @@
+import type { SecureContext } from "node:tls";
 import { buildConnector } from "undici";
 import type { NetPolicy } from "./net-policy.js";
 import { ipLiteral, type Resolver } from "./resolver.js";
@@ -10,10 +11,11 @@ import { ipLiteral, type Resolver } from "./resolver.js";
 export function guardedConnector(
   resolver: Resolver,
   netPolicy: NetPolicy,
-  connectTimeoutMs: number,
+  connectOptions: { readonly timeout: number; readonly secureContext: SecureContext | undefined },
   ipByOrigin: Map<string, string>,
 ): buildConnector.connector {
-  const connect = buildConnector({ timeout: connectTimeoutMs });
+  const { timeout, secureContext } = connectOptions;
+  const connect = buildConnector(secureContext === undefined ? { timeout } : { timeout, secureContext });
   return (options, callback) => {
     const hostname = options.hostname;
     resolver.resolve(hostname).then(

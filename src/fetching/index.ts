@@ -1,5 +1,5 @@
 /** Fetching: undici-based fetcher, hosts-file and system DNS resolvers, and the `--allow-net` policy. */
-export { classifyFetchError } from "./fetch-errors.js";
+export { classifyFetchError, failureReason } from "./fetch-errors.js";
 export type { FetchOptions, FetchResult } from "./fetch-result.js";
 export {
   DEFAULT_MIN_BYTES_PER_SECOND,
@@ -12,3 +12,4 @@ export { HostsFileResolver } from "./hosts-file-resolver.js";
 export { NetPolicy, type NetPolicyOptions } from "./net-policy.js";
 export type { Resolver } from "./resolver.js";
 export { SystemResolver, type SystemResolverDeps, type SystemResolverOptions } from "./system-resolver.js";
+export { readCaFiles, trustedCertificates } from "./trust-store.js";

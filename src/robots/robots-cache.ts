@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, invalidArgument, isUbiError, UbiError } from "../errors.js";
-import { classifyFetchError, type Fetcher } from "../fetching/index.js";
+import { classifyFetchError, type Fetcher, failureReason } from "../fetching/index.js";
 import {
   type RobotsMatching,
   RobotsRules,
@@ -157,7 +157,7 @@ export class RobotsCache {
         result = await this.#fetcher.fetch(url, { accept: ACCEPT, maxBodyBytes: this.#maxBytes });
       } catch (error) {
         const code = isUbiError(error) ? error.code : classifyFetchError(error);
-        return this.#unavailable(origin, code, undefined);
+        return { ...this.#unavailable(origin, code, undefined), reason: failureReason(error) };
       }
       const status = result.status;
       if (status >= 200 && status < 300) {

@@ -31,6 +31,8 @@ export interface RobotsSnapshot {
   expiresAtMs: number;
   retryAtMs?: number;
   error?: ErrorCode;
+  /** For `unavailable` after a failed fetch: the failure in words (e.g. the certificate problem). */
+  reason?: string;
   /** HTTP status of the last response in the chain, when there was one. */
   httpStatus?: number;
   /** The robots.txt text as parsed (already capped), for `parsed` only. */
@@ -45,6 +47,7 @@ export interface RobotsRulesInit {
   expiresAtMs: number;
   retryAtMs?: number;
   error?: ErrorCode;
+  reason?: string;
   httpStatus?: number;
   text?: string;
 }
@@ -65,6 +68,8 @@ export class RobotsRules {
   readonly retryAtMs: number | undefined;
   /** For `unavailable` after a failed fetch: why. */
   readonly error: ErrorCode | undefined;
+  /** For `unavailable` after a failed fetch: the failure in words. */
+  readonly reason: string | undefined;
   /** HTTP status of the last response, when one came. */
   readonly httpStatus: number | undefined;
   readonly #text: string | undefined;
@@ -79,6 +84,7 @@ export class RobotsRules {
     this.expiresAtMs = init.expiresAtMs;
     this.retryAtMs = init.retryAtMs;
     this.error = init.error;
+    this.reason = init.reason;
     this.httpStatus = init.httpStatus;
     this.#userAgent = matching.userAgent;
     if (init.status === "parsed") {
@@ -99,7 +105,8 @@ export class RobotsRules {
       (s.status !== "parsed" && s.status !== "allow-all" && s.status !== "unavailable") ||
       typeof s.fetchedAtMs !== "number" ||
       typeof s.expiresAtMs !== "number" ||
-      (s.text !== undefined && typeof s.text !== "string")
+      (s.text !== undefined && typeof s.text !== "string") ||
+      (s.reason !== undefined && typeof s.reason !== "string")
     ) {
       invalidArgument("not a robots snapshot");
     }
@@ -127,6 +134,7 @@ export class RobotsRules {
     };
     if (this.retryAtMs !== undefined) snapshot.retryAtMs = this.retryAtMs;
     if (this.error !== undefined) snapshot.error = this.error;
+    if (this.reason !== undefined) snapshot.reason = this.reason;
     if (this.httpStatus !== undefined) snapshot.httpStatus = this.httpStatus;
     if (this.#text !== undefined) snapshot.text = this.#text;
     return snapshot;

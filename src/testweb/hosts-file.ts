@@ -1,4 +1,4 @@
-import type { WebModel } from "./model.js";
+import { hostOrigin, type WebModel } from "./model.js";
 
 /** The distinct loopback addresses of the web's hosts, in host order (one listener each). */
 export function listenAddresses(model: WebModel): string[] {
@@ -14,5 +14,5 @@ export function hostsFileText(model: WebModel): string {
 
 /** The seed URLs: home pages of {@link WebModel.seedHosts}, from which the whole web is reachable. */
 export function seedUrls(model: WebModel, port: number): string[] {
-  return model.seedHosts.map((index) => `http://${model.hosts[index]?.name}:${port}/`);
+  return model.seedHosts.map((index) => `${hostOrigin(model, model.hosts[index]?.name ?? "", port)}/`);
 }

@@ -1,8 +1,9 @@
 /**
- * The built-in test web: a deterministic synthetic web served over HTTP on loopback (127.1.x.y),
+ * The built-in test web: a deterministic synthetic web served over HTTP or HTTPS on loopback (127.1.x.y),
  * its hosts file, a recorder of what it served, and the ground truth a correct crawler must fetch.
  */
 
+export { createTestWebCertificates, TEST_WEB_CA_FILE } from "./certificates.js";
 export {
   CONTROL_LABEL,
   controlPaths,
@@ -21,10 +22,16 @@ export {
   TRAP_HOST_NAME,
   type WebModel,
 } from "./model.js";
-export { type ResolvedTestWebOptions, resolveTestWebOptions, type TestWebOptions } from "./options.js";
+export {
+  type ResolvedTestWebOptions,
+  resolveTestWebOptions,
+  TEST_WEB_SCHEMES,
+  type TestWebOptions,
+  type TestWebScheme,
+} from "./options.js";
 export { ServedRecorder, type ServedRecorderOptions, type ServedRequest } from "./recorder.js";
 export { respond, type TestWebResponse } from "./responses.js";
 export { ROBOTS_AGENT_TOKEN } from "./robots-txt.js";
-export { type RunningTestWeb, startTestWeb } from "./server.js";
+export { type RunningTestWeb, startTestWeb, type TestWebTls, type TestWebTlsProvider } from "./server.js";
 export { computeTruth, type Truth, type TruthLimits } from "./truth.js";
 export { canonicalTarget } from "./url-space.js";

@@ -61,6 +61,12 @@ export interface WebModel {
   readonly text: TextPool;
 }
 
+/** `scheme://name:port` of a host of `model` (the scheme upper-cased with `upper`, as some links write it). */
+export function hostOrigin(model: WebModel, name: string, port: number, upper = false): string {
+  const origin = `${model.options.scheme}://${name}:${port}`;
+  return upper ? origin.toUpperCase() : origin;
+}
+
 /** Domain of every host name. */
 export const DOMAIN = "ubi.test";
 /** Name of the calendar trap host. */

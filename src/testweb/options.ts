@@ -48,11 +48,22 @@ export interface TestWebOptions {
    */
   responseDelayMs?: number;
   /**
+   * Scheme of every host: `https` serves TLS with the certificate given to `startTestWeb` (see
+   * testweb/certificates.ts), and every absolute link and redirect says `https:`.
+   * @default "http"
+   */
+  scheme?: TestWebScheme;
+  /**
    * Append one line per served request to this file (`timeMs status ip url`), for other processes.
    * @default undefined (no log)
    */
   servedLogPath?: string;
 }
+
+/** The schemes the test web serves. */
+export const TEST_WEB_SCHEMES = ["http", "https"] as const;
+/** One of {@link TEST_WEB_SCHEMES}. */
+export type TestWebScheme = (typeof TEST_WEB_SCHEMES)[number];
 
 /** {@link TestWebOptions} with defaults applied and values checked. */
 export interface ResolvedTestWebOptions {
@@ -65,6 +76,7 @@ export interface ResolvedTestWebOptions {
   readonly maxArticlesPerHost: number;
   readonly linksPerPage: number;
   readonly responseDelayMs: number;
+  readonly scheme: TestWebScheme;
   readonly servedLogPath: string | undefined;
 }
 
@@ -102,6 +114,14 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     maxArticlesPerHost,
     linksPerPage: integerIn("linksPerPage", options.linksPerPage ?? 20, 4, 200),
     responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
+    scheme: schemeOf(options.scheme ?? "http"),
     servedLogPath: options.servedLogPath,
   };
+}
+
+function schemeOf(value: string): TestWebScheme {
+  if (!(TEST_WEB_SCHEMES as readonly string[]).includes(value)) {
+    invalidArgument(`testweb: scheme must be http or https, got ${value}`);
+  }
+  return value as TestWebScheme;
 }

@@ -1,5 +1,5 @@
 import { forEachLink, pageTraits, Role } from "./links.js";
-import type { HostInfo, WebModel } from "./model.js";
+import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
 import { hash4 } from "./prng.js";
 import { PARAGRAPH_COUNT } from "./text-pool.js";
 import { Kind, kindOf, pathOf, trapPathOf } from "./url-space.js";
@@ -60,29 +60,29 @@ function percentEncodeOne(target: string, hash: number): string {
   return `${target.slice(0, at)}%${hash % 2 === 0 ? hex : hex.toUpperCase()}${target.slice(at + 1)}`;
 }
 
-function origin(name: string, port: number, upper: boolean): string {
-  return upper ? `HTTP://${name.toUpperCase()}:${port}` : `http://${name}:${port}`;
+function origin(ctx: PageContext, name: string, upper: boolean): string {
+  return hostOrigin(ctx.model, name, ctx.port, upper);
 }
 
 /** The href of a link from the page in `ctx` to (`targetHost`, `targetId`). */
 function hrefFor(ctx: PageContext, targetHost: number, targetId: number, slot: number, role: Role): string {
   const { model, port } = ctx;
   const form = hash4(model.seed ^ FORM_SALT, ctx.host.salt, ctx.id, slot * 8 + role);
-  if (targetHost < 0) return `${origin(model.goneHosts[-1 - targetHost] as string, port, form % 4 === 0)}/`;
+  if (targetHost < 0) return `${origin(ctx, model.goneHosts[-1 - targetHost] as string, form % 4 === 0)}/`;
   const target = model.hosts[targetHost] as HostInfo;
   const path = (target.kind === "trap" ? trapPathOf(targetId) : pathOf(target, targetId)) as string;
   if (targetHost !== ctx.host.index) {
     const variant = form % 3;
     if (variant === 2) return `//${target.name}:${port}${path}`;
-    return origin(target.name, port, variant === 1) + path;
+    return origin(ctx, target.name, variant === 1) + path;
   }
   if (role === Role.Nav || role === Role.Partner) return path;
   if (role === Role.Pager) return path.slice(path.indexOf("?"));
   switch (form % 10) {
     case 1:
-      return origin(target.name, port, false) + path;
+      return origin(ctx, target.name, false) + path;
     case 2:
-      return origin(target.name, port, true) + path;
+      return origin(ctx, target.name, true) + path;
     case 3:
       return relativeReference(ctx.baseDir, path);
     case 4: {
@@ -220,7 +220,7 @@ export function renderHtml(model: WebModel, port: number, hostIndex: number, id:
     head.push(`<meta name="robots" content="${content.filter((x) => x !== "").join(", ")}">\n`);
   }
   if (traits.baseSection >= 0) {
-    const base = h % 2 === 0 ? `http://${host.name}:${port}${baseDir}` : baseDir;
+    const base = h % 2 === 0 ? `${hostOrigin(model, host.name, port)}${baseDir}` : baseDir;
     head.push(`<base href="${base}">\n`);
   }
   head.push('<link rel="stylesheet" href="/static/site.css">\n</head>\n');

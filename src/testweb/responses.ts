@@ -1,5 +1,5 @@
 import { redirectHops, redirectStatus, redirectTarget } from "./links.js";
-import type { HostInfo, WebModel } from "./model.js";
+import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
 import { hash4 } from "./prng.js";
 import { renderHtml, renderNotFound } from "./render.js";
 import { robotsAnswer } from "./robots-txt.js";
@@ -35,10 +35,10 @@ function mediaBody(model: WebModel, host: HostInfo, k: number): Uint8Array {
 
 /** Absolute or root-relative `Location` for a redirect's final target. */
 function locationOf(model: WebModel, port: number, from: HostInfo, host: number, id: number): string {
-  if (host < 0) return `http://${model.goneHosts[-1 - host]}:${port}/`;
+  if (host < 0) return `${hostOrigin(model, model.goneHosts[-1 - host] as string, port)}/`;
   const target = model.hosts[host] as HostInfo;
   const path = pathOf(target, id) as string;
-  return host === from.index ? path : `http://${target.name}:${port}${path}`;
+  return host === from.index ? path : `${hostOrigin(model, target.name, port)}${path}`;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { ErrorCode, UbiError } from "../errors.js";
+import { createServer as createTlsServer } from "node:https";
+import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
 import { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
-import { buildModel, type WebModel } from "./model.js";
+import { buildModel, hostOrigin, type WebModel } from "./model.js";
 import type { TestWebOptions } from "./options.js";
 import { ServedRecorder } from "./recorder.js";
 import { respond } from "./responses.js";
@@ -25,6 +26,15 @@ export interface RunningTestWeb {
   /** Closes every listener and connection and the served log; idempotent. */
   stop(): Promise<void>;
 }
+
+/** The certificate and key an `https` test web serves (one certificate naming every host). */
+export interface TestWebTls {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** What serves the requests: plain HTTP or TLS. */
+type ServerFactory = (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
 
 /** Attempts at finding a port free on every address when the port is picked automatically. */
 const LISTEN_ATTEMPTS = 20;
@@ -60,10 +70,11 @@ async function listenEverywhere(
   addresses: readonly string[],
   requestedPort: number,
   handler: (req: IncomingMessage, res: ServerResponse) => void,
+  serve: ServerFactory,
 ): Promise<{ servers: Server[]; port: number }> {
   let lastError: unknown;
   for (let attempt = 0; attempt < LISTEN_ATTEMPTS; attempt++) {
-    const servers = addresses.map(() => createServer(handler));
+    const servers = addresses.map(() => serve(handler));
     try {
       await listen(servers[0] as Server, requestedPort, addresses[0] as string);
       const address = (servers[0] as Server).address();
@@ -84,9 +95,24 @@ async function listenEverywhere(
   });
 }
 
-/** Builds the web for `options` and serves it on loopback (127.1.x.y, never 127.0.0.1 or 0.0.0.0). */
-export async function startTestWeb(options: TestWebOptions = {}): Promise<RunningTestWeb> {
+/** Makes the certificate an `https` web serves, once its hosts are known (see certificates.ts). */
+export type TestWebTlsProvider = (model: WebModel) => Promise<TestWebTls>;
+
+/**
+ * Builds the web for `options` and serves it on loopback (127.1.x.y, never 127.0.0.1 or 0.0.0.0); an
+ * `https` web serves the certificate `tls` makes for it.
+ */
+export async function startTestWeb(
+  options: TestWebOptions = {},
+  tls?: TestWebTlsProvider,
+): Promise<RunningTestWeb> {
   const model = buildModel(options);
+  let serve: ServerFactory = (handler) => createServer(handler);
+  if (model.options.scheme === "https") {
+    if (tls === undefined) invalidArgument("testweb: an https web needs a certificate");
+    const { certPem, keyPem } = await tls(model);
+    serve = (handler) => createTlsServer({ cert: certPem, key: keyPem }, handler);
+  }
   const { responseDelayMs, servedLogPath } = model.options;
   const recorder = new ServedRecorder({ servedLogPath });
   let port = 0;
@@ -97,7 +123,7 @@ export async function startTestWeb(options: TestWebOptions = {}): Promise<Runnin
     const local = (req.socket.localAddress ?? "").replace(/^::ffff:/, "");
     const name = (req.headers.host ?? local).toLowerCase().replace(/:\d+$/, "");
     const rawTarget = req.url ?? "/";
-    const served = recorder.begin(name, local, `http://${name}:${port}${rawTarget}`);
+    const served = recorder.begin(name, local, `${hostOrigin(model, name, port)}${rawTarget}`);
     res.once("close", () => recorder.end(served, res.statusCode));
     const answer = () => {
       if (res.destroyed) return;
@@ -133,7 +159,7 @@ export async function startTestWeb(options: TestWebOptions = {}): Promise<Runnin
     else answer();
   };
 
-  const listening = await listenEverywhere(listenAddresses(model), model.options.port, handler);
+  const listening = await listenEverywhere(listenAddresses(model), model.options.port, handler, serve);
   port = listening.port;
   let stopped: Promise<void> | undefined;
 

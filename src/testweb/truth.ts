@@ -1,7 +1,7 @@
 import robotsParserModule from "robots-parser";
 import { invalidArgument } from "../errors.js";
 import { forEachLink, isMetaNofollow, redirectHops, redirectTarget } from "./links.js";
-import type { HostInfo, WebModel } from "./model.js";
+import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
 import { robotsAnswer } from "./robots-txt.js";
 import {
   idOfPath,
@@ -49,11 +49,11 @@ const robotsParser: RobotsParser =
 /** Robots verdict for one host. */
 type RobotsCheck = (path: string) => boolean;
 
-function robotsCheck(host: HostInfo, port: number, userAgent: string): RobotsCheck {
+function robotsCheck(model: WebModel, host: HostInfo, port: number, userAgent: string): RobotsCheck {
   const answer = robotsAnswer(host);
   if (answer.status >= 500) return () => false;
   if (answer.status >= 400) return () => true;
-  const origin = `http://${host.name}:${port}`;
+  const origin = hostOrigin(model, host.name, port);
   const robots = robotsParser(`${origin}/robots.txt`, answer.body);
   return (path) => robots.isAllowed(origin + path, userAgent) !== false;
 }
@@ -113,7 +113,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
   const allowed = (h: number, path: string): boolean => {
     let check = robots[h];
     if (check === undefined) {
-      check = robotsCheck(hosts[h] as HostInfo, port, limits.userAgent);
+      check = robotsCheck(model, hosts[h] as HostInfo, port, limits.userAgent);
       robots[h] = check;
     }
     return check(path);
@@ -133,13 +133,14 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
       return;
     }
     fetched[h] = (fetched[h] as number) + 1;
-    urls.push(`http://${host.name}:${port}${path}`);
+    urls.push(`${hostOrigin(model, host.name, port)}${path}`);
     queueHost.push(h);
     queueId.push(id);
     queueDepth.push(depth);
   };
 
-  for (const seed of seeds ?? model.seedHosts.map((h) => `http://${hosts[h]?.name}:${port}/`)) {
+  for (const seed of seeds ??
+    model.seedHosts.map((h) => `${hostOrigin(model, hosts[h]?.name ?? "", port)}/`)) {
     const url = new URL(seed);
     const h = model.hostIndexByName.get(url.hostname) ?? -1;
     if (h < 0) {
@@ -156,7 +157,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
       oddSeen.add(`${h} ${path}`);
       if (allowed(h, path)) {
         fetched[h] = (fetched[h] as number) + 1;
-        urls.push(`http://${host.name}:${port}${path}`);
+        urls.push(`${hostOrigin(model, host.name, port)}${path}`);
       } else robotsDisallowed++;
     }
   }

@@ -17,10 +17,12 @@ import { type CrawlLogEntry, readCrawlLog } from "../../src/storage/index.js";
 import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import {
   computeTruth,
+  createTestWebCertificates,
   type RunningTestWeb,
   type ServedRecorder,
   type ServedRequest,
   startTestWeb,
+  TEST_WEB_CA_FILE,
   type TestWebOptions,
   type Truth,
   type TruthLimits,
@@ -198,6 +200,8 @@ export interface WebFixture {
   readonly dir: string;
   readonly hostsFile: string;
   readonly seedsFile: string;
+  /** The CA certificate of an `https` web (written only for one), for agents' `--ca-file`. */
+  readonly caFile: string;
   /** The truth for the agents' limits (defaults: the agent's defaults). */
   truth(limits?: Partial<TruthLimits>, seeds?: string[]): Truth;
   /** Stops the web, kills every agent still running and removes the temp dir. Idempotent. */
@@ -209,7 +213,9 @@ export async function startWebFixture(options: TestWebOptions = {}): Promise<Web
   const dir = await mkdtemp(join(tmpdir(), "ubicrawl-e2e-"));
   let web: RunningTestWeb;
   try {
-    web = await startTestWeb(options);
+    web = await startTestWeb(options, (model) =>
+      createTestWebCertificates(model, join(dir, TEST_WEB_CA_FILE)),
+    );
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;
@@ -224,6 +230,7 @@ export async function startWebFixture(options: TestWebOptions = {}): Promise<Web
     dir,
     hostsFile,
     seedsFile,
+    caFile: join(dir, TEST_WEB_CA_FILE),
     truth: (limits = {}, seeds) =>
       computeTruth(
         web.model,

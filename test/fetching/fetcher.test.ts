@@ -6,6 +6,7 @@ import {
   classifyFetchError,
   Fetcher,
   type FetcherOptions,
+  failureReason,
   HostsFileResolver,
   NetPolicy,
 } from "../../src/fetching/index.js";
@@ -389,5 +390,22 @@ describe("Fetcher: options and errors", () => {
     expect(classifyFetchError(Object.assign(new Error("d"), { code: "ENOTFOUND" }))).toBe(
       ErrorCode.DnsNotFound,
     );
+    for (const code of [
+      "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      "SELF_SIGNED_CERT_IN_CHAIN",
+      "DEPTH_ZERO_SELF_SIGNED_CERT",
+      "CERT_HAS_EXPIRED",
+      "ERR_TLS_CERT_ALTNAME_INVALID",
+      "ERR_SSL_WRONG_VERSION_NUMBER",
+      "HOSTNAME_MISMATCH",
+    ]) {
+      expect(classifyFetchError(Object.assign(new Error("tls"), { code })), code).toBe(ErrorCode.TlsFailed);
+    }
+  });
+
+  it("gives a failure's reason in the words of its innermost cause", () => {
+    const inner = new Error("unable to verify the first certificate");
+    expect(failureReason(new Error("fetch https://x/: failed", { cause: inner }))).toBe(inner.message);
+    expect(failureReason("plain")).toBe("plain");
   });
 });
