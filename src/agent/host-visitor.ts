@@ -1,17 +1,19 @@
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
-import { classifyFetchError, failureReason } from "../fetching/index.js";
+import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
 import type { Frontier, IpGate, VisitOutcome, WaitReason } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
-import { extractLinks } from "../parsing/index.js";
 import type { RobotsRules } from "../robots/index.js";
-import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
-import { hostnameOf, normalizeUrl, originOf } from "../url/index.js";
+import type { StoredQueueEntry } from "../storage/index.js";
+import { hostnameOf, originOf } from "../url/index.js";
+import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
+import { HostPace } from "./host-pace.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
-import { backOff, easeOff, PUSH_BACK_STATUSES, retryAfterMs } from "./server-push-back.js";
+import { followLinks } from "./page-links.js";
+import { PUSH_BACK_STATUSES } from "./server-push-back.js";
 
 /** Politeness and trap limits of host visits. */
 export interface HostVisitOptions {
@@ -82,11 +84,8 @@ interface HostRuntime {
    * are not concerned.
    */
   tlsFailed?: Set<string>;
-  nextFetchAtMs: number;
-  /** Which delay set `nextFetchAtMs`: what the host is said to wait for when that wait is long. */
-  pacedBy: PaceReason;
-  /** The delay the server's 429/503 answers added (AIMD, see server-push-back.ts), ms. */
-  backoffMs: number;
+  /** When the next request may start, and why (this agent's delay, Crawl-delay, a server's push-back). */
+  readonly pace: HostPace;
   robotsAttempts: number;
   /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
   failedInARow: number;
@@ -112,19 +111,8 @@ const NO_REQUEST_FAILURES: ReadonlySet<ErrorCode> = new Set([
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
 
-/**
- * A host whose next request is due later than this parks (its worker slot goes to another host)
- * instead of sleeping in its visit: a Crawl-delay of minutes must not hold one of the agent's workers.
- */
-const PARK_LONGER_WAITS_MS = 2_000;
-
-/** What paces a host's requests: this agent's own delay, the site's Crawl-delay, or a server's 429/503. */
-type PaceReason = Extract<WaitReason, "polite" | "crawl-delay" | "throttled">;
-
 /** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
 const FAILING_HOST_STREAK = 2;
-
-const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
 
 /**
  * One worker's visit of one host, breadth-first: takes the host's queued URLs in order, checks
@@ -211,7 +199,7 @@ export class HostVisitor {
           this.deps.stats.recordRobots(rules.status);
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
-          this.pace(state, rules, this.deps.clock.now() - askedAtMs);
+          this.paceAfter(state, rules, askedAtMs);
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.TlsFailed) {
           this.tlsFailedAt(host, state, origin, rules.reason);
@@ -276,15 +264,17 @@ export class HostVisitor {
     signal: AbortSignal,
   ): Promise<{ untilMs: number; reason: WaitReason } | undefined> {
     const { clock, frontier } = this.deps;
-    if (state.nextFetchAtMs - clock.now() > PARK_LONGER_WAITS_MS) {
+    const longWait = state.pace.longWait(clock.now());
+    if (longWait !== undefined) {
       // A long wait (a Crawl-delay of minutes, a server's Retry-After): the host parks, freeing its slot.
       frontier.putBack(host, entry);
-      return { untilMs: state.nextFetchAtMs, reason: state.pacedBy };
+      return longWait;
     }
     let release: () => void;
     try {
       // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
-      for (let wait = state.nextFetchAtMs - clock.now(); wait > 0; wait = state.nextFetchAtMs - clock.now()) {
+      const { pace } = state;
+      for (let wait = pace.nextFetchAtMs - clock.now(); wait > 0; wait = pace.nextFetchAtMs - clock.now()) {
         await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
         if (this.deps.mustYield() || !this.mayFetch(host)) break;
       }
@@ -317,7 +307,7 @@ export class HostVisitor {
       reason = failureReason(error);
     } finally {
       release();
-      this.pace(state, rules, clock.now() - startedAtMs);
+      this.paceAfter(state, rules, startedAtMs);
     }
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;
@@ -327,7 +317,7 @@ export class HostVisitor {
         // Logged as an attempt, not counted as a failure: the URL waits at the head of its queue, its
         // attempts kept with it (a restart or the host's next owner go on counting).
         this.deps.archive.log({
-          ...this.failureEntry(entry, code, clock.now() - startedAtMs),
+          ...failureLogEntry(entry, code, clock.now(), clock.now() - startedAtMs),
           willRetry: true,
         });
         this.deps.stats.fetchRetries++;
@@ -348,7 +338,7 @@ export class HostVisitor {
       if (attempts < this.options.maxFetchAttempts)
         return this.pushedBack(host, entry, result, state, attempts);
     } else {
-      state.backoffMs = easeOff(state.backoffMs);
+      state.pace.answered();
     }
     try {
       await this.deps.archive.writeResponse(result);
@@ -357,34 +347,25 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
-    const links = this.followLinks(host, entry, result);
+    const links = followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
     this.deps.stats.recordFetch(result.wireBytes, result.status);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
     // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
     if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
-    this.deps.archive.log(this.logEntry(entry, result, links));
+    this.deps.archive.log(pageLogEntry(entry, result, links));
     frontier.complete(host, entry, { done: true, counted: true });
     await frontier.commit();
     return undefined;
   }
 
-  /**
-   * Sets when the host's next request may start, after one that took `tookMs` and just ended: the
-   * longest of this agent's delay (--delay-ms, --delay-factor times `tookMs`), the site's Crawl-delay
-   * and the back-off its 429/503 answers added; never sooner than a wait already set.
-   */
-  private pace(state: HostRuntime, rules: RobotsRules, tookMs: number): void {
-    const delays: [number, PaceReason][] = [
-      [Math.max(this.delayMs, this.options.delayFactor * tookMs), "polite"],
-      [rules.crawlDelayMs ?? 0, "crawl-delay"],
-      [state.backoffMs, "throttled"],
-    ];
-    const [waitMs, reason] = delays.reduce((longest, delay) => (delay[0] > longest[0] ? delay : longest));
-    const atMs = this.deps.clock.now() + waitMs;
-    if (atMs >= state.nextFetchAtMs) {
-      state.nextFetchAtMs = atMs;
-      state.pacedBy = reason;
-    }
+  /** A request to the host (robots.txt or a page) that started at `startedAtMs` just ended. */
+  private paceAfter(state: HostRuntime, rules: RobotsRules, startedAtMs: number): void {
+    const now = this.deps.clock.now();
+    state.pace.afterRequest(now, now - startedAtMs, {
+      delayMs: this.delayMs,
+      delayFactor: this.options.delayFactor,
+      crawlDelayMs: rules.crawlDelayMs,
+    });
   }
 
   /**
@@ -400,16 +381,13 @@ export class HostVisitor {
     attempts: number,
   ): Promise<{ untilMs: number; reason: "throttled" }> {
     const { clock, frontier } = this.deps;
-    const now = clock.now();
-    state.backoffMs = backOff(state.backoffMs, this.delayMs);
-    const asked = retryAfterMs(headerValue(result.responseHeaders, "retry-after"), now) ?? 0;
-    state.nextFetchAtMs = Math.max(state.nextFetchAtMs, now + state.backoffMs, now + asked);
-    state.pacedBy = "throttled";
-    this.deps.archive.log({ ...this.logEntry(entry, result, 0), willRetry: true });
+    const retryAfter = responseHeader(result, "retry-after");
+    const untilMs = state.pace.pushedBack(clock.now(), this.delayMs, retryAfter);
+    this.deps.archive.log({ ...pageLogEntry(entry, result, 0), willRetry: true });
     this.deps.stats.fetchRetries++;
     frontier.retryLater(host, entry, attempts);
     await frontier.commit();
-    return { untilMs: state.nextFetchAtMs, reason: "throttled" };
+    return { untilMs, reason: "throttled" };
   }
 
   /**
@@ -421,35 +399,7 @@ export class HostVisitor {
     if (!RETRIED_FAILURES.has(code) || state.failedInARow >= FAILING_HOST_STREAK) return undefined;
     if (attempts >= this.options.maxFetchAttempts) return undefined;
     const waitMs = this.options.fetchRetryMs * 2 ** (attempts - 1);
-    return Math.max(this.deps.clock.now() + waitMs, state.nextFetchAtMs);
-  }
-
-  /** Routes the links of a fetched page (or its redirect target); returns how many were found. */
-  private followLinks(host: string, entry: StoredQueueEntry, result: FetchResult): number {
-    const { router, stats } = this.deps;
-    if (result.status >= 300 && result.status < 400) {
-      const location = headerValue(result.responseHeaders, "location");
-      const target = location === undefined ? null : normalizeUrl(location, entry.url);
-      if (target === null) return 0;
-      router.route(target, entry.depth, host);
-      return 1;
-    }
-    if (result.status < 200 || result.status >= 300 || !HTML_TYPES.has(result.contentType)) return 0;
-    const page = extractLinks(result.body, entry.url, {
-      maxLinks: this.options.maxLinksPerPage,
-      userAgentToken: this.options.userAgentToken,
-      // The Content-Type charset outranks a <meta> one; without it windows-1252 or Shift_JIS links break.
-      ...(result.charset === undefined ? {} : { transportCharset: result.charset }),
-    });
-    stats.linksFound += page.links.length;
-    for (const link of page.links) {
-      if (page.nofollow || link.nofollow) {
-        stats.recordDrop("nofollow");
-        continue;
-      }
-      router.route(link.url, entry.depth, host);
-    }
-    return page.links.length;
+    return Math.max(this.deps.clock.now() + waitMs, state.pace.nextFetchAtMs);
   }
 
   /** Resolves the host's address once per run; false when it cannot be resolved or reached. */
@@ -480,7 +430,11 @@ export class HostVisitor {
   private waitForRobotsRetry(state: HostRuntime, rules: RobotsRules): VisitOutcome {
     const now = this.deps.clock.now();
     const retryAtMs = rules.retryAtMs ?? now + 60_000;
-    return { kind: "parked", untilMs: Math.max(retryAtMs, state.nextFetchAtMs, now + 1), reason: "robots" };
+    return {
+      kind: "parked",
+      untilMs: Math.max(retryAtMs, state.pace.nextFetchAtMs, now + 1),
+      reason: "robots",
+    };
   }
 
   private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {
@@ -510,60 +464,19 @@ export class HostVisitor {
     reason?: string,
   ): void {
     this.deps.stats.recordError(code);
-    this.deps.archive.log(this.failureEntry(entry, code, durationMs, reason));
+    this.deps.archive.log(failureLogEntry(entry, code, this.deps.clock.now(), durationMs, reason));
     // Failed for good: done, so no later owner of the host (nor a copy queued again) tries it again.
     // A URL no request went out for does not count against the host's page limit.
     const counted = !NO_REQUEST_FAILURES.has(code);
     this.deps.frontier.complete(host, entry, { done: true, counted });
   }
 
-  /** A crawl log line for a failure; `reason` is the failure in words, when known. */
-  private failureEntry(
-    entry: StoredQueueEntry,
-    code: ErrorCode,
-    durationMs: number,
-    reason?: string,
-  ): CrawlLogInput {
-    return {
-      ...(reason === undefined ? {} : { reason }),
-      ts: new Date(this.deps.clock.now()).toISOString(),
-      url: entry.url,
-      status: 0,
-      bytes: 0,
-      contentType: "",
-      links: 0,
-      durationMs,
-      depth: entry.depth,
-      error: code,
-    };
-  }
-
-  private logEntry(entry: StoredQueueEntry, result: FetchResult, links: number): CrawlLogInput {
-    const cut = result.truncated ? { error: ErrorCode.BodyTooLarge, truncated: true } : {};
-    return {
-      ts: new Date(result.startedAtMs).toISOString(),
-      url: entry.url,
-      status: result.status,
-      bytes: result.wireBytes,
-      contentType: result.contentType,
-      links,
-      durationMs: result.durationMs,
-      depth: entry.depth,
-      ...cut,
-    };
-  }
-
   private runtimeOf(host: string): HostRuntime {
     let state = this.runtime.get(host);
     if (!state) {
-      state = { nextFetchAtMs: 0, pacedBy: "polite", backoffMs: 0, robotsAttempts: 0, failedInARow: 0 };
+      state = { pace: new HostPace(), robotsAttempts: 0, failedInARow: 0 };
       this.runtime.set(host, state);
     }
     return state;
   }
-}
-
-function headerValue(headers: readonly (readonly [string, string])[], name: string): string | undefined {
-  for (const [key, value] of headers) if (key.toLowerCase() === name) return value;
-  return undefined;
 }

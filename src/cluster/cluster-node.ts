@@ -156,6 +156,11 @@ export class ClusterNode {
       clock,
       current: () => ownership.assignment,
       build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
+      onEnded: (id) =>
+        logger.info(
+          { event: "takeover-grace-ended", peer: id },
+          `agent ${id} did not come back within --takeover-delay-ms: its hosts are crawled by their new owners`,
+        ),
     });
     const peers = new PeerClientPool({ security: options.security });
     const tenure = new CrawlTenure();

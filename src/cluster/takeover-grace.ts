@@ -11,6 +11,8 @@ export interface TakeoverGraceDeps {
   readonly current: () => Assignment;
   /** Builds the assignment of `agents` (the current one plus a crashed agent). */
   readonly build: (agents: readonly AgentSpec[]) => Assignment;
+  /** Told when the grace of crashed agent `id` ran out (noticed the next time held hosts are asked about). */
+  readonly onEnded?: (id: string) => void;
 }
 
 interface Crash {
@@ -71,7 +73,11 @@ export class TakeoverGrace {
 
   private expire(): void {
     const now = this.deps.clock.now();
-    for (const [id, crash] of this.crashes) if (now >= crash.atMs + this.delayMs) this.crashes.delete(id);
+    for (const [id, crash] of this.crashes) {
+      if (now < crash.atMs + this.delayMs) continue;
+      this.crashes.delete(id);
+      this.deps.onEnded?.(id);
+    }
   }
 
   /** Owner of `host` if the crashed agent were alive in the current view (contravariance: it or the same). */

@@ -45,3 +45,13 @@ export interface FetchResult {
   /** Time from start to the full body (decoded), ms. */
   durationMs: number;
 }
+
+/** The first value of response header `name` (any case) of `result`, or undefined. */
+export function responseHeader(
+  result: Pick<FetchResult, "responseHeaders">,
+  name: string,
+): string | undefined {
+  const lower = name.toLowerCase();
+  for (const [key, value] of result.responseHeaders) if (key.toLowerCase() === lower) return value;
+  return undefined;
+}

@@ -1,6 +1,6 @@
 /** Fetching: undici-based fetcher, hosts-file and system DNS resolvers, and the `--allow-net` policy. */
 export { classifyFetchError, failureReason } from "./fetch-errors.js";
-export type { FetchOptions, FetchResult } from "./fetch-result.js";
+export { type FetchOptions, type FetchResult, responseHeader } from "./fetch-result.js";
 export {
   DEFAULT_MIN_BYTES_PER_SECOND,
   DEFAULT_RATE_WINDOW_MS,

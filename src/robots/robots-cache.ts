@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, invalidArgument, isUbiError, UbiError } from "../errors.js";
-import { classifyFetchError, type Fetcher, failureReason } from "../fetching/index.js";
+import { classifyFetchError, type Fetcher, failureReason, responseHeader } from "../fetching/index.js";
 import {
   type RobotsMatching,
   RobotsRules,
@@ -164,7 +164,7 @@ export class RobotsCache {
         return this.#valid(origin, "parsed", status, this.#decode(result.body, result.truncated));
       }
       if (status >= 300 && status < 400) {
-        const location = headerOf(result.responseHeaders, "location");
+        const location = responseHeader(result, "location");
         if (location === undefined || hop >= this.#maxRedirects) {
           return this.#unavailable(origin, ErrorCode.TooManyRedirects, status);
         }
@@ -240,11 +240,6 @@ function originOf(origin: string): string {
     throw new UbiError(ErrorCode.InvalidUrl, `not an http(s) origin: ${origin}`);
   }
   return url.origin;
-}
-
-function headerOf(headers: readonly [string, string][], lowerName: string): string | undefined {
-  for (const [name, value] of headers) if (name.toLowerCase() === lowerName) return value;
-  return undefined;
 }
 
 function nonNegative(name: string, value: number): number {

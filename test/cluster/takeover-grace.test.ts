@@ -20,16 +20,18 @@ function setUp(delayMs = DELAY_MS) {
   const ownership = new Ownership("a", 1, REPLICAS, hasher);
   ownership.update(["a", "b", "c"].map((id) => ({ id, capacity: 1 })));
   const before = ownership.assignment;
+  const ended: string[] = [];
   const grace = new TakeoverGrace(delayMs, {
     clock,
     current: () => ownership.assignment,
     build: (agents) => Assignment.build(agents, { replicasPerUnit: REPLICAS }, hasher),
+    onEnded: (id) => ended.push(id),
   });
-  return { clock, ownership, before, grace };
+  return { clock, ownership, before, grace, ended };
 }
 
 it("holds exactly the hosts this agent inherits from a crashed agent, until the delay has passed", () => {
-  const { clock, ownership, before, grace } = setUp();
+  const { clock, ownership, before, grace, ended } = setUp();
   ownership.update(["a", "c"].map((id) => ({ id, capacity: 1 })));
   grace.noteCrashed({ id: "b", capacity: 1 });
   const inherited = HOSTS.filter((host) => before.ownerOf(host) === "b" && ownership.ownerOf(host) === "a");
@@ -43,9 +45,12 @@ it("holds exactly the hosts this agent inherits from a crashed agent, until the 
 
   clock.advance(DELAY_MS - 1);
   expect(grace.heldUntilMs(inherited[0] as string)).toBe(deadline);
+  expect(ended).toEqual([]);
   clock.advance(1);
   for (const host of inherited) expect(grace.heldUntilMs(host)).toBe(0);
   expect(grace.heldFor).toEqual([]);
+  // The end is told once, for the operator's log.
+  expect(ended).toEqual(["b"]);
 });
 
 it("releases the hold when the crashed agent comes back, and holds nothing with a delay of 0", () => {

@@ -1,0 +1,41 @@
+import { ErrorCode } from "../errors.js";
+import type { FetchResult } from "../fetching/index.js";
+import type { CrawlLogInput, QueuedUrl } from "../storage/index.js";
+
+/** The crawl log line of a fetch that got an answer (`links` found in it). */
+export function pageLogEntry(entry: QueuedUrl, result: FetchResult, links: number): CrawlLogInput {
+  const cut = result.truncated ? { error: ErrorCode.BodyTooLarge, truncated: true } : {};
+  return {
+    ts: new Date(result.startedAtMs).toISOString(),
+    url: entry.url,
+    status: result.status,
+    bytes: result.wireBytes,
+    contentType: result.contentType,
+    links,
+    durationMs: result.durationMs,
+    depth: entry.depth,
+    ...cut,
+  };
+}
+
+/** The crawl log line of a fetch that failed with `code` at `atMs`; `reason` says why in words, when known. */
+export function failureLogEntry(
+  entry: QueuedUrl,
+  code: ErrorCode,
+  atMs: number,
+  durationMs: number,
+  reason?: string,
+): CrawlLogInput {
+  return {
+    ...(reason === undefined ? {} : { reason }),
+    ts: new Date(atMs).toISOString(),
+    url: entry.url,
+    status: 0,
+    bytes: 0,
+    contentType: "",
+    links: 0,
+    durationMs,
+    depth: entry.depth,
+    error: code,
+  };
+}
