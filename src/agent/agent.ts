@@ -29,6 +29,7 @@ import { type BlacklistEntry, type BlacklistMerge, checkPattern, HostBlacklist }
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
+import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
@@ -286,6 +287,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         ipGate,
         archive,
         router,
+        sitemaps: new SitemapReader({ maxSitemapsPerHost: DEFAULT_MAX_SITEMAPS_PER_HOST }, { router, stats }),
         stats,
         clock,
         mustYield: () => scheduler?.isPaused === true,

@@ -2,10 +2,15 @@ import { ErrorCode } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import type { CrawlLogInput, QueuedUrl } from "../storage/index.js";
 
-/** The crawl log line of a fetch that got an answer (`links` found in it). */
+/**
+ * The crawl log line of a fetch that got an answer (`links` found in it, or entries for a sitemap);
+ * a sitemap is marked so, and a page's sitemap `lastmod` is kept.
+ */
 export function pageLogEntry(entry: QueuedUrl, result: FetchResult, links: number): CrawlLogInput {
   const cut = result.truncated ? { error: ErrorCode.BodyTooLarge, truncated: true } : {};
   return {
+    ...(entry.sitemap ? { sitemap: true } : {}),
+    ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
     ts: new Date(result.startedAtMs).toISOString(),
     url: entry.url,
     status: result.status,

@@ -18,7 +18,9 @@ export type DropReason =
   | "nofollow"
   | "abandoned"
   | "blacklisted"
-  | "fetched-before";
+  | "fetched-before"
+  | "sitemap-elsewhere"
+  | "sitemap-limit";
 
 /** The counters of a crawl as kept durably (the store's `stats` metadata), so a restart goes on counting. */
 export interface CrawlCounters {

@@ -14,6 +14,7 @@ import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
 import { followLinks } from "./page-links.js";
 import { PUSH_BACK_STATUSES } from "./server-push-back.js";
+import type { SitemapReader } from "./sitemap-reader.js";
 
 /** Politeness and trap limits of host visits. */
 export interface HostVisitOptions {
@@ -48,6 +49,8 @@ export interface HostVisitorDeps {
   readonly ipGate: IpGate;
   readonly archive: PageArchive;
   readonly router: LinkRouter;
+  /** Queues the sitemaps robots.txt lists, and reads the fetched ones. */
+  readonly sitemaps: SitemapReader;
   readonly stats: CrawlStats;
   readonly clock: Clock;
   /** True when visits should hand back their slot now (pause, stop). */
@@ -200,6 +203,7 @@ export class HostVisitor {
           this.deps.saveRobots(rules);
           // robots.txt was just requested from this host: that request counts for politeness too.
           this.paceAfter(state, rules, askedAtMs);
+          this.deps.sitemaps.queueListed(host, rules);
         }
         if (rules.status === "unavailable" && rules.error === ErrorCode.TlsFailed) {
           this.tlsFailedAt(host, state, origin, rules.reason);
@@ -347,7 +351,9 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       throw error;
     }
-    const links = followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
+    const links = entry.sitemap
+      ? await this.deps.sitemaps.read(host, entry, result)
+      : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
     this.deps.stats.recordFetch(result.wireBytes, result.status);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
     // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.

@@ -1,4 +1,5 @@
 import type { Frontier } from "../frontier/index.js";
+import type { QueueExtras } from "../storage/index.js";
 import { hostKey, inScope } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
@@ -50,21 +51,32 @@ export class LinkRouter {
    * Routes canonical `url` found on a page (or redirect) of `fromHost` at `fromDepth`; seeds pass
    * `fromHost` undefined. Depth is per host: 0 when the link crosses hosts, the parent's + 1 otherwise.
    */
-  route(url: string, fromDepth: number, fromHost: string | undefined): void {
+  route(url: string, fromDepth: number, fromHost: string | undefined, extras: QueueExtras = {}): void {
     const host = hostKey(url);
     const depth = host === fromHost ? fromDepth + 1 : 0;
-    this.dispatch(url, depth, host, true);
+    this.dispatch(url, depth, host, true, 0, extras);
   }
 
   /**
    * Routes `url` of `host` at a depth already computed: URLs received from peers, sent again after a
    * crash or a failed batch. These go to another agent even when this one handed them away before.
    */
-  routeAt(url: string, depth: number, host: string, attempts = 0): void {
-    this.dispatch(url, depth, host, false, attempts);
+  routeAt(url: string, depth: number, host: string, attempts = 0, extras: QueueExtras = {}): void {
+    this.dispatch(url, depth, host, false, attempts, extras);
   }
 
-  private dispatch(url: string, depth: number, host: string, found: boolean, attempts = 0): void {
+  /**
+   * `extras` (a sitemap mark, a lastmod) stay with URLs this agent queues; URLs sent to another agent
+   * go without them (the URL exchange carries URL, depth and attempts only).
+   */
+  private dispatch(
+    url: string,
+    depth: number,
+    host: string,
+    found: boolean,
+    attempts: number,
+    extras: QueueExtras,
+  ): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
       // Not marked seen: a shallower path may still bring it in.
@@ -77,7 +89,7 @@ export class LinkRouter {
     }
     const owner = this.deps.ownership().ownerOf(host);
     if (owner === this.deps.selfId || this.deps.exchange === undefined) {
-      this.deps.frontier.add(url, depth, host, attempts);
+      this.deps.frontier.add(url, depth, host, attempts, extras);
     } else if (found) {
       this.deps.exchange.offer(owner, url, depth, host);
     } else {

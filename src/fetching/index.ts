@@ -1,4 +1,5 @@
 /** Fetching: undici-based fetcher, hosts-file and system DNS resolvers, and the `--allow-net` policy. */
+export { decodeBody } from "./decode.js";
 export { classifyFetchError, failureReason } from "./fetch-errors.js";
 export { type FetchOptions, type FetchResult, responseHeader } from "./fetch-result.js";
 export {

@@ -1,5 +1,12 @@
 import { ErrorCode, UbiError } from "../errors.js";
-import type { GroupCommit, HostRecord, QueuedUrl, StateStore, StoredQueueEntry } from "../storage/index.js";
+import type {
+  GroupCommit,
+  HostRecord,
+  QueuedUrl,
+  QueueExtras,
+  StateStore,
+  StoredQueueEntry,
+} from "../storage/index.js";
 import type { UrlFingerprinter } from "../url/index.js";
 import { HostQueue } from "./host-queue.js";
 import { HostTable } from "./host-table.js";
@@ -191,10 +198,10 @@ export class Frontier {
   }
 
   /**
-   * Queues `url` (canonical, of `host`) unless it was seen before; returns true when queued.
-   * Durable at the next {@link commit}.
+   * Queues `url` (canonical, of `host`) unless it was seen before, with its failed `attempts` and
+   * `extras` (a sitemap mark, a lastmod); returns true when queued. Durable at the next {@link commit}.
    */
-  add(url: string, depth: number, host: string, attempts = 0): boolean {
+  add(url: string, depth: number, host: string, attempts = 0, extras: QueueExtras = {}): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) {
       this.committer.add({ kind: "seen", fingerprint });
@@ -207,7 +214,7 @@ export class Frontier {
     } else {
       return false;
     }
-    this.enqueue(host, attempts > 0 ? { url, depth, attempts } : { url, depth });
+    this.enqueue(host, { url, depth, ...(attempts > 0 ? { attempts } : {}), ...extras });
     return true;
   }
 
@@ -339,7 +346,7 @@ export class Frontier {
       kind: "enqueue",
       host,
       seq: entry.seq,
-      entry: { url: entry.url, depth: entry.depth, attempts },
+      entry: { ...toQueuedUrl(entry), attempts },
     });
     this.putBack(host, updated);
   }
@@ -487,9 +494,8 @@ export class Frontier {
   }
 }
 
-/** A stored entry without its sequence number (attempts kept when there were any). */
+/** A stored entry without its sequence number (attempts, sitemap mark and lastmod kept when set). */
 function toQueuedUrl(entry: StoredQueueEntry): QueuedUrl {
-  return entry.attempts
-    ? { url: entry.url, depth: entry.depth, attempts: entry.attempts }
-    : { url: entry.url, depth: entry.depth };
+  const { seq: _seq, ...queued } = entry;
+  return queued;
 }

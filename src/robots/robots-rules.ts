@@ -60,6 +60,8 @@ export class RobotsRules {
   readonly status: RobotsStatus;
   /** Crawl-delay for our product token (or `*`), clamped, ms; `undefined` when none is given. */
   readonly crawlDelayMs: number | undefined;
+  /** The `Sitemap:` URLs of the file, as written (any group, any host), in order; none unless parsed. */
+  readonly sitemaps: readonly string[];
   /** When the robots.txt answer (or failure) was received, ms since the epoch. */
   readonly fetchedAtMs: number;
   /** When these rules must be fetched again, ms since the epoch. */
@@ -91,6 +93,12 @@ export class RobotsRules {
       this.#text = init.text ?? "";
       this.#robot = robotsParser(`${init.origin}/robots.txt`, normalizeRobotsText(this.#text));
       this.crawlDelayMs = clampDelay(this.#robot.getCrawlDelay(matching.userAgent), matching);
+      this.sitemaps = this.#robot
+        .getSitemaps()
+        .map((url) => url.trim())
+        .filter((url) => url !== "");
+    } else {
+      this.sitemaps = [];
     }
   }
 

@@ -15,6 +15,7 @@ export { GroupCommit } from "./group-commit.js";
 export {
   type HostRecord,
   type QueuedUrl,
+  type QueueExtras,
   type StateOp,
   StateStore,
   type StoredQueueEntry,

@@ -23,7 +23,14 @@ export interface QueuedUrl {
    * so the limit holds across restarts and hand-overs to other agents. Absent: none.
    */
   readonly attempts?: number;
+  /** A sitemap file to read (its URLs are queued), not a page. Absent: a page. */
+  readonly sitemap?: true;
+  /** The `<lastmod>` a sitemap gave the page, as written, kept for recrawls. */
+  readonly lastmod?: string;
 }
+
+/** What a queued URL carries besides its URL and depth. */
+export type QueueExtras = Pick<QueuedUrl, "sitemap" | "lastmod">;
 
 /** One queue entry as stored: its sequence number within the host's queue and the URL. */
 export interface StoredQueueEntry extends QueuedUrl {
@@ -92,18 +99,28 @@ function fingerprintKey(fingerprint: bigint): string {
   return fingerprint.toString(16).padStart(16, "0");
 }
 
-/** `depth[,attempts]\turl`: entries written before attempts were kept have no `,attempts`. */
+/**
+ * `depth[,attempts][,s][,m=lastmod]\turl`: entries written before attempts, sitemaps or lastmod were
+ * kept have only what they had (`depth\turl` at the least). A lastmod never holds a comma or a tab.
+ */
 function encodeEntry(entry: QueuedUrl): string {
-  const attempts = entry.attempts ?? 0;
-  return attempts > 0 ? `${entry.depth},${attempts}\t${entry.url}` : `${entry.depth}\t${entry.url}`;
+  let head = String(entry.depth);
+  if ((entry.attempts ?? 0) > 0) head += `,${entry.attempts}`;
+  if (entry.sitemap) head += ",s";
+  if (entry.lastmod !== undefined) head += `,m=${entry.lastmod.replace(/[,\t]/g, " ")}`;
+  return `${head}\t${entry.url}`;
 }
 
 function decodeEntry(value: string): QueuedUrl {
   const tab = value.indexOf("\t");
-  const comma = value.lastIndexOf(",", tab);
-  const url = value.slice(tab + 1);
-  if (comma < 0) return { depth: Number(value.slice(0, tab)), url };
-  return { depth: Number(value.slice(0, comma)), url, attempts: Number(value.slice(comma + 1, tab)) };
+  const [depth, ...fields] = value.slice(0, tab).split(",");
+  let entry: QueuedUrl = { depth: Number(depth), url: value.slice(tab + 1) };
+  for (const field of fields) {
+    if (field === "s") entry = { ...entry, sitemap: true };
+    else if (field.startsWith("m=")) entry = { ...entry, lastmod: field.slice(2) };
+    else entry = { ...entry, attempts: Number(field) };
+  }
+  return entry;
 }
 
 /**

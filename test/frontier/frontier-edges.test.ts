@@ -162,6 +162,30 @@ describe("Frontier entries with failed attempts", () => {
     expect(await takeAll(e.frontier, "rt.test")).toEqual(urlsOf("rt.test", 1, 3));
   });
 
+  it("keeps a sitemap mark and a lastmod with the entry, through a retry and a restart", async () => {
+    const e = await setUp();
+    e.frontier.add("http://sm.test/sitemap.xml", 0, "sm.test", 0, { sitemap: true });
+    e.frontier.add("http://sm.test/page", 1, "sm.test", 0, { lastmod: "2026-11-27T10:00:00+00:00" });
+    const sitemap = await mustTake(e.frontier, "sm.test");
+    expect(sitemap).toStrictEqual({ seq: 0, url: "http://sm.test/sitemap.xml", depth: 0, sitemap: true });
+    e.frontier.retryLater("sm.test", sitemap, 1);
+    await e.frontier.commit();
+    await e.reopen();
+    expect(await mustTake(e.frontier, "sm.test")).toStrictEqual({
+      seq: 0,
+      url: "http://sm.test/sitemap.xml",
+      depth: 0,
+      attempts: 1,
+      sitemap: true,
+    });
+    expect(await mustTake(e.frontier, "sm.test")).toStrictEqual({
+      seq: 1,
+      url: "http://sm.test/page",
+      depth: 1,
+      lastmod: "2026-11-27T10:00:00+00:00",
+    });
+  });
+
   it("hands each drained URL to handOff as its dequeue is recorded, attempts included", async () => {
     const e = await setUp({ queueWindow: 2 });
     e.frontier.add("http://dr.test/a", 0, "dr.test");

@@ -1,0 +1,116 @@
+import { ErrorCode } from "../errors.js";
+import { decodeBody, type FetchResult, responseHeader } from "../fetching/index.js";
+import { parseSitemap, SITEMAP_MAX_BYTES } from "../parsing/index.js";
+import type { RobotsRules } from "../robots/index.js";
+import type { QueuedUrl } from "../storage/index.js";
+import { hostKey, normalizeUrl } from "../url/index.js";
+import type { CrawlStats } from "./crawl-stats.js";
+import type { LinkRouter } from "./link-router.js";
+
+/** Options of a {@link SitemapReader}. */
+export interface SitemapReaderOptions {
+  /**
+   * Sitemap files queued per host in one run at most (those robots.txt lists and those sitemap
+   * indexes list): a sitemap index of 10,000 sitemaps costs this many fetches, not 10,000.
+   */
+  readonly maxSitemapsPerHost: number;
+}
+
+/** What a {@link SitemapReader} needs. */
+export interface SitemapReaderDeps {
+  readonly router: LinkRouter;
+  readonly stats: CrawlStats;
+}
+
+/** @default of {@link SitemapReaderOptions.maxSitemapsPerHost}. */
+export const DEFAULT_MAX_SITEMAPS_PER_HOST = 100;
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+const utf8 = new TextDecoder("utf-8");
+
+/**
+ * Sitemaps (sitemaps.org): queues those a host's robots.txt lists, and reads a fetched one — its pages
+ * go to the host's queue at depth + 1 (with their `lastmod`) under the same scope, depth, robots and
+ * page limits as links, its further sitemaps (an index) to the queue as sitemaps. Only URLs of the host
+ * the sitemap belongs to are taken (sitemaps.org's rule for sitemaps not cross-submitted); the others
+ * are counted as dropped.
+ */
+export class SitemapReader {
+  /** Sitemaps queued this run, by host (the seen set keeps them from being queued twice). */
+  private readonly queued = new Map<string, number>();
+
+  constructor(
+    private readonly options: SitemapReaderOptions,
+    private readonly deps: SitemapReaderDeps,
+  ) {}
+
+  /** Queues the `Sitemap:` files that `rules` (freshly fetched robots.txt of `host`) list on the host. */
+  queueListed(host: string, rules: RobotsRules): void {
+    for (const listed of rules.sitemaps) {
+      const url = normalizeUrl(listed, `${rules.origin}/robots.txt`);
+      if (url !== null) this.queueSitemap(host, url, 0);
+    }
+  }
+
+  /**
+   * Reads fetched sitemap `entry` of `host` (a redirect's target is queued as a sitemap in turn);
+   * returns the entries it listed (pages and sitemaps).
+   */
+  async read(host: string, entry: QueuedUrl, result: FetchResult): Promise<number> {
+    if (result.status >= 300 && result.status < 400) {
+      const location = responseHeader(result, "location");
+      const target = location === undefined ? null : normalizeUrl(location, entry.url);
+      if (target !== null) this.queueSitemap(host, target, entry.depth);
+      return target === null ? 0 : 1;
+    }
+    if (result.status < 200 || result.status >= 300 || result.body.length === 0) return 0;
+    let text: string;
+    try {
+      text = await sitemapText(result.body);
+    } catch {
+      // A corrupt .gz: archived as fetched, but it lists nothing.
+      this.deps.stats.recordError(ErrorCode.DecodeFailed);
+      return 0;
+    }
+    const sitemap = parseSitemap(text);
+    for (const { loc, lastmod } of sitemap.urls) {
+      const url = normalizeUrl(loc, entry.url);
+      if (url === null) continue;
+      if (hostKey(url) !== host) {
+        this.deps.stats.recordDrop("sitemap-elsewhere");
+        continue;
+      }
+      this.deps.router.route(url, entry.depth, host, lastmod === undefined ? {} : { lastmod });
+    }
+    for (const loc of sitemap.sitemaps) {
+      const url = normalizeUrl(loc, entry.url);
+      if (url !== null) this.queueSitemap(host, url, entry.depth);
+    }
+    return sitemap.urls.length + sitemap.sitemaps.length;
+  }
+
+  private queueSitemap(host: string, url: string, depth: number): void {
+    const { stats, router } = this.deps;
+    if (hostKey(url) !== host) {
+      stats.recordDrop("sitemap-elsewhere");
+      return;
+    }
+    const queued = this.queued.get(host) ?? 0;
+    if (queued >= this.options.maxSitemapsPerHost) {
+      stats.recordDrop("sitemap-limit");
+      return;
+    }
+    this.queued.set(host, queued + 1);
+    router.routeAt(url, depth, host, 0, { sitemap: true });
+  }
+}
+
+/**
+ * A sitemap's text: UTF-8, gunzipped first when the body is gzip itself (a `.xml.gz` served without
+ * `Content-Encoding`), up to sitemaps.org's 50 MB uncompressed.
+ */
+async function sitemapText(body: Buffer): Promise<string> {
+  const gzipped = body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1];
+  const bytes = gzipped ? (await decodeBody(body, "gzip", SITEMAP_MAX_BYTES)).body : body;
+  return utf8.decode(bytes.subarray(0, SITEMAP_MAX_BYTES));
+}
