@@ -19,6 +19,7 @@ import {
   GroupCommit,
   type QueuedUrl,
   StateStore,
+  type UrlTraits,
   WarcWriter,
 } from "../storage/index.js";
 import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
@@ -395,17 +396,17 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return { store: this.store, committer: this.committer };
   }
 
-  /** Queues `url` of `host` (a URL this agent owns) unless seen before; true when queued. */
-  accept(url: string, depth: number, host: string, attempts = 0): boolean {
-    return this.frontier.add(url, depth, host, attempts);
+  /** Queues `url` of `host` (a URL this agent owns) unless seen before, with its traits; true when queued. */
+  accept(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
+    return this.frontier.add(url, depth, host, traits);
   }
 
   /**
    * Routes `url` of `host` under the current view, at a depth already computed (URLs from peers), with
-   * the fetch attempts that failed elsewhere.
+   * its traits (the fetch attempts that failed elsewhere, a sitemap mark, a lastmod).
    */
-  route(url: string, depth: number, host: string, attempts = 0): void {
-    this.router.routeAt(url, depth, host, attempts);
+  route(url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.router.routeAt(url, depth, host, traits);
   }
 
   /** Resolves when every change made so far is durable. */

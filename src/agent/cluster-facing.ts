@@ -1,5 +1,5 @@
 import type { AdoptedHost, WaitingHosts } from "../frontier/index.js";
-import type { QueuedUrl } from "../storage/index.js";
+import type { QueuedUrl, UrlTraits } from "../storage/index.js";
 import type { AgentStorage } from "./agent.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
@@ -20,10 +20,10 @@ export interface ClusterFacingAgent {
   /** Hosts with queued URLs that wait, by reason. */
   waiting(): readonly WaitingHosts[];
   readonly queuedUrls: number;
-  /** Queues `url` of `host` (owned here) unless seen; `attempts` failed before elsewhere. True when queued. */
-  accept(url: string, depth: number, host: string, attempts?: number): boolean;
-  /** Routes `url` under the current view, at a depth already computed, with its failed attempts. */
-  route(url: string, depth: number, host: string, attempts?: number): void;
+  /** Queues `url` of `host` (owned here) unless seen, with its traits (attempts failed elsewhere, …); true when queued. */
+  accept(url: string, depth: number, host: string, traits?: UrlTraits): boolean;
+  /** Routes `url` under the current view, at a depth already computed, with its traits. */
+  route(url: string, depth: number, host: string, traits?: UrlTraits): void;
   commit(): Promise<void>;
   hostsWithWork(): string[];
   handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void>;

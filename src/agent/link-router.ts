@@ -1,5 +1,5 @@
 import type { Frontier } from "../frontier/index.js";
-import type { QueueExtras } from "../storage/index.js";
+import type { UrlTraits } from "../storage/index.js";
 import { hostKey, inScope } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
@@ -11,13 +11,13 @@ export interface HostOwnership {
 
 /** Where links owned by other agents go: batched to their owner. */
 export interface UrlExchange {
-  /** Queues `url` (of `host`) for `owner`, with the failed attempts it had here (if any). */
-  send(owner: string, url: string, depth: number, host: string, attempts?: number): void;
+  /** Queues `url` (of `host`) for `owner`, with its traits (the attempts that failed here, …). */
+  send(owner: string, url: string, depth: number, host: string, traits?: UrlTraits): void;
   /**
-   * Queues `url`, a link found on a page, for `owner`, unless this agent handed it away before: the
-   * owner has it then (or, if it dies, gets it from this agent's outbox).
+   * Queues `url`, a link found on a page (or a sitemap), for `owner`, unless this agent handed it away
+   * before: the owner has it then (or, if it dies, gets it from this agent's outbox).
    */
-  offer(owner: string, url: string, depth: number, host: string): void;
+  offer(owner: string, url: string, depth: number, host: string, traits?: UrlTraits): void;
 }
 
 /** Options of a {@link LinkRouter}. */
@@ -51,32 +51,23 @@ export class LinkRouter {
    * Routes canonical `url` found on a page (or redirect) of `fromHost` at `fromDepth`; seeds pass
    * `fromHost` undefined. Depth is per host: 0 when the link crosses hosts, the parent's + 1 otherwise.
    */
-  route(url: string, fromDepth: number, fromHost: string | undefined, extras: QueueExtras = {}): void {
+  route(url: string, fromDepth: number, fromHost: string | undefined, traits: UrlTraits = {}): void {
     const host = hostKey(url);
     const depth = host === fromHost ? fromDepth + 1 : 0;
-    this.dispatch(url, depth, host, true, 0, extras);
+    this.dispatch(url, depth, host, true, traits);
   }
 
   /**
-   * Routes `url` of `host` at a depth already computed: URLs received from peers, sent again after a
-   * crash or a failed batch. These go to another agent even when this one handed them away before.
+   * Routes `url` of `host` at a depth already computed, with its traits: URLs received from peers, sent
+   * again after a crash or a failed batch. These go to another agent even when this one handed them
+   * away before.
    */
-  routeAt(url: string, depth: number, host: string, attempts = 0, extras: QueueExtras = {}): void {
-    this.dispatch(url, depth, host, false, attempts, extras);
+  routeAt(url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.dispatch(url, depth, host, false, traits);
   }
 
-  /**
-   * `extras` (a sitemap mark, a lastmod) stay with URLs this agent queues; URLs sent to another agent
-   * go without them (the URL exchange carries URL, depth and attempts only).
-   */
-  private dispatch(
-    url: string,
-    depth: number,
-    host: string,
-    found: boolean,
-    attempts: number,
-    extras: QueueExtras,
-  ): void {
+  /** `traits` (failed attempts, a sitemap mark, a lastmod) go with the URL, queued here or sent. */
+  private dispatch(url: string, depth: number, host: string, found: boolean, traits: UrlTraits): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
       // Not marked seen: a shallower path may still bring it in.
@@ -89,11 +80,11 @@ export class LinkRouter {
     }
     const owner = this.deps.ownership().ownerOf(host);
     if (owner === this.deps.selfId || this.deps.exchange === undefined) {
-      this.deps.frontier.add(url, depth, host, attempts, extras);
+      this.deps.frontier.add(url, depth, host, traits);
     } else if (found) {
-      this.deps.exchange.offer(owner, url, depth, host);
+      this.deps.exchange.offer(owner, url, depth, host, traits);
     } else {
-      this.deps.exchange.send(owner, url, depth, host, attempts);
+      this.deps.exchange.send(owner, url, depth, host, traits);
     }
   }
 }

@@ -101,7 +101,7 @@ export class SitemapReader {
       return;
     }
     this.queued.set(host, queued + 1);
-    router.routeAt(url, depth, host, 0, { sitemap: true });
+    router.routeAt(url, depth, host, { sitemap: true });
   }
 }
 

@@ -174,8 +174,8 @@ export class ClusterNode {
     const hooks: ClusterHooks = {
       ownership: () => ownership,
       exchange: {
-        send: (owner, url, depth, host, attempts) => late.exchange?.send(owner, url, depth, host, attempts),
-        offer: (owner, url, depth, host) => late.exchange?.offer(owner, url, depth, host),
+        send: (owner, url, depth, host, traits) => late.exchange?.send(owner, url, depth, host, traits),
+        offer: (owner, url, depth, host, traits) => late.exchange?.offer(owner, url, depth, host, traits),
       },
       owns,
       admit: (host) => {
@@ -258,16 +258,16 @@ export class ClusterNode {
         fingerprinter,
         submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
         isAlive,
-        reroute: (url, depth, host, attempts) => agent.route(url, depth, host, attempts),
+        reroute: (url, depth, host, traits) => agent.route(url, depth, host, traits),
         onSentAway: (fingerprint) => agent.noteSentAway(fingerprint),
         sentAwayBefore: (fingerprint) => agent.wasSentAway(fingerprint),
         localIdle: () => agent.isIdle,
         onDelivered: () => {
           if (partitionCell.current) partitionCell.current.batchesDelivered++;
         },
-        requeue: (url, depth, host, attempts) => {
-          if (ownership.ownerOf(host) === selfId) agent.accept(url, depth, host, attempts);
-          else agent.route(url, depth, host, attempts);
+        requeue: (url, depth, host, traits) => {
+          if (ownership.ownerOf(host) === selfId) agent.accept(url, depth, host, traits);
+          else agent.route(url, depth, host, traits);
         },
       },
     );

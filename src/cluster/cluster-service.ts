@@ -165,7 +165,7 @@ export class ClusterService implements AgentServiceHandlers {
     let duplicates = 0;
     let invalid = 0;
     const { agent, ownership } = this.deps;
-    for (const { url, depth, attempts } of batch.urls) {
+    for (const { url, depth, ...traits } of batch.urls) {
       const canonical = normalizeUrl(url);
       if (canonical === null) {
         invalid++;
@@ -173,9 +173,9 @@ export class ClusterService implements AgentServiceHandlers {
       }
       const host = hostKey(canonical);
       if (ownership.ownerOf(host) !== agent.id) {
-        agent.route(canonical, depth, host, attempts);
+        agent.route(canonical, depth, host, traits);
         forwarded++;
-      } else if (agent.accept(canonical, depth, host, attempts)) accepted++;
+      } else if (agent.accept(canonical, depth, host, traits)) accepted++;
       else duplicates++;
     }
     if (invalid > 0 && invalid === batch.urls.length) {

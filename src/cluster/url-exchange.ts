@@ -3,7 +3,13 @@ import type { CrawlStats } from "../agent/crawl-stats.js";
 import type { UrlExchange as UrlExchangeSink } from "../agent/link-router.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
-import type { GroupCommit, QueuedUrl, StateStore } from "../storage/index.js";
+import {
+  type GroupCommit,
+  type QueuedUrl,
+  type StateStore,
+  traitsOf,
+  type UrlTraits,
+} from "../storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../transport/index.js";
 import { hostKey, type UrlFingerprinter } from "../url/index.js";
 import { FlushPolicy } from "./flush-policy.js";
@@ -46,9 +52,9 @@ export interface UrlExchangeDeps {
   /** True while `peerId` is alive in this agent's view. */
   readonly isAlive: (peerId: string) => boolean;
   /** Sends a URL back through the router under the current view (its owner may have changed). */
-  readonly reroute: (url: string, depth: number, host: string, attempts?: number) => void;
+  readonly reroute: (url: string, depth: number, host: string, traits: UrlTraits) => void;
   /** Queues a URL recovered from the outbox of a dead peer that this agent now owns. */
-  readonly requeue: (url: string, depth: number, host: string, attempts?: number) => void;
+  readonly requeue: (url: string, depth: number, host: string, traits: UrlTraits) => void;
   /** Called with the fingerprint of every URL handed to another agent. */
   readonly onSentAway: (fingerprint: bigint) => void;
   /** True when the URL with this fingerprint was handed to another agent before (durably noted). */
@@ -139,11 +145,11 @@ export class UrlExchange implements UrlExchangeSink {
   }
 
   /**
-   * Buffers `url` of `host` for `owner` and remembers it durably (at the next commit); `attempts` are
-   * its fetch attempts that failed here, which go with it.
+   * Buffers `url` of `host` for `owner` and remembers it durably (at the next commit); its `traits` (the
+   * fetch attempts that failed here, a sitemap mark, a lastmod) go with it.
    */
-  send(owner: string, url: string, depth: number, host: string, attempts = 0): void {
-    this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url), attempts);
+  send(owner: string, url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url), traits);
   }
 
   /**
@@ -153,11 +159,11 @@ export class UrlExchange implements UrlExchangeSink {
    * linked from several), so this cuts the URLs exchanged (by 2/3 to 4/5 on the test web), the outbox
    * and the receiver's work; Cho and Garcia-Molina only drop the repeats within one batch.
    */
-  offer(owner: string, url: string, depth: number, host: string): void {
+  offer(owner: string, url: string, depth: number, host: string, traits: UrlTraits = {}): void {
     this.deps.stats.linksToOtherAgents++;
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.deps.sentAwayBefore(fingerprint)) return;
-    this.hand(owner, url, depth, host, fingerprint);
+    this.hand(owner, url, depth, host, fingerprint, traits);
   }
 
   private hand(
@@ -166,9 +172,9 @@ export class UrlExchange implements UrlExchangeSink {
     depth: number,
     host: string,
     fingerprint: bigint,
-    attempts = 0,
+    traits: UrlTraits,
   ): void {
-    const entry = attempts > 0 ? { url, depth, attempts } : { url, depth };
+    const entry: QueuedUrl = { url, depth, ...traitsOf(traits) };
     this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry });
     // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
     this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry });
@@ -213,7 +219,7 @@ export class UrlExchange implements UrlExchangeSink {
       this.deps.committer.add({ kind: "outbox-done", peer, fingerprint });
       // Queued here or handed off again (marked again then) in this same commit.
       this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
-      this.deps.requeue(entry.url, entry.depth, hostKey(entry.url), entry.attempts);
+      this.deps.requeue(entry.url, entry.depth, hostKey(entry.url), traitsOf(entry));
       count++;
     }
     await this.deps.committer.commit();
@@ -291,14 +297,14 @@ export class UrlExchange implements UrlExchangeSink {
     const batch: UrlBatch = {
       batchId: `${this.deps.selfId}.${this.deps.incarnation}.${++this.batchSerial}`,
       fromId: this.deps.selfId,
-      urls: urls.map(({ url, depth, attempts }) => (attempts ? { url, depth, attempts } : { url, depth })),
+      urls: urls.map((item) => ({ url: item.url, depth: item.depth, ...traitsOf(item) })),
     };
     let delayMs = this.options.retryMinMs;
     let durable = false;
     while (!this.abort.signal.aborted) {
       if (!this.deps.isAlive(peer)) {
         this.pending -= urls.length;
-        for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, item.attempts);
+        for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
         return;
       }
       try {
@@ -345,7 +351,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.timer = undefined;
     this.pending -= urls.length;
     this.outboxes.delete(peer);
-    for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, item.attempts);
+    for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
   }
 
   private outboxOf(peer: string): PeerOutbox {

@@ -2,6 +2,7 @@ import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { MemberEntry, MemberStatus } from "../failure-detector/index.js";
 import type { Logger } from "../logging/index.js";
+import { traitsOf } from "../storage/index.js";
 import type { Ownership } from "./ownership.js";
 import type { TakeoverGrace } from "./takeover-grace.js";
 import type { UrlExchange } from "./url-exchange.js";
@@ -143,7 +144,7 @@ export class ViewStabilizer {
       if (owner === selfId) continue;
       // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
       await agent.handOver(host, (entry) =>
-        exchange.send(owner, entry.url, entry.depth, host, entry.attempts),
+        exchange.send(owner, entry.url, entry.depth, host, traitsOf(entry)),
       );
     }
     await agent.commit();

@@ -1,11 +1,12 @@
 import { ErrorCode, UbiError } from "../errors.js";
-import type {
-  GroupCommit,
-  HostRecord,
-  QueuedUrl,
-  QueueExtras,
-  StateStore,
-  StoredQueueEntry,
+import {
+  type GroupCommit,
+  type HostRecord,
+  type QueuedUrl,
+  type StateStore,
+  type StoredQueueEntry,
+  traitsOf,
+  type UrlTraits,
 } from "../storage/index.js";
 import type { UrlFingerprinter } from "../url/index.js";
 import { HostQueue } from "./host-queue.js";
@@ -198,10 +199,10 @@ export class Frontier {
   }
 
   /**
-   * Queues `url` (canonical, of `host`) unless it was seen before, with its failed `attempts` and
-   * `extras` (a sitemap mark, a lastmod); returns true when queued. Durable at the next {@link commit}.
+   * Queues `url` (canonical, of `host`) unless it was seen before, with its `traits` (failed attempts,
+   * a sitemap mark, a lastmod); returns true when queued. Durable at the next {@link commit}.
    */
-  add(url: string, depth: number, host: string, attempts = 0, extras: QueueExtras = {}): boolean {
+  add(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) {
       this.committer.add({ kind: "seen", fingerprint });
@@ -214,7 +215,7 @@ export class Frontier {
     } else {
       return false;
     }
-    this.enqueue(host, { url, depth, ...(attempts > 0 ? { attempts } : {}), ...extras });
+    this.enqueue(host, { url, depth, ...traitsOf(traits) });
     return true;
   }
 

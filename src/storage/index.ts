@@ -15,10 +15,11 @@ export { GroupCommit } from "./group-commit.js";
 export {
   type HostRecord,
   type QueuedUrl,
-  type QueueExtras,
   type StateOp,
   StateStore,
   type StoredQueueEntry,
+  traitsOf,
+  type UrlTraits,
 } from "./state-store.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {

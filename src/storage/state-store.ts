@@ -29,8 +29,17 @@ export interface QueuedUrl {
   readonly lastmod?: string;
 }
 
-/** What a queued URL carries besides its URL and depth. */
-export type QueueExtras = Pick<QueuedUrl, "sitemap" | "lastmod">;
+/** What a queued URL carries besides its URL and depth: failed attempts, a sitemap mark, a lastmod. */
+export type UrlTraits = Omit<QueuedUrl, "url" | "depth">;
+
+/** The traits of `entry`, only those set (no `attempts: 0`). */
+export function traitsOf(entry: UrlTraits): UrlTraits {
+  return {
+    ...((entry.attempts ?? 0) > 0 ? { attempts: entry.attempts } : {}),
+    ...(entry.sitemap ? { sitemap: true } : {}),
+    ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
+  };
+}
 
 /** One queue entry as stored: its sequence number within the host's queue and the URL. */
 export interface StoredQueueEntry extends QueuedUrl {

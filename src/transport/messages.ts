@@ -91,8 +91,14 @@ export type Sequenced<T> = T & {
   sequence: number;
 };
 
-/** A discovered URL, its link depth and its failed attempts (`ubicrawl.v1.DiscoveredUrl`; 0 may be left out). */
-export type DiscoveredUrl = With<DiscoveredUrl__Output, { attempts?: number }>;
+/**
+ * A discovered URL, its link depth and its traits (`ubicrawl.v1.DiscoveredUrl`; attempts 0, no sitemap
+ * mark and an empty lastmod may be left out).
+ */
+export type DiscoveredUrl = With<
+  DiscoveredUrl__Output,
+  { attempts?: number; sitemap?: true; lastmod?: string }
+>;
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
 export type UrlBatch = With<UrlBatch__Output, { urls: DiscoveredUrl[] }>;

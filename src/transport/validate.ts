@@ -212,11 +212,24 @@ export function validateSequence(value: unknown, message: "HeartbeatRequest" | "
   return sequence;
 }
 
+/** Longest `lastmod` accepted (a W3C datetime with fractions and zone is about 32 characters). */
+const MAX_LASTMOD_CHARS = 64;
+
 function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
   const d = record(value, path);
   const attempts = d.attempts === undefined ? 0 : uint32(d.attempts, `${path}.attempts`);
-  const parsed = { url: url(d.url, `${path}.url`), depth: uint32(d.depth, `${path}.depth`) };
-  return attempts > 0 ? { ...parsed, attempts } : parsed;
+  const sitemap = d.sitemap === undefined ? false : bool(d.sitemap, `${path}.sitemap`);
+  const lastmod = d.lastmod === undefined ? "" : text(d.lastmod, `${path}.lastmod`, MAX_LASTMOD_CHARS, true);
+  // Stored in the queue's compact entry form, whose fields a comma would break.
+  if (hasControlChars(lastmod) || lastmod.includes(","))
+    fail(`${path}.lastmod`, "holds a comma or a control character");
+  return {
+    url: url(d.url, `${path}.url`),
+    depth: uint32(d.depth, `${path}.depth`),
+    ...(attempts > 0 ? { attempts } : {}),
+    ...(sitemap ? { sitemap: true } : {}),
+    ...(lastmod === "" ? {} : { lastmod }),
+  };
 }
 
 /** Validates a `UrlBatch`. */

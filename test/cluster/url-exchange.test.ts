@@ -6,7 +6,7 @@ import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { UrlExchange, type UrlExchangeOptions } from "../../src/cluster/index.js";
 import { UNACKED_PEER } from "../../src/cluster/unacked-urls.js";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
-import { GroupCommit, StateStore } from "../../src/storage/index.js";
+import { GroupCommit, StateStore, type UrlTraits } from "../../src/storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../../src/transport/index.js";
 import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -49,9 +49,10 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
   const alive = new Set(["self", "p", "q"]);
   const calls: SubmitCall[] = [];
   const rerouted: string[] = [];
-  const requeued: { url: string; depth: number; host: string; attempts?: number }[] = [];
+  const requeued: ({ url: string; depth: number; host: string } & UrlTraits)[] = [];
   /** Rerouted URLs with their fetch attempts, as "url#attempts". */
   const reroutedAttempts: string[] = [];
+  const reroutedTraits: ({ url: string } & UrlTraits)[] = [];
   const delivered: string[] = [];
   const sentAway: bigint[] = [];
   // Options are checked first: a refused set must not leave its store and folder behind.
@@ -87,11 +88,12 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
         });
       }),
     isAlive: (peer) => alive.has(peer),
-    reroute: (url, _depth, _host, attempts) => {
+    reroute: (url, _depth, _host, traits) => {
       rerouted.push(url);
-      reroutedAttempts.push(`${url}#${attempts}`);
+      reroutedAttempts.push(`${url}#${traits.attempts}`);
+      reroutedTraits.push({ url, ...traits });
     },
-    requeue: (url, depth, host, attempts) => requeued.push({ url, depth, host, attempts }),
+    requeue: (url, depth, host, traits) => requeued.push({ url, depth, host, ...traits }),
     onDelivered: (peer) => delivered.push(peer),
     ...(localIdle ? { localIdle } : {}),
   });
@@ -121,6 +123,7 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
     calls,
     rerouted,
     reroutedAttempts,
+    reroutedTraits,
     requeued,
     delivered,
     quiet,
@@ -532,7 +535,7 @@ describe("UrlExchange rules", () => {
 
   it("carries a URL's failed fetch attempts in its batch, its outbox record, its redistribution and its reroute", async () => {
     const t = await setup({ flushDelayMs: 0 });
-    t.exchange.send("p", url(1), 2, hostKey(url(1)), 3);
+    t.exchange.send("p", url(1), 2, hostKey(url(1)), { attempts: 3 });
     t.exchange.send("p", url(2), 1, hostKey(url(2)));
     t.clock.advance(0);
     await t.callCount(1);
@@ -552,11 +555,11 @@ describe("UrlExchange rules", () => {
     });
 
     // Buffered for a peer that dies: rerouted with its attempts.
-    t.exchange.send("q", url(3), 0, hostKey(url(3)), 2);
+    t.exchange.send("q", url(3), 0, hostKey(url(3)), { attempts: 2 });
     t.alive.delete("q");
     t.exchange.onViewChange();
     // A batch in flight to a peer that dies: rerouted with its attempts too.
-    t.exchange.send("p", url(4), 0, hostKey(url(4)), 1);
+    t.exchange.send("p", url(4), 0, hostKey(url(4)), { attempts: 1 });
     t.clock.advance(0);
     await t.callCount(2);
     t.alive.delete("p");
@@ -565,6 +568,30 @@ describe("UrlExchange rules", () => {
     t.clock.advance(200);
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
     expect(t.reroutedAttempts).toEqual([`${url(3)}#2`, `${url(4)}#1`]);
+  });
+
+  it("carries a sitemap mark and a lastmod like the attempts: batch, outbox, redistribution, reroute", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    t.exchange.send("p", url(1), 0, hostKey(url(1)), { sitemap: true });
+    t.exchange.offer("p", url(2), 1, hostKey(url(2)), { lastmod: "2026-11-27" });
+    t.clock.advance(0);
+    await t.callCount(1);
+    expect(t.calls[0]?.batch.urls).toStrictEqual([
+      { url: url(1), depth: 0, sitemap: true },
+      { url: url(2), depth: 1, lastmod: "2026-11-27" },
+    ]);
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    expect(await t.exchange.redistribute("p")).toBe(2);
+    // The outbox is read back in fingerprint order.
+    expect([...t.requeued].sort((a, b) => a.url.localeCompare(b.url))).toEqual([
+      { url: url(1), depth: 0, host: hostKey(url(1)), sitemap: true },
+      { url: url(2), depth: 1, host: hostKey(url(2)), lastmod: "2026-11-27" },
+    ]);
+    t.exchange.send("q", url(3), 0, hostKey(url(3)), { sitemap: true, attempts: 1 });
+    t.alive.delete("q");
+    t.exchange.onViewChange();
+    expect(t.reroutedTraits).toEqual([{ url: url(3), sitemap: true, attempts: 1 }]);
   });
 
   it("marks every URL handed away as unacknowledged until its batch is acknowledged", async () => {

@@ -103,8 +103,8 @@ describe("Frontier entries with failed attempts", () => {
   it("keeps the attempts of a URL queued with some, and none for a fresh one", async () => {
     const e = await setUp();
     e.frontier.add("http://at.test/fresh", 1, "at.test");
-    e.frontier.add("http://at.test/retried", 2, "at.test", 3);
-    e.frontier.add("http://at.test/zero", 0, "at.test", 0);
+    e.frontier.add("http://at.test/retried", 2, "at.test", { attempts: 3 });
+    e.frontier.add("http://at.test/zero", 0, "at.test", { attempts: 0 });
     const fresh = await mustTake(e.frontier, "at.test");
     expect(fresh).toStrictEqual({ seq: 0, url: "http://at.test/fresh", depth: 1 });
     expect(await mustTake(e.frontier, "at.test")).toStrictEqual({
@@ -119,8 +119,8 @@ describe("Frontier entries with failed attempts", () => {
       depth: 0,
     });
     // The same straight into a live window (the host is being visited), not read back from disk.
-    e.frontier.add("http://at.test/live-zero", 0, "at.test", 0);
-    e.frontier.add("http://at.test/live-retried", 1, "at.test", 1);
+    e.frontier.add("http://at.test/live-zero", 0, "at.test", { attempts: 0 });
+    e.frontier.add("http://at.test/live-retried", 1, "at.test", { attempts: 1 });
     expect(e.frontier.windowedUrls).toBe(2);
     expect(await mustTake(e.frontier, "at.test")).toStrictEqual({
       seq: 3,
@@ -164,8 +164,8 @@ describe("Frontier entries with failed attempts", () => {
 
   it("keeps a sitemap mark and a lastmod with the entry, through a retry and a restart", async () => {
     const e = await setUp();
-    e.frontier.add("http://sm.test/sitemap.xml", 0, "sm.test", 0, { sitemap: true });
-    e.frontier.add("http://sm.test/page", 1, "sm.test", 0, { lastmod: "2026-11-27T10:00:00+00:00" });
+    e.frontier.add("http://sm.test/sitemap.xml", 0, "sm.test", { sitemap: true });
+    e.frontier.add("http://sm.test/page", 1, "sm.test", { lastmod: "2026-11-27T10:00:00+00:00" });
     const sitemap = await mustTake(e.frontier, "sm.test");
     expect(sitemap).toStrictEqual({ seq: 0, url: "http://sm.test/sitemap.xml", depth: 0, sitemap: true });
     e.frontier.retryLater("sm.test", sitemap, 1);
@@ -189,7 +189,7 @@ describe("Frontier entries with failed attempts", () => {
   it("hands each drained URL to handOff as its dequeue is recorded, attempts included", async () => {
     const e = await setUp({ queueWindow: 2 });
     e.frontier.add("http://dr.test/a", 0, "dr.test");
-    e.frontier.add("http://dr.test/b", 1, "dr.test", 4);
+    e.frontier.add("http://dr.test/b", 1, "dr.test", { attempts: 4 });
     e.frontier.add("http://dr.test/c", 2, "dr.test");
     const handed: QueuedUrl[] = [];
     const drained = await e.frontier.drainHost("dr.test", (entry) => {

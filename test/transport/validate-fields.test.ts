@@ -288,6 +288,28 @@ describe("message validation, value by value", () => {
     expect(refusal(() => parse(-1))).toBe("urls[0].attempts: not an integer in [0, 2^32)");
   });
 
+  it("keeps a URL's sitemap mark and lastmod only when set, and refuses malformed ones", () => {
+    const parse = (fields: Record<string, unknown>) =>
+      validateUrlBatch({ batchId: "b", fromId: "a", urls: [{ url: "http://x.test/", depth: 0, ...fields }] })
+        .urls[0];
+    // What an older agent (or proto3's defaults) sends: nothing set.
+    expect(parse({ sitemap: false, lastmod: "" })).toStrictEqual({ url: "http://x.test/", depth: 0 });
+    expect(parse({ sitemap: true, lastmod: "2026-11-27T10:00:00+00:00" })).toStrictEqual({
+      url: "http://x.test/",
+      depth: 0,
+      sitemap: true,
+      lastmod: "2026-11-27T10:00:00+00:00",
+    });
+    expect(refusal(() => parse({ sitemap: "yes" }))).toBe("urls[0].sitemap: not a boolean");
+    expect(refusal(() => parse({ lastmod: "x".repeat(65) }))).toBe("urls[0].lastmod: longer than 64 chars");
+    expect(refusal(() => parse({ lastmod: "2026,11" }))).toBe(
+      "urls[0].lastmod: holds a comma or a control character",
+    );
+    expect(refusal(() => parse({ lastmod: "2026\t11" }))).toBe(
+      "urls[0].lastmod: holds a comma or a control character",
+    );
+  });
+
   it("reads a heartbeat request without `unanswered` (older agents) as false", () => {
     const request = { from: member("a"), members: [], load: LOAD };
     expect(validateHeartbeatRequest(request).unanswered).toBe(false);

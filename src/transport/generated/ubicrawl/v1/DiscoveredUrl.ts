@@ -19,6 +19,15 @@ export interface DiscoveredUrl {
    * the senders' and the receiver's attempts together stay within `--max-fetch-attempts`. 0: none.
    */
   'attempts'?: (number);
+  /**
+   * A sitemap file to read (its pages are queued in turn), not a page: a host's queued sitemaps stay
+   * sitemaps when the host changes hands.
+   */
+  'sitemap'?: (boolean);
+  /**
+   * The `<lastmod>` a sitemap gave the page, as written (at most 64 characters); empty: none.
+   */
+  'lastmod'?: (string);
 }
 
 /**
@@ -39,4 +48,13 @@ export interface DiscoveredUrl__Output {
    * the senders' and the receiver's attempts together stay within `--max-fetch-attempts`. 0: none.
    */
   'attempts': (number);
+  /**
+   * A sitemap file to read (its pages are queued in turn), not a page: a host's queued sitemaps stay
+   * sitemaps when the host changes hands.
+   */
+  'sitemap': (boolean);
+  /**
+   * The `<lastmod>` a sitemap gave the page, as written (at most 64 characters); empty: none.
+   */
+  'lastmod': (string);
 }
