@@ -100,4 +100,53 @@ describe("the host blacklist", () => {
     other.merge([{ pattern: "spam.test", blocked: false, changedAtMs: 5000, changedBy: "agent-z" }]);
     expect(other.merge(list.entries()).added).toEqual(["spam.test"]);
   });
+
+  it("lists its entries sorted by pattern, whatever order the changes came in", () => {
+    const list = new HostBlacklist();
+    for (const pattern of ["c.test", "a.test", "b.test", "a.test:81"])
+      list.add(pattern, { atMs: 1, by: "agent-a" });
+    list.remove("b.test", { atMs: 2, by: "agent-a" });
+    expect(list.entries().map((entry) => entry.pattern)).toEqual(["a.test", "a.test:81", "b.test", "c.test"]);
+    // Entries made without a change time (an old saved list) date from 0, by no agent.
+    expect(new HostBlacklist(["old.test"]).entries()).toEqual([
+      { pattern: "old.test", blocked: true, changedAtMs: 0, changedBy: "" },
+    ]);
+  });
+
+  it("trims and lower-cases a pattern to remove, as one to add", () => {
+    const list = new HostBlacklist(["spam.test"]);
+    expect(list.remove("  SPAM.test \t")).toBe(true);
+    expect(list.size).toBe(0);
+  });
+
+  it("settles changes at the same time by agent id, and the same change twice in favour of the block", () => {
+    const at = (blocked: boolean, changedAtMs: number, changedBy: string) => [
+      { pattern: "x.test", blocked, changedAtMs, changedBy },
+    ];
+    const list = new HostBlacklist();
+    list.merge(at(true, 100, "agent-m"));
+    // Earlier, or as early by a smaller id: ignored.
+    expect(list.merge(at(false, 99, "agent-z")).removed).toEqual([]);
+    expect(list.merge(at(false, 100, "agent-a")).removed).toEqual([]);
+    // As early by the same agent: a removal does not beat a block…
+    expect(list.merge(at(false, 100, "agent-m")).removed).toEqual([]);
+    // …by a larger id it does, and then a block by that same agent at that time wins back.
+    expect(list.merge(at(false, 100, "agent-n")).removed).toEqual(["x.test"]);
+    expect(list.merge(at(true, 100, "agent-n")).added).toEqual(["x.test"]);
+    expect(list.merge(at(false, 100, "agent-n")).removed).toEqual([]);
+    expect(list.toJSON()).toEqual(["x.test"]);
+  });
+
+  it("takes ports up to 65535, on names and bracketed IPv6 addresses, and patterns up to 262 characters", () => {
+    const list = new HostBlacklist();
+    expect(list.add("spam.test:65535")).toBe(true);
+    expect(list.add("[::1]")).toBe(true);
+    expect(list.add("[::1]:65535")).toBe(true);
+    expect(list.add(`${"x".repeat(257)}.test`)).toBe(true);
+    expect(() => list.add("[::1]:65536")).toThrow(
+      expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+    );
+    expect(list.matches("[::1]:8080")).toBe(true);
+    expect(list.matches("[::1]")).toBe(true);
+  });
 });

@@ -10,6 +10,7 @@ const OWN = { delayMs: 500, delayFactor: 0, crawlDelayMs: undefined };
 describe("HostPace", () => {
   it("waits this agent's delay after a request, counted from its end", () => {
     const pace = new HostPace();
+    expect([pace.nextFetchAtMs, pace.pacedBy]).toEqual([0, "polite"]);
     pace.afterRequest(NOW, 40, OWN);
     expect(pace.nextFetchAtMs).toBe(NOW + 500);
     expect(pace.pacedBy).toBe("polite");
@@ -28,6 +29,19 @@ describe("HostPace", () => {
     expect(pace.nextFetchAtMs).toBe(NOW + 600_000);
     expect(pace.pacedBy).toBe("crawl-delay");
     expect(pace.longWait(NOW)).toEqual({ untilMs: NOW + 600_000, reason: "crawl-delay" });
+  });
+
+  it("names this agent's own delay when the site's Crawl-delay is no longer", () => {
+    const pace = new HostPace();
+    pace.afterRequest(NOW, 0, { ...OWN, crawlDelayMs: OWN.delayMs });
+    expect(pace.pacedBy).toBe("polite");
+  });
+
+  it("takes a new reason for a wait that ends just when the one set did", () => {
+    const pace = new HostPace();
+    pace.pushedBack(NOW, 0, "10");
+    pace.afterRequest(NOW, 0, { ...OWN, crawlDelayMs: 10_000 });
+    expect([pace.nextFetchAtMs, pace.pacedBy]).toEqual([NOW + 10_000, "crawl-delay"]);
   });
 
   it("parks a host only for waits longer than the threshold", () => {

@@ -5,6 +5,7 @@ import {
   MAX_BACKOFF_MS,
   MAX_RETRY_AFTER_MS,
   MIN_BACKOFF_MS,
+  PUSH_BACK_STATUSES,
   RATE_STEP_PER_S,
   retryAfterMs,
 } from "../../src/agent/server-push-back.js";
@@ -22,10 +23,16 @@ describe("Retry-After", () => {
     expect(retryAfterMs("Sat, 28 Nov 2026 08:00:00 GMT", NOW)).toBe(MAX_RETRY_AFTER_MS);
   });
 
-  it("ignores what is absent or unreadable", () => {
-    for (const value of [undefined, "", "soon", "-5", "1.5", "Fri, 99 Foo 2026"]) {
+  it("ignores what is absent or unreadable, an ISO date too (not an HTTP-date)", () => {
+    for (const value of [undefined, "", "soon", "-5", "1.5", "Fri, 99 Foo 2026", "2026-11-27T08:00:30Z"]) {
       expect(retryAfterMs(value, NOW), String(value)).toBeUndefined();
     }
+  });
+});
+
+describe("PUSH_BACK_STATUSES", () => {
+  it("are 429 and 503, the statuses that ask a client to slow down and come back", () => {
+    expect([...PUSH_BACK_STATUSES].sort()).toEqual([429, 503]);
   });
 });
 

@@ -1,8 +1,9 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { HostBlacklist } from "../../src/agent/host-blacklist.js";
 import { BLACKLIST_SYNC_INTERVAL_MS, BlacklistGossip } from "../../src/cluster/blacklist-gossip.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
-import { silentLogger } from "../../src/logging/index.js";
+import { createLogger, silentLogger } from "../../src/logging/index.js";
 import type { BlacklistSync } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -65,6 +66,120 @@ describe("BlacklistGossip", () => {
     clock.advance(10 * BLACKLIST_SYNC_INTERVAL_MS);
     await flush();
     expect(calls).toEqual(["agent-c"]);
+  });
+
+  it("logs what a sync brought, nothing when it brought nothing, and a failure at debug only", async () => {
+    const lines: string[] = [];
+    const logger = await createLogger({
+      level: "debug",
+      format: "json",
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(
+            ...String(chunk)
+              .split("\n")
+              .filter((line) => line !== ""),
+          );
+          done();
+        },
+      }),
+    });
+    const here = new HostBlacklist();
+    const there = new HostBlacklist();
+    there.add("spam.test", { atMs: 10, by: "agent-b" });
+    let down = false;
+    const gossip = new BlacklistGossip(
+      {},
+      {
+        clock: new ManualClock(),
+        agent: agentWith(here),
+        peers: () => ["agent-b"],
+        sync: async (_peer, request) => {
+          if (down) throw new UbiError(ErrorCode.PeerUnreachable, "agent-b is down");
+          there.merge(request.entries);
+          return { entries: there.entries() };
+        },
+        logger,
+      },
+    );
+    await gossip.pushChange();
+    there.remove("spam.test", { atMs: 20, by: "agent-b" });
+    await gossip.pushChange();
+    await gossip.pushChange(); // nothing new
+    down = true;
+    await gossip.pushChange();
+    gossip.stop();
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map((record) => [record.level, record.event, record.msg])).toEqual([
+      ["info", "blacklist-synced", "blacklist from agent-b: +spam.test"],
+      ["info", "blacklist-synced", "blacklist from agent-b: -spam.test"],
+      ["debug", "blacklist-sync-failed", "blacklist sync with agent-b failed"],
+    ]);
+    expect(records[0]).toMatchObject({ peer: "agent-b", added: ["spam.test"], removed: [] });
+    expect(records[1]).toMatchObject({ peer: "agent-b", added: [], removed: ["spam.test"] });
+    expect(records[2]).toMatchObject({ peer: "agent-b", err: { message: "agent-b is down" } });
+  });
+
+  it("schedules no further sync once stopped, even when stopped during one", async () => {
+    const clock = new ManualClock();
+    let release: (() => void) | undefined;
+    let syncs = 0;
+    const gossip = new BlacklistGossip(
+      { intervalMs: 1000 },
+      {
+        clock,
+        agent: agentWith(new HostBlacklist()),
+        peers: () => ["agent-b", "agent-c"],
+        sync: async () => {
+          syncs++;
+          if (syncs > 2) await new Promise<void>((resolve) => (release = resolve));
+          return { entries: [] };
+        },
+        logger: silentLogger,
+        pick: (count) => count - 1,
+      },
+    );
+    await gossip.start();
+    expect(syncs).toBe(2);
+    expect(clock.pendingDelays).toEqual([1000]);
+    clock.advance(1000);
+    await flush();
+    expect(syncs).toBe(3); // in flight
+    gossip.stop();
+    release?.();
+    await flush();
+    await flush();
+    expect(clock.pendingDelays).toEqual([]);
+    clock.advance(10_000);
+    await flush();
+    expect(syncs).toBe(3);
+  });
+
+  it("does not sync periodically while no other agent is alive", async () => {
+    const clock = new ManualClock();
+    let syncs = 0;
+    const gossip = new BlacklistGossip(
+      { intervalMs: 1000 },
+      {
+        clock,
+        agent: agentWith(new HostBlacklist()),
+        peers: () => [],
+        sync: async () => {
+          syncs++;
+          return { entries: [] };
+        },
+        logger: silentLogger,
+      },
+    );
+    await gossip.start();
+    clock.advance(1000);
+    await flush();
+    clock.advance(1000);
+    await flush();
+    expect(syncs).toBe(0);
+    // Still scheduled: an agent that joins later is synced with.
+    expect(clock.pendingDelays).toEqual([1000]);
+    gossip.stop();
   });
 
   it("answers a peer's sync with its entries after merging the peer's", async () => {

@@ -70,4 +70,38 @@ describe("normalizeRobotsText", () => {
     expect(allowed(text, "/b")).toBe(false);
     expect(allowed(text, "/c")).toBe(true);
   });
+
+  it("accepts every directive without its colon: allow, crawl-delay and sitemap too", () => {
+    const text =
+      "user-agent foobot\ndisallow /\nallow /open\ncrawl-delay 5\nsitemap http://site.test/s.xml\n";
+    expect(allowed(text, "/open/x")).toBe(true);
+    expect(allowed(text, "/closed")).toBe(false);
+    const rules = new RobotsRules(
+      { origin: ORIGIN, status: "parsed", fetchedAtMs: 0, expiresAtMs: 1, text },
+      { userAgent: "foobot", minCrawlDelayMs: 0, maxCrawlDelayMs: 60_000 },
+    );
+    expect(rules.crawlDelayMs).toBe(5000);
+    expect(rules.sitemaps).toEqual(["http://site.test/s.xml"]);
+  });
+
+  it("keeps a user-agent value that starts with no product token as it is: it names no crawler", () => {
+    const text = "User-agent: 123bot\nDisallow: /\n";
+    expect(allowed(text, "/a", "bot")).toBe(true);
+    expect(normalizeRobotsText(text)).toContain("user-agent: 123bot");
+  });
+
+  it("applies the index.html rule to Allow only, not to Disallow", () => {
+    const text = "User-agent: *\nDisallow: /\nDisallow: /dir/index.html\n";
+    expect(allowed(text, "/dir/")).toBe(false);
+  });
+
+  it("skips only the first byte-order mark: a second one spoils the line it starts", () => {
+    const bom = [0xef, 0xbb, 0xbf];
+    const text = decodeRobotsTxt(
+      Buffer.concat([Buffer.from([...bom, ...bom]), Buffer.from("User-agent: foobot\nDisallow: /x\n")]),
+    );
+    expect(text.startsWith("\uFEFFUser-agent")).toBe(true);
+    // The group line is dropped, so its rule has no group: nothing is disallowed for foobot.
+    expect(allowed(text, "/x")).toBe(true);
+  });
 });
