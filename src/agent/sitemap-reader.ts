@@ -30,10 +30,10 @@ const utf8 = new TextDecoder("utf-8");
 
 /**
  * Sitemaps (sitemaps.org): queues those a host's robots.txt lists, and reads a fetched one — its pages
- * go to the host's queue at depth + 1 (with their `lastmod`) under the same scope, depth, robots and
- * page limits as links, its further sitemaps (an index) to the queue as sitemaps. Only URLs of the host
- * the sitemap belongs to are taken (sitemaps.org's rule for sitemaps not cross-submitted); the others
- * are counted as dropped.
+ * go to their host's queue (with their `lastmod`) under the same scope, depth, robots and page limits
+ * as links, its further sitemaps (an index) to the queue as sitemaps. A sitemap may list URLs of its
+ * own host and, when another host's robots.txt listed it (cross-submission), of that host; the others
+ * are counted as dropped (`sitemap-elsewhere`).
  */
 export class SitemapReader {
   /** Sitemaps queued this run, by host (the seen set keeps them from being queued twice). */
@@ -44,11 +44,14 @@ export class SitemapReader {
     private readonly deps: SitemapReaderDeps,
   ) {}
 
-  /** Queues the `Sitemap:` files that `rules` (freshly fetched robots.txt of `host`) list on the host. */
+  /**
+   * Queues the `Sitemap:` files that `rules` (freshly fetched robots.txt of `host`) list: on the host,
+   * or on another one (a CDN, say), which may then list `host`'s URLs.
+   */
   queueListed(host: string, rules: RobotsRules): void {
     for (const listed of rules.sitemaps) {
       const url = normalizeUrl(listed, `${rules.origin}/robots.txt`);
-      if (url !== null) this.queueSitemap(host, url, 0);
+      if (url !== null) this.queueSitemap(url, 0, hostKey(url) === host ? undefined : host);
     }
   }
 
@@ -60,8 +63,11 @@ export class SitemapReader {
     if (result.status >= 300 && result.status < 400) {
       const location = responseHeader(result, "location");
       const target = location === undefined ? null : normalizeUrl(location, entry.url);
-      if (target !== null) this.queueSitemap(host, target, entry.depth);
-      return target === null ? 0 : 1;
+      if (target === null) return 0;
+      // Moved by its own server: still the sitemap of the host it serves, wherever it now is.
+      const owner = entry.sitemapFor ?? host;
+      this.queueSitemap(target, entry.depth, hostKey(target) === owner ? undefined : owner);
+      return 1;
     }
     if (result.status < 200 || result.status >= 300 || result.body.length === 0) return 0;
     let text: string;
@@ -73,10 +79,12 @@ export class SitemapReader {
       return 0;
     }
     const sitemap = parseSitemap(text);
+    const submitter = entry.sitemapFor;
     for (const { loc, lastmod } of sitemap.urls) {
       const url = normalizeUrl(loc, entry.url);
       if (url === null) continue;
-      if (hostKey(url) !== host) {
+      const urlHost = hostKey(url);
+      if (urlHost !== host && urlHost !== submitter) {
         this.deps.stats.recordDrop("sitemap-elsewhere");
         continue;
       }
@@ -84,24 +92,33 @@ export class SitemapReader {
     }
     for (const loc of sitemap.sitemaps) {
       const url = normalizeUrl(loc, entry.url);
-      if (url !== null) this.queueSitemap(host, url, entry.depth);
+      if (url === null) continue;
+      // An index lists sitemaps of its own host (for the same submitter), or of the submitter itself.
+      const target = hostKey(url);
+      if (target === host) this.queueSitemap(url, entry.depth, submitter);
+      else if (target === submitter) this.queueSitemap(url, 0, undefined);
+      else this.deps.stats.recordDrop("sitemap-elsewhere");
     }
     return sitemap.urls.length + sitemap.sitemaps.length;
   }
 
-  private queueSitemap(host: string, url: string, depth: number): void {
-    const { stats, router } = this.deps;
-    if (hostKey(url) !== host) {
-      stats.recordDrop("sitemap-elsewhere");
-      return;
-    }
-    const queued = this.queued.get(host) ?? 0;
+  /**
+   * Queues sitemap `url` within the budget of the host whose pages it lists: its own host's, or
+   * `submitter`'s, the host whose robots.txt listed it from elsewhere.
+   */
+  private queueSitemap(url: string, depth: number, submitter: string | undefined): void {
+    const owner = submitter ?? hostKey(url);
+    const queued = this.queued.get(owner) ?? 0;
     if (queued >= this.options.maxSitemapsPerHost) {
-      stats.recordDrop("sitemap-limit");
+      this.deps.stats.recordDrop("sitemap-limit");
       return;
     }
-    this.queued.set(host, queued + 1);
-    router.routeAt(url, depth, host, { sitemap: true });
+    this.queued.set(owner, queued + 1);
+    const traits =
+      submitter === undefined
+        ? { sitemap: true as const }
+        : { sitemap: true as const, sitemapFor: submitter };
+    this.deps.router.routeAt(url, depth, hostKey(url), traits);
   }
 }
 

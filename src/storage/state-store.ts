@@ -27,9 +27,14 @@ export interface QueuedUrl {
   readonly sitemap?: true;
   /** The `<lastmod>` a sitemap gave the page, as written, kept for recrawls. */
   readonly lastmod?: string;
+  /**
+   * For a sitemap on another host than the one whose robots.txt listed it (sitemaps.org's
+   * cross-submission): that host's key, whose URLs the sitemap may list.
+   */
+  readonly sitemapFor?: string;
 }
 
-/** What a queued URL carries besides its URL and depth: failed attempts, a sitemap mark, a lastmod. */
+/** What a queued URL carries besides its URL and depth: failed attempts, sitemap marks, a lastmod. */
 export type UrlTraits = Omit<QueuedUrl, "url" | "depth">;
 
 /** The traits of `entry`, only those set (no `attempts: 0`). */
@@ -38,6 +43,7 @@ export function traitsOf(entry: UrlTraits): UrlTraits {
     ...((entry.attempts ?? 0) > 0 ? { attempts: entry.attempts } : {}),
     ...(entry.sitemap ? { sitemap: true } : {}),
     ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
+    ...(entry.sitemapFor === undefined ? {} : { sitemapFor: entry.sitemapFor }),
   };
 }
 
@@ -109,14 +115,16 @@ function fingerprintKey(fingerprint: bigint): string {
 }
 
 /**
- * `depth[,attempts][,s][,m=lastmod]\turl`: entries written before attempts, sitemaps or lastmod were
- * kept have only what they had (`depth\turl` at the least). A lastmod never holds a comma or a tab.
+ * `depth[,attempts][,s][,m=lastmod][,f=host]\turl`: entries written before attempts, sitemaps or
+ * lastmod were kept have only what they had (`depth\turl` at the least). A lastmod or a host key never
+ * holds a comma or a tab.
  */
 function encodeEntry(entry: QueuedUrl): string {
   let head = String(entry.depth);
   if ((entry.attempts ?? 0) > 0) head += `,${entry.attempts}`;
   if (entry.sitemap) head += ",s";
   if (entry.lastmod !== undefined) head += `,m=${entry.lastmod.replace(/[,\t]/g, " ")}`;
+  if (entry.sitemapFor !== undefined) head += `,f=${entry.sitemapFor}`;
   return `${head}\t${entry.url}`;
 }
 
@@ -127,6 +135,7 @@ function decodeEntry(value: string): QueuedUrl {
   for (const field of fields) {
     if (field === "s") entry = { ...entry, sitemap: true };
     else if (field.startsWith("m=")) entry = { ...entry, lastmod: field.slice(2) };
+    else if (field.startsWith("f=")) entry = { ...entry, sitemapFor: field.slice(2) };
     else entry = { ...entry, attempts: Number(field) };
   }
   return entry;

@@ -97,7 +97,7 @@ export type Sequenced<T> = T & {
  */
 export type DiscoveredUrl = With<
   DiscoveredUrl__Output,
-  { attempts?: number; sitemap?: true; lastmod?: string }
+  { attempts?: number; sitemap?: true; lastmod?: string; sitemapFor?: string }
 >;
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */

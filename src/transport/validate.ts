@@ -212,6 +212,11 @@ export function validateSequence(value: unknown, message: "HeartbeatRequest" | "
   return sequence;
 }
 
+/** Longest host key accepted: a DNS name (253) and a port. */
+const MAX_HOST_KEY_CHARS = 262;
+/** A host key as `hostKey` makes them: a lower-case name or IP literal, and a port when not the default. */
+const HOST_KEY = /^[a-z0-9._\-[\]:]+$/;
+
 /** Longest `lastmod` accepted (a W3C datetime with fractions and zone is about 32 characters). */
 const MAX_LASTMOD_CHARS = 64;
 
@@ -223,12 +228,16 @@ function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
   // Stored in the queue's compact entry form, whose fields a comma would break.
   if (hasControlChars(lastmod) || lastmod.includes(","))
     fail(`${path}.lastmod`, "holds a comma or a control character");
+  const sitemapFor =
+    d.sitemapFor === undefined ? "" : text(d.sitemapFor, `${path}.sitemapFor`, MAX_HOST_KEY_CHARS, true);
+  if (sitemapFor !== "" && !HOST_KEY.test(sitemapFor)) fail(`${path}.sitemapFor`, "not a host key");
   return {
     url: url(d.url, `${path}.url`),
     depth: uint32(d.depth, `${path}.depth`),
     ...(attempts > 0 ? { attempts } : {}),
     ...(sitemap ? { sitemap: true } : {}),
     ...(lastmod === "" ? {} : { lastmod }),
+    ...(sitemapFor === "" ? {} : { sitemapFor }),
   };
 }
 

@@ -11,9 +11,10 @@ import { type ExitResult, logEvent, readCrawlLogOf, runUbicrawl } from "./harnes
 
 /**
  * Sitemaps listed in robots.txt: a sitemap index leading to a gzipped urlset and a plain-text sitemap
- * whose pages no link reaches, and the bombs around them — a gzip of 1 GiB, an index of 10,000
- * sitemaps, sitemaps and pages of another host. The pages are crawled (robots.txt still obeyed, their
- * lastmod kept in the crawl log); the bombs cost a bounded number of requests and bytes.
+ * whose pages no link reaches, a sitemap on another host (cross-submitted by site.test's robots.txt),
+ * and the bombs around them — a gzip of 1 GiB, an index of 10,000 sitemaps, sitemaps and pages of
+ * hosts that did not submit them. The pages are crawled (robots.txt still obeyed, their lastmod kept
+ * in the crawl log); the bombs cost a bounded number of requests and bytes.
  */
 
 const ORPHANS = 30;
@@ -52,18 +53,28 @@ beforeAll(async () => {
     const origin = `http://${host}:${port}`;
     const send = (type: string, body: string | Buffer) =>
       response.writeHead(200, { "content-type": type }).end(body);
+    if (host === "other.test" && path === "/site-sitemap.xml") {
+      // A CDN's sitemap of site.test: site.test's pages are taken, a third host's are not.
+      const locs = [0, 1, 2].map((i) => `http://site.test:${port}/cross/${i}`);
+      locs.push(`http://third.test:${port}/x`);
+      send(
+        "application/xml",
+        `<urlset>${locs.map((loc) => `<url><loc>${loc}</loc></url>`).join("")}</urlset>`,
+      );
+      return;
+    }
     if (host !== "site.test") {
-      send("text/plain", "nothing for crawlers here\n");
+      response.writeHead(404).end();
       return;
     }
     if (path === "/robots.txt") {
       send(
         "text/plain",
-        `User-agent: *\nDisallow: /private/\nSitemap: ${origin}/sitemap_index.xml\nSitemap: http://other.test:${port}/sitemap.xml\n`,
+        `User-agent: *\nDisallow: /private/\nSitemap: ${origin}/sitemap_index.xml\nSitemap: http://other.test:${port}/site-sitemap.xml\n`,
       );
     } else if (path === "/") {
       send("text/html", '<a href="/linked">linked</a>');
-    } else if (path === "/linked" || /^\/orphan\/\d+$/.test(path)) {
+    } else if (path === "/linked" || /^\/(orphan|cross)\/\d+$/.test(path)) {
       send("text/html", "<p>a page</p>");
     } else if (path === "/sitemap_index.xml") {
       const sitemaps = [
@@ -112,7 +123,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
-  await writeFile(join(dir, "hosts"), "127.0.0.1 site.test\n127.0.0.1 other.test\n");
+  await writeFile(join(dir, "hosts"), "127.0.0.1 site.test\n127.0.0.1 other.test\n127.0.0.1 third.test\n");
   data = join(dir, "data");
   result = await runUbicrawl(
     agentArgv({
@@ -145,8 +156,24 @@ describe("sitemaps listed in robots.txt", () => {
     expect(requested.some((request) => request.path.startsWith("/private/"))).toBe(false);
   });
 
-  it("take nothing of another host, listed in robots.txt, an index or a urlset", () => {
-    expect(requested.filter((request) => request.host === "other.test")).toEqual([]);
+  it("follow a sitemap that robots.txt lists on another host, for the listing host's pages only", async () => {
+    const log = await readCrawlLogOf(data);
+    expect(log.filter((entry) => entry.url.includes("/cross/")).map((entry) => entry.status)).toEqual([
+      200, 200, 200,
+    ]);
+    // The other host is asked for its robots.txt and that sitemap only; the third host for nothing.
+    expect(
+      requested
+        .filter((request) => request.host === "other.test")
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(["/robots.txt", "/site-sitemap.xml"]);
+    expect(requested.filter((request) => request.host === "third.test")).toEqual([]);
+  });
+
+  it("take nothing of a host that did not submit the sitemap: from an index or a urlset", () => {
+    // other.test's sitemap in site.test's index, other.test/x in site.test's urlset, third.test/x in
+    // the sitemap other.test serves for site.test.
     const dropped = logEvent(result.stderr, "stopped")?.dropped as Record<string, number>;
     expect(dropped["sitemap-elsewhere"]).toBe(3);
   });
@@ -157,9 +184,9 @@ describe("sitemaps listed in robots.txt", () => {
     );
     expect(sitemapFetches.length).toBeLessThanOrEqual(MAX_SITEMAPS_PER_HOST);
     const dropped = logEvent(result.stderr, "stopped")?.dropped as Record<string, number>;
-    // The index robots.txt lists and the four on-site sitemaps it lists take 5 of the budget; of the
-    // 10,000, what is left of it is queued and the rest dropped.
-    expect(dropped["sitemap-limit"]).toBe(MANY - (MAX_SITEMAPS_PER_HOST - 5));
+    // The two sitemaps robots.txt lists and the four on-site ones the index lists take 6 of site.test's
+    // budget; of the 10,000, what is left of it is queued and the rest dropped.
+    expect(dropped["sitemap-limit"]).toBe(MANY - (MAX_SITEMAPS_PER_HOST - 6));
     expect(requested.filter((request) => request.path === "/sitemaps/bomb.xml.gz")).toHaveLength(1);
   });
 });

@@ -166,6 +166,10 @@ describe("Frontier entries with failed attempts", () => {
     const e = await setUp();
     e.frontier.add("http://sm.test/sitemap.xml", 0, "sm.test", { sitemap: true });
     e.frontier.add("http://sm.test/page", 1, "sm.test", { lastmod: "2026-11-27T10:00:00+00:00" });
+    e.frontier.add("http://sm.test/for-other.xml", 0, "sm.test", {
+      sitemap: true,
+      sitemapFor: "other.test:8080",
+    });
     const sitemap = await mustTake(e.frontier, "sm.test");
     expect(sitemap).toStrictEqual({ seq: 0, url: "http://sm.test/sitemap.xml", depth: 0, sitemap: true });
     e.frontier.retryLater("sm.test", sitemap, 1);
@@ -183,6 +187,13 @@ describe("Frontier entries with failed attempts", () => {
       url: "http://sm.test/page",
       depth: 1,
       lastmod: "2026-11-27T10:00:00+00:00",
+    });
+    expect(await mustTake(e.frontier, "sm.test")).toStrictEqual({
+      seq: 2,
+      url: "http://sm.test/for-other.xml",
+      depth: 0,
+      sitemap: true,
+      sitemapFor: "other.test:8080",
     });
   });
 

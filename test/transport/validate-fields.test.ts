@@ -300,6 +300,14 @@ describe("message validation, value by value", () => {
       sitemap: true,
       lastmod: "2026-11-27T10:00:00+00:00",
     });
+    expect(parse({ sitemap: true, sitemapFor: "site.test:8080" })).toStrictEqual({
+      url: "http://x.test/",
+      depth: 0,
+      sitemap: true,
+      sitemapFor: "site.test:8080",
+    });
+    expect(parse({ sitemapFor: "" })).toStrictEqual({ url: "http://x.test/", depth: 0 });
+    expect(refusal(() => parse({ sitemapFor: "Site.test,x" }))).toBe("urls[0].sitemapFor: not a host key");
     expect(refusal(() => parse({ sitemap: "yes" }))).toBe("urls[0].sitemap: not a boolean");
     expect(refusal(() => parse({ lastmod: "x".repeat(65) }))).toBe("urls[0].lastmod: longer than 64 chars");
     expect(refusal(() => parse({ lastmod: "2026,11" }))).toBe(

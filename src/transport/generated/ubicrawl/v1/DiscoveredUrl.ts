@@ -28,6 +28,11 @@ export interface DiscoveredUrl {
    * The `<lastmod>` a sitemap gave the page, as written (at most 64 characters); empty: none.
    */
   'lastmod'?: (string);
+  /**
+   * For a sitemap on another host than the one whose robots.txt listed it (sitemaps.org's
+   * cross-submission): that host's key, whose URLs the sitemap may list; empty: none.
+   */
+  'sitemapFor'?: (string);
 }
 
 /**
@@ -57,4 +62,9 @@ export interface DiscoveredUrl__Output {
    * The `<lastmod>` a sitemap gave the page, as written (at most 64 characters); empty: none.
    */
   'lastmod': (string);
+  /**
+   * For a sitemap on another host than the one whose robots.txt listed it (sitemaps.org's
+   * cross-submission): that host's key, whose URLs the sitemap may list; empty: none.
+   */
+  'sitemapFor': (string);
 }
