@@ -1,5 +1,6 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
+import type { SitemapMode } from "./sitemap-reader.js";
 
 /** Everything an agent is started with; the CLI flags map one to one onto these. */
 export interface AgentOptions {
@@ -59,6 +60,8 @@ export interface AgentOptions {
    * fetching/trust-store.ts: it already holds Node's, the system's and --ca-file's). Undefined: Node's.
    */
   readonly trustedCaPems?: readonly string[];
+  /** Sitemaps read: robots.txt's or else `/sitemap.xml` (`all`), robots.txt's only (`listed`), none. */
+  readonly sitemaps: SitemapMode;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }
@@ -80,6 +83,7 @@ export const AGENT_DEFAULTS = {
   fetchTimeoutMs: 60_000,
   minBytesPerSecond: DEFAULT_MIN_BYTES_PER_SECOND,
   minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
+  sitemaps: "all",
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

@@ -288,7 +288,10 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         ipGate,
         archive,
         router,
-        sitemaps: new SitemapReader({ maxSitemapsPerHost: DEFAULT_MAX_SITEMAPS_PER_HOST }, { router, stats }),
+        sitemaps: new SitemapReader(
+          { mode: options.sitemaps, maxSitemapsPerHost: DEFAULT_MAX_SITEMAPS_PER_HOST },
+          { router, stats },
+        ),
         stats,
         clock,
         mustYield: () => scheduler?.isPaused === true,

@@ -7,8 +7,15 @@ import { hostKey, normalizeUrl } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { LinkRouter } from "./link-router.js";
 
+/** Which sitemaps are read: those robots.txt lists or else `/sitemap.xml`; only those listed; none. */
+export const SITEMAP_MODES = ["all", "listed", "off"] as const;
+/** One of {@link SITEMAP_MODES}. */
+export type SitemapMode = (typeof SITEMAP_MODES)[number];
+
 /** Options of a {@link SitemapReader}. */
 export interface SitemapReaderOptions {
+  /** Which sitemaps are queued (see {@link SITEMAP_MODES}). */
+  readonly mode: SitemapMode;
   /**
    * Sitemap files queued per host in one run at most (those robots.txt lists and those sitemap
    * indexes list): a sitemap index of 10,000 sitemaps costs this many fetches, not 10,000.
@@ -21,6 +28,9 @@ export interface SitemapReaderDeps {
   readonly router: LinkRouter;
   readonly stats: CrawlStats;
 }
+
+/** Where a host's sitemap is looked for when its robots.txt names none (sitemaps.org's usual place). */
+export const DEFAULT_SITEMAP_PATH = "/sitemap.xml";
 
 /** @default of {@link SitemapReaderOptions.maxSitemapsPerHost}. */
 export const DEFAULT_MAX_SITEMAPS_PER_HOST = 100;
@@ -46,9 +56,16 @@ export class SitemapReader {
 
   /**
    * Queues the `Sitemap:` files that `rules` (freshly fetched robots.txt of `host`) list: on the host,
-   * or on another one (a CDN, say), which may then list `host`'s URLs.
+   * or on another one (a CDN, say), which may then list `host`'s URLs. A robots.txt that names none (or
+   * that is missing) leaves the conventional `/sitemap.xml` to try.
    */
   queueListed(host: string, rules: RobotsRules): void {
+    if (rules.status === "unavailable" || this.options.mode === "off") return;
+    if (rules.sitemaps.length === 0 && this.options.mode === "all") {
+      const conventional = normalizeUrl(DEFAULT_SITEMAP_PATH, `${rules.origin}/`);
+      if (conventional !== null) this.queueSitemap(conventional, 0, undefined);
+      return;
+    }
     for (const listed of rules.sitemaps) {
       const url = normalizeUrl(listed, `${rules.origin}/robots.txt`);
       if (url !== null) this.queueSitemap(url, 0, hostKey(url) === host ? undefined : host);

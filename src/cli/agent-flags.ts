@@ -1,5 +1,6 @@
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { PROGRESS_MODES } from "../agent/progress.js";
+import { SITEMAP_MODES } from "../agent/sitemap-reader.js";
 import {
   DEFAULT_JOIN_TIMEOUT_MS,
   DEFAULT_LEAVE_TIMEOUT_MS,
@@ -184,6 +185,12 @@ export const AGENT_FLAGS = {
     help: "how long a crashed agent's hosts wait for it to come back before others crawl them",
     default: DEFAULT_TAKEOVER_DELAY_MS,
     min: 0,
+  },
+  sitemaps: {
+    type: "string",
+    help: "sitemaps read: all (those robots.txt lists, or else /sitemap.xml), listed (only those robots.txt lists) or off; their pages are queued like links",
+    default: AGENT_DEFAULTS.sitemaps,
+    choices: SITEMAP_MODES,
   },
   "on-stop": {
     type: "string",

@@ -73,6 +73,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     fetchTimeoutMs: flags["fetch-timeout-ms"],
     minBytesPerSecond: flags["min-bytes-per-s"],
     minRateWindowMs: flags["min-rate-window-ms"],
+    sitemaps: flags.sitemaps,
     progress,
     ...(trusted === undefined ? {} : { trustedCaPems: trusted }),
   };

@@ -47,6 +47,9 @@ const robotsParser: RobotsParser =
     : robotsParserModule.default;
 
 /** Robots verdict for one host. */
+/** The sitemap a crawler tries on every host whose robots.txt names none (the agent's DEFAULT_SITEMAP_PATH). */
+const SITEMAP_PATH = "/sitemap.xml";
+
 type RobotsCheck = (path: string) => boolean;
 
 function robotsCheck(model: WebModel, host: HostInfo, port: number, userAgent: string): RobotsCheck {
@@ -119,6 +122,25 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     return check(path);
   };
 
+  /**
+   * The host's first URL was queued: the crawler visits it, reads its robots.txt and, when that names
+   * no sitemap (or is missing), tries `/sitemap.xml`, which robots.txt may disallow. No test web host
+   * lists a sitemap or serves one: the request is answered 404 and leads nowhere.
+   */
+  const visited = new Uint8Array(hosts.length);
+  const visit = (h: number) => {
+    if (visited[h] === 1) return;
+    visited[h] = 1;
+    const host = hosts[h] as HostInfo;
+    if (robotsAnswer(host).status >= 500) return;
+    if (!allowed(h, SITEMAP_PATH)) {
+      robotsDisallowed++;
+      return;
+    }
+    fetched[h] = (fetched[h] as number) + 1;
+    urls.push(`${hostOrigin(model, host.name, port)}${SITEMAP_PATH}`);
+  };
+
   const discover = (h: number, id: number, depth: number) => {
     if (h < 0) {
       gone.add(model.goneHosts[-1 - h] as string);
@@ -126,6 +148,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     }
     // Too deep: not queued and not remembered, as in a crawler that checks depth at discovery.
     if (depth > limits.maxDepth || !markSeen(h, id)) return;
+    visit(h);
     const host = hosts[h] as HostInfo;
     const path = pathOfId(host, id);
     if (!allowed(h, path)) {
@@ -155,6 +178,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     } else if (!oddSeen.has(`${h} ${path}`)) {
       // A seed naming no page: fetched once (a 404), leads nowhere.
       oddSeen.add(`${h} ${path}`);
+      visit(h);
       if (allowed(h, path)) {
         fetched[h] = (fetched[h] as number) + 1;
         urls.push(`${hostOrigin(model, host.name, port)}${path}`);

@@ -80,6 +80,8 @@ describe(`a robots.txt asking for Crawl-delay: ${CRAWL_DELAY_S}`, () => {
     const result = await runUbicrawl(
       agentArgv({
         ...testWebAgentFlags(join(dir, "hosts")),
+        // This server has no sitemap, and its requests are counted.
+        sitemaps: "listed",
         id: "paced",
         data,
         // The slow host first, so that it takes the only worker before the fast one is queued.

@@ -101,6 +101,9 @@ beforeAll(async () => {
     String(MAX_PER_IP),
     "--max-active-hosts",
     "16",
+    // These servers have no sitemap, and their pages are counted.
+    "--sitemaps",
+    "listed",
     "--exit-when-done",
     "--progress",
     "off",

@@ -85,6 +85,8 @@ describe("a server that answers 429 or 503 beyond its rate", () => {
     const result = await runUbicrawl(
       agentArgv({
         ...testWebAgentFlags(join(dir, "hosts")),
+        // This server has no sitemap, and its requests are counted.
+        sitemaps: "listed",
         id: "polite",
         data,
         seeds,

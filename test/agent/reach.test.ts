@@ -3,7 +3,6 @@ import type { HostInfo } from "../../src/testweb/index.js";
 import {
   agentDataDir,
   hostOf,
-  isRobotsUrl,
   logEvent,
   logText,
   readCrawlLogOf,
@@ -79,7 +78,7 @@ describe("--scope", () => {
 });
 
 describe("robots.txt on the seeds", () => {
-  it("ends a crawl whose only seed is disallowed after fetching robots.txt alone", async () => {
+  it("ends a crawl whose only seed is disallowed after fetching robots.txt and trying /sitemap.xml", async () => {
     const { model, port, recorder } = fixture.web;
     const ruled = model.hosts.find((host) => host.robots === "rules") as HostInfo;
     expect(ruled).toBeDefined();
@@ -89,8 +88,10 @@ describe("robots.txt on the seeds", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(logEvent(result.stderr, "stopped")?.dropped).toMatchObject({ robots: 1 });
     const served = [...recorder.servedCounts().keys()];
-    expect(served).toEqual([`http://${ruled.name}:${port}/robots.txt`]);
-    expect(served.every(isRobotsUrl)).toBe(true);
-    expect(await readCrawlLogOf(agentDataDir(fixture, options))).toEqual([]);
+    const sitemap = `http://${ruled.name}:${port}/sitemap.xml`;
+    expect(served).toEqual([`http://${ruled.name}:${port}/robots.txt`, sitemap]);
+    // The seed itself is never asked for: only the sitemap is, which the test web does not have.
+    const log = await readCrawlLogOf(agentDataDir(fixture, options));
+    expect(log.map((entry) => [entry.url, entry.status, entry.sitemap])).toEqual([[sitemap, 404, true]]);
   });
 });

@@ -161,13 +161,14 @@ describe("sitemaps listed in robots.txt", () => {
     expect(log.filter((entry) => entry.url.includes("/cross/")).map((entry) => entry.status)).toEqual([
       200, 200, 200,
     ]);
-    // The other host is asked for its robots.txt and that sitemap only; the third host for nothing.
+    // The other host is asked for its robots.txt, that sitemap and, as its robots.txt (a 404) names
+    // none, /sitemap.xml; the third host for nothing.
     expect(
       requested
         .filter((request) => request.host === "other.test")
         .map((request) => request.path)
         .sort(),
-    ).toEqual(["/robots.txt", "/site-sitemap.xml"]);
+    ).toEqual(["/robots.txt", "/site-sitemap.xml", "/sitemap.xml"]);
     expect(requested.filter((request) => request.host === "third.test")).toEqual([]);
   });
 

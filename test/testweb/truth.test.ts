@@ -35,13 +35,25 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
     let check = robots.get(host);
     if (check === undefined) {
       const answer = await fetchVia(ip, web.port, host, "/robots.txt");
+      let sitemaps: string[] = [];
       if (answer.status >= 500) check = () => false;
       else if (answer.status >= 400) check = () => true;
       else {
         const parsed = parseRobots(`http://${host}:${web.port}/robots.txt`, answer.body.toString());
         check = (url) => parsed.isAllowed(url, limits.userAgent) !== false;
+        sitemaps = parsed.getSitemaps();
       }
       robots.set(host, check);
+      // A robots.txt that names no sitemap leaves /sitemap.xml to try: fetched, read as a sitemap.
+      const sitemap = `http://${host}:${web.port}/sitemap.xml`;
+      if (answer.status < 500 && sitemaps.length === 0 && !seen.has(sitemap)) {
+        seen.add(sitemap);
+        if (check(sitemap)) {
+          const response = await fetchVia(ip, web.port, host, "/sitemap.xml");
+          expect(response.status).toBe(404);
+          fetched.push(sitemap);
+        } else robotsDisallowed++;
+      }
     }
     return check;
   };
@@ -122,8 +134,10 @@ describe("computeTruth against a real crawl", () => {
     expect(truth.urls.some((u) => u.includes("/nf/"))).toBe(false);
     for (const family of ["i", "m", "f"])
       expect(truth.urls.some((u) => u.includes(`/embed/${family}`))).toBe(true);
-    // Trap: the root plus months -7..+7 around January 2026 (depth 1 + |k| <= 8).
-    expect(truth.urls.filter((u) => u.includes("calendar.ubi.test")).length).toBe(16);
+    // Trap: the root plus months -7..+7 around January 2026 (depth 1 + |k| <= 8), and /sitemap.xml.
+    expect(truth.urls.filter((u) => u.includes("calendar.ubi.test")).length).toBe(17);
+    // /sitemap.xml is tried on the hosts reached whose robots.txt answers (none names a sitemap).
+    expect(truth.urls.filter((u) => u.endsWith("/sitemap.xml")).length).toBeGreaterThan(5);
 
     // The recorder saw exactly that crawl: every page once, robots.txt once per host.
     const counts = web.recorder.servedCounts();
@@ -144,6 +158,7 @@ describe("computeTruth", () => {
     expect([...truth.urls].sort()).toEqual(
       [
         root,
+        `${root}sitemap.xml`,
         `${root}calendar/2025/11`,
         `${root}calendar/2025/12`,
         `${root}calendar/2026/01`,
