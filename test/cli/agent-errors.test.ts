@@ -189,11 +189,12 @@ describe("a crawl that fetched nothing", () => {
     ];
     const first = await agent(...args);
     expect(first.code, first.stderr).toBe(0);
-    expect(logEvent(first.stderr, "stopped")?.pagesFetchedThisRun).toBe(1);
+    // The page and the /sitemap.xml tried on its host (site.test's robots.txt names none).
+    expect(logEvent(first.stderr, "stopped")?.pagesFetchedThisRun).toBe(2);
     const second = await agent(...args);
     expect(second.code, second.stderr).toBe(0);
     expect(logEvent(second.stderr, "start-notice")?.msg).toContain(
-      `the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (1 pages fetched there since it began)`,
+      `the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (2 pages fetched there since it began)`,
     );
     expect(logText(second.stderr)).toContain("start a new crawl with a new --data folder");
   });

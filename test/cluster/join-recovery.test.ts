@@ -89,7 +89,11 @@ async function startWeb(): Promise<{ seeds: string[]; hostsFile: string; served:
 }
 
 function agentOptions(id: string, hostsFile: string, seeds: string[], delayMs: number): AgentOptions {
-  return inProcessAgentOptions({ id, dataDir: join(dir, `data-${id}`), seeds, hostsFile }, { delayMs });
+  // The web's pages are counted one by one (HOSTS × PAGES_PER_HOST): no /sitemap.xml.
+  return inProcessAgentOptions(
+    { id, dataDir: join(dir, `data-${id}`), seeds, hostsFile },
+    { delayMs, sitemaps: "off" },
+  );
 }
 
 function clusterOptions(joinAddresses: string[]): ClusterOptions {
