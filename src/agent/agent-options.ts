@@ -1,3 +1,4 @@
+import type { DedupMode } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
 import type { SitemapMode } from "./sitemap-reader.js";
@@ -62,6 +63,8 @@ export interface AgentOptions {
   readonly trustedCaPems?: readonly string[];
   /** Sitemaps read: robots.txt's or else `/sitemap.xml` (`all`), robots.txt's only (`listed`), none. */
   readonly sitemaps: SitemapMode;
+  /** Duplicate payloads written as WARC revisits: detected across the cluster, here only, or not. */
+  readonly dedup: DedupMode;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }
@@ -84,6 +87,7 @@ export const AGENT_DEFAULTS = {
   minBytesPerSecond: DEFAULT_MIN_BYTES_PER_SECOND,
   minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
   sitemaps: "all",
+  dedup: "cluster",
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

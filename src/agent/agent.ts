@@ -1,5 +1,14 @@
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
+import {
+  DEFAULT_CLAIM_LEASE_MS,
+  type DigestPeers,
+  type DigestQuestion,
+  DigestRegistry,
+  type DigestSettlement,
+  type DigestVerdict,
+  DuplicateDetector,
+} from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
@@ -89,6 +98,8 @@ export interface ClusterHooks {
   readonly mayFetch: (host: string) => boolean;
   /** True when every live agent is idle and no URL batch is in transit (termination detection). */
   readonly isCrawlComplete: () => boolean;
+  /** Where payload digests other agents own are asked about (`--dedup cluster`). */
+  readonly digests: DigestPeers;
 }
 
 /** What {@link Agent.start} did with the seeds, each counted once. */
@@ -122,6 +133,9 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly warc: WarcWriter;
   private readonly crawlLog: CrawlLog;
   private readonly archive: PageArchive;
+  /** The payload digests this agent owns, and the responses that stored them first. */
+  private readonly digestRegistry: DigestRegistry;
+  private readonly duplicates: DuplicateDetector | undefined;
   private readonly visitor: HostVisitor;
   private stopping: Promise<void> | undefined;
   /**
@@ -149,6 +163,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       warc: WarcWriter;
       crawlLog: CrawlLog;
       archive: PageArchive;
+      digestRegistry: DigestRegistry;
+      duplicates: DuplicateDetector | undefined;
       visitor: HostVisitor;
       scheduler: HostScheduler;
       router: LinkRouter;
@@ -166,6 +182,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.warc = parts.warc;
     this.crawlLog = parts.crawlLog;
     this.archive = parts.archive;
+    this.digestRegistry = parts.digestRegistry;
+    this.duplicates = parts.duplicates;
     this.visitor = parts.visitor;
     this.scheduler = parts.scheduler;
     this.router = parts.router;
@@ -251,7 +269,28 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       if (inBatch !== undefined) stats.markDurable(inBatch);
       inBatch = undefined;
     });
-    const archive = new PageArchive(warc, crawlLog);
+    const digestRegistry = new DigestRegistry(
+      {},
+      {
+        clock,
+        lookup: (digests) => store.payloadOriginals(digests),
+        save: (digest, original) => committer.add({ kind: "digest", digest, original }),
+      },
+    );
+    const duplicates =
+      options.dedup === "off"
+        ? undefined
+        : new DuplicateDetector(
+            { claimLeaseMs: DEFAULT_CLAIM_LEASE_MS },
+            {
+              selfId: options.id,
+              clock,
+              registry: digestRegistry,
+              ...(options.dedup === "cluster" && deps.cluster ? { peers: deps.cluster.digests } : {}),
+              onMessage: () => stats.digestMessages++,
+            },
+          );
+    const archive = new PageArchive(warc, crawlLog, duplicates);
     const ipGate = new IpGate(options.maxPerIp);
     const owns = deps.cluster ? deps.cluster.owns : () => true;
     const blacklist = await loadBlacklist(store, logger);
@@ -332,6 +371,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       warc,
       crawlLog,
       archive,
+      digestRegistry,
+      duplicates,
       visitor,
       scheduler,
       router,
@@ -584,6 +625,16 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     await this.committer.commit();
   }
 
+  /** `CheckDigests`: whether payloads with these digests (which this agent owns) were stored before. */
+  checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]> {
+    return this.digestRegistry.check(questions);
+  }
+
+  /** `SettleDigests`: what agent `asker` did with digests it was told were new (stored, or not). */
+  settleDigests(asker: string, settlements: readonly DigestSettlement[]): void {
+    this.digestRegistry.settle(asker, settlements);
+  }
+
   /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void {
     for (const host of this.frontier.knownHosts()) {
@@ -622,6 +673,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     try {
       this.guard.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
+      this.duplicates?.stop();
+      this.digestRegistry.stop();
       // A last commit also saves counters moved since the last batch, so a restart never sees one go down.
       await this.frontier.commit().catch(() => {});
       await this.warc.close();

@@ -1,3 +1,4 @@
+import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
 import type { AdoptedHost, WaitingHosts } from "../frontier/index.js";
 import type { QueuedUrl, UrlTraits } from "../storage/index.js";
 import type { AgentStorage } from "./agent.js";
@@ -54,5 +55,9 @@ export interface ClusterFacingAgent {
   blacklistEntries(): BlacklistEntry[];
   /** Merges another agent's blacklist entries, durably; the later change of each pattern wins. */
   mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge>;
+  /** Whether payloads with these digests (this agent owns them) were stored before; see DigestRegistry. */
+  checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
+  /** What agent `asker` did with digests it was told were new. */
+  settleDigests(asker: string, settlements: readonly DigestSettlement[]): void;
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

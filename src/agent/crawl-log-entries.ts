@@ -4,12 +4,19 @@ import type { CrawlLogInput, QueuedUrl } from "../storage/index.js";
 
 /**
  * The crawl log line of a fetch that got an answer (`links` found in it, or entries for a sitemap);
- * a sitemap is marked so, and a page's sitemap `lastmod` is kept.
+ * a sitemap is marked so, a page's sitemap `lastmod` is kept, and a payload stored before (written as
+ * a WARC revisit) names the URL that stored it (`duplicateOf`).
  */
-export function pageLogEntry(entry: QueuedUrl, result: FetchResult, links: number): CrawlLogInput {
+export function pageLogEntry(
+  entry: QueuedUrl,
+  result: FetchResult,
+  links: number,
+  duplicateOf?: string,
+): CrawlLogInput {
   const cut = result.truncated ? { error: ErrorCode.BodyTooLarge, truncated: true } : {};
   return {
     ...(entry.sitemap ? { sitemap: true } : {}),
+    ...(duplicateOf === undefined ? {} : { duplicateOf }),
     ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
     ts: new Date(result.startedAtMs).toISOString(),
     url: entry.url,

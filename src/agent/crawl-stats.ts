@@ -30,6 +30,12 @@ export interface CrawlCounters {
   readonly linksToOtherAgents: number;
   readonly pagesRecovered: number;
   readonly fetchRetries: number;
+  /** Pages whose payload was stored before, written as WARC revisits; absent in older state. */
+  readonly duplicates?: number;
+  /** Body bytes those revisits did not store again; absent in older state. */
+  readonly duplicateBytes?: number;
+  /** Messages sent to other agents to ask about or confirm payload digests; absent in older state. */
+  readonly digestMessages?: number;
   readonly errors: Readonly<Record<string, number>>;
   readonly dropped: Readonly<Record<string, number>>;
   readonly peers: Readonly<Record<string, PeerTraffic>>;
@@ -59,6 +65,12 @@ export class CrawlStats {
   pagesRecovered = 0;
   /** Fetches that failed in a way that may pass and were tried again (not counted in `errors`). */
   fetchRetries = 0;
+  /** Pages whose payload was stored before (anywhere in the cluster), archived as WARC revisits. */
+  duplicates = 0;
+  /** Body bytes the revisits did not store again. */
+  duplicateBytes = 0;
+  /** Messages sent to other agents about payload digests (questions and confirmations). */
+  digestMessages = 0;
   /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
   readonly errors = new Map<string, number>();
   /** URLs dropped before a fetch, by reason. */
@@ -112,6 +124,9 @@ export class CrawlStats {
     this.linksToOtherAgents = counters.linksToOtherAgents;
     this.pagesRecovered = counters.pagesRecovered;
     this.fetchRetries = counters.fetchRetries;
+    this.duplicates = counters.duplicates ?? 0;
+    this.duplicateBytes = counters.duplicateBytes ?? 0;
+    this.digestMessages = counters.digestMessages ?? 0;
     for (const [name, count] of Object.entries(counters.errors)) this.errors.set(name, count);
     for (const [name, count] of Object.entries(counters.dropped)) this.dropped.set(name as DropReason, count);
     for (const [peer, traffic] of Object.entries(counters.peers)) this.peers.set(peer, { ...traffic });
@@ -141,6 +156,9 @@ export class CrawlStats {
       linksToOtherAgents: this.linksToOtherAgents,
       pagesRecovered: this.pagesRecovered,
       fetchRetries: this.fetchRetries,
+      duplicates: this.duplicates,
+      duplicateBytes: this.duplicateBytes,
+      digestMessages: this.digestMessages,
       errors: Object.fromEntries(this.errors),
       dropped: Object.fromEntries(this.dropped),
       peers: Object.fromEntries(this.peers),
@@ -155,6 +173,12 @@ export class CrawlStats {
     this.bytesFetched += bytes;
     const statusClass = `${Math.floor(status / 100)}xx`;
     this.statusClasses.set(statusClass, (this.statusClasses.get(statusClass) ?? 0) + 1);
+  }
+
+  /** Counts one page archived as a revisit, whose `bytes` of body were not stored again. */
+  recordDuplicate(bytes: number): void {
+    this.duplicates++;
+    this.duplicateBytes += bytes;
   }
 
   /** Counts one robots.txt answer received from a server (or its failure). */

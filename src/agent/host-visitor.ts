@@ -11,7 +11,7 @@ import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import { HostPace } from "./host-pace.js";
 import type { LinkRouter } from "./link-router.js";
-import type { PageArchive } from "./page-archive.js";
+import type { ArchivedPage, PageArchive } from "./page-archive.js";
 import { followLinks } from "./page-links.js";
 import { PUSH_BACK_STATUSES } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
@@ -110,6 +110,17 @@ const NO_REQUEST_FAILURES: ReadonlySet<ErrorCode> = new Set([
   ErrorCode.AddressForbidden,
   ErrorCode.TlsFailed,
 ]);
+
+/**
+ * Whether every link of a page at `b` resolves as it does at `a`: same origin and same directory (a
+ * relative link depends on nothing else; the query differs in session ids and tracking parameters).
+ */
+export function sameLinkBase(a: string, b: string): boolean {
+  const x = new URL(a);
+  const y = new URL(b);
+  const directory = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
+  return x.origin === y.origin && directory(x.pathname) === directory(y.pathname);
+}
 
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
@@ -344,23 +355,31 @@ export class HostVisitor {
     } else {
       state.pace.answered();
     }
+    let archived: ArchivedPage;
     try {
-      await this.deps.archive.writeResponse(result);
+      archived = await this.deps.archive.store(result, signal);
     } catch (error) {
       // Not archived, so not done: the URL waits at the head of its queue for the disk to recover.
       frontier.putBack(host, entry);
       throw error;
     }
+    const { revisitOf } = archived;
     const links = entry.sitemap
       ? await this.deps.sitemaps.read(host, entry, result)
-      : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
+      : revisitOf !== undefined && sameLinkBase(revisitOf.url, entry.url)
+        ? // The same bytes under the same base: the same links, followed when the original was fetched.
+          0
+        : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
     this.deps.stats.recordFetch(result.wireBytes, result.status);
+    if (revisitOf !== undefined) this.deps.stats.recordDuplicate(result.rawBody.byteLength);
     if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
     // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
     if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
-    this.deps.archive.log(pageLogEntry(entry, result, links));
+    this.deps.archive.log(pageLogEntry(entry, result, links, revisitOf?.url));
     frontier.complete(host, entry, { done: true, counted: true });
     await frontier.commit();
+    // Synced: the payload's owner may now point later copies at this response.
+    void archived.settle();
     return undefined;
   }
 

@@ -1,29 +1,74 @@
+import { createHash } from "node:crypto";
+import type { Duplicate, DuplicateDetector } from "../dedup/index.js";
 import type { FetchResult } from "../fetching/index.js";
-import type { CrawlLog, CrawlLogInput, WarcWriter } from "../storage/index.js";
+import {
+  base32,
+  type CrawlLog,
+  type CrawlLogInput,
+  type PayloadOriginal,
+  type WarcWriter,
+} from "../storage/index.js";
+
+/** How a fetched page was archived (see {@link PageArchive.store}). */
+export interface ArchivedPage {
+  /** The response that stored the same payload first, when this one was written as a revisit of it. */
+  readonly revisitOf?: PayloadOriginal;
+  /**
+   * To call once the page's records are synced (its commit): tells the payload digest's owner that the
+   * response is stored, so later copies become revisits of it. Nothing to tell for a revisit.
+   */
+  settle(): Promise<void>;
+}
+
+const NOTHING_TO_SETTLE = async () => {};
 
 /**
- * Where fetched pages go: each response with its request as WARC records, each fetch as one line of
- * the crawl log.
+ * Where fetched pages go: each response with its request as WARC records — as a `revisit` record when
+ * the same payload was stored before (anywhere in the cluster, see `src/dedup/`) — and each fetch as
+ * one line of the crawl log.
  */
 export class PageArchive {
   private readonly observers = new Set<(entry: CrawlLogInput) => void>();
 
+  /** `duplicates` absent: every response is stored whole (`--dedup off`). */
   constructor(
     private readonly warc: WarcWriter,
     private readonly crawlLog: CrawlLog,
+    private readonly duplicates?: DuplicateDetector,
   ) {}
 
-  /** Writes the request and response records of `result`; resolves once they reach the file. */
-  async writeResponse(result: FetchResult): Promise<void> {
-    await this.warc.write({
+  /**
+   * Archives `result`: the request and response records, or the request and a revisit record when a
+   * successful, whole payload was stored before. Resolves once the records reach the file.
+   */
+  async store(result: FetchResult, signal?: AbortSignal): Promise<ArchivedPage> {
+    const exchange = {
       url: result.url,
       ip: result.ip,
       date: new Date(result.startedAtMs),
       requestHeaderBlock: requestHeaderBlock(result),
       responseHeaderBlock: responseHeaderBlock(result),
-      body: result.rawBody,
-      truncated: result.truncated,
-    });
+    };
+    const checked = this.duplicates !== undefined && isDeduplicable(result);
+    const payloadDigest = checked ? sha1Of(result.rawBody) : "";
+    const verdict: Duplicate =
+      checked && this.duplicates ? await this.duplicates.check(payloadDigest, signal) : { kind: "unchecked" };
+    if (verdict.kind === "seen") {
+      await this.warc.writeRevisit({ ...exchange, payloadDigest, refersTo: verdict.original });
+      return { revisitOf: verdict.original, settle: NOTHING_TO_SETTLE };
+    }
+    let recordId: string;
+    try {
+      recordId = await this.warc.write({ ...exchange, body: result.rawBody, truncated: result.truncated });
+    } catch (error) {
+      if (verdict.kind === "claimed") void this.duplicates?.settle(verdict.owner, payloadDigest, undefined);
+      throw error;
+    }
+    if (verdict.kind !== "claimed") return { settle: NOTHING_TO_SETTLE };
+    const original = { url: result.url, date: exchange.date.toISOString(), recordId };
+    return {
+      settle: () => this.duplicates?.settle(verdict.owner, payloadDigest, original) ?? NOTHING_TO_SETTLE(),
+    };
   }
 
   /** Appends one line to the crawl log, and shows it to the observers. */
@@ -40,6 +85,19 @@ export class PageArchive {
     this.observers.add(observer);
     return () => this.observers.delete(observer);
   }
+}
+
+/**
+ * Whether a response's payload is looked up as a possible duplicate: a whole (not truncated), non-empty
+ * 2xx body. Error pages, often alike across a site, are always stored as they came.
+ */
+export function isDeduplicable(result: FetchResult): boolean {
+  return result.status >= 200 && result.status < 300 && !result.truncated && result.rawBody.byteLength > 0;
+}
+
+/** `sha1:` and the base32 SHA-1 of `bytes`: the payload digest the WARC response record carries. */
+function sha1Of(bytes: Uint8Array): string {
+  return `sha1:${base32(createHash("sha1").update(bytes).digest())}`;
 }
 
 /** The HTTP request as sent, for the WARC request record. */

@@ -141,6 +141,9 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       seenSetBytes: source.frontier.seen.memoryBytes,
       errors: Object.fromEntries(stats.errors),
       fetchRetries: stats.fetchRetries,
+      duplicates: stats.duplicates,
+      duplicateBytes: stats.duplicateBytes,
+      ...(stats.digestMessages === 0 ? {} : { digestMessages: stats.digestMessages }),
       dropped: Object.fromEntries(stats.dropped),
       ...(stats.peers.size === 0
         ? {}

@@ -7,6 +7,7 @@ import {
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
 } from "../cluster/index.js";
+import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
 import type { FlagSpecs } from "./flags.js";
@@ -191,6 +192,12 @@ export const AGENT_FLAGS = {
     help: "sitemaps read: all (those robots.txt lists, or else /sitemap.xml), listed (only those robots.txt lists) or off; their pages are queued like links",
     default: AGENT_DEFAULTS.sitemaps,
     choices: SITEMAP_MODES,
+  },
+  dedup: {
+    type: "string",
+    help: "duplicate payloads (mirrors, URL aliases) stored once, the others as WARC revisit records: cluster (each payload digest asked of the agent that owns it), local (this agent's own index only) or off",
+    default: AGENT_DEFAULTS.dedup,
+    choices: DEDUP_MODES,
   },
   "on-stop": {
     type: "string",

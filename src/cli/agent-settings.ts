@@ -74,6 +74,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     minBytesPerSecond: flags["min-bytes-per-s"],
     minRateWindowMs: flags["min-rate-window-ms"],
     sitemaps: flags.sitemaps,
+    dedup: flags.dedup,
     progress,
     ...(trusted === undefined ? {} : { trustedCaPems: trusted }),
   };

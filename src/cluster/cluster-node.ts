@@ -18,6 +18,7 @@ import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
+import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
 import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
 import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
@@ -29,6 +30,12 @@ import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { resendUnacked } from "./unacked-urls.js";
 import { UrlExchange } from "./url-exchange.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
+
+/**
+ * Longest wait for a peer's answer about payload digests: past it the page is stored whole (a slow or
+ * dead owner costs bytes, never a page).
+ */
+const DIGEST_DEADLINE_MS = 5_000;
 
 export { DEFAULT_LEAVE_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_SUBMITS, type LeaveOutcome };
 
@@ -189,6 +196,22 @@ export class ClusterNode {
       },
       mayFetch: (host) => owns(host) && tenure.holds(host),
       isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
+      digests: {
+        // Digests are spread over the agents like hosts are.
+        ownerOf: (digest) => ownership.ownerOf(digest),
+        check: async (peerId, questions) =>
+          fromWireVerdicts(
+            await peerClient(peerId).checkDigests(
+              { fromId: selfId, digests: questions.map(({ digest }) => digest) },
+              { deadlineMs: DIGEST_DEADLINE_MS },
+            ),
+          ),
+        settle: async (peerId, settlements) => {
+          await peerClient(peerId).settleDigests(toWireSettlements(selfId, settlements), {
+            deadlineMs: DIGEST_DEADLINE_MS,
+          });
+        },
+      },
     };
     const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
     const server = new AgentServer(
@@ -203,6 +226,8 @@ export class ClusterNode {
           getStats: (request) => ready().service.getStats(request),
           control: (request) => ready().service.control(request),
           syncBlacklist: (request) => ready().service.syncBlacklist(request),
+          checkDigests: (request) => ready().service.checkDigests(request),
+          settleDigests: (request) => ready().service.settleDigests(request),
         },
         clock,
         logger,

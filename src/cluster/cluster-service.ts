@@ -10,6 +10,10 @@ import type {
   ClaimRequest,
   ControlReply,
   ControlRequest,
+  DigestCheck,
+  DigestSettleAck,
+  DigestSettlements,
+  DigestVerdicts,
   HandOverReply,
   HandOverRequest,
   HeartbeatReply,
@@ -26,6 +30,7 @@ import type {
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { BlacklistGossip } from "./blacklist-gossip.js";
 import type { CrawlEnd } from "./crawl-end.js";
+import { fromWireSettlements, toWireVerdict } from "./digest-wire.js";
 import type { HandOverDesk } from "./hand-over.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
@@ -265,6 +270,20 @@ export class ClusterService implements AgentServiceHandlers {
   /** `SyncBlacklist`: a peer's blacklist entries, merged; this agent's answered. */
   syncBlacklist(request: BlacklistSync): Promise<BlacklistSync> {
     return this.deps.blacklist.answer(request);
+  }
+
+  /** `CheckDigests`: whether payloads with these digests (this agent owns them) were stored before. */
+  async checkDigests(request: DigestCheck): Promise<DigestVerdicts> {
+    const verdicts = await this.deps.agent.checkDigests(
+      request.digests.map((digest) => ({ digest, asker: request.fromId })),
+    );
+    return { verdicts: verdicts.map(toWireVerdict) };
+  }
+
+  /** `SettleDigests`: what the asker did with the digests it claimed. */
+  async settleDigests(request: DigestSettlements): Promise<DigestSettleAck> {
+    this.deps.agent.settleDigests(request.fromId, fromWireSettlements(request));
+    return {};
   }
 
   /** `Control`: pause, resume, leave, blacklist, add seeds, change a setting. */

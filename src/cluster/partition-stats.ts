@@ -102,6 +102,9 @@ export class PartitionStats {
         hosts,
         nextInMs: Math.max(0, nextAtMs - now),
       })),
+      duplicates: counted.duplicates ?? 0,
+      duplicateBytes: counted.duplicateBytes ?? 0,
+      digestMessages: counted.digestMessages ?? 0,
     };
   }
 }
@@ -181,5 +184,8 @@ export function rememberedStats(
     status,
     reportedMsAgo,
     waiting: [],
+    duplicates: 0,
+    duplicateBytes: 0,
+    digestMessages: 0,
   };
 }

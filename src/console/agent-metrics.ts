@@ -113,6 +113,21 @@ export class AgentMetrics {
       one(s.counters().fetchRetries),
     );
     counter(
+      "ubicrawl_duplicates_total",
+      "Pages whose payload was stored before, archived as WARC revisit records",
+      [],
+      (s) => one(s.counters().duplicates ?? 0),
+    );
+    counter("ubicrawl_duplicate_bytes_total", "Body bytes the revisit records did not store again", [], (s) =>
+      one(s.counters().duplicateBytes ?? 0),
+    );
+    counter(
+      "ubicrawl_digest_messages_total",
+      "Messages sent to other agents about payload digests (duplicate detection)",
+      [],
+      (s) => one(s.counters().digestMessages ?? 0),
+    );
+    counter(
       "ubicrawl_robots_txt_total",
       "robots.txt answers received, by outcome (parsed, allow-all, unavailable)",
       ["outcome"],

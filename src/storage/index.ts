@@ -14,6 +14,7 @@ export {
 export { GroupCommit } from "./group-commit.js";
 export {
   type HostRecord,
+  type PayloadOriginal,
   type QueuedUrl,
   type StateOp,
   StateStore,
@@ -21,9 +22,11 @@ export {
   traitsOf,
   type UrlTraits,
 } from "./state-store.js";
+export { base32, IDENTICAL_PAYLOAD_PROFILE } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {
   type WarcExchange,
+  type WarcRevisit,
   WarcWriter,
   type WarcWriterOptions,
   type WarcWriterStats,

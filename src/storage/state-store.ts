@@ -67,6 +67,19 @@ export interface HostRecord {
   recheck?: boolean;
 }
 
+/**
+ * The first stored response with a given payload digest: what a WARC `revisit` record of the same
+ * payload refers to (`WARC-Refers-To-Target-URI`, `-Date`, `WARC-Refers-To`).
+ */
+export interface PayloadOriginal {
+  /** The response's `WARC-Target-URI`. */
+  readonly url: string;
+  /** Its `WARC-Date`, as written (ISO 8601, UTC). */
+  readonly date: string;
+  /** Its `WARC-Record-ID`. */
+  readonly recordId: string;
+}
+
 /** One write in an atomic batch. */
 export type StateOp =
   | { readonly kind: "enqueue"; readonly host: string; readonly seq: number; readonly entry: QueuedUrl }
@@ -86,7 +99,9 @@ export type StateOp =
       readonly fingerprint: bigint;
       readonly entry: QueuedUrl;
     }
-  | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint };
+  | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint }
+  /** The first response stored with payload `digest` (this agent owns the digest). */
+  | { readonly kind: "digest"; readonly digest: string; readonly original: PayloadOriginal };
 
 type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
 /** One operation of an array batch, on one of the sublevels. */
@@ -157,6 +172,8 @@ export class StateStore {
   private readonly meta: Sub;
   private readonly outbox: Sub;
   private readonly robots: Sub;
+  /** Payload digests this agent registered, with the response that first stored each. */
+  private readonly digests: Sub;
 
   private constructor(private readonly db: Level<string, string>) {
     this.queue = db.sublevel<string, string>("q", { keyEncoding: "utf8", valueEncoding: "utf8" });
@@ -167,6 +184,7 @@ export class StateStore {
     this.meta = db.sublevel<string, string>("m", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.outbox = db.sublevel<string, string>("o", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.robots = db.sublevel<string, string>("r", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.digests = db.sublevel<string, string>("d", { keyEncoding: "utf8", valueEncoding: "utf8" });
   }
 
   /**
@@ -283,6 +301,14 @@ export class StateStore {
             type: "del",
             key: op.peer + SEP + fingerprintKey(op.fingerprint),
             sublevel: this.outbox,
+          });
+          break;
+        case "digest":
+          batch.push({
+            type: "put",
+            key: op.digest,
+            value: JSON.stringify([op.original.url, op.original.date, op.original.recordId]),
+            sublevel: this.digests,
           });
           break;
       }
@@ -422,6 +448,17 @@ export class StateStore {
         entry: decodeEntry(value),
       };
     }
+  }
+
+  /** For each payload digest, the response that first stored it, if this agent registered it. */
+  async payloadOriginals(digests: readonly string[]): Promise<(PayloadOriginal | undefined)[]> {
+    if (digests.length === 0) return [];
+    const values = await this.digests.getMany([...digests]);
+    return values.map((value) => {
+      if (value === undefined) return undefined;
+      const [url, date, recordId] = JSON.parse(value) as [string, string, string];
+      return { url, date, recordId };
+    });
   }
 
   /** A metadata value, or undefined. */

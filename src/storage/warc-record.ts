@@ -8,7 +8,7 @@ import { DIGEST_PLACEHOLDER, type RecordDraft } from "./warc-draft.js";
  */
 
 /** The WARC record types ubicrawl writes. */
-export type WarcRecordType = "warcinfo" | "request" | "response";
+export type WarcRecordType = "warcinfo" | "request" | "response" | "revisit";
 
 /** One record to serialize: its named fields (in order) and its block as byte chunks. */
 export interface WarcRecordInput {
@@ -141,6 +141,50 @@ export function exchangeDrafts(input: ExchangeDraftInput): [request: RecordDraft
     payloadDigestAt: blockDigestAt + DIGEST_PLACEHOLDER.length + PAYLOAD_DIGEST.length,
   };
   return [request, response];
+}
+
+/** WARC 1.1's profile of a revisit whose payload is identical to an earlier response's. */
+export const IDENTICAL_PAYLOAD_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/** What {@link revisitDrafts} needs besides an exchange's: the payload's digest and its first response. */
+export interface RevisitDraftInput extends Omit<ExchangeDraftInput, "body" | "truncated"> {
+  /** `sha1:` digest of the payload, the same as the original response's `WARC-Payload-Digest`. */
+  readonly payloadDigest: string;
+  /** The response that stored this payload first. */
+  readonly refersTo: { readonly url: string; readonly date: string; readonly recordId: string };
+}
+
+/**
+ * The `request` and `revisit` records of an exchange whose payload was stored before (WARC 1.1's
+ * identical-payload-digest profile): the revisit holds the response's header block only, refers to the
+ * original response by URI, date and record id, and carries the payload's digest.
+ */
+export function revisitDrafts(input: RevisitDraftInput): [request: RecordDraft, revisit: RecordDraft] {
+  const { url, date, recordId } = input.refersTo;
+  if (hasLineBreak(url)) lineBreakIn("WARC-Refers-To-Target-URI");
+  if (hasLineBreak(date) || hasLineBreak(recordId)) lineBreakIn("WARC-Refers-To");
+  if (!/^sha1:[A-Z2-7]{32}$/.test(input.payloadDigest)) {
+    throw new UbiError(ErrorCode.InvalidArgument, `not a sha1 payload digest: ${input.payloadDigest}`);
+  }
+  const [request] = exchangeDrafts({ ...input, body: new Uint8Array(0), truncated: false });
+  const target = `WARC-Target-URI: ${input.url}${CRLF}${input.ip ? `WARC-IP-Address: ${input.ip}${CRLF}` : ""}`;
+  const top =
+    `WARC/1.1${CRLF}WARC-Type: revisit${CRLF}WARC-Record-ID: ${input.responseId}${CRLF}` +
+    `WARC-Date: ${warcDate(input.date)}${CRLF}${target}WARC-Concurrent-To: ${input.requestId}${CRLF}` +
+    `WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}WARC-Profile: ${IDENTICAL_PAYLOAD_PROFILE}${CRLF}` +
+    `WARC-Refers-To-Target-URI: ${url}${CRLF}WARC-Refers-To-Date: ${date}${CRLF}` +
+    `WARC-Refers-To: ${recordId}${CRLF}${BLOCK_DIGEST}`;
+  const revisit: RecordDraft = {
+    head:
+      `${top}${DIGEST_PLACEHOLDER}${CRLF}WARC-Payload-Digest: ${input.payloadDigest}${CRLF}` +
+      `Content-Type: application/http;msgtype=response${CRLF}` +
+      `Content-Length: ${input.responseHeaderBlock.length}${CRLF}${CRLF}`,
+    block: [input.responseHeaderBlock],
+    payloadFrom: 1,
+    blockDigestAt: Buffer.byteLength(top, "utf8"),
+    payloadDigestAt: -1,
+  };
+  return [request, revisit];
 }
 
 function hasLineBreak(value: string): boolean {

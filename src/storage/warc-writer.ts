@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { InlineAppender, type RecordAppender, WorkerAppender } from "./record-appender.js";
+import type { PayloadOriginal } from "./state-store.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { NAME_PART_PATTERN, OPEN_SUFFIX, warcFileName, warcFileSerial } from "./warc-file-name.js";
-import { exchangeDrafts, newRecordId, recordDraft } from "./warc-record.js";
+import { exchangeDrafts, newRecordId, recordDraft, revisitDrafts } from "./warc-record.js";
 import { recoverWarcFile } from "./warc-recovery.js";
 
 /**
@@ -40,6 +41,17 @@ export interface WarcExchange {
   body: Uint8Array;
   /** The body was cut at the size cap (`WARC-Truncated: length`). */
   truncated?: boolean;
+}
+
+/**
+ * An HTTP fetch whose payload was stored before, to archive as a `request` and a `revisit` record
+ * (identical-payload-digest profile) instead of storing the payload again.
+ */
+export interface WarcRevisit extends Omit<WarcExchange, "body" | "truncated"> {
+  /** `sha1:` digest of the payload (the original response's `WARC-Payload-Digest`). */
+  payloadDigest: string;
+  /** The response that stored the payload. */
+  refersTo: PayloadOriginal;
 }
 
 /** Options of a {@link WarcWriter}. */
@@ -86,8 +98,10 @@ export interface WarcWriterDeps {
 export interface WarcWriterStats {
   /** Records written, warcinfo included. */
   records: number;
-  /** Exchanges written (two records each). */
+  /** Exchanges written (two records each), revisits included. */
   exchanges: number;
+  /** Exchanges written as a request and a revisit record. */
+  revisits: number;
   /** Compressed bytes written. */
   bytes: number;
   /** Files started. */
@@ -141,6 +155,7 @@ export class WarcWriter {
   private readonly counters: WarcWriterStats = {
     records: 0,
     exchanges: 0,
+    revisits: 0,
     bytes: 0,
     files: 0,
     recoveredFiles: 0,
@@ -195,13 +210,39 @@ export class WarcWriter {
     this.state = "open";
   }
 
-  /** Archives one exchange; resolves once both records are appended (not yet synced: see {@link flush}). */
-  write(exchange: WarcExchange): Promise<void> {
+  /**
+   * Archives one exchange; resolves, with the response record's `WARC-Record-ID`, once both records
+   * are appended (not yet synced: see {@link flush}).
+   */
+  write(exchange: WarcExchange): Promise<string> {
+    return this.accept(() => this.enqueueExchange(exchange));
+  }
+
+  /**
+   * Archives an exchange whose payload is stored already, as a request and a revisit record; resolves
+   * once both are appended.
+   */
+  writeRevisit(revisit: WarcRevisit): Promise<void> {
+    return this.accept(async () => {
+      const slot = this.currentSlot();
+      const drafts = revisitDrafts({
+        ...revisit,
+        requestId: newRecordId(),
+        responseId: newRecordId(),
+        warcinfoId: slot.warcinfoId,
+      });
+      await this.enqueue(slot, drafts, 1);
+      this.counters.revisits++;
+    });
+  }
+
+  /** Runs `enqueue` when the writer takes records; a refusal or a thrown error is a rejection. */
+  private accept<T>(enqueue: () => Promise<T>): Promise<T> {
     if (this.state !== "open")
       return Promise.reject(new UbiError(ErrorCode.StorageFailed, "WarcWriter is not open"));
     if (this.failure) return Promise.reject(this.failure);
     try {
-      return this.enqueueExchange(exchange);
+      return enqueue();
     } catch (error) {
       return Promise.reject(error);
     }
@@ -290,21 +331,23 @@ export class WarcWriter {
   }
 
   /** Drafts the request and response records of `exchange` and queues them (digests come later). */
-  private enqueueExchange(exchange: WarcExchange): Promise<void> {
+  private async enqueueExchange(exchange: WarcExchange): Promise<string> {
     const slot = this.currentSlot();
+    const responseId = newRecordId();
     const drafts = exchangeDrafts({
       url: exchange.url,
       ip: exchange.ip,
       date: exchange.date,
       requestId: newRecordId(),
-      responseId: newRecordId(),
+      responseId,
       warcinfoId: slot.warcinfoId,
       requestHeaderBlock: exchange.requestHeaderBlock,
       responseHeaderBlock: exchange.responseHeaderBlock,
       body: exchange.body,
       truncated: exchange.truncated === true,
     });
-    return this.enqueue(slot, drafts, 1);
+    await this.enqueue(slot, drafts, 1);
+    return responseId;
   }
 
   /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */

@@ -224,6 +224,7 @@ function homeLinks(model: WebModel, host: HostInfo, sink: LinkSink) {
   sink((h + 1) % n, 0, false, 0, Role.Partner);
   if ((h + 2) % n !== h) sink((h + 2) % n, 0, false, 1, Role.Partner);
   if (host.linksToTrap && model.trapHost >= 0) sink(model.trapHost, 0, false, 2, Role.Partner);
+  if (host.mirroredBy !== undefined) sink(host.mirroredBy, 0, false, 3, Role.Partner);
 }
 
 /** Calls `sink` for every link of page `id` on host `hostIndex`, in document order by role. */

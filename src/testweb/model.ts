@@ -18,8 +18,15 @@ export interface HostInfo extends HostLayout {
   readonly name: string;
   /** Loopback address in 127.1.0.0/16; a few hosts share one (virtual hosting). */
   readonly ip: string;
-  /** `trap` for the infinite calendar host (its layout fields are unused). */
-  readonly kind: "normal" | "trap";
+  /**
+   * `trap` for the infinite calendar host (its layout fields are unused); `mirror` for a host that
+   * serves another's responses byte for byte (its layout, robots and salt are that host's).
+   */
+  readonly kind: "normal" | "trap" | "mirror";
+  /** For a mirror: the index of the host it mirrors. */
+  readonly mirrorOf?: number;
+  /** For a mirrored host: the index of its mirror (its home page links there). */
+  readonly mirroredBy?: number;
   readonly robots: RobotsPolicy;
   /** `Crawl-delay` in the robots.txt groups, in seconds, when set. */
   readonly crawlDelaySeconds: number | undefined;
@@ -35,8 +42,10 @@ export interface HostInfo extends HostLayout {
 export interface WebModel {
   readonly options: ResolvedTestWebOptions;
   readonly seed: number;
-  /** Normal hosts first (`h0000`…), then the trap host when enabled. */
+  /** Normal hosts first (`h0000`…), then the trap host when enabled, then the mirrors. */
   readonly hosts: readonly HostInfo[];
+  /** Indices of the mirror hosts, in order. */
+  readonly mirrorHosts: readonly number[];
   /** Number of normal hosts (the trap host, if any, is at this index). */
   readonly normalHosts: number;
   /** Index of the trap host in {@link hosts}, or -1. */
@@ -69,6 +78,10 @@ export function hostOrigin(model: WebModel, name: string, port: number, upper = 
 
 /** Domain of every host name. */
 export const DOMAIN = "ubi.test";
+/** Name of mirror `k`. */
+export function mirrorName(k: number): string {
+  return `mirror${k}.${DOMAIN}`;
+}
 /** Name of the calendar trap host. */
 export const TRAP_HOST_NAME = `calendar.${DOMAIN}`;
 
@@ -186,6 +199,25 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     });
   }
 
+  // Mirrors of the smallest ordinary hosts (cheap to crawl twice), each on an address of its own.
+  const special = new Set([order[0], order[1], ...seedHosts]);
+  const mirrored = hosts
+    .filter((host) => host.kind === "normal" && !special.has(host.index))
+    .sort((a, b) => a.urlCount - b.urlCount || a.index - b.index)
+    .slice(0, resolved.mirrors)
+    .map((host) => host.index)
+    .sort((a, b) => a - b);
+  const mirrorHosts: number[] = [];
+  for (const [k, of] of mirrored.entries()) {
+    const original = hosts[of] as HostInfo;
+    const index = hosts.length;
+    const name = mirrorName(k);
+    hostIndexByName.set(name, index);
+    hosts.push({ ...original, index, name, ip: loopbackAddress(addresses++), kind: "mirror", mirrorOf: of });
+    hosts[of] = { ...original, mirroredBy: index };
+    mirrorHosts.push(index);
+  }
+
   const goneCount = Math.max(1, Math.round(count * 0.02));
   const goneHosts = Array.from({ length: goneCount }, (_, k) => `gone${pad(k, 4)}.${DOMAIN}`);
 
@@ -205,6 +237,7 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     hosts,
     normalHosts: count,
     trapHost,
+    mirrorHosts,
     goneHosts,
     seedHosts,
     forbiddenRobotsHost: order[0] as number,

@@ -43,6 +43,12 @@ export interface TestWebOptions {
    */
   linksPerPage?: number;
   /**
+   * Mirror hosts (`mirror0.ubi.test`…): each serves, byte for byte, every response of one small
+   * normal host (whose home page links to it), so a crawler meets the same payloads under other URLs.
+   * @default 2
+   */
+  mirrors?: number;
+  /**
    * Delay before every response, to simulate slow servers.
    * @default 0
    */
@@ -75,6 +81,7 @@ export interface ResolvedTestWebOptions {
   readonly seedCount: number;
   readonly maxArticlesPerHost: number;
   readonly linksPerPage: number;
+  readonly mirrors: number;
   readonly responseDelayMs: number;
   readonly scheme: TestWebScheme;
   readonly servedLogPath: string | undefined;
@@ -101,6 +108,9 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     1_000_000,
   );
   const pages = integerIn("pages", options.pages ?? 20_000, hosts * MIN_ARTICLES_PER_HOST * 2, 100_000_000);
+  const seedCount = integerIn("seedCount", options.seedCount ?? 3, 1, hosts - 2);
+  // Mirrored hosts are ordinary ones: neither seeds nor the two robots specials.
+  const ordinaryHosts = hosts - 2 - seedCount;
   if (pages > hosts * maxArticlesPerHost) {
     invalidArgument(`testweb: pages (${pages}) exceeds hosts × maxArticlesPerHost`);
   }
@@ -110,9 +120,10 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     pages,
     port: integerIn("port", options.port ?? 0, 0, 65_535),
     trap: options.trap ?? true,
-    seedCount: integerIn("seedCount", options.seedCount ?? 3, 1, hosts - 2),
+    seedCount,
     maxArticlesPerHost,
     linksPerPage: integerIn("linksPerPage", options.linksPerPage ?? 20, 4, 200),
+    mirrors: integerIn("mirrors", options.mirrors ?? Math.min(2, ordinaryHosts), 0, ordinaryHosts),
     responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
     scheme: schemeOf(options.scheme ?? "http"),
     servedLogPath: options.servedLogPath,

@@ -64,10 +64,38 @@ function origin(ctx: PageContext, name: string, upper: boolean): string {
   return hostOrigin(ctx.model, name, ctx.port, upper);
 }
 
+/** Which href form a link gets (see {@link hrefFor}). */
+function formOf(model: WebModel, host: HostInfo, id: number, slot: number, role: Role): number {
+  return hash4(model.seed ^ FORM_SALT, host.salt, id, slot * 8 + role);
+}
+
+/** Whether page `id` of `host` has a `<base href>` naming the host (else relative, or none). */
+function hasAbsoluteBase(model: WebModel, host: HostInfo, id: number): boolean {
+  return pageTraits(model, host, id).baseSection >= 0 && hash4(model.seed, host.salt, id, 0x3e7a) % 2 === 0;
+}
+
+/**
+ * Whether a link of page `id` of `host` to a page of the same host resolves to that host by name (an
+ * absolute href, or any href under an absolute `<base>`) rather than to whichever host served the page:
+ * on a mirror, such a link leads back to the mirrored host. The ground truth follows links this way.
+ */
+export function sameHostLinkNamesHost(
+  model: WebModel,
+  host: HostInfo,
+  id: number,
+  slot: number,
+  role: Role,
+): boolean {
+  if (hasAbsoluteBase(model, host, id)) return true;
+  if (role === Role.Nav || role === Role.Partner || role === Role.Pager) return false;
+  const form = formOf(model, host, id, slot, role) % 10;
+  return form === 1 || form === 2;
+}
+
 /** The href of a link from the page in `ctx` to (`targetHost`, `targetId`). */
 function hrefFor(ctx: PageContext, targetHost: number, targetId: number, slot: number, role: Role): string {
   const { model, port } = ctx;
-  const form = hash4(model.seed ^ FORM_SALT, ctx.host.salt, ctx.id, slot * 8 + role);
+  const form = formOf(model, ctx.host, ctx.id, slot, role);
   if (targetHost < 0) return `${origin(ctx, model.goneHosts[-1 - targetHost] as string, form % 4 === 0)}/`;
   const target = model.hosts[targetHost] as HostInfo;
   const path = (target.kind === "trap" ? trapPathOf(targetId) : pathOf(target, targetId)) as string;
@@ -220,7 +248,9 @@ export function renderHtml(model: WebModel, port: number, hostIndex: number, id:
     head.push(`<meta name="robots" content="${content.filter((x) => x !== "").join(", ")}">\n`);
   }
   if (traits.baseSection >= 0) {
-    const base = h % 2 === 0 ? `${hostOrigin(model, host.name, port)}${baseDir}` : baseDir;
+    const base = hasAbsoluteBase(model, host, id)
+      ? `${hostOrigin(model, host.name, port)}${baseDir}`
+      : baseDir;
     head.push(`<base href="${base}">\n`);
   }
   head.push('<link rel="stylesheet" href="/static/site.css">\n</head>\n');

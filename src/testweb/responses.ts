@@ -48,6 +48,8 @@ function locationOf(model: WebModel, port: number, from: HostInfo, host: number,
 export function respond(model: WebModel, port: number, hostIndex: number, target: string): TestWebResponse {
   const host = model.hosts[hostIndex];
   if (host === undefined) return notFound(undefined);
+  // A mirror answers exactly what the host it mirrors answers.
+  if (host.mirrorOf !== undefined) return respond(model, port, host.mirrorOf, target);
   if (target === "/robots.txt") {
     const answer = robotsAnswer(host);
     return { status: answer.status, contentType: "text/plain; charset=utf-8", body: answer.body };

@@ -2,6 +2,7 @@ import robotsParserModule from "robots-parser";
 import { invalidArgument } from "../errors.js";
 import { forEachLink, isMetaNofollow, redirectHops, redirectTarget } from "./links.js";
 import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
+import { sameHostLinkNamesHost } from "./render.js";
 import { robotsAnswer } from "./robots-txt.js";
 import {
   idOfPath,
@@ -190,7 +191,10 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     const h = queueHost[head] as number;
     const id = queueId[head] as number;
     const depth = queueDepth[head] as number;
-    const host = hosts[h] as HostInfo;
+    // A mirror serves another host's bytes: links are that host's, and those naming no host (relative
+    // ones, and root-relative ones without an absolute <base>) stay on the mirror.
+    const host = hosts[hosts[h]?.mirrorOf ?? h] as HostInfo;
+    const onMirror = host.index !== h;
     const follow = (th: number, tid: number) => discover(th, tid, th === h ? depth + 1 : 0);
     if (host.kind === "normal") {
       const kind = kindOf(host, id);
@@ -201,16 +205,19 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
         if (hop > redirectHops(model, host, k)) continue;
         if (hop > 1) follow(h, id - 1);
         else {
+          // A same-host Location is root-relative: on a mirror, it stays there.
           const target = redirectTarget(model, host, k);
-          follow(target.host, target.id);
+          follow(target.host === host.index ? h : target.host, target.id);
         }
         continue;
       }
       if (kind === Kind.Missing || kind === Kind.Media) continue;
       if (kind === Kind.Article && isMetaNofollow(model, host, id - host.article0)) continue;
     }
-    forEachLink(model, h, id, (th, tid, nofollow) => {
-      if (!nofollow) follow(th, tid);
+    forEachLink(model, host.index, id, (th, tid, nofollow, slot, role) => {
+      if (nofollow) return;
+      const stays = onMirror && th === host.index && !sameHostLinkNamesHost(model, host, id, slot, role);
+      follow(stays ? h : th, tid);
     });
   }
 

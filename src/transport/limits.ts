@@ -33,6 +33,9 @@ export const MAX_MEMBERS = 10_000;
 /** Blacklist entries in one `SyncBlacklist` message at most. */
 export const MAX_BLACKLIST_ENTRIES = 10_000;
 
+/** Digests in one `CheckDigests` or `SettleDigests` message at most. */
+export const MAX_DIGESTS_PER_MESSAGE = 500;
+
 /** Characters of a blacklist pattern at most (a host key is at most 262). */
 export const MAX_BLACKLIST_PATTERN_CHARS = 262;
 

@@ -19,6 +19,14 @@ import {
 } from "./generated/ubicrawl/v1/ControlAction.js";
 import type { ControlReply__Output } from "./generated/ubicrawl/v1/ControlReply.js";
 import type { ControlRequest__Output } from "./generated/ubicrawl/v1/ControlRequest.js";
+import type { DigestCheck__Output } from "./generated/ubicrawl/v1/DigestCheck.js";
+import type { DigestSettlement__Output } from "./generated/ubicrawl/v1/DigestSettlement.js";
+import type { DigestSettlements__Output } from "./generated/ubicrawl/v1/DigestSettlements.js";
+import {
+  type DigestState__Output,
+  DigestState as DigestStateEnum,
+} from "./generated/ubicrawl/v1/DigestState.js";
+import type { DigestVerdict__Output } from "./generated/ubicrawl/v1/DigestVerdict.js";
 import type { DiscoveredUrl__Output } from "./generated/ubicrawl/v1/DiscoveredUrl.js";
 import type { HandOverReply__Output } from "./generated/ubicrawl/v1/HandOverReply.js";
 import type { HandOverRequest__Output } from "./generated/ubicrawl/v1/HandOverRequest.js";
@@ -37,6 +45,7 @@ import {
   type MemberStatus__Output,
   MemberStatus as MemberStatusEnum,
 } from "./generated/ubicrawl/v1/MemberStatus.js";
+import type { PayloadOriginal__Output } from "./generated/ubicrawl/v1/PayloadOriginal.js";
 import type { PeerTraffic__Output } from "./generated/ubicrawl/v1/PeerTraffic.js";
 import type { PeerView__Output } from "./generated/ubicrawl/v1/PeerView.js";
 import type { StatsReply__Output } from "./generated/ubicrawl/v1/StatsReply.js";
@@ -176,6 +185,40 @@ export type BlacklistEntry = BlacklistEntry__Output;
 /** `SyncBlacklist` request and reply: an agent's blacklist entries. */
 export type BlacklistSync = With<BlacklistSync__Output, { entries: BlacklistEntry[] }>;
 
+/** `CheckDigests` request: payload digests the receiver owns, asked about by `fromId`. */
+export type DigestCheck = With<DigestCheck__Output, { digests: string[] }>;
+
+/** What is known of a payload digest (`ubicrawl.v1.DigestState`). */
+export type DigestState = Specified<DigestState__Output>;
+/** The digest states, in proto order. */
+export const DIGEST_STATES: readonly DigestState[] = specified(DigestStateEnum);
+
+/** The response that stored a payload first (`ubicrawl.v1.PayloadOriginal`). */
+export type PayloadOriginalMessage = PayloadOriginal__Output;
+
+/** One digest's verdict; `original` is present exactly with `DIGEST_SEEN`. */
+export type DigestVerdictMessage = With<
+  DigestVerdict__Output,
+  { state: DigestState; original: PayloadOriginalMessage | null }
+>;
+
+/** `CheckDigests` reply: one verdict per digest asked, in order. */
+export interface DigestVerdicts {
+  verdicts: DigestVerdictMessage[];
+}
+
+/** One claim's end: `original` null when the claimant could not store the payload. */
+export type DigestSettlementMessage = With<
+  DigestSettlement__Output,
+  { original: PayloadOriginalMessage | null }
+>;
+
+/** `SettleDigests` request. */
+export type DigestSettlements = With<DigestSettlements__Output, { settlements: DigestSettlementMessage[] }>;
+
+/** `SettleDigests` reply. */
+export type DigestSettleAck = Record<string, never>;
+
 /** What each agent serves; the server validates every request before calling these. */
 export interface AgentServiceHandlers {
   /** A newcomer joins; throw `UbiError(IdConflict)` to refuse it. */
@@ -194,4 +237,8 @@ export interface AgentServiceHandlers {
   control(request: ControlRequest): Promise<ControlReply>;
   /** A peer's blacklist entries: merge them, answer with this agent's after the merge. */
   syncBlacklist(request: BlacklistSync): Promise<BlacklistSync>;
+  /** Payload digests this agent owns: stored before, new (claimed by the asker), or pending. */
+  checkDigests(request: DigestCheck): Promise<DigestVerdicts>;
+  /** What the asker did with the digests it claimed. */
+  settleDigests(request: DigestSettlements): Promise<DigestSettleAck>;
 }

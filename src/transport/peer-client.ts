@@ -14,6 +14,10 @@ import type {
   ClaimRequest,
   ControlReply,
   ControlRequest,
+  DigestCheck,
+  DigestSettleAck,
+  DigestSettlements,
+  DigestVerdicts,
   HandOverReply,
   HandOverRequest,
   HeartbeatReply,
@@ -262,6 +266,26 @@ export class PeerClient {
   syncBlacklist(request: BlacklistSync, options: PeerCallOptions = {}): Promise<BlacklistSync> {
     return this.#call(
       "syncBlacklist",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Asks the peer about payload digests it owns (`Agent` service). */
+  checkDigests(request: DigestCheck, options: PeerCallOptions = {}): Promise<DigestVerdicts> {
+    return this.#call(
+      "checkDigests",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Tells the peer what became of digests it said were new (`Agent` service). */
+  settleDigests(request: DigestSettlements, options: PeerCallOptions = {}): Promise<DigestSettleAck> {
+    return this.#call(
+      "settleDigests",
       request,
       options.deadlineMs ?? this.#options.requestDeadlineMs,
       options.signal,

@@ -13,6 +13,10 @@ import {
   validateClaimRequest,
   validateControlReply,
   validateControlRequest,
+  validateDigestCheck,
+  validateDigestSettleAck,
+  validateDigestSettlements,
+  validateDigestVerdicts,
   validateHandOverReply,
   validateHandOverRequest,
   validateHeartbeatReply,
@@ -155,6 +159,18 @@ export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
     services: ["Agent"],
     validateRequest: validateBlacklistSync,
     validateReply: validateBlacklistSync,
+  },
+  checkDigests: {
+    method: "CheckDigests",
+    services: ["Agent"],
+    validateRequest: validateDigestCheck,
+    validateReply: validateDigestVerdicts,
+  },
+  settleDigests: {
+    method: "SettleDigests",
+    services: ["Agent"],
+    validateRequest: validateDigestSettlements,
+    validateReply: validateDigestSettleAck,
   },
 };
 

@@ -13,6 +13,7 @@ import {
   MAX_BLACKLIST_ENTRIES,
   MAX_BLACKLIST_PATTERN_CHARS,
   MAX_CONTROL_ARGUMENT_CHARS,
+  MAX_DIGESTS_PER_MESSAGE,
   MAX_DONE_BYTES,
   MAX_ERROR_CLASSES,
   MAX_HOSTS_PER_HAND_OVER,
@@ -32,6 +33,13 @@ import {
   CONTROL_ACTIONS,
   type ControlReply,
   type ControlRequest,
+  DIGEST_STATES,
+  type DigestCheck,
+  type DigestSettleAck,
+  type DigestSettlementMessage,
+  type DigestSettlements,
+  type DigestVerdictMessage,
+  type DigestVerdicts,
   type DiscoveredUrl,
   HAND_OVER_STATUSES,
   type HandOverReply,
@@ -44,6 +52,7 @@ import {
   type JoinRequest,
   MEMBER_STATUSES,
   type Member,
+  type PayloadOriginalMessage,
   type PeerTraffic,
   type PeerView,
   type StatsReply,
@@ -405,6 +414,9 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
       s.status === "MEMBER_STATUS_UNSPECIFIED" ? "ALIVE" : oneOf(s.status, `${path}.status`, MEMBER_STATUSES),
     reportedMsAgo: uint64(s.reportedMsAgo, `${path}.reportedMsAgo`),
     waiting: list(s.waiting, `${path}.waiting`, MAX_WAIT_REASONS, waitingHosts),
+    duplicates: uint64(s.duplicates, `${path}.duplicates`),
+    duplicateBytes: uint64(s.duplicateBytes, `${path}.duplicateBytes`),
+    digestMessages: uint64(s.digestMessages, `${path}.digestMessages`),
   };
 }
 
@@ -458,4 +470,77 @@ function blacklistEntry(value: unknown, path: string): BlacklistEntry {
 export function validateBlacklistSync(value: unknown): BlacklistSync {
   const r = record(value, "BlacklistSync");
   return { entries: list(r.entries ?? [], "entries", MAX_BLACKLIST_ENTRIES, blacklistEntry) };
+}
+
+/** A payload digest as WARC writes it: `sha1:` and 32 base32 characters. */
+const DIGEST_PATTERN = /^sha1:[A-Z2-7]{32}$/;
+/** A WARC-Date as written (ISO 8601, UTC, optional fraction). */
+const WARC_DATE_PATTERN = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/;
+/** A WARC-Record-ID as written. */
+const RECORD_ID_PATTERN = /^<urn:uuid:[0-9a-f-]{36}>$/;
+
+function digest(value: unknown, path: string): string {
+  const d = text(value, path, 40);
+  if (!DIGEST_PATTERN.test(d)) fail(path, "not a sha1: base32 digest");
+  return d;
+}
+
+function payloadOriginal(value: unknown, path: string): PayloadOriginalMessage {
+  const r = record(value, path);
+  const date = text(r.date, `${path}.date`, 40);
+  if (!WARC_DATE_PATTERN.test(date)) fail(`${path}.date`, "not an ISO 8601 UTC date");
+  const recordId = text(r.recordId, `${path}.recordId`, 60);
+  if (!RECORD_ID_PATTERN.test(recordId)) fail(`${path}.recordId`, "not a <urn:uuid:…> record id");
+  return { url: url(r.url, `${path}.url`), date, recordId };
+}
+
+/** Validates a `DigestCheck` (`CheckDigests` request). */
+export function validateDigestCheck(value: unknown): DigestCheck {
+  const r = record(value, "DigestCheck");
+  return {
+    fromId: agentId(r.fromId, "fromId"),
+    digests: list(r.digests, "digests", MAX_DIGESTS_PER_MESSAGE, digest),
+  };
+}
+
+function digestVerdict(value: unknown, path: string): DigestVerdictMessage {
+  const r = record(value, path);
+  const state = oneOf(r.state, `${path}.state`, DIGEST_STATES);
+  if (state !== "DIGEST_SEEN") {
+    if (r.original !== null && r.original !== undefined) fail(`${path}.original`, `not taken with ${state}`);
+    return { state, original: null };
+  }
+  return { state, original: payloadOriginal(r.original, `${path}.original`) };
+}
+
+/** Validates a `DigestVerdicts` (`CheckDigests` reply). */
+export function validateDigestVerdicts(value: unknown): DigestVerdicts {
+  const r = record(value, "DigestVerdicts");
+  return { verdicts: list(r.verdicts, "verdicts", MAX_DIGESTS_PER_MESSAGE, digestVerdict) };
+}
+
+function digestSettlement(value: unknown, path: string): DigestSettlementMessage {
+  const r = record(value, path);
+  return {
+    digest: digest(r.digest, `${path}.digest`),
+    original:
+      r.original === null || r.original === undefined
+        ? null
+        : payloadOriginal(r.original, `${path}.original`),
+  };
+}
+
+/** Validates a `DigestSettlements` (`SettleDigests` request). */
+export function validateDigestSettlements(value: unknown): DigestSettlements {
+  const r = record(value, "DigestSettlements");
+  return {
+    fromId: agentId(r.fromId, "fromId"),
+    settlements: list(r.settlements, "settlements", MAX_DIGESTS_PER_MESSAGE, digestSettlement),
+  };
+}
+
+/** Validates a `DigestSettleAck`. */
+export function validateDigestSettleAck(value: unknown): DigestSettleAck {
+  record(value, "DigestSettleAck");
+  return {};
 }

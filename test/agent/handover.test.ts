@@ -57,6 +57,11 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
     admit: () => 0,
     mayFetch: () => owned,
     isCrawlComplete: () => false,
+    digests: {
+      ownerOf: () => "a",
+      check: async () => [],
+      settle: async () => {},
+    },
   };
   const options = inProcessAgentOptions(
     { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}/`], hostsFile },

@@ -308,3 +308,72 @@ describe("WarcWriter", () => {
     ]);
   });
 });
+
+describe("WarcWriter revisit records", () => {
+  it("writes a request and an identical-payload-digest revisit that warcio reads and resolves to the original", async () => {
+    const writer = new WarcWriter({ dir, agentId: "agent-7", compressInWorker: false });
+    await writer.open();
+    const body = Buffer.from("<html>the same bytes under two URLs</html>");
+    const first = exchange(0, body);
+    const recordId = await writer.write(first);
+    expect(recordId).toMatch(RECORD_ID);
+    const second = { ...exchange(1, body), url: "http://mirror.test/p/0?sessionid=42" };
+    await writer.writeRevisit({
+      url: second.url,
+      ip: second.ip,
+      date: second.date,
+      requestHeaderBlock: second.requestHeaderBlock,
+      responseHeaderBlock: second.responseHeaderBlock,
+      payloadDigest: sha1(body),
+      refersTo: { url: first.url, date: first.date.toISOString(), recordId },
+    });
+    await writer.close();
+    expect(writer.stats()).toMatchObject({ exchanges: 2, revisits: 1, records: 5 });
+
+    const [file] = await readdir(dir);
+    const records: WarcRecordRead[] = [];
+    for await (const record of readWarcFile(join(dir, file as string))) records.push(record);
+    expect(records.map((r) => r.type)).toEqual(["warcinfo", "request", "response", "request", "revisit"]);
+    const response = records[2] as WarcRecordRead;
+    const revisit = records[4] as WarcRecordRead;
+    // Resolved as a replay tool does: the revisit's target and date name the original response, whose
+    // payload digest is the revisit's.
+    const byTarget = records.filter(
+      (r) =>
+        r.type === "response" &&
+        r.headers.get("warc-target-uri") === revisit.headers.get("warc-refers-to-target-uri") &&
+        r.headers.get("warc-date") === revisit.headers.get("warc-refers-to-date"),
+    );
+    expect(byTarget).toEqual([response]);
+    expect(revisit.headers.get("warc-refers-to")).toBe(response.headers.get("warc-record-id"));
+    expect(revisit.headers.get("warc-payload-digest")).toBe(response.headers.get("warc-payload-digest"));
+    expect(revisit.headers.get("warc-profile")).toBe(
+      "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest",
+    );
+    expect(revisit.headers.get("warc-concurrent-to")).toBe(records[3]?.headers.get("warc-record-id"));
+    // The block is the response's header block alone, and its digest is right.
+    expect(Buffer.from(revisit.block).toString("latin1")).toBe(second.responseHeaderBlock);
+    expect(revisit.headers.get("warc-block-digest")).toBe(sha1(revisit.block));
+    expect(Buffer.from(splitHttpBlock(response.block).payload).toString()).toBe(body.toString());
+  });
+
+  it("refuses a revisit whose digest or reference would break the record", async () => {
+    const writer = new WarcWriter({ dir, agentId: "agent-7", compressInWorker: false });
+    await writer.open();
+    const base = exchange(2);
+    const revisit = {
+      url: base.url,
+      ip: base.ip,
+      date: base.date,
+      requestHeaderBlock: base.requestHeaderBlock,
+      responseHeaderBlock: base.responseHeaderBlock,
+      payloadDigest: sha1(base.body),
+      refersTo: { url: "http://a.test/", date: "2024-01-02T03:04:05.000Z", recordId: "<urn:uuid:x>" },
+    };
+    await expect(writer.writeRevisit({ ...revisit, payloadDigest: "md5:abc" })).rejects.toThrow(/sha1/);
+    await expect(
+      writer.writeRevisit({ ...revisit, refersTo: { ...revisit.refersTo, url: "http://a.test/\r\nX: y" } }),
+    ).rejects.toThrow(/line break/);
+    await writer.close();
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
-import { buildModel, hostsFileText, respond, type WebModel } from "../../src/testweb/index.js";
+import { buildModel, type HostInfo, hostsFileText, respond, type WebModel } from "../../src/testweb/index.js";
+import { forEachLink } from "../../src/testweb/links.js";
 import { extractLinks, parseHostsFile, parseRobots } from "./helpers.js";
 
 const PORT = 8123;
@@ -56,11 +57,40 @@ describe("buildModel", () => {
     expect(model.totalUrls).toBeLessThan(24_000);
   });
 
+  it("adds mirrors of small ordinary hosts, each on its own address and linked from its host's home page", () => {
+    const model = buildModel({ seed: 3, hosts: 60, pages: 3000, mirrors: 3 });
+    expect(model.mirrorHosts).toHaveLength(3);
+    const special = new Set([...model.seedHosts, model.forbiddenRobotsHost, model.unavailableRobotsHost]);
+    const smallest = Math.min(...model.hosts.filter((h) => h.kind === "normal").map((h) => h.urlCount));
+    for (const [k, index] of model.mirrorHosts.entries()) {
+      const mirror = model.hosts[index] as HostInfo;
+      const original = model.hosts[mirror.mirrorOf as number] as HostInfo;
+      expect(mirror).toMatchObject({
+        kind: "mirror",
+        name: `mirror${k}.ubi.test`,
+        urlCount: original.urlCount,
+      });
+      expect(original).toMatchObject({ kind: "normal", mirroredBy: index });
+      expect(special.has(original.index)).toBe(false);
+      expect(original.urlCount).toBeLessThan(smallest * 3);
+      expect(model.hosts.filter((h) => h.ip === mirror.ip)).toEqual([mirror]);
+      // Every response of the mirror is its host's, byte for byte.
+      for (const path of ["/", "/robots.txt", "/s0/", "/nope.html", "/static/site.css"]) {
+        expect(respond(model, 80, index, path)).toEqual(respond(model, 80, original.index, path));
+      }
+      const links: number[] = [];
+      forEachLink(model, original.index, 0, (host) => links.push(host));
+      expect(links).toContain(index);
+    }
+    expect(() => buildModel({ hosts: 10, pages: 200, seedCount: 3, mirrors: 6 })).toThrow(/mirrors/);
+    expect(buildModel({ hosts: 5, pages: 200 }).mirrorHosts).toEqual([]);
+  });
+
   it("stays cheap for 5,000 hosts and a million pages", () => {
     const started = performance.now();
     const model = buildModel({ hosts: 5000, pages: 1_000_000 });
     expect(performance.now() - started).toBeLessThan(10_000);
-    expect(model.hosts).toHaveLength(5001);
+    expect(model.hosts).toHaveLength(5003); // with the trap host and two mirrors
     expect(model.totalUrls).toBeGreaterThan(900_000);
     expect(model.totalUrls).toBeLessThan(1_150_000);
   });
@@ -68,9 +98,9 @@ describe("buildModel", () => {
   it("gives every host its own 127.1.x.y address except about 5% virtual hosts", () => {
     const model = buildModel({ hosts: 400, pages: 20_000 });
     const hosts = parseHostsFile(hostsFileText(model));
-    expect(hosts.size).toBe(401);
+    expect(hosts.size).toBe(403); // with the trap host and two mirrors
     for (const [name, ip] of hosts) {
-      expect(name).toMatch(/^(h\d{4}|calendar)\.ubi\.test$/);
+      expect(name).toMatch(/^(h\d{4}|calendar|mirror\d+)\.ubi\.test$/);
       expect(ip).toMatch(/^127\.1\.\d+\.\d+$/);
     }
     const shared = hosts.size - new Set(hosts.values()).size;

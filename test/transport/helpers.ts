@@ -12,6 +12,8 @@ import {
   type BlacklistSync,
   type ClaimReply,
   type ControlReply,
+  type DigestSettleAck,
+  type DigestVerdicts,
   type HandOverReply,
   type HeartbeatReply,
   type JoinReply,
@@ -69,6 +71,9 @@ export const STATS: AgentStats = {
   status: "ALIVE",
   reportedMsAgo: 0,
   waiting: [{ reason: "robots", hosts: 3, nextInMs: 41_000 }],
+  duplicates: 9,
+  duplicateBytes: 123_456,
+  digestMessages: 14,
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };
@@ -84,6 +89,8 @@ export class FakeHandlers implements AgentServiceHandlers {
     getStats: [],
     control: [],
     syncBlacklist: [],
+    checkDigests: [],
+    settleDigests: [],
   };
 
   get totalCalls(): number {
@@ -150,6 +157,30 @@ export class FakeHandlers implements AgentServiceHandlers {
       changedBy: "agent-b",
     };
     return { entries: [...request.entries, own] };
+  }
+
+  /** The first digest was stored before, the others are new. */
+  async checkDigests(request: Calls["checkDigests"][number]): Promise<DigestVerdicts> {
+    this.calls.checkDigests.push(request);
+    return {
+      verdicts: request.digests.map((_, i) =>
+        i === 0
+          ? {
+              state: "DIGEST_SEEN" as const,
+              original: {
+                url: "http://a.test/",
+                date: "2026-11-27T10:00:00.000Z",
+                recordId: "<urn:uuid:01234567-89ab-cdef-0123-456789abcdef>",
+              },
+            }
+          : { state: "DIGEST_NEW" as const, original: null },
+      ),
+    };
+  }
+
+  async settleDigests(request: Calls["settleDigests"][number]): Promise<DigestSettleAck> {
+    this.calls.settleDigests.push(request);
+    return {};
   }
 }
 

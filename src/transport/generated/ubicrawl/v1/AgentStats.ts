@@ -127,6 +127,18 @@ export interface AgentStats {
    * Owned hosts with queued URLs that wait, by reason, most hosts first.
    */
   'waiting'?: (_ubicrawl_v1_WaitingHosts)[];
+  /**
+   * Pages whose payload was stored before (here or by another agent), archived as WARC revisit records.
+   */
+  'duplicates'?: (number | string | Long);
+  /**
+   * Body bytes those revisits did not store again.
+   */
+  'duplicateBytes'?: (number | string | Long);
+  /**
+   * Messages sent to other agents about payload digests (CheckDigests and SettleDigests calls).
+   */
+  'digestMessages'?: (number | string | Long);
 }
 
 /**
@@ -250,4 +262,16 @@ export interface AgentStats__Output {
    * Owned hosts with queued URLs that wait, by reason, most hosts first.
    */
   'waiting': (_ubicrawl_v1_WaitingHosts__Output)[];
+  /**
+   * Pages whose payload was stored before (here or by another agent), archived as WARC revisit records.
+   */
+  'duplicates': (number);
+  /**
+   * Body bytes those revisits did not store again.
+   */
+  'duplicateBytes': (number);
+  /**
+   * Messages sent to other agents about payload digests (CheckDigests and SettleDigests calls).
+   */
+  'digestMessages': (number);
 }

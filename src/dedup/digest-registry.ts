@@ -1,0 +1,181 @@
+import type { Clock, TimerHandle } from "../clock.js";
+import type { PayloadOriginal } from "../storage/index.js";
+
+/**
+ * Duplicate detection: across the cluster (each digest asked of its owner), within this agent only
+ * (no messages; copies fetched by different agents are each stored), or off (every response stored).
+ */
+export const DEDUP_MODES = ["cluster", "local", "off"] as const;
+/** One of {@link DEDUP_MODES}. */
+export type DedupMode = (typeof DEDUP_MODES)[number];
+
+/**
+ * How long a claim on a digest lasts: the agent that was told `new` has this long to store the
+ * response and confirm it. Past it (the claimant crashed, or its disk is full), the next agent that
+ * asks becomes the claimant, so a payload is never left unstored.
+ */
+export const DEFAULT_CLAIM_LEASE_MS = 30_000;
+/** Confirmed digests kept in memory besides the store (the oldest is forgotten first). */
+export const DEFAULT_RECENT_DIGESTS = 50_000;
+
+/**
+ * The answer to "was this payload stored before?": `seen` with the response that stored it; `new`,
+ * and the asker is now the digest's claimant, expected to store the response and confirm it; or
+ * `pending`, another agent holds the claim and has not confirmed yet: ask again shortly.
+ */
+export type DigestVerdict =
+  | { readonly kind: "seen"; readonly original: PayloadOriginal }
+  | { readonly kind: "new" }
+  | { readonly kind: "pending" };
+
+/** One question: a payload digest, and the agent asking (its claimant if the digest is new). */
+export interface DigestQuestion {
+  readonly digest: string;
+  readonly asker: string;
+}
+
+/** What a {@link DigestRegistry} needs. */
+export interface DigestRegistryDeps {
+  readonly clock: Clock;
+  /** The durable index: the originals stored for these digests (undefined: none). */
+  readonly lookup: (digests: readonly string[]) => Promise<(PayloadOriginal | undefined)[]>;
+  /** Records a confirmed original durably (with the agent's next commit). */
+  readonly save: (digest: string, original: PayloadOriginal) => void;
+}
+
+/** A claimant's outcome, told to the digest's owner. */
+export interface DigestSettlement {
+  readonly digest: string;
+  /** The stored (synced) response; absent: the claimant could not store it (the claim is released). */
+  readonly original?: PayloadOriginal;
+}
+
+interface Claim {
+  readonly asker: string;
+  readonly expiresAtMs: number;
+}
+
+/**
+ * The digest index of the payload digests this agent owns (digests are spread over the agents by the
+ * same consistent hashing as hosts): answers "stored before?" and keeps, for each digest, the response
+ * that stored it first. A digest no one stored yet is claimed by the first asker; others asking
+ * meanwhile hear `pending` until the claimant confirms (they then write a revisit) or its lease ends
+ * (then the next asker claims it). So two agents fetching the same bytes at the same moment store them
+ * once, and a claimant that dies cannot leave a revisit pointing at nothing.
+ */
+export class DigestRegistry {
+  private readonly claims = new Map<string, Claim>();
+  /** Recently confirmed digests, oldest first (a Map keeps insertion order). */
+  private readonly recent = new Map<string, PayloadOriginal>();
+  private readonly leaseMs: number;
+  private readonly recentLimit: number;
+  private sweeper: TimerHandle | undefined;
+
+  constructor(
+    options: { readonly claimLeaseMs?: number; readonly recentDigests?: number },
+    private readonly deps: DigestRegistryDeps,
+  ) {
+    this.leaseMs = options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+    this.recentLimit = options.recentDigests ?? DEFAULT_RECENT_DIGESTS;
+  }
+
+  /** Claims held now (for stats and tests). */
+  get claimsHeld(): number {
+    return this.claims.size;
+  }
+
+  /** Answers each question, in order; a `new` answer makes its asker the digest's claimant. */
+  async check(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]> {
+    const now = this.deps.clock.now();
+    const verdicts: (DigestVerdict | undefined)[] = [];
+    // Claimed at once, before the store is read, so a question arriving meanwhile sees the claim.
+    const claimedHere: { index: number; digest: string }[] = [];
+    for (const [index, { digest, asker }] of questions.entries()) {
+      const known = this.recent.get(digest);
+      if (known) {
+        verdicts.push({ kind: "seen", original: known });
+        continue;
+      }
+      const claim = this.claims.get(digest);
+      // Claimed already, be it by the same agent: two of its workers may hold the same bytes at once.
+      if (claim && claim.expiresAtMs > now) {
+        verdicts.push({ kind: "pending" });
+        continue;
+      }
+      // Unclaimed, or its claim ran out: a claim with a fresh lease.
+      this.claims.set(digest, { asker, expiresAtMs: now + this.leaseMs });
+      claimedHere.push({ index, digest });
+      verdicts.push(undefined);
+    }
+    this.sweepLater();
+    if (claimedHere.length > 0) {
+      let stored: (PayloadOriginal | undefined)[];
+      try {
+        stored = await this.deps.lookup(claimedHere.map(({ digest }) => digest));
+      } catch (error) {
+        for (const { digest } of claimedHere) this.claims.delete(digest);
+        throw error;
+      }
+      for (const [i, { index, digest }] of claimedHere.entries()) {
+        const original = stored[i];
+        if (original === undefined) {
+          verdicts[index] = { kind: "new" };
+        } else {
+          this.claims.delete(digest);
+          this.remember(digest, original);
+          verdicts[index] = { kind: "seen", original };
+        }
+      }
+    }
+    return verdicts as DigestVerdict[];
+  }
+
+  /**
+   * The response with payload `digest` is stored (synced) as `original`: later askers hear `seen`. The
+   * first confirmation of a digest wins (one stored twice, when a claim ran out, keeps its first).
+   */
+  confirm(digest: string, original: PayloadOriginal): void {
+    this.claims.delete(digest);
+    if (this.recent.has(digest)) return;
+    this.remember(digest, original);
+    this.deps.save(digest, original);
+  }
+
+  /** The claimant of `digest` could not store it: the next asker claims it. */
+  release(digest: string, asker: string): void {
+    if (this.claims.get(digest)?.asker === asker) this.claims.delete(digest);
+  }
+
+  /** What `asker` did with digests it was told were new: each confirmed, or released. */
+  settle(asker: string, settlements: readonly DigestSettlement[]): void {
+    for (const { digest, original } of settlements) {
+      if (original) this.confirm(digest, original);
+      else this.release(digest, asker);
+    }
+  }
+
+  /** Stops the sweeping of expired claims. */
+  stop(): void {
+    if (this.sweeper !== undefined) this.deps.clock.clearTimeout(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  private remember(digest: string, original: PayloadOriginal): void {
+    this.recent.set(digest, original);
+    if (this.recent.size > this.recentLimit) {
+      const oldest = this.recent.keys().next().value as string;
+      this.recent.delete(oldest);
+    }
+  }
+
+  /** Forgets expired claims now and then, so claims of agents that died do not pile up. */
+  private sweepLater(): void {
+    if (this.sweeper !== undefined || this.claims.size === 0) return;
+    this.sweeper = this.deps.clock.setTimeout(() => {
+      this.sweeper = undefined;
+      const now = this.deps.clock.now();
+      for (const [digest, claim] of this.claims) if (claim.expiresAtMs <= now) this.claims.delete(digest);
+      this.sweepLater();
+    }, this.leaseMs);
+  }
+}

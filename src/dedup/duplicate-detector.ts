@@ -1,0 +1,168 @@
+import { type Clock, sleep, type TimerHandle } from "../clock.js";
+import type { PayloadOriginal } from "../storage/index.js";
+import { MAX_DIGESTS_PER_MESSAGE } from "../transport/index.js";
+import type { DigestQuestion, DigestRegistry, DigestSettlement, DigestVerdict } from "./digest-registry.js";
+
+/** How long questions for one peer are gathered before they go out in one message. */
+export const DEFAULT_DIGEST_BATCH_MS = 10;
+/** First wait before asking again about a digest another agent is storing; doubled up to 2 s. */
+const PENDING_RETRY_MS = 50;
+const PENDING_RETRY_MAX_MS = 2_000;
+
+/** How a {@link DuplicateDetector} reaches other agents' digest registries (absent alone). */
+export interface DigestPeers {
+  /** The agent that owns `digest` in the current view. */
+  ownerOf(digest: string): string;
+  /** Asks `peer` about digests it owns. */
+  check(peer: string, questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
+  /** Tells `peer` what became of digests it said were new. */
+  settle(peer: string, settlements: readonly DigestSettlement[]): Promise<void>;
+}
+
+/** What a {@link DuplicateDetector} needs. */
+export interface DuplicateDetectorDeps {
+  readonly selfId: string;
+  readonly clock: Clock;
+  /** The registry of the digests this agent owns. */
+  readonly registry: DigestRegistry;
+  readonly peers?: DigestPeers;
+  /** Called once per message sent to another agent (stats). */
+  readonly onMessage?: () => void;
+}
+
+/**
+ * What to do with a payload: `seen`, write a revisit of `original`; `claimed`, store it and then
+ * {@link DuplicateDetector.settle} the claim with `owner`; `unchecked`, store it (its owner could not
+ * be asked, or the claim of another agent never ended).
+ */
+export type Duplicate =
+  | { readonly kind: "seen"; readonly original: PayloadOriginal }
+  | { readonly kind: "claimed"; readonly owner: string }
+  | { readonly kind: "unchecked" };
+
+interface Outbox<T, R> {
+  items: T[];
+  waiters: { resolve: (result: R) => void; reject: (error: unknown) => void }[];
+  timer?: TimerHandle;
+}
+
+/**
+ * The asking side of cluster-wide duplicate detection: sends a payload's digest to the agent that owns
+ * it (itself, or a peer, in batches gathered for {@link DEFAULT_DIGEST_BATCH_MS}), asks again while
+ * another agent is storing the same bytes, and tells the owner once the claimed response is stored.
+ */
+export class DuplicateDetector {
+  private readonly questions = new Map<string, Outbox<DigestQuestion, DigestVerdict>>();
+  private readonly settlements = new Map<string, Outbox<DigestSettlement, undefined>>();
+  private readonly batchMs: number;
+  private readonly claimLeaseMs: number;
+
+  constructor(
+    options: { readonly batchMs?: number; readonly claimLeaseMs: number },
+    private readonly deps: DuplicateDetectorDeps,
+  ) {
+    this.batchMs = options.batchMs ?? DEFAULT_DIGEST_BATCH_MS;
+    this.claimLeaseMs = options.claimLeaseMs;
+  }
+
+  /** Whether the payload with `digest` was stored before, and what to do with it. */
+  async check(digest: string, signal?: AbortSignal): Promise<Duplicate> {
+    const owner = this.deps.peers?.ownerOf(digest) ?? this.deps.selfId;
+    const startedAtMs = this.deps.clock.now();
+    for (let waitMs = PENDING_RETRY_MS; ; waitMs = Math.min(waitMs * 2, PENDING_RETRY_MAX_MS)) {
+      let verdict: DigestVerdict;
+      try {
+        verdict = await this.ask(owner, { digest, asker: this.deps.selfId });
+      } catch {
+        return { kind: "unchecked" };
+      }
+      if (verdict.kind === "seen") return verdict;
+      if (verdict.kind === "new") return { kind: "claimed", owner };
+      // Another agent is storing these bytes: its confirmation comes within its lease, or the lease ends.
+      if (this.deps.clock.now() - startedAtMs > this.claimLeaseMs + PENDING_RETRY_MAX_MS) {
+        return { kind: "unchecked" };
+      }
+      await sleep(this.deps.clock, waitMs, signal);
+    }
+  }
+
+  /**
+   * Ends a claim: `original` is the stored (and synced) response, or undefined when it could not be
+   * stored. Resolves once the owner knows; a failure leaves the claim to run out at the owner.
+   */
+  async settle(owner: string, digest: string, original: PayloadOriginal | undefined): Promise<void> {
+    const settlement = original === undefined ? { digest } : { digest, original };
+    if (owner === this.deps.selfId || !this.deps.peers) {
+      this.deps.registry.settle(this.deps.selfId, [settlement]);
+      return;
+    }
+    try {
+      await this.enqueue(this.settlements, owner, settlement, (items) => this.sendSettlements(owner, items));
+    } catch {
+      // The owner is unreachable: its claim runs out, and the next agent with these bytes stores them.
+    }
+  }
+
+  /** Stops the timers of batches not sent yet; their callers are rejected. */
+  stop(): void {
+    for (const outboxes of [this.questions, this.settlements] as Map<string, Outbox<unknown, unknown>>[]) {
+      for (const outbox of outboxes.values()) {
+        if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
+        for (const { reject } of outbox.waiters) reject(new Error("duplicate detection stopped"));
+      }
+      outboxes.clear();
+    }
+  }
+
+  private ask(owner: string, question: DigestQuestion): Promise<DigestVerdict> {
+    if (owner === this.deps.selfId || !this.deps.peers) {
+      return this.deps.registry.check([question]).then((verdicts) => verdicts[0] as DigestVerdict);
+    }
+    const peers = this.deps.peers;
+    return this.enqueue(this.questions, owner, question, async (items) => {
+      this.deps.onMessage?.();
+      return peers.check(owner, items);
+    });
+  }
+
+  private async sendSettlements(owner: string, items: readonly DigestSettlement[]): Promise<undefined[]> {
+    this.deps.onMessage?.();
+    await this.deps.peers?.settle(owner, items);
+    return items.map(() => undefined);
+  }
+
+  /**
+   * Adds `item` to `peer`'s outbox in `outboxes`; the outbox goes out after {@link batchMs}, or at once
+   * when full, through `send`, whose results (one per item, in order) resolve the callers.
+   */
+  private enqueue<T, R>(
+    outboxes: Map<string, Outbox<T, R>>,
+    peer: string,
+    item: T,
+    send: (items: T[]) => Promise<R[]>,
+  ): Promise<R> {
+    let outbox = outboxes.get(peer);
+    if (!outbox) {
+      outbox = { items: [], waiters: [] };
+      outboxes.set(peer, outbox);
+    }
+    const result = new Promise<R>((resolve, reject) => outbox.waiters.push({ resolve, reject }));
+    outbox.items.push(item);
+    const flush = () => {
+      if (outboxes.get(peer) !== outbox) return;
+      outboxes.delete(peer);
+      if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
+      send(outbox.items).then(
+        (results) => {
+          for (const [i, { resolve }] of outbox.waiters.entries()) resolve(results[i] as R);
+        },
+        (error: unknown) => {
+          for (const { reject } of outbox.waiters) reject(error);
+        },
+      );
+    };
+    if (outbox.items.length >= MAX_DIGESTS_PER_MESSAGE) flush();
+    else outbox.timer ??= this.deps.clock.setTimeout(flush, this.batchMs);
+    return result;
+  }
+}

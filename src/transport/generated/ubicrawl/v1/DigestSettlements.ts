@@ -1,0 +1,25 @@
+// Original file: proto/ubicrawl.proto
+
+import type { DigestSettlement as _ubicrawl_v1_DigestSettlement, DigestSettlement__Output as _ubicrawl_v1_DigestSettlement__Output } from '../../ubicrawl/v1/DigestSettlement.js';
+
+/**
+ * What `from_id` did with digests it claimed.
+ */
+export interface DigestSettlements {
+  'fromId'?: (string);
+  /**
+   * At most 500.
+   */
+  'settlements'?: (_ubicrawl_v1_DigestSettlement)[];
+}
+
+/**
+ * What `from_id` did with digests it claimed.
+ */
+export interface DigestSettlements__Output {
+  'fromId': (string);
+  /**
+   * At most 500.
+   */
+  'settlements': (_ubicrawl_v1_DigestSettlement__Output)[];
+}

@@ -1,0 +1,17 @@
+// Original file: proto/ubicrawl.proto
+
+import type { DigestVerdict as _ubicrawl_v1_DigestVerdict, DigestVerdict__Output as _ubicrawl_v1_DigestVerdict__Output } from '../../ubicrawl/v1/DigestVerdict.js';
+
+/**
+ * The answer of a DigestCheck, one verdict per digest, in order.
+ */
+export interface DigestVerdicts {
+  'verdicts'?: (_ubicrawl_v1_DigestVerdict)[];
+}
+
+/**
+ * The answer of a DigestCheck, one verdict per digest, in order.
+ */
+export interface DigestVerdicts__Output {
+  'verdicts': (_ubicrawl_v1_DigestVerdict__Output)[];
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { DigestRegistry } from "../../src/dedup/index.js";
+import type { PayloadOriginal } from "../../src/storage/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const D1 = `sha1:${"A".repeat(32)}`;
+const D2 = `sha1:${"B".repeat(32)}`;
+const ORIGINAL: PayloadOriginal = {
+  url: "http://a.test/",
+  date: "2026-11-27T10:00:00.000Z",
+  recordId: "<urn:uuid:01234567-89ab-cdef-0123-456789abcdef>",
+};
+
+/** A registry over an in-memory "store" whose lookups can be held back, and the ops it saved. */
+function registry(stored: Record<string, PayloadOriginal> = {}, leaseMs = 1000) {
+  const clock = new ManualClock();
+  const saved: [string, PayloadOriginal][] = [];
+  const lookups: string[][] = [];
+  const reg = new DigestRegistry(
+    { claimLeaseMs: leaseMs, recentDigests: 2 },
+    {
+      clock,
+      lookup: async (digests) => {
+        lookups.push([...digests]);
+        return digests.map((digest) => stored[digest]);
+      },
+      save: (digest, original) => saved.push([digest, original]),
+    },
+  );
+  return { reg, clock, saved, lookups };
+}
+
+describe("DigestRegistry", () => {
+  it("claims a new digest for its first asker; the others hear pending until it is confirmed, then seen", async () => {
+    const { reg, saved } = registry();
+    expect(await reg.check([{ digest: D1, asker: "a" }])).toEqual([{ kind: "new" }]);
+    expect(await reg.check([{ digest: D1, asker: "b" }])).toEqual([{ kind: "pending" }]);
+    reg.settle("a", [{ digest: D1, original: ORIGINAL }]);
+    expect(saved).toEqual([[D1, ORIGINAL]]);
+    expect(await reg.check([{ digest: D1, asker: "b" }])).toEqual([{ kind: "seen", original: ORIGINAL }]);
+    expect(reg.claimsHeld).toBe(0);
+  });
+
+  it("claims at once, before the store answers: two questions at the same moment never both hear new", async () => {
+    const { reg } = registry();
+    const [first, second] = await Promise.all([
+      reg.check([{ digest: D1, asker: "a" }]),
+      reg.check([{ digest: D1, asker: "b" }]),
+    ]);
+    expect([first, second]).toEqual([[{ kind: "new" }], [{ kind: "pending" }]]);
+  });
+
+  it("answers from the durable index what earlier runs stored, and reads it once per batch", async () => {
+    const { reg, lookups } = registry({ [D2]: ORIGINAL });
+    const verdicts = await reg.check([
+      { digest: D1, asker: "a" },
+      { digest: D2, asker: "a" },
+    ]);
+    expect(verdicts).toEqual([{ kind: "new" }, { kind: "seen", original: ORIGINAL }]);
+    expect(lookups).toEqual([[D1, D2]]);
+    // Now remembered: no second read.
+    expect(await reg.check([{ digest: D2, asker: "b" }])).toEqual([{ kind: "seen", original: ORIGINAL }]);
+    expect(lookups).toHaveLength(1);
+  });
+
+  it("hands the claim to the next asker once the claimant's lease runs out, or at once when it is released", async () => {
+    const { reg, clock } = registry({}, 1000);
+    await reg.check([{ digest: D1, asker: "a" }]);
+    clock.advance(999);
+    expect(await reg.check([{ digest: D1, asker: "b" }])).toEqual([{ kind: "pending" }]);
+    clock.advance(2);
+    expect(await reg.check([{ digest: D1, asker: "b" }])).toEqual([{ kind: "new" }]);
+
+    await reg.check([{ digest: D2, asker: "a" }]);
+    reg.settle("c", [{ digest: D2 }]); // not the claimant: nothing changes
+    expect(await reg.check([{ digest: D2, asker: "b" }])).toEqual([{ kind: "pending" }]);
+    reg.settle("a", [{ digest: D2 }]);
+    expect(await reg.check([{ digest: D2, asker: "b" }])).toEqual([{ kind: "new" }]);
+  });
+
+  it("answers pending to the claimant's own agent too (two of its workers with the same bytes), and keeps the first confirmation", async () => {
+    const { reg, saved } = registry();
+    await reg.check([{ digest: D1, asker: "a" }]);
+    expect(await reg.check([{ digest: D1, asker: "a" }])).toEqual([{ kind: "pending" }]);
+    reg.confirm(D1, ORIGINAL);
+    reg.confirm(D1, { ...ORIGINAL, url: "http://b.test/" });
+    expect(saved).toEqual([[D1, ORIGINAL]]);
+  });
+
+  it("drops the claims of a failed lookup, so the digest can be asked again", async () => {
+    const clock = new ManualClock();
+    const reg = new DigestRegistry(
+      {},
+      {
+        clock,
+        lookup: async () => {
+          throw new Error("disk");
+        },
+        save: () => {},
+      },
+    );
+    await expect(reg.check([{ digest: D1, asker: "a" }])).rejects.toThrow("disk");
+    expect(reg.claimsHeld).toBe(0);
+  });
+
+  it("forgets expired claims of agents that never came back", async () => {
+    const { reg, clock } = registry({}, 1000);
+    await reg.check([
+      { digest: D1, asker: "a" },
+      { digest: D2, asker: "a" },
+    ]);
+    expect(reg.claimsHeld).toBe(2);
+    clock.advance(1000);
+    expect(reg.claimsHeld).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+});

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.js";
+import { type DigestPeers, DigestRegistry, DuplicateDetector } from "../../src/dedup/index.js";
+import type { PayloadOriginal } from "../../src/storage/index.js";
+
+const digest = (c: string) => `sha1:${c.repeat(32)}`;
+const original = (url: string): PayloadOriginal => ({
+  url,
+  date: "2026-11-27T10:00:00.000Z",
+  recordId: "<urn:uuid:01234567-89ab-cdef-0123-456789abcdef>",
+});
+
+/**
+ * Two agents, `a` and `b`, each with its registry and detector; digests whose 6th character is before
+ * "N" belong to a, the others to b. Peer calls go straight to the other registry, counted.
+ */
+function pair(options: { failCalls?: boolean; claimLeaseMs?: number } = {}) {
+  const registries = new Map<string, DigestRegistry>();
+  const calls: { from: string; to: string; kind: "check" | "settle"; size: number }[] = [];
+  const detectors = new Map<string, DuplicateDetector>();
+  for (const id of ["a", "b"]) {
+    const registry = new DigestRegistry(
+      {},
+      { clock: systemClock, lookup: async (d) => d.map(() => undefined), save: () => {} },
+    );
+    registries.set(id, registry);
+    const peers: DigestPeers = {
+      ownerOf: (d) => ((d[5] as string) < "N" ? "a" : "b"),
+      check: async (peer, questions) => {
+        calls.push({ from: id, to: peer, kind: "check", size: questions.length });
+        if (options.failCalls) throw new Error("unreachable");
+        return (registries.get(peer) as DigestRegistry).check(questions);
+      },
+      settle: async (peer, settlements) => {
+        calls.push({ from: id, to: peer, kind: "settle", size: settlements.length });
+        (registries.get(peer) as DigestRegistry).settle(id, settlements);
+      },
+    };
+    detectors.set(
+      id,
+      new DuplicateDetector(
+        { batchMs: 5, claimLeaseMs: options.claimLeaseMs ?? 30_000 },
+        { selfId: id, clock: systemClock, registry, peers },
+      ),
+    );
+  }
+  return { a: detectors.get("a") as DuplicateDetector, b: detectors.get("b") as DuplicateDetector, calls };
+}
+
+describe("DuplicateDetector", () => {
+  it("asks the digest's owner, in one message per batch, and only about digests others own", async () => {
+    const { a, calls } = pair();
+    const remote = ["P", "Q", "R", "S"].map(digest);
+    const verdicts = await Promise.all([...remote, digest("C")].map((d) => a.check(d)));
+    expect(verdicts).toEqual([
+      ...remote.map(() => ({ kind: "claimed", owner: "b" })),
+      { kind: "claimed", owner: "a" },
+    ]);
+    expect(calls).toEqual([{ from: "a", to: "b", kind: "check", size: 4 }]);
+  });
+
+  it("makes a copy fetched by another agent a revisit of the first, once the claimant settles", async () => {
+    const { a, b, calls } = pair();
+    const d = digest("Z");
+    expect(await a.check(d)).toEqual({ kind: "claimed", owner: "b" });
+    // b fetched the same bytes meanwhile: it waits for a's claim to settle…
+    const waiting = b.check(d);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await a.settle("b", d, original("http://mirror-a.test/"));
+    expect(await waiting).toEqual({ kind: "seen", original: original("http://mirror-a.test/") });
+    expect(calls.filter((call) => call.kind === "settle")).toEqual([
+      { from: "a", to: "b", kind: "settle", size: 1 },
+    ]);
+  });
+
+  it("lets the next agent claim at once when the claimant could not store the payload", async () => {
+    const { a, b } = pair();
+    const d = digest("E");
+    expect(await b.check(d)).toEqual({ kind: "claimed", owner: "a" });
+    const waiting = a.check(d);
+    await b.settle("a", d, undefined);
+    expect(await waiting).toEqual({ kind: "claimed", owner: "a" });
+  });
+
+  it("stores the payload whole (unchecked) when the owner cannot be asked", async () => {
+    const { a, calls } = pair({ failCalls: true });
+    expect(await a.check(digest("X"))).toEqual({ kind: "unchecked" });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("gives up waiting once the other claimant's lease is long over, and stores the payload itself", async () => {
+    const { a, b } = pair({ claimLeaseMs: 100 });
+    const d = digest("F");
+    expect(await a.check(d)).toEqual({ kind: "claimed", owner: "a" });
+    // The registry's own lease is the default 30 s: b keeps hearing pending until its patience (lease +
+    // 2 s) ends.
+    const startedAt = Date.now();
+    expect(await b.check(d)).toEqual({ kind: "unchecked" });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2100);
+  }, 10_000);
+
+  it("stops waiting when its signal is aborted", async () => {
+    const { a, b } = pair();
+    const d = digest("G");
+    await a.check(d);
+    const controller = new AbortController();
+    const waiting = b.check(d, controller.signal);
+    controller.abort(new Error("stopping"));
+    await expect(waiting).rejects.toThrow("stopping");
+  });
+});
