@@ -36,12 +36,16 @@ export class Child {
   stop(): Promise<number | string>;
 }
 
-/** Starts `ubicrawl testweb` writing its hosts file, seeds and truth into `dir`. */
+/** Starts `ubicrawl testweb` writing its hosts file, seeds, truth (and, over https, CA) into `dir`. */
 export function startTestWebProcess(
   dir: string,
-  web: { seed: number; hosts: number; pages: number },
+  web: { seed: number; hosts: number; pages: number; scheme?: "http" | "https"; http2?: boolean },
   options?: SpawnOptions,
-): Promise<{ child: Child; port: number; files: { hosts: string; seeds: string; truth: string } }>;
+): Promise<{
+  child: Child;
+  port: number;
+  files: { hosts: string; seeds: string; truth: string; ca: string };
+}>;
 /** Starts `ubicrawl agent --id id …args`. */
 export function startAgentProcess(id: string, args: readonly string[], options?: SpawnOptions): Child;
 /** The CPUs this process may run on, numbered as `taskset -c` takes them. */

@@ -6,6 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
+import { get as getTls } from "node:https";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -174,19 +175,27 @@ export class Child {
  */
 
 /**
- * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`.
+ * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`
+ * (and, over https, its CA certificate: `files.ca`, for agents' `--ca-file`).
  * @param {string} dir
- * @param {{ seed: number, hosts: number, pages: number }} web
+ * @param {{ seed: number, hosts: number, pages: number, scheme?: "http" | "https", http2?: boolean }} web
  * @param {SpawnOptions} [options]
  */
 export async function startTestWebProcess(dir, web, options = {}) {
-  const files = { hosts: join(dir, "hosts"), seeds: join(dir, "seeds"), truth: join(dir, "truth") };
+  const files = {
+    hosts: join(dir, "hosts"),
+    seeds: join(dir, "seeds"),
+    truth: join(dir, "truth"),
+    ca: join(dir, "testweb-ca.pem"),
+  };
+  const https = web.scheme === "https";
   const child = new Child(
     "testweb",
     [
       "testweb",
       ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
       ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
+      ...(https ? ["--scheme", "https", "--ca-out", files.ca, ...(web.http2 ? ["--http2"] : [])] : []),
     ],
     options,
   );
@@ -194,20 +203,29 @@ export async function startTestWebProcess(dir, web, options = {}) {
   const port = Number(match[1]);
   // The line comes just before the web installs its SIGTERM handler: one answered request proves the
   // event loop has turned since, so a stop() right away ends it gracefully (not by the default action).
-  await requestRobots(files.hosts, port);
+  await requestRobots(files.hosts, port, https ? readFileSync(files.ca, "utf8") : undefined);
   return { child, port, files };
 }
 
-/** GETs /robots.txt of the first host of a test web hosts file (a loopback address) and drains it. */
-async function requestRobots(hostsFile, port) {
+/**
+ * GETs /robots.txt of the first host of a test web hosts file (a loopback address) and drains it; over
+ * TLS, trusting `ca`.
+ */
+async function requestRobots(hostsFile, port, ca) {
   const first = readFileSync(hostsFile, "utf8")
     .split("\n")
     .find((line) => line !== "" && !line.startsWith("#"));
   const [ip, name] = (first ?? "").split(/\s+/);
   if (!ip?.startsWith("127.") || name === undefined) throw new Error(`no loopback host in ${hostsFile}`);
   await new Promise((resolveGet, reject) => {
-    const request = get(
-      { host: ip, port, path: "/robots.txt", headers: { host: `${name}:${port}` } },
+    const request = (ca === undefined ? get : getTls)(
+      {
+        host: ip,
+        port,
+        path: "/robots.txt",
+        headers: { host: `${name}:${port}` },
+        ...(ca === undefined ? {} : { ca, servername: name }),
+      },
       (response) => {
         response.resume();
         response.once("end", resolveGet);

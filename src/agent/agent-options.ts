@@ -61,6 +61,8 @@ export interface AgentOptions {
    * fetching/trust-store.ts: it already holds Node's, the system's and --ca-file's). Undefined: Node's.
    */
   readonly trustedCaPems?: readonly string[];
+  /** Offer HTTP/2 to `https:` servers (they choose); off until measured (bench/http2.mjs). */
+  readonly http2: boolean;
   /** Sitemaps read: robots.txt's or else `/sitemap.xml` (`all`), robots.txt's only (`listed`), none. */
   readonly sitemaps: SitemapMode;
   /** Duplicate payloads written as WARC revisits: detected across the cluster, here only, or not. */
@@ -88,6 +90,7 @@ export const AGENT_DEFAULTS = {
   minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
   sitemaps: "all",
   dedup: "cluster",
+  http2: false,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

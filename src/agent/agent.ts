@@ -233,6 +233,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         totalTimeoutMs: options.fetchTimeoutMs,
         minBytesPerSecond: options.minBytesPerSecond,
         rateWindowMs: options.minRateWindowMs,
+        http2: options.http2,
         ...(options.trustedCaPems === undefined ? {} : { trustedCaPems: options.trustedCaPems }),
       },
       { resolver, netPolicy, clock },
@@ -274,7 +275,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       {
         clock,
         lookup: (digests) => store.payloadOriginals(digests),
-        save: (digest, original) => committer.add({ kind: "digest", digest, original }),
+        save: (confirmed) => {
+          for (const [digest, original] of confirmed) committer.add({ kind: "digest", digest, original });
+          // A failed commit keeps its ops for the next one (the storage guard sees the page commits fail).
+          committer.commit().catch(() => {});
+        },
       },
     );
     const duplicates =

@@ -5,7 +5,7 @@ import { classifyFetchError, failureReason, responseHeader } from "../fetching/i
 import type { Frontier, IpGate, VisitOutcome, WaitReason } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
 import type { RobotsRules } from "../robots/index.js";
-import type { StoredQueueEntry } from "../storage/index.js";
+import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, originOf } from "../url/index.js";
 import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
@@ -366,9 +366,8 @@ export class HostVisitor {
     const { revisitOf } = archived;
     const links = entry.sitemap
       ? await this.deps.sitemaps.read(host, entry, result)
-      : revisitOf !== undefined && sameLinkBase(revisitOf.url, entry.url)
-        ? // The same bytes under the same base: the same links, followed when the original was fetched.
-          0
+      : (await this.followedBefore(revisitOf, entry.url))
+        ? 0
         : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
     this.deps.stats.recordFetch(result.wireBytes, result.status);
     if (revisitOf !== undefined) this.deps.stats.recordDuplicate(result.rawBody.byteLength);
@@ -381,6 +380,18 @@ export class HostVisitor {
     // Synced: the payload's owner may now point later copies at this response.
     void archived.settle();
     return undefined;
+  }
+
+  /**
+   * Whether the links of a page at `url` whose payload `original` stored first were followed already:
+   * the same bytes under the same base have the same links, and when this agent's durable state has
+   * the original as done, its links were queued or handed on in that same batch. Another agent's
+   * original (or this URL's own, fetched again after its agent died) may have taken its links down
+   * with it: they are followed again (the seen sets drop what is known).
+   */
+  private async followedBefore(original: PayloadOriginal | undefined, url: string): Promise<boolean> {
+    if (original === undefined || original.url === url || !sameLinkBase(original.url, url)) return false;
+    return (await this.deps.frontier.wasFetched([original.url]))[0] === true;
   }
 
   /** A request to the host (robots.txt or a page) that started at `startedAtMs` just ended. */

@@ -193,6 +193,10 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.sitemaps,
     choices: SITEMAP_MODES,
   },
+  http2: {
+    type: "boolean",
+    help: "offer HTTP/2 to https: servers (TLS ALPN; the server chooses); off by default until measured (bench/http2.mjs)",
+  },
   dedup: {
     type: "string",
     help: "duplicate payloads (mirrors, URL aliases) stored once, the others as WARC revisit records: cluster (each payload digest asked of the agent that owns it), local (this agent's own index only) or off",

@@ -15,6 +15,11 @@ const TESTWEB_FLAGS = {
   hosts: { type: "integer", help: "number of hosts", default: 200, min: 2, max: 5000 },
   pages: { type: "integer", help: "pages in all (about)", default: 20_000, min: 10, max: 1_000_000 },
   port: { type: "integer", help: "port of every host (0 picks a free one)", default: 0, min: 0, max: 65535 },
+  mirrors: {
+    type: "integer",
+    help: "mirror hosts, each serving a small host's responses byte for byte (default: 2, fewer on a tiny web)",
+    min: 0,
+  },
   "hosts-file": {
     type: "string",
     help: "write the /etc/hosts-format name file here (give it to agents as --hosts-file)",
@@ -50,6 +55,10 @@ const TESTWEB_FLAGS = {
     default: "http",
     choices: TEST_WEB_SCHEMES,
   },
+  http2: {
+    type: "boolean",
+    help: "with --scheme https: offer HTTP/2 besides HTTP/1.1 (ALPN), for agents' --http2",
+  },
   "ca-out": {
     type: "string",
     help: `with --scheme https: write the CA certificate here, for agents' --ca-file (default: ${TEST_WEB_CA_FILE} next to --hosts-file, or here)`,
@@ -66,7 +75,7 @@ const USAGE =
   "ubicrawl testweb [--hosts N] [--pages N] [--hosts-file FILE] [--seeds-file FILE] [--truth FILE]";
 const DESCRIPTION = `Serves the built-in synthetic web on loopback (HTTP, or HTTPS with --scheme https): each host on
 its own 127.1.x.y address (a few share one), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
-files and a crawler trap. Content is generated from the URL and the seed, never stored. Runs until
+files, a crawler trap, mirror hosts and URL aliases serving the same bytes as other URLs. Content is generated from the URL and the seed, never stored. Runs until
 SIGINT/SIGTERM and then prints what it served.`;
 
 /** `ubicrawl testweb`: serves the test web (and writes its hosts file, seeds and ground truth). */
@@ -85,7 +94,9 @@ export async function testwebCommand(argv: string[]): Promise<number> {
       hosts: flags.hosts,
       pages: flags.pages,
       port: flags.port,
+      ...(flags.mirrors === undefined ? {} : { mirrors: flags.mirrors }),
       scheme: flags.scheme,
+      http2: flags.http2,
       ...(flags["served-log"] === undefined ? {} : { servedLogPath: flags["served-log"] }),
     },
     (model) => createTestWebCertificates(model, caPath),

@@ -39,8 +39,11 @@ export interface DigestRegistryDeps {
   readonly clock: Clock;
   /** The durable index: the originals stored for these digests (undefined: none). */
   readonly lookup: (digests: readonly string[]) => Promise<(PayloadOriginal | undefined)[]>;
-  /** Records a confirmed original durably (with the agent's next commit). */
-  readonly save: (digest: string, original: PayloadOriginal) => void;
+  /**
+   * Records confirmed originals durably, in one commit of the agent's state (which must not wait for
+   * the agent's next page: the crawl may be over, and an uncommitted change keeps it from looking idle).
+   */
+  readonly save: (confirmed: readonly (readonly [digest: string, original: PayloadOriginal])[]) => void;
 }
 
 /** A claimant's outcome, told to the digest's owner. */
@@ -135,10 +138,7 @@ export class DigestRegistry {
    * first confirmation of a digest wins (one stored twice, when a claim ran out, keeps its first).
    */
   confirm(digest: string, original: PayloadOriginal): void {
-    this.claims.delete(digest);
-    if (this.recent.has(digest)) return;
-    this.remember(digest, original);
-    this.deps.save(digest, original);
+    this.settle(undefined, [{ digest, original }]);
   }
 
   /** The claimant of `digest` could not store it: the next asker claims it. */
@@ -146,12 +146,23 @@ export class DigestRegistry {
     if (this.claims.get(digest)?.asker === asker) this.claims.delete(digest);
   }
 
-  /** What `asker` did with digests it was told were new: each confirmed, or released. */
-  settle(asker: string, settlements: readonly DigestSettlement[]): void {
+  /**
+   * What `asker` did with digests it was told were new: each confirmed, or released. The confirmed
+   * ones are saved together.
+   */
+  settle(asker: string | undefined, settlements: readonly DigestSettlement[]): void {
+    const confirmed: [string, PayloadOriginal][] = [];
     for (const { digest, original } of settlements) {
-      if (original) this.confirm(digest, original);
-      else this.release(digest, asker);
+      if (original === undefined) {
+        if (asker !== undefined) this.release(digest, asker);
+        continue;
+      }
+      this.claims.delete(digest);
+      if (this.recent.has(digest)) continue;
+      this.remember(digest, original);
+      confirmed.push([digest, original]);
     }
+    if (confirmed.length > 0) this.deps.save(confirmed);
   }
 
   /** Stops the sweeping of expired claims. */

@@ -22,8 +22,8 @@ export interface FetchResult {
   status: number;
   /** HTTP reason phrase as sent by the server. */
   statusText: string;
-  /** Always HTTP/1.1 (HTTP/2 is not negotiated). */
-  httpVersion: "1.1";
+  /** The protocol the answer came over: `2` when the server chose HTTP/2 (`--http2`), else `1.1`. */
+  httpVersion: "1.1" | "2";
   /** Request header fields in the order sent, `host` included. */
   requestHeaders: [string, string][];
   /** Response header fields in order, with the server's raw names. */

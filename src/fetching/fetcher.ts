@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import { createSecureContext } from "node:tls";
 import { Agent } from "undici";
 import { type Clock, systemClock } from "../clock.js";
@@ -6,7 +7,7 @@ import { parseContentType } from "./content-type.js";
 import { decodeBody } from "./decode.js";
 import { FetchHandler } from "./fetch-handler.js";
 import type { FetchOptions, FetchResult } from "./fetch-result.js";
-import { guardedConnector } from "./guarded-connector.js";
+import { guardedConnector, type OriginConnection } from "./guarded-connector.js";
 import type { NetPolicy } from "./net-policy.js";
 import type { Resolver } from "./resolver.js";
 
@@ -46,6 +47,11 @@ export interface FetcherOptions {
   bodyOverflow?: "truncate" | "error";
   /** The `Accept-Encoding` header; only gzip, deflate and br can be decoded. @default "gzip, deflate, br" */
   acceptEncoding?: string;
+  /**
+   * Offer HTTP/2 to `https:` servers (TLS ALPN); the server chooses. Plain `http:` stays HTTP/1.1.
+   * @default false
+   */
+  http2?: boolean;
 }
 
 /** Dependencies of {@link Fetcher}. */
@@ -80,7 +86,7 @@ export class Fetcher {
   readonly #overflowIsError: boolean;
   readonly #minBytesPerSecond: number;
   readonly #rateWindowMs: number;
-  readonly #ipByOrigin = new Map<string, string>();
+  readonly #connections = new Map<string, OriginConnection>();
 
   /** @throws UbiError InvalidArgument for an invalid option. */
   constructor(options: FetcherOptions, deps: FetcherDeps) {
@@ -112,13 +118,14 @@ export class Fetcher {
     }
     this.#clock = deps.clock ?? systemClock;
 
-    const ipByOrigin = this.#ipByOrigin;
+    const connections = this.#connections;
     // One TLS context for every connection: parsing hundreds of CA certificates per handshake is not free.
     const secureContext =
       options.trustedCaPems === undefined
         ? undefined
         : createSecureContext({ ca: [...options.trustedCaPems] });
     this.#agent = new Agent({
+      allowH2: options.http2 === true,
       connections: 1, // politeness is per host anyway; one socket per origin, reused
       pipelining: 1,
       connectTimeout: connectTimeoutMs,
@@ -127,12 +134,12 @@ export class Fetcher {
       connect: guardedConnector(
         deps.resolver,
         deps.netPolicy,
-        { timeout: connectTimeoutMs, secureContext },
-        ipByOrigin,
+        { timeout: connectTimeoutMs, secureContext, allowH2: options.http2 === true },
+        connections,
       ),
     });
     const forget = (origin: URL) => {
-      ipByOrigin.delete(origin.origin);
+      connections.delete(origin.origin);
     };
     this.#agent.on("disconnect", forget);
     this.#agent.on("connectionError", forget);
@@ -212,16 +219,20 @@ export class Fetcher {
       truncated ||= decoded.truncated;
     }
     const type = parseContentType(handler.contentType);
+    const connection = this.#connections.get(origin);
+    const h2 = connection?.protocol === "h2";
     const result: FetchResult = {
       url,
-      ip: this.#ipByOrigin.get(origin) ?? "",
+      ip: connection?.ip ?? "",
       status: handler.status,
-      statusText: handler.statusText,
-      httpVersion: "1.1",
-      // What undici writes: host first, then its connection header, then ours in order.
+      // HTTP/2 has no reason phrase: the standard one stands in, for the archived status line.
+      statusText: handler.statusText || (h2 ? (STATUS_CODES[handler.status] ?? "") : ""),
+      httpVersion: h2 ? "2" : "1.1",
+      // What undici writes: host first (HTTP/2's :authority), then its connection header (none in
+      // HTTP/2), then ours in order.
       requestHeaders: [
         ["host", target.host],
-        ["connection", "keep-alive"],
+        ...(h2 ? [] : [["connection", "keep-alive"] as [string, string]]),
         ["user-agent", this.#userAgent],
         ["accept", accept],
         ["accept-encoding", this.#acceptEncoding],

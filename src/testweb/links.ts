@@ -1,6 +1,7 @@
 import type { HostInfo, WebModel } from "./model.js";
 import { hash4, unit } from "./prng.js";
 import {
+  ALIASES,
   embedId,
   Kind,
   kindOf,
@@ -208,6 +209,8 @@ function homeLinks(model: WebModel, host: HostInfo, sink: LinkSink) {
   for (let t = 0; t < featured; t++) sink(h, host.article0 + t, false, t, Role.Content);
   for (let k = 0; k < host.lists; k++) sink(h, host.list0 + k, false, featured + k, Role.Content);
   if (host.hasFrames) sink(h, host.frames, false, featured + host.lists, Role.Content);
+  // Aliases of pages the home page links anyway: the same bytes under other URLs.
+  for (let k = 0; k < ALIASES; k++) sink(h, host.alias0 + k, false, 50 + k, Role.Content);
   for (let j = 0; j < 3; j++) {
     pickCross(
       model,
@@ -278,6 +281,7 @@ export function forEachLink(model: WebModel, hostIndex: number, id: number, sink
     case Kind.Open:
     case Kind.Draft:
     case Kind.Embed:
+    case Kind.Hidden:
       navLinks(host, sink);
       for (let t = 0; t < 3; t++) {
         sink(

@@ -168,7 +168,14 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     const name = `h${pad(index, width)}.${DOMAIN}`;
     hostIndexByName.set(name, index);
     hosts.push({
-      ...layoutHost(sizes[index] as number, unit(hash4(seed, index, 0xf4a3, 2)) < 0.3),
+      ...layoutHost(
+        sizes[index] as number,
+        unit(hash4(seed, index, 0xf4a3, 2)) < 0.3,
+        // About one host in eight has a sitemap listing pages no link reaches.
+        unit(hash4(seed, index, 0x517e, 6)) < 0.125
+          ? Math.min(25, Math.max(3, Math.round((sizes[index] as number) * 0.05)))
+          : 0,
+      ),
       index,
       name,
       ip,

@@ -60,6 +60,11 @@ export interface TestWebOptions {
    */
   scheme?: TestWebScheme;
   /**
+   * With `https`: offer HTTP/2 as well as HTTP/1.1 (TLS ALPN; the client chooses).
+   * @default false
+   */
+  http2?: boolean;
+  /**
    * Append one line per served request to this file (`timeMs status ip url`), for other processes.
    * @default undefined (no log)
    */
@@ -84,6 +89,7 @@ export interface ResolvedTestWebOptions {
   readonly mirrors: number;
   readonly responseDelayMs: number;
   readonly scheme: TestWebScheme;
+  readonly http2: boolean;
   readonly servedLogPath: string | undefined;
 }
 
@@ -126,8 +132,14 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     mirrors: integerIn("mirrors", options.mirrors ?? Math.min(2, ordinaryHosts), 0, ordinaryHosts),
     responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
     scheme: schemeOf(options.scheme ?? "http"),
+    http2: http2Of(options.http2 ?? false, options.scheme ?? "http"),
     servedLogPath: options.servedLogPath,
   };
+}
+
+function http2Of(http2: boolean, scheme: string): boolean {
+  if (http2 && scheme !== "https") invalidArgument("testweb: http2 needs the https scheme");
+  return http2;
 }
 
 function schemeOf(value: string): TestWebScheme {

@@ -33,6 +33,7 @@ export class ServedRecorder {
   readonly #inFlightByIp = new Map<string, number>();
   readonly #peakByHost = new Map<string, number>();
   readonly #peakByIp = new Map<string, number>();
+  readonly #byVersion = new Map<string, number>();
   #total = 0;
   #logFd: number | undefined;
 
@@ -46,9 +47,13 @@ export class ServedRecorder {
     return this.#total;
   }
 
-  /** Marks a request as started; `url` is `http://HOST:PORT` + path and query as received. */
-  begin(host: string, ip: string, url: string): ServedRequest {
+  /**
+   * Marks a request as started; `url` is `http://HOST:PORT` + path and query as received, and
+   * `httpVersion` the request's protocol version (`1.1`, `2.0`).
+   */
+  begin(host: string, ip: string, url: string, httpVersion = "1.1"): ServedRequest {
     this.#total++;
+    increment(this.#byVersion, httpVersion, 1);
     increment(this.#counts, url, 1);
     if (url.endsWith("/robots.txt") && url.indexOf("/", 7) === url.length - 11) {
       increment(this.#robots, host, 1);
@@ -67,6 +72,11 @@ export class ServedRecorder {
     if (this.#logFd !== undefined) {
       writeSync(this.#logFd, `${Date.now()} ${status} ${request.ip} ${request.url}\n`);
     }
+  }
+
+  /** Requests served by HTTP version (`1.1`, `2.0`). A copy. */
+  servedByVersion(): Map<string, number> {
+    return new Map(this.#byVersion);
   }
 
   /** How many times each URL was served (robots.txt included). A copy. */
@@ -106,6 +116,7 @@ export class ServedRecorder {
   reset(): void {
     this.#counts.clear();
     this.#robots.clear();
+    this.#byVersion.clear();
     this.#total = 0;
     this.#peakByHost.clear();
     this.#peakByIp.clear();

@@ -3,7 +3,16 @@ import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
 import { hash4 } from "./prng.js";
 import { renderHtml, renderNotFound } from "./render.js";
 import { robotsAnswer } from "./robots-txt.js";
-import { idOfPath, isPdf, Kind, kindOf, MAX_REDIRECT_HOPS, pathOf, trapIdOfPath } from "./url-space.js";
+import {
+  aliasTarget,
+  idOfPath,
+  isPdf,
+  Kind,
+  kindOf,
+  MAX_REDIRECT_HOPS,
+  pathOf,
+  trapIdOfPath,
+} from "./url-space.js";
 
 /** What the test web answers to one request, before it is written to the socket. */
 export interface TestWebResponse {
@@ -31,6 +40,26 @@ function mediaBody(model: WebModel, host: HostInfo, k: number): Uint8Array {
   bytes.set(magic);
   for (let i = magic.length; i < size; i++) bytes[i] = hash4(host.salt, k, i, 0x3ed2) & 0xff;
   return bytes;
+}
+
+/** Where a host with pages only a sitemap lists serves that sitemap (no robots.txt names it). */
+export const SITEMAP_PATH = "/sitemap.xml";
+
+/** The pages a host's sitemap lists: its home page, its first article and its hidden pages. */
+export function sitemapIds(host: HostInfo): number[] {
+  const ids = [0, host.article0];
+  for (let k = 0; k < host.hidden; k++) ids.push(host.hidden0 + k);
+  return ids;
+}
+
+/** The sitemaps.org urlset of a host with hidden pages, each entry with a `lastmod`. */
+function sitemapXml(model: WebModel, port: number, host: HostInfo): string {
+  const origin = hostOrigin(model, host.name, port);
+  const entries = sitemapIds(host).map((id) => {
+    const day = 1 + (hash4(model.seed, host.salt, id, 0x5173) % 28);
+    return `  <url><loc>${origin}${pathOf(host, id)}</loc><lastmod>2026-10-${String(day).padStart(2, "0")}</lastmod></url>\n`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${entries.join("")}</urlset>\n`;
 }
 
 /** Absolute or root-relative `Location` for a redirect's final target. */
@@ -62,6 +91,9 @@ export function respond(model: WebModel, port: number, hostIndex: number, target
   }
   if (target === "/static/site.css")
     return { status: 200, contentType: "text/css; charset=utf-8", body: CSS };
+  if (target === SITEMAP_PATH && host.hidden > 0) {
+    return { status: 200, contentType: "application/xml", body: sitemapXml(model, port, host) };
+  }
   const id = idOfPath(host, target);
   switch (kindOf(host, id)) {
     case -1:
@@ -91,6 +123,9 @@ export function respond(model: WebModel, port: number, hostIndex: number, target
       const body = `<!DOCTYPE html>\n<html><body><p>Moved to <a href="${location}">here</a>.</p></body></html>\n`;
       return { status: redirectStatus(model, host, k), contentType: HTML, body, location };
     }
+    case Kind.Alias:
+      // The same bytes as the page it aliases (a session id, a tracking parameter, /index.html).
+      return respond(model, port, hostIndex, pathOf(host, aliasTarget(host, id)) as string);
     default:
       return { status: 200, contentType: HTML, body: renderHtml(model, port, host.index, id) };
   }

@@ -1,6 +1,13 @@
 import { writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createSecureServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
 import { createServer as createTlsServer } from "node:https";
+import type { Server as NetServer } from "node:net";
 import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
 import { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
 import { buildModel, hostOrigin, type WebModel } from "./model.js";
@@ -33,13 +40,45 @@ export interface TestWebTls {
   readonly keyPem: string;
 }
 
-/** What serves the requests: plain HTTP or TLS. */
-type ServerFactory = (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
+/** A request and its response, over HTTP/1.1 or HTTP/2 (node:http2's compatibility API). */
+type Request = IncomingMessage | Http2ServerRequest;
+type Response = ServerResponse | Http2ServerResponse;
+type Handler = (req: Request, res: Response) => void;
+
+/** A listening server, and how to close its connections at once. */
+interface Server {
+  readonly net: NetServer;
+  closeConnections(): void;
+}
+
+/** What serves the requests: plain HTTP, TLS, or TLS offering HTTP/2 as well. */
+type ServerFactory = (handler: Handler) => Server;
+
+/** An HTTP/1.1 server (plain or TLS). */
+function http1Server(server: NetServer & { closeAllConnections(): void }): Server {
+  return { net: server, closeConnections: () => server.closeAllConnections() };
+}
+
+/** A TLS server that offers HTTP/2 and HTTP/1.1 (ALPN). */
+function http2Server(tls: TestWebTls, handler: Handler): Server {
+  const sessions = new Set<Http2Session>();
+  const server = createHttp2Server({ cert: tls.certPem, key: tls.keyPem, allowHTTP1: true }, handler);
+  server.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  return {
+    net: server,
+    closeConnections: () => {
+      for (const session of sessions) session.destroy();
+    },
+  };
+}
 
 /** Attempts at finding a port free on every address when the port is picked automatically. */
 const LISTEN_ATTEMPTS = 20;
 
-function listen(server: Server, port: number, address: string): Promise<void> {
+function listen({ net: server }: Server, port: number, address: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen({ port, host: address, exclusive: true }, () => {
@@ -54,12 +93,12 @@ async function closeAll(servers: readonly Server[]): Promise<void> {
     servers.map(
       (server) =>
         new Promise<void>((resolve) => {
-          if (!server.listening) {
+          if (!server.net.listening) {
             resolve();
             return;
           }
-          server.close(() => resolve());
-          server.closeAllConnections();
+          server.net.close(() => resolve());
+          server.closeConnections();
         }),
     ),
   );
@@ -69,7 +108,7 @@ async function closeAll(servers: readonly Server[]): Promise<void> {
 async function listenEverywhere(
   addresses: readonly string[],
   requestedPort: number,
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  handler: Handler,
   serve: ServerFactory,
 ): Promise<{ servers: Server[]; port: number }> {
   let lastError: unknown;
@@ -77,7 +116,7 @@ async function listenEverywhere(
     const servers = addresses.map(() => serve(handler));
     try {
       await listen(servers[0] as Server, requestedPort, addresses[0] as string);
-      const address = (servers[0] as Server).address();
+      const address = (servers[0] as Server).net.address();
       const port = typeof address === "object" && address !== null ? address.port : requestedPort;
       await Promise.all(
         servers.slice(1).map((server, i) => listen(server, port, addresses[i + 1] as string)),
@@ -107,11 +146,14 @@ export async function startTestWeb(
   tls?: TestWebTlsProvider,
 ): Promise<RunningTestWeb> {
   const model = buildModel(options);
-  let serve: ServerFactory = (handler) => createServer(handler);
+  let serve: ServerFactory = (handler) => http1Server(createServer(handler));
   if (model.options.scheme === "https") {
     if (tls === undefined) invalidArgument("testweb: an https web needs a certificate");
-    const { certPem, keyPem } = await tls(model);
-    serve = (handler) => createTlsServer({ cert: certPem, key: keyPem }, handler);
+    const certificate = await tls(model);
+    serve = model.options.http2
+      ? (handler) => http2Server(certificate, handler)
+      : (handler) =>
+          http1Server(createTlsServer({ cert: certificate.certPem, key: certificate.keyPem }, handler));
   }
   const { responseDelayMs, servedLogPath } = model.options;
   const recorder = new ServedRecorder({ servedLogPath });
@@ -119,14 +161,16 @@ export async function startTestWeb(
   let holds = 0;
   let held: Array<() => void> = [];
 
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
+  const handler: Handler = (req, res) => {
     const local = (req.socket.localAddress ?? "").replace(/^::ffff:/, "");
-    const name = (req.headers.host ?? local).toLowerCase().replace(/:\d+$/, "");
+    const authority = req.headers.host ?? req.headers[":authority"];
+    const name = (typeof authority === "string" ? authority : local).toLowerCase().replace(/:\d+$/, "");
     const rawTarget = req.url ?? "/";
-    const served = recorder.begin(name, local, `${hostOrigin(model, name, port)}${rawTarget}`);
+    const url = `${hostOrigin(model, name, port)}${rawTarget}`;
+    const served = recorder.begin(name, local, url, req.httpVersion);
     res.once("close", () => recorder.end(served, res.statusCode));
     const answer = () => {
-      if (res.destroyed) return;
+      if ("stream" in res ? res.stream.destroyed : res.destroyed) return;
       if (req.method !== "GET" && req.method !== "HEAD") {
         res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("Method Not Allowed\n");
         return;
@@ -152,7 +196,8 @@ export async function startTestWeb(
       };
       if (response.location !== undefined) headers.location = response.location;
       res.writeHead(response.status, headers);
-      res.end(req.method === "HEAD" ? undefined : body);
+      if (req.method === "HEAD") res.end();
+      else res.end(body);
     };
     if (holds > 0) held.push(answer);
     else if (responseDelayMs > 0) setTimeout(answer, responseDelayMs);

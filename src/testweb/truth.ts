@@ -3,8 +3,10 @@ import { invalidArgument } from "../errors.js";
 import { forEachLink, isMetaNofollow, redirectHops, redirectTarget } from "./links.js";
 import { type HostInfo, hostOrigin, type WebModel } from "./model.js";
 import { sameHostLinkNamesHost } from "./render.js";
+import { SITEMAP_PATH, sitemapIds } from "./responses.js";
 import { robotsAnswer } from "./robots-txt.js";
 import {
+  aliasTarget,
   idOfPath,
   Kind,
   kindOf,
@@ -46,10 +48,6 @@ const robotsParser: RobotsParser =
   typeof robotsParserModule === "function"
     ? (robotsParserModule as RobotsParser)
     : robotsParserModule.default;
-
-/** Robots verdict for one host. */
-/** The sitemap a crawler tries on every host whose robots.txt names none (the agent's DEFAULT_SITEMAP_PATH). */
-const SITEMAP_PATH = "/sitemap.xml";
 
 type RobotsCheck = (path: string) => boolean;
 
@@ -124,9 +122,11 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
   };
 
   /**
-   * The host's first URL was queued: the crawler visits it, reads its robots.txt and, when that names
-   * no sitemap (or is missing), tries `/sitemap.xml`, which robots.txt may disallow. No test web host
-   * lists a sitemap or serves one: the request is answered 404 and leads nowhere.
+   * The host's first URL was queued: the crawler visits it, reads its robots.txt and, as no test web
+   * robots.txt names a sitemap, tries `/sitemap.xml`, which robots.txt may disallow. Most hosts answer
+   * 404; those with hidden pages serve a sitemap listing them (with the home page and first article),
+   * which the crawler queues at depth 1. A mirror's sitemap lists its host's URLs, not its own: a
+   * crawler drops them.
    */
   const visited = new Uint8Array(hosts.length);
   const visit = (h: number) => {
@@ -140,6 +140,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     }
     fetched[h] = (fetched[h] as number) + 1;
     urls.push(`${hostOrigin(model, host.name, port)}${SITEMAP_PATH}`);
+    if (host.kind === "normal" && host.hidden > 0) for (const id of sitemapIds(host)) discover(h, id, 1);
   };
 
   const discover = (h: number, id: number, depth: number) => {
@@ -196,8 +197,10 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     const host = hosts[hosts[h]?.mirrorOf ?? h] as HostInfo;
     const onMirror = host.index !== h;
     const follow = (th: number, tid: number) => discover(th, tid, th === h ? depth + 1 : 0);
+    // An alias serves another page's bytes: that page's links.
+    const page = host.kind === "normal" && kindOf(host, id) === Kind.Alias ? aliasTarget(host, id) : id;
     if (host.kind === "normal") {
-      const kind = kindOf(host, id);
+      const kind = kindOf(host, page);
       if (kind === Kind.Redirect) {
         const offset = id - host.redirect0;
         const k = Math.floor(offset / MAX_REDIRECT_HOPS);
@@ -212,11 +215,11 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
         continue;
       }
       if (kind === Kind.Missing || kind === Kind.Media) continue;
-      if (kind === Kind.Article && isMetaNofollow(model, host, id - host.article0)) continue;
+      if (kind === Kind.Article && isMetaNofollow(model, host, page - host.article0)) continue;
     }
-    forEachLink(model, host.index, id, (th, tid, nofollow, slot, role) => {
+    forEachLink(model, host.index, page, (th, tid, nofollow, slot, role) => {
       if (nofollow) return;
-      const stays = onMirror && th === host.index && !sameHostLinkNamesHost(model, host, id, slot, role);
+      const stays = onMirror && th === host.index && !sameHostLinkNamesHost(model, host, page, slot, role);
       follow(stays ? h : th, tid);
     });
   }

@@ -21,6 +21,8 @@ export const Kind = {
   TrapRoot: 13,
   TrapMonth: 14,
   Embed: 15,
+  Alias: 16,
+  Hidden: 17,
 } as const;
 
 /** One of the {@link Kind} values. */
@@ -32,6 +34,30 @@ export const EMBED_FAMILIES = ["i", "m", "f"] as const;
 /** Id of embed `k` of family `family` (index into {@link EMBED_FAMILIES}). */
 export function embedId(l: HostLayout, family: number, k: number): number {
   return l.embed0 + k * EMBED_FAMILIES.length + family;
+}
+
+/**
+ * URL aliases every normal host has, each serving another page's bytes exactly: `/index.html` (the
+ * home page), the first article with a session id, the first section with a tracking parameter.
+ */
+export const ALIASES = 3;
+
+/** Path of alias `k` (see {@link ALIASES}). */
+function aliasPath(l: HostLayout, k: number): string {
+  switch (k) {
+    case 0:
+      return "/index.html";
+    case 1:
+      return `${pathOf(l, l.article0)}?sessionid=${(l.articles * 7919).toString(36)}`;
+    default:
+      return `${pathOf(l, l.section0)}?utm_source=newsletter`;
+  }
+}
+
+/** The page alias id `id` serves (home, first article, first section). */
+export function aliasTarget(l: HostLayout, id: number): number {
+  const k = id - l.alias0;
+  return k === 0 ? 0 : k === 1 ? l.article0 : l.section0;
 }
 
 /** Longest redirect chain: a link to `/go/K-3` redirects to `/go/K-2`, then `/go/K-1`, then the target. */
@@ -67,14 +93,22 @@ export interface HostLayout {
   readonly nofollow0: number;
   readonly embed0: number;
   readonly frames: number;
+  /** First of the {@link ALIASES} alias ids (after the frames page, when there is one). */
+  readonly alias0: number;
+  /** Pages only the host's sitemap lists (`/archive/aK.html`); 0 for a host without a sitemap. */
+  readonly hidden: number;
+  readonly hidden0: number;
   /** Size of the id space (includes ids never linked, e.g. unused redirect hops). */
   readonly urlCount: number;
 }
 
 const clamp = (value: number, min: number, max: number) => Math.min(max, Math.max(min, value));
 
-/** Derives a host's layout from its article count; small counts of dirt scale with the host. */
-export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
+/**
+ * Derives a host's layout from its article count (small counts of dirt scale with the host), with
+ * `hidden` pages that no link reaches, listed in its sitemap.
+ */
+export function layoutHost(articles: number, hasFrames: boolean, hidden = 0): HostLayout {
   const wanted = clamp(Math.ceil(articles / 40), 1, 8);
   const sectionSize = Math.ceil(articles / wanted);
   const sections = Math.ceil(articles / sectionSize);
@@ -99,7 +133,9 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
   const nofollow0 = draft0 + privates;
   const embed0 = nofollow0 + nofollowOnly;
   const frames = embed0 + EMBED_FAMILIES.length * embeds;
-  const urlCount = frames + (hasFrames ? 1 : 0);
+  const alias0 = frames + (hasFrames ? 1 : 0);
+  const hidden0 = alias0 + ALIASES;
+  const urlCount = hidden0 + hidden;
   return {
     articles,
     sections,
@@ -126,6 +162,9 @@ export function layoutHost(articles: number, hasFrames: boolean): HostLayout {
     nofollow0,
     embed0,
     frames,
+    alias0,
+    hidden,
+    hidden0,
     urlCount,
   };
 }
@@ -146,7 +185,9 @@ export function kindOf(l: HostLayout, id: number): Kind | -1 {
   if (id < l.nofollow0) return Kind.Draft;
   if (id < l.embed0) return Kind.NofollowOnly;
   if (id < l.frames) return Kind.Embed;
-  return Kind.Frames;
+  if (id < l.alias0) return Kind.Frames;
+  if (id < l.hidden0) return Kind.Alias;
+  return Kind.Hidden;
 }
 
 /** Section of article number `article` (0-based within the host). */
@@ -200,6 +241,10 @@ export function pathOf(l: HostLayout, id: number): string | undefined {
     }
     case Kind.Frames:
       return "/frames.html";
+    case Kind.Alias:
+      return aliasPath(l, id - l.alias0);
+    case Kind.Hidden:
+      return `/archive/a${id - l.hidden0}.html`;
     default:
       return undefined;
   }
@@ -221,6 +266,7 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, (l: HostLayout, m: RegExpExecArr
   [new RegExp(`^/private/open${N}\\.html$`), (l, m) => l.open0 + Number(m[1])],
   [new RegExp(`^/drafts/d${N}\\.html$`), (l, m) => l.draft0 + Number(m[1])],
   [new RegExp(`^/nf/${N}\\.html$`), (l, m) => l.nofollow0 + Number(m[1])],
+  [new RegExp(`^/archive/a${N}\\.html$`), (l, m) => l.hidden0 + Number(m[1])],
   [
     new RegExp(`^/embed/([${EMBED_FAMILIES.join("")}])${N}\\.html$`),
     (l, m) => embedId(l, EMBED_FAMILIES.indexOf(m[1] as (typeof EMBED_FAMILIES)[number]), Number(m[2])),
@@ -231,6 +277,7 @@ const PATTERNS: ReadonlyArray<readonly [RegExp, (l: HostLayout, m: RegExpExecArr
 export function idOfPath(l: HostLayout, target: string): number {
   if (target === "/") return 0;
   if (target === "/frames.html") return l.hasFrames ? l.frames : -1;
+  for (let k = 0; k < ALIASES; k++) if (target === aliasPath(l, k)) return l.alias0 + k;
   for (const [pattern, toId] of PATTERNS) {
     const match = pattern.exec(target);
     if (match === null) continue;

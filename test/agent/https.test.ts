@@ -7,6 +7,7 @@ import {
   logEvent,
   logRecords,
   readCrawlLogOf,
+  readWarcRecords,
   servedPages,
   spawnAgent,
   startWebFixture,
@@ -69,4 +70,31 @@ describe("a test web served over HTTPS", () => {
     }
     expect(logEvent(untrusting.stderr, "failed")?.msg).toMatch(/--ca-file/);
   });
+});
+
+describe("HTTP/2 (--http2)", () => {
+  let h2: WebFixture | undefined;
+  afterAll(async () => {
+    await h2?.stop();
+  });
+
+  it("is spoken with a server offering it, and only with --http2; the WARC keeps HTTP/1.1-form records", async () => {
+    h2 = await startWebFixture({ seed: 5, hosts: 8, pages: 160, trap: false, scheme: "https", http2: true });
+    const truth = h2.truth();
+    const withH2 = await spawnAgent(h2, { id: "h2", flags: ["--ca-file", h2.caFile, "--http2"] }).waitForExit(
+      120_000,
+    );
+    expect(withH2.code, withH2.stderr).toBe(0);
+    expect(crawlMetrics(servedPages(h2.web.recorder), truth.urls).missing).toEqual([]);
+    expect([...h2.web.recorder.servedByVersion().keys()]).toEqual(["2.0"]);
+    const records = await readWarcRecords(agentDataDir(h2, { id: "h2" }));
+    const response = records.find((record) => record.type === "response");
+    expect(Buffer.from(response?.block ?? []).toString("latin1")).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+
+    h2.web.recorder.reset();
+    const without = await spawnAgent(h2, { id: "h1", flags: ["--ca-file", h2.caFile] }).waitForExit(120_000);
+    expect(without.code, without.stderr).toBe(0);
+    expect(crawlMetrics(servedPages(h2.web.recorder), truth.urls).missing).toEqual([]);
+    expect([...h2.web.recorder.servedByVersion().keys()]).toEqual(["1.1"]);
+  }, 200_000);
 });

@@ -24,7 +24,9 @@ function registry(stored: Record<string, PayloadOriginal> = {}, leaseMs = 1000) 
         lookups.push([...digests]);
         return digests.map((digest) => stored[digest]);
       },
-      save: (digest, original) => saved.push([digest, original]),
+      save: (confirmed) => {
+        for (const entry of confirmed) saved.push([...entry]);
+      },
     },
   );
   return { reg, clock, saved, lookups };
@@ -85,6 +87,28 @@ describe("DigestRegistry", () => {
     reg.confirm(D1, ORIGINAL);
     reg.confirm(D1, { ...ORIGINAL, url: "http://b.test/" });
     expect(saved).toEqual([[D1, ORIGINAL]]);
+  });
+
+  it("saves the confirmations of one settlement together, at once (one commit, even once the crawl is over)", async () => {
+    const clock = new ManualClock();
+    const saves: number[] = [];
+    const reg = new DigestRegistry(
+      {},
+      {
+        clock,
+        lookup: async (d) => d.map(() => undefined),
+        save: (confirmed) => saves.push(confirmed.length),
+      },
+    );
+    await reg.check([
+      { digest: D1, asker: "a" },
+      { digest: D2, asker: "a" },
+    ]);
+    reg.settle("a", [
+      { digest: D1, original: ORIGINAL },
+      { digest: D2, original: ORIGINAL },
+    ]);
+    expect(saves).toEqual([2]);
   });
 
   it("drops the claims of a failed lookup, so the digest can be asked again", async () => {

@@ -147,5 +147,41 @@ describe("duplicate content", () => {
     expect(countOf(localRecords, "response") + revisits.length).toBe(countOf(offRecords, "response"));
     expect(revisits.length).toBeGreaterThan(20);
     expect(logEvent(localResult.stderr, "stopped")?.digestMessages).toBeUndefined();
+    // URL aliases: on each host, `/` and `/index.html` (and the session-id and tracking-parameter
+    // aliases) carry the same payload, stored once; the other is a revisit.
+    const target = (r: WarcRecordIn) => new URL(r.headers.get("warc-target-uri") as string);
+    const homes = localRecords.filter(
+      (r) =>
+        (r.type === "response" || r.type === "revisit") &&
+        ["/", "/index.html"].includes(target(r).pathname) &&
+        // A mirror's home pages are both revisits of its host's.
+        !target(r).hostname.startsWith("mirror"),
+    );
+    const hostsWithBoth = new Set(
+      homes.filter((r) => target(r).pathname === "/index.html").map((r) => target(r).host),
+    );
+    expect(hostsWithBoth.size).toBeGreaterThan(10);
+    for (const host of hostsWithBoth) {
+      const types = homes.filter((r) => target(r).host === host).map((r) => r.type);
+      expect(types.sort(), host).toEqual(["response", "revisit"]);
+    }
+    for (const parameter of ["sessionid", "utm_source"]) {
+      expect(revisits.some((r) => target(r).searchParams.has(parameter))).toBe(true);
+    }
+    // A copy under the same base as a first copy this agent fetched has its links read once, with the
+    // first copy; a mirror's copy (another origin: other URLs) is read for its links.
+    const lines = await readCrawlLogOf(dirs.local);
+    const copies = lines.filter((entry) => typeof entry.duplicateOf === "string");
+    const dirOf = (url: string) => url.slice(0, url.lastIndexOf("/") + 1);
+    const sameBase = copies.filter((entry) => dirOf(entry.url) === dirOf(entry.duplicateOf as string));
+    const otherOrigin = copies.filter(
+      (entry) =>
+        new URL(entry.url).origin !== new URL(entry.duplicateOf as string).origin &&
+        entry.contentType === "text/html",
+    );
+    expect(sameBase.length).toBeGreaterThan(10);
+    expect(sameBase.every((entry) => entry.links === 0)).toBe(true);
+    expect(otherOrigin.length).toBeGreaterThan(10);
+    expect(otherOrigin.filter((entry) => entry.links > 0).length).toBeGreaterThan(otherOrigin.length / 2);
   }, 150_000);
 });

@@ -86,6 +86,37 @@ describe("buildModel", () => {
     expect(buildModel({ hosts: 5, pages: 200 }).mirrorHosts).toEqual([]);
   });
 
+  it("serves each host's URL aliases with the bytes of the page they alias, and links them from the home page", () => {
+    const model = buildModel({ seed: 4, hosts: 20, pages: 1000 });
+    for (const host of model.hosts.filter((h) => h.kind === "normal")) {
+      const home = respond(model, 80, host.index, "/");
+      const article = respond(model, 80, host.index, `/s0/p0.html`);
+      const section = respond(model, 80, host.index, "/s0/");
+      expect(respond(model, 80, host.index, "/index.html")).toEqual(home);
+      const linked = extractLinks(String(home.body), `http://${host.name}/`).links.map(({ url }) => url);
+      const session = linked.find((url) => url.includes("sessionid="));
+      const tracking = linked.find((url) => url.includes("utm_source="));
+      expect(linked).toContain(`http://${host.name}/index.html`);
+      expect(
+        respond(
+          model,
+          80,
+          host.index,
+          new URL(session as string).pathname + new URL(session as string).search,
+        ),
+      ).toEqual(article);
+      expect(
+        respond(
+          model,
+          80,
+          host.index,
+          new URL(tracking as string).pathname + new URL(tracking as string).search,
+        ),
+      ).toEqual(section);
+      expect(respond(model, 80, host.index, "/s0/p0.html?sessionid=other").status).toBe(404);
+    }
+  });
+
   it("stays cheap for 5,000 hosts and a million pages", () => {
     const started = performance.now();
     const model = buildModel({ hosts: 5000, pages: 1_000_000 });
