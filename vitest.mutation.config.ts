@@ -23,6 +23,8 @@ export default defineConfig({
       "test/agent/server-push-back.test.ts",
       "test/cluster/blacklist-gossip.test.ts",
       "test/parsing/sitemap.test.ts",
+      "test/dedup/digest-registry.test.ts",
+      "test/dedup/duplicate-detector.test.ts",
       "test/cluster/flush-policy.test.ts",
       "test/cluster/hand-over.test.ts",
       "test/cluster/hand-over-desk.test.ts",

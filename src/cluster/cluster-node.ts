@@ -35,7 +35,7 @@ import { ViewStabilizer } from "./view-stabilizer.js";
  * Longest wait for a peer's answer about payload digests: past it the page is stored whole (a slow or
  * dead owner costs bytes, never a page).
  */
-const DIGEST_DEADLINE_MS = 5_000;
+const DIGEST_DEADLINE_MS = 2_000;
 
 export { DEFAULT_LEAVE_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_SUBMITS, type LeaveOutcome };
 
@@ -199,10 +199,14 @@ export class ClusterNode {
       digests: {
         // Digests are spread over the agents like hosts are.
         ownerOf: (digest) => ownership.ownerOf(digest),
-        check: async (peerId, questions) =>
+        check: async (peerId, questions, settlements) =>
           fromWireVerdicts(
             await peerClient(peerId).checkDigests(
-              { fromId: selfId, digests: questions.map(({ digest }) => digest) },
+              {
+                fromId: selfId,
+                digests: questions.map(({ digest }) => digest),
+                settlements: toWireSettlements(selfId, settlements).settlements,
+              },
               { deadlineMs: DIGEST_DEADLINE_MS },
             ),
           ),

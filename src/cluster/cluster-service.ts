@@ -274,6 +274,13 @@ export class ClusterService implements AgentServiceHandlers {
 
   /** `CheckDigests`: whether payloads with these digests (this agent owns them) were stored before. */
   async checkDigests(request: DigestCheck): Promise<DigestVerdicts> {
+    const settled = request.settlements ?? [];
+    if (settled.length > 0) {
+      this.deps.agent.settleDigests(
+        request.fromId,
+        fromWireSettlements({ fromId: request.fromId, settlements: settled }),
+      );
+    }
     const verdicts = await this.deps.agent.checkDigests(
       request.digests.map((digest) => ({ digest, asker: request.fromId })),
     );

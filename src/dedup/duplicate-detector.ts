@@ -5,6 +5,20 @@ import type { DigestQuestion, DigestRegistry, DigestSettlement, DigestVerdict } 
 
 /** How long questions for one peer are gathered before they go out in one message. */
 export const DEFAULT_DIGEST_BATCH_MS = 10;
+/**
+ * How long settlements for one peer wait for a message of questions to ride on before they go out in
+ * one of their own: only agents waiting on these claims (pending) wait for them.
+ */
+export const DEFAULT_SETTLE_BATCH_MS = 250;
+/**
+ * An owner whose answers take longer than this (a moving average) is not asked for a while: its
+ * digests' payloads are stored whole, so a slow or unreachable peer costs bytes, never crawl time.
+ */
+export const SLOW_OWNER_MS = 500;
+/** How often a slow owner is asked again, to learn whether it is fast again. */
+const SLOW_OWNER_PROBE_MS = 5_000;
+/** Weight of the latest answer time in an owner's moving average. */
+const LATENCY_WEIGHT = 0.2;
 /** First wait before asking again about a digest another agent is storing; doubled up to 2 s. */
 const PENDING_RETRY_MS = 50;
 const PENDING_RETRY_MAX_MS = 2_000;
@@ -13,8 +27,12 @@ const PENDING_RETRY_MAX_MS = 2_000;
 export interface DigestPeers {
   /** The agent that owns `digest` in the current view. */
   ownerOf(digest: string): string;
-  /** Asks `peer` about digests it owns. */
-  check(peer: string, questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
+  /** Asks `peer` about digests it owns, telling it first of claims settled since (`settlements`). */
+  check(
+    peer: string,
+    questions: readonly DigestQuestion[],
+    settlements: readonly DigestSettlement[],
+  ): Promise<DigestVerdict[]>;
   /** Tells `peer` what became of digests it said were new. */
   settle(peer: string, settlements: readonly DigestSettlement[]): Promise<void>;
 }
@@ -56,6 +74,8 @@ export class DuplicateDetector {
   private readonly settlements = new Map<string, Outbox<DigestSettlement, undefined>>();
   private readonly batchMs: number;
   private readonly claimLeaseMs: number;
+  /** Each remote owner's answer time (moving average), and when a slow one may be asked again. */
+  private readonly owners = new Map<string, { latencyMs: number; probeAtMs: number }>();
 
   constructor(
     options: { readonly batchMs?: number; readonly claimLeaseMs: number },
@@ -69,6 +89,12 @@ export class DuplicateDetector {
   async check(digest: string, signal?: AbortSignal): Promise<Duplicate> {
     const owner = this.deps.peers?.ownerOf(digest) ?? this.deps.selfId;
     const startedAtMs = this.deps.clock.now();
+    const known = this.owners.get(owner);
+    if (known !== undefined && known.latencyMs > SLOW_OWNER_MS) {
+      if (startedAtMs < known.probeAtMs) return { kind: "unchecked" };
+      // This question is the probe; the others keep going around the slow owner meanwhile.
+      known.probeAtMs = startedAtMs + SLOW_OWNER_PROBE_MS;
+    }
     for (let waitMs = PENDING_RETRY_MS; ; waitMs = Math.min(waitMs * 2, PENDING_RETRY_MAX_MS)) {
       let verdict: DigestVerdict;
       try {
@@ -97,7 +123,13 @@ export class DuplicateDetector {
       return;
     }
     try {
-      await this.enqueue(this.settlements, owner, settlement, (items) => this.sendSettlements(owner, items));
+      await this.enqueue(
+        this.settlements,
+        owner,
+        settlement,
+        (items) => this.sendSettlements(owner, items),
+        DEFAULT_SETTLE_BATCH_MS,
+      );
     } catch {
       // The owner is unreachable: its claim runs out, and the next agent with these bytes stores them.
     }
@@ -119,9 +151,50 @@ export class DuplicateDetector {
       return this.deps.registry.check([question]).then((verdicts) => verdicts[0] as DigestVerdict);
     }
     const peers = this.deps.peers;
-    return this.enqueue(this.questions, owner, question, async (items) => {
-      this.deps.onMessage?.();
-      return peers.check(owner, items);
+    return this.enqueue(
+      this.questions,
+      owner,
+      question,
+      async (items) => {
+        // The settlements waiting for this owner go along.
+        const riding = this.settlements.get(owner);
+        if (riding) this.settlements.delete(owner);
+        if (riding?.timer !== undefined) this.deps.clock.clearTimeout(riding.timer);
+        this.deps.onMessage?.();
+        const sentAtMs = this.deps.clock.now();
+        try {
+          const verdicts = await peers.check(owner, items, riding?.items ?? []);
+          this.noteAnswerTime(owner, this.deps.clock.now() - sentAtMs);
+          for (const { resolve } of riding?.waiters ?? []) resolve(undefined);
+          return verdicts;
+        } catch (error) {
+          // No answer: as slow as it gets, until a probe says otherwise.
+          this.noteAnswerTime(owner, Number.POSITIVE_INFINITY);
+          for (const { reject } of riding?.waiters ?? []) reject(error);
+          throw error;
+        }
+      },
+      this.batchMs,
+    );
+  }
+
+  /**
+   * Folds an answer time of `owner` into its moving average; a failure counts as slow at once, and an
+   * answer of an owner taken for slow (a probe) is a fresh start. An owner turning slow is asked again
+   * after {@link SLOW_OWNER_PROBE_MS}.
+   */
+  private noteAnswerTime(owner: string, elapsedMs: number): void {
+    const now = this.deps.clock.now();
+    const known = this.owners.get(owner);
+    const wasSlow = known !== undefined && known.latencyMs > SLOW_OWNER_MS;
+    const latencyMs =
+      known === undefined || wasSlow || !Number.isFinite(elapsedMs)
+        ? elapsedMs
+        : known.latencyMs + LATENCY_WEIGHT * (elapsedMs - known.latencyMs);
+    const turnsSlow = latencyMs > SLOW_OWNER_MS && !wasSlow;
+    this.owners.set(owner, {
+      latencyMs,
+      probeAtMs: turnsSlow ? now + SLOW_OWNER_PROBE_MS : (known?.probeAtMs ?? now),
     });
   }
 
@@ -132,14 +205,15 @@ export class DuplicateDetector {
   }
 
   /**
-   * Adds `item` to `peer`'s outbox in `outboxes`; the outbox goes out after {@link batchMs}, or at once
-   * when full, through `send`, whose results (one per item, in order) resolve the callers.
+   * Adds `item` to `peer`'s outbox in `outboxes`; the outbox goes out `waitMs` after its first item, or
+   * at once when full, through `send`, whose results (one per item, in order) resolve the callers.
    */
   private enqueue<T, R>(
     outboxes: Map<string, Outbox<T, R>>,
     peer: string,
     item: T,
     send: (items: T[]) => Promise<R[]>,
+    waitMs: number,
   ): Promise<R> {
     let outbox = outboxes.get(peer);
     if (!outbox) {
@@ -162,7 +236,7 @@ export class DuplicateDetector {
       );
     };
     if (outbox.items.length >= MAX_DIGESTS_PER_MESSAGE) flush();
-    else outbox.timer ??= this.deps.clock.setTimeout(flush, this.batchMs);
+    else outbox.timer ??= this.deps.clock.setTimeout(flush, waitMs);
     return result;
   }
 }

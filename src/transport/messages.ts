@@ -185,8 +185,14 @@ export type BlacklistEntry = BlacklistEntry__Output;
 /** `SyncBlacklist` request and reply: an agent's blacklist entries. */
 export type BlacklistSync = With<BlacklistSync__Output, { entries: BlacklistEntry[] }>;
 
-/** `CheckDigests` request: payload digests the receiver owns, asked about by `fromId`. */
-export type DigestCheck = With<DigestCheck__Output, { digests: string[] }>;
+/**
+ * `CheckDigests` request: payload digests the receiver owns, asked about by `fromId`, with the claims
+ * it settled meanwhile (absent: none).
+ */
+export type DigestCheck = With<
+  DigestCheck__Output,
+  { digests: string[]; settlements?: DigestSettlementMessage[] }
+>;
 
 /** What is known of a payload digest (`ubicrawl.v1.DigestState`). */
 export type DigestState = Specified<DigestState__Output>;

@@ -500,6 +500,7 @@ export function validateDigestCheck(value: unknown): DigestCheck {
   return {
     fromId: agentId(r.fromId, "fromId"),
     digests: list(r.digests, "digests", MAX_DIGESTS_PER_MESSAGE, digest),
+    settlements: list(r.settlements ?? [], "settlements", MAX_DIGESTS_PER_MESSAGE, digestSettlement),
   };
 }
 

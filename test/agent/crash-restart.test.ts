@@ -134,10 +134,14 @@ describe("an agent SIGKILLed mid-crawl and restarted", () => {
     expect(files.filter((file) => file.endsWith(".open"))).toEqual([]);
     expect(files.length).toBeGreaterThanOrEqual(2);
     const records = await readWarcRecords(dataDir);
-    const responseFiles = new Set(records.filter((r) => r.type === "response").map((r) => r.file));
+    const responseFiles = new Set(
+      records.filter((r) => r.type === "response" || r.type === "revisit").map((r) => r.file),
+    );
     expect(responseFiles.size).toBe(files.length);
     const archived = new Set(
-      records.filter((r) => r.type === "response").map((r) => r.headers.get("warc-target-uri")),
+      records
+        .filter((r) => r.type === "response" || r.type === "revisit")
+        .map((r) => r.headers.get("warc-target-uri")),
     );
     expect(truth.urls.filter((url) => !archived.has(url))).toEqual([]);
     expect(archived.size).toBe(truth.urls.length);

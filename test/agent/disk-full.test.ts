@@ -68,7 +68,7 @@ describe("a full disk", () => {
     const records = await readWarcRecords(dataDir);
     const archived = new Set(
       records
-        .filter((record) => record.type === "response")
+        .filter((record) => record.type === "response" || record.type === "revisit")
         .map((record) => record.headers.get("warc-target-uri")),
     );
     expect(truth.urls.filter((url) => !archived.has(url))).toEqual([]);

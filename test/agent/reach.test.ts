@@ -80,7 +80,8 @@ describe("--scope", () => {
 describe("robots.txt on the seeds", () => {
   it("ends a crawl whose only seed is disallowed after fetching robots.txt and trying /sitemap.xml", async () => {
     const { model, port, recorder } = fixture.web;
-    const ruled = model.hosts.find((host) => host.robots === "rules") as HostInfo;
+    // A host without a sitemap of its own (whose pages the agent would crawl).
+    const ruled = model.hosts.find((host) => host.robots === "rules" && host.hidden === 0) as HostInfo;
     expect(ruled).toBeDefined();
     const seed = `http://${ruled.name}:${port}/private/secret.html`;
     const options = { id: "denied", seeds: [seed] };

@@ -178,7 +178,7 @@ describe("one agent crawling the test web with --exit-when-done", () => {
       if (record.type === "request") {
         expect(requests.has(uri), `two requests for ${uri}`).toBe(false);
         requests.set(uri, record.headers.get("warc-concurrent-to") ?? "");
-      } else if (record.type === "response") {
+      } else if (record.type === "response" || record.type === "revisit") {
         expect(responses.has(uri), `two responses for ${uri}`).toBe(false);
         const block = Buffer.from(record.block);
         responses.set(uri, {
@@ -216,7 +216,7 @@ describe("one agent crawling the test web with --exit-when-done", () => {
     expect(recorder.totalServed).toBe(0);
     expect((await readCrawlLogOf(agentDataDir(fixture, AGENT))).length).toBe(linesBefore);
     const records = await readWarcRecords(agentDataDir(fixture, AGENT));
-    expect(records.filter((record) => record.type === "response").length).toBe(
+    expect(records.filter((record) => record.type === "response" || record.type === "revisit").length).toBe(
       log.filter((entry) => entry.status > 0).length,
     );
   });

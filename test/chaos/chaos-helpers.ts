@@ -77,7 +77,7 @@ export function pairProblems(records: readonly WarcRecordIn[]): string[] {
     if (record.type === "warcinfo") continue;
     const id = record.headers.get("warc-record-id");
     const where = `${record.type} ${id} of ${record.headers.get("warc-target-uri")} in ${record.file}`;
-    if (record.type !== "request" && record.type !== "response") {
+    if (record.type !== "request" && record.type !== "response" && record.type !== "revisit") {
       problems.push(`unexpected record type: ${where}`);
       continue;
     }
@@ -89,9 +89,13 @@ export function pairProblems(records: readonly WarcRecordIn[]): string[] {
       problems.push(`${where} has no partner`);
       continue;
     }
-    const expectedType = record.type === "request" ? "response" : "request";
+    // A request's partner is its response, or a revisit when the payload was stored before.
+    const partnerFits =
+      record.type === "request"
+        ? other.type === "response" || other.type === "revisit"
+        : other.type === "request";
     if (
-      other.type !== expectedType ||
+      !partnerFits ||
       other.file !== record.file ||
       other.headers.get("warc-concurrent-to") !== id ||
       other.headers.get("warc-target-uri") !== record.headers.get("warc-target-uri")
@@ -102,11 +106,14 @@ export function pairProblems(records: readonly WarcRecordIn[]): string[] {
   return problems;
 }
 
-/** How many response records each target URI has. */
+/**
+ * How many times each target URI is archived: response records, and revisit records (a payload stored
+ * before, under another URI or an earlier fetch).
+ */
 export function responsesByUrl(records: readonly WarcRecordIn[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const record of records) {
-    if (record.type !== "response") continue;
+    if (record.type !== "response" && record.type !== "revisit") continue;
     const url = record.headers.get("warc-target-uri") ?? "";
     counts.set(url, (counts.get(url) ?? 0) + 1);
   }

@@ -43,6 +43,9 @@ const STATS_FIELDS = [
   "status",
   "reportedMsAgo",
   "waiting",
+  "duplicates",
+  "duplicateBytes",
+  "digestMessages",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;
@@ -117,6 +120,9 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
         `^  pages: ${pages} fetched \\(${pages} this run, \\d+\\.\\d/s\\), .+, \\d+ distinct URLs queued, \\d+ recovered from previous owners$`,
         "m",
       ),
+    );
+    expect(single).toMatch(
+      /^ {2}duplicates: \d+ pages stored as revisits, \d+(\.\d)? [KMG]?B not stored again, \d+ digest messages sent$/m,
     );
     expect(single).toMatch(
       /^ {2}waiting hosts: (none|\d+ \S+ \(next in \d+ s\)(, \d+ \S+ \(next in \d+ s\))*)$/m,

@@ -14,9 +14,9 @@ const original = (url: string): PayloadOriginal => ({
  * Two agents, `a` and `b`, each with its registry and detector; digests whose 6th character is before
  * "N" belong to a, the others to b. Peer calls go straight to the other registry, counted.
  */
-function pair(options: { failCalls?: boolean; claimLeaseMs?: number } = {}) {
+function pair(options: { failCalls?: boolean; claimLeaseMs?: number; answerDelayMs?: number } = {}) {
   const registries = new Map<string, DigestRegistry>();
-  const calls: { from: string; to: string; kind: "check" | "settle"; size: number }[] = [];
+  const calls: { from: string; to: string; kind: "check" | "settle"; size: number; riding?: number }[] = [];
   const detectors = new Map<string, DuplicateDetector>();
   for (const id of ["a", "b"]) {
     const registry = new DigestRegistry(
@@ -26,9 +26,17 @@ function pair(options: { failCalls?: boolean; claimLeaseMs?: number } = {}) {
     registries.set(id, registry);
     const peers: DigestPeers = {
       ownerOf: (d) => ((d[5] as string) < "N" ? "a" : "b"),
-      check: async (peer, questions) => {
-        calls.push({ from: id, to: peer, kind: "check", size: questions.length });
+      check: async (peer, questions, settlements) => {
+        calls.push({
+          from: id,
+          to: peer,
+          kind: "check",
+          size: questions.length,
+          ...(settlements.length > 0 ? { riding: settlements.length } : {}),
+        });
         if (options.failCalls) throw new Error("unreachable");
+        if (options.answerDelayMs) await new Promise((resolve) => setTimeout(resolve, options.answerDelayMs));
+        (registries.get(peer) as DigestRegistry).settle(id, settlements);
         return (registries.get(peer) as DigestRegistry).check(questions);
       },
       settle: async (peer, settlements) => {
@@ -73,6 +81,20 @@ describe("DuplicateDetector", () => {
     ]);
   });
 
+  it("sends settlements along with the next questions to the same owner, not in messages of their own", async () => {
+    const { a, calls } = pair();
+    expect(await a.check(digest("P"))).toEqual({ kind: "claimed", owner: "b" });
+    const settled = a.settle("b", digest("P"), original("http://a.test/"));
+    expect(await a.check(digest("Q"))).toEqual({ kind: "claimed", owner: "b" });
+    await settled;
+    expect(calls).toEqual([
+      { from: "a", to: "b", kind: "check", size: 1 },
+      { from: "a", to: "b", kind: "check", size: 1, riding: 1 },
+    ]);
+    // Settled at b: another copy of P is a revisit.
+    expect(await a.check(digest("P"))).toEqual({ kind: "seen", original: original("http://a.test/") });
+  });
+
   it("lets the next agent claim at once when the claimant could not store the payload", async () => {
     const { a, b } = pair();
     const d = digest("E");
@@ -98,6 +120,21 @@ describe("DuplicateDetector", () => {
     expect(await b.check(d)).toEqual({ kind: "unchecked" });
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2100);
   }, 10_000);
+
+  it("stops asking an owner whose answers are slow (or missing): its payloads are stored whole", async () => {
+    const { a, calls } = pair({ answerDelayMs: 600 });
+    expect(await a.check(digest("P"))).toEqual({ kind: "claimed", owner: "b" });
+    const startedAt = Date.now();
+    expect(await a.check(digest("Q"))).toEqual({ kind: "unchecked" });
+    expect(Date.now() - startedAt).toBeLessThan(100);
+    expect(await a.check(digest("C"))).toEqual({ kind: "claimed", owner: "a" });
+    expect(calls).toHaveLength(1);
+
+    const failing = pair({ failCalls: true });
+    expect(await failing.a.check(digest("X"))).toEqual({ kind: "unchecked" });
+    expect(await failing.a.check(digest("Y"))).toEqual({ kind: "unchecked" });
+    expect(failing.calls).toHaveLength(1);
+  });
 
   it("stops waiting when its signal is aborted", async () => {
     const { a, b } = pair();

@@ -134,7 +134,8 @@ describe.skipIf(unavailable !== undefined)("a cluster agent whose power is cut m
     const archived = new Set<string>();
     for (const agent of agents) {
       for (const record of await readWarcRecords(agent.dataDir)) {
-        if (record.type === "response") archived.add(record.headers.get("warc-target-uri") as string);
+        if (record.type === "response" || record.type === "revisit")
+          archived.add(record.headers.get("warc-target-uri") as string);
       }
     }
     expect(truth.urls.filter((url) => !archived.has(url))).toEqual([]);

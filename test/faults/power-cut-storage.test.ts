@@ -71,7 +71,8 @@ async function archivedUrls(warcDir: string): Promise<Set<string>> {
   const urls = new Set<string>();
   for (const name of (await readdir(warcDir)).sort()) {
     for await (const record of readWarcFile(join(warcDir, name))) {
-      if (record.type === "response") urls.add(record.headers.get("warc-target-uri") as string);
+      if (record.type === "response" || record.type === "revisit")
+        urls.add(record.headers.get("warc-target-uri") as string);
     }
   }
   return urls;

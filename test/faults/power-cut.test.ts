@@ -137,7 +137,9 @@ describe.skipIf(unavailable !== undefined)("an agent whose power is cut twice mi
   it("lost no page: every page of the web is in the WARC files, and in the crawl log", async () => {
     const records = await readWarcRecords(join(lower, "data"));
     const archived = new Set(
-      records.filter((r) => r.type === "response").map((r) => r.headers.get("warc-target-uri")),
+      records
+        .filter((r) => r.type === "response" || r.type === "revisit")
+        .map((r) => r.headers.get("warc-target-uri")),
     );
     expect(truth.urls.filter((url) => !archived.has(url))).toEqual([]);
     const logged = new Set(

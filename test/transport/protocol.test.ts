@@ -49,11 +49,21 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the seven unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
+  it("defines the nine unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
-      ["ClaimHosts", "GetStats", "HandOverHosts", "Heartbeat", "Join", "SubmitUrls", "SyncBlacklist"]
+      [
+        "CheckDigests",
+        "ClaimHosts",
+        "GetStats",
+        "HandOverHosts",
+        "Heartbeat",
+        "Join",
+        "SettleDigests",
+        "SubmitUrls",
+        "SyncBlacklist",
+      ]
         .map((m) => `/ubicrawl.v1.Agent/${m}`)
         .sort(),
     );

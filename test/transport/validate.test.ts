@@ -4,6 +4,9 @@ import { parseHostPort, validateMember } from "../../src/transport/index.js";
 import {
   validateAgentStats,
   validateControlRequest,
+  validateDigestCheck,
+  validateDigestSettlements,
+  validateDigestVerdicts,
   validateHeartbeatReply,
   validateUrlBatch,
 } from "../../src/transport/validate.js";
@@ -148,6 +151,87 @@ describe("message validation", () => {
       expect.unreachable();
     } catch (error) {
       expect((error as Error).message).toContain("members[1].capacity");
+    }
+  });
+});
+
+describe("duplicate detection messages", () => {
+  const digest = `sha1:${"ABCDEFGH".repeat(4)}`;
+  const original = {
+    url: "http://a.test/",
+    date: "2026-11-27T10:00:00.000Z",
+    recordId: "<urn:uuid:01234567-89ab-cdef-0123-456789abcdef>",
+  };
+
+  it("takes digests, verdicts and settlements as agents send them", () => {
+    expect(
+      validateDigestCheck({ fromId: "a", digests: [digest], settlements: [{ digest, original }] }),
+    ).toEqual({ fromId: "a", digests: [digest], settlements: [{ digest, original }] });
+    expect(validateDigestCheck({ fromId: "a", digests: [] })).toEqual({
+      fromId: "a",
+      digests: [],
+      settlements: [],
+    });
+    expect(
+      validateDigestVerdicts({
+        verdicts: [
+          { state: "DIGEST_SEEN", original },
+          { state: "DIGEST_NEW", original: null },
+          { state: "DIGEST_PENDING" },
+        ],
+      }),
+    ).toEqual({
+      verdicts: [
+        { state: "DIGEST_SEEN", original },
+        { state: "DIGEST_NEW", original: null },
+        { state: "DIGEST_PENDING", original: null },
+      ],
+    });
+    expect(validateDigestSettlements({ fromId: "b", settlements: [{ digest, original: null }] })).toEqual({
+      fromId: "b",
+      settlements: [{ digest, original: null }],
+    });
+  });
+
+  it("refuses malformed digests, originals that do not fit their state, and oversized batches", () => {
+    for (const bad of [
+      "sha1:abc",
+      `md5:${"A".repeat(32)}`,
+      `sha1:${"1".repeat(32)}`,
+      `sha1:${"A".repeat(33)}`,
+    ]) {
+      expect(
+        badMessage(() => validateDigestCheck({ fromId: "a", digests: [bad] })),
+        bad,
+      ).toBe(true);
+    }
+    expect(badMessage(() => validateDigestCheck({ fromId: "a b", digests: [digest] }))).toBe(true);
+    expect(
+      badMessage(() =>
+        validateDigestCheck({ fromId: "a", digests: Array.from({ length: 501 }, () => digest) }),
+      ),
+    ).toBe(true);
+    expect(
+      badMessage(() => validateDigestVerdicts({ verdicts: [{ state: "DIGEST_SEEN", original: null }] })),
+    ).toBe(true);
+    expect(badMessage(() => validateDigestVerdicts({ verdicts: [{ state: "DIGEST_NEW", original }] }))).toBe(
+      true,
+    );
+    expect(
+      badMessage(() =>
+        validateDigestVerdicts({ verdicts: [{ state: "DIGEST_STATE_UNSPECIFIED", original: null }] }),
+      ),
+    ).toBe(true);
+    for (const broken of [
+      { ...original, date: "yesterday" },
+      { ...original, recordId: "<urn:uuid:x>\r\nWARC-Type: response" },
+      { ...original, url: "http://a.test/\n" },
+    ]) {
+      expect(
+        badMessage(() =>
+          validateDigestSettlements({ fromId: "a", settlements: [{ digest, original: broken }] }),
+        ),
+      ).toBe(true);
     }
   });
 });

@@ -1,5 +1,6 @@
 // Original file: proto/ubicrawl.proto
 
+import type { DigestSettlement as _ubicrawl_v1_DigestSettlement, DigestSettlement__Output as _ubicrawl_v1_DigestSettlement__Output } from '../../ubicrawl/v1/DigestSettlement.js';
 
 /**
  * Payload digests the receiver owns, asked about by `from_id`.
@@ -13,6 +14,11 @@ export interface DigestCheck {
    * At most 500 digests, each `sha1:` and 32 base32 characters.
    */
   'digests'?: (string)[];
+  /**
+   * Claims of `from_id` settled since its last message to the receiver (at most 500), taken in before
+   * the digests are answered: a busy agent's settlements ride on its questions.
+   */
+  'settlements'?: (_ubicrawl_v1_DigestSettlement)[];
 }
 
 /**
@@ -27,4 +33,9 @@ export interface DigestCheck__Output {
    * At most 500 digests, each `sha1:` and 32 base32 characters.
    */
   'digests': (string)[];
+  /**
+   * Claims of `from_id` settled since its last message to the receiver (at most 500), taken in before
+   * the digests are answered: a busy agent's settlements ride on its questions.
+   */
+  'settlements': (_ubicrawl_v1_DigestSettlement__Output)[];
 }

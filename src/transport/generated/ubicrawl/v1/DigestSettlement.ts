@@ -6,6 +6,9 @@ import type { PayloadOriginal as _ubicrawl_v1_PayloadOriginal, PayloadOriginal__
  * One claim's end.
  */
 export interface DigestSettlement {
+  /**
+   * The payload digest claimed (`sha1:` and 32 base32 characters).
+   */
   'digest'?: (string);
   /**
    * The stored response; absent: it could not be stored, and the claim is released.
@@ -17,6 +20,9 @@ export interface DigestSettlement {
  * One claim's end.
  */
 export interface DigestSettlement__Output {
+  /**
+   * The payload digest claimed (`sha1:` and 32 base32 characters).
+   */
   'digest': (string);
   /**
    * The stored response; absent: it could not be stored, and the claim is released.

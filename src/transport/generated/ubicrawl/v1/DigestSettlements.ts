@@ -6,6 +6,9 @@ import type { DigestSettlement as _ubicrawl_v1_DigestSettlement, DigestSettlemen
  * What `from_id` did with digests it claimed.
  */
 export interface DigestSettlements {
+  /**
+   * Id of the agent that claimed them.
+   */
   'fromId'?: (string);
   /**
    * At most 500.
@@ -17,6 +20,9 @@ export interface DigestSettlements {
  * What `from_id` did with digests it claimed.
  */
 export interface DigestSettlements__Output {
+  /**
+   * Id of the agent that claimed them.
+   */
   'fromId': (string);
   /**
    * At most 500.

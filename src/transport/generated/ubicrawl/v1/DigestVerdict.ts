@@ -7,6 +7,9 @@ import type { PayloadOriginal as _ubicrawl_v1_PayloadOriginal, PayloadOriginal__
  * One digest's verdict.
  */
 export interface DigestVerdict {
+  /**
+   * What the receiver knows of the digest.
+   */
   'state'?: (_ubicrawl_v1_DigestState);
   /**
    * The response that stored the payload, with DIGEST_SEEN; absent otherwise.
@@ -18,6 +21,9 @@ export interface DigestVerdict {
  * One digest's verdict.
  */
 export interface DigestVerdict__Output {
+  /**
+   * What the receiver knows of the digest.
+   */
   'state': (_ubicrawl_v1_DigestState__Output);
   /**
    * The response that stored the payload, with DIGEST_SEEN; absent otherwise.
