@@ -640,6 +640,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.digestRegistry.settle(asker, settlements);
   }
 
+  /** Agent `id` is gone: its claims on payload digests end (see DigestRegistry.forget). */
+  forgetDigestClaims(id: string): void {
+    this.digestRegistry.forget(id);
+  }
+
   /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void {
     for (const host of this.frontier.knownHosts()) {

@@ -59,5 +59,7 @@ export interface ClusterFacingAgent {
   checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
   /** What agent `asker` did with digests it was told were new. */
   settleDigests(asker: string, settlements: readonly DigestSettlement[]): void;
+  /** Agent `id` is gone: its claims on payload digests end. */
+  forgetDigestClaims(id: string): void;
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

@@ -204,6 +204,7 @@ export class ClusterNode {
             await peerClient(peerId).checkDigests(
               {
                 fromId: selfId,
+                fromIncarnation: detector.self.incarnation,
                 digests: questions.map(({ digest }) => digest),
                 settlements: toWireSettlements(selfId, settlements).settlements,
               },
@@ -347,7 +348,11 @@ export class ClusterNode {
       agent,
       statusOf: (id) => memberOf(id)?.status,
       capacityOf: (id) => memberOf(id)?.capacity ?? 1,
-      onGone: (id) => crawlEnd.forget(id),
+      onGone: (id) => {
+        crawlEnd.forget(id);
+        // A dead agent's claims on payloads would hold others' copies until their lease ran out.
+        agent.forgetDigestClaims(id);
+      },
       lostHosts: {
         push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
         any: () => desk.holdsLostHosts(),

@@ -282,7 +282,11 @@ export class ClusterService implements AgentServiceHandlers {
       );
     }
     const verdicts = await this.deps.agent.checkDigests(
-      request.digests.map((digest) => ({ digest, asker: request.fromId })),
+      request.digests.map((digest) => ({
+        digest,
+        asker: request.fromId,
+        incarnation: request.fromIncarnation,
+      })),
     );
     return { verdicts: verdicts.map(toWireVerdict) };
   }

@@ -32,6 +32,11 @@ export type DigestVerdict =
 export interface DigestQuestion {
   readonly digest: string;
   readonly asker: string;
+  /**
+   * The asker's incarnation (its process life, as the failure detector counts them): a claim of an
+   * earlier life of the same agent is void. Absent: the current one (this agent's own questions).
+   */
+  readonly incarnation?: number;
 }
 
 /** What a {@link DigestRegistry} needs. */
@@ -55,6 +60,7 @@ export interface DigestSettlement {
 
 interface Claim {
   readonly asker: string;
+  readonly incarnation: number;
   readonly expiresAtMs: number;
 }
 
@@ -93,7 +99,7 @@ export class DigestRegistry {
     const verdicts: (DigestVerdict | undefined)[] = [];
     // Claimed at once, before the store is read, so a question arriving meanwhile sees the claim.
     const claimedHere: { index: number; digest: string }[] = [];
-    for (const [index, { digest, asker }] of questions.entries()) {
+    for (const [index, { digest, asker, incarnation = 0 }] of questions.entries()) {
       const known = this.recent.get(digest);
       if (known) {
         verdicts.push({ kind: "seen", original: known });
@@ -101,12 +107,14 @@ export class DigestRegistry {
       }
       const claim = this.claims.get(digest);
       // Claimed already, be it by the same agent: two of its workers may hold the same bytes at once.
-      if (claim && claim.expiresAtMs > now) {
+      // A claim of an earlier life of the asker died with it.
+      const staleClaim = claim !== undefined && claim.asker === asker && claim.incarnation < incarnation;
+      if (claim && claim.expiresAtMs > now && !staleClaim) {
         verdicts.push({ kind: "pending" });
         continue;
       }
       // Unclaimed, or its claim ran out: a claim with a fresh lease.
-      this.claims.set(digest, { asker, expiresAtMs: now + this.leaseMs });
+      this.claims.set(digest, { asker, incarnation, expiresAtMs: now + this.leaseMs });
       claimedHere.push({ index, digest });
       verdicts.push(undefined);
     }
@@ -163,6 +171,11 @@ export class DigestRegistry {
       confirmed.push([digest, original]);
     }
     if (confirmed.length > 0) this.deps.save(confirmed);
+  }
+
+  /** Agent `asker` is gone (crashed, left): its claims end now, and the next asker claims. */
+  forget(asker: string): void {
+    for (const [digest, claim] of this.claims) if (claim.asker === asker) this.claims.delete(digest);
   }
 
   /** Stops the sweeping of expired claims. */

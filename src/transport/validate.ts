@@ -501,6 +501,7 @@ export function validateDigestCheck(value: unknown): DigestCheck {
     fromId: agentId(r.fromId, "fromId"),
     digests: list(r.digests, "digests", MAX_DIGESTS_PER_MESSAGE, digest),
     settlements: list(r.settlements ?? [], "settlements", MAX_DIGESTS_PER_MESSAGE, digestSettlement),
+    fromIncarnation: uint64(r.fromIncarnation ?? 0, "fromIncarnation"),
   };
 }
 

@@ -111,6 +111,19 @@ describe("DigestRegistry", () => {
     expect(saves).toEqual([2]);
   });
 
+  it("ends the claims of an agent that is gone, and those of an agent's earlier life when it asks again", async () => {
+    const { reg } = registry();
+    await reg.check([{ digest: D1, asker: "a", incarnation: 1 }]);
+    await reg.check([{ digest: D2, asker: "b", incarnation: 1 }]);
+    // a crashed and came back (incarnation 2): its old claim does not hold its new life up.
+    expect(await reg.check([{ digest: D1, asker: "a", incarnation: 2 }])).toEqual([{ kind: "new" }]);
+    expect(await reg.check([{ digest: D1, asker: "a", incarnation: 2 }])).toEqual([{ kind: "pending" }]);
+    expect(await reg.check([{ digest: D1, asker: "c" }])).toEqual([{ kind: "pending" }]);
+    // b died: the next asker claims at once.
+    reg.forget("b");
+    expect(await reg.check([{ digest: D2, asker: "c" }])).toEqual([{ kind: "new" }]);
+  });
+
   it("drops the claims of a failed lookup, so the digest can be asked again", async () => {
     const clock = new ManualClock();
     const reg = new DigestRegistry(

@@ -166,11 +166,12 @@ describe("duplicate detection messages", () => {
   it("takes digests, verdicts and settlements as agents send them", () => {
     expect(
       validateDigestCheck({ fromId: "a", digests: [digest], settlements: [{ digest, original }] }),
-    ).toEqual({ fromId: "a", digests: [digest], settlements: [{ digest, original }] });
-    expect(validateDigestCheck({ fromId: "a", digests: [] })).toEqual({
+    ).toEqual({ fromId: "a", digests: [digest], settlements: [{ digest, original }], fromIncarnation: 0 });
+    expect(validateDigestCheck({ fromId: "a", digests: [], fromIncarnation: 7 })).toEqual({
       fromId: "a",
       digests: [],
       settlements: [],
+      fromIncarnation: 7,
     });
     expect(
       validateDigestVerdicts({

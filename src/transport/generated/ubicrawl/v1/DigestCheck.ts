@@ -1,6 +1,7 @@
 // Original file: proto/ubicrawl.proto
 
 import type { DigestSettlement as _ubicrawl_v1_DigestSettlement, DigestSettlement__Output as _ubicrawl_v1_DigestSettlement__Output } from '../../ubicrawl/v1/DigestSettlement.js';
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * Payload digests the receiver owns, asked about by `from_id`.
@@ -19,6 +20,11 @@ export interface DigestCheck {
    * the digests are answered: a busy agent's settlements ride on its questions.
    */
   'settlements'?: (_ubicrawl_v1_DigestSettlement)[];
+  /**
+   * The asking agent's incarnation: a claim of an earlier life of the same agent (it crashed before
+   * settling) is void, so its restart does not wait for it.
+   */
+  'fromIncarnation'?: (number | string | Long);
 }
 
 /**
@@ -38,4 +44,9 @@ export interface DigestCheck__Output {
    * the digests are answered: a busy agent's settlements ride on its questions.
    */
   'settlements': (_ubicrawl_v1_DigestSettlement__Output)[];
+  /**
+   * The asking agent's incarnation: a claim of an earlier life of the same agent (it crashed before
+   * settling) is void, so its restart does not wait for it.
+   */
+  'fromIncarnation': (number);
 }
