@@ -84,8 +84,15 @@ describe("duplicate content", () => {
       if (pairs.some(([a, b]) => assignment.ownerOf(a) !== assignment.ownerOf(b))) ids = candidate;
     }
     if (ids === undefined) throw new Error("no pair of ids splits a mirror from its host");
-    const first: ClusterAgent = await startClusterAgent(fixture, { id: ids[0] });
-    const second = await startClusterAgent(fixture, { id: ids[1], join: [first.address], seeds: true });
+    // --dedup cluster, the agents' default (the test web's flags say local: see testWebAgentFlags).
+    const dedup = ["--dedup", "cluster"];
+    const first: ClusterAgent = await startClusterAgent(fixture, { id: ids[0], flags: dedup });
+    const second = await startClusterAgent(fixture, {
+      id: ids[1],
+      join: [first.address],
+      seeds: true,
+      flags: dedup,
+    });
     const results = await Promise.all([first, second].map((agent) => agent.process.waitForExit(90_000)));
     for (const result of results) expect(result.code, result.stderr).toBe(0);
 
