@@ -32,6 +32,8 @@ export class HostPace {
   pacedBy: PaceReason = "polite";
   /** The delay the server's 429/503 answers added, ms. */
   private backoffMs = 0;
+  /** The back-off delay at the server's last refusal (the rate it refused), ms; 0 when unknown. */
+  private refusedAtMs = 0;
 
   /**
    * A request that took `tookMs` ended at `nowMs`: the next one waits the longest delay, never
@@ -52,7 +54,7 @@ export class HostPace {
 
   /** The server answered a request (not with 429 or 503): the back-off comes down a step. */
   answered(): void {
-    this.backoffMs = easeOff(this.backoffMs);
+    this.backoffMs = easeOff(this.backoffMs, this.refusedAtMs);
   }
 
   /**
@@ -61,6 +63,8 @@ export class HostPace {
    * @returns when the host may be asked again (clock ms)
    */
   pushedBack(nowMs: number, hostDelayMs: number, retryAfter: string | undefined): number {
+    // Refused at full speed, the rate is unknown: the first back-off's rate stands in for it.
+    if (this.backoffMs > 0) this.refusedAtMs = this.backoffMs;
     this.backoffMs = backOff(this.backoffMs, hostDelayMs);
     const asked = retryAfterMs(retryAfter, nowMs) ?? 0;
     this.nextFetchAtMs = Math.max(this.nextFetchAtMs, nowMs + this.backoffMs, nowMs + asked);

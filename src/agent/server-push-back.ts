@@ -2,8 +2,9 @@
  * What a crawler does when a server pushes back — 429 Too Many Requests or 503 Service Unavailable —
  * as RFC 9110 and careful crawlers (Heritrix, Scrapy's AutoThrottle) do: `Retry-After` holds the whole
  * host until then, and the host's request rate is halved at each refusal (its delay doubles) and grows
- * by a fixed step after each answered request (AIMD, as TCP's congestion window), so a crawl settles
- * near the rate the server takes instead of alternating bursts and refusals.
+ * by a fixed step after each answered request (AIMD, as TCP's congestion window) — by a small one
+ * once near the rate of the last refusal, which the server showed it does not take — so a crawl
+ * settles near the rate the server takes with few refusals instead of alternating bursts and waits.
  */
 
 /** The statuses that say "slow down, then try again". */
@@ -20,6 +21,15 @@ export const MAX_BACKOFF_MS = 60_000;
 
 /** How much the host's request rate grows after each answered request, requests/s. */
 export const RATE_STEP_PER_S = 0.25;
+
+/**
+ * How much the rate grows per answer once it is within {@link NEAR_CEILING} of the rate of the last
+ * refusal, requests/s: the server's limit is approached, and probed past, slowly.
+ */
+export const CAREFUL_STEP_PER_S = 0.05;
+
+/** The share of the last refused rate from which the rate grows by {@link CAREFUL_STEP_PER_S}. */
+export const NEAR_CEILING = 0.9;
 
 /** A back-off delay below this is dropped altogether, ms. */
 const NEGLIGIBLE_BACKOFF_MS = 10;
@@ -45,9 +55,16 @@ export function backOff(backoffMs: number, hostDelayMs: number): number {
   return Math.min(Math.max(backoffMs, hostDelayMs, MIN_BACKOFF_MS / 2) * 2, MAX_BACKOFF_MS);
 }
 
-/** The back-off delay after an answered request: the rate it allows a step higher, down to no delay. */
-export function easeOff(backoffMs: number): number {
+/**
+ * The back-off delay after an answered request: the rate it allows a step higher, down to no delay;
+ * the step is {@link CAREFUL_STEP_PER_S} once the rate nears the one a server last refused at
+ * (`refusedAtMs`, that rate's delay; 0: none known), and the delay is then never dropped.
+ */
+export function easeOff(backoffMs: number, refusedAtMs = 0): number {
   if (backoffMs <= 0) return 0;
-  const delayMs = 1000 / (1000 / backoffMs + RATE_STEP_PER_S);
-  return delayMs < NEGLIGIBLE_BACKOFF_MS ? 0 : delayMs;
+  const rate = 1000 / backoffMs;
+  const ceiling = refusedAtMs > 0 ? 1000 / refusedAtMs : Number.POSITIVE_INFINITY;
+  const step = rate + RATE_STEP_PER_S > NEAR_CEILING * ceiling ? CAREFUL_STEP_PER_S : RATE_STEP_PER_S;
+  const delayMs = 1000 / (rate + step);
+  return delayMs < NEGLIGIBLE_BACKOFF_MS && ceiling === Number.POSITIVE_INFINITY ? 0 : delayMs;
 }

@@ -13,7 +13,7 @@ import { logEvent, readCrawlLogOf, runUbicrawl } from "./harness.js";
  * every page, honour the Retry-After, and settle near the allowed rate instead of bursting.
  */
 
-const PAGES = 20;
+const PAGES = 40;
 const LIMIT_PER_S = 5;
 const HOSTS = { "a.push.test": "retry-after", "b.push.test": "plain" } as const;
 
@@ -116,6 +116,9 @@ describe("a server that answers 429 or 503 beyond its rate", () => {
       if (next !== undefined)
         expect(next.atMs - request.atMs, `request after the 429 at #${i}`).toBeGreaterThanOrEqual(990);
     }
+    // With Retry-After (the issue's done-when): at most 10% of the host's requests refused.
+    const refusedA = onA.filter((request) => request.status === 429).length;
+    expect(refusedA, `${refusedA} of ${onA.length} requests refused`).toBeLessThanOrEqual(0.1 * onA.length);
     // Without Retry-After the host's rate backs off: most requests are answered, not refused.
     const onB = served.filter((request) => request.host === "b.push.test" && request.path !== "/robots.txt");
     const refused = onB.filter((request) => request.status === 503).length;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   backOff,
+  CAREFUL_STEP_PER_S,
   easeOff,
   MAX_BACKOFF_MS,
   MAX_RETRY_AFTER_MS,
@@ -54,5 +55,27 @@ describe("AIMD back-off", () => {
     expect(answers).toBeGreaterThan(100);
     expect(answers).toBeLessThan(500);
     expect(easeOff(0)).toBe(0);
+  });
+
+  it("grows by a careful step once near the rate the server last refused, and probes past it slowly", () => {
+    // Refused at 5 requests/s (200 ms): from 2.5/s the rate climbs fast to 90% of that, then slowly.
+    expect(1000 / easeOff(400, 200)).toBeCloseTo(2.5 + RATE_STEP_PER_S, 6);
+    expect(1000 / easeOff(1000 / 4.4, 200)).toBeCloseTo(4.4 + CAREFUL_STEP_PER_S, 6);
+    expect(1000 / easeOff(200, 200)).toBeCloseTo(5 + CAREFUL_STEP_PER_S, 6);
+    // Never back to no delay at all while a refused rate is known.
+    let delay = 50;
+    for (let i = 0; i < 1000; i++) delay = easeOff(delay, 200);
+    expect(delay).toBeGreaterThan(0);
+    // Answers between two refusals at a 5/s limit: over half as many again as with the plain step.
+    const answersUntil = (refusedAtMs: number) => {
+      let d = backOff(200, 0);
+      let n = 0;
+      while (1000 / d <= 5) {
+        d = easeOff(d, refusedAtMs);
+        n++;
+      }
+      return n;
+    };
+    expect(answersUntil(200)).toBeGreaterThan(1.5 * answersUntil(0));
   });
 });
