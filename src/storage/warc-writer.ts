@@ -223,7 +223,7 @@ export class WarcWriter {
    * once both are appended.
    */
   writeRevisit(revisit: WarcRevisit): Promise<void> {
-    return this.accept(async () => {
+    return this.accept(() => {
       const slot = this.currentSlot();
       const drafts = revisitDrafts({
         ...revisit,
@@ -231,21 +231,29 @@ export class WarcWriter {
         responseId: newRecordId(),
         warcinfoId: slot.warcinfoId,
       });
-      await this.enqueue(slot, drafts, 1);
-      this.counters.revisits++;
+      return this.enqueue(slot, drafts, 1).then(() => {
+        this.counters.revisits++;
+      });
     });
   }
 
-  /** Runs `enqueue` when the writer takes records; a refusal or a thrown error is a rejection. */
+  /**
+   * Runs `enqueue` when the writer takes records; a refusal or a thrown error is a rejection. A failed
+   * append also surfaces through `failure` (the next write, flush or close), so a caller that awaits
+   * the result later, or not at all, gets no unhandled rejection meanwhile.
+   */
   private accept<T>(enqueue: () => Promise<T>): Promise<T> {
     if (this.state !== "open")
       return Promise.reject(new UbiError(ErrorCode.StorageFailed, "WarcWriter is not open"));
     if (this.failure) return Promise.reject(this.failure);
+    let result: Promise<T>;
     try {
-      return enqueue();
+      result = enqueue();
     } catch (error) {
       return Promise.reject(error);
     }
+    result.catch(() => {});
+    return result;
   }
 
   /**
@@ -331,7 +339,7 @@ export class WarcWriter {
   }
 
   /** Drafts the request and response records of `exchange` and queues them (digests come later). */
-  private async enqueueExchange(exchange: WarcExchange): Promise<string> {
+  private enqueueExchange(exchange: WarcExchange): Promise<string> {
     const slot = this.currentSlot();
     const responseId = newRecordId();
     const drafts = exchangeDrafts({
@@ -346,8 +354,7 @@ export class WarcWriter {
       body: exchange.body,
       truncated: exchange.truncated === true,
     });
-    await this.enqueue(slot, drafts, 1);
-    return responseId;
+    return this.enqueue(slot, drafts, 1).then(() => responseId);
   }
 
   /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */
