@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
 import type { Duplicate, DuplicateDetector } from "../dedup/index.js";
 import type { FetchResult } from "../fetching/index.js";
 import {
-  base32,
   type CrawlLog,
   type CrawlLogInput,
   type PayloadOriginal,
+  sha1Digest,
   type WarcWriter,
 } from "../storage/index.js";
 
@@ -50,7 +49,7 @@ export class PageArchive {
       responseHeaderBlock: responseHeaderBlock(result),
     };
     const checked = this.duplicates !== undefined && isDeduplicable(result);
-    const payloadDigest = checked ? sha1Of(result.rawBody) : "";
+    const payloadDigest = checked ? sha1Digest([result.rawBody]) : "";
     const verdict: Duplicate =
       checked && this.duplicates ? await this.duplicates.check(payloadDigest, signal) : { kind: "unchecked" };
     if (verdict.kind === "seen") {
@@ -93,11 +92,6 @@ export class PageArchive {
  */
 export function isDeduplicable(result: FetchResult): boolean {
   return result.status >= 200 && result.status < 300 && !result.truncated && result.rawBody.byteLength > 0;
-}
-
-/** `sha1:` and the base32 SHA-1 of `bytes`: the payload digest the WARC response record carries. */
-function sha1Of(bytes: Uint8Array): string {
-  return `sha1:${base32(createHash("sha1").update(bytes).digest())}`;
 }
 
 /** The HTTP request as sent, for the WARC request record. */

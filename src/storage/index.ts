@@ -22,7 +22,7 @@ export {
   traitsOf,
   type UrlTraits,
 } from "./state-store.js";
-export { base32, IDENTICAL_PAYLOAD_PROFILE } from "./warc-record.js";
+export { IDENTICAL_PAYLOAD_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {
   type WarcExchange,
