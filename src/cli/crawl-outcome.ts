@@ -78,22 +78,30 @@ export interface EndState {
 }
 
 /**
- * Failures that only this agent's flags cause, and fix: in a cluster, a share that fetched nothing
- * for another reason (a server down) is the web's doing, not this agent's.
+ * Hosts whose names must fail to resolve before a cluster agent that fetched nothing blames its own
+ * resolver (`--hosts-file`, the machine's DNS): a share of one or two hosts whose names are gone is the
+ * web's doing — a small share of a small web can be just that — while a resolver that answers nothing
+ * fails every host it is given.
  */
-const MISCONFIGURED: ReadonlySet<string> = new Set([ErrorCode.AddressForbidden, ErrorCode.DnsNotFound]);
+const UNRESOLVED_HOSTS_TO_BLAME_RESOLVER = 3;
 
 /**
  * The `NothingFetched` error for a crawl that ended without fetching a page because what it tried
  * failed (this run, or — its seeds all seen before — an earlier run in the same data dir); undefined
  * for a crawl that fetched pages, or had nothing to try. A cluster agent fails so only when its own
- * flags are at fault (the network policy, the hosts file).
+ * flags are at fault: the network policy refused an address, or no name of several hosts resolved
+ * (in a cluster, a share that fetched nothing for another reason — a server down, a gone host — is the
+ * web's doing, not this agent's).
  */
 export function nothingFetched(end: EndState): UbiError | undefined {
   const { stats, routing } = end;
   if (stats.pagesFetchedThisRun > 0) return undefined;
   const thisRun = errorsSince(stats, routing?.errorsBefore ?? {});
-  const ownFault = end.alone || [...thisRun.keys()].some((errorClass) => MISCONFIGURED.has(errorClass));
+  const ownFault =
+    end.alone ||
+    thisRun.has(ErrorCode.AddressForbidden) ||
+    (thisRun.has(ErrorCode.DnsNotFound) &&
+      stats.unresolvedHostsThisRun >= UNRESOLVED_HOSTS_TO_BLAME_RESOLVER);
   if (thisRun.size > 0 && ownFault) {
     return new UbiError(
       ErrorCode.NothingFetched,
