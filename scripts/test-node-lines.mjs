@@ -3,8 +3,8 @@
 // npm registry's `node` package (`npx -y node@N`, no other download): on the newest line the whole
 // suite but its longest cluster fault scenarios (LONG_SCENARIOS: they run on the machine's Node, and
 // exercise the cluster protocol, which is the same on every line, for over five minutes), a fast
-// subset on the others — the unit tests, one real crawl, one real cluster over mutual TLS and the
-// storage's power-cut checks (what differs between lines: V8, undici, OpenSSL defaults,
+// subset on the others — the unit tests, one real crawl (and one into .warc.zst: zstd needs 22.15+),
+// one real cluster over mutual TLS and the storage's power-cut checks (what differs between lines: V8, undici, OpenSSL defaults,
 // classic-level's prebuilt binary, timers). Prints a table and exits 1 if any line failed.
 //
 //   node scripts/test-node-lines.mjs [--line N]...     (npm run test:node-lines)
@@ -36,7 +36,7 @@ const LINES = [
 /** Longest a line's run may take before it counts as failed (a hung test must not hang CI). */
 const TIMEOUT_MS = { all: 25 * 60_000, subset: 8 * 60_000 };
 
-/** The fast subset: unit-test folders and three process tests. */
+/** The fast subset: unit-test folders and four process tests. */
 const SUBSET = [
   "test/hashing",
   "test/url",
@@ -49,6 +49,7 @@ const SUBSET = [
   "test/fetching",
   "test/testweb",
   "test/agent/single-agent.test.ts",
+  "test/agent/warc-zstd-crawl.test.ts",
   "test/security/mutual-tls-cluster.test.ts",
   "test/faults/power-cut-storage.test.ts",
 ];

@@ -1,6 +1,7 @@
 import type { DedupMode } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
+import { type WarcCompression, ZSTD_NODE_VERSION, zstdAvailable } from "../storage/index.js";
 import type { SitemapMode } from "./sitemap-reader.js";
 
 /** Everything an agent is started with; the CLI flags map one to one onto these. */
@@ -67,6 +68,8 @@ export interface AgentOptions {
   readonly sitemaps: SitemapMode;
   /** Duplicate payloads written as WARC revisits: detected across the cluster, here only, or not. */
   readonly dedup: DedupMode;
+  /** How WARC records are compressed: gzip (`.warc.gz`) or Zstandard (`.warc.zst`, Node.js 22.15+). */
+  readonly warcCompression: WarcCompression;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }
@@ -90,6 +93,7 @@ export const AGENT_DEFAULTS = {
   minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
   sitemaps: "all",
   dedup: "cluster",
+  warcCompression: "gzip",
   http2: false,
 } as const;
 
@@ -105,6 +109,12 @@ export function validateAgentOptions(options: AgentOptions): void {
   }
   if (options.dataDir.length === 0)
     throw new UbiError(ErrorCode.InvalidArgument, "a data folder is required");
+  if (options.warcCompression === "zstd" && !zstdAvailable()) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `--warc-compression zstd needs Node.js ${ZSTD_NODE_VERSION} or later (this is ${process.version}): use gzip, or a newer Node`,
+    );
+  }
 }
 
 /** The product token of a User-Agent string (`ubicrawl/0.1 (…)` → `ubicrawl`), for robots.txt matching. */

@@ -210,7 +210,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     let scheduler: HostScheduler | undefined;
     const crawlLog = new CrawlLog({ dir: options.dataDir });
     await crawlLog.open();
-    const warc = new WarcWriter({ dir: join(options.dataDir, "warc"), agentId: options.id });
+    const warc = new WarcWriter({
+      dir: join(options.dataDir, "warc"),
+      agentId: options.id,
+      compression: options.warcCompression,
+    });
     await warc.open();
     // Each batch is made durable in order: the pages it completes are synced in the WARC files and
     // their lines in the crawl log before the state says they are done, and the state is synced before

@@ -10,6 +10,7 @@ import {
 import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
+import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
 import type { FlagSpecs } from "./flags.js";
 
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
@@ -202,6 +203,12 @@ export const AGENT_FLAGS = {
     help: "duplicate payloads (mirrors, URL aliases) stored once, the others as WARC revisit records: cluster (each payload digest asked of the agent that owns it), local (this agent's own index only) or off",
     default: AGENT_DEFAULTS.dedup,
     choices: DEDUP_MODES,
+  },
+  "warc-compression": {
+    type: "string",
+    help: `WARC files' compression: gzip (.warc.gz, one member a record) or zstd (.warc.zst, the IIPC Zstandard profile: a dictionary per file, one frame a record; smaller and faster, needs Node.js ${ZSTD_NODE_VERSION}+)`,
+    default: AGENT_DEFAULTS.warcCompression,
+    choices: WARC_COMPRESSIONS,
   },
   "on-stop": {
     type: "string",

@@ -14,8 +14,8 @@ import { type CrawlReport, CrawlTally } from "./crawl-tally.js";
 /** The crawl log's file name inside an agent's data folder. */
 export const CRAWL_LOG_FILE = "crawl.log";
 
-/** A WARC file name `<prefix>-<yyyyMMddHHmmss>-<serial>-<agent id>.warc.gz[.open]` (see storage). */
-const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.gz(?:\.open)?$/;
+/** A WARC file name `<prefix>-<yyyyMMddHHmmss>-<serial>-<agent id>.warc.{gz,zst}[.open]` (see storage). */
+const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.(?:gz|zst)(?:\.open)?$/;
 
 /**
  * Reads the crawl logs of `dirs` (agents' data folders) and measures them, against `truth` when given.

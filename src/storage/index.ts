@@ -22,6 +22,7 @@ export {
   traitsOf,
   type UrlTraits,
 } from "./state-store.js";
+export { WARC_COMPRESSIONS, type WarcCompression } from "./warc-file-name.js";
 export { IDENTICAL_PAYLOAD_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {
@@ -31,3 +32,4 @@ export {
   type WarcWriterOptions,
   type WarcWriterStats,
 } from "./warc-writer.js";
+export { ZSTD_NODE_VERSION, zstdAvailable } from "./zstd.js";

@@ -4,8 +4,8 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { FINISH_SOURCE, packDrafts, type RecordDraft } from "./warc-draft.js";
 
 /**
- * The last steps of a WARC record: finishing (SHA-1 digests), gzip (one member per record) and the
- * append to its file. Compressing a 17 KiB page costs ~0.15 ms of CPU even at level 1, the largest
+ * The last steps of a WARC record: finishing (SHA-1 digests), compression (one gzip member or Zstandard
+ * frame per record) and the append to its file. Compressing a 17 KiB page costs ~0.15 ms of CPU even at level 1, the largest
  * single cost of a fetch, so by default all three run "on the side", in a worker thread, which leaves
  * the crawler's main thread to fetch and parse while a second core finishes records. The worker writes
  * the members itself: they never travel back to the main thread, and an append costs no thread-pool
@@ -15,16 +15,32 @@ import { FINISH_SOURCE, packDrafts, type RecordDraft } from "./warc-draft.js";
  */
 export interface RecordAppender {
   /**
-   * Finishes and gzips `drafts` and appends their members to the file open as `fd`, after the records of
+   * Finishes and compresses `drafts` and appends them to the file open as `fd`, after the records of
    * every earlier call; resolves with the compressed bytes written. On a failed write it rejects, and so
    * do the calls sent with it; the file may then end with part of their records.
    */
   append(fd: number, drafts: readonly RecordDraft[]): Promise<number>;
+  /**
+   * Compresses the records appended to `fd` from now on with `dictionary` (Zstandard only), until
+   * another call for the same descriptor: a new file may reuse a closed one's number.
+   */
+  useDictionary(fd: number, dictionary: Uint8Array): void;
   /** Stops the worker, if any; pending calls reject. Idempotent. */
   close(): Promise<void>;
 }
 
-type FinishRecords = (bytes: Uint8Array, layout: Int32Array, level: number) => Buffer[];
+/** The compression of every record an appender writes (see `FINISH_SOURCE`). */
+export interface RecordCodec {
+  readonly kind: "gzip" | "zstd";
+  readonly level: number;
+}
+
+type FinishRecords = (
+  bytes: Uint8Array,
+  layout: Int32Array,
+  codec: RecordCodec,
+  dictionaries: readonly (Uint8Array | undefined)[],
+) => Buffer[];
 type WriteMembers = (fd: number, members: readonly Buffer[]) => number;
 type InlineCode = { finishRecords: FinishRecords; writeMembers: WriteMembers };
 
@@ -54,16 +70,25 @@ function inlineCode(): InlineCode {
 
 /** Finishes, compresses and appends on the calling thread, during the call. */
 export class InlineAppender implements RecordAppender {
-  constructor(private readonly level: number) {}
+  private readonly dictionaries = new Map<number, Uint8Array>();
+
+  constructor(private readonly codec: RecordCodec) {}
 
   append(fd: number, drafts: readonly RecordDraft[]): Promise<number> {
     try {
       const { bytes, layout } = packDrafts(drafts);
       const { finishRecords, writeMembers } = inlineCode();
-      return Promise.resolve(writeMembers(fd, finishRecords(new Uint8Array(bytes), layout, this.level)));
+      const dictionaries = drafts.map(() => this.dictionaries.get(fd));
+      return Promise.resolve(
+        writeMembers(fd, finishRecords(new Uint8Array(bytes), layout, this.codec, dictionaries)),
+      );
     } catch (error) {
       return Promise.reject(appendError(error));
     }
+  }
+
+  useDictionary(fd: number, dictionary: Uint8Array): void {
+    this.dictionaries.set(fd, dictionary);
   }
 
   async close(): Promise<void> {}
@@ -72,17 +97,23 @@ export class InlineAppender implements RecordAppender {
 // The worker is inline JavaScript (eval), so it runs the same from compiled dist/ and from TypeScript
 // sources under test. A message carries every draft queued during one event-loop turn, packed back to
 // back in one transferred buffer (cloning costs far more than a transfer, and each message wakes the
-// other thread), with each call's file and record count. Consecutive calls to one file go out in one
-// `writev`; after a failed write the rest of the message is not written. The answer is the bytes of
-// each call written, in order.
+// other thread), with each call's file and record count, and the dictionaries of files opened since the
+// last message. Consecutive calls to one file go out in one `writev`; after a failed write the rest of
+// the message is not written. The answer is the bytes of each call written, in order.
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 ${FINISH_SOURCE}
 ${WRITE_SOURCE}
-parentPort.on("message", ({ batch, level, bytes, layout, fds, counts }) => {
+const dictionaryOf = new Map();
+parentPort.on("message", ({ batch, codec, bytes, layout, fds, counts, newDictionaries }) => {
   const written = [];
   try {
-    const members = finishRecords(new Uint8Array(bytes), layout, level);
+    for (const [fd, dictionary] of newDictionaries) dictionaryOf.set(fd, dictionary);
+    const dictionaries = [];
+    for (let call = 0; call < fds.length; call++) {
+      for (let i = 0; i < counts[call]; i++) dictionaries.push(dictionaryOf.get(fds[call]));
+    }
+    const members = finishRecords(new Uint8Array(bytes), layout, codec, dictionaries);
     let first = 0;
     for (let call = 0; call < fds.length; ) {
       // The calls [call, end) go to the same file: one writev.
@@ -132,8 +163,10 @@ export class WorkerAppender implements RecordAppender {
   private nextBatch = 1;
   private failure: UbiError | undefined;
   private closed = false;
+  /** Dictionaries not yet sent to the worker, by descriptor; they go with the next message. */
+  private newDictionaries: [number, Uint8Array][] = [];
 
-  constructor(private readonly level: number) {}
+  constructor(private readonly codec: RecordCodec) {}
 
   append(fd: number, drafts: readonly RecordDraft[]): Promise<number> {
     if (this.failure) return Promise.reject(this.failure);
@@ -147,6 +180,10 @@ export class WorkerAppender implements RecordAppender {
     return new Promise<number>((resolve, reject) => {
       queued.jobs.push({ fd, records: drafts.length, resolve, reject });
     });
+  }
+
+  useDictionary(fd: number, dictionary: Uint8Array): void {
+    this.newDictionaries.push([fd, dictionary]);
   }
 
   async close(): Promise<void> {
@@ -177,7 +214,9 @@ export class WorkerAppender implements RecordAppender {
     const { bytes, layout } = packDrafts(queued.drafts);
     const fds = queued.jobs.map((job) => job.fd);
     const counts = queued.jobs.map((job) => job.records);
-    worker.postMessage({ batch, level: this.level, bytes, layout, fds, counts }, [
+    const newDictionaries = this.newDictionaries;
+    this.newDictionaries = [];
+    worker.postMessage({ batch, codec: this.codec, bytes, layout, fds, counts, newDictionaries }, [
       bytes,
       layout.buffer as ArrayBuffer,
     ]);

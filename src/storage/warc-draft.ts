@@ -83,12 +83,14 @@ export function packDrafts(drafts: readonly RecordDraft[]): PackedDrafts {
 
 /**
  * The finishing step as JavaScript source, shared by the worker thread (which evaluates it) and the
- * inline compressor, so both write the same bytes: `finishRecords(bytes, layout, level)` fills each
- * record's digest slots with `base32(sha1)` and returns one gzip member per record.
+ * inline compressor, so both write the same bytes: `finishRecords(bytes, layout, codec, dictionaries)`
+ * fills each record's digest slots with `base32(sha1)` and returns one compressed unit per record: a
+ * gzip member (`codec.kind` "gzip"), or a Zstandard frame with its content size and checksum, using
+ * `dictionaries[i]` for record i when given ("zstd"). `codec.level` is the compression level.
  */
 export const FINISH_SOURCE = `
 const crypto = require("node:crypto");
-const { gzipSync } = require("node:zlib");
+const zlib = require("node:zlib");
 const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 // One-shot crypto.hash (Node >= 20.12) skips a Hash object per digest: ~5 % of the digests' CPU.
 const sha1 = crypto.hash
@@ -108,14 +110,23 @@ function writeSha1Base32(bytes, start, end, at) {
     }
   }
 }
-function finishRecords(bytes, layout, level) {
+function compressRecord(record, codec, dictionary) {
+  if (codec.kind === "gzip") return zlib.gzipSync(record, { level: codec.level });
+  const params = {
+    [zlib.constants.ZSTD_c_compressionLevel]: codec.level,
+    [zlib.constants.ZSTD_c_checksumFlag]: 1,
+  };
+  return zlib.zstdCompressSync(record, dictionary === undefined ? { params } : { params, dictionary });
+}
+function finishRecords(bytes, layout, codec, dictionaries) {
   const members = [];
   let start = 0;
   for (let i = 0; i < layout.length; i += ${LAYOUT_FIELDS}) {
     const length = layout[i];
     if (layout[i + 3] >= 0) writeSha1Base32(bytes, start + layout[i + 1], start + layout[i + 2], start + layout[i + 3]);
     if (layout[i + 6] >= 0) writeSha1Base32(bytes, start + layout[i + 4], start + layout[i + 5], start + layout[i + 6]);
-    members.push(gzipSync(bytes.subarray(start, start + length), { level }));
+    const dictionary = dictionaries[i / ${LAYOUT_FIELDS}];
+    members.push(compressRecord(bytes.subarray(start, start + length), codec, dictionary));
     start += length;
   }
   return members;

@@ -1,14 +1,18 @@
 import { open, rename, unlink } from "node:fs/promises";
 import { crc32, inflateRawSync } from "node:zlib";
 import { ErrorCode, UbiError } from "../errors.js";
-import { OPEN_SUFFIX } from "./warc-file-name.js";
+import { OPEN_SUFFIX, WARC_SUFFIXES, warcFileCompression } from "./warc-file-name.js";
+import { zstdAvailable, zstdDecompress } from "./zstd.js";
+import { readDictionaryFrame } from "./zstd-dictionary.js";
+import { scanZstdFrame } from "./zstd-frames.js";
 
 /**
- * Crash recovery of a WARC file that was still open (`.warc.gz.open`): walk its gzip members, keep the
- * longest prefix of complete members that each hold one complete WARC record, cut the torn rest, and
- * rename the file to `.warc.gz`. Writes are append-only, so damage can only be at the tail. A fetch is
- * written as a request record directly followed by its response: a request left last, its response
- * torn, is cut too, so every kept request has its partner.
+ * Crash recovery of a WARC file that was still open (`.warc.gz.open`, `.warc.zst.open`): walk its
+ * gzip members or Zstandard frames, keep the longest prefix of complete ones that each hold one
+ * complete WARC record, cut the torn rest, and rename the file without `.open`. Writes are
+ * append-only, so damage can only be at the tail. A fetch is written as a request record directly
+ * followed by its response: a request left last, its response torn, is cut too, so every kept request
+ * has its partner. A `.warc.zst` file starts with its dictionary frame, which every frame needs.
  */
 
 /** What {@link recoverWarcFile} kept and dropped. */
@@ -30,17 +34,31 @@ const FLAG_EXTRA = 4;
 const FLAG_NAME = 8;
 const FLAG_COMMENT = 16;
 
-/** A member parsed at the start of a buffer, or why it could not be. */
-type MemberScan = { kind: "ok"; length: number; request: boolean } | { kind: "short" } | { kind: "bad" };
+/**
+ * A member or frame parsed at the start of a buffer, with the record it holds (none for a dictionary or
+ * extension frame), or why it could not be.
+ */
+type MemberScan = { kind: "ok"; length: number; record?: Buffer } | { kind: "short" } | { kind: "bad" };
+
+/** Scans the member or frame at `buf`, the file's start when `atStart`. */
+type Scanner = (buf: Buffer, atStart: boolean) => MemberScan;
 
 /**
- * Repairs `openPath` (a `*.warc.gz.open` file) in place and renames it without `.open`. The scan
- * inflates members synchronously: it runs once at startup, on at most one file per writer.
+ * Repairs `openPath` (a `*.warc.gz.open` or `*.warc.zst.open` file) in place and renames it without
+ * `.open`. The scan decompresses synchronously: it runs once at startup, on at most one file per writer.
  */
 export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryResult> {
-  if (!openPath.endsWith(OPEN_SUFFIX)) {
+  const compression = warcFileCompression(openPath);
+  if (!openPath.endsWith(OPEN_SUFFIX) || compression === undefined) {
     throw new UbiError(ErrorCode.InvalidArgument, `not an open WARC file: ${openPath}`);
   }
+  if (compression === "zstd" && !zstdAvailable()) {
+    throw new UbiError(
+      ErrorCode.StorageFailed,
+      `cannot recover ${openPath}: reading ${WARC_SUFFIXES.zstd} files needs Node.js 22.15 or later (this is ${process.version})`,
+    );
+  }
+  const scan = compression === "gzip" ? scanGzipMember : zstdScanner();
   const finalPath = openPath.slice(0, -OPEN_SUFFIX.length);
   const handle = await open(openPath, "r+");
   let kept = 0;
@@ -55,15 +73,16 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
     let windowBytes = FIRST_WINDOW_BYTES;
     while (kept < size) {
       const local = kept - windowStart;
-      const scan = scanMember(window.subarray(local));
-      if (scan.kind === "ok") {
-        lastRequestAt = scan.request ? kept : undefined;
-        kept += scan.length;
+      const scanned = scan(window.subarray(local), kept === 0);
+      if (scanned.kind === "ok") {
+        kept += scanned.length;
+        if (scanned.record === undefined) continue;
+        lastRequestAt = isRequestRecord(scanned.record) ? kept - scanned.length : undefined;
         records++;
         continue;
       }
       const windowReachesEnd = windowStart + window.length >= size;
-      if (scan.kind === "bad" || (local === 0 && windowReachesEnd && window.length > 0)) break;
+      if (scanned.kind === "bad" || (local === 0 && windowReachesEnd && window.length > 0)) break;
       // The member runs past the buffer: reload from it, with a larger window if it already started there.
       if (local === 0 && window.length > 0) windowBytes *= 2;
       windowStart = kept;
@@ -84,7 +103,7 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
   } finally {
     await handle.close();
   }
-  if (kept === 0) {
+  if (records === 0) {
     await unlink(openPath);
     return { path: undefined, records: 0, keptBytes: 0, droppedBytes: size };
   }
@@ -93,7 +112,7 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
 }
 
 /** Checks the gzip member at the start of `buf`: header, deflate stream, CRC-32, size, WARC record. */
-function scanMember(buf: Buffer): MemberScan {
+function scanGzipMember(buf: Buffer): MemberScan {
   if (buf.length < 10) return { kind: "short" };
   if (buf[0] !== 0x1f || buf[1] !== 0x8b || buf[2] !== 8) return { kind: "bad" };
   const flags = buf[3] as number;
@@ -133,7 +152,43 @@ function scanMember(buf: Buffer): MemberScan {
     return { kind: "bad" };
   }
   if (!isCompleteWarcRecord(content)) return { kind: "bad" };
-  return { kind: "ok", length: trailer + GZIP_TRAILER_BYTES, request: isRequestRecord(content) };
+  return { kind: "ok", length: trailer + GZIP_TRAILER_BYTES, record: content };
+}
+
+/**
+ * Checks Zstandard frames: the dictionary frame at the start (if any), then each frame's extent, its
+ * decompression with that dictionary (which checks its checksum), and the WARC record it holds.
+ * Extension frames (other skippable frames) are kept and hold no record.
+ */
+function zstdScanner(): Scanner {
+  let dictionary: Buffer | undefined;
+  return (buf, atStart) => {
+    if (atStart) {
+      let frame: ReturnType<typeof readDictionaryFrame>;
+      try {
+        frame = readDictionaryFrame(buf);
+      } catch {
+        return { kind: "bad" };
+      }
+      if (frame === "short") return { kind: "short" };
+      if (frame !== undefined) {
+        dictionary = frame.dictionary;
+        return { kind: "ok", length: frame.length };
+      }
+    }
+    const scanned = scanZstdFrame(buf);
+    if (scanned.kind === "skippable") return { kind: "ok", length: scanned.length };
+    if (scanned.kind !== "frame") return scanned;
+    let content: Buffer;
+    try {
+      content = zstdDecompress(buf.subarray(0, scanned.length), dictionary);
+    } catch {
+      return { kind: "bad" };
+    }
+    return isCompleteWarcRecord(content)
+      ? { kind: "ok", length: scanned.length, record: content }
+      : { kind: "bad" };
+  };
 }
 
 /** True when the WARC record in `content` is a `request` record. */

@@ -62,12 +62,14 @@ function parts(path: string, sizes: readonly number[]): Buffer[] {
   });
 }
 
+const GZIP_1 = { kind: "gzip", level: 1 } as const;
+
 function appenders(): [string, RecordAppender][] {
-  const worker = new WorkerAppender(1);
+  const worker = new WorkerAppender(GZIP_1);
   onTestFinished(() => worker.close());
   return [
     ["worker", worker],
-    ["inline", new InlineAppender(1)],
+    ["inline", new InlineAppender(GZIP_1)],
   ];
 }
 
@@ -156,7 +158,7 @@ describe("record appenders", () => {
   });
 
   it("leave the caller's buffers readable (they are copied, not transferred)", async () => {
-    const appender = new WorkerAppender(6);
+    const appender = new WorkerAppender({ kind: "gzip", level: 6 });
     onTestFinished(() => appender.close());
     const input = [Buffer.from("a small pooled buffer"), randomBytes(50_000)];
     const copy = input.map((buffer) => Buffer.from(buffer));
@@ -194,7 +196,7 @@ describe("record appenders", () => {
   });
 
   it("reject with a storage error once closed; close is idempotent", async () => {
-    const appender = new WorkerAppender(1);
+    const appender = new WorkerAppender(GZIP_1);
     const file = appendFile("closed");
     await appender.append(file.fd, [plain("", Buffer.from("x"))]);
     await appender.close();

@@ -279,7 +279,9 @@ describe("WarcWriter", () => {
       { dir, agentId: "a/b" },
       { dir, agentId: "" },
       { dir, agentId: "a", maxFileBytes: 0 },
-      { dir, agentId: "a", gzipLevel: 10 },
+      { dir, agentId: "a", level: 10 },
+      { dir, agentId: "a", compression: "brotli" as "gzip" },
+      { dir, agentId: "a", dictionaryBytes: -1 },
       { dir, agentId: "a", compressInWorker: "yes" as unknown as boolean },
       { dir, agentId: "a", filePrefix: "x y" },
     ];
