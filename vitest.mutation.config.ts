@@ -25,6 +25,8 @@ export default defineConfig({
       "test/parsing/sitemap.test.ts",
       "test/dedup/digest-registry.test.ts",
       "test/dedup/duplicate-detector.test.ts",
+      "test/dedup/digest-registry-edges.test.ts",
+      "test/dedup/duplicate-detector-timing.test.ts",
       "test/cluster/flush-policy.test.ts",
       "test/cluster/hand-over.test.ts",
       "test/cluster/hand-over-desk.test.ts",
