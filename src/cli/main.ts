@@ -25,6 +25,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import("./ctl-command.js")).ctlCommand,
     summary: "steer a running crawl: pause, resume, leave, blacklist, add seeds",
   },
+  experiment: {
+    load: async () => (await import("./experiment-command.js")).experimentCommand,
+    summary: "run one of the papers' measurements (the crawl laboratory): CSV, plots, report",
+  },
   report: {
     load: async () => (await import("./report-command.js")).reportCommand,
     summary: "coverage, overlap and each agent's share of a crawl, from its agents' crawl logs",
@@ -45,7 +49,7 @@ A fully decentralized, peer-to-peer web crawler.
 
 Commands:
 ${Object.entries(COMMANDS)
-  .map(([name, { summary }]) => `  ${name.padEnd(9)}${summary}`)
+  .map(([name, { summary }]) => `  ${name.padEnd(11)}${summary}`)
   .join("\n")}
 
 Run 'ubicrawl <command> --help' for a command's flags, 'ubicrawl --version' for the version.

@@ -1,0 +1,16 @@
+/**
+ * The crawl laboratory: the founding papers' measurements as experiments (`ubicrawl experiment NAME`),
+ * each writing CSV tables, SVG plots and a Markdown report that checks the papers' claims.
+ */
+
+export type {
+  Check,
+  Experiment,
+  ExperimentContext,
+  ExperimentResult,
+  Plot,
+  Section,
+  Table,
+} from "./experiment.js";
+export { balanceExperiment } from "./experiments/balance.js";
+export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";
