@@ -172,8 +172,19 @@ describe("DuplicateDetector timing", () => {
   it(`takes an owner for slow when its average answer time passes ${SLOW_OWNER_MS} ms, not at it`, async () => {
     const setup = scripted();
     expect(await askAfter(setup, digest("B", 1), SLOW_OWNER_MS)).toEqual({ kind: "claimed", owner: "b" });
+    // Not slow at exactly 500 ms: two questions at once both go, in one message (no probe).
+    const both = [setup.detector.check(digest("B", 7)), setup.detector.check(digest("B", 8))];
+    await flush();
+    setup.clock.advance(DEFAULT_DIGEST_BATCH_MS);
+    expect(setup.messages.at(-1)?.size).toBe(2);
+    setup.clock.advance(SLOW_OWNER_MS);
+    setup.messages.at(-1)?.answer();
+    expect(await Promise.all(both)).toEqual([
+      { kind: "claimed", owner: "b" },
+      { kind: "claimed", owner: "b" },
+    ]);
     expect(await askAfter(setup, digest("B", 2), 100)).toEqual({ kind: "claimed", owner: "b" });
-    // 500 → 420 (one fifth of the way to 100) → 516 (a fifth of the way to 900): slow now.
+    // 500 → 500 → 420 (one fifth of the way to 100) → 516 (a fifth of the way to 900): slow now.
     expect(await askAfter(setup, digest("B", 3), 900)).toEqual({ kind: "claimed", owner: "b" });
     const sent = setup.messages.length;
     expect(await setup.detector.check(digest("B", 4))).toEqual({ kind: "unchecked" });
@@ -258,6 +269,17 @@ describe("DuplicateDetector timing", () => {
     expect(clock.pendingDelays.filter((ms) => ms < 60_000)).toEqual([]);
     clock.advance(DEFAULT_SETTLE_BATCH_MS);
     expect(messages).toHaveLength(2);
+    // What rode is gone: the next settlement goes alone, itself only.
+    const next = detector.settle("b", digest("B", 2), ORIGINAL);
+    await flush();
+    clock.advance(DEFAULT_SETTLE_BATCH_MS);
+    expect(messages.map((m) => [m.kind, m.size])).toEqual([
+      ["check", 1],
+      ["check", 1],
+      ["settle", 1],
+    ]);
+    messages[2]?.answer();
+    await next;
   });
 
   it("settlements that rode on a message that failed end too (the claim runs out at the owner)", async () => {
