@@ -48,6 +48,7 @@ const SUBSET = [
   "test/failure-detector",
   "test/fetching",
   "test/testweb",
+  "test/ci/node-lines.test.ts",
   "test/agent/single-agent.test.ts",
   "test/agent/warc-zstd-crawl.test.ts",
   "test/security/mutual-tls-cluster.test.ts",
