@@ -4,8 +4,8 @@
 // fail once the mutant is applied (stryker-js issues 6073 and 6192, still open; here the test that
 // kills one is often missing from the tests Stryker says cover it): its survivors are not to be
 // trusted. So each one is applied to its source file (the report's replacement at the report's
-// location), the test files that cover it and those of the module's own test folder are run with
-// plain vitest (vitest.mutation.config.ts), and the file is restored. Prints which survivors the tests do kill,
+// location), the test files that cover it and the source file's own test files are run with plain
+// vitest (vitest.mutation.config.ts), and the file is restored. Prints which survivors the tests do kill,
 // writes reports/mutation/recheck.md, and the module scores with those counted as killed.
 //
 //   node scripts/mutation-recheck.mjs [--file src/x.ts]...
@@ -87,13 +87,15 @@ for (const [file, { mutants }] of Object.entries(report.files)) {
       counts.survived++;
       continue;
     }
-    // The tests Stryker says cover it, and every test file of the module's own test folder: Stryker's
-    // per-test coverage also misses some tests that reach a mutant.
-    const testFolder = `test/${module.replace(/^src\//, "")}/`;
+    // The tests Stryker says cover it, and the source file's own test files (test/<module>/<name>.test.ts
+    // and <name>-*.test.ts): Stryker's per-test coverage also misses some tests that reach a mutant.
+    const own = `test/${file.replace(/^src\//, "").replace(/\.ts$/, "")}`;
     const testFiles = [
       ...new Set([
         ...(mutant.coveredBy ?? []).map((id) => fileOfTest.get(id)).filter(Boolean),
-        ...Object.keys(report.testFiles ?? {}).filter((path) => path.startsWith(testFolder)),
+        ...Object.keys(report.testFiles ?? {}).filter(
+          (path) => path === `${own}.test.ts` || (path.startsWith(`${own}-`) && path.endsWith(".test.ts")),
+        ),
       ]),
     ];
     const original = readFileSync(file, "utf8");

@@ -89,3 +89,36 @@ it("follows later view changes: after a second crash, a host waits for whichever
   clock.advance(6_000);
   expect(grace.heldFor).toEqual(["c"]);
 });
+
+it("holds nothing with no delay: a crash is not even recorded, and nothing ends later", () => {
+  const { clock, ownership, grace, ended } = setUp(0);
+  ownership.update(["a", "c"].map((id) => ({ id, capacity: 1 })));
+  grace.noteCrashed({ id: "b", capacity: 1 });
+  expect(grace.heldFor).toEqual([]);
+  clock.advance(1);
+  expect(grace.heldFor).toEqual([]);
+  expect(ended).toEqual([]);
+});
+
+it("works without an onEnded listener", () => {
+  const clock = new ManualClock();
+  const ownership = new Ownership("a", 1, REPLICAS, hasher);
+  ownership.update(["a", "c"].map((id) => ({ id, capacity: 1 })));
+  const grace = new TakeoverGrace(DELAY_MS, {
+    clock,
+    current: () => ownership.assignment,
+    build: (agents) => Assignment.build(agents, { replicasPerUnit: REPLICAS }, hasher),
+  });
+  grace.noteCrashed({ id: "b", capacity: 1 });
+  clock.advance(DELAY_MS);
+  expect(grace.heldFor).toEqual([]);
+});
+
+it("holds a crashed agent's own hosts while it is still in the view (not adding it a second time)", () => {
+  const { clock, before, grace } = setUp();
+  grace.noteCrashed({ id: "b", capacity: 1 });
+  const deadline = clock.now() + DELAY_MS;
+  for (const host of HOSTS) {
+    expect(grace.heldUntilMs(host), host).toBe(before.ownerOf(host) === "b" ? deadline : 0);
+  }
+});
