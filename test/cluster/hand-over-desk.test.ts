@@ -295,3 +295,90 @@ describe("HandOverDesk pushes", () => {
     expect(messages).toEqual([["big:262144:true"], ["big:10:false", "small:1:false"]]);
   });
 });
+
+describe("HandOverDesk edges", () => {
+  const MAX_DONE = (2 * 1024 * 1024) / 8;
+  const fingerprints = (count: number, from = 1) => Array.from({ length: count }, (_, i) => BigInt(from + i));
+
+  it("shares one reply's room for done URLs among the claimed hosts", async () => {
+    const d = desk();
+    for (const host of ["h1", "h2"]) {
+      d.owners.set(host, "c");
+      d.tenure.take(host);
+    }
+    d.done.set("h1", fingerprints(200_000));
+    d.done.set("h2", fingerprints(100_000, 500_000));
+    const reply = await d.handOvers.answer(claim("c", "h1", "h2"));
+    expect(reply.hosts.map((h) => [h.host, h.done.length / 8, h.more])).toEqual([
+      ["h1", 200_000, false],
+      ["h2", MAX_DONE - 200_000, true],
+    ]);
+  });
+
+  it("answers NOT_HELD for a host passed to an agent it no longer knows", async () => {
+    const d = desk();
+    d.owners.set("h", "c");
+    d.tenure.pass("h", "forgotten");
+    const reply = await d.handOvers.answer(claim("c", "h"));
+    expect(reply.hosts[0]).toMatchObject({ status: "NOT_HELD", holder: null });
+  });
+
+  it("says why it refuses pushed hosts while leaving", async () => {
+    const d = desk();
+    d.handOvers.close();
+    const error = await d.handOvers.takeIn({ from: wire("b"), hosts: [] }).catch((e: unknown) => e);
+    expect(String((error as Error).message)).toBe("this agent is leaving: hand the hosts to another");
+  });
+
+  it("adopts a hand-over with only done URLs, or only a page count, or only an abandonment; not an empty one", () => {
+    const d = desk();
+    const base = { status: "GRANTED" as const, holder: null, more: false };
+    d.handOvers.adopt({
+      ...base,
+      host: "done",
+      done: packFingerprints([7n]),
+      pagesFetched: 0,
+      abandoned: "",
+    });
+    d.handOvers.adopt({ ...base, host: "pages", done: packFingerprints([]), pagesFetched: 3, abandoned: "" });
+    d.handOvers.adopt({
+      ...base,
+      host: "gave-up",
+      done: packFingerprints([]),
+      pagesFetched: 0,
+      abandoned: "trap",
+    });
+    d.handOvers.adopt({ ...base, host: "empty", done: packFingerprints([]), pagesFetched: 0, abandoned: "" });
+    expect(d.adopted.map((a) => a.host)).toEqual(["done", "pages", "gave-up"]);
+  });
+
+  it("counts every host it could not push when none was quiet", async () => {
+    const d = desk();
+    for (const host of ["x", "y"]) {
+      d.tenure.take(host);
+      d.owners.set(host, "p");
+      d.busy.add(host);
+    }
+    const outcome = await d.handOvers.pushLost(async () => ({ taken: 1 }));
+    expect(outcome).toEqual({ handed: 0, failed: 2 });
+  });
+
+  it("pushes at most 1,000 hosts a message, each as GRANTED, and a done set that just fits in one entry", async () => {
+    const d = desk();
+    const hosts = Array.from({ length: 1002 }, (_, i) => `h${i}`);
+    for (const host of hosts) {
+      d.tenure.take(host);
+      d.owners.set(host, "p");
+    }
+    d.done.set("h0", fingerprints(MAX_DONE));
+    const messages: HostHandOver[][] = [];
+    await d.handOvers.pushLost(async (_owner, request) => {
+      messages.push(request.hosts);
+      return { taken: request.hosts.length };
+    });
+    // h0's done set fills a message exactly: alone, with nothing more to come.
+    expect(messages[0]?.map((h) => [h.host, h.done.length / 8, h.more])).toEqual([["h0", MAX_DONE, false]]);
+    expect(messages.slice(1).map((m) => m.length)).toEqual([1000, 1]);
+    expect(messages.flat().every((h) => h.status === "GRANTED")).toBe(true);
+  });
+});
