@@ -3,7 +3,7 @@
 // npm registry's `node` package (`npx -y node@N`, no other download): on the newest line the whole
 // suite but its longest cluster fault scenarios (LONG_SCENARIOS: they run on the machine's Node, and
 // exercise the cluster protocol, which is the same on every line, for over five minutes), a fast
-// subset on the others — the unit tests, one real crawl (and one into .warc.zst: zstd needs 22.15+),
+// subset on the others — the unit tests, one real crawl (and one into .warc.zst: zstd with dictionaries needs 22.19+),
 // one real cluster over mutual TLS and the storage's power-cut checks (what differs between lines: V8, undici, OpenSSL defaults,
 // classic-level's prebuilt binary, timers). Prints a table and exits 1 if any line failed.
 //

@@ -68,7 +68,7 @@ export interface AgentOptions {
   readonly sitemaps: SitemapMode;
   /** Duplicate payloads written as WARC revisits: detected across the cluster, here only, or not. */
   readonly dedup: DedupMode;
-  /** How WARC records are compressed: gzip (`.warc.gz`) or Zstandard (`.warc.zst`, Node.js 22.15+). */
+  /** How WARC records are compressed: gzip (`.warc.gz`) or Zstandard (`.warc.zst`, Node.js 22.19+ or 24.6+). */
   readonly warcCompression: WarcCompression;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";

@@ -71,7 +71,7 @@ export class CrawlStats {
   duplicateBytes = 0;
   /** Messages sent to other agents about payload digests (questions and confirmations). */
   digestMessages = 0;
-  /** Hosts whose name did not resolve in this run (not saved: each run resolves afresh). */
+  /** Hosts whose name was not found in this run (not saved: each run resolves afresh). */
   unresolvedHostsThisRun = 0;
   /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
   readonly errors = new Map<string, number>();

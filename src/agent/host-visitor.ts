@@ -448,7 +448,7 @@ export class HostVisitor {
     } catch (error) {
       if (signal.aborted) throw error;
       state.dnsError = isUbiError(error) ? error.code : ErrorCode.DnsNotFound;
-      this.deps.stats.unresolvedHostsThisRun++;
+      if (state.dnsError === ErrorCode.DnsNotFound) this.deps.stats.unresolvedHostsThisRun++;
       return false;
     }
   }

@@ -206,7 +206,7 @@ export const AGENT_FLAGS = {
   },
   "warc-compression": {
     type: "string",
-    help: `WARC files' compression: gzip (.warc.gz, one member a record) or zstd (.warc.zst, the IIPC Zstandard profile: a dictionary per file, one frame a record; smaller and faster, needs Node.js ${ZSTD_NODE_VERSION}+)`,
+    help: `WARC files' compression: gzip (.warc.gz, one member a record) or zstd (.warc.zst, the IIPC Zstandard profile: a dictionary per file, one frame a record; about 17% smaller than gzip for about 25% more CPU; needs Node.js ${ZSTD_NODE_VERSION} or later)`,
     default: AGENT_DEFAULTS.warcCompression,
     choices: WARC_COMPRESSIONS,
   },

@@ -37,13 +37,15 @@ function sampleOf(drafts: readonly RecordDraft[]): Buffer {
     parts.push(Buffer.from(draft.head, "utf8"));
     let payloadLeft = PAYLOAD_SAMPLE_BYTES;
     for (const [i, piece] of draft.block.entries()) {
-      const bytes = typeof piece === "string" ? Buffer.from(piece, "latin1") : Buffer.from(piece);
-      if (i < draft.payloadFrom) {
-        parts.push(bytes);
-      } else if (payloadLeft > 0) {
-        parts.push(bytes.subarray(0, payloadLeft));
-        payloadLeft -= Math.min(payloadLeft, bytes.length);
-      }
+      // Only what is kept is copied: a payload may be megabytes.
+      const keep = i < draft.payloadFrom ? Number.POSITIVE_INFINITY : payloadLeft;
+      if (keep === 0) continue;
+      const bytes =
+        typeof piece === "string"
+          ? Buffer.from(piece.length > keep ? piece.slice(0, keep) : piece, "latin1")
+          : Buffer.from(piece.subarray(0, Math.min(piece.byteLength, keep)));
+      parts.push(bytes);
+      if (i >= draft.payloadFrom) payloadLeft -= bytes.length;
     }
   }
   return Buffer.concat(parts);

@@ -1,8 +1,8 @@
 import { open, rename, unlink } from "node:fs/promises";
 import { crc32, inflateRawSync } from "node:zlib";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { OPEN_SUFFIX, WARC_SUFFIXES, warcFileCompression } from "./warc-file-name.js";
-import { zstdAvailable, zstdDecompress } from "./zstd.js";
+import { ZSTD_NODE_VERSION, zstdAvailable, zstdDecompress } from "./zstd.js";
 import { readDictionaryFrame } from "./zstd-dictionary.js";
 import { scanZstdFrame } from "./zstd-frames.js";
 
@@ -55,7 +55,7 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
   if (compression === "zstd" && !zstdAvailable()) {
     throw new UbiError(
       ErrorCode.StorageFailed,
-      `cannot recover ${openPath}: reading ${WARC_SUFFIXES.zstd} files needs Node.js 22.15 or later (this is ${process.version})`,
+      `cannot recover ${openPath}: reading ${WARC_SUFFIXES.zstd} files needs Node.js ${ZSTD_NODE_VERSION} or later (this is ${process.version})`,
     );
   }
   const scan = compression === "gzip" ? scanGzipMember : zstdScanner();
@@ -99,7 +99,9 @@ export async function recoverWarcFile(openPath: string): Promise<WarcRecoveryRes
       await handle.sync();
     }
   } catch (error) {
-    throw new UbiError(ErrorCode.StorageFailed, `cannot recover ${openPath}`, { cause: error });
+    throw new UbiError(ErrorCode.StorageFailed, `cannot recover ${openPath}: ${errorMessage(error)}`, {
+      cause: error,
+    });
   } finally {
     await handle.close();
   }
@@ -162,6 +164,7 @@ function scanGzipMember(buf: Buffer): MemberScan {
  */
 function zstdScanner(): Scanner {
   let dictionary: Buffer | undefined;
+  let readOne = false;
   return (buf, atStart) => {
     if (atStart) {
       let frame: ReturnType<typeof readDictionaryFrame>;
@@ -182,9 +185,19 @@ function zstdScanner(): Scanner {
     let content: Buffer;
     try {
       content = zstdDecompress(buf.subarray(0, scanned.length), dictionary);
-    } catch {
+    } catch (error) {
+      // A whole first frame that its own file's dictionary cannot read is not a torn tail: cutting it
+      // would delete the file. Left as it is, for a person to look at.
+      if (!readOne && dictionary !== undefined) {
+        throw new UbiError(
+          ErrorCode.StorageFailed,
+          `its first record does not decompress with its dictionary (${errorMessage(error)}); the file is left as it is`,
+          { cause: error },
+        );
+      }
       return { kind: "bad" };
     }
+    readOne = true;
     return isCompleteWarcRecord(content)
       ? { kind: "ok", length: scanned.length, record: content }
       : { kind: "bad" };

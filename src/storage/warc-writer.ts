@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readdir, rename } from "node:fs/promises";
+import { mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
@@ -46,6 +46,8 @@ const WARC_LEVEL_RANGES: Readonly<Record<WarcCompression, readonly [number, numb
 };
 /** Default of {@link WarcWriterOptions.dictionaryBytes}. */
 export const DEFAULT_WARC_DICTIONARY_BYTES = 16 * 1024;
+/** Smallest dictionary content worth a dictionary frame. */
+const MIN_WARC_DICTIONARY_BYTES = 256;
 /** Largest dictionary the profile requires readers to take (8 MiB). */
 const MAX_WARC_DICTIONARY_BYTES = 8 * 1024 * 1024;
 const RECORD_END_BYTES = 4;
@@ -101,7 +103,7 @@ export interface WarcWriterOptions {
    */
   software?: string;
   /**
-   * How records are compressed: `gzip` (`.warc.gz`) or `zstd` (`.warc.zst`; needs Node.js 22.15+).
+   * How records are compressed: `gzip` (`.warc.gz`) or `zstd` (`.warc.zst`; needs Node.js 22.19+ or 24.6+).
    * @default "gzip"
    */
   compression?: WarcCompression;
@@ -229,10 +231,10 @@ export class WarcWriter {
     const dictionaryBytes = options.dictionaryBytes ?? DEFAULT_WARC_DICTIONARY_BYTES;
     if (
       !Number.isInteger(dictionaryBytes) ||
-      dictionaryBytes < 0 ||
+      (dictionaryBytes !== 0 && dictionaryBytes < MIN_WARC_DICTIONARY_BYTES) ||
       dictionaryBytes > MAX_WARC_DICTIONARY_BYTES
     ) {
-      invalid(`dictionaryBytes must be in 0..${MAX_WARC_DICTIONARY_BYTES}`);
+      invalid(`dictionaryBytes must be 0 or in ${MIN_WARC_DICTIONARY_BYTES}..${MAX_WARC_DICTIONARY_BYTES}`);
     }
     this.compression = compression;
     this.dictionaryBytes = dictionaryBytes;
@@ -335,6 +337,9 @@ export class WarcWriter {
         throw storageError(`cannot repair WARC file ${file.slot.name}`, error);
       }
     }
+    // A file that could not even be opened holds nothing, not even its warcinfo: the next write starts
+    // a new one.
+    if (this.slot !== undefined && this.slot.fd === undefined) this.slot = undefined;
     this.failure = undefined;
   }
 
@@ -416,7 +421,7 @@ export class WarcWriter {
       body: exchange.body,
       truncated: exchange.truncated === true,
     });
-    if (this.compression === "zstd") this.samples.add(drafts);
+    if (this.compression === "zstd" && this.dictionaryBytes > 0) this.samples.add(drafts);
     return this.enqueue(slot, drafts, 1).then(() => responseId);
   }
 
@@ -520,24 +525,28 @@ export class WarcWriter {
     if (this.failure) throw this.failure;
     await this.finishFile();
     // "ax": append-only, and never reuse a name that already exists.
-    const handle = await open(join(this.dir, slot.name + OPEN_SUFFIX), "ax");
-    this.file = { slot, handle, goodBytes: 0 };
-    this.counters.files++;
+    const path = join(this.dir, slot.name + OPEN_SUFFIX);
+    const handle = await open(path, "ax");
+    let goodBytes = 0;
     if (slot.dictionary) {
-      // The dictionary frame comes first: every record's frame needs it.
+      // The dictionary frame comes first: every record's frame needs it. A file it could not be
+      // written to is removed (it holds nothing yet), and the failure is the writer's.
       const frame = dictionaryFrame(slot.dictionary);
-      const { bytesWritten } = await handle.write(frame, 0, frame.length);
-      if (bytesWritten !== frame.length) {
-        throw storageError(
-          `cannot write to WARC file ${slot.name}`,
-          `short write: ${bytesWritten} of ${frame.length}`,
-        );
+      try {
+        const { bytesWritten } = await handle.write(frame, 0, frame.length);
+        if (bytesWritten !== frame.length) throw new Error(`short write: ${bytesWritten} of ${frame.length}`);
+      } catch (error) {
+        await handle.close().catch(() => {});
+        await unlink(path).catch(() => {});
+        throw storageError(`cannot write to WARC file ${slot.name}`, error);
       }
-      this.file.goodBytes = frame.length;
+      goodBytes = frame.length;
       slot.bytes += frame.length;
       this.counters.bytes += frame.length;
       this.appender.useDictionary(handle.fd, slot.dictionary.bytes);
     }
+    this.file = { slot, handle, goodBytes };
+    this.counters.files++;
     return handle.fd;
   }
 

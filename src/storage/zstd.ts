@@ -1,15 +1,16 @@
 import { createRequire } from "node:module";
 
 /**
- * Zstandard from `node:zlib`, which has it from Node.js 22.15 (and 23.8) on. On an older Node the
- * functions are missing: callers check {@link zstdAvailable} first and say what is needed.
+ * Zstandard from `node:zlib`: compression from Node.js 22.15 on, its `dictionary` option from 22.19 and
+ * 24.6 on (before, the option is silently ignored: frames would name no dictionary). Callers check
+ * {@link zstdAvailable} first, which tries a dictionary, and say what is needed.
  */
 
 /** First four bytes of a Zstandard frame (0xFD2FB528, little-endian). */
 export const ZSTD_FRAME_MAGIC = 0xfd2fb528;
 
-/** The Node line and release from which `node:zlib` has Zstandard. */
-export const ZSTD_NODE_VERSION = "22.15";
+/** The Node releases from which `node:zlib` has Zstandard with dictionaries. */
+export const ZSTD_NODE_VERSION = "22.19 (24.6 on the 24 line)";
 
 interface ZlibWithZstd {
   zstdCompressSync?: (data: Uint8Array, options: object) => Buffer;
@@ -20,9 +21,23 @@ interface ZlibWithZstd {
 // Through require: the typings of the Node line this is built with may not declare the zstd functions.
 const zlib = createRequire(import.meta.url)("node:zlib") as ZlibWithZstd;
 
-/** True when this Node's `node:zlib` has Zstandard. */
+let available: boolean | undefined;
+
+/**
+ * True when this Node's `node:zlib` has Zstandard and honours dictionaries: a text compressed with
+ * itself as its dictionary must come out far smaller than without one.
+ */
 export function zstdAvailable(): boolean {
-  return typeof zlib.zstdCompressSync === "function" && typeof zlib.zstdDecompressSync === "function";
+  if (available === undefined) {
+    const compress = zlib.zstdCompressSync;
+    if (typeof compress !== "function" || typeof zlib.zstdDecompressSync !== "function") {
+      available = false;
+    } else {
+      const text = Buffer.from(Array.from({ length: 64 }, (_, i) => `${(i * 7919) % 1000}`).join(" "));
+      available = compress(text, { dictionary: text }).length * 4 < compress(text, {}).length;
+    }
+  }
+  return available;
 }
 
 /** `data` as one Zstandard frame with its content size and checksum, at `level`, with `dictionary` if given. */

@@ -22,7 +22,9 @@ import {
 
 const ZSTD_CLI = "/usr/bin/zstd";
 const noCli = existsSync(ZSTD_CLI) ? undefined : `no ${ZSTD_CLI} (apt-get install zstd)`;
-const noZlib = zstdAvailable() ? undefined : `node:zlib has no zstd on ${process.version} (22.15+)`;
+const noZlib = zstdAvailable()
+  ? undefined
+  : `node:zlib has no zstd with dictionaries on ${process.version} (22.19+, 24.6+)`;
 const AGENT = { id: "zstd-1", flags: ["--warc-compression", "zstd"] };
 
 let fixture: WebFixture;
@@ -87,7 +89,9 @@ describe.skipIf(noZlib === undefined)(`--warc-compression zstd on ${process.vers
       flags: ["--warc-compression", "zstd"],
     }).waitForExit(20_000);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain("--warc-compression zstd needs Node.js 22.15 or later");
+    expect(result.stderr).toContain(
+      "--warc-compression zstd needs Node.js 22.19 (24.6 on the 24 line) or later",
+    );
     expect(fixture.web.recorder.totalServed).toBe(0);
   });
 });

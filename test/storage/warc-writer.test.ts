@@ -282,6 +282,7 @@ describe("WarcWriter", () => {
       { dir, agentId: "a", level: 10 },
       { dir, agentId: "a", compression: "brotli" as "gzip" },
       { dir, agentId: "a", dictionaryBytes: -1 },
+      { dir, agentId: "a", dictionaryBytes: 100 },
       { dir, agentId: "a", compressInWorker: "yes" as unknown as boolean },
       { dir, agentId: "a", filePrefix: "x y" },
     ];

@@ -10,7 +10,11 @@ import { readWarcFile, splitHttpBlock, type WarcRecordRead } from "../../src/sto
 import { recoverWarcFile } from "../../src/storage/warc-recovery.js";
 import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
 import { zstdAvailable, zstdCompress, zstdDecompress } from "../../src/storage/zstd.js";
-import { buildZstdDictionary, DICTIONARY_FRAME_MAGIC } from "../../src/storage/zstd-dictionary.js";
+import {
+  buildZstdDictionary,
+  DICTIONARY_FRAME_MAGIC,
+  dictionaryFrame,
+} from "../../src/storage/zstd-dictionary.js";
 
 /**
  * `.warc.zst` files (the IIPC WARC Zstandard profile) checked by an independent reader: Debian's
@@ -20,7 +24,9 @@ import { buildZstdDictionary, DICTIONARY_FRAME_MAGIC } from "../../src/storage/z
 
 const ZSTD_CLI = "/usr/bin/zstd";
 const noCli = existsSync(ZSTD_CLI) ? undefined : `no ${ZSTD_CLI} (apt-get install zstd)`;
-const noZlib = zstdAvailable() ? undefined : `node:zlib has no zstd on ${process.version} (22.15+)`;
+const noZlib = zstdAvailable()
+  ? undefined
+  : `node:zlib has no zstd with dictionaries on ${process.version} (22.19+, 24.6+)`;
 
 let dir: string;
 beforeEach(async () => {
@@ -166,6 +172,8 @@ describe.skipIf(noZlib !== undefined || noCli !== undefined)(
           const listing = zstdList(path);
           expect(listing).toContain(`DictID: ${dictionary.readUInt32LE(4)}`);
           expect(listing).toContain("Check: XXH64");
+          // Every frame states its content size (the profile requires Frame_Content_Size).
+          expect(listing).toMatch(/Decompressed Size: \d/);
           const records = await cliRecords(path);
           expect(records[0]?.type).toBe("warcinfo");
           expect(records[0]?.headers.get("warc-filename")).toBe(name);
@@ -252,6 +260,26 @@ describe.skipIf(noZlib !== undefined || noCli !== undefined)(
       }
     });
 
+    it("recovery leaves a file alone, and says so, when its first record does not read with its dictionary", async () => {
+      const writer = new WarcWriter({ dir, agentId: "a", compression: "zstd", compressInWorker: false });
+      await writer.open();
+      for (let i = 0; i < 3; i++) await writer.write(exchange(i));
+      await writer.close();
+      const [name] = await zstFiles();
+      const path = join(dir, name as string);
+      const bytes = await readFile(path);
+      const frameEnd = 8 + bytes.readUInt32LE(4);
+      // Another dictionary in its place: every frame names one the file does not have.
+      const other = dictionaryFrame(buildZstdDictionary([page(99)], 4096));
+      const swapped = Buffer.concat([other, bytes.subarray(frameEnd)]);
+      await writeFile(`${path}.open`, swapped);
+      await rm(path);
+      const error = await recoverWarcFile(`${path}.open`).catch((e: unknown) => e);
+      expect(isUbiError(error, ErrorCode.StorageFailed)).toBe(true);
+      expect(String((error as Error).message)).toContain("does not decompress with its dictionary");
+      expect((await readFile(`${path}.open`)).equals(swapped)).toBe(true);
+    });
+
     it("recovery cuts a frame whose bytes were damaged (its checksum fails)", async () => {
       const writer = new WarcWriter({ dir, agentId: "a", compression: "zstd", compressInWorker: false });
       await writer.open();
@@ -298,6 +326,6 @@ describe.skipIf(noZlib === undefined)(`WarcWriter with zstd on ${process.version
       error = caught;
     }
     expect(isUbiError(error) && error.code).toBe(ErrorCode.InvalidArgument);
-    expect(String((error as Error).message)).toContain("needs Node.js 22.15 or later");
+    expect(String((error as Error).message)).toContain("needs Node.js 22.19 (24.6 on the 24 line) or later");
   });
 });
