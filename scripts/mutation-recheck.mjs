@@ -99,6 +99,11 @@ for (const [file, { mutants }] of Object.entries(report.files)) {
       ]),
     ];
     const original = readFileSync(file, "utf8");
+    if (report.files[file].source !== undefined && report.files[file].source !== original) {
+      // A stale report: its locations would land elsewhere, and broken code would count as a kill.
+      console.error(`mutation-recheck: ${file} changed since the report was made; run the mutation again`);
+      process.exit(2);
+    }
     restoring = () => writeFileSync(file, original);
     let killed = false;
     try {
