@@ -6,7 +6,7 @@ import {
   type Hasher64,
   loadHasher64,
 } from "../../hashing/index.js";
-import type { Check, Experiment, ExperimentResult, Table } from "../experiment.js";
+import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
 import { choiceList, integerList } from "../lists.js";
 import { markdownTable } from "../report-writer.js";
 
@@ -189,59 +189,20 @@ function report(
     },
     tables: [summary],
     plots: [
-      {
-        name: "deviation-vs-agents",
-        title:
-          "Largest relative deviation from the fair share against the number of agents, one line per replicas per unit",
-        spec: {
-          data: { values: data },
-          facet: { column: { field: "capacities", type: "nominal", title: "capacities" } },
-          spec: {
-            width: 320,
-            height: 240,
-            mark: { type: "line", point: true },
-            encoding: {
-              x: { field: "agents", type: "quantitative", scale: { type: "log" }, title: "agents" },
-              y: {
-                field: "deviation",
-                type: "quantitative",
-                scale: { type: "log" },
-                title: "max relative deviation (%)",
-              },
-              color: { field: "replicas", type: "ordinal", title: "replicas per unit" },
-            },
-          },
-        },
-      },
-      {
-        name: "deviation-vs-replicas",
-        title:
-          "Largest relative deviation against replicas per unit of capacity, one line per number of agents",
-        spec: {
-          data: { values: data },
-          facet: { column: { field: "capacities", type: "nominal", title: "capacities" } },
-          spec: {
-            width: 320,
-            height: 240,
-            mark: { type: "line", point: true },
-            encoding: {
-              x: {
-                field: "replicas",
-                type: "quantitative",
-                scale: { type: "log" },
-                title: "replicas per unit",
-              },
-              y: {
-                field: "deviation",
-                type: "quantitative",
-                scale: { type: "log" },
-                title: "max relative deviation (%)",
-              },
-              color: { field: "agents", type: "ordinal", title: "agents" },
-            },
-          },
-        },
-      },
+      deviationPlot(
+        "deviation-vs-agents",
+        "Largest relative deviation from the fair share against the number of agents, one line per replicas per unit",
+        data,
+        { field: "agents", title: "agents" },
+        { field: "replicas", title: "replicas per unit" },
+      ),
+      deviationPlot(
+        "deviation-vs-replicas",
+        "Largest relative deviation against replicas per unit of capacity, one line per number of agents",
+        data,
+        { field: "replicas", title: "replicas per unit" },
+        { field: "agents", title: "agents" },
+      ),
     ],
     checks: checks(points, grid),
     sections: grid.mixes.map((mix) => ({
@@ -257,6 +218,39 @@ function report(
         ]),
       ),
     })),
+  };
+}
+
+/** A log-log line plot of the deviation against `x`, a line per `line` value, a panel per capacity mix. */
+function deviationPlot(
+  name: string,
+  title: string,
+  data: readonly Record<string, string | number>[],
+  x: { field: string; title: string },
+  line: { field: string; title: string },
+): Plot {
+  return {
+    name,
+    title,
+    spec: {
+      data: { values: [...data] },
+      facet: { column: { field: "capacities", type: "nominal", title: "capacities" } },
+      spec: {
+        width: 320,
+        height: 240,
+        mark: { type: "line", point: true },
+        encoding: {
+          x: { ...x, type: "quantitative", scale: { type: "log" } },
+          y: {
+            field: "deviation",
+            type: "quantitative",
+            scale: { type: "log" },
+            title: "max relative deviation (%)",
+          },
+          color: { ...line, type: "ordinal" },
+        },
+      },
+    },
   };
 }
 
