@@ -7,17 +7,10 @@ import { InlineAppender, type RecordAppender, WorkerAppender } from "./record-ap
 import type { PayloadOriginal } from "./state-store.js";
 import { WarcDictionarySamples } from "./warc-dictionary-samples.js";
 import type { RecordDraft } from "./warc-draft.js";
-import {
-  NAME_PART_PATTERN,
-  OPEN_SUFFIX,
-  WARC_COMPRESSIONS,
-  type WarcCompression,
-  warcFileName,
-  warcFileSerial,
-} from "./warc-file-name.js";
+import { OPEN_SUFFIX, type WarcCompression, warcFileName, warcFileSerial } from "./warc-file-name.js";
 import { exchangeDrafts, newRecordId, recordDraft, revisitDrafts } from "./warc-record.js";
 import { recoverWarcFile } from "./warc-recovery.js";
-import { ZSTD_NODE_VERSION, zstdAvailable } from "./zstd.js";
+import { resolveWarcWriterOptions, type WarcWriterOptions } from "./warc-writer-options.js";
 import { dictionaryFrame, type ZstdDictionary } from "./zstd-dictionary.js";
 
 /**
@@ -35,23 +28,6 @@ import { dictionaryFrame, type ZstdDictionary } from "./zstd-dictionary.js";
  * and go out, in order, as soon as it is.
  */
 
-/**
- * Default of {@link WarcWriterOptions.level} by compression: gzip level 1 costs half the CPU of 6 for
- * ~6 % more bytes; zstd's own default, 3, with a 16 KiB dictionary, writes ~17 % fewer bytes than gzip 1
- * for ~25 % more CPU (bench/warc-zstd.mjs).
- */
-export const DEFAULT_WARC_LEVELS: Readonly<Record<WarcCompression, number>> = { gzip: 1, zstd: 3 };
-/** Levels accepted by compression. */
-const WARC_LEVEL_RANGES: Readonly<Record<WarcCompression, readonly [number, number]>> = {
-  gzip: [1, 9],
-  zstd: [1, 19],
-};
-/** Default of {@link WarcWriterOptions.dictionaryBytes}. */
-export const DEFAULT_WARC_DICTIONARY_BYTES = 16 * 1024;
-/** Smallest dictionary content worth a dictionary frame. */
-const MIN_WARC_DICTIONARY_BYTES = 256;
-/** Largest dictionary the profile requires readers to take (8 MiB). */
-const MAX_WARC_DICTIONARY_BYTES = 8 * 1024 * 1024;
 const RECORD_END_BYTES = 4;
 
 /** One HTTP fetch to archive as a `request` and a `response` record. */
@@ -81,50 +57,6 @@ export interface WarcRevisit extends Omit<WarcExchange, "body" | "truncated"> {
   payloadDigest: string;
   /** The response that stored the payload. */
   refersTo: PayloadOriginal;
-}
-
-/** Options of a {@link WarcWriter}. */
-export interface WarcWriterOptions {
-  /** Folder of the WARC files (created if missing). */
-  dir: string;
-  /** The agent's identifier, last in file names; letters, digits, `.`, `_`, `-`. */
-  agentId: string;
-  /**
-   * First part of file names.
-   * @default "ubicrawl"
-   */
-  filePrefix?: string;
-  /**
-   * A file is finished once it holds this many bytes; the exchange that crosses the bound ends it.
-   * @default 1073741824 (1 GiB)
-   */
-  maxFileBytes?: number;
-  /**
-   * `software` field of each file's warcinfo record.
-   * @default "ubicrawl"
-   */
-  software?: string;
-  /**
-   * How records are compressed: `gzip` (`.warc.gz`) or `zstd` (`.warc.zst`; needs Node.js 22.19+ or 24.6+).
-   * @default "gzip"
-   */
-  compression?: WarcCompression;
-  /**
-   * Compression level of each record (gzip 1 fastest … 9 smallest; zstd 1 … 19).
-   * @default 1 for gzip, 3 for zstd ({@link DEFAULT_WARC_LEVELS})
-   */
-  level?: number;
-  /**
-   * zstd: bytes of sample records in each file's dictionary; 0 writes files without a dictionary.
-   * @default 16384
-   */
-  dictionaryBytes?: number;
-  /**
-   * Compress and append in a worker thread, off the caller's thread; `false` does both synchronously in
-   * `write` (once the file is open).
-   * @default true
-   */
-  compressInWorker?: boolean;
 }
 
 /** Dependencies of a {@link WarcWriter}. */
@@ -206,49 +138,16 @@ export class WarcWriter {
   };
 
   constructor(options: WarcWriterOptions, deps: WarcWriterDeps = {}) {
-    if (typeof options.dir !== "string" || options.dir === "") invalid("dir must be a non-empty path");
-    if (typeof options.agentId !== "string" || !NAME_PART_PATTERN.test(options.agentId)) {
-      invalid(`agentId must match ${NAME_PART_PATTERN}, got ${JSON.stringify(options.agentId)}`);
-    }
-    const filePrefix = options.filePrefix ?? "ubicrawl";
-    if (!NAME_PART_PATTERN.test(filePrefix)) invalid(`filePrefix must match ${NAME_PART_PATTERN}`);
-    const maxFileBytes = options.maxFileBytes ?? 1024 ** 3;
-    if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1)
-      invalid("maxFileBytes must be a positive integer");
-    const software = options.software ?? "ubicrawl";
-    if (/[\r\n]/.test(software)) invalid("software must be one line");
-    const compression = options.compression ?? "gzip";
-    if (!WARC_COMPRESSIONS.includes(compression))
-      invalid(`compression must be one of ${WARC_COMPRESSIONS.join(", ")}`);
-    if (compression === "zstd" && !zstdAvailable()) {
-      invalid(
-        `zstd WARC compression needs Node.js ${ZSTD_NODE_VERSION} or later (this is ${process.version})`,
-      );
-    }
-    const level = options.level ?? DEFAULT_WARC_LEVELS[compression];
-    const [minLevel, maxLevel] = WARC_LEVEL_RANGES[compression];
-    if (!Number.isInteger(level) || level < minLevel || level > maxLevel) {
-      invalid(`level must be in ${minLevel}..${maxLevel} for ${compression}`);
-    }
-    const dictionaryBytes = options.dictionaryBytes ?? DEFAULT_WARC_DICTIONARY_BYTES;
-    if (
-      !Number.isInteger(dictionaryBytes) ||
-      (dictionaryBytes !== 0 && dictionaryBytes < MIN_WARC_DICTIONARY_BYTES) ||
-      dictionaryBytes > MAX_WARC_DICTIONARY_BYTES
-    ) {
-      invalid(`dictionaryBytes must be 0 or in ${MIN_WARC_DICTIONARY_BYTES}..${MAX_WARC_DICTIONARY_BYTES}`);
-    }
-    this.compression = compression;
-    this.dictionaryBytes = dictionaryBytes;
-    this.dir = options.dir;
-    this.agentId = options.agentId;
-    this.filePrefix = filePrefix;
-    this.maxFileBytes = maxFileBytes;
-    this.software = software;
-    const inWorker = options.compressInWorker ?? true;
-    if (typeof inWorker !== "boolean") invalid("compressInWorker must be a boolean");
-    const codec = { kind: compression, level };
-    this.appender = inWorker ? new WorkerAppender(codec) : new InlineAppender(codec);
+    const resolved = resolveWarcWriterOptions(options);
+    this.dir = resolved.dir;
+    this.agentId = resolved.agentId;
+    this.filePrefix = resolved.filePrefix;
+    this.maxFileBytes = resolved.maxFileBytes;
+    this.software = resolved.software;
+    this.compression = resolved.compression;
+    this.dictionaryBytes = resolved.dictionaryBytes;
+    const codec = { kind: resolved.compression, level: resolved.level };
+    this.appender = resolved.compressInWorker ? new WorkerAppender(codec) : new InlineAppender(codec);
     this.clock = deps.clock ?? systemClock;
   }
 
@@ -578,10 +477,6 @@ export class WarcWriter {
       throw this.failure;
     }
   }
-}
-
-function invalid(message: string): never {
-  throw new UbiError(ErrorCode.InvalidArgument, message);
 }
 
 function storageError(message: string, cause: unknown): UbiError {
