@@ -98,7 +98,7 @@ export class InlineAppender implements RecordAppender {
 // sources under test. A message carries every draft queued during one event-loop turn, packed back to
 // back in one transferred buffer (cloning costs far more than a transfer, and each message wakes the
 // other thread), with each call's file and record count, and the dictionaries of files opened since the
-// last message. Consecutive calls to one file go out in one `writev`; after a failed write the rest of
+// last message, each with the number of calls before it (it applies from that call on, in call order). Consecutive calls to one file go out in one `writev`; after a failed write the rest of
 // the message is not written. The answer is the bytes of each call written, in order.
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
@@ -108,9 +108,13 @@ const dictionaryOf = new Map();
 parentPort.on("message", ({ batch, codec, bytes, layout, fds, counts, newDictionaries }) => {
   const written = [];
   try {
-    for (const [fd, dictionary] of newDictionaries) dictionaryOf.set(fd, dictionary);
     const dictionaries = [];
-    for (let call = 0; call < fds.length; call++) {
+    let next = 0;
+    for (let call = 0; call <= fds.length; call++) {
+      for (; next < newDictionaries.length && newDictionaries[next][2] <= call; next++) {
+        dictionaryOf.set(newDictionaries[next][0], newDictionaries[next][1]);
+      }
+      if (call === fds.length) break;
       for (let i = 0; i < counts[call]; i++) dictionaries.push(dictionaryOf.get(fds[call]));
     }
     const members = finishRecords(new Uint8Array(bytes), layout, codec, dictionaries);
@@ -163,8 +167,11 @@ export class WorkerAppender implements RecordAppender {
   private nextBatch = 1;
   private failure: UbiError | undefined;
   private closed = false;
-  /** Dictionaries not yet sent to the worker, by descriptor; they go with the next message. */
-  private newDictionaries: [number, Uint8Array][] = [];
+  /**
+   * Dictionaries not yet sent to the worker: descriptor, dictionary, and the calls queued before it in
+   * the next message (it applies from there on). They go with the next message.
+   */
+  private newDictionaries: [number, Uint8Array, number][] = [];
 
   constructor(private readonly codec: RecordCodec) {}
 
@@ -183,7 +190,7 @@ export class WorkerAppender implements RecordAppender {
   }
 
   useDictionary(fd: number, dictionary: Uint8Array): void {
-    this.newDictionaries.push([fd, dictionary]);
+    this.newDictionaries.push([fd, dictionary, this.queued?.jobs.length ?? 0]);
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,8 @@ import { ErrorCode } from "../../src/errors.js";
 import { InlineAppender, type RecordAppender, WorkerAppender } from "../../src/storage/record-appender.js";
 import type { RecordDraft } from "../../src/storage/warc-draft.js";
 import { base32, exchangeDrafts, serializeWarcRecord } from "../../src/storage/warc-record.js";
+import { zstdAvailable, zstdDecompress } from "../../src/storage/zstd.js";
+import { buildZstdDictionary } from "../../src/storage/zstd-dictionary.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -63,6 +65,7 @@ function parts(path: string, sizes: readonly number[]): Buffer[] {
 }
 
 const GZIP_1 = { kind: "gzip", level: 1 } as const;
+const ZSTD_3 = { kind: "zstd", level: 3 } as const;
 
 function appenders(): [string, RecordAppender][] {
   const worker = new WorkerAppender(GZIP_1);
@@ -204,5 +207,29 @@ describe("record appenders", () => {
     await expect(appender.append(file.fd, [plain("", Buffer.from("y"))])).rejects.toMatchObject({
       code: ErrorCode.StorageFailed,
     });
+  });
+});
+
+describe.skipIf(!zstdAvailable())("record appenders with Zstandard dictionaries", () => {
+  it("use each dictionary from the call it was given before, in call order within one batch", async () => {
+    const dictionaryOne = buildZstdDictionary([Buffer.from("first dictionary ".repeat(40))], 4096);
+    const dictionaryTwo = buildZstdDictionary([Buffer.from("second dictionary ".repeat(40))], 4096);
+    for (const appender of [new WorkerAppender(ZSTD_3), new InlineAppender(ZSTD_3)]) {
+      onTestFinished(() => appender.close());
+      const { path, fd } = appendFile(`dictionaries-${appender.constructor.name}`);
+      const [one, two] = [plain("one\r\n", Buffer.from("abc")), plain("two\r\n", Buffer.from("def"))];
+      // One event-loop turn: a record, a new dictionary for the same descriptor, another record.
+      appender.useDictionary(fd, dictionaryOne.bytes);
+      const first = appender.append(fd, [one]);
+      appender.useDictionary(fd, dictionaryTwo.bytes);
+      const second = appender.append(fd, [two]);
+      const sizes = await Promise.all([first, second]);
+      const bytes = readFileSync(path);
+      const frameOne = bytes.subarray(0, sizes[0]);
+      const frameTwo = bytes.subarray(sizes[0], (sizes[0] as number) + (sizes[1] as number));
+      expect(zstdDecompress(frameOne, dictionaryOne.bytes).equals(expected(one))).toBe(true);
+      expect(zstdDecompress(frameTwo, dictionaryTwo.bytes).equals(expected(two))).toBe(true);
+      expect(() => zstdDecompress(frameOne, dictionaryTwo.bytes)).toThrow();
+    }
   });
 });
