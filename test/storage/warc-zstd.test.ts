@@ -151,7 +151,7 @@ describe.skipIf(noZlib !== undefined || noCli !== undefined)(
           dir,
           agentId: "agent-7",
           compression: "zstd",
-          maxFileBytes: 15_000,
+          maxFileBytes: 6_000,
           compressInWorker,
         });
         await writer.open();
