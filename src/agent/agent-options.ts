@@ -2,6 +2,7 @@ import type { DedupMode } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
 import { type WarcCompression, ZSTD_NODE_VERSION, zstdAvailable } from "../storage/index.js";
+import type { LinkMode } from "./link-router.js";
 import type { SitemapMode } from "./sitemap-reader.js";
 
 /** Everything an agent is started with; the CLI flags map one to one onto these. */
@@ -68,6 +69,11 @@ export interface AgentOptions {
   readonly sitemaps: SitemapMode;
   /** Duplicate payloads written as WARC revisits: detected across the cluster, here only, or not. */
   readonly dedup: DedupMode;
+  /**
+   * Links found to other agents' hosts: sent to their owners (`exchange`), dropped (`firewall`), or
+   * crawled here once this agent's own hosts are done (`cross`) — Cho and Garcia-Molina's modes.
+   */
+  readonly linkMode: LinkMode;
   /** How WARC records are compressed: gzip (`.warc.gz`) or Zstandard (`.warc.zst`, Node.js 22.19+ or 24.6+). */
   readonly warcCompression: WarcCompression;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
@@ -93,6 +99,7 @@ export const AGENT_DEFAULTS = {
   minRateWindowMs: DEFAULT_RATE_WINDOW_MS,
   sitemaps: "all",
   dedup: "cluster",
+  linkMode: "exchange",
   warcCompression: "gzip",
   http2: false,
 } as const;

@@ -35,6 +35,7 @@ import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
 import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
+import { type CrawlRights, CrossOver } from "./cross-over.js";
 import { type BlacklistEntry, type BlacklistMerge, checkPattern, HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
@@ -137,6 +138,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly digestRegistry: DigestRegistry;
   private readonly duplicates: DuplicateDetector | undefined;
   private readonly visitor: HostVisitor;
+  /** The cross-over mode's held links and crossed hosts (`--mode cross` in a cluster only). */
+  private readonly crossOver: CrossOver | undefined;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -166,6 +169,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       digestRegistry: DigestRegistry;
       duplicates: DuplicateDetector | undefined;
       visitor: HostVisitor;
+      crossOver: CrossOver | undefined;
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
@@ -185,6 +189,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.digestRegistry = parts.digestRegistry;
     this.duplicates = parts.duplicates;
     this.visitor = parts.visitor;
+    this.crossOver = parts.crossOver;
     this.scheduler = parts.scheduler;
     this.router = parts.router;
     this.stats = parts.stats;
@@ -301,17 +306,34 @@ export class Agent implements AgentParts, ClusterFacingAgent {
           );
     const archive = new PageArchive(warc, crawlLog, duplicates);
     const ipGate = new IpGate(options.maxPerIp);
-    const owns = deps.cluster ? deps.cluster.owns : () => true;
+    const ownRights: CrawlRights = deps.cluster
+      ? { owns: deps.cluster.owns, admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch }
+      : { owns: () => true };
+    const crossOver =
+      options.linkMode === "cross" && deps.cluster
+        ? new CrossOver({
+            clock,
+            outOfWork: () => scheduler?.isIdle === true && frontier.isEmpty,
+            queue: (url, depth, host, traits) => frontier.add(url, depth, host, traits),
+            adopted: () => {
+              frontier.commit().catch(() => {});
+              for (const host of frontier.hostsWithWork()) scheduler?.markReady(host);
+            },
+          })
+        : undefined;
+    // What a visit asks: the cluster's answers, widened in the cross-over mode to the hosts it crossed into.
+    const rights = crossOver ? crossOver.widen(ownRights) : ownRights;
     const blacklist = await loadBlacklist(store, logger);
     const selfOnly: HostOwnership = { ownerOf: () => options.id };
     const router = new LinkRouter(
-      { maxDepth: options.maxDepth, scopes: options.scopes },
+      { maxDepth: options.maxDepth, scopes: options.scopes, mode: options.linkMode },
       {
         selfId: options.id,
         ownership: deps.cluster ? deps.cluster.ownership : () => selfOnly,
         frontier,
         exchange: deps.cluster?.exchange,
         stats,
+        ...(crossOver ? { crossOver } : {}),
       },
     );
     const visitor = new HostVisitor(
@@ -343,10 +365,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         stats,
         clock,
         mustYield: () => scheduler?.isPaused === true,
-        owns,
+        owns: rights.owns,
         blacklisted: (host) => blacklist.matches(host),
         logger,
-        ...(deps.cluster ? { admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch } : {}),
+        ...(rights.admit ? { admit: rights.admit } : {}),
+        ...(rights.mayFetch ? { mayFetch: rights.mayFetch } : {}),
       },
     );
     const guard = new StorageGuard({
@@ -365,7 +388,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       { maxActiveHosts: options.maxActiveHosts },
       {
         visit: (host, signal) => visitor.visit(host, signal),
-        hasWork: (host) => frontier.waitingOf(host) > 0 && owns(host),
+        hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),
         onVisitError: (host, error) => {
           if (guard.handle(error)) return;
           stats.recordError("internal");
@@ -383,6 +406,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       digestRegistry,
       duplicates,
       visitor,
+      crossOver,
       scheduler,
       router,
       stats,
@@ -415,6 +439,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     await this.frontier.commit();
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
+    this.crossOver?.start();
     this.seedRouting = { ...routing, errorsBefore };
     return this.seedRouting;
   }
@@ -432,9 +457,12 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.frontier.seen.size;
   }
 
-  /** True when this agent has nothing to fetch, nothing in flight and nothing unwritten. */
+  /**
+   * True when this agent has nothing to fetch, nothing in flight and nothing unwritten, and (cross-over
+   * mode) holds no link to cross with.
+   */
   get isIdle(): boolean {
-    return this.scheduler.isIdle && this.frontier.isEmpty;
+    return this.scheduler.isIdle && this.frontier.isEmpty && (this.crossOver?.heldLinks ?? 0) === 0;
   }
 
   // ---- the cluster-facing surface ({@link ClusterFacingAgent}) -------------------------------
@@ -467,9 +495,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.frontier.commit();
   }
 
-  /** Hosts with URLs waiting. */
+  /** Hosts with URLs waiting, but those of other agents this one crossed into (`--mode cross`). */
   hostsWithWork(): string[] {
-    return this.frontier.hostsWithWork();
+    const hosts = this.frontier.hostsWithWork();
+    const crossOver = this.crossOver;
+    return crossOver ? hosts.filter((host) => !crossOver.isAdopted(host)) : hosts;
   }
 
   /**
@@ -686,6 +716,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     try {
       this.guard.stop();
+      this.crossOver?.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
       this.duplicates?.stop();
       this.digestRegistry.stop();

@@ -20,7 +20,9 @@ export type DropReason =
   | "blacklisted"
   | "fetched-before"
   | "sitemap-elsewhere"
-  | "sitemap-limit";
+  | "sitemap-limit"
+  | "firewall"
+  | "cross-over-full";
 
 /** The counters of a crawl as kept durably (the store's `stats` metadata), so a restart goes on counting. */
 export interface CrawlCounters {
@@ -58,8 +60,9 @@ export class CrawlStats {
   bytesFetched = 0;
   linksFound = 0;
   /**
-   * Links found on pages (and seeds) whose host another agent owns: the URLs Cho and Garcia-Molina's
-   * exchange mode sends. Each URL is handed away once, so fewer URLs than this are sent.
+   * Links found on pages (and seeds) whose host another agent owns, offered to that agent: the URLs Cho
+   * and Garcia-Molina's exchange mode sends (the firewall mode drops them instead, the cross-over mode
+   * holds them). Each URL is handed away once, so fewer URLs than this are sent.
    */
   linksToOtherAgents = 0;
   pagesRecovered = 0;

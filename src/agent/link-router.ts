@@ -2,6 +2,7 @@ import type { Frontier } from "../frontier/index.js";
 import type { UrlTraits } from "../storage/index.js";
 import { hostKey, inScope } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
+import type { CrossOver } from "./cross-over.js";
 
 /** Who owns a host: the agent's current assignment (one agent alone owns everything). */
 export interface HostOwnership {
@@ -20,12 +21,25 @@ export interface UrlExchange {
   offer(owner: string, url: string, depth: number, host: string, traits?: UrlTraits): void;
 }
 
+/**
+ * What becomes of a link found on a page to another agent's host — Cho and Garcia-Molina's modes of a
+ * parallel crawler: sent to its owner (`exchange`), dropped (`firewall`), or held and crawled here once
+ * this agent's own hosts are done (`cross`, see {@link CrossOver}). Seeds and URLs received from other
+ * agents go to their owners in every mode.
+ */
+export const LINK_MODES = ["exchange", "firewall", "cross"] as const;
+
+/** One of {@link LINK_MODES}. */
+export type LinkMode = (typeof LINK_MODES)[number];
+
 /** Options of a {@link LinkRouter}. */
 export interface LinkRouterOptions {
   /** Per-host depth limit: URLs deeper than this are not queued. */
   readonly maxDepth: number;
   /** Domains the crawl stays in; empty means a broad crawl. */
   readonly scopes: readonly string[];
+  /** What becomes of links found on pages to other agents' hosts. */
+  readonly mode: LinkMode;
 }
 
 /** What a {@link LinkRouter} needs. */
@@ -35,6 +49,8 @@ export interface LinkRouterDeps {
   readonly frontier: Frontier;
   readonly exchange: UrlExchange | undefined;
   readonly stats: CrawlStats;
+  /** Where the `cross` mode holds links to other agents' hosts (present in that mode only). */
+  readonly crossOver?: CrossOver;
 }
 
 /**
@@ -54,7 +70,7 @@ export class LinkRouter {
   route(url: string, fromDepth: number, fromHost: string | undefined, traits: UrlTraits = {}): void {
     const host = hostKey(url);
     const depth = host === fromHost ? fromDepth + 1 : 0;
-    this.dispatch(url, depth, host, true, traits);
+    this.dispatch(url, depth, host, fromHost === undefined ? "seed" : "link", traits);
   }
 
   /**
@@ -63,11 +79,21 @@ export class LinkRouter {
    * away before.
    */
   routeAt(url: string, depth: number, host: string, traits: UrlTraits = {}): void {
-    this.dispatch(url, depth, host, false, traits);
+    this.dispatch(url, depth, host, "given", traits);
   }
 
-  /** `traits` (failed attempts, a sitemap mark, a lastmod) go with the URL, queued here or sent. */
-  private dispatch(url: string, depth: number, host: string, found: boolean, traits: UrlTraits): void {
+  /**
+   * `traits` (failed attempts, a sitemap mark, a lastmod) go with the URL, queued here or sent. `origin`
+   * says where the URL comes from: a link found on a page (the only kind the mode applies to), a seed,
+   * or a URL given at a depth already computed.
+   */
+  private dispatch(
+    url: string,
+    depth: number,
+    host: string,
+    origin: "link" | "seed" | "given",
+    traits: UrlTraits,
+  ): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
       // Not marked seen: a shallower path may still bring it in.
@@ -81,10 +107,20 @@ export class LinkRouter {
     const owner = this.deps.ownership().ownerOf(host);
     if (owner === this.deps.selfId || this.deps.exchange === undefined) {
       this.deps.frontier.add(url, depth, host, traits);
-    } else if (found) {
+    } else if (origin === "given") {
+      this.deps.exchange.send(owner, url, depth, host, traits);
+    } else if (origin === "seed" || this.options.mode === "exchange") {
       this.deps.exchange.offer(owner, url, depth, host, traits);
     } else {
-      this.deps.exchange.send(owner, url, depth, host, traits);
+      this.keepOrDrop(url, depth, host, traits);
     }
+  }
+
+  /** The firewall and cross-over modes' link to another agent's host. */
+  private keepOrDrop(url: string, depth: number, host: string, traits: UrlTraits): void {
+    const { crossOver, stats, frontier } = this.deps;
+    if (this.options.mode === "firewall" || crossOver === undefined) stats.recordDrop("firewall");
+    else if (crossOver.isAdopted(host)) frontier.add(url, depth, host, traits);
+    else if (!crossOver.hold(url, depth, host, traits)) stats.recordDrop("cross-over-full");
   }
 }

@@ -1,4 +1,5 @@
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { LINK_MODES } from "../agent/link-router.js";
 import { PROGRESS_MODES } from "../agent/progress.js";
 import { SITEMAP_MODES } from "../agent/sitemap-reader.js";
 import {
@@ -203,6 +204,12 @@ export const AGENT_FLAGS = {
     help: "duplicate payloads (mirrors, URL aliases) stored once, the others as WARC revisit records: cluster (each payload digest asked of the agent that owns it), local (this agent's own index only) or off",
     default: AGENT_DEFAULTS.dedup,
     choices: DEDUP_MODES,
+  },
+  mode: {
+    type: "string",
+    help: "links found to other agents' hosts, as Cho and Garcia-Molina's modes: exchange (sent to their owners), firewall (dropped: some pages are never found) or cross (crawled here once this agent's own hosts are done: pages fetched twice, and two agents may visit one host at once); firewall and cross are for experiments",
+    default: AGENT_DEFAULTS.linkMode,
+    choices: LINK_MODES,
   },
   "warc-compression": {
     type: "string",

@@ -75,6 +75,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     minRateWindowMs: flags["min-rate-window-ms"],
     sitemaps: flags.sitemaps,
     dedup: flags.dedup,
+    linkMode: flags.mode,
     warcCompression: flags["warc-compression"],
     http2: flags.http2,
     progress,
