@@ -39,6 +39,18 @@ export interface Truth {
   readonly cappedHosts: string[];
   /** False when `maxDepth` is below {@link WebModel.exactDepth}: depth may bind on normal hosts. */
   readonly depthExact: boolean;
+  /**
+   * With {@link TruthOptions.inDegree}: each URL of {@link urls} with the number of links to it on the
+   * pages of the truth (redirects count as links; sitemaps do not) — importance as Cho and
+   * Garcia-Molina's quality metric ranks pages.
+   */
+  readonly inDegree?: ReadonlyMap<string, number>;
+}
+
+/** What {@link computeTruth} computes besides the URLs. */
+export interface TruthOptions {
+  /** Count each URL's in-links ({@link Truth.inDegree}). @default false */
+  readonly inDegree?: boolean;
 }
 
 type RobotsParser = typeof robotsParserModule.default;
@@ -75,7 +87,13 @@ function checkLimits(limits: TruthLimits): void {
  * Every URL reachable from `seeds` (default: the web's seed home pages) under the crawler's rules:
  * links per the parsing rules, redirects as discovered links, per-host depth, robots.txt, hosts file.
  */
-export function computeTruth(model: WebModel, port: number, limits: TruthLimits, seeds?: string[]): Truth {
+export function computeTruth(
+  model: WebModel,
+  port: number,
+  limits: TruthLimits,
+  seeds?: string[],
+  options: TruthOptions = {},
+): Truth {
   checkLimits(limits);
   const { hosts, trapHost } = model;
   // One bit per URL id per host; the unbounded trap host gets a set (depth bounds its size).
@@ -86,6 +104,9 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
   const fetched = new Int32Array(hosts.length);
   const gone = new Set<string>();
   const urls: string[] = [];
+  // With in-degrees: links counted by target ("host id"), and each URL's target, in step with `urls`.
+  const inLinks = options.inDegree ? new Map<string, number>() : undefined;
+  const targets: string[] = [];
   const queueHost: number[] = [];
   const queueId: number[] = [];
   const queueDepth: number[] = [];
@@ -140,6 +161,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     }
     fetched[h] = (fetched[h] as number) + 1;
     urls.push(`${hostOrigin(model, host.name, port)}${SITEMAP_PATH}`);
+    if (inLinks) targets.push("");
     if (host.kind === "normal" && host.hidden > 0) for (const id of sitemapIds(host)) discover(h, id, 1);
   };
 
@@ -159,6 +181,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     }
     fetched[h] = (fetched[h] as number) + 1;
     urls.push(`${hostOrigin(model, host.name, port)}${path}`);
+    if (inLinks) targets.push(`${h} ${id}`);
     queueHost.push(h);
     queueId.push(id);
     queueDepth.push(depth);
@@ -184,6 +207,7 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
       if (allowed(h, path)) {
         fetched[h] = (fetched[h] as number) + 1;
         urls.push(`${hostOrigin(model, host.name, port)}${path}`);
+        if (inLinks) targets.push("");
       } else robotsDisallowed++;
     }
   }
@@ -196,7 +220,13 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     // ones, and root-relative ones without an absolute <base>) stay on the mirror.
     const host = hosts[hosts[h]?.mirrorOf ?? h] as HostInfo;
     const onMirror = host.index !== h;
-    const follow = (th: number, tid: number) => discover(th, tid, th === h ? depth + 1 : 0);
+    const follow = (th: number, tid: number) => {
+      if (inLinks) {
+        const target = `${th} ${tid}`;
+        inLinks.set(target, (inLinks.get(target) ?? 0) + 1);
+      }
+      discover(th, tid, th === h ? depth + 1 : 0);
+    };
     // An alias serves another page's bytes: that page's links.
     const page = host.kind === "normal" && kindOf(host, id) === Kind.Alias ? aliasTarget(host, id) : id;
     if (host.kind === "normal") {
@@ -234,5 +264,8 @@ export function computeTruth(model: WebModel, port: number, limits: TruthLimits,
     unresolvableHosts: [...gone].sort(),
     cappedHosts: cappedHosts.sort(),
     depthExact: limits.maxDepth >= model.exactDepth,
+    ...(inLinks
+      ? { inDegree: new Map(urls.map((url, i) => [url, inLinks.get(targets[i] as string) ?? 0])) }
+      : {}),
   };
 }

@@ -14,6 +14,7 @@ const LIMITS: TruthLimits = { maxDepth: 8, maxPagesPerHost: 10_000, userAgent: "
 
 interface CrawlResult {
   fetched: string[];
+  inLinks: Map<string, number>;
   robotsDisallowed: number;
   unresolvable: string[];
 }
@@ -36,6 +37,8 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
   const unresolvable = new Set<string>();
   const queue: Array<{ url: string; depth: number }> = [];
   const fetched: string[] = [];
+  /** Links (and redirects) to each URL on the pages fetched. */
+  const inLinks = new Map<string, number>();
   let robotsDisallowed = 0;
   /** Pages listed by sitemaps read meanwhile, queued after the URL whose discovery read them. */
   const sitemapPages: string[] = [];
@@ -97,10 +100,13 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
       parsed.pathname + parsed.search,
     );
     fetched.push(url);
-    const depthOf = (target: string) => (new URL(target).hostname === parsed.hostname ? depth + 1 : 0);
+    const follow = (target: string) => {
+      inLinks.set(target, (inLinks.get(target) ?? 0) + 1);
+      return discover(target, new URL(target).hostname === parsed.hostname ? depth + 1 : 0);
+    };
     if (response.status >= 300 && response.status < 400 && response.location !== undefined) {
       const target = canonical(response.location, url);
-      if (target !== undefined) await discover(target, depthOf(target));
+      if (target !== undefined) await follow(target);
     } else if (
       response.status >= 200 &&
       response.status < 300 &&
@@ -108,10 +114,10 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
     ) {
       const { links, metaNofollow } = extractLinks(response.body.toString(), url);
       if (metaNofollow) continue;
-      for (const link of links) if (!link.nofollow) await discover(link.url, depthOf(link.url));
+      for (const link of links) if (!link.nofollow) await follow(link.url);
     }
   }
-  return { fetched, robotsDisallowed, unresolvable: [...unresolvable].sort() };
+  return { fetched, inLinks, robotsDisallowed, unresolvable: [...unresolvable].sort() };
 }
 
 describe("computeTruth against a real crawl", () => {
@@ -124,7 +130,7 @@ describe("computeTruth against a real crawl", () => {
   });
 
   it("equals what a reference crawler over HTTP fetches, URL for URL", async () => {
-    const truth = computeTruth(web.model, web.port, LIMITS);
+    const truth = computeTruth(web.model, web.port, LIMITS, undefined, { inDegree: true });
     web.recorder.reset();
     const crawl = await referenceCrawl(web, LIMITS);
     expect(truth.depthExact).toBe(true);
@@ -133,6 +139,11 @@ describe("computeTruth against a real crawl", () => {
     expect(new Set(truth.urls).size).toBe(truth.urls.length);
     expect(crawl.robotsDisallowed).toBe(truth.robotsDisallowed);
     expect(crawl.unresolvable).toEqual(truth.unresolvableHosts);
+    // In-degree (the quality metric's importance): links to each URL on the pages fetched.
+    expect(truth.inDegree?.size).toBe(truth.urls.length);
+    for (const url of truth.urls)
+      expect([url, truth.inDegree?.get(url)]).toEqual([url, crawl.inLinks.get(url) ?? 0]);
+    expect(Math.max(...(truth.inDegree?.values() ?? []))).toBeGreaterThan(20);
 
     // The web is dirty enough for the comparison to mean something.
     expect(truth.urls.length).toBeGreaterThan(700);
