@@ -57,6 +57,8 @@ export const ErrorCode = {
   PermissionDenied: "UBI_ERR_PERMISSION_DENIED",
   /** A crawl ended without fetching a page: every URL it tried failed (the reasons are in the message). */
   NothingFetched: "UBI_ERR_NOTHING_FETCHED",
+  /** A laboratory crawl did not run to its end: an agent failed, or it passed its time limit. */
+  ExperimentFailed: "UBI_ERR_EXPERIMENT",
 } as const;
 
 /** One of the {@link ErrorCode} values. */

@@ -105,7 +105,12 @@ export class LinkRouter {
       return;
     }
     const owner = this.deps.ownership().ownerOf(host);
-    if (owner === this.deps.selfId || this.deps.exchange === undefined) {
+    // A host crossed into (cross-over mode) has its URLs queued here, whoever owns it.
+    if (
+      owner === this.deps.selfId ||
+      this.deps.exchange === undefined ||
+      this.deps.crossOver?.isAdopted(host)
+    ) {
       this.deps.frontier.add(url, depth, host, traits);
     } else if (origin === "given") {
       this.deps.exchange.send(owner, url, depth, host, traits);
@@ -118,9 +123,8 @@ export class LinkRouter {
 
   /** The firewall and cross-over modes' link to another agent's host. */
   private keepOrDrop(url: string, depth: number, host: string, traits: UrlTraits): void {
-    const { crossOver, stats, frontier } = this.deps;
+    const { crossOver, stats } = this.deps;
     if (this.options.mode === "firewall" || crossOver === undefined) stats.recordDrop("firewall");
-    else if (crossOver.isAdopted(host)) frontier.add(url, depth, host, traits);
     else if (!crossOver.hold(url, depth, host, traits)) stats.recordDrop("cross-over-full");
   }
 }

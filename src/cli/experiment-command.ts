@@ -1,13 +1,22 @@
 import { availableParallelism } from "node:os";
 import { ErrorCode, UbiError } from "../errors.js";
-import { balanceExperiment, type Experiment, formatTextTable, writeReport } from "../lab/index.js";
+import {
+  balanceExperiment,
+  type Experiment,
+  formatTextTable,
+  modesExperiment,
+  writeReport,
+} from "../lab/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 
 /**
  * The experiments. Each is typed by its own flags; here they are run with flags parsed from those very
  * specs, which the common type cannot express (its `run` takes any experiment's flags).
  */
-const EXPERIMENTS: readonly Experiment[] = [balanceExperiment as unknown as Experiment];
+const EXPERIMENTS: readonly Experiment[] = [
+  balanceExperiment as unknown as Experiment,
+  modesExperiment as unknown as Experiment,
+];
 
 const OUT_FLAG = {
   out: {

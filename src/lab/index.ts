@@ -13,4 +13,5 @@ export type {
   Table,
 } from "./experiment.js";
 export { balanceExperiment } from "./experiments/balance.js";
+export { modesExperiment } from "./experiments/modes.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

@@ -48,17 +48,7 @@ export async function tallyAgentDir(tally: CrawlTally, dir: string): Promise<voi
   const index = tally.addAgent(dir);
   let named = false;
   const torn = await forEachLine(path, (text, lineNumber) => {
-    let entry: CrawlLogEntry;
-    try {
-      entry = JSON.parse(text) as CrawlLogEntry;
-    } catch (error) {
-      throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`, {
-        cause: error,
-      });
-    }
-    if (typeof entry !== "object" || entry === null || typeof entry.url !== "string") {
-      throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`);
-    }
+    const entry = parseEntry(path, text, lineNumber);
     if (!named && typeof entry.agent === "string" && entry.agent !== "") {
       tally.nameAgent(index, entry.agent);
       named = true;
@@ -70,6 +60,48 @@ export async function tallyAgentDir(tally: CrawlTally, dir: string): Promise<voi
     const id = await idOfWarcFiles(dir);
     if (id !== undefined) tally.nameAgent(index, id);
   }
+}
+
+/** A fetch in a crawl log: its URL, and when it began. */
+export interface LoggedFetch {
+  readonly url: string;
+  readonly atMs: number;
+}
+
+/**
+ * The fetches of data folder `dir`'s crawl log, in log order: lines with status > 0 but attempts
+ * (`willRetry`), as {@link CrawlTally} counts them.
+ * @throws UbiError InvalidArgument as {@link measureAgentDirs}, and for a line without a valid `ts`.
+ */
+export async function readFetches(dir: string): Promise<LoggedFetch[]> {
+  const path = join(dir, CRAWL_LOG_FILE);
+  const fetches: LoggedFetch[] = [];
+  await forEachLine(path, (text, lineNumber) => {
+    const entry = parseEntry(path, text, lineNumber);
+    if (!(entry.status > 0) || entry.willRetry) return;
+    const atMs = Date.parse(entry.ts);
+    if (Number.isNaN(atMs)) {
+      throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} has no valid time (ts)`);
+    }
+    fetches.push({ url: entry.url, atMs });
+  });
+  return fetches;
+}
+
+/** Line `lineNumber` of crawl log `path`, parsed; throws `InvalidArgument` for one that is not a crawl log line. */
+function parseEntry(path: string, text: string, lineNumber: number): CrawlLogEntry {
+  let entry: CrawlLogEntry;
+  try {
+    entry = JSON.parse(text) as CrawlLogEntry;
+  } catch (error) {
+    throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`, {
+      cause: error,
+    });
+  }
+  if (typeof entry !== "object" || entry === null || typeof entry.url !== "string") {
+    throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} is not a crawl log line`);
+  }
+  return entry;
 }
 
 /**

@@ -4,7 +4,13 @@
  * Behind `ubicrawl report` and the final report of `ubicrawl cluster`; the benches use it too.
  */
 
-export { CRAWL_LOG_FILE, measureAgentDirs, tallyAgentDir } from "./agent-logs.js";
+export {
+  CRAWL_LOG_FILE,
+  type LoggedFetch,
+  measureAgentDirs,
+  readFetches,
+  tallyAgentDir,
+} from "./agent-logs.js";
 export {
   type AgentShare,
   type Coverage,

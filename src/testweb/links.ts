@@ -167,8 +167,10 @@ function articleLinks(model: WebModel, host: HostInfo, id: number, sink: LinkSin
   sink(h, host.author0 + (i % host.authors), false, 0, Role.Byline);
   const scale = model.options.linksPerPage;
   const count = Math.max(1, Math.round(scale * (0.75 + 0.5 * unit(hash4(seed, host.salt, id, 0x20)))));
-  // Navigation links are same-host too: raise the content cross share so ~20% of all links leave.
-  const crossShare = Math.min(0.6, (0.2 * (count + host.sections + 2)) / count);
+  // Navigation links are same-host too: raise the content cross share so ~crossLinkPercent% of all
+  // links leave.
+  const leaving = model.options.crossLinkPercent / 100;
+  const crossShare = Math.min(0.9, (leaving * (count + host.sections + 2)) / count);
   for (let j = 0; j < count; j++) {
     const r1 = hash4(seed, host.salt, id, j);
     const r2 = hash4(seed ^ 0x9e3779b9, host.salt, id, j);

@@ -43,6 +43,14 @@ export interface TestWebOptions {
    */
   linksPerPage?: number;
   /**
+   * About this percentage of an article's links (navigation included) go to other hosts; home pages
+   * always link 3 others and their two neighbours in the ring of hosts (which keeps every host
+   * reachable from any seed). Fewer makes hosts' clusters sparser, as the laboratory's modes experiment
+   * varies it.
+   * @default 20
+   */
+  crossLinkPercent?: number;
+  /**
    * Mirror hosts (`mirror0.ubi.test`…): each serves, byte for byte, every response of one small
    * normal host (whose home page links to it), so a crawler meets the same payloads under other URLs.
    * @default 2
@@ -86,6 +94,7 @@ export interface ResolvedTestWebOptions {
   readonly seedCount: number;
   readonly maxArticlesPerHost: number;
   readonly linksPerPage: number;
+  readonly crossLinkPercent: number;
   readonly mirrors: number;
   readonly responseDelayMs: number;
   readonly scheme: TestWebScheme;
@@ -129,6 +138,7 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     seedCount,
     maxArticlesPerHost,
     linksPerPage: integerIn("linksPerPage", options.linksPerPage ?? 20, 4, 200),
+    crossLinkPercent: integerIn("crossLinkPercent", options.crossLinkPercent ?? 20, 0, 50),
     mirrors: integerIn("mirrors", options.mirrors ?? Math.min(2, ordinaryHosts), 0, ordinaryHosts),
     responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
     scheme: schemeOf(options.scheme ?? "http"),

@@ -31,6 +31,29 @@ function sampleArticles(model: WebModel, hosts: number, perHost: number): Array<
 }
 
 describe("buildModel", () => {
+  it("sends about crossLinkPercent% of an article's links to other hosts, read from the rendered pages", () => {
+    const shares = [0, 5, 20, 40].map((percent) => {
+      const model = buildModel({ seed: 3, hosts: 30, pages: 3000, crossLinkPercent: percent });
+      let all = 0;
+      let leaving = 0;
+      for (const [h, path] of sampleArticles(model, model.normalHosts, 20)) {
+        const host = model.hosts[h] as HostInfo;
+        const page = respond(model, 80, h, path);
+        if (page.status !== 200) continue;
+        for (const { url } of extractLinks(String(page.body), `http://${host.name}${path}`).links) {
+          all++;
+          if (new URL(url).hostname !== host.name) leaving++;
+        }
+      }
+      return leaving / all;
+    });
+    expect(shares[0]).toBe(0);
+    for (const [i, percent] of [5, 20, 40].entries()) {
+      expect(Math.abs((shares[i + 1] as number) - percent / 100)).toBeLessThan(0.04);
+    }
+    expect(() => buildModel({ hosts: 10, pages: 200, crossLinkPercent: 51 })).toThrow(/crossLinkPercent/);
+  });
+
   it("is deterministic: the same seed gives the same hosts and pages, another seed a different web", () => {
     const a = buildModel({ seed: 7, hosts: 50, pages: 3000 });
     const b = buildModel({ seed: 7, hosts: 50, pages: 3000 });

@@ -1,0 +1,151 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "csv-parse/sync";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
+import { runUbicrawl } from "../agent/harness.js";
+
+/**
+ * `ubicrawl experiment modes` as a user runs it, on a small web with 1 and 3 agents (real processes):
+ * the report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0,
+ * nothing sent), and, from the crawl logs kept with --data, what each mode did that the figures do not
+ * say by themselves: whose hosts each agent fetched, and fetch counts recounted line by line.
+ */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "ubicrawl-lab-modes-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface LogLine {
+  url: string;
+  status: number;
+  willRetry?: boolean;
+}
+
+/** Each agent's fetched URLs (attempts left out), from the crawl logs of the run in `runDir`. */
+async function fetchesByAgent(runDir: string): Promise<Map<string, string[]>> {
+  const byAgent = new Map<string, string[]>();
+  for (const agent of (await readdir(runDir)).filter((name) => name.startsWith("agent-"))) {
+    const text = await readFile(join(runDir, agent, "crawl.log"), "utf8");
+    const lines = text
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as LogLine);
+    byAgent.set(
+      agent,
+      lines.filter((line) => line.status > 0 && !line.willRetry).map((line) => line.url),
+    );
+  }
+  return byAgent;
+}
+
+describe("ubicrawl experiment modes", () => {
+  it("runs the three modes with real agents, and each mode does what the paper says", async () => {
+    const out = join(dir, "report");
+    const data = join(dir, "data");
+    const result = await runUbicrawl([
+      "experiment",
+      "modes",
+      "--agents",
+      "1,3",
+      "--hosts",
+      "30",
+      "--pages",
+      "900",
+      "--seeds-per-agent",
+      "2",
+      "--data",
+      data,
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^mode\s+agents\s+coverage\s+overlap\s+communication_overhead\s+quality/m);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (6 files`);
+    const report = await readFile(join(out, "report.md"), "utf8");
+    for (const plot of ["coverage", "overlap", "overhead", "quality"]) {
+      expect(report).toContain(`${plot}-vs-agents.svg`);
+      expect(await readFile(join(out, `${plot}-vs-agents.svg`), "utf8")).toMatch(/^<svg/);
+    }
+
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    const row = (mode: string, agents: number) => {
+      const found = rows.find((r) => r.mode === mode && r.agents === String(agents));
+      if (!found) throw new Error(`no row for ${mode} at ${agents} agents`);
+      return found;
+    };
+    expect(rows).toHaveLength(6);
+    // One agent: one crawl, reported under every mode.
+    expect(
+      new Set(["firewall", "cross", "exchange"].map((m) => JSON.stringify({ ...row(m, 1), mode: "" }))).size,
+    ).toBe(1);
+    expect(Number(row("exchange", 1).coverage)).toBe(1);
+    // Exchange: complete, no page twice, links sent between agents.
+    expect(Number(row("exchange", 3).coverage)).toBe(1);
+    expect(Number(row("exchange", 3).overlap)).toBe(0);
+    expect(Number(row("exchange", 3).urls_sent)).toBeGreaterThan(0);
+    // Firewall: no page twice, nothing sent, links to other agents' hosts dropped.
+    expect(Number(row("firewall", 3).overlap)).toBe(0);
+    expect(Number(row("firewall", 3).urls_sent)).toBe(0);
+    expect(Number(row("firewall", 3).links_dropped)).toBeGreaterThan(0);
+    // Cross-over: pages fetched twice, coverage no lower than the firewall's.
+    expect(Number(row("cross", 3).overlap)).toBeGreaterThan(0);
+    expect(Number(row("cross", 3).coverage)).toBeGreaterThanOrEqual(Number(row("firewall", 3).coverage));
+
+    // The crawl logs, read here: fetch counts as the table says, and whose hosts each agent fetched.
+    const owners = Assignment.build(
+      ["agent-1", "agent-2", "agent-3"].map((id) => ({ id })),
+      {},
+      await loadHasher64(),
+    );
+    const foreignFetches = new Map<string, number>();
+    for (const mode of ["firewall", "cross", "exchange"]) {
+      const byAgent = await fetchesByAgent(join(data, `${mode}-3`));
+      const all = [...byAgent.values()].flat();
+      expect(all.length).toBe(Number(row(mode, 3).fetches));
+      expect(new Set(all).size).toBe(Number(row(mode, 3).distinct_urls));
+      let foreign = 0;
+      for (const [agent, urls] of byAgent) {
+        foreign += urls.filter((url) => owners.ownerOf(new URL(url).host) !== agent).length;
+      }
+      foreignFetches.set(mode, foreign);
+    }
+    // Only the cross-over mode fetches other agents' hosts.
+    expect(foreignFetches.get("firewall")).toBe(0);
+    expect(foreignFetches.get("exchange")).toBe(0);
+    expect(foreignFetches.get("cross")).toBeGreaterThan(0);
+    expect(result.stdout).not.toContain("FAILS: Exchange");
+    expect(result.stdout).not.toContain("FAILS: Firewall mode: no overlap");
+  });
+
+  it("refuses a mode it does not know and an agent count out of range", async () => {
+    const badMode = await runUbicrawl([
+      "experiment",
+      "modes",
+      "--modes",
+      "exchange,flood",
+      "--out",
+      join(dir, "x"),
+    ]).waitForExit(30_000);
+    expect(badMode.code).toBe(2);
+    expect(badMode.stderr).toContain('--modes: "flood" is not one of exchange, firewall, cross');
+    const badAgents = await runUbicrawl([
+      "experiment",
+      "modes",
+      "--agents",
+      "0,2",
+      "--out",
+      join(dir, "y"),
+    ]).waitForExit(30_000);
+    expect(badAgents.code).toBe(2);
+    expect(badAgents.stderr).toContain('--agents: "0" is not an integer in 1..32');
+  });
+});
