@@ -3,6 +3,7 @@ import { LINK_MODES } from "../agent/link-router.js";
 import { PROGRESS_MODES } from "../agent/progress.js";
 import { SITEMAP_MODES } from "../agent/sitemap-reader.js";
 import {
+  DEFAULT_BATCH_URLS,
   DEFAULT_JOIN_TIMEOUT_MS,
   DEFAULT_LEAVE_TIMEOUT_MS,
   DEFAULT_RECOVERY_K,
@@ -12,6 +13,7 @@ import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
 import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
+import { MAX_URLS_PER_BATCH } from "../transport/index.js";
 import type { FlagSpecs } from "./flags.js";
 
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
@@ -182,6 +184,13 @@ export const AGENT_FLAGS = {
     default: DEFAULT_RECOVERY_K,
     min: 0,
     max: 1000,
+  },
+  "batch-urls": {
+    type: "integer",
+    help: "URLs a batch of links to another agent holds at most; a full batch goes at once, a smaller one within 30 s, or 250 ms when its destination is short of work (1: each URL in a message of its own)",
+    default: DEFAULT_BATCH_URLS,
+    min: 1,
+    max: MAX_URLS_PER_BATCH,
   },
   "takeover-delay-ms": {
     type: "integer",

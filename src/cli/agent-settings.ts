@@ -161,6 +161,7 @@ async function clusterOptions(flags: AgentFlags): Promise<ClusterOptions | undef
     heartbeatIntervalMs: flags["heartbeat-ms"],
     suspectAfterMs: flags["suspect-after-ms"],
     recoveryK: flags["recovery-k"],
+    batchUrls: flags["batch-urls"],
     takeoverDelayMs: flags["takeover-delay-ms"],
     joinTimeoutMs: flags["join-timeout-ms"],
     security,

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { ErrorCode, UbiError } from "../errors.js";
 import {
   balanceExperiment,
+  batchingExperiment,
   type Experiment,
   formatTextTable,
   modesExperiment,
@@ -16,6 +17,7 @@ import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 const EXPERIMENTS: readonly Experiment[] = [
   balanceExperiment as unknown as Experiment,
   modesExperiment as unknown as Experiment,
+  batchingExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

@@ -28,7 +28,7 @@ import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { resendUnacked } from "./unacked-urls.js";
-import { UrlExchange } from "./url-exchange.js";
+import { DEFAULT_BATCH_URLS, UrlExchange } from "./url-exchange.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
 
 /**
@@ -61,6 +61,11 @@ export interface ClusterOptions {
    * of them holds (UbiCrawler's k; 0 takes hosts without asking). @default 16
    */
   readonly recoveryK?: number;
+  /**
+   * URLs a batch to another agent holds at most, and the count that sends it at once (1: every URL in
+   * a message of its own). @default {@link DEFAULT_BATCH_URLS}
+   */
+  readonly batchUrls?: number;
   /**
    * How long hosts of a crashed agent wait for it to come back before their new owners crawl them
    * (0: at once). An agent restarted on its data dir within it refetches nothing but the pages in flight.
@@ -277,8 +282,9 @@ export class ClusterNode {
     };
     const isAlive = (id: string) => late.node?.parts.stabilizer.isAlive(id) === true;
     const partitionCell: { current?: PartitionStats } = {};
+    const batchUrls = options.batchUrls ?? DEFAULT_BATCH_URLS;
     const exchange = new UrlExchange(
-      {},
+      { maxBatchUrls: batchUrls, targetBatchUrls: batchUrls },
       {
         selfId,
         incarnation: detector.self.incarnation,

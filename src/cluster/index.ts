@@ -22,4 +22,4 @@ export { Ownership } from "./ownership.js";
 export { loneAgentStats, PartitionStats } from "./partition-stats.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
-export { UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";
+export { DEFAULT_BATCH_URLS, UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

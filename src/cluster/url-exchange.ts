@@ -15,11 +15,14 @@ import { hostKey, type UrlFingerprinter } from "../url/index.js";
 import { FlushPolicy } from "./flush-policy.js";
 import { UNACKED_PEER } from "./unacked-urls.js";
 
+/** URLs per batch at most, and the size that makes a batch go at once (`--batch-urls`). */
+export const DEFAULT_BATCH_URLS = 1000;
+
 /** Options of a {@link UrlExchange}. */
 export interface UrlExchangeOptions {
-  /** URLs per batch at most; a full buffer is sent at once. @default 1000 */
+  /** URLs per batch at most; a full buffer is sent at once. @default {@link DEFAULT_BATCH_URLS} */
   readonly maxBatchUrls?: number;
-  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default 1000 */
+  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default {@link DEFAULT_BATCH_URLS} */
   readonly targetBatchUrls?: number;
   /** Longest a URL waits in a buffer before its batch is sent. @default 30000 */
   readonly flushDelayMs?: number;
@@ -86,8 +89,8 @@ interface PeerOutbox {
 }
 
 const DEFAULTS = {
-  maxBatchUrls: 1000,
-  targetBatchUrls: 1000,
+  maxBatchUrls: DEFAULT_BATCH_URLS,
+  targetBatchUrls: DEFAULT_BATCH_URLS,
   flushDelayMs: 30_000,
   urgentDelayMs: 250,
   starvingQueuedUrls: 20,

@@ -13,5 +13,6 @@ export type {
   Table,
 } from "./experiment.js";
 export { balanceExperiment } from "./experiments/balance.js";
+export { batchingExperiment } from "./experiments/batching.js";
 export { modesExperiment } from "./experiments/modes.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

@@ -7,10 +7,11 @@ import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
 import { runUbicrawl } from "../agent/harness.js";
 
 /**
- * `ubicrawl experiment modes` as a user runs it, on a small web with 1 and 3 agents (real processes):
- * the report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0,
- * nothing sent), and, from the crawl logs kept with --data, what each mode did that the figures do not
- * say by themselves: whose hosts each agent fetched, and fetch counts recounted line by line.
+ * The experiments that run real agents (processes), as a user runs them on a small web. `modes`: the
+ * report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0, nothing
+ * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
+ * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
+ * agents take the batch size (one message a URL at 1).
  */
 
 let dir: string;
@@ -147,5 +148,45 @@ describe("ubicrawl experiment modes", () => {
     ]).waitForExit(30_000);
     expect(badAgents.code).toBe(2);
     expect(badAgents.stderr).toContain('--agents: "0" is not an integer in 1..32');
+  });
+});
+
+describe("ubicrawl experiment batching", () => {
+  it("sends each URL in a message of its own at batch size 1, and fewer messages, not fewer URLs, in batches", async () => {
+    const out = join(dir, "batching");
+    const result = await runUbicrawl([
+      "experiment",
+      "batching",
+      "--batches",
+      "1,100",
+      "--agents",
+      "3",
+      "--hosts",
+      "30",
+      "--pages",
+      "900",
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
+    expect(result.stdout).not.toContain("FAILS");
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    const [one, hundred] = rows;
+    expect(rows.map((r) => r.batch_urls)).toEqual(["1", "100"]);
+    // One URL a message: the agents took --batch-urls 1.
+    expect(Number(one?.urls_sent)).toBeGreaterThan(50);
+    expect(one?.messages).toBe(one?.urls_sent);
+    // Batches of up to 100: the same URLs (each goes once) in far fewer messages.
+    expect(hundred?.urls_sent).toBe(one?.urls_sent);
+    expect(Number(hundred?.messages)).toBeLessThan(Number(one?.messages) / 5);
+    expect(Number(hundred?.urls_per_message)).toBeLessThanOrEqual(100);
+    for (const row of rows) {
+      expect(Number(row.coverage)).toBe(1);
+      expect(Number(row.overlap)).toBe(0);
+    }
   });
 });

@@ -1,0 +1,114 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
+import { loadHasher64 } from "../hashing/index.js";
+import type { AgentFlagValues } from "../launch/index.js";
+import { type RunningTestWeb, startTestWeb } from "../testweb/index.js";
+import { type CrawlMetrics, measureCrawl, ownHomePages } from "./crawl-metrics.js";
+import { runLocalCluster } from "./local-cluster.js";
+
+/**
+ * The crawls of an experiment with real agents: one test web served for all of them, a data folder
+ * for each, the seeds of each agent picked among its own hosts' home pages, and the flags every such
+ * experiment shares (the web, the seeds, the time limit, where the data goes).
+ */
+
+/** Flags of an experiment that runs crawls. */
+export const LAB_CRAWL_FLAGS = {
+  hosts: { type: "integer", help: "hosts of the test web", default: 100, min: 10, max: 2000 },
+  pages: { type: "integer", help: "pages of the test web (about)", default: 5000, min: 200, max: 200_000 },
+  seed: { type: "integer", help: "seed of the test web", default: 1, min: 0 },
+  port: {
+    type: "integer",
+    help: "port of the test web (default: any free one); hosts are assigned by host:port, so a run repeats exactly only on the same port",
+    min: 1,
+    max: 65_535,
+    placeholder: "PORT",
+  },
+  "cross-links": {
+    type: "integer",
+    help: "percentage of an article's links that go to other hosts (the built-in web's 20 makes every host's cluster dense; fewer isolates partitions)",
+    default: 20,
+    min: 0,
+    max: 50,
+  },
+  "seeds-per-agent": {
+    type: "integer",
+    help: "home pages of its own hosts each agent starts from",
+    default: 1,
+    min: 1,
+    max: 50,
+  },
+  "timeout-s": {
+    type: "integer",
+    help: "longest a single crawl may take before the experiment fails",
+    default: 300,
+    min: 10,
+  },
+  data: {
+    type: "string",
+    help: "folder for the crawls' data, kept (default: a temp folder, removed at the end)",
+    placeholder: "DIR",
+  },
+} as const satisfies FlagSpecs;
+
+/** The values of {@link LAB_CRAWL_FLAGS}. */
+export type LabCrawlFlags = ParsedFlags<typeof LAB_CRAWL_FLAGS>;
+
+/** See the module's comment. Open with {@link LabCrawls.open}; close it when done. */
+export class LabCrawls {
+  private constructor(
+    private readonly flags: LabCrawlFlags,
+    readonly web: RunningTestWeb,
+    private readonly dataRoot: string,
+    private readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => string[],
+  ) {}
+
+  /** Serves the test web `flags` describe and prepares the data folder. */
+  static async open(flags: LabCrawlFlags, name: string): Promise<LabCrawls> {
+    const web = await startTestWeb({
+      seed: flags.seed,
+      hosts: flags.hosts,
+      pages: flags.pages,
+      crossLinkPercent: flags["cross-links"],
+      ...(flags.port === undefined ? {} : { port: flags.port }),
+    });
+    const dataRoot = flags.data ?? (await mkdtemp(join(tmpdir(), `ubicrawl-${name}-`)));
+    return new LabCrawls(
+      flags,
+      web,
+      dataRoot,
+      ownHomePages(web, flags["seeds-per-agent"], await loadHasher64()),
+    );
+  }
+
+  /** The web and seeds, in words, for a report's parameters. */
+  get description(): Record<string, string | number> {
+    const { flags } = this;
+    return {
+      "test web": `${flags.hosts} hosts, about ${flags.pages} pages, seed ${flags.seed}, ${flags["cross-links"]}% of article links to other hosts`,
+      "seeds per agent": flags["seeds-per-agent"],
+      "test web port": this.web.port,
+    };
+  }
+
+  /** Runs a crawl by `agents` agents with `agentFlags`, its data under `name`, and measures it. */
+  async crawl(name: string, agents: number, agentFlags: AgentFlagValues): Promise<CrawlMetrics> {
+    const run = await runLocalCluster({
+      dir: join(this.dataRoot, name),
+      web: this.web,
+      agents,
+      flags: agentFlags,
+      seedsOf: this.seedsOf,
+      timeoutMs: this.flags["timeout-s"] * 1000,
+    });
+    return measureCrawl(this.web, run);
+  }
+
+  /** Stops the web; removes the data unless `--data` named its folder. */
+  async close(): Promise<void> {
+    await this.web.stop();
+    if (this.flags.data === undefined) await rm(this.dataRoot, { recursive: true, force: true });
+  }
+}
