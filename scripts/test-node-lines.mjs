@@ -15,8 +15,9 @@ import { parseArgs } from "node:util";
 
 /**
  * The longest multi-agent fault scenarios (SIGKILL chaos, membership changes, partitions, floods,
- * garbage peers, a cluster's power cut): left out on the newest line only, to keep CI within its time;
- * every other process test (crawls, clusters, TLS, storage, power cuts) runs there.
+ * garbage peers, a cluster's power cut) and the laboratory's crawl experiments (clusters of the same
+ * agents, measured): left out on the newest line only, to keep CI within its time; every other process
+ * test (crawls, clusters, TLS, storage, power cuts) runs there.
  */
 const LONG_SCENARIOS = [
   "test/chaos/cluster-chaos.test.ts",
@@ -25,6 +26,7 @@ const LONG_SCENARIOS = [
   "test/faults/flood.test.ts",
   "test/faults/partition.test.ts",
   "test/faults/power-cut-cluster.test.ts",
+  "test/lab/crawl-experiments.test.ts",
 ];
 
 /** Each line and what runs on it. */

@@ -13,6 +13,12 @@ export interface AgentOptions {
   readonly dataDir: string;
   /** Seed URLs (already read from files). */
   readonly seeds: readonly string[];
+  /**
+   * URLs every agent of the cluster knows (Cho and Garcia-Molina's replication of the most linked
+   * URLs): a link or seed naming one that another agent owns is not sent, its owner has it. Each
+   * agent must be given them as seeds too, so that owners queue their own. Canonical.
+   */
+  readonly replicatedUrls?: readonly string[];
   /** Resolve names only through this hosts file (no DNS at all). */
   readonly hostsFile?: string;
   /** CIDRs allowed although private, loopback or link-local. */

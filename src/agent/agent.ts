@@ -326,7 +326,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     const blacklist = await loadBlacklist(store, logger);
     const selfOnly: HostOwnership = { ownerOf: () => options.id };
     const router = new LinkRouter(
-      { maxDepth: options.maxDepth, scopes: options.scopes, mode: options.linkMode },
+      {
+        maxDepth: options.maxDepth,
+        scopes: options.scopes,
+        mode: options.linkMode,
+        ...(options.replicatedUrls && options.replicatedUrls.length > 0
+          ? { replicated: new Set(options.replicatedUrls) }
+          : {}),
+      },
       {
         selfId: options.id,
         ownership: deps.cluster ? deps.cluster.ownership : () => selfOnly,

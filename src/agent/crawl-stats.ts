@@ -22,6 +22,7 @@ export type DropReason =
   | "sitemap-elsewhere"
   | "sitemap-limit"
   | "firewall"
+  | "replicated"
   | "cross-over-full";
 
 /** The counters of a crawl as kept durably (the store's `stats` metadata), so a restart goes on counting. */

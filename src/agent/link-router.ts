@@ -40,6 +40,8 @@ export interface LinkRouterOptions {
   readonly scopes: readonly string[];
   /** What becomes of links found on pages to other agents' hosts. */
   readonly mode: LinkMode;
+  /** URLs every agent knows: never sent to their owners, who have them as seeds. */
+  readonly replicated?: ReadonlySet<string>;
 }
 
 /** What a {@link LinkRouter} needs. */
@@ -114,6 +116,8 @@ export class LinkRouter {
       this.deps.frontier.add(url, depth, host, traits);
     } else if (origin === "given") {
       this.deps.exchange.send(owner, url, depth, host, traits);
+    } else if (this.options.replicated?.has(url)) {
+      this.deps.stats.recordDrop("replicated");
     } else if (origin === "seed" || this.options.mode === "exchange") {
       this.deps.exchange.offer(owner, url, depth, host, traits);
     } else {

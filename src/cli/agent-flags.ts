@@ -29,6 +29,11 @@ export const AGENT_FLAGS = {
     help: "seed http(s) URLs, or files with one URL a line",
     placeholder: "FILE|URL...",
   },
+  "replicated-urls": {
+    type: "string",
+    help: "file of URLs (one a line) every agent is given, as --seeds too: links to them are never sent to their owners, who queue them as seeds (Cho and Garcia-Molina's replication of the most linked URLs)",
+    placeholder: "FILE",
+  },
   "hosts-file": {
     type: "string",
     help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS)",

@@ -49,11 +49,22 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
   const seeds = acceptSeeds(await readSeeds(flags.seeds), flags.seeds, (line) =>
     logger.warn({ event: "seeds-skipped" }, line),
   );
+  const replicated = flags["replicated-urls"];
+  const replicatedUrls =
+    replicated === undefined
+      ? []
+      : acceptSeeds(
+          await readSeeds([replicated], "--replicated-urls"),
+          [replicated],
+          (line) => logger.warn({ event: "replicated-urls-skipped" }, line),
+          "--replicated-urls",
+        );
   const trusted = await trustedCertificates(await readCaFiles(flags["ca-file"]), process.env);
   const options: AgentOptions = {
     id: flags.id,
     dataDir: flags.data,
     seeds,
+    replicatedUrls,
     ...(flags["hosts-file"] === undefined ? {} : { hostsFile: flags["hosts-file"] }),
     allowNet: flags["allow-net"],
     delayMs: flags["delay-ms"],

@@ -6,6 +6,7 @@ import {
   type Experiment,
   formatTextTable,
   modesExperiment,
+  replicationExperiment,
   writeReport,
 } from "../lab/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
@@ -18,6 +19,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   balanceExperiment as unknown as Experiment,
   modesExperiment as unknown as Experiment,
   batchingExperiment as unknown as Experiment,
+  replicationExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

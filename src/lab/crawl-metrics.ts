@@ -40,6 +40,8 @@ export interface CrawlMetrics {
   readonly quality: number;
   /** Links to other agents' hosts dropped by the firewall mode. */
   readonly dropped: number;
+  /** URLs dropped before a fetch by reason, over all agents (their `stopped` records' `dropped`). */
+  readonly drops: Readonly<Record<string, number>>;
   /** From the seeds given to the crawl's end. */
   readonly seconds: number;
 }
@@ -84,12 +86,14 @@ export async function measureCrawl(web: RunningTestWeb, run: LocalClusterRun): P
   const report = await measureAgentDirs(dirs, new Set(truth.urls));
   let urlsSent = 0;
   let batchesSent = 0;
-  let dropped = 0;
+  const drops: Record<string, number> = {};
   for (const agent of run.agents) {
     const exchange = agent.stopped.exchange as { urlsSent?: number; batchesSent?: number } | undefined;
     urlsSent += exchange?.urlsSent ?? 0;
     batchesSent += exchange?.batchesSent ?? 0;
-    dropped += (agent.stopped.dropped as Record<string, number> | undefined)?.firewall ?? 0;
+    for (const [reason, count] of Object.entries((agent.stopped.dropped ?? {}) as Record<string, number>)) {
+      drops[reason] = (drops[reason] ?? 0) + count;
+    }
   }
   const fetches = (await Promise.all(dirs.map(readFetches))).flat().sort((a, b) => a.atMs - b.atMs);
   return {
@@ -103,7 +107,8 @@ export async function measureCrawl(web: RunningTestWeb, run: LocalClusterRun): P
     batchesSent,
     overhead: report.fetches === 0 ? 0 : urlsSent / report.fetches,
     quality: quality(truth, fetches),
-    dropped,
+    dropped: drops.firewall ?? 0,
+    drops,
     seconds: run.seconds,
   };
 }

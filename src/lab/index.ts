@@ -15,4 +15,5 @@ export type {
 export { balanceExperiment } from "./experiments/balance.js";
 export { batchingExperiment } from "./experiments/batching.js";
 export { modesExperiment } from "./experiments/modes.js";
+export { replicationExperiment } from "./experiments/replication.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
 import { loadHasher64 } from "../hashing/index.js";
 import type { AgentFlagValues } from "../launch/index.js";
 import { type RunningTestWeb, startTestWeb } from "../testweb/index.js";
+import { hostKey } from "../url/index.js";
 import { type CrawlMetrics, measureCrawl, ownHomePages } from "./crawl-metrics.js";
 import { runLocalCluster } from "./local-cluster.js";
 
@@ -75,6 +76,7 @@ export class LabCrawls {
       ...(flags.port === undefined ? {} : { port: flags.port }),
     });
     const dataRoot = flags.data ?? (await mkdtemp(join(tmpdir(), `ubicrawl-${name}-`)));
+    await mkdir(dataRoot, { recursive: true });
     return new LabCrawls(
       flags,
       web,
@@ -93,14 +95,31 @@ export class LabCrawls {
     };
   }
 
-  /** Runs a crawl by `agents` agents with `agentFlags`, its data under `name`, and measures it. */
-  async crawl(name: string, agents: number, agentFlags: AgentFlagValues): Promise<CrawlMetrics> {
+  /** The folder of crawl `name`'s data (and of files made for it). */
+  dirOf(name: string): string {
+    return join(this.dataRoot, name);
+  }
+
+  /**
+   * Runs a crawl by `agents` agents with `agentFlags`, its data under {@link dirOf}(`name`), and
+   * measures it. Each agent gets as seeds the home pages of its own hosts, and those of `moreSeeds`
+   * on its own hosts.
+   */
+  async crawl(
+    name: string,
+    agents: number,
+    agentFlags: AgentFlagValues,
+    moreSeeds: readonly string[] = [],
+  ): Promise<CrawlMetrics> {
     const run = await runLocalCluster({
-      dir: join(this.dataRoot, name),
+      dir: this.dirOf(name),
       web: this.web,
       agents,
       flags: agentFlags,
-      seedsOf: this.seedsOf,
+      seedsOf: (id, ownerOf) => [
+        ...this.seedsOf(id, ownerOf),
+        ...moreSeeds.filter((url) => ownerOf(hostKey(url)) === id),
+      ],
       timeoutMs: this.flags["timeout-s"] * 1000,
     });
     return measureCrawl(this.web, run);

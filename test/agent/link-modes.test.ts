@@ -10,7 +10,7 @@ import { ManualClock } from "../support/manual-clock.js";
  * that owns the hosts named `mine*`, the others being "you"'s. The frontier and the exchange record what
  * reaches them (the real ones need a store and peers; what they do with a URL is tested elsewhere).
  */
-function routerOf(mode: LinkMode, crossOver?: CrossOver) {
+function routerOf(mode: LinkMode, crossOver?: CrossOver, replicated?: ReadonlySet<string>) {
   const clock = new ManualClock();
   const stats = new CrawlStats(clock);
   const queued: string[] = [];
@@ -26,7 +26,7 @@ function routerOf(mode: LinkMode, crossOver?: CrossOver) {
     offer: (owner, url) => sent.push(`${owner} ${url}`),
   };
   const router = new LinkRouter(
-    { maxDepth: 5, scopes: [], mode },
+    { maxDepth: 5, scopes: [], mode, ...(replicated ? { replicated } : {}) },
     {
       selfId: "me",
       ownership: () => ({ ownerOf: (host) => (host.startsWith("mine") ? "me" : "you") }),
@@ -103,6 +103,20 @@ describe("link modes", () => {
     clock.advance(CROSS_OVER_CHECK_MS * 10);
     expect(crossOver.heldLinks).toBe(1);
     expect(clock.pending).toBe(0);
+  });
+
+  it("never sends a replicated URL to its owner, found on a page or given as a seed, but queues its own", () => {
+    const replicated = new Set(["http://other.test/", "http://mine.test/top"]);
+    const { router, queued, sent, stats } = routerOf("exchange", undefined, replicated);
+    router.route("http://other.test/", 0, "mine.test");
+    router.route("http://other.test/", 0, undefined);
+    router.route("http://other.test/not-replicated", 0, "mine.test");
+    router.route("http://mine.test/top", 0, "mine.test");
+    // A URL handed over by a peer or sent again after a failure still goes: its owner asked for it.
+    router.routeAt("http://other.test/", 0, "other.test");
+    expect(sent).toEqual(["you http://other.test/not-replicated", "you http://other.test/"]);
+    expect(queued).toEqual(["http://mine.test/top"]);
+    expect(stats.dropped.get("replicated")).toBe(2);
   });
 
   it("cross drops links past its bound, counted", () => {

@@ -190,3 +190,57 @@ describe("ubicrawl experiment batching", () => {
     }
   });
 });
+
+describe("ubicrawl experiment replication", () => {
+  it("sends fewer URLs when the most linked are replicated, and still fetches each of them once", async () => {
+    const out = join(dir, "replication");
+    const data = join(dir, "replication-data");
+    const result = await runUbicrawl([
+      "experiment",
+      "replication",
+      "--top",
+      "0,50",
+      "--agents",
+      "3",
+      "--hosts",
+      "30",
+      "--pages",
+      "900",
+      "--data",
+      data,
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (3 files`);
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    const [none, fifty] = rows;
+    expect(rows.map((r) => r.top_k)).toEqual(["0", "50"]);
+    expect(Number(none?.links_not_sent)).toBe(0);
+    expect(Number(fifty?.links_not_sent)).toBeGreaterThan(0);
+    expect(Number(fifty?.urls_sent)).toBeLessThan(Number(none?.urls_sent));
+    expect(Number(fifty?.saved)).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(Number(row.coverage)).toBe(1);
+      expect(Number(row.overlap)).toBe(0);
+    }
+    // The 50 replicated URLs, read back: each fetched once, by the agent that owns its host.
+    const top = (await readFile(join(data, "top-50.txt"), "utf8")).split("\n").filter((line) => line !== "");
+    expect(top).toHaveLength(50);
+    const owners = Assignment.build(
+      ["agent-1", "agent-2", "agent-3"].map((id) => ({ id })),
+      {},
+      await loadHasher64(),
+    );
+    const byAgent = await fetchesByAgent(join(data, "top-50"));
+    for (const url of top) {
+      const fetchedBy = [...byAgent].flatMap(([agent, urls]) =>
+        urls.filter((u) => u === url).map(() => agent),
+      );
+      expect([url, fetchedBy]).toEqual([url, [owners.ownerOf(new URL(url).host)]]);
+    }
+  });
+});
