@@ -4,6 +4,7 @@ import {
   balanceExperiment,
   batchingExperiment,
   type Experiment,
+  faultsExperiment,
   formatTextTable,
   modesExperiment,
   replicationExperiment,
@@ -20,6 +21,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   modesExperiment as unknown as Experiment,
   batchingExperiment as unknown as Experiment,
   replicationExperiment as unknown as Experiment,
+  faultsExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

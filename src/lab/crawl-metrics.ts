@@ -87,11 +87,12 @@ export async function measureCrawl(web: RunningTestWeb, run: LocalClusterRun): P
   let urlsSent = 0;
   let batchesSent = 0;
   const drops: Record<string, number> = {};
+  // A killed agent's counters died with it: the figures are the others'.
   for (const agent of run.agents) {
-    const exchange = agent.stopped.exchange as { urlsSent?: number; batchesSent?: number } | undefined;
+    const exchange = agent.stopped?.exchange as { urlsSent?: number; batchesSent?: number } | undefined;
     urlsSent += exchange?.urlsSent ?? 0;
     batchesSent += exchange?.batchesSent ?? 0;
-    for (const [reason, count] of Object.entries((agent.stopped.dropped ?? {}) as Record<string, number>)) {
+    for (const [reason, count] of Object.entries((agent.stopped?.dropped ?? {}) as Record<string, number>)) {
       drops[reason] = (drops[reason] ?? 0) + count;
     }
   }

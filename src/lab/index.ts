@@ -14,6 +14,7 @@ export type {
 } from "./experiment.js";
 export { balanceExperiment } from "./experiments/balance.js";
 export { batchingExperiment } from "./experiments/batching.js";
+export { faultsExperiment } from "./experiments/faults.js";
 export { modesExperiment } from "./experiments/modes.js";
 export { replicationExperiment } from "./experiments/replication.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

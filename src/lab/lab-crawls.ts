@@ -4,10 +4,10 @@ import { join } from "node:path";
 import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
 import { loadHasher64 } from "../hashing/index.js";
 import type { AgentFlagValues } from "../launch/index.js";
-import { type RunningTestWeb, startTestWeb } from "../testweb/index.js";
+import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
 import { hostKey } from "../url/index.js";
-import { type CrawlMetrics, measureCrawl, ownHomePages } from "./crawl-metrics.js";
-import { runLocalCluster } from "./local-cluster.js";
+import { type CrawlMetrics, measureCrawl, ownHomePages, truthLimits } from "./crawl-metrics.js";
+import { type LocalClusterFault, type LocalClusterRun, runLocalCluster } from "./local-cluster.js";
 
 /**
  * The crawls of an experiment with real agents: one test web served for all of them, a data folder
@@ -57,6 +57,11 @@ export const LAB_CRAWL_FLAGS = {
 /** The values of {@link LAB_CRAWL_FLAGS}. */
 export type LabCrawlFlags = ParsedFlags<typeof LAB_CRAWL_FLAGS>;
 
+/** A crawl of {@link LabCrawls}: its measures, and how it ran. */
+export interface LabCrawl extends CrawlMetrics {
+  readonly run: LocalClusterRun;
+}
+
 /** See the module's comment. Open with {@link LabCrawls.open}; close it when done. */
 export class LabCrawls {
   private constructor(
@@ -64,6 +69,7 @@ export class LabCrawls {
     readonly web: RunningTestWeb,
     private readonly dataRoot: string,
     private readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => string[],
+    private readonly truthSize: number,
   ) {}
 
   /** Serves the test web `flags` describe and prepares the data folder. */
@@ -82,6 +88,7 @@ export class LabCrawls {
       web,
       dataRoot,
       ownHomePages(web, flags["seeds-per-agent"], await loadHasher64()),
+      computeTruth(web.model, web.port, truthLimits()).urls.length,
     );
   }
 
@@ -100,17 +107,23 @@ export class LabCrawls {
     return join(this.dataRoot, name);
   }
 
+  /** Requests (robots.txt included) a complete crawl of the web from its own seeds makes, about. */
+  get expectedRequests(): number {
+    return this.truthSize + this.web.model.hosts.length;
+  }
+
   /**
    * Runs a crawl by `agents` agents with `agentFlags`, its data under {@link dirOf}(`name`), and
-   * measures it. Each agent gets as seeds the home pages of its own hosts, and those of `moreSeeds`
-   * on its own hosts.
+   * measures it. Each agent gets as seeds the home pages of its own hosts, and those of
+   * `options.moreSeeds` on its own hosts; `options.fault` is injected on the way.
    */
   async crawl(
     name: string,
     agents: number,
     agentFlags: AgentFlagValues,
-    moreSeeds: readonly string[] = [],
-  ): Promise<CrawlMetrics> {
+    options: { readonly moreSeeds?: readonly string[]; readonly fault?: LocalClusterFault } = {},
+  ): Promise<LabCrawl> {
+    const moreSeeds = options.moreSeeds ?? [];
     const run = await runLocalCluster({
       dir: this.dirOf(name),
       web: this.web,
@@ -121,8 +134,9 @@ export class LabCrawls {
         ...moreSeeds.filter((url) => ownerOf(hostKey(url)) === id),
       ],
       timeoutMs: this.flags["timeout-s"] * 1000,
+      ...(options.fault ? { fault: options.fault } : {}),
     });
-    return measureCrawl(this.web, run);
+    return { ...(await measureCrawl(this.web, run)), run };
   }
 
   /** Stops the web; removes the data unless `--data` named its folder. */

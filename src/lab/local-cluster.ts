@@ -33,6 +33,30 @@ export interface LocalClusterSpec {
   readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => readonly string[];
   /** The whole run fails past this. */
   readonly timeoutMs: number;
+  /** A fault injected during the crawl. */
+  readonly fault?: LocalClusterFault;
+}
+
+/** A fault of a {@link runLocalCluster}: agents killed (and maybe restarted) or added mid-crawl. */
+export interface LocalClusterFault {
+  /** When: once the test web has served this many requests (robots.txt included). */
+  readonly afterRequests: number;
+  /** Agents SIGKILLed then: the last ones started. @default 0 */
+  readonly kill?: number;
+  /** Restarts the killed agents on their data folders this long after the kill; never when undefined. */
+  readonly restartAfterMs?: number;
+  /** Agents started then (`agent-(n+1)` …), with no seeds. @default 0 */
+  readonly add?: number;
+}
+
+/** When the fault of a {@link runLocalCluster} came, and to whom. */
+export interface InjectedFault {
+  /** Time of the kill or the start of the added agents (epoch ms). */
+  readonly atMs: number;
+  readonly killed: readonly string[];
+  /** When the killed agents were started again (epoch ms), if they were. */
+  readonly restartedAtMs?: number;
+  readonly added: readonly string[];
 }
 
 /** One agent of a finished {@link runLocalCluster}. */
@@ -41,9 +65,13 @@ export interface LocalAgentRun {
   /** Its data folder: crawl log, WARC files, state. */
   readonly dir: string;
   readonly seeds: readonly string[];
+  /** How its last process ended. */
   readonly exit: AgentExit;
-  /** Its last record, `stopped`, with the crawl's counters (exchange traffic, drops…). */
-  readonly stopped: LogRecord;
+  /**
+   * Its last process's last record, `stopped`, with the crawl's counters (exchange traffic, drops…);
+   * undefined for an agent killed and not restarted.
+   */
+  readonly stopped?: LogRecord;
 }
 
 /** A finished {@link runLocalCluster}. */
@@ -51,19 +79,24 @@ export interface LocalClusterRun {
   readonly agents: readonly LocalAgentRun[];
   /** From the seeds given to the last agent's exit. */
   readonly seconds: number;
+  /** The fault, as it came. */
+  readonly fault?: InjectedFault;
 }
 
 /** How long an agent may take to listen. */
 const LISTEN_TIMEOUT_MS = 60_000;
 /** How often the membership is polled until every agent sees every other. */
 const VIEW_POLL_MS = 100;
+/** How often the test web's count of requests is read, waiting for a fault's moment. */
+const FAULT_POLL_MS = 20;
 
 /**
  * Runs a crawl of `spec.web` by `spec.agents` agents: starts them all (joining the first), waits until
  * each one's view holds all of them alive, gives each the seeds `spec.seedsOf` picks among its own
  * hosts (an operator `ADD_SEEDS`, so no seed crosses between agents), and waits for every agent to exit
- * at the crawl's end. Kills them all and throws when an agent fails to start, exits before the end
- * with no `stopped` record, or the run passes its timeout.
+ * at the crawl's end; injects `spec.fault` on the way. Kills them all and throws when an agent fails to
+ * start, one not killed by the fault exits with no `stopped` record, the crawl ends before the fault's
+ * moment, or the run passes its timeout.
  */
 export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClusterRun> {
   await mkdir(spec.dir, { recursive: true });
@@ -71,6 +104,8 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   await spec.web.writeHostsFile(hostsFile);
   const ids = Array.from({ length: spec.agents }, (_, i) => `agent-${i + 1}`);
   const processes: AgentProcess[] = [];
+  /** The latest process of each agent. */
+  const latest = new Map<string, AgentProcess>();
   const start = (id: string, join?: string) => {
     const agent = AgentProcess.start({
       ...testWebAgentFlags(hostsFile),
@@ -83,6 +118,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       ...(join === undefined ? {} : { join: [join] }),
     });
     processes.push(agent);
+    latest.set(id, agent);
     return agent;
   };
   const deadline = Date.now() + spec.timeoutMs;
@@ -114,42 +150,97 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
         if (given.length > 0) await control(addresses[i] as string, [...given]);
       }),
     );
-    const exits = await Promise.race([
-      Promise.all(processes.map((p) => p.exit)),
-      new Promise<never>((_, reject) =>
-        setTimeout(
-          () =>
-            reject(
-              new UbiError(ErrorCode.ExperimentFailed, `the crawl did not end within ${spec.timeoutMs} ms`),
-            ),
-          Math.max(0, deadline - Date.now()),
-        ).unref(),
-      ),
-    ]);
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(
+        () =>
+          reject(
+            new UbiError(ErrorCode.ExperimentFailed, `the crawl did not end within ${spec.timeoutMs} ms`),
+          ),
+        Math.max(0, deadline - Date.now()),
+      ).unref(),
+    );
+    const fault = spec.fault
+      ? await Promise.race([inject(spec.fault, spec, processes, start, ids), timeout])
+      : undefined;
+    // Every process, those the fault started included, until the crawl's end.
+    await Promise.race([Promise.all(processes.map((p) => p.exit)), timeout]);
     const seconds = (Date.now() - startedAtMs) / 1000;
-    return {
-      seconds,
-      agents: processes.map((agent, i) => {
-        const stopped = agent.records.find((record) => record.event === "stopped");
-        if (stopped === undefined) {
-          throw new UbiError(
-            ErrorCode.ExperimentFailed,
-            `${agent.id} exited (${JSON.stringify(exits[i])}) without its stopped record: ${lastWords(agent)}`,
-          );
-        }
-        return {
-          id: agent.id,
-          dir: dataDir(spec, agent.id),
-          seeds: seeds.get(agent.id) ?? [],
-          exit: exits[i] as AgentExit,
-          stopped,
-        };
-      }),
-    };
+    const agents: LocalAgentRun[] = [];
+    for (const [id, agent] of latest) {
+      const exit = await agent.exit;
+      const stopped = agent.records.find((record) => record.event === "stopped");
+      const killed = fault?.killed.includes(id) === true && fault.restartedAtMs === undefined;
+      if (stopped === undefined && !killed) {
+        throw new UbiError(
+          ErrorCode.ExperimentFailed,
+          `${id} exited (${JSON.stringify(exit)}) without its stopped record: ${lastWords(agent)}`,
+        );
+      }
+      agents.push({
+        id,
+        dir: dataDir(spec, id),
+        seeds: seeds.get(id) ?? [],
+        exit,
+        ...(stopped === undefined ? {} : { stopped }),
+      });
+    }
+    return { seconds, agents, ...(fault === undefined ? {} : { fault }) };
   } finally {
     for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
   }
+}
+
+/**
+ * Waits for `fault`'s moment, then kills, restarts and adds agents as it says. Throws when the crawl
+ * ends first.
+ */
+async function inject(
+  fault: LocalClusterFault,
+  spec: LocalClusterSpec,
+  processes: AgentProcess[],
+  start: (id: string, join?: string) => AgentProcess,
+  ids: readonly string[],
+): Promise<InjectedFault> {
+  while (spec.web.recorder.totalServed < fault.afterRequests) {
+    if (processes.every((p) => p.done)) {
+      throw new UbiError(
+        ErrorCode.ExperimentFailed,
+        `the crawl ended after ${spec.web.recorder.totalServed} requests, before the fault's moment (${fault.afterRequests})`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, FAULT_POLL_MS));
+  }
+  const live = () => processes.filter((p) => !p.done);
+  const kill = fault.kill ?? 0;
+  const victims = kill === 0 ? [] : live().slice(-kill);
+  const atMs = Date.now();
+  for (const victim of victims) victim.child.kill("SIGKILL");
+  await Promise.all(victims.map((victim) => victim.exit));
+  const joinAddress = async () => {
+    const peer = live()[0];
+    if (!peer) throw new UbiError(ErrorCode.ExperimentFailed, "no agent is left to join");
+    return peer.listening(LISTEN_TIMEOUT_MS);
+  };
+  const added = Array.from({ length: fault.add ?? 0 }, (_, i) => `agent-${ids.length + i + 1}`);
+  if (added.length > 0) {
+    const address = await joinAddress();
+    await Promise.all(added.map((id) => start(id, address).listening(LISTEN_TIMEOUT_MS)));
+  }
+  let restartedAtMs: number | undefined;
+  const restartAfterMs = fault.restartAfterMs;
+  if (restartAfterMs !== undefined && victims.length > 0) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + restartAfterMs - Date.now())));
+    restartedAtMs = Date.now();
+    const address = await joinAddress();
+    await Promise.all(victims.map((victim) => start(victim.id, address).listening(LISTEN_TIMEOUT_MS)));
+  }
+  return {
+    atMs,
+    killed: victims.map((victim) => victim.id),
+    ...(restartedAtMs === undefined ? {} : { restartedAtMs }),
+    added,
+  };
 }
 
 function dataDir(spec: LocalClusterSpec, id: string): string {

@@ -244,3 +244,54 @@ describe("ubicrawl experiment replication", () => {
     }
   });
 });
+
+describe("ubicrawl experiment faults", () => {
+  it("kills an agent and adds one mid-crawl: nothing lost, a join fetches nothing twice, the dead agent's hosts crawled again", async () => {
+    const out = join(dir, "faults");
+    const data = join(dir, "faults-data");
+    const result = await runUbicrawl([
+      "experiment",
+      "faults",
+      "--scenarios",
+      "takeover,join",
+      "--agents",
+      "3",
+      "--hosts",
+      "40",
+      "--pages",
+      "3000",
+      "--at",
+      "20",
+      "--data",
+      data,
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    const [takeover, joined] = rows;
+    expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join"]);
+    for (const row of rows) expect(Number(row.coverage)).toBe(1);
+    expect(Number(joined?.refetched)).toBe(0);
+    expect(Number(takeover?.gap_s)).toBeGreaterThan(0);
+    // The killed agent is the last started (agent-3): the survivors fetched hosts it owned.
+    const logs = await fetchesByAgent(join(data, "takeover"));
+    expect([...logs.keys()].sort()).toEqual(["agent-1", "agent-2", "agent-3"]);
+    const owners = Assignment.build(
+      ["agent-1", "agent-2", "agent-3"].map((id) => ({ id })),
+      {},
+      await loadHasher64(),
+    );
+    const takenOver = ["agent-1", "agent-2"].flatMap((agent) =>
+      (logs.get(agent) ?? []).filter((url) => owners.ownerOf(new URL(url).host) === "agent-3"),
+    );
+    expect(logs.get("agent-3")?.length).toBeGreaterThan(0);
+    expect(takenOver.length).toBeGreaterThan(0);
+    // The join's newcomer took hosts and crawled them.
+    const joinLogs = await fetchesByAgent(join(data, "join"));
+    expect(joinLogs.get("agent-4")?.length).toBeGreaterThan(0);
+  });
+});

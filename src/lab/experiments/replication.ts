@@ -63,7 +63,7 @@ replication must leave at 1 and 0) and quality.`,
           `top-${top}`,
           flags.agents,
           top === 0 ? {} : { "replicated-urls": file },
-          replicated,
+          { moreSeeds: replicated },
         );
         const point: Point = { top, replicatedDrops: metrics.drops.replicated ?? 0, ...metrics };
         points.push(point);

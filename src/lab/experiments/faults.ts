@@ -1,0 +1,321 @@
+import type { FlagSpecs } from "../../cli/flags.js";
+import { Assignment, loadHasher64 } from "../../hashing/index.js";
+import type { AgentFlagValues } from "../../launch/index.js";
+import { readFetches } from "../../report/index.js";
+import { hostKey } from "../../url/index.js";
+import { type CrawlMetrics, round } from "../crawl-metrics.js";
+import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
+import { LAB_CRAWL_FLAGS, type LabCrawl, LabCrawls } from "../lab-crawls.js";
+import { choiceList } from "../lists.js";
+import type { LocalClusterFault } from "../local-cluster.js";
+import { markdownTable } from "../report-writer.js";
+
+/**
+ * Fault tolerance, which UbiCrawler's authors leave to be measured: agents killed, restarted or added
+ * in the middle of a crawl by real agents, with page recovery and the takeover grace on and off —
+ * what is lost, what is fetched twice, and how long the dead agents' hosts wait for a new crawler.
+ */
+
+/** A fault scenario: what happens, and how the agents are set. */
+interface Scenario {
+  readonly summary: string;
+  /** SIGKILL the faulty agents. */
+  readonly kill: boolean;
+  /** Restart them this long after the kill. */
+  readonly restartAfterMs?: number;
+  /** Add the faulty agents instead (they join mid-crawl). */
+  readonly add: boolean;
+  readonly flags: AgentFlagValues;
+}
+
+/** How long the killed agents' hosts are held for them in the scenarios with a grace. */
+const GRACE_MS = 10_000;
+
+const SCENARIOS = {
+  takeover: {
+    summary: "killed, not restarted: the others take their hosts at once",
+    kill: true,
+    add: false,
+    flags: { "takeover-delay-ms": 0 },
+  },
+  "restart-held": {
+    summary: `killed, restarted 1 s later, their hosts held for them (--takeover-delay-ms ${GRACE_MS})`,
+    kill: true,
+    restartAfterMs: 1000,
+    add: false,
+    flags: { "takeover-delay-ms": GRACE_MS },
+  },
+  "restart-taken": {
+    summary: "killed, restarted 3 s later, the others crawling their hosts meanwhile; page recovery on",
+    kill: true,
+    restartAfterMs: 3000,
+    add: false,
+    flags: { "takeover-delay-ms": 0 },
+  },
+  "restart-taken-no-recovery": {
+    summary: "as restart-taken, page recovery off (--recovery-k 0)",
+    kill: true,
+    restartAfterMs: 3000,
+    add: false,
+    flags: { "takeover-delay-ms": 0, "recovery-k": 0 },
+  },
+  join: {
+    summary: "added mid-crawl: hosts move to them with the pages done there (page recovery)",
+    kill: false,
+    add: true,
+    flags: {},
+  },
+  "join-no-recovery": {
+    summary: "as join, page recovery off (--recovery-k 0)",
+    kill: false,
+    add: true,
+    flags: { "recovery-k": 0 },
+  },
+} as const satisfies Record<string, Scenario>;
+
+type ScenarioName = keyof typeof SCENARIOS;
+const SCENARIO_NAMES = Object.keys(SCENARIOS) as ScenarioName[];
+
+const FAULTS_FLAGS = {
+  scenarios: {
+    type: "string",
+    help: `scenarios, comma-separated: ${SCENARIO_NAMES.join(", ")}`,
+    default: SCENARIO_NAMES.join(","),
+    placeholder: "NAME,…",
+  },
+  agents: { type: "integer", help: "agents at the start of every crawl", default: 4, min: 2, max: 32 },
+  faulty: {
+    type: "integer",
+    help: "agents killed (or added) in each scenario",
+    default: 1,
+    min: 1,
+    max: 31,
+  },
+  at: {
+    type: "integer",
+    help: "the fault comes when this percentage of the crawl's requests is served",
+    default: 30,
+    min: 1,
+    max: 90,
+  },
+  ...LAB_CRAWL_FLAGS,
+} as const satisfies FlagSpecs;
+
+/** One crawl: a scenario. */
+interface Point extends CrawlMetrics {
+  readonly scenario: ScenarioName;
+  /** Fetches of a URL fetched before (N − I). */
+  readonly refetched: number;
+  /**
+   * Seconds from the fault until the faulty agents' part of the web is crawled again: the first fetch
+   * after a kill of a host the killed agents owned, or an added agent's first fetch; undefined when
+   * none came.
+   */
+  readonly gapSeconds: number | undefined;
+}
+
+/** `ubicrawl experiment faults`. */
+export const faultsExperiment: Experiment<typeof FAULTS_FLAGS> = {
+  name: "faults",
+  summary: "agents killed, restarted and added mid-crawl: pages lost and fetched twice, hosts left waiting",
+  description: `Fault tolerance with real agents, which UbiCrawler's authors leave to be measured: in each
+scenario --agents agents crawl the test web as in the modes experiment (exchange mode, seeds of their own
+hosts) and, once --at percent of the crawl's requests are served, --faulty agents are SIGKILLed (the
+last ones started), restarted later on their data folders, or added. Failure detection: heartbeats every
+200 ms, a silent agent suspected after 1.2 s. Scenarios: ${SCENARIO_NAMES.map(
+    (name) => `${name} (${SCENARIOS[name].summary})`,
+  ).join("; ")}. Reports coverage (pages lost), pages fetched twice (overlap), and the gap: seconds
+from the fault until the faulty agents' part of the web is crawled again. A killed agent's counters die
+with it: URLs sent count the others'.`,
+  flags: FAULTS_FLAGS,
+  async run(flags, context) {
+    const names = choiceList("scenarios", flags.scenarios, SCENARIO_NAMES);
+    const crawls = await LabCrawls.open(flags, "faults");
+    const afterRequests = Math.round((crawls.expectedRequests * flags.at) / 100);
+    const hasher = await loadHasher64();
+    const initial = Assignment.build(
+      Array.from({ length: flags.agents }, (_, i) => ({ id: `agent-${i + 1}` })),
+      {},
+      hasher,
+    );
+    const points: Point[] = [];
+    try {
+      for (const scenario of names) {
+        const spec: Scenario = SCENARIOS[scenario];
+        const fault: LocalClusterFault = {
+          afterRequests,
+          ...(spec.kill ? { kill: flags.faulty } : {}),
+          ...(spec.restartAfterMs === undefined ? {} : { restartAfterMs: spec.restartAfterMs }),
+          ...(spec.add ? { add: flags.faulty } : {}),
+        };
+        const crawl = await crawls.crawl(scenario, flags.agents, spec.flags, { fault });
+        const point: Point = {
+          ...crawl,
+          scenario,
+          refetched: crawl.fetches - crawl.distinct,
+          gapSeconds: await gap(crawl, (host) => initial.ownerOf(host)),
+        };
+        points.push(point);
+        context.progress(
+          `faults: ${scenario}: coverage ${point.coverage.toFixed(4)}, ${point.refetched} fetched twice, ` +
+            `gap ${point.gapSeconds === undefined ? "none" : `${point.gapSeconds.toFixed(2)} s`}, ${point.seconds.toFixed(1)} s`,
+        );
+      }
+    } finally {
+      await crawls.close();
+    }
+    return report(points, {
+      agents: flags.agents,
+      "faulty agents": flags.faulty,
+      "fault at": `${flags.at}% of the requests (${afterRequests})`,
+      ...crawls.description,
+    });
+  },
+};
+
+/** See {@link Point.gapSeconds}. */
+async function gap(crawl: LabCrawl, initialOwnerOf: (host: string) => string): Promise<number | undefined> {
+  const fault = crawl.run.fault;
+  if (!fault) return undefined;
+  const killed = new Set(fault.killed);
+  const added = new Set(fault.added);
+  let first: number | undefined;
+  for (const agent of crawl.run.agents) {
+    for (const fetch of await readFetches(agent.dir)) {
+      if (fetch.atMs <= fault.atMs) continue;
+      const counts = added.size > 0 ? added.has(agent.id) : killed.has(initialOwnerOf(hostKey(fetch.url)));
+      if (counts && (first === undefined || fetch.atMs < first)) first = fetch.atMs;
+    }
+  }
+  return first === undefined ? undefined : (first - fault.atMs) / 1000;
+}
+
+function report(points: readonly Point[], parameters: Record<string, string | number>): ExperimentResult {
+  const summary: Table = {
+    name: "summary",
+    columns: [
+      "scenario",
+      "coverage",
+      "overlap",
+      "refetched",
+      "gap_s",
+      "fetches",
+      "failures",
+      "urls_sent",
+      "quality",
+      "seconds",
+    ],
+    rows: points.map((p) => [
+      p.scenario,
+      round(p.coverage, 5),
+      round(p.overlap, 5),
+      p.refetched,
+      p.gapSeconds === undefined ? "" : round(p.gapSeconds, 2),
+      p.fetches,
+      p.failures,
+      p.urlsSent,
+      round(p.quality),
+      round(p.seconds, 1),
+    ]),
+  };
+  const plots: Plot[] = [
+    {
+      name: "refetched-by-scenario",
+      title: "Pages fetched twice, by scenario",
+      spec: {
+        data: { values: points.map((p) => ({ scenario: p.scenario, refetched: p.refetched })) },
+        width: 360,
+        height: 240,
+        mark: "bar",
+        encoding: {
+          x: { field: "scenario", type: "nominal", sort: null, title: "scenario" },
+          y: { field: "refetched", type: "quantitative", title: "pages fetched twice" },
+        },
+      },
+    },
+  ];
+  return {
+    title: "Agents killed, restarted and added mid-crawl",
+    method: faultsExperiment.description,
+    parameters: { scenarios: points.map((p) => p.scenario).join(", "), ...parameters },
+    tables: [summary],
+    plots,
+    checks: checks(points),
+    sections: [
+      {
+        heading: "Scenarios",
+        body: markdownTable(
+          ["scenario", "what happens"],
+          points.map((p) => [p.scenario, SCENARIOS[p.scenario].summary]),
+        ),
+      },
+      { heading: "Reading the figures", body: READING },
+    ],
+  };
+}
+
+/** What the figures mean here. */
+const READING = `- **takeover**: the others cannot ask a dead agent what it fetched, so they fetch its hosts' pages
+  again from their queues' start: pages fetched twice, about as many as the dead agent had fetched
+  on hosts with work left. The gap is the failure detector's timeout and a heartbeat or two.
+- **restart-held**: the hosts wait for the restarted agent, which resumes from its durable state: only
+  the pages in flight at the kill are fetched twice, at the price of a gap as long as the restart.
+- **restart-taken**: the others crawl meanwhile; at the restart the hosts move back, and page recovery
+  asks the agents that crawled them what they fetched, so little is fetched a third time.
+- **join**: hosts move to a newcomer with the pages done there (the previous owner hands them over):
+  nothing is fetched twice; without page recovery the newcomer starts its hosts over.`;
+
+function checks(points: readonly Point[]): Check[] {
+  const at = (name: ScenarioName) => points.find((p) => p.scenario === name);
+  const result: Check[] = [
+    {
+      claim:
+        "Self-stabilization: whatever the fault, the crawl ends with every page of the web fetched (UbiCrawler)",
+      holds: points.every((p) => p.coverage === 1),
+      detail: points.map((p) => `${p.scenario}: ${p.coverage.toFixed(4)}`).join(", "),
+    },
+  ];
+  const join = at("join");
+  if (join) {
+    result.push({
+      claim: "A join fetches nothing twice: the hosts move with the pages done there",
+      holds: join.refetched === 0,
+      detail: `join: ${join.refetched} pages fetched twice`,
+    });
+  }
+  const joinBare = at("join-no-recovery");
+  if (join && joinBare) {
+    result.push({
+      claim: "Page recovery is what saves a join's refetches (UbiCrawler)",
+      holds: joinBare.refetched > join.refetched,
+      detail: `fetched twice: ${join.refetched} with page recovery, ${joinBare.refetched} without`,
+    });
+  }
+  const held = at("restart-held");
+  const takeover = at("takeover");
+  if (held && takeover) {
+    result.push({
+      claim: "Holding a killed agent's hosts for its restart saves the refetches of a takeover",
+      holds: held.refetched < takeover.refetched,
+      detail: `fetched twice: ${held.refetched} restarted within the grace, ${takeover.refetched} taken over`,
+    });
+  }
+  const taken = at("restart-taken");
+  const takenBare = at("restart-taken-no-recovery");
+  if (taken && takenBare) {
+    result.push({
+      claim: "At a restart after a takeover, page recovery fetches no more twice than without it",
+      holds: taken.refetched <= takenBare.refetched,
+      detail: `fetched twice: ${taken.refetched} with page recovery, ${takenBare.refetched} without`,
+    });
+  }
+  if (takeover?.gapSeconds !== undefined) {
+    result.push({
+      claim:
+        "A dead agent's hosts are crawled again within a few seconds of its death (failure detection: 1.2 s)",
+      holds: takeover.gapSeconds <= 5,
+      detail: `takeover gap: ${takeover.gapSeconds.toFixed(2)} s`,
+    });
+  }
+  return result;
+}
