@@ -1,6 +1,11 @@
 import type { DedupMode } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { DEFAULT_MIN_BYTES_PER_SECOND, DEFAULT_RATE_WINDOW_MS } from "../fetching/index.js";
+import {
+  type BandwidthControl,
+  DEFAULT_BANDWIDTH_SEARCH_DEPTH,
+  DEFAULT_MIN_BYTES_PER_SECOND,
+  DEFAULT_RATE_WINDOW_MS,
+} from "../fetching/index.js";
 import { type WarcCompression, ZSTD_NODE_VERSION, zstdAvailable } from "../storage/index.js";
 import type { LinkMode } from "./link-router.js";
 import type { SitemapMode } from "./sitemap-reader.js";
@@ -82,6 +87,15 @@ export interface AgentOptions {
   readonly linkMode: LinkMode;
   /** How WARC records are compressed: gzip (`.warc.gz`) or Zstandard (`.warc.zst`, Node.js 22.19+ or 24.6+). */
   readonly warcCompression: WarcCompression;
+  /**
+   * Diligenti et al.'s bound on the bandwidth of page downloads together (bytes per second), held by
+   * a {@link BandwidthGate}; unbounded when undefined.
+   */
+  readonly maxBytesPerSecond?: number;
+  /** Waiting fetches the bound's control looks at for one that fits the free bandwidth. */
+  readonly bandwidthSearchDepth: number;
+  /** How the bound is held: forecasts (`predictive`), or the naive `stop-and-go`, for experiments. */
+  readonly bandwidthControl: BandwidthControl;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
 }
@@ -108,6 +122,8 @@ export const AGENT_DEFAULTS = {
   linkMode: "exchange",
   warcCompression: "gzip",
   http2: false,
+  bandwidthSearchDepth: DEFAULT_BANDWIDTH_SEARCH_DEPTH,
+  bandwidthControl: "predictive",
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

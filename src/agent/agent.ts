@@ -10,7 +10,16 @@ import {
   DuplicateDetector,
 } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import { Fetcher, HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
+import {
+  BandwidthGate,
+  Fetcher,
+  type FetchResult,
+  HostsFileResolver,
+  NetPolicy,
+  type Resolver,
+  SystemResolver,
+  TransferRates,
+} from "../fetching/index.js";
 import {
   type AdoptedHost,
   Frontier,
@@ -321,6 +330,21 @@ export class Agent implements AgentParts, ClusterFacingAgent {
             },
           })
         : undefined;
+    const bandwidth =
+      options.maxBytesPerSecond === undefined
+        ? undefined
+        : new BandwidthGate(
+            {
+              maxBytesPerSecond: options.maxBytesPerSecond,
+              searchDepth: options.bandwidthSearchDepth,
+              control: options.bandwidthControl,
+            },
+            {
+              clock,
+              // Before any download, a page is guessed at 64 KiB fetched at the whole bound.
+              rates: new TransferRates({ bytesPerSecond: options.maxBytesPerSecond, bytes: 64 * 1024 }),
+            },
+          );
     // What a visit asks: the cluster's answers, widened in the cross-over mode to the hosts it crossed into.
     const rights = crossOver ? crossOver.widen(ownRights) : ownRights;
     const blacklist = await loadBlacklist(store, logger);
@@ -361,7 +385,9 @@ export class Agent implements AgentParts, ClusterFacingAgent {
         robots: (origin) => robots.get(origin),
         saveRobots: (rules) =>
           committer.add({ kind: "robots", origin: rules.origin, snapshot: rules.toJSON() }),
-        fetch: (url, signal) => fetcher.fetch(url, { signal }),
+        fetch: bandwidth
+          ? boundedFetch(bandwidth, (url, signal) => fetcher.fetch(url, { signal }), clock)
+          : (url, signal) => fetcher.fetch(url, { signal }),
         ipGate,
         archive,
         router,
@@ -760,4 +786,27 @@ async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBla
     blacklist.merge([entry]);
   }
   return blacklist;
+}
+
+/**
+ * `fetch` through `gate`: each download waits for its share of the bandwidth and hands it back when it
+ * ends, with its bytes and duration (a failure with none).
+ */
+function boundedFetch(
+  gate: BandwidthGate,
+  fetch: (url: string, signal: AbortSignal) => Promise<FetchResult>,
+  clock: Clock,
+): (url: string, signal: AbortSignal) => Promise<FetchResult> {
+  return async (url, signal) => {
+    const ticket = await gate.acquire(hostKey(url), signal);
+    const startedAtMs = clock.now();
+    try {
+      const result = await fetch(url, signal);
+      ticket.done(result.wireBytes, result.durationMs);
+      return result;
+    } catch (error) {
+      ticket.done(0, clock.now() - startedAtMs);
+      throw error;
+    }
+  };
 }

@@ -11,6 +11,7 @@ import {
 } from "../cluster/index.js";
 import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
+import { BANDWIDTH_CONTROLS } from "../fetching/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
 import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
 import { MAX_URLS_PER_BATCH } from "../transport/index.js";
@@ -218,6 +219,24 @@ export const AGENT_FLAGS = {
     help: "duplicate payloads (mirrors, URL aliases) stored once, the others as WARC revisit records: cluster (each payload digest asked of the agent that owns it), local (this agent's own index only) or off",
     default: AGENT_DEFAULTS.dedup,
     choices: DEDUP_MODES,
+  },
+  "max-bandwidth": {
+    type: "string",
+    help: "bound on the bandwidth of this agent's page downloads together, e.g. 5MB/s, 800KB/s or 1.5GB/s (1 KB = 1,024 bytes): a download starts only when the rates forecast from its server's past, with those in flight, stay under it (Diligenti et al.); politeness still holds; default: unbounded",
+    placeholder: "RATE",
+  },
+  "bandwidth-search-depth": {
+    type: "integer",
+    help: "with --max-bandwidth: waiting downloads (of ready hosts) looked at for one that fits the free bandwidth when the first does not",
+    default: AGENT_DEFAULTS.bandwidthSearchDepth,
+    min: 1,
+    max: 100_000,
+  },
+  "bandwidth-control": {
+    type: "string",
+    help: "with --max-bandwidth: predictive (forecasts, as above) or stop-and-go (every download starts while the last second's bytes are under the bound, none while over: the naive control, for experiments)",
+    default: AGENT_DEFAULTS.bandwidthControl,
+    choices: BANDWIDTH_CONTROLS,
   },
   mode: {
     type: "string",

@@ -13,6 +13,7 @@ import type { LogFormat, Logger, LogLevel } from "../logging/index.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
 import type { AGENT_FLAGS } from "./agent-flags.js";
+import { parseByteRate } from "./byte-rate.js";
 import type { ParsedFlags } from "./flags.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
@@ -87,6 +88,11 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     sitemaps: flags.sitemaps,
     dedup: flags.dedup,
     linkMode: flags.mode,
+    ...(flags["max-bandwidth"] === undefined
+      ? {}
+      : { maxBytesPerSecond: parseByteRate(flags["max-bandwidth"], "--max-bandwidth") }),
+    bandwidthSearchDepth: flags["bandwidth-search-depth"],
+    bandwidthControl: flags["bandwidth-control"],
     warcCompression: flags["warc-compression"],
     http2: flags.http2,
     progress,

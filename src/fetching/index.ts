@@ -9,8 +9,18 @@ export {
   type FetcherDeps,
   type FetcherOptions,
 } from "./fetcher.js";
+export {
+  BANDWIDTH_CONTROLS,
+  type BandwidthControl,
+  BandwidthGate,
+  type BandwidthGateDeps,
+  type BandwidthGateOptions,
+  type BandwidthTicket,
+  DEFAULT_BANDWIDTH_SEARCH_DEPTH,
+} from "./bandwidth-gate.js";
 export { HostsFileResolver } from "./hosts-file-resolver.js";
 export { NetPolicy, type NetPolicyOptions } from "./net-policy.js";
 export type { Resolver } from "./resolver.js";
 export { SystemResolver, type SystemResolverDeps, type SystemResolverOptions } from "./system-resolver.js";
+export { type TransferForecast, TransferRates } from "./transfer-rates.js";
 export { readCaFiles, trustedCertificates } from "./trust-store.js";

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CrawlLogEntry } from "../../src/storage/index.js";
+import { readCrawlLogOf, spawnAgent, startWebFixture, type WebFixture } from "./harness.js";
+
+/**
+ * `--max-bandwidth` on a real crawl of the test web, which serves far faster than the bound: the
+ * agent's downloads, each spread over its duration, stay under the bound over every second but for one
+ * page, and use most of it; the same crawl unbounded goes several times faster; nothing is lost.
+ */
+
+const KB = 1024;
+const BOUND = 2 * 1024 * KB;
+
+let fixture: WebFixture;
+beforeAll(async () => {
+  fixture = await startWebFixture({ seed: 5, hosts: 10, pages: 400 });
+});
+afterAll(async () => {
+  await fixture?.stop();
+});
+
+interface Download {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly bytes: number;
+}
+
+function downloadsOf(entries: readonly CrawlLogEntry[]): Download[] {
+  return entries
+    .filter((e) => e.status > 0)
+    .map((e) => {
+      const startMs = Date.parse(e.ts);
+      return { startMs, endMs: startMs + Math.max(1, e.durationMs), bytes: e.bytes };
+    });
+}
+
+/** Bytes within [from, to), each download's spread evenly over its duration. */
+function bytesWithin(downloads: readonly Download[], from: number, to: number): number {
+  let bytes = 0;
+  for (const d of downloads) {
+    const overlap = Math.min(to, d.endMs) - Math.max(from, d.startMs);
+    if (overlap > 0) bytes += (d.bytes * overlap) / (d.endMs - d.startMs);
+  }
+  return bytes;
+}
+
+async function crawl(id: string, flags: string[]) {
+  const result = await spawnAgent(fixture, { id, flags }).waitForExit(120_000);
+  expect(result.code, result.stderr).toBe(0);
+  const entries = await readCrawlLogOf(`${fixture.dir}/data-${id}`);
+  const downloads = downloadsOf(entries);
+  const start = Math.min(...downloads.map((d) => d.startMs));
+  const end = Math.max(...downloads.map((d) => d.endMs));
+  const bytes = downloads.reduce((sum, d) => sum + d.bytes, 0);
+  return { entries, downloads, start, end, bytes, rate: (bytes * 1000) / (end - start) };
+}
+
+describe("--max-bandwidth", () => {
+  it("holds the crawl's downloads under the bound, within one page over any second, and uses most of it", async () => {
+    const free = await crawl("free", []);
+    const bounded = await crawl("bounded", ["--max-bandwidth", "2MB/s"]);
+    // The web is fast enough for the bound to bind.
+    expect(free.rate).toBeGreaterThan(2.5 * BOUND);
+    // The same pages, none lost to the bound.
+    const urls = (entries: readonly CrawlLogEntry[]) => entries.map((e) => e.url).sort();
+    expect(urls(bounded.entries)).toEqual(urls(free.entries));
+    expect(bounded.entries.length).toBeGreaterThan(300);
+    const largestPage = Math.max(...bounded.downloads.map((d) => d.bytes));
+    for (let from = bounded.start; from + 1000 <= bounded.end; from += 50) {
+      expect(bytesWithin(bounded.downloads, from, from + 1000)).toBeLessThanOrEqual(BOUND + largestPage);
+    }
+    expect(bounded.rate).toBeLessThanOrEqual(BOUND * 1.05);
+    expect(bounded.rate).toBeGreaterThan(0.75 * BOUND);
+  });
+
+  it("refuses a rate it cannot read, saying what it wants", async () => {
+    const result = await spawnAgent(fixture, { id: "bad", flags: ["--max-bandwidth", "fast"] }).waitForExit(
+      30_000,
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      '--max-bandwidth must be a positive rate such as 5MB/s, 800KB/s or 250000 (bytes per second), got "fast"',
+    );
+  });
+});
