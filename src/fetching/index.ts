@@ -1,4 +1,14 @@
 /** Fetching: undici-based fetcher, hosts-file and system DNS resolvers, and the `--allow-net` policy. */
+
+export {
+  BANDWIDTH_CONTROLS,
+  type BandwidthControl,
+  BandwidthGate,
+  type BandwidthGateDeps,
+  type BandwidthGateOptions,
+  type BandwidthTicket,
+  DEFAULT_BANDWIDTH_SEARCH_DEPTH,
+} from "./bandwidth-gate.js";
 export { decodeBody } from "./decode.js";
 export { classifyFetchError, failureReason } from "./fetch-errors.js";
 export { type FetchOptions, type FetchResult, responseHeader } from "./fetch-result.js";
@@ -9,15 +19,6 @@ export {
   type FetcherDeps,
   type FetcherOptions,
 } from "./fetcher.js";
-export {
-  BANDWIDTH_CONTROLS,
-  type BandwidthControl,
-  BandwidthGate,
-  type BandwidthGateDeps,
-  type BandwidthGateOptions,
-  type BandwidthTicket,
-  DEFAULT_BANDWIDTH_SEARCH_DEPTH,
-} from "./bandwidth-gate.js";
 export { HostsFileResolver } from "./hosts-file-resolver.js";
 export { NetPolicy, type NetPolicyOptions } from "./net-policy.js";
 export type { Resolver } from "./resolver.js";
