@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { ErrorCode, UbiError } from "../errors.js";
 import {
   balanceExperiment,
+  bandwidthExperiment,
   batchingExperiment,
   type Experiment,
   faultsExperiment,
@@ -22,6 +23,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   batchingExperiment as unknown as Experiment,
   replicationExperiment as unknown as Experiment,
   faultsExperiment as unknown as Experiment,
+  bandwidthExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

@@ -5,8 +5,10 @@ import type { TransferRates } from "./transfer-rates.js";
 /**
  * Diligenti et al.'s bandwidth-bounded crawler: an agent whose downloads together stay under a bound
  * (`--max-bandwidth`). Each page fetch asks the gate before it starts. The `predictive` control
- * forecasts each download's rate from its server's past ({@link TransferRates}), sums the forecasts of
- * the downloads in flight, and starts a download only when the sum stays under the bound — looking, when
+ * forecasts each download's rate and size from its server's past ({@link TransferRates}), takes its
+ * share of the link over the next second (its rate, or its bytes over the second when it will be done
+ * sooner), sums the shares of the downloads in flight, and starts a download only when the sum stays
+ * under the bound — looking, when
  * the first fetch waiting does not fit the free bandwidth, at up to `searchDepth` waiting fetches (the
  * ready hosts) for one that does. Starts are also paced by bytes: each download reserves its forecast
  * size against a budget that refills at the bound and never saves up (it is settled at its real size
@@ -26,6 +28,8 @@ export type BandwidthControl = (typeof BANDWIDTH_CONTROLS)[number];
 /** Waiting fetches looked at for one that fits (`--bandwidth-search-depth`). */
 export const DEFAULT_BANDWIDTH_SEARCH_DEPTH = 10;
 
+/** The span over which a download's forecast share of the bandwidth is taken (predictive control). */
+const SHARE_WINDOW_MS = 1000;
 /** The stop-and-go control's measuring window. */
 const STOP_AND_GO_WINDOW_MS = 1000;
 
@@ -145,16 +149,19 @@ export class BandwidthGate {
     for (let i = 0; i < Math.min(this.options.searchDepth, this.waiting.length) && this.credit >= 0; ) {
       const waiter = this.waiting[i] as Waiter;
       const forecast = this.deps.rates.forecast(waiter.host, now);
-      const fits = this.inFlight === 0 || this.predictedInFlight + forecast.bytesPerSecond <= bound;
+      // Its share over the next second: its rate, or, for a download done sooner, its bytes spread over
+      // the second (a small page from a fast server takes little of the link, however fast its rate).
+      const share = Math.min(forecast.bytesPerSecond, (forecast.bytes * 1000) / SHARE_WINDOW_MS);
+      const fits = this.inFlight === 0 || this.predictedInFlight + share <= bound;
       if (!fits) {
         i++;
         continue;
       }
       this.waiting.splice(i, 1);
-      this.predictedInFlight += forecast.bytesPerSecond;
+      this.predictedInFlight += share;
       this.credit -= forecast.bytes;
       this.admit(waiter, (bytes) => {
-        this.predictedInFlight = Math.max(0, this.predictedInFlight - forecast.bytesPerSecond);
+        this.predictedInFlight = Math.max(0, this.predictedInFlight - share);
         // Settled at its real size: the reservation was a forecast.
         this.credit += forecast.bytes - bytes;
       });

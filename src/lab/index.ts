@@ -13,6 +13,7 @@ export type {
   Table,
 } from "./experiment.js";
 export { balanceExperiment } from "./experiments/balance.js";
+export { bandwidthExperiment } from "./experiments/bandwidth.js";
 export { batchingExperiment } from "./experiments/batching.js";
 export { faultsExperiment } from "./experiments/faults.js";
 export { modesExperiment } from "./experiments/modes.js";

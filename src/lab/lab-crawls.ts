@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
 import { loadHasher64 } from "../hashing/index.js";
 import type { AgentFlagValues } from "../launch/index.js";
-import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
+import { computeTruth, type RunningTestWeb, startTestWeb, type TestWebOptions } from "../testweb/index.js";
 import { hostKey } from "../url/index.js";
 import { type CrawlMetrics, measureCrawl, ownHomePages, truthLimits } from "./crawl-metrics.js";
 import { type LocalClusterFault, type LocalClusterRun, runLocalCluster } from "./local-cluster.js";
@@ -72,9 +72,10 @@ export class LabCrawls {
     private readonly truthSize: number,
   ) {}
 
-  /** Serves the test web `flags` describe and prepares the data folder. */
-  static async open(flags: LabCrawlFlags, name: string): Promise<LabCrawls> {
-    const web = await startTestWeb({
+  /** Serves the test web `flags` describe (with `web`'s options besides) and prepares the data folder. */
+  static async open(flags: LabCrawlFlags, name: string, web: TestWebOptions = {}): Promise<LabCrawls> {
+    const served = await startTestWeb({
+      ...web,
       seed: flags.seed,
       hosts: flags.hosts,
       pages: flags.pages,
@@ -85,10 +86,10 @@ export class LabCrawls {
     await mkdir(dataRoot, { recursive: true });
     return new LabCrawls(
       flags,
-      web,
+      served,
       dataRoot,
-      ownHomePages(web, flags["seeds-per-agent"], await loadHasher64()),
-      computeTruth(web.model, web.port, truthLimits()).urls.length,
+      ownHomePages(served, flags["seeds-per-agent"], await loadHasher64()),
+      computeTruth(served.model, served.port, truthLimits()).urls.length,
     );
   }
 

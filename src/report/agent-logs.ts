@@ -62,10 +62,13 @@ export async function tallyAgentDir(tally: CrawlTally, dir: string): Promise<voi
   }
 }
 
-/** A fetch in a crawl log: its URL, and when it began. */
+/** A fetch in a crawl log: its URL, when it began, how long it took and the bytes it moved. */
 export interface LoggedFetch {
   readonly url: string;
   readonly atMs: number;
+  readonly durationMs: number;
+  /** Bytes on the wire. */
+  readonly bytes: number;
 }
 
 /**
@@ -83,7 +86,7 @@ export async function readFetches(dir: string): Promise<LoggedFetch[]> {
     if (Number.isNaN(atMs)) {
       throw new UbiError(ErrorCode.InvalidArgument, `${path}:${lineNumber} has no valid time (ts)`);
     }
-    fetches.push({ url: entry.url, atMs });
+    fetches.push({ url: entry.url, atMs, durationMs: entry.durationMs ?? 0, bytes: entry.bytes ?? 0 });
   });
   return fetches;
 }

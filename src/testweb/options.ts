@@ -62,6 +62,12 @@ export interface TestWebOptions {
    */
   responseDelayMs?: number;
   /**
+   * Per-host rate limits: each host sends its bodies at its own rate, drawn from its salt between `min`
+   * and `max` bytes per second (evenly on a log scale), in twentieths of a second. Unlimited when
+   * undefined.
+   */
+  hostBytesPerSecond?: { readonly min: number; readonly max: number };
+  /**
    * Scheme of every host: `https` serves TLS with the certificate given to `startTestWeb` (see
    * testweb/certificates.ts), and every absolute link and redirect says `https:`.
    * @default "http"
@@ -97,6 +103,7 @@ export interface ResolvedTestWebOptions {
   readonly crossLinkPercent: number;
   readonly mirrors: number;
   readonly responseDelayMs: number;
+  readonly hostBytesPerSecond: { readonly min: number; readonly max: number } | undefined;
   readonly scheme: TestWebScheme;
   readonly http2: boolean;
   readonly servedLogPath: string | undefined;
@@ -141,10 +148,20 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     crossLinkPercent: integerIn("crossLinkPercent", options.crossLinkPercent ?? 20, 0, 50),
     mirrors: integerIn("mirrors", options.mirrors ?? Math.min(2, ordinaryHosts), 0, ordinaryHosts),
     responseDelayMs: integerIn("responseDelayMs", options.responseDelayMs ?? 0, 0, 60_000),
+    hostBytesPerSecond: rateRange(options.hostBytesPerSecond),
     scheme: schemeOf(options.scheme ?? "http"),
     http2: http2Of(options.http2 ?? false, options.scheme ?? "http"),
     servedLogPath: options.servedLogPath,
   };
+}
+
+function rateRange(
+  range: TestWebOptions["hostBytesPerSecond"],
+): ResolvedTestWebOptions["hostBytesPerSecond"] {
+  if (range === undefined) return undefined;
+  const min = integerIn("hostBytesPerSecond.min", range.min, 1, 1 << 30);
+  const max = integerIn("hostBytesPerSecond.max", range.max, min, 1 << 30);
+  return { min, max };
 }
 
 function http2Of(http2: boolean, scheme: string): boolean {

@@ -14,6 +14,7 @@ import { buildModel, hostOrigin, type WebModel } from "./model.js";
 import type { TestWebOptions } from "./options.js";
 import { ServedRecorder } from "./recorder.js";
 import { respond } from "./responses.js";
+import { hostRate, sendThrottled } from "./throttle.js";
 import { canonicalTarget } from "./url-space.js";
 
 /** A test web serving on loopback: one listener per distinct host address, all on one port. */
@@ -196,8 +197,23 @@ export async function startTestWeb(
       };
       if (response.location !== undefined) headers.location = response.location;
       res.writeHead(response.status, headers);
+      const host = model.hosts[hostIndex];
+      const rate = host === undefined ? undefined : hostRate(model, host);
       if (req.method === "HEAD") res.end();
-      else res.end(body);
+      else if (rate === undefined || body.byteLength === 0) res.end(body);
+      else
+        sendThrottled(
+          {
+            // Both response kinds (HTTP/1.1 and the HTTP/2 compatibility API) take a chunk alone.
+            write: (chunk) => (res as { write(chunk: Uint8Array): boolean }).write(chunk),
+            end: () => res.end(),
+            get destroyed() {
+              return "stream" in res ? res.stream.destroyed : res.destroyed;
+            },
+          },
+          body,
+          rate,
+        );
     };
     if (holds > 0) held.push(answer);
     else if (responseDelayMs > 0) setTimeout(answer, responseDelayMs);

@@ -162,22 +162,23 @@ describe("BandwidthGate, predictive", () => {
     ] as const) {
       const { gate, rates, clock } = gateOf({ maxBytesPerSecond: 1000 * KB, searchDepth });
       const now = clock.now();
-      rates.observe("a.test", 60 * KB, 100, now); // 600 KB/s
-      rates.observe("fast.test", 80 * KB, 100, now); // 800 KB/s
-      rates.observe("slow.test", 10 * KB, 100, now); // 100 KB/s
+      // Long downloads (10 s each), so their shares are their rates.
+      rates.observe("a.test", 6000 * KB, 10_000, now); // 600 KB/s
+      rates.observe("fast.test", 8000 * KB, 10_000, now); // 800 KB/s
+      rates.observe("slow.test", 1000 * KB, 10_000, now); // 100 KB/s
       // Past the byte budget of the first start, so only the rates decide.
       const started: string[] = [];
       const first = await gate.acquire("a.test");
       started.push("a.test");
-      clock.advance(1000);
+      clock.advance(7000);
       void gate.acquire("fast.test").then(() => started.push("fast.test"));
       void gate.acquire("slow.test").then(() => started.push("slow.test"));
       for (let i = 0; i < 5; i++) await Promise.resolve();
       expect([searchDepth, started]).toEqual([searchDepth, expected]);
       expect(gate.waitingFetches).toBe(searchDepth === 1 ? 2 : 1);
-      first.done(60 * KB, 100);
-      // Once the byte budget of the starts so far is made up (at most 70 KB at 1,000 KB/s).
-      clock.advance(70);
+      first.done(6000 * KB, 10_000);
+      // Once the byte budget of the starts so far is made up (at most 7,000 KB at 1,000 KB/s).
+      clock.advance(7000);
       for (let i = 0; i < 5; i++) await Promise.resolve();
       expect(started).toContain("fast.test");
     }

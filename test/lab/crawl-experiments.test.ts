@@ -295,3 +295,44 @@ describe("ubicrawl experiment faults", () => {
     expect(joinLogs.get("agent-4")?.length).toBeGreaterThan(0);
   });
 });
+
+describe("ubicrawl experiment bandwidth", () => {
+  it("holds the predictive control under the bound but for one page a second, where no bound goes far over", async () => {
+    const out = join(dir, "bandwidth");
+    const result = await runUbicrawl([
+      "experiment",
+      "bandwidth",
+      "--bound",
+      "1MB/s",
+      "--depths",
+      "10",
+      "--hosts",
+      "20",
+      "--pages",
+      "600",
+      "--pages-per-host",
+      "20",
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    expect(rows.map((r) => r.control)).toEqual(["none", "stop-and-go", "predictive, depth 10"]);
+    const [none, , predictive] = rows;
+    expect(Number(none?.mean_over_bound)).toBeGreaterThan(1.2);
+    expect(Number(predictive?.mean_over_bound)).toBeLessThanOrEqual(1.05);
+    expect(Number(predictive?.worst_second_excess_kb)).toBeLessThanOrEqual(
+      Number(predictive?.largest_page_kb),
+    );
+    // The same pages whatever the control.
+    expect(new Set(rows.map((r) => r.pages)).size).toBe(1);
+    const series = parse(await readFile(join(out, "bandwidth-over-time.csv"), "utf8"), {
+      columns: true,
+    }) as Record<string, string>[];
+    expect(series.filter((r) => r.control === "none").length).toBeGreaterThan(0);
+  });
+});

@@ -2,7 +2,14 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type HostInfo, type RunningTestWeb, startTestWeb } from "../../src/testweb/index.js";
+import {
+  buildModel,
+  type HostInfo,
+  type RunningTestWeb,
+  respond,
+  startTestWeb,
+} from "../../src/testweb/index.js";
+import { hostRate } from "../../src/testweb/throttle.js";
 import { extractLinks, fetchHost, fetchVia, parseHostsFile } from "./helpers.js";
 
 let web: RunningTestWeb;
@@ -195,5 +202,39 @@ describe("stop", () => {
     await Promise.all([small.stop(), small.stop()]);
     await small.stop();
     await expect(fetchVia(host.ip, small.port, host.name, "/")).rejects.toThrow();
+  });
+});
+
+describe("hostBytesPerSecond", () => {
+  it("sends each host's bodies no faster than its own rate, the rates spread over the range", async () => {
+    const slow = await startTestWeb({
+      seed: 5,
+      hosts: 12,
+      pages: 600,
+      hostBytesPerSecond: { min: 20_000, max: 200_000 },
+    });
+    try {
+      const rates = slow.model.hosts
+        .filter((h) => h.kind === "normal")
+        .map((h) => hostRate(slow.model, h) as number);
+      expect(Math.min(...rates)).toBeGreaterThanOrEqual(20_000);
+      expect(Math.max(...rates)).toBeLessThanOrEqual(200_000);
+      expect(new Set(rates).size).toBeGreaterThan(rates.length / 2);
+      const host = slow.model.hosts.find((h) => h.kind === "normal") as HostInfo;
+      const rate = hostRate(slow.model, host) as number;
+      const started = Date.now();
+      const page = await fetchVia(host.ip, slow.port, host.name, "/");
+      const seconds = (Date.now() - started) / 1000;
+      expect(page.status).toBe(200);
+      // The body, bytes for bytes as unthrottled, and no sooner than its rate allows (its first piece
+      // goes at once).
+      const unthrottled = buildModel({ seed: 5, hosts: 12, pages: 600 });
+      expect(page.body.toString()).toBe(String(respond(unthrottled, slow.port, host.index, "/").body));
+      expect(seconds).toBeGreaterThanOrEqual(
+        ((page.body.byteLength - Math.max(1024, rate / 20)) / rate) * 0.95,
+      );
+    } finally {
+      await slow.stop();
+    }
   });
 });
