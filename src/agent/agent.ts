@@ -794,14 +794,14 @@ async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBla
  */
 function boundedFetch(
   gate: BandwidthGate,
-  fetch: (url: string, signal: AbortSignal) => Promise<FetchResult>,
+  download: (url: string, signal: AbortSignal) => Promise<FetchResult>,
   clock: Clock,
 ): (url: string, signal: AbortSignal) => Promise<FetchResult> {
   return async (url, signal) => {
     const ticket = await gate.acquire(hostKey(url), signal);
     const startedAtMs = clock.now();
     try {
-      const result = await fetch(url, signal);
+      const result = await download(url, signal);
       ticket.done(result.wireBytes, result.durationMs);
       return result;
     } catch (error) {

@@ -41,7 +41,9 @@ function isCrawlData(path: string): boolean {
 
 /**
  * Stops `pid` (SIGSTOP) at a moment when some of the crawl's own data is not durable yet, so that a cut
- * then drops something; resumes it and tries again a few ms later otherwise. Leaves it stopped.
+ * then drops something; resumes it and tries again a few ms later otherwise. Leaves it stopped. The data
+ * must still be unsynced a while after the stop: an fsync the process sent just before it sits in the
+ * FUSE queue and may be answered later (on a loaded machine, more than 30 ms later), making it durable.
  */
 export async function stopWhileUnsynced(
   pid: number,
@@ -52,12 +54,21 @@ export async function stopWhileUnsynced(
     process.kill(pid, "SIGSTOP");
     // Requests the process had already sent to the file system are answered meanwhile.
     await delay(30);
-    const unsynced = await mount.unsynced();
-    if (unsynced.some((file) => isCrawlData(file.path))) return;
+    if (await hasUnsyncedCrawlData(mount)) {
+      await delay(SETTLE_MS);
+      if (await hasUnsyncedCrawlData(mount)) return;
+    }
     process.kill(pid, "SIGCONT");
     await delay(2 + Math.floor(random() * 20));
   }
   throw new Error("the agent never had unsynced crawl data when stopped: 500 tries");
+}
+
+/** How long stopped data must stay unsynced to count (the FUSE queue drained meanwhile). */
+const SETTLE_MS = 150;
+
+async function hasUnsyncedCrawlData(mount: UnsyncedMount): Promise<boolean> {
+  return (await mount.unsynced()).some((file) => isCrawlData(file.path));
 }
 
 /** One file after a power cut: its size before, what fsync had made durable, and what was kept. */
