@@ -53,7 +53,7 @@ import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.j
 import { StorageGuard } from "./storage-guard.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
-const QUANTUM_PAGES = 64;
+export const QUANTUM_PAGES = 64;
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
 const STOP_GRACE_MS = 10_000;
 /** How often completion is checked for `--exit-when-done`. */

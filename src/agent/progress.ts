@@ -132,6 +132,8 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       event: "stopped",
       reason,
       seconds: Number(seconds.toFixed(3)),
+      // This process's CPU (user + system), for a crawl's CPU a page.
+      cpuSeconds: Number((cpuMicroseconds() / 1e6).toFixed(3)),
       pagesFetchedThisRun: stats.pagesFetchedThisRun,
       pagesFetched: stats.pagesFetched,
       bytesFetched: stats.bytesFetched,
@@ -154,6 +156,11 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
           }),
     },
   };
+}
+
+function cpuMicroseconds(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 }
 
 /** Bytes in B/KB/MB/GB. */

@@ -9,6 +9,7 @@ import {
   formatTextTable,
   modesExperiment,
   replicationExperiment,
+  scalingExperiment,
   writeReport,
 } from "../lab/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
@@ -24,6 +25,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   replicationExperiment as unknown as Experiment,
   faultsExperiment as unknown as Experiment,
   bandwidthExperiment as unknown as Experiment,
+  scalingExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

@@ -60,7 +60,7 @@ export function truthLimits(): TruthLimits {
  * (those a crawl of the web reaches), in an order fixed by the agent's id and the host's name.
  */
 export function ownHomePages(
-  web: RunningTestWeb,
+  web: Pick<RunningTestWeb, "model" | "port">,
   perAgent: number,
   hasher: Hasher64,
 ): (agentId: string, ownerOf: (hostKey: string) => string) => string[] {

@@ -18,4 +18,5 @@ export { batchingExperiment } from "./experiments/batching.js";
 export { faultsExperiment } from "./experiments/faults.js";
 export { modesExperiment } from "./experiments/modes.js";
 export { replicationExperiment } from "./experiments/replication.js";
+export { scalingExperiment } from "./experiments/scaling.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

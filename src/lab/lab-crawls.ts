@@ -122,7 +122,12 @@ export class LabCrawls {
     name: string,
     agents: number,
     agentFlags: AgentFlagValues,
-    options: { readonly moreSeeds?: readonly string[]; readonly fault?: LocalClusterFault } = {},
+    options: {
+      readonly moreSeeds?: readonly string[];
+      readonly fault?: LocalClusterFault;
+      /** Caps each agent at this percentage of one CPU. */
+      readonly cpuQuotaPercent?: number;
+    } = {},
   ): Promise<LabCrawl> {
     const moreSeeds = options.moreSeeds ?? [];
     const run = await runLocalCluster({
@@ -136,6 +141,7 @@ export class LabCrawls {
       ],
       timeoutMs: this.flags["timeout-s"] * 1000,
       ...(options.fault ? { fault: options.fault } : {}),
+      ...(options.cpuQuotaPercent === undefined ? {} : { cpuQuotaPercent: options.cpuQuotaPercent }),
     });
     return { ...(await measureCrawl(this.web, run)), run };
   }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
@@ -13,6 +14,7 @@ import type { LogRecord } from "../logging/index.js";
 import type { RunningTestWeb } from "../testweb/index.js";
 import { INSECURE, PeerClient } from "../transport/index.js";
 import { hostKey } from "../url/index.js";
+import { CpuQuotaGroup } from "./cpu-quota.js";
 
 /**
  * A crawl of the laboratory: n real agents as processes on the built-in test web, started before any
@@ -35,6 +37,8 @@ export interface LocalClusterSpec {
   readonly timeoutMs: number;
   /** A fault injected during the crawl. */
   readonly fault?: LocalClusterFault;
+  /** Caps each agent at this percentage of one CPU, in a cgroup of its own (see cpu-quota.ts). */
+  readonly cpuQuotaPercent?: number;
 }
 
 /** A fault of a {@link runLocalCluster}: agents killed (and maybe restarted) or added mid-crawl. */
@@ -72,6 +76,11 @@ export interface LocalAgentRun {
    * undefined for an agent killed and not restarted.
    */
   readonly stopped?: LogRecord;
+  /**
+   * CPU seconds its last process spent from its seeds to its exit (its `stopped` record's CPU less what
+   * it had used when the seeds were given); undefined when unknown (killed, restarted, or no /proc).
+   */
+  readonly crawlCpuSeconds?: number;
 }
 
 /** A finished {@link runLocalCluster}. */
@@ -104,6 +113,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   await spec.web.writeHostsFile(hostsFile);
   const ids = Array.from({ length: spec.agents }, (_, i) => `agent-${i + 1}`);
   const processes: AgentProcess[] = [];
+  const quotas: CpuQuotaGroup[] = [];
   /** The latest process of each agent. */
   const latest = new Map<string, AgentProcess>();
   const start = (id: string, join?: string) => {
@@ -119,6 +129,14 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     });
     processes.push(agent);
     latest.set(id, agent);
+    if (spec.cpuQuotaPercent !== undefined && agent.child.pid !== undefined) {
+      const group = new CpuQuotaGroup(
+        `ubicrawl-lab-${process.pid}-${processes.length}`,
+        spec.cpuQuotaPercent,
+      );
+      quotas.push(group);
+      group.add(agent.child.pid);
+    }
     return agent;
   };
   const deadline = Date.now() + spec.timeoutMs;
@@ -138,6 +156,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       hasher,
     );
     const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, (host) => assignment.ownerOf(host))]));
+    const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.child.pid)]));
     const startedAtMs = Date.now();
     await Promise.all(
       ids.map(async (id, i) => {
@@ -176,20 +195,43 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
           `${id} exited (${JSON.stringify(exit)}) without its stopped record: ${lastWords(agent)}`,
         );
       }
+      const before = cpuAtSeeds.get(id);
+      const after = stopped?.cpuSeconds;
+      const sameProcess = processes.filter((p) => p.id === id).length === 1;
       agents.push({
         id,
         dir: dataDir(spec, id),
         seeds: seeds.get(id) ?? [],
         exit,
         ...(stopped === undefined ? {} : { stopped }),
+        ...(before !== undefined && typeof after === "number" && sameProcess
+          ? { crawlCpuSeconds: after - before }
+          : {}),
       });
     }
     return { seconds, agents, ...(fault === undefined ? {} : { fault }) };
   } finally {
     for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
+    for (const group of quotas) group.remove();
   }
 }
+
+/** User + system CPU seconds of a running process (utime and stime of `/proc/<pid>/stat`), if known. */
+function cpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces), from the 3rd: utime is the 14th, stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The kernel's USER_HZ, which /proc reports times in (100 on Linux's every architecture in use). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
  * Waits for `fault`'s moment, then kills, restarts and adds agents as it says. Throws when the crawl

@@ -33,5 +33,5 @@ export { ServedRecorder, type ServedRecorderOptions, type ServedRequest } from "
 export { respond, type TestWebResponse } from "./responses.js";
 export { ROBOTS_AGENT_TOKEN } from "./robots-txt.js";
 export { type RunningTestWeb, startTestWeb, type TestWebTls, type TestWebTlsProvider } from "./server.js";
-export { computeTruth, type Truth, type TruthLimits, type TruthOptions } from "./truth.js";
+export { computeTruth, type LinkGraph, type Truth, type TruthLimits, type TruthOptions } from "./truth.js";
 export { canonicalTarget } from "./url-space.js";

@@ -15,6 +15,8 @@ const LIMITS: TruthLimits = { maxDepth: 8, maxPagesPerHost: 10_000, userAgent: "
 interface CrawlResult {
   fetched: string[];
   inLinks: Map<string, number>;
+  /** Each fetched URL's distinct links a crawler routes (same-host ones past the depth limit left out). */
+  links: Map<string, Set<string>>;
   robotsDisallowed: number;
   unresolvable: string[];
 }
@@ -39,6 +41,7 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
   const fetched: string[] = [];
   /** Links (and redirects) to each URL on the pages fetched. */
   const inLinks = new Map<string, number>();
+  const links = new Map<string, Set<string>>();
   let robotsDisallowed = 0;
   /** Pages listed by sitemaps read meanwhile, queued after the URL whose discovery read them. */
   const sitemapPages: string[] = [];
@@ -64,8 +67,11 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
           const response = await fetchVia(ip, web.port, host, "/sitemap.xml");
           fetched.push(sitemap);
           // Its pages, at depth 1; those of another host (a mirror serves its host's sitemap) dropped.
-          if (response.status === 200) sitemapPages.push(...sitemapLocs(response.body.toString(), host));
-          else expect(response.status).toBe(404);
+          links.set(sitemap, new Set());
+          if (response.status === 200) {
+            sitemapPages.push(...sitemapLocs(response.body.toString(), host));
+            links.set(sitemap, new Set(sitemapPages));
+          } else expect(response.status).toBe(404);
         } else robotsDisallowed++;
       }
     }
@@ -100,9 +106,13 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
       parsed.pathname + parsed.search,
     );
     fetched.push(url);
+    const routed = new Set<string>();
+    links.set(url, routed);
     const follow = (target: string) => {
       inLinks.set(target, (inLinks.get(target) ?? 0) + 1);
-      return discover(target, new URL(target).hostname === parsed.hostname ? depth + 1 : 0);
+      const targetDepth = new URL(target).hostname === parsed.hostname ? depth + 1 : 0;
+      if (targetDepth <= limits.maxDepth) routed.add(target);
+      return discover(target, targetDepth);
     };
     if (response.status >= 300 && response.status < 400 && response.location !== undefined) {
       const target = canonical(response.location, url);
@@ -117,7 +127,7 @@ async function referenceCrawl(web: RunningTestWeb, limits: TruthLimits): Promise
       for (const link of links) if (!link.nofollow) await follow(link.url);
     }
   }
-  return { fetched, inLinks, robotsDisallowed, unresolvable: [...unresolvable].sort() };
+  return { fetched, inLinks, links, robotsDisallowed, unresolvable: [...unresolvable].sort() };
 }
 
 describe("computeTruth against a real crawl", () => {
@@ -130,7 +140,7 @@ describe("computeTruth against a real crawl", () => {
   });
 
   it("equals what a reference crawler over HTTP fetches, URL for URL", async () => {
-    const truth = computeTruth(web.model, web.port, LIMITS, undefined, { inDegree: true });
+    const truth = computeTruth(web.model, web.port, LIMITS, undefined, { inDegree: true, linkGraph: true });
     web.recorder.reset();
     const crawl = await referenceCrawl(web, LIMITS);
     expect(truth.depthExact).toBe(true);
@@ -144,6 +154,30 @@ describe("computeTruth against a real crawl", () => {
     for (const url of truth.urls)
       expect([url, truth.inDegree?.get(url)]).toEqual([url, crawl.inLinks.get(url) ?? 0]);
     expect(Math.max(...(truth.inDegree?.values() ?? []))).toBeGreaterThan(20);
+    // The link graph (for a simulated crawl): the fetched URLs first, and each one's routed links.
+    const graph = truth.linkGraph;
+    if (graph === undefined) throw new Error("no link graph");
+    expect(graph.fetchedCount).toBe(truth.urls.length);
+    expect(graph.urls.slice(0, graph.fetchedCount)).toEqual(truth.urls);
+    const linksOf = (i: number) =>
+      [...graph.linkTargets.subarray(graph.linkStart[i], graph.linkStart[i + 1])].map((t) => graph.urls[t]);
+    truth.urls.forEach((url, i) => {
+      expect([url, linksOf(i).sort()]).toEqual([url, [...(crawl.links.get(url) ?? [])].sort()]);
+    });
+    const routedNotFetched = new Set([...crawl.links.values()].flatMap((set) => [...set]));
+    for (const url of truth.urls) routedNotFetched.delete(url);
+    expect(graph.urls.slice(graph.fetchedCount).sort()).toEqual([...routedNotFetched].sort());
+    // Each node on its URL's host; each host's sitemap, where one was fetched, is its node.
+    expect(graph.urls.map((_, i) => graph.hosts[graph.hostOf[i] as number])).toEqual(
+      graph.urls.map((url) => new URL(url).host),
+    );
+    const sitemaps = truth.urls.filter((url) => url.endsWith("/sitemap.xml"));
+    expect(
+      sitemaps.map(
+        (url) => graph.urls[graph.sitemapOf[graph.hostOf[truth.urls.indexOf(url)] as number] as number],
+      ),
+    ).toEqual(sitemaps);
+    expect([...graph.sitemapOf].filter((node) => node >= 0).length).toBe(sitemaps.length);
 
     // The web is dirty enough for the comparison to mean something.
     expect(truth.urls.length).toBeGreaterThan(700);
