@@ -14,14 +14,21 @@ import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 /**
- * The longest multi-agent fault scenarios (SIGKILL chaos, membership changes, partitions, floods,
- * garbage peers, a cluster's power cut) and the laboratory's crawl experiments (clusters of the same
- * agents, measured): left out on the newest line only, to keep CI within its time; every other process
- * test (crawls, clusters, TLS, storage, power cuts) runs there.
+ * The longest multi-agent scenarios: fault scenarios (SIGKILL chaos, membership changes, partitions,
+ * floods, garbage peers, a cluster's power cut), the four-to-five-agent crawls of the cluster, ctl,
+ * cluster command, stats and overhead tests, and the laboratory's crawl experiments — all clusters of
+ * the same agents over the same gRPC protocol: left out on the newest line only, to keep CI within its
+ * time; every other process test (crawls, a cluster over mutual TLS, storage, power cuts, SIGKILLs of
+ * an agent) runs there.
  */
 const LONG_SCENARIOS = [
+  "test/bench/overhead.test.ts",
   "test/chaos/cluster-chaos.test.ts",
+  "test/cli/cluster-command.test.ts",
+  "test/cli/ctl-command.test.ts",
+  "test/cluster/cluster.test.ts",
   "test/cluster/membership.test.ts",
+  "test/cluster/stats-cli.test.ts",
   "test/faults/garbage-peer.test.ts",
   "test/faults/flood.test.ts",
   "test/faults/partition.test.ts",

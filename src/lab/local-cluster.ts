@@ -15,6 +15,7 @@ import type { RunningTestWeb } from "../testweb/index.js";
 import { INSECURE, PeerClient } from "../transport/index.js";
 import { hostKey } from "../url/index.js";
 import { CpuQuotaGroup } from "./cpu-quota.js";
+import { CUT, type FaultMode, FaultProxy, PASS } from "./fault-proxy.js";
 
 /**
  * A crawl of the laboratory: n real agents as processes on the built-in test web, started before any
@@ -51,6 +52,23 @@ export interface LocalClusterFault {
   readonly restartAfterMs?: number;
   /** Agents started then (`agent-(n+1)` …), with no seeds. @default 0 */
   readonly add?: number;
+  /**
+   * Agents cut off then from all the others, both ways: the last ones started. Their cluster traffic
+   * goes through fault proxies from the start (see {@link AgentProxies}). @default 0
+   */
+  readonly partition?: number;
+  /** Joins the partition again this long after it was cut; never when undefined. */
+  readonly healAfterMs?: number;
+}
+
+/**
+ * The two proxies an agent's cluster traffic passes through, so that a partition can cut it: `ingress`,
+ * the address it advertises (connections to it), and `egress`, the HTTP CONNECT proxy given to it as
+ * `grpc_proxy` (connections from it). The laboratory itself talks to it at its bound address.
+ */
+interface AgentProxies {
+  readonly ingress: FaultProxy;
+  readonly egress: FaultProxy;
 }
 
 /** When the fault of a {@link runLocalCluster} came, and to whom. */
@@ -61,6 +79,9 @@ export interface InjectedFault {
   /** When the killed agents were started again (epoch ms), if they were. */
   readonly restartedAtMs?: number;
   readonly added: readonly string[];
+  /** Agents cut off from the others, and when they were joined again (epoch ms), if they were. */
+  readonly partitioned: readonly string[];
+  readonly healedAtMs?: number;
 }
 
 /** One agent of a finished {@link runLocalCluster}. */
@@ -113,20 +134,38 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   await spec.web.writeHostsFile(hostsFile);
   const ids = Array.from({ length: spec.agents }, (_, i) => `agent-${i + 1}`);
   const processes: AgentProcess[] = [];
-  const quotas: CpuQuotaGroup[] = [];
   /** The latest process of each agent. */
   const latest = new Map<string, AgentProcess>();
+  const quotas: CpuQuotaGroup[] = [];
+  const proxies = new Map<string, AgentProxies>();
+  for (const id of ids.slice(ids.length - Math.min(ids.length, spec.fault?.partition ?? 0))) {
+    proxies.set(id, { ingress: await FaultProxy.start(), egress: await FaultProxy.start({ connect: true }) });
+  }
   const start = (id: string, join?: string) => {
-    const agent = AgentProcess.start({
-      ...testWebAgentFlags(hostsFile),
-      ...FAST_FAILURE_DETECTION,
-      ...spec.flags,
-      id,
-      data: dataDir(spec, id),
-      listen: "127.0.0.1:0",
-      insecure: true,
-      ...(join === undefined ? {} : { join: [join] }),
-    });
+    const proxied = proxies.get(id);
+    const agent = AgentProcess.start(
+      {
+        ...testWebAgentFlags(hostsFile),
+        ...FAST_FAILURE_DETECTION,
+        ...spec.flags,
+        id,
+        data: dataDir(spec, id),
+        listen: "127.0.0.1:0",
+        insecure: true,
+        ...(join === undefined ? {} : { join: [join] }),
+        ...(proxied === undefined ? {} : { advertise: proxied.ingress.address }),
+      },
+      proxied === undefined
+        ? {}
+        : {
+            env: {
+              ...process.env,
+              grpc_proxy: `http://${proxied.egress.address}`,
+              // A no_proxy of the machine must not let its connections bypass the proxy.
+              no_grpc_proxy: "no-proxy-bypass.invalid",
+            },
+          },
+    );
     processes.push(agent);
     latest.set(id, agent);
     if (spec.cpuQuotaPercent !== undefined && agent.child.pid !== undefined) {
@@ -148,6 +187,9 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       firstAddress,
       ...(await Promise.all(others.map((p) => p.listening(LISTEN_TIMEOUT_MS)))),
     ];
+    ids.forEach((id, i) => {
+      proxies.get(id)?.ingress.setTarget(addresses[i] as string);
+    });
     await untilEveryoneSeesAll(addresses, spec.agents, deadline);
     const hasher = await loadHasher64();
     const assignment = Assignment.build(
@@ -179,7 +221,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       ).unref(),
     );
     const fault = spec.fault
-      ? await Promise.race([inject(spec.fault, spec, processes, start, ids), timeout])
+      ? await Promise.race([inject(spec.fault, spec, processes, start, ids, proxies), timeout])
       : undefined;
     // Every process, those the fault started included, until the crawl's end.
     await Promise.race([Promise.all(processes.map((p) => p.exit)), timeout]);
@@ -214,6 +256,9 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
     for (const group of quotas) group.remove();
+    await Promise.all(
+      [...proxies.values()].flatMap(({ ingress, egress }) => [ingress.stop(), egress.stop()]),
+    );
   }
 }
 
@@ -243,6 +288,7 @@ async function inject(
   processes: AgentProcess[],
   start: (id: string, join?: string) => AgentProcess,
   ids: readonly string[],
+  proxies: ReadonlyMap<string, AgentProxies>,
 ): Promise<InjectedFault> {
   while (spec.web.recorder.totalServed < fault.afterRequests) {
     if (processes.every((p) => p.done)) {
@@ -257,6 +303,14 @@ async function inject(
   const kill = fault.kill ?? 0;
   const victims = kill === 0 ? [] : live().slice(-kill);
   const atMs = Date.now();
+  const partitioned = [...proxies.keys()];
+  const setPartition = (mode: FaultMode) => {
+    for (const { ingress, egress } of proxies.values()) {
+      ingress.setMode(mode);
+      egress.setMode(mode);
+    }
+  };
+  setPartition(CUT);
   for (const victim of victims) victim.child.kill("SIGKILL");
   await Promise.all(victims.map((victim) => victim.exit));
   const joinAddress = async () => {
@@ -277,11 +331,20 @@ async function inject(
     const address = await joinAddress();
     await Promise.all(victims.map((victim) => start(victim.id, address).listening(LISTEN_TIMEOUT_MS)));
   }
+  let healedAtMs: number | undefined;
+  const healAfterMs = fault.healAfterMs;
+  if (healAfterMs !== undefined && partitioned.length > 0) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + healAfterMs - Date.now())));
+    healedAtMs = Date.now();
+    setPartition(PASS);
+  }
   return {
     atMs,
     killed: victims.map((victim) => victim.id),
     ...(restartedAtMs === undefined ? {} : { restartedAtMs }),
     added,
+    partitioned,
+    ...(healedAtMs === undefined ? {} : { healedAtMs }),
   };
 }
 

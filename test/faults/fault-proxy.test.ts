@@ -3,8 +3,16 @@ import { createServer, type Server, Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  BLACKHOLE,
+  CUT,
+  FaultProxy,
+  type FaultProxyOptions,
+  GARBAGE,
+  PASS,
+  slow,
+} from "../../src/lab/fault-proxy.js";
 import { waitFor } from "../agent/harness.js";
-import { BLACKHOLE, CUT, FaultProxy, type FaultProxyOptions, GARBAGE, PASS, slow } from "./fault-proxy.js";
 
 /** An echo server counting the bytes it received. */
 let echo: Server;

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GARBAGE, PASS } from "../../src/lab/fault-proxy.js";
 import type { Truth } from "../../src/testweb/index.js";
 import {
   crawlMetrics,
@@ -9,7 +10,6 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { GARBAGE, PASS } from "./fault-proxy.js";
 import {
   type ProxiedAgent,
   startProxiedCluster,

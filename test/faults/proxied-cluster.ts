@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { FaultProxy, PASS } from "../../src/lab/fault-proxy.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
 import type { ExitResult, WebFixture } from "../agent/harness.js";
 import {
@@ -6,7 +7,6 @@ import {
   type ClusterAgentOptions,
   startClusterAgent,
 } from "../cluster/cluster-harness.js";
-import { FaultProxy, PASS } from "./fault-proxy.js";
 
 /**
  * Test clusters whose agents reach each other only through fault proxies in the test process, so any

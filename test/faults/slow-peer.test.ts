@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { slow } from "../../src/lab/fault-proxy.js";
 import type { Truth } from "../../src/testweb/index.js";
 import type { AgentStats } from "../../src/transport/index.js";
 import {
@@ -9,7 +10,6 @@ import {
   type WebFixture,
 } from "../agent/harness.js";
 import { assignmentOf, fetchedBy, hostKeyOf } from "../cluster/cluster-harness.js";
-import { slow } from "./fault-proxy.js";
 import {
   ownStats,
   type ProxiedAgent,

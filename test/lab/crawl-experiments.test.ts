@@ -11,7 +11,8 @@ import { runUbicrawl } from "../agent/harness.js";
  * report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0, nothing
  * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
  * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
- * agents take the batch size (one message a URL at 1).
+ * agents take the batch size (one message a URL at 1). `scaling`: the simulation of the real crawls
+ * sends the URLs they sent and covers what they covered.
  */
 
 let dir: string;
@@ -246,14 +247,14 @@ describe("ubicrawl experiment replication", () => {
 });
 
 describe("ubicrawl experiment faults", () => {
-  it("kills an agent and adds one mid-crawl: nothing lost, a join fetches nothing twice, the dead agent's hosts crawled again", async () => {
+  it("kills, adds and cuts off an agent mid-crawl: nothing lost, a join fetches nothing twice, the others take the dead or cut-off agent's hosts", async () => {
     const out = join(dir, "faults");
     const data = join(dir, "faults-data");
     const result = await runUbicrawl([
       "experiment",
       "faults",
       "--scenarios",
-      "takeover,join",
+      "takeover,join,partition",
       "--agents",
       "3",
       "--hosts",
@@ -272,8 +273,8 @@ describe("ubicrawl experiment faults", () => {
       string,
       string
     >[];
-    const [takeover, joined] = rows;
-    expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join"]);
+    const [takeover, joined, partition] = rows;
+    expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join", "partition"]);
     for (const row of rows) expect(Number(row.coverage)).toBe(1);
     expect(Number(joined?.refetched)).toBe(0);
     expect(Number(takeover?.gap_s)).toBeGreaterThan(0);
@@ -293,6 +294,14 @@ describe("ubicrawl experiment faults", () => {
     // The join's newcomer took hosts and crawled them.
     const joinLogs = await fetchesByAgent(join(data, "join"));
     expect(joinLogs.get("agent-4")?.length).toBeGreaterThan(0);
+    // Cut off, agent-3 and the others each took the other side for dead: both crawled the other's hosts.
+    expect(Number(partition?.gap_s)).toBeGreaterThan(0);
+    const split = await fetchesByAgent(join(data, "partition"));
+    const ownedBy3 = (url: string) => owners.ownerOf(new URL(url).host) === "agent-3";
+    expect(
+      ["agent-1", "agent-2"].flatMap((agent) => (split.get(agent) ?? []).filter(ownedBy3)).length,
+    ).toBeGreaterThan(0);
+    expect((split.get("agent-3") ?? []).filter((url) => !ownedBy3(url)).length).toBeGreaterThan(0);
   });
 });
 
@@ -334,5 +343,54 @@ describe("ubicrawl experiment bandwidth", () => {
       columns: true,
     }) as Record<string, string>[];
     expect(series.filter((r) => r.control === "none").length).toBeGreaterThan(0);
+  });
+});
+
+describe("ubicrawl experiment scaling", () => {
+  it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
+    const out = join(dir, "scaling");
+    const result = await runUbicrawl([
+      "experiment",
+      "scaling",
+      "--agents",
+      "1,3",
+      "--simulate",
+      "5,20",
+      "--sim-pages-per-agent",
+      "200",
+      "--hosts",
+      "30",
+      "--pages",
+      "900",
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
+    const validation = parse(await readFile(join(out, "validation.csv"), "utf8"), {
+      columns: true,
+    }) as Record<string, string>[];
+    expect(validation.map((r) => r.agents)).toEqual(["1", "3"]);
+    for (const row of validation) {
+      // The simulator's coverage and communication overhead are the real cluster's.
+      expect(Number(row.real_coverage)).toBe(1);
+      expect(Number(row.sim_coverage)).toBe(1);
+      expect(Math.abs(Number(row.overhead_diff))).toBeLessThanOrEqual(0.05);
+      expect(Number(row.sim_steady_pages_per_s_per_agent)).toBeGreaterThan(0);
+    }
+    expect(Number(validation[1]?.real_overhead)).toBeGreaterThan(0);
+    const summary = parse(await readFile(join(out, "summary.csv"), "utf8"), {
+      columns: true,
+    }) as Record<string, string>[];
+    const projected = summary.filter((r) => r.kind === "projected");
+    expect(projected.map((r) => r.agents)).toEqual(["5", "20"]);
+    for (const row of projected) {
+      expect(Number(row.coverage)).toBe(1);
+      // An agent killed halfway: its hosts are crawled again after the timeout (5 heartbeats of 1 s).
+      expect(Number(row.recovery_s)).toBeGreaterThanOrEqual(5);
+      expect(Number(row.recovery_s)).toBeLessThan(8);
+      expect(Number(row.refetched_after_kill)).toBeGreaterThan(0);
+    }
+    expect(result.stdout).toMatch(/holds: The simulation sends the URLs the real agents send/);
   });
 });

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { Assignment, type Hasher64, loadHasher64 } from "../../src/hashing/index.js";
 import { ownHomePages, truthLimits } from "../../src/lab/crawl-metrics.js";
+import { nonNegativeLeastSquares } from "../../src/lab/simulation/calibration.js";
 import { EventQueue } from "../../src/lab/simulation/event-queue.js";
 import {
   AGENT_SETTINGS,
@@ -27,6 +28,7 @@ const SETTINGS: SimulationSettings = {
 const TIMING: SimulationTiming = {
   fetchMs: [1, 2, 3, 5],
   cpuMsPerPage: 0.5,
+  cpuMsPerAgent: 0,
   cpuMsPerUrlReceived: 0.01,
   latencyMs: 0.1,
   ...MEASURED_HEARTBEAT_COSTS,
@@ -151,6 +153,19 @@ describe("simulateCrawl", () => {
     expect(result.gapSeconds).toBeLessThan(2);
   });
 
+  it("ends with the web covered whenever agents die, mid-batch included", () => {
+    // A slow CPU keeps batches waiting at their receivers: some die with one received, unanswered.
+    const timing = { ...TIMING, cpuMsPerPage: 3, cpuMsPerUrlReceived: 0.2 };
+    const plain = simulateCrawl(spec(10, { timing }));
+    for (let tenth = 1; tenth <= 9; tenth++) {
+      for (const kill of [1, 3]) {
+        const afterFetches = Math.floor((plain.fetches * tenth) / 10);
+        const result = simulateCrawl(spec(10, { timing, fault: { afterFetches, kill } }));
+        expect([tenth, kill, result.coverage]).toEqual([tenth, kill, 1]);
+      }
+    }
+  });
+
   it("moves hosts to a joining agent with the pages done there: nothing is fetched twice", () => {
     const plain = simulateCrawl(spec(3));
     const result = simulateCrawl(spec(3, { fault: { afterFetches: Math.floor(plain.fetches / 3), add: 1 } }));
@@ -175,6 +190,38 @@ describe("simulateCrawl", () => {
       }
       expect(isUbiError(caught, ErrorCode.InvalidArgument)).toBe(true);
     }
+  });
+});
+
+describe("nonNegativeLeastSquares", () => {
+  it("recovers costs from exact crawls, and keeps a cost the data would make negative at 0", () => {
+    // CPU = 1.5 × pages + 0.02 × URLs + 800 × agents, four crawls of 5,000 pages.
+    const rows = [
+      [5000, 0, 1],
+      [5000, 1500, 2],
+      [5000, 3000, 4],
+      [5000, 4500, 8],
+    ];
+    const exact = nonNegativeLeastSquares(
+      rows,
+      rows.map(
+        ([pages, urls, agents]) =>
+          1.5 * (pages as number) + 0.02 * (urls as number) + 800 * (agents as number),
+      ),
+    );
+    expect(exact[0]).toBeCloseTo(1.5, 6);
+    expect(exact[1]).toBeCloseTo(0.02, 6);
+    expect(exact[2]).toBeCloseTo(800, 4);
+    // More agents, less CPU: no negative cost an agent, the rest fitted without it.
+    const clipped = nonNegativeLeastSquares(
+      [
+        [100, 1],
+        [100, 2],
+      ],
+      [300, 200],
+    );
+    expect(clipped[0]).toBeCloseTo(2.5, 9);
+    expect(clipped[1]).toBe(0);
   });
 });
 

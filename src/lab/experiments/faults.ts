@@ -25,11 +25,15 @@ interface Scenario {
   readonly restartAfterMs?: number;
   /** Add the faulty agents instead (they join mid-crawl). */
   readonly add: boolean;
+  /** Cut the faulty agents off from the others (both ways), and join them again this long after. */
+  readonly partitionMs?: number;
   readonly flags: AgentFlagValues;
 }
 
 /** How long the killed agents' hosts are held for them in the scenarios with a grace. */
 const GRACE_MS = 10_000;
+/** How long the partition scenario keeps the faulty agents cut off. */
+const PARTITION_MS = 5000;
 
 const SCENARIOS = {
   takeover: {
@@ -70,6 +74,13 @@ const SCENARIOS = {
     kill: false,
     add: true,
     flags: { "recovery-k": 0 },
+  },
+  partition: {
+    summary: `cut off from the others, both ways, for ${PARTITION_MS / 1000} s, then joined again`,
+    kill: false,
+    add: false,
+    partitionMs: PARTITION_MS,
+    flags: { "takeover-delay-ms": 0 },
   },
 } as const satisfies Record<string, Scenario>;
 
@@ -117,12 +128,14 @@ interface Point extends CrawlMetrics {
 /** `ubicrawl experiment faults`. */
 export const faultsExperiment: Experiment<typeof FAULTS_FLAGS> = {
   name: "faults",
-  summary: "agents killed, restarted and added mid-crawl: pages lost and fetched twice, hosts left waiting",
+  summary:
+    "agents killed, restarted, added or cut off mid-crawl: pages lost and fetched twice, hosts left waiting",
   description: `Fault tolerance with real agents, which UbiCrawler's authors leave to be measured: in each
 scenario --agents agents crawl the test web as in the modes experiment (exchange mode, seeds of their own
 hosts) and, once --at percent of the crawl's requests are served, --faulty agents are SIGKILLed (the
-last ones started), restarted later on their data folders, or added. Failure detection: heartbeats every
-200 ms, a silent agent suspected after 1.2 s. Scenarios: ${SCENARIO_NAMES.map(
+last ones started), restarted later on their data folders, added, or cut off from the others (their
+cluster traffic passes through fault proxies that then refuse it both ways). Failure detection:
+heartbeats every 200 ms, a silent agent suspected after 1.2 s. Scenarios: ${SCENARIO_NAMES.map(
     (name) => `${name} (${SCENARIOS[name].summary})`,
   ).join("; ")}. Reports coverage (pages lost), pages fetched twice (overlap), and the gap: seconds
 from the fault until the faulty agents' part of the web is crawled again. A killed agent's counters die
@@ -147,6 +160,9 @@ with it: URLs sent count the others'.`,
           ...(spec.kill ? { kill: flags.faulty } : {}),
           ...(spec.restartAfterMs === undefined ? {} : { restartAfterMs: spec.restartAfterMs }),
           ...(spec.add ? { add: flags.faulty } : {}),
+          ...(spec.partitionMs === undefined
+            ? {}
+            : { partition: flags.faulty, healAfterMs: spec.partitionMs }),
         };
         const crawl = await crawls.crawl(scenario, flags.agents, spec.flags, { fault });
         const point: Point = {
@@ -177,13 +193,15 @@ with it: URLs sent count the others'.`,
 async function gap(crawl: LabCrawl, initialOwnerOf: (host: string) => string): Promise<number | undefined> {
   const fault = crawl.run.fault;
   if (!fault) return undefined;
-  const killed = new Set(fault.killed);
+  // The agents whose part of the web the others must take: killed, or cut off (which go on crawling it).
+  const lost = new Set([...fault.killed, ...fault.partitioned]);
   const added = new Set(fault.added);
   let first: number | undefined;
   for (const agent of crawl.run.agents) {
+    if (added.size === 0 && lost.has(agent.id)) continue;
     for (const fetch of await readFetches(agent.dir)) {
       if (fetch.atMs <= fault.atMs) continue;
-      const counts = added.size > 0 ? added.has(agent.id) : killed.has(initialOwnerOf(hostKey(fetch.url)));
+      const counts = added.size > 0 ? added.has(agent.id) : lost.has(initialOwnerOf(hostKey(fetch.url)));
       if (counts && (first === undefined || fetch.atMs < first)) first = fetch.atMs;
     }
   }
@@ -263,7 +281,11 @@ const READING = `- **takeover**: the others cannot ask a dead agent what it fetc
 - **restart-taken**: the others crawl meanwhile; at the restart the hosts move back, and page recovery
   asks the agents that crawled them what they fetched, so little is fetched a third time.
 - **join**: hosts move to a newcomer with the pages done there (the previous owner hands them over):
-  nothing is fetched twice; without page recovery the newcomer starts its hosts over.`;
+  nothing is fetched twice; without page recovery the newcomer starts its hosts over.
+- **partition**: each side takes the other for dead. The majority takes the cut-off agent's hosts, as
+  after a kill; the cut-off agent, alone in its view, owns every host and crawls those it has URLs for.
+  Both sides fetch pages the other fetched; once joined again, hosts go back to their owners with the
+  pages done there (page recovery), and the crawl still ends complete.`;
 
 function checks(points: readonly Point[]): Check[] {
   const at = (name: ScenarioName) => points.find((p) => p.scenario === name);

@@ -15,6 +15,7 @@ import {
   type MeasuredCrawl,
   measureCosts,
   measureLabCrawl,
+  sampleFetchTimes,
 } from "../simulation/calibration.js";
 import {
   AGENT_SETTINGS,
@@ -79,6 +80,13 @@ const SCALING_FLAGS = {
     min: 1,
     max: 90,
   },
+  "url-cpu-us": {
+    type: "integer",
+    help: "CPU of a received URL in the simulated clusters, µs (default: the one measured on the real crawls), to see what a cheaper exchange would do",
+    min: 0,
+    max: 1_000_000,
+    placeholder: "US",
+  },
   "kill-percent": {
     type: "integer",
     help: "percentage of the simulated agents (at least one) killed halfway through a second simulated crawl of each size",
@@ -89,6 +97,8 @@ const SCALING_FLAGS = {
   ...LAB_CRAWL_FLAGS,
 } as const satisfies FlagSpecs;
 
+/** Fetches timed against the test web for the simulation's fetch times. */
+const FETCH_SAMPLES = 400;
 /** Simulated loopback between the real agents of this machine, ms. */
 const LOOPBACK_LATENCY_MS = 0.1;
 /** The agents' heartbeat and timeout, as intervals: the real agents' 1 s and 5 s. */
@@ -129,10 +139,11 @@ export const scalingExperiment: Experiment<typeof SCALING_FLAGS> = {
   description: `UbiCrawler's claim that pages a second per agent stay flat as agents are added. First
 with real agents: for each of --agents, the agents crawl the test web as in the modes experiment, each
 in a cgroup capped at --cpu-quota percent of one CPU (so that n agents do not share this machine's
-CPUs unevenly). Their crawl logs give each fetch's duration; their CPU from seeds to exit gives a page's
-CPU (from the crawl with the fewest agents) and a received URL's (what the most agents spent beyond
-pages and heartbeats). Then a discrete-event simulation of the same crawls (the same link graph, seeds,
-assignment, batch policy, failure detection; fetch times drawn from the measured ones; each agent one
+CPUs unevenly). Their CPU from seeds to exit, less their heartbeats', fitted by least squares as pages
+× a page's CPU + URLs sent × a received URL's + agents × an agent's own, gives the costs; fetches of the test web
+timed one at a time from the experiment's process give the fetch times. Then a discrete-event
+simulation of the same crawls (the same link graph, seeds, assignment, batch policy, failure
+detection; fetch times drawn from the measured ones; each agent one
 CPU at its share; heartbeat costs measured by bench/cluster.mjs --idle-seconds) is checked against
 them: coverage and communication overhead within a few percent. Past this machine, the simulation runs
 --simulate agents, each with a CPU of its own, on test webs of --sim-hosts-per-agent hosts and
@@ -152,6 +163,7 @@ and seconds until the survivors crawl the dead agents' hosts.`,
     const measured: MeasuredCrawl[] = [];
     const validations: Validation[] = [];
     let costs: MeasuredCosts | undefined;
+    let fetchMs: number[] = [];
     try {
       for (const n of counts) {
         const crawl = await crawls.crawl(
@@ -168,6 +180,14 @@ and seconds until the survivors crawl the dead agents' hosts.`,
       }
       costs = measureCosts(measured, LAB_SETTINGS.heartbeatMs, MEASURED_HEARTBEAT_COSTS);
       if (!costs) throw new Error("scaling: the real crawls' CPU is unknown (no /proc?)");
+      const truth = computeTruth(crawls.web.model, crawls.web.port, truthLimits()).urls;
+      fetchMs = await sampleFetchTimes(
+        crawls.web,
+        Array.from(
+          { length: FETCH_SAMPLES },
+          (_, i) => truth[Math.floor((i * truth.length) / FETCH_SAMPLES)] as string,
+        ),
+      );
       for (const real of measured) {
         const cpuShare =
           quota.percent === undefined
@@ -184,7 +204,7 @@ and seconds until the survivors crawl the dead agents' hosts.`,
           agents: real.agents,
           seedsOf: (id) => seeds.get(id) ?? [],
           settings: LAB_SETTINGS,
-          timing: timingOf(costs, real.fetchMs, cpuShare, LOOPBACK_LATENCY_MS),
+          timing: timingOf(costs, fetchMs, cpuShare, LOOPBACK_LATENCY_MS),
           hasher,
         });
         validations.push({ real, simulated, cpuShare });
@@ -196,10 +216,13 @@ and seconds until the survivors crawl the dead agents' hosts.`,
     } finally {
       await crawls.close();
     }
-    const oneAgent = measured[0] as MeasuredCrawl;
+    const projected: MeasuredCosts =
+      flags["url-cpu-us"] === undefined
+        ? costs
+        : { ...costs, cpuMsPerUrlReceived: flags["url-cpu-us"] / 1000 };
     const projections: Projection[] = [];
     for (const agents of sizes) {
-      const projection = project(agents, flags, costs, oneAgent.fetchMs, hasher);
+      const projection = project(agents, flags, projected, fetchMs, hasher);
       projections.push(projection);
       context.progress(
         `scaling: ${agents} simulated agents: ${projection.plain.steadyPagesPerSecondPerAgent.toFixed(0)} pages/s an agent, ` +
@@ -213,6 +236,9 @@ and seconds until the survivors crawl the dead agents' hosts.`,
       "simulated web": `${flags["sim-hosts-per-agent"]} hosts and about ${flags["sim-pages-per-agent"]} pages per agent, seed ${flags.seed}`,
       "simulated latency": `${flags["latency-us"]} µs one way`,
       "heartbeat budget": `${flags["heartbeat-budget"]}% of an agent's CPU`,
+      ...(flags["url-cpu-us"] === undefined
+        ? {}
+        : { "CPU a URL received, simulated clusters": `${flags["url-cpu-us"]} µs (--url-cpu-us)` }),
       ...crawls.description,
     });
   },
@@ -250,6 +276,7 @@ function timingOf(
   return {
     fetchMs: fetchMs.length > 0 ? fetchMs : [1],
     cpuMsPerPage: costs.cpuMsPerPage / cpuShare,
+    cpuMsPerAgent: costs.cpuMsPerAgent / cpuShare,
     cpuMsPerUrlReceived: costs.cpuMsPerUrlReceived / cpuShare,
     cpuMsPerHeartbeat: MEASURED_HEARTBEAT_COSTS.cpuMsPerHeartbeat / cpuShare,
     cpuMsPerGossipEntry: MEASURED_HEARTBEAT_COSTS.cpuMsPerGossipEntry / cpuShare,
@@ -455,6 +482,7 @@ function report(
       ...parameters,
       "CPU a page (measured)": `${costs.cpuMsPerPage.toFixed(3)} ms`,
       "CPU a URL received (measured)": `${costs.cpuMsPerUrlReceived.toFixed(4)} ms`,
+      "CPU an agent spends for itself (measured)": `${costs.cpuMsPerAgent.toFixed(0)} ms`,
       "CPU a heartbeat message (bench/README)": `${MEASURED_HEARTBEAT_COSTS.cpuMsPerHeartbeat} ms + ${MEASURED_HEARTBEAT_COSTS.cpuMsPerGossipEntry} ms a member`,
     },
     tables: [summary, validation],
@@ -491,18 +519,21 @@ function relativeDifference(value: number, reference: number): number {
 }
 
 /** What the figures mean here. */
-const READING = `- **real**: the agents of this machine, each capped to its share of the CPUs; their pages a second
-  per agent fall as agents are added when each gets a smaller share (the cap is set by the most agents,
-  so every crawl runs at the same share) only through the exchange and the heartbeats.
+const READING = `- **real**: the agents of this machine, each capped to the same share of a CPU (set by the most agents),
+  so that pages a second per agent can fall as agents are added only through what more agents cost
+  each: URLs exchanged, heartbeats, and each agent's own fixed work.
 - **simulated**: the same crawls simulated. Coverage and overhead depend on the link graph, the
   assignment and the exchange's rules, which the simulation shares with the agents: they must agree.
   Batches and pages a second depend on timing, which it only approximates.
 - **projected**: agents with a CPU each, on a web that grows with them. Each URL of another agent's host
-  goes once per agent that finds it, so URLs a page approach a constant; batches a page grow with the
-  agents (each destination gets its own). What grows fastest is membership: every agent heartbeats every
-  other, with the whole table, so its CPU grows with n²; held to a budget, the interval, and with it the
-  time to notice a dead agent, grows instead. Past a few hundred agents, a failure detector that probes
-  a few peers and gossips (as SWIM does) would be needed to keep recovery within seconds.`;
+  goes once per agent that finds it, so URLs a page grow towards a constant (the links a page has to
+  other hosts) and, at a received URL's measured CPU, so does an agent's CPU a page: pages a second per
+  agent fall with them (\`--url-cpu-us\` shows what a cheaper exchange would do). Batches a page grow with
+  the agents (each destination gets its own, and small ones go at once to a destination short of work).
+  What grows fastest is membership: every agent heartbeats every other, with the whole table, so its CPU
+  grows with n²; held to a budget, the interval, and with it the time to notice a dead agent, grows
+  instead. Past a few hundred agents, a failure detector that probes a few peers and gossips (as SWIM
+  does) would be needed to keep recovery within seconds.`;
 
 function checks(validations: readonly Validation[], projections: readonly Projection[]): Check[] {
   const result: Check[] = [

@@ -1,4 +1,8 @@
+import { request } from "node:http";
+import { Matrix, solve } from "ml-matrix";
+import { ErrorCode, UbiError } from "../../errors.js";
 import { readFetches } from "../../report/index.js";
+import type { RunningTestWeb } from "../../testweb/index.js";
 import type { LabCrawl } from "../lab-crawls.js";
 import type { SimulationTiming } from "./parameters.js";
 import { steadyRate } from "./simulated-cluster.js";
@@ -12,8 +16,6 @@ import { steadyRate } from "./simulated-cluster.js";
 export interface MeasuredCrawl {
   readonly agents: number;
   readonly crawl: LabCrawl;
-  /** Each fetch's duration (ms), from the agents' crawl logs. */
-  readonly fetchMs: readonly number[];
   /** Seconds from the first fetch's start to the last one's end. */
   readonly spanSeconds: number;
   /** Fetches a second an agent made over that span. */
@@ -22,6 +24,39 @@ export interface MeasuredCrawl {
   readonly steadyPagesPerSecondPerAgent: number;
   /** The agents' CPU seconds from their seeds to their exit; undefined if any agent's is unknown. */
   readonly cpuSeconds: number | undefined;
+}
+
+/**
+ * How long the test web takes to answer, without an agent's CPU in the way: `urls` (of `web`, served
+ * over HTTP) fetched one after the other from this process, each timed from the request to the end of
+ * its body, in ms. The agents' own logs time their fetches too, but those durations include the wait
+ * for their CPU, which a simulation models apart.
+ */
+export async function sampleFetchTimes(web: RunningTestWeb, urls: readonly string[]): Promise<number[]> {
+  if (web.model.options.scheme !== "http") {
+    throw new UbiError(ErrorCode.InvalidArgument, "fetch times are sampled from a test web served over HTTP");
+  }
+  const times: number[] = [];
+  for (const url of urls) {
+    const { hostname, pathname, search, host } = new URL(url);
+    const ip = web.model.hosts[web.model.hostIndexByName.get(hostname) ?? -1]?.ip;
+    if (ip === undefined) continue;
+    const started = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const sent = request(
+        { host: ip, port: web.port, path: pathname + search, headers: { host } },
+        (response) => {
+          response.resume();
+          response.once("end", resolve);
+          response.once("error", reject);
+        },
+      );
+      sent.once("error", reject);
+      sent.end();
+    });
+    times.push(performance.now() - started);
+  }
+  return times;
 }
 
 /** Reads the crawl logs of `crawl`'s agents. */
@@ -38,7 +73,6 @@ export async function measureLabCrawl(agents: number, crawl: LabCrawl): Promise<
   return {
     agents,
     crawl,
-    fetchMs: fetches.map((fetch) => fetch.durationMs),
     spanSeconds,
     pagesPerSecondPerAgent: spanSeconds === 0 ? 0 : fetches.length / spanSeconds / agents,
     steadyPagesPerSecondPerAgent:
@@ -63,12 +97,15 @@ export function heartbeatCpuMsPerSecond(
 export interface MeasuredCosts {
   readonly cpuMsPerPage: number;
   readonly cpuMsPerUrlReceived: number;
+  /** What an agent spends from its seeds on, whatever its pages: its code warming up, its timers. */
+  readonly cpuMsPerAgent: number;
 }
 
 /**
- * An agent's CPU a page, from the crawl with the fewest agents (the least exchange and membership
- * work); its CPU a URL received, from the one with the most: what its agents spent beyond their pages
- * and their heartbeats, over the URLs they sent each other. Both undefined without CPU figures.
+ * An agent's CPU a page, a URL received and its own (per agent), fitted to the crawls' CPU less their
+ * heartbeats' (the measured per-message costs) by least squares with no cost below zero: each crawl
+ * says CPU = pages × a page's + URLs sent × a URL's + agents × an agent's. Undefined without CPU
+ * figures.
  */
 export function measureCosts(
   crawls: readonly MeasuredCrawl[],
@@ -76,20 +113,47 @@ export function measureCosts(
   heartbeatCosts: Pick<SimulationTiming, "cpuMsPerHeartbeat" | "cpuMsPerGossipEntry">,
 ): MeasuredCosts | undefined {
   const known = crawls.filter((c) => c.cpuSeconds !== undefined && c.crawl.fetches > 0);
-  const fewest = known.reduce<MeasuredCrawl | undefined>(
-    (a, b) => (a && a.agents <= b.agents ? a : b),
-    undefined,
+  if (known.length === 0) return undefined;
+  const rows = known.map((c) => [c.crawl.fetches, c.crawl.urlsSent, c.agents]);
+  const cpuMs = known.map(
+    (c) =>
+      (c.cpuSeconds as number) * 1000 -
+      heartbeatCpuMsPerSecond(c.agents, heartbeatMs, heartbeatCosts) * c.agents * c.spanSeconds,
   );
-  if (!fewest) return undefined;
-  const perPage = (measured: MeasuredCrawl) =>
-    ((measured.cpuSeconds as number) * 1000 -
-      heartbeatCpuMsPerSecond(measured.agents, heartbeatMs, heartbeatCosts) *
-        measured.agents *
-        measured.spanSeconds) /
-    measured.crawl.fetches;
-  const cpuMsPerPage = Math.max(0, perPage(fewest));
-  const most = known.reduce((a, b) => (a.agents >= b.agents ? a : b));
-  const extra = (perPage(most) - cpuMsPerPage) * most.crawl.fetches;
-  const cpuMsPerUrlReceived = most.crawl.urlsSent === 0 ? 0 : Math.max(0, extra / most.crawl.urlsSent);
-  return { cpuMsPerPage, cpuMsPerUrlReceived };
+  const [cpuMsPerPage = 0, cpuMsPerUrlReceived = 0, cpuMsPerAgent = 0] = nonNegativeLeastSquares(rows, cpuMs);
+  return { cpuMsPerPage, cpuMsPerUrlReceived, cpuMsPerAgent };
+}
+
+/**
+ * The x ≥ 0 minimizing |A x − b|, for a few unknowns: the best of the unconstrained least-squares
+ * solutions (ml-matrix) over every subset of unknowns allowed to be non-zero whose solution has no
+ * negative value. Unknowns that no row determines stay 0.
+ */
+export function nonNegativeLeastSquares(
+  rows: readonly (readonly number[])[],
+  b: readonly number[],
+): number[] {
+  const unknowns = rows[0]?.length ?? 0;
+  let best: { x: number[]; residual: number } = {
+    x: new Array<number>(unknowns).fill(0),
+    residual: Number.POSITIVE_INFINITY,
+  };
+  for (let subset = 0; subset < 1 << unknowns; subset++) {
+    const columns = Array.from({ length: unknowns }, (_, j) => j).filter((j) => (subset >> j) & 1);
+    const x = new Array<number>(unknowns).fill(0);
+    if (columns.length > 0 && columns.length <= rows.length) {
+      const a = new Matrix(rows.map((row) => columns.map((j) => row[j] as number)));
+      const solved = solve(a, Matrix.columnVector([...b]), true).to1DArray();
+      if (solved.some((value) => !Number.isFinite(value) || value < 0)) continue;
+      columns.forEach((j, k) => {
+        x[j] = solved[k] as number;
+      });
+    } else if (columns.length > 0) continue;
+    const residual = rows.reduce((sum, row, i) => {
+      const error = row.reduce((acc, value, j) => acc + value * (x[j] as number), 0) - (b[i] as number);
+      return sum + error * error;
+    }, 0);
+    if (residual < best.residual) best = { x, residual };
+  }
+  return best.x;
 }

@@ -45,6 +45,11 @@ export interface SimulationTiming {
   readonly fetchMs: readonly number[];
   /** CPU ms an agent spends on each page it fetched (parsing, storing, routing its links). */
   readonly cpuMsPerPage: number;
+  /**
+   * CPU ms an agent spends for itself once it has seeds, whatever its pages (its code warming up, its
+   * timers): spent at its start.
+   */
+  readonly cpuMsPerAgent: number;
   /** CPU ms an agent spends on each URL of a batch it receives. */
   readonly cpuMsPerUrlReceived: number;
   /** CPU ms of one heartbeat message sent or answered, besides its membership table... */

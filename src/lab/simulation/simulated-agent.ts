@@ -1,7 +1,8 @@
 import type { FlushPolicy } from "../../cluster/index.js";
 import type { LinkGraph } from "../../testweb/index.js";
-import type { EventQueue, ScheduledEvent } from "./event-queue.js";
+import type { EventQueue } from "./event-queue.js";
 import type { SimulationSettings, SimulationTiming } from "./parameters.js";
+import { SimulatedExchange } from "./simulated-exchange.js";
 
 /**
  * An agent of the simulated cluster: the real agent's crawl and exchange reduced to what shapes its
@@ -70,25 +71,12 @@ interface HostWork {
   fetching: boolean;
 }
 
-interface Outbox {
-  urls: number[];
-  oldestAt: number;
-  inFlight: boolean;
-  timer: ScheduledEvent | undefined;
-  fruitless: number;
-  retries: number;
-  /** Every URL ever handed to this peer (the real agent's durable outbox). */
-  readonly everSent: number[];
-}
-
 /** See the module's comment. */
 export class SimulatedAgent {
   alive = false;
   private view: SimulatedView;
   /** URLs queued here once (the frontier's seen set). */
   private readonly seen = new Set<number>();
-  /** URLs this agent handed to another (the exchange's sent set). */
-  private readonly sentAway = new Set<number>();
   /** Pages fetched here, or handed over to here, by host. */
   private readonly fetchedByHost = new Map<number, number[]>();
   private readonly fetched = new Set<number>();
@@ -101,12 +89,12 @@ export class SimulatedAgent {
   private claiming = 0;
   private waiting = 0;
   private cpuFreeAt = 0;
-  private readonly outboxes = new Map<number, Outbox>();
-  private inFlightBatches = 0;
+  /** Its side of the URL exchange. */
+  readonly exchange: SimulatedExchange;
+  /** Idle when last looked at: buffers are re-examined when the agent goes idle, not at each look. */
+  private wasIdle = false;
   /** CPU ms used. */
   cpuMs = 0;
-  urlsSent = 0;
-  batchesSent = 0;
   fetches = 0;
 
   constructor(
@@ -116,6 +104,18 @@ export class SimulatedAgent {
     view: SimulatedView,
   ) {
     this.view = view;
+    this.exchange = new SimulatedExchange(this, world);
+  }
+
+  /** True while `peer` is alive in this agent's view. */
+  sees(peer: number): boolean {
+    return this.view.alive.has(peer);
+  }
+
+  /** Routes `node` as a URL given back (never filtered), then starts any host it made ready. */
+  reroute(node: number): void {
+    this.route(node, true);
+    this.startHosts();
   }
 
   /** URLs waiting in this agent's host queues. */
@@ -132,14 +132,13 @@ export class SimulatedAgent {
 
   /** Idle, and nothing buffered for or on its way to another agent. */
   get quiet(): boolean {
-    if (!this.crawlIdle || this.inFlightBatches > 0) return false;
-    for (const outbox of this.outboxes.values()) if (outbox.urls.length > 0) return false;
-    return true;
+    return this.crawlIdle && this.exchange.quiet;
   }
 
   /** Starts with `seeds` (nodes of its own hosts, or any: they are routed). */
   start(seeds: readonly number[]): void {
     this.alive = true;
+    this.useCpu(this.world.timing.cpuMsPerAgent);
     for (const node of seeds) this.route(node, false);
     this.startHosts();
   }
@@ -149,12 +148,12 @@ export class SimulatedAgent {
     this.alive = false;
   }
 
-  /** Spends `ms` of CPU after what is queued on it, then runs `then`. */
-  useCpu(ms: number, then?: () => void): void {
+  /** Spends `ms` of CPU after what is queued on it, then runs `then`, or `ifDied` if it died meanwhile. */
+  useCpu(ms: number, then?: () => void, ifDied?: () => void): void {
     const start = Math.max(this.world.events.now, this.cpuFreeAt);
     this.cpuFreeAt = start + ms;
     this.cpuMs += ms;
-    if (then) this.world.events.at(this.cpuFreeAt, () => this.alive && then());
+    if (then) this.world.events.at(this.cpuFreeAt, () => (this.alive ? then() : ifDied?.()));
   }
 
   /**
@@ -165,15 +164,7 @@ export class SimulatedAgent {
   changeView(view: SimulatedView, crashed: readonly number[]): void {
     if (!this.alive) return;
     this.view = view;
-    for (const dead of crashed) {
-      const outbox = this.outboxes.get(dead);
-      if (!outbox) continue;
-      const buffered = outbox.urls.splice(0);
-      if (outbox.timer) this.world.events.cancel(outbox.timer);
-      outbox.timer = undefined;
-      for (const node of outbox.everSent) this.route(node, true);
-      for (const node of buffered) this.route(node, true);
-    }
+    for (const dead of crashed) this.exchange.redistribute(dead);
     for (const [host, work] of this.hosts) {
       const owner = view.owners[host] as number;
       if (owner === this.index) continue;
@@ -182,7 +173,7 @@ export class SimulatedAgent {
       this.waiting -= moved.length;
       work.queue.length = 0;
       work.head = 0;
-      for (const node of moved) this.send(owner, node);
+      for (const node of moved) this.exchange.send(owner, node);
       const done = this.fetchedByHost.get(host);
       if (done) {
         const peer = this.world.agent(owner);
@@ -190,7 +181,7 @@ export class SimulatedAgent {
       }
     }
     this.startHosts();
-    this.examineOutboxes();
+    this.exchange.examine();
   }
 
   /** A previous owner's pages of `host`: not fetched again here. */
@@ -211,70 +202,41 @@ export class SimulatedAgent {
     return this.fetchedByHost.get(host) ?? [];
   }
 
-  /** Re-examines every buffer: a heartbeat brought loads, or this agent went idle. */
-  examineOutboxes(): void {
-    for (const peer of this.outboxes.keys()) this.schedule(peer);
-  }
-
   /** A batch from `sender` arrived. */
   receive(sender: SimulatedAgent, urls: readonly number[]): void {
+    // A receiver that is dead, or dies before it answers, resets the call: the sender tries again.
+    const failed = () =>
+      this.world.events.after(this.world.timing.latencyMs, () => sender.exchange.failed(this.index, urls));
     if (!this.alive) {
-      this.world.events.after(this.world.timing.latencyMs, () => sender.batchFailed(this.index, urls));
+      failed();
       return;
     }
-    this.useCpu(this.world.timing.cpuMsPerUrlReceived * urls.length, () => {
-      let fresh = 0;
-      for (const node of urls) {
-        const owner = this.view.owners[this.world.graph.hostOf[node] as number] as number;
-        if (owner !== this.index) {
-          this.send(owner, node);
-          fresh++;
-        } else if (this.accept(node)) fresh++;
-      }
-      this.startHosts();
-      this.world.events.after(this.world.timing.latencyMs, () => sender.batchAcked(this.index, urls, fresh));
-    });
-  }
-
-  private batchAcked(peer: number, urls: readonly number[], fresh: number): void {
-    if (!this.alive) return;
-    const outbox = this.outboxOf(peer);
-    outbox.inFlight = false;
-    outbox.retries = 0;
-    outbox.fruitless = fresh === 0 ? outbox.fruitless + 1 : 0;
-    this.inFlightBatches--;
-    this.urlsSent += urls.length;
-    this.batchesSent++;
-    this.schedule(peer);
-  }
-
-  private batchFailed(peer: number, urls: readonly number[]): void {
-    if (!this.alive) return;
-    const outbox = this.outboxOf(peer);
-    const delay = Math.min(5000, this.world.settings.retryMinMs * 2 ** outbox.retries);
-    outbox.retries++;
-    this.world.events.after(delay, () => {
-      if (!this.alive) return;
-      if (this.view.alive.has(peer)) {
+    this.useCpu(
+      this.world.timing.cpuMsPerUrlReceived * urls.length,
+      () => {
+        let fresh = 0;
+        for (const node of urls) {
+          const owner = this.view.owners[this.world.graph.hostOf[node] as number] as number;
+          if (owner !== this.index) {
+            this.exchange.send(owner, node);
+            fresh++;
+          } else if (this.accept(node)) fresh++;
+        }
+        this.startHosts();
         this.world.events.after(this.world.timing.latencyMs, () =>
-          this.world.agent(peer).receive(this, urls),
+          sender.exchange.acked(this.index, urls, fresh),
         );
-        return;
-      }
-      outbox.inFlight = false;
-      outbox.retries = 0;
-      this.inFlightBatches--;
-      for (const node of urls) this.route(node, true);
-      this.startHosts();
-    });
+      },
+      failed,
+    );
   }
 
   /** A link, seed or URL given back: queued here if this agent owns its host, else handed on. */
   private route(node: number, given: boolean): void {
     const owner = this.view.owners[this.world.graph.hostOf[node] as number] as number;
     if (owner === this.index) this.accept(node);
-    else if (given) this.send(owner, node);
-    else if (!this.sentAway.has(node)) this.send(owner, node);
+    else if (given) this.exchange.send(owner, node);
+    else this.exchange.offer(owner, node);
   }
 
   /** Queues `node` unless seen; true when queued. */
@@ -348,7 +310,9 @@ export class SimulatedAgent {
       this.active++;
       this.visitNext(host, work);
     }
-    if (this.crawlIdle) this.examineOutboxes();
+    const idle = this.crawlIdle;
+    if (idle && !this.wasIdle) this.exchange.examine();
+    this.wasIdle = idle;
   }
 
   /** The next fetch of a host's visit, or the visit's end. */
@@ -419,77 +383,6 @@ export class SimulatedAgent {
       this.fetchedByHost.set(host, done);
     }
     done.push(node);
-  }
-
-  /** Hands `node` to agent `peer` (through its buffer). */
-  private send(peer: number, node: number): void {
-    this.sentAway.add(node);
-    const outbox = this.outboxOf(peer);
-    if (outbox.urls.length === 0) outbox.oldestAt = this.world.events.now;
-    outbox.urls.push(node);
-    outbox.everSent.push(node);
-    this.schedule(peer);
-  }
-
-  /** Sends the buffer for `peer` now, or sets a timer for when the flush policy says. */
-  private schedule(peer: number): void {
-    const outbox = this.outboxOf(peer);
-    if (outbox.inFlight || outbox.urls.length === 0) return;
-    const { events, policy, settings } = this.world;
-    const delay =
-      outbox.urls.length >= settings.batchUrls
-        ? 0
-        : policy.delayMs(
-            {
-              urls: outbox.urls.length,
-              oldestAtMs: outbox.oldestAt,
-              peerQueuedUrls: this.world.reportedQueued(peer),
-              localIdle: this.crawlIdle,
-              fruitlessBatches: outbox.fruitless,
-            },
-            events.now,
-          );
-    const due = events.now + delay;
-    if (outbox.timer && outbox.timer.at <= due) return;
-    if (outbox.timer) events.cancel(outbox.timer);
-    outbox.timer = events.at(due, () => {
-      outbox.timer = undefined;
-      this.flush(peer);
-    });
-  }
-
-  private flush(peer: number): void {
-    if (!this.alive) return;
-    const outbox = this.outboxOf(peer);
-    if (outbox.inFlight || outbox.urls.length === 0) return;
-    if (!this.view.alive.has(peer)) {
-      for (const node of outbox.urls.splice(0)) this.route(node, true);
-      this.startHosts();
-      return;
-    }
-    const urls = outbox.urls.splice(0, this.world.settings.batchUrls);
-    outbox.oldestAt = this.world.events.now;
-    outbox.inFlight = true;
-    this.inFlightBatches++;
-    const receiver = this.world.agent(peer);
-    this.world.events.after(this.world.timing.latencyMs, () => receiver.receive(this, urls));
-  }
-
-  private outboxOf(peer: number): Outbox {
-    let outbox = this.outboxes.get(peer);
-    if (!outbox) {
-      outbox = {
-        urls: [],
-        oldestAt: 0,
-        inFlight: false,
-        timer: undefined,
-        fruitless: 0,
-        retries: 0,
-        everSent: [],
-      };
-      this.outboxes.set(peer, outbox);
-    }
-    return outbox;
   }
 
   private workOf(host: number): HostWork {

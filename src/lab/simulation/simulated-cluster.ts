@@ -1,5 +1,5 @@
 import { FlushPolicy } from "../../cluster/index.js";
-import { invalidArgument } from "../../errors.js";
+import { ErrorCode, invalidArgument, UbiError } from "../../errors.js";
 import { Assignment, type Hasher64, Mt19937 } from "../../hashing/index.js";
 import type { LinkGraph } from "../../testweb/index.js";
 import { hostKey } from "../../url/index.js";
@@ -158,7 +158,12 @@ class SimulatedCluster implements SimulatedWorld {
     if (fault && (fault.kill ?? 0) + (fault.add ?? 0) > 0 && fault.afterFetches <= 0) this.injectFault();
     this.heartbeat();
     const events = this.events.run(() => false, MAX_SIMULATED_MS);
-    if (this.events.now >= MAX_SIMULATED_MS) invalidArgument("the simulated crawl did not end within a day");
+    if (this.events.now >= MAX_SIMULATED_MS) {
+      throw new UbiError(
+        ErrorCode.ExperimentFailed,
+        "the simulated crawl did not end within a simulated day",
+      );
+    }
     return this.result(events);
   }
 
@@ -207,7 +212,7 @@ class SimulatedCluster implements SimulatedWorld {
       this.reported[agent.index] = agent.crawlIdle ? 0 : agent.queuedUrls;
       if (n > 1) agent.useCpu(2 * (n - 1) * (cpuMsPerHeartbeat + cpuMsPerGossipEntry * n));
     }
-    for (const agent of live) agent.examineOutboxes();
+    for (const agent of live) agent.exchange.examine();
     // Over when nothing is left to do or to deliver (a fault not reached by then never comes).
     if (this.pendingViews === 0 && live.every((agent) => agent.quiet)) return;
     this.events.after(this.settings.heartbeatMs, () => this.heartbeat());
@@ -309,8 +314,8 @@ class SimulatedCluster implements SimulatedWorld {
     let batchesSent = 0;
     let cpuMs = 0;
     for (const agent of this.agents) {
-      urlsSent += agent.urlsSent;
-      batchesSent += agent.batchesSent;
+      urlsSent += agent.exchange.urlsSent;
+      batchesSent += agent.exchange.batchesSent;
       cpuMs += agent.cpuMs;
     }
     const { agents } = this.spec;
