@@ -6,9 +6,9 @@ import { ErrorCode, UbiError } from "../errors.js";
  * A CPU of its own for each agent on a machine with fewer cores than agents: every agent runs in a
  * cgroup of its own whose CFS bandwidth limit caps it at a share of one CPU (cgroup v2 `cpu.max`, or
  * v1 `cpu.cfs_quota_us`). With n agents capped at q CPUs each and n × q under the machine's cores, no
- * agent waits for another: each has q CPUs to itself, like a slower machine per agent. Needs root (or
- * a delegated cgroup) and the cpu controller; the kernel's throttling counters show whether an agent
- * used its whole share (was CPU-bound).
+ * agent waits for another: each has q CPUs to itself, like a slower machine per agent. Needs the cpu
+ * controller and the right to make groups at the hierarchy's root (root, in practice); the kernel's
+ * throttling counters show whether an agent used its whole share (was CPU-bound).
  */
 
 /** CFS period of every group, in µs (the kernel's default). */
@@ -31,11 +31,14 @@ function cpuHierarchy(): { version: 1 | 2; root: string } | undefined {
   return undefined;
 }
 
-/** Why CPU quotas cannot be set here, or undefined when they can (root and a cpu controller). */
+/** Why CPU quotas cannot be set here, or undefined when they can: a group is made and removed to see. */
 export function cpuQuotaUnavailable(): string | undefined {
-  if (cpuHierarchy() === undefined) return "no cgroup cpu controller is mounted";
-  if (process.getuid?.() !== 0) return "setting CPU quotas needs root";
-  return undefined;
+  try {
+    new CpuQuotaGroup(`ubicrawl-probe-${process.pid}`, 50).remove();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 /** A cgroup capping the processes put into it at a share of one CPU. */
@@ -46,6 +49,12 @@ export class CpuQuotaGroup {
 
   /** Creates the group `name` (unique among those alive at once), capped at `percent` % of one CPU. */
   constructor(name: string, percent: number) {
+    if (!Number.isFinite(percent) || percent <= 0) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `a CPU quota must be a positive percentage, got ${percent}`,
+      );
+    }
     const hierarchy = cpuHierarchy();
     if (hierarchy === undefined) {
       throw new UbiError(

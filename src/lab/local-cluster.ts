@@ -53,8 +53,9 @@ export interface LocalClusterFault {
   /** Agents started then (`agent-(n+1)` …), with no seeds. @default 0 */
   readonly add?: number;
   /**
-   * Agents cut off then from all the others, both ways: the last ones started. Their cluster traffic
-   * goes through fault proxies from the start (see {@link AgentProxies}). @default 0
+   * Agents cut off then from all the others, both ways: the last ones started, each alone (two cut off
+   * do not reach each other either). Their cluster traffic goes through fault proxies from the start
+   * (see {@link AgentProxies}). @default 0
    */
   readonly partition?: number;
   /** Joins the partition again this long after it was cut; never when undefined. */
@@ -138,9 +139,6 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   const latest = new Map<string, AgentProcess>();
   const quotas: CpuQuotaGroup[] = [];
   const proxies = new Map<string, AgentProxies>();
-  for (const id of ids.slice(ids.length - Math.min(ids.length, spec.fault?.partition ?? 0))) {
-    proxies.set(id, { ingress: await FaultProxy.start(), egress: await FaultProxy.start({ connect: true }) });
-  }
   const start = (id: string, join?: string) => {
     const proxied = proxies.get(id);
     const agent = AgentProcess.start(
@@ -180,6 +178,10 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   };
   const deadline = Date.now() + spec.timeoutMs;
   try {
+    for (const id of ids.slice(ids.length - Math.min(ids.length, spec.fault?.partition ?? 0))) {
+      const ingress = await FaultProxy.start();
+      proxies.set(id, { ingress, egress: await FaultProxy.start({ connect: true }) });
+    }
     const first = start(ids[0] as string);
     const firstAddress = await first.listening(LISTEN_TIMEOUT_MS);
     const others = ids.slice(1).map((id) => start(id, firstAddress));
@@ -329,7 +331,13 @@ async function inject(
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + restartAfterMs - Date.now())));
     restartedAtMs = Date.now();
     const address = await joinAddress();
-    await Promise.all(victims.map((victim) => start(victim.id, address).listening(LISTEN_TIMEOUT_MS)));
+    await Promise.all(
+      victims.map(async (victim) => {
+        // A restarted agent listens on a port of its own: its ingress proxy forwards there now.
+        const listening = await start(victim.id, address).listening(LISTEN_TIMEOUT_MS);
+        proxies.get(victim.id)?.ingress.setTarget(listening);
+      }),
+    );
   }
   let healedAtMs: number | undefined;
   const healAfterMs = fault.healAfterMs;

@@ -14,6 +14,7 @@ export {
   startHostileWeb,
 } from "./hostile/index.js";
 export { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
+export type { LinkGraph } from "./link-graph.js";
 export {
   buildModel,
   DOMAIN,
@@ -33,5 +34,5 @@ export { ServedRecorder, type ServedRecorderOptions, type ServedRequest } from "
 export { respond, type TestWebResponse } from "./responses.js";
 export { ROBOTS_AGENT_TOKEN } from "./robots-txt.js";
 export { type RunningTestWeb, startTestWeb, type TestWebTls, type TestWebTlsProvider } from "./server.js";
-export { computeTruth, type LinkGraph, type Truth, type TruthLimits, type TruthOptions } from "./truth.js";
+export { computeTruth, type Truth, type TruthLimits, type TruthOptions } from "./truth.js";
 export { canonicalTarget } from "./url-space.js";

@@ -28,7 +28,7 @@ const SETTINGS: SimulationSettings = {
 const TIMING: SimulationTiming = {
   fetchMs: [1, 2, 3, 5],
   cpuMsPerPage: 0.5,
-  cpuMsPerAgent: 0,
+  cpuMsPerAgentSecond: 0,
   cpuMsPerUrlReceived: 0.01,
   latencyMs: 0.1,
   ...MEASURED_HEARTBEAT_COSTS,
@@ -136,6 +136,12 @@ describe("simulateCrawl", () => {
     expect(result.steadyPagesPerSecondPerAgent).toBeGreaterThan(490);
     expect(result.steadyPagesPerSecondPerAgent).toBeLessThanOrEqual(500.5);
     expect(result.cpuBusy).toBeGreaterThan(0.9);
+    // Half of each second spent on the agent's own upkeep leaves half for pages.
+    const halved = simulateCrawl(
+      spec(1, { timing: { ...TIMING, fetchMs: [0.01], cpuMsPerPage: 2, cpuMsPerAgentSecond: 500 } }),
+    );
+    expect(halved.steadyPagesPerSecondPerAgent).toBeGreaterThan(240);
+    expect(halved.steadyPagesPerSecondPerAgent).toBeLessThanOrEqual(250.5);
   });
 
   it("has the survivors crawl a killed agent's hosts once they suspect it, fetching its pages again", () => {
@@ -175,9 +181,11 @@ describe("simulateCrawl", () => {
     expect(result.gapSeconds).toBeLessThan(1);
   });
 
-  it("refuses a cluster of no agents, no fetch times, and seeds outside its web", () => {
+  it("refuses a cluster of no agents, no fetch times, seeds outside its web, and faults it cannot run", () => {
     const refusals = [
       () => simulateCrawl(spec(0)),
+      () => simulateCrawl(spec(3, { fault: { afterFetches: 10, kill: 1, add: 1 } })),
+      () => simulateCrawl(spec(3, { fault: { afterFetches: 10, kill: 3 } })),
       () => simulateCrawl(spec(2, { timing: { ...TIMING, fetchMs: [] } })),
       () => simulateCrawl(spec(2, { seedsOf: () => ["http://elsewhere.test/"] })),
     ];

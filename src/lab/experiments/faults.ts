@@ -119,8 +119,9 @@ interface Point extends CrawlMetrics {
   readonly refetched: number;
   /**
    * Seconds from the fault until the faulty agents' part of the web is crawled again: the first fetch
-   * after a kill of a host the killed agents owned, or an added agent's first fetch; undefined when
-   * none came.
+   * after a kill of a host the killed agents owned (by a survivor, or by a killed agent restarted),
+   * after a partition of a host the cut-off agents owned by another agent, or an added agent's first
+   * fetch; undefined when none came.
    */
   readonly gapSeconds: number | undefined;
 }
@@ -198,7 +199,8 @@ async function gap(crawl: LabCrawl, initialOwnerOf: (host: string) => string): P
   const added = new Set(fault.added);
   let first: number | undefined;
   for (const agent of crawl.run.agents) {
-    if (added.size === 0 && lost.has(agent.id)) continue;
+    // A cut-off agent goes on crawling its own hosts: those fetches close no gap.
+    if (fault.partitioned.includes(agent.id)) continue;
     for (const fetch of await readFetches(agent.dir)) {
       if (fetch.atMs <= fault.atMs) continue;
       const counts = added.size > 0 ? added.has(agent.id) : lost.has(initialOwnerOf(hostKey(fetch.url)));

@@ -4,11 +4,10 @@ import { Assignment, loadHasher64 } from "../../hashing/index.js";
 import { FAST_FAILURE_DETECTION } from "../../launch/index.js";
 import { buildModel, computeTruth, type LinkGraph } from "../../testweb/index.js";
 import { cpuQuotaUnavailable } from "../cpu-quota.js";
-import { ownHomePages, round, truthLimits } from "../crawl-metrics.js";
-import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
+import { ownHomePages, truthLimits } from "../crawl-metrics.js";
+import type { Experiment } from "../experiment.js";
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { integerList } from "../lists.js";
-import { markdownTable } from "../report-writer.js";
 import {
   heartbeatCpuMsPerSecond,
   type MeasuredCosts,
@@ -23,7 +22,8 @@ import {
   type SimulationSettings,
   type SimulationTiming,
 } from "../simulation/parameters.js";
-import { type SimulationResult, simulateCrawl } from "../simulation/simulated-cluster.js";
+import { simulateCrawl } from "../simulation/simulated-cluster.js";
+import { type Projection, scalingReport, type Validation } from "./scaling-report.js";
 
 /**
  * UbiCrawler's scaling claim — pages a second per agent stay flat as agents are added — measured with
@@ -113,24 +113,6 @@ const LAB_SETTINGS: SimulationSettings = {
 /** Port the simulated webs' URLs name (nothing listens: it only shapes their host keys). */
 const SIMULATED_PORT = 8080;
 
-/** A real crawl, and the simulation of the same crawl. */
-interface Validation {
-  readonly real: MeasuredCrawl;
-  readonly simulated: SimulationResult;
-  /** Share of one CPU each real agent had. */
-  readonly cpuShare: number;
-}
-
-/** A simulated size: the crawl without a fault, and the one with agents killed halfway. */
-interface Projection {
-  readonly agents: number;
-  readonly heartbeatMs: number;
-  readonly heartbeatCpuShare: number;
-  readonly plain: SimulationResult;
-  readonly faulty: SimulationResult;
-  readonly killed: number;
-}
-
 /** `ubicrawl experiment scaling`. */
 export const scalingExperiment: Experiment<typeof SCALING_FLAGS> = {
   name: "scaling",
@@ -152,7 +134,9 @@ messages a page, and the CPU the all-to-all heartbeats take (each pair of agents
 an answer every interval, each carrying the whole membership table). Where that would pass
 --heartbeat-budget percent of an agent's CPU at the agents' 1 s interval, the interval grows to keep
 within it. A second crawl of each size kills --kill-percent of the agents halfway: pages fetched twice
-and seconds until the survivors crawl the dead agents' hosts.`,
+(beyond the first crawl's) and seconds until the survivors crawl the dead agents' hosts, with no
+takeover grace (--takeover-delay-ms 0: the agents' default of 10 s would add to it). Fetch times are
+sampled with the machine otherwise idle: under load they would be longer.`,
   flags: SCALING_FLAGS,
   async run(flags, context) {
     const counts = integerList("agents", flags.agents, 1, 16).sort((a, b) => a - b);
@@ -189,6 +173,7 @@ and seconds until the survivors crawl the dead agents' hosts.`,
         ),
       );
       for (const real of measured) {
+        // Uncapped, the agents and the test web share the machine's CPUs about evenly.
         const cpuShare =
           quota.percent === undefined
             ? Math.min(1, availableParallelism() / (real.agents + 1))
@@ -229,18 +214,25 @@ and seconds until the survivors crawl the dead agents' hosts.`,
           `heartbeat every ${projection.heartbeatMs} ms, dead agents' hosts crawled again after ${projection.faulty.gapSeconds?.toFixed(1) ?? "-"} s`,
       );
     }
-    return report(validations, projections, costs, {
-      "real agents": counts.join(", "),
-      "CPU cap of a real agent": quota.describe,
-      "simulated agents": sizes.join(", "),
-      "simulated web": `${flags["sim-hosts-per-agent"]} hosts and about ${flags["sim-pages-per-agent"]} pages per agent, seed ${flags.seed}`,
-      "simulated latency": `${flags["latency-us"]} µs one way`,
-      "heartbeat budget": `${flags["heartbeat-budget"]}% of an agent's CPU`,
-      ...(flags["url-cpu-us"] === undefined
-        ? {}
-        : { "CPU a URL received, simulated clusters": `${flags["url-cpu-us"]} µs (--url-cpu-us)` }),
-      ...crawls.description,
-    });
+    return scalingReport(
+      validations,
+      projections,
+      costs,
+      {
+        "real agents": counts.join(", "),
+        "CPU cap of a real agent": quota.describe,
+        "simulated agents": sizes.join(", "),
+        "simulated web": `${flags["sim-hosts-per-agent"]} hosts and about ${flags["sim-pages-per-agent"]} pages per agent, seed ${flags.seed}`,
+        "simulated latency": `${flags["latency-us"]} µs one way`,
+        "heartbeat budget": `${flags["heartbeat-budget"]}% of an agent's CPU`,
+        ...(flags["url-cpu-us"] === undefined
+          ? {}
+          : { "CPU a URL received, simulated clusters": `${flags["url-cpu-us"]} µs (--url-cpu-us)` }),
+        ...crawls.description,
+      },
+      scalingExperiment.description,
+      LAB_SETTINGS.heartbeatMs,
+    );
   },
 };
 
@@ -276,7 +268,7 @@ function timingOf(
   return {
     fetchMs: fetchMs.length > 0 ? fetchMs : [1],
     cpuMsPerPage: costs.cpuMsPerPage / cpuShare,
-    cpuMsPerAgent: costs.cpuMsPerAgent / cpuShare,
+    cpuMsPerAgentSecond: costs.cpuMsPerAgentSecond / cpuShare,
     cpuMsPerUrlReceived: costs.cpuMsPerUrlReceived / cpuShare,
     cpuMsPerHeartbeat: MEASURED_HEARTBEAT_COSTS.cpuMsPerHeartbeat / cpuShare,
     cpuMsPerGossipEntry: MEASURED_HEARTBEAT_COSTS.cpuMsPerGossipEntry / cpuShare,
@@ -346,240 +338,4 @@ function project(
     faulty,
     killed,
   };
-}
-
-function report(
-  validations: readonly Validation[],
-  projections: readonly Projection[],
-  costs: MeasuredCosts,
-  parameters: Record<string, string | number>,
-): ExperimentResult {
-  const summary: Table = {
-    name: "summary",
-    columns: [
-      "agents",
-      "kind",
-      "steady_pages_per_s_per_agent",
-      "coverage",
-      "overhead",
-      "batches_per_page",
-      "heartbeats_per_page",
-      "heartbeat_ms",
-      "heartbeat_cpu",
-      "refetched_after_kill",
-      "recovery_s",
-    ],
-    rows: [
-      ...validations.map(({ real }) => [
-        real.agents,
-        "real",
-        round(real.steadyPagesPerSecondPerAgent, 1),
-        round(real.crawl.coverage, 5),
-        round(real.crawl.overhead),
-        round(real.crawl.batchesSent / Math.max(1, real.crawl.fetches), 5),
-        "",
-        LAB_SETTINGS.heartbeatMs,
-        "",
-        "",
-        "",
-      ]),
-      ...validations.map(({ simulated }) => simulatedRow(simulated, "simulated", LAB_SETTINGS.heartbeatMs)),
-      ...projections.map((p) => [
-        ...simulatedRow(p.plain, "projected", p.heartbeatMs).slice(0, 8),
-        round(p.heartbeatCpuShare),
-        p.faulty.fetches - p.faulty.distinct,
-        p.faulty.gapSeconds === undefined ? "" : round(p.faulty.gapSeconds, 2),
-      ]),
-    ],
-  };
-  const validation: Table = {
-    name: "validation",
-    columns: [
-      "agents",
-      "cpu_share",
-      "real_coverage",
-      "sim_coverage",
-      "real_overhead",
-      "sim_overhead",
-      "overhead_diff",
-      "real_batches",
-      "sim_batches",
-      "real_steady_pages_per_s_per_agent",
-      "sim_steady_pages_per_s_per_agent",
-    ],
-    rows: validations.map(({ real, simulated, cpuShare }) => [
-      real.agents,
-      round(cpuShare, 3),
-      round(real.crawl.coverage, 5),
-      round(simulated.coverage, 5),
-      round(real.crawl.overhead),
-      round(simulated.overhead),
-      round(relativeDifference(simulated.overhead, real.crawl.overhead)),
-      real.crawl.batchesSent,
-      simulated.batchesSent,
-      round(real.steadyPagesPerSecondPerAgent, 1),
-      round(simulated.steadyPagesPerSecondPerAgent, 1),
-    ]),
-  };
-  const rates = [
-    ...validations.map(({ real }) => ({
-      agents: real.agents,
-      kind: "real",
-      rate: real.steadyPagesPerSecondPerAgent,
-    })),
-    ...validations.map(({ simulated }) => ({
-      agents: simulated.agents,
-      kind: "simulated (this machine)",
-      rate: simulated.steadyPagesPerSecondPerAgent,
-    })),
-    ...projections.map((p) => ({
-      agents: p.agents,
-      kind: "simulated (a CPU each)",
-      rate: p.plain.steadyPagesPerSecondPerAgent,
-    })),
-  ];
-  const plots: Plot[] = [
-    {
-      name: "pages-per-agent",
-      title: "Pages a second per agent against agents",
-      spec: {
-        data: { values: rates },
-        width: 420,
-        height: 260,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: { field: "agents", type: "quantitative", scale: { type: "log" }, title: "agents" },
-          y: { field: "rate", type: "quantitative", title: "pages/s per agent" },
-          color: { field: "kind", type: "nominal", title: "" },
-        },
-      },
-    },
-    {
-      name: "recovery",
-      title: "Seconds until a dead agent's hosts are crawled again, and the heartbeat interval",
-      spec: {
-        data: {
-          values: projections.flatMap((p) => [
-            { agents: p.agents, what: "recovery (s)", seconds: p.faulty.gapSeconds ?? null },
-            { agents: p.agents, what: "heartbeat interval (s)", seconds: p.heartbeatMs / 1000 },
-          ]),
-        },
-        width: 420,
-        height: 260,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: { field: "agents", type: "quantitative", scale: { type: "log" }, title: "agents" },
-          y: { field: "seconds", type: "quantitative", scale: { type: "log" }, title: "seconds" },
-          color: { field: "what", type: "nominal", title: "" },
-        },
-      },
-    },
-  ];
-  return {
-    title: "Pages a second per agent as agents grow: real agents, then simulated",
-    method: scalingExperiment.description,
-    parameters: {
-      ...parameters,
-      "CPU a page (measured)": `${costs.cpuMsPerPage.toFixed(3)} ms`,
-      "CPU a URL received (measured)": `${costs.cpuMsPerUrlReceived.toFixed(4)} ms`,
-      "CPU an agent spends for itself (measured)": `${costs.cpuMsPerAgent.toFixed(0)} ms`,
-      "CPU a heartbeat message (bench/README)": `${MEASURED_HEARTBEAT_COSTS.cpuMsPerHeartbeat} ms + ${MEASURED_HEARTBEAT_COSTS.cpuMsPerGossipEntry} ms a member`,
-    },
-    tables: [summary, validation],
-    plots,
-    checks: checks(validations, projections),
-    sections: [
-      {
-        heading: "The simulation against the real crawls",
-        body: markdownTable(validation.columns, validation.rows),
-      },
-      { heading: "Reading the figures", body: READING },
-    ],
-  };
-}
-
-function simulatedRow(result: SimulationResult, kind: string, heartbeatMs: number): (string | number)[] {
-  return [
-    result.agents,
-    kind,
-    round(result.steadyPagesPerSecondPerAgent, 1),
-    round(result.coverage, 5),
-    round(result.overhead),
-    round(result.batchesSent / Math.max(1, result.fetches), 5),
-    round(result.heartbeats / Math.max(1, result.fetches), 4),
-    heartbeatMs,
-    "",
-    "",
-    "",
-  ];
-}
-
-function relativeDifference(value: number, reference: number): number {
-  return reference === 0 ? (value === 0 ? 0 : 1) : (value - reference) / reference;
-}
-
-/** What the figures mean here. */
-const READING = `- **real**: the agents of this machine, each capped to the same share of a CPU (set by the most agents),
-  so that pages a second per agent can fall as agents are added only through what more agents cost
-  each: URLs exchanged, heartbeats, and each agent's own fixed work.
-- **simulated**: the same crawls simulated. Coverage and overhead depend on the link graph, the
-  assignment and the exchange's rules, which the simulation shares with the agents: they must agree.
-  Batches and pages a second depend on timing, which it only approximates.
-- **projected**: agents with a CPU each, on a web that grows with them. Each URL of another agent's host
-  goes once per agent that finds it, so URLs a page grow towards a constant (the links a page has to
-  other hosts) and, at a received URL's measured CPU, so does an agent's CPU a page: pages a second per
-  agent fall with them (\`--url-cpu-us\` shows what a cheaper exchange would do). Batches a page grow with
-  the agents (each destination gets its own, and small ones go at once to a destination short of work).
-  What grows fastest is membership: every agent heartbeats every other, with the whole table, so its CPU
-  grows with n²; held to a budget, the interval, and with it the time to notice a dead agent, grows
-  instead. Past a few hundred agents, a failure detector that probes a few peers and gossips (as SWIM
-  does) would be needed to keep recovery within seconds.`;
-
-function checks(validations: readonly Validation[], projections: readonly Projection[]): Check[] {
-  const result: Check[] = [
-    {
-      claim: "The simulation covers the web as the real agents do (coverage within 1%)",
-      holds: validations.every(
-        ({ real, simulated }) => Math.abs(real.crawl.coverage - simulated.coverage) <= 0.01,
-      ),
-      detail: validations
-        .map(
-          ({ real, simulated }) =>
-            `${real.agents}: ${real.crawl.coverage.toFixed(4)} / ${simulated.coverage.toFixed(4)}`,
-        )
-        .join(", "),
-    },
-    {
-      claim: "The simulation sends the URLs the real agents send (overhead within 5%)",
-      holds: validations.every(
-        ({ real, simulated }) =>
-          Math.abs(relativeDifference(simulated.overhead, real.crawl.overhead)) <= 0.05,
-      ),
-      detail: validations
-        .map(
-          ({ real, simulated }) =>
-            `${real.agents}: ${real.crawl.overhead.toFixed(3)} / ${simulated.overhead.toFixed(3)}`,
-        )
-        .join(", "),
-    },
-  ];
-  if (projections.length >= 2) {
-    const first = projections[0] as Projection;
-    const last = projections.at(-1) as Projection;
-    result.push(
-      {
-        claim: `Pages a second per agent stay flat from ${first.agents} to ${last.agents} agents (within 25%, UbiCrawler)`,
-        holds: last.plain.steadyPagesPerSecondPerAgent >= 0.75 * first.plain.steadyPagesPerSecondPerAgent,
-        detail: projections
-          .map((p) => `${p.agents}: ${p.plain.steadyPagesPerSecondPerAgent.toFixed(0)}`)
-          .join(", "),
-      },
-      {
-        claim: "Every simulated crawl, with or without agents killed, covers the whole web",
-        holds: projections.every((p) => p.plain.coverage === 1 && p.faulty.coverage === 1),
-        detail: projections.map((p) => `${p.agents}: ${p.plain.coverage} / ${p.faulty.coverage}`).join(", "),
-      },
-    );
-  }
-  return result;
 }

@@ -14,13 +14,10 @@ import { steadyRate } from "./simulated-cluster.js";
 
 /** A real crawl's figures a simulation is calibrated on, and compared with. */
 export interface MeasuredCrawl {
+  /** Its agents, all started with seeds. */
   readonly agents: number;
   readonly crawl: LabCrawl;
-  /** Seconds from the first fetch's start to the last one's end. */
-  readonly spanSeconds: number;
-  /** Fetches a second an agent made over that span. */
-  readonly pagesPerSecondPerAgent: number;
-  /** The same over the crawl's middle (see {@link steadyRate}). */
+  /** Fetches a second an agent made over the crawl's middle (see {@link steadyRate}). */
   readonly steadyPagesPerSecondPerAgent: number;
   /** The agents' CPU seconds from their seeds to their exit; undefined if any agent's is unknown. */
   readonly cpuSeconds: number | undefined;
@@ -62,19 +59,10 @@ export async function sampleFetchTimes(web: RunningTestWeb, urls: readonly strin
 /** Reads the crawl logs of `crawl`'s agents. */
 export async function measureLabCrawl(agents: number, crawl: LabCrawl): Promise<MeasuredCrawl> {
   const fetches = (await Promise.all(crawl.run.agents.map((agent) => readFetches(agent.dir)))).flat();
-  let first = Number.POSITIVE_INFINITY;
-  let last = 0;
-  for (const fetch of fetches) {
-    first = Math.min(first, fetch.atMs);
-    last = Math.max(last, fetch.atMs + fetch.durationMs);
-  }
-  const spanSeconds = fetches.length === 0 ? 0 : (last - first) / 1000;
   const cpu = crawl.run.agents.map((agent) => agent.crawlCpuSeconds);
   return {
     agents,
     crawl,
-    spanSeconds,
-    pagesPerSecondPerAgent: spanSeconds === 0 ? 0 : fetches.length / spanSeconds / agents,
     steadyPagesPerSecondPerAgent:
       steadyRate(fetches.map((fetch) => fetch.atMs + fetch.durationMs).sort((a, b) => a - b)) / agents,
     cpuSeconds: cpu.every((seconds) => seconds !== undefined) ? cpu.reduce((a, b) => a + b, 0) : undefined,
@@ -93,19 +81,23 @@ export function heartbeatCpuMsPerSecond(
   );
 }
 
-/** CPU costs of a real agent, measured on full CPUs. */
+/** CPU costs of a real agent, measured on full CPUs (see {@link SimulationTiming}). */
 export interface MeasuredCosts {
+  /** CPU ms a page fetched. */
   readonly cpuMsPerPage: number;
+  /** CPU ms a URL received from another agent. */
   readonly cpuMsPerUrlReceived: number;
-  /** What an agent spends from its seeds on, whatever its pages: its code warming up, its timers. */
-  readonly cpuMsPerAgent: number;
+  /** CPU ms an agent spends a second, whatever its pages: its timers, its code warming up, the end. */
+  readonly cpuMsPerAgentSecond: number;
 }
 
 /**
- * An agent's CPU a page, a URL received and its own (per agent), fitted to the crawls' CPU less their
- * heartbeats' (the measured per-message costs) by least squares with no cost below zero: each crawl
- * says CPU = pages × a page's + URLs sent × a URL's + agents × an agent's. Undefined without CPU
- * figures.
+ * An agent's CPU a page, a URL received and a second of its life, fitted to the crawls' CPU from seeds
+ * to exit less their heartbeats' over that time (the measured per-message costs) by least squares with
+ * no cost below zero: each crawl says CPU = pages × a page's + URLs sent × a URL's + agents × seconds ×
+ * an agent's second. The crawls differ in little but their agents, so the three are told apart
+ * poorly: runs repeated on one machine give quite different splits (the report says which).
+ * Undefined without CPU figures.
  */
 export function measureCosts(
   crawls: readonly MeasuredCrawl[],
@@ -114,14 +106,17 @@ export function measureCosts(
 ): MeasuredCosts | undefined {
   const known = crawls.filter((c) => c.cpuSeconds !== undefined && c.crawl.fetches > 0);
   if (known.length === 0) return undefined;
-  const rows = known.map((c) => [c.crawl.fetches, c.crawl.urlsSent, c.agents]);
+  const rows = known.map((c) => [c.crawl.fetches, c.crawl.urlsSent, c.agents * c.crawl.seconds]);
   const cpuMs = known.map(
     (c) =>
       (c.cpuSeconds as number) * 1000 -
-      heartbeatCpuMsPerSecond(c.agents, heartbeatMs, heartbeatCosts) * c.agents * c.spanSeconds,
+      heartbeatCpuMsPerSecond(c.agents, heartbeatMs, heartbeatCosts) * c.agents * c.crawl.seconds,
   );
-  const [cpuMsPerPage = 0, cpuMsPerUrlReceived = 0, cpuMsPerAgent = 0] = nonNegativeLeastSquares(rows, cpuMs);
-  return { cpuMsPerPage, cpuMsPerUrlReceived, cpuMsPerAgent };
+  const [cpuMsPerPage = 0, cpuMsPerUrlReceived = 0, cpuMsPerAgentSecond = 0] = nonNegativeLeastSquares(
+    rows,
+    cpuMs,
+  );
+  return { cpuMsPerPage, cpuMsPerUrlReceived, cpuMsPerAgentSecond };
 }
 
 /**

@@ -7,6 +7,7 @@ import { Heap } from "heap-js";
 
 /** A scheduled event, which {@link EventQueue.cancel} can take back before it runs. */
 export interface ScheduledEvent {
+  /** When it runs, simulated ms. */
   readonly at: number;
 }
 
@@ -25,6 +26,11 @@ export class EventQueue {
   /** Simulated milliseconds since the start. */
   get now(): number {
     return this.time;
+  }
+
+  /** Events scheduled and not run (cancelled ones included until their time comes). */
+  get pending(): number {
+    return this.heap.size();
   }
 
   /** Runs `run` at time `at` (now, if `at` is past). */

@@ -46,10 +46,10 @@ export interface SimulationTiming {
   /** CPU ms an agent spends on each page it fetched (parsing, storing, routing its links). */
   readonly cpuMsPerPage: number;
   /**
-   * CPU ms an agent spends for itself once it has seeds, whatever its pages (its code warming up, its
-   * timers): spent at its start.
+   * CPU ms an agent spends a second for itself, whatever its pages (its timers, its code warming up,
+   * the crawl's end): spent in slices through its life.
    */
-  readonly cpuMsPerAgent: number;
+  readonly cpuMsPerAgentSecond: number;
   /** CPU ms an agent spends on each URL of a batch it receives. */
   readonly cpuMsPerUrlReceived: number;
   /** CPU ms of one heartbeat message sent or answered, besides its membership table... */
@@ -64,7 +64,7 @@ export interface SimulationTiming {
  * Heartbeat costs measured on the real agents (bench/README.md, `bench/cluster.mjs --idle-seconds`):
  * an idle agent of 8 at a 500 ms heartbeat spends about 13 ms of CPU a second against 3.3 ms alone,
  * for 28 heartbeat messages a second (0.35 ms each); leaving the membership table out of them saved
- * about a tenth (a measured trial), so 0.031 ms of a message is its 8 members' entries.
+ * about a tenth (a measured trial), so about 0.035 ms of a message is its 8 members' entries.
  */
 export const MEASURED_HEARTBEAT_COSTS = { cpuMsPerHeartbeat: 0.31, cpuMsPerGossipEntry: 0.0044 } as const;
 

@@ -19,11 +19,15 @@ import { SimulatedExchange } from "./simulated-exchange.js";
 
 /** What an agent of the simulation reaches beyond itself. */
 export interface SimulatedWorld {
+  /** The simulated time. */
   readonly events: EventQueue;
+  /** The web crawled. */
   readonly graph: LinkGraph;
   readonly settings: SimulationSettings;
   readonly timing: SimulationTiming;
+  /** When a buffer to another agent goes (the real agents' policy). */
   readonly policy: FlushPolicy;
+  /** The agent of an index. */
   agent(index: number): SimulatedAgent;
   /** A fetch's duration, drawn from the measured ones. */
   drawFetchMs(): number;
@@ -43,15 +47,14 @@ export interface SimulatedView {
 }
 
 /**
- * What a claimed agent answers: it holds the host (its pages), does not, asks to be asked later (its
- * view lags), or is still fetching there (it answers once the fetch is done).
+ * What a claimed agent answers: it holds the host (its pages), does not, or asks to be asked later (its
+ * view lags). A holder that lost the host has already pushed its pages to the new owner, and pushes
+ * those of a fetch still in flight when it ends.
  */
-export type ClaimAnswer = readonly number[] | "not-held" | "later" | "busy";
+export type ClaimAnswer = readonly number[] | "not-held" | "later";
 
 /** How long a claimant waits before asking again an agent that answered "later". */
 const CLAIM_RETRY_MS = 500;
-/** How often a claimant asks again a holder that is still fetching (the real one answers when done). */
-const BUSY_RETRY_MS = 5;
 
 enum HostState {
   Idle,
@@ -67,12 +70,11 @@ interface HostWork {
   robotsDone: boolean;
   /** Fetches of the current visit. */
   turn: number;
-  /** A fetch is in flight. */
-  fetching: boolean;
 }
 
 /** See the module's comment. */
 export class SimulatedAgent {
+  /** Started and not killed. */
   alive = false;
   private view: SimulatedView;
   /** URLs queued here once (the frontier's seen set). */
@@ -95,6 +97,7 @@ export class SimulatedAgent {
   private wasIdle = false;
   /** CPU ms used. */
   cpuMs = 0;
+  /** Pages it fetched. */
   fetches = 0;
 
   constructor(
@@ -138,7 +141,6 @@ export class SimulatedAgent {
   /** Starts with `seeds` (nodes of its own hosts, or any: they are routed). */
   start(seeds: readonly number[]): void {
     this.alive = true;
-    this.useCpu(this.world.timing.cpuMsPerAgent);
     for (const node of seeds) this.route(node, false);
     this.startHosts();
   }
@@ -197,7 +199,6 @@ export class SimulatedAgent {
   answerClaim(host: number, claimant: number): ClaimAnswer {
     if (!this.alive || !this.held.has(host)) return "not-held";
     if (this.view.owners[host] !== claimant) return "later";
-    if (this.hosts.get(host)?.fetching) return "busy";
     this.held.delete(host);
     return this.fetchedByHost.get(host) ?? [];
   }
@@ -276,10 +277,9 @@ export class SimulatedAgent {
       if (!this.alive) return;
       const answer = this.world.agent(first).answerClaim(host, this.index);
       if (answer === "not-held") this.claim(host, work, rest);
-      else if (answer === "later" || answer === "busy") {
-        const retryMs = answer === "later" ? CLAIM_RETRY_MS : BUSY_RETRY_MS;
-        this.world.events.after(retryMs, () => this.claim(host, work, asked));
-      } else {
+      else if (answer === "later")
+        this.world.events.after(CLAIM_RETRY_MS, () => this.claim(host, work, asked));
+      else {
         this.adoptFetched(host, answer);
         this.claimed(host, work);
       }
@@ -289,6 +289,12 @@ export class SimulatedAgent {
   private claimed(host: number, work: HostWork): void {
     if (!this.alive) return;
     this.claiming--;
+    if (this.view.owners[host] !== this.index) {
+      // Lost while being claimed: its queue went to the new owner with the view change.
+      work.state = HostState.Idle;
+      this.startHosts();
+      return;
+    }
     this.held.add(host);
     work.state = HostState.Ready;
     this.ready.push(host);
@@ -347,11 +353,9 @@ export class SimulatedAgent {
       // Not a page (robots.txt disallows it, its host is gone), or handed over as fetched: dropped.
       if (node >= graph.fetchedCount || this.fetched.has(node)) continue;
       work.turn++;
-      work.fetching = true;
       events.after(this.world.drawFetchMs(), () => {
         if (!this.alive) return;
         this.useCpu(this.world.timing.cpuMsPerPage, () => {
-          work.fetching = false;
           this.markFetched(host, node);
           // Fetched after the host moved: its new owner learns of it with the hand-over.
           const owner = this.view.owners[host] as number;
@@ -388,7 +392,7 @@ export class SimulatedAgent {
   private workOf(host: number): HostWork {
     let work = this.hosts.get(host);
     if (!work) {
-      work = { queue: [], head: 0, state: HostState.Idle, robotsDone: false, turn: 0, fetching: false };
+      work = { queue: [], head: 0, state: HostState.Idle, robotsDone: false, turn: 0 };
       this.hosts.set(host, work);
     }
     return work;

@@ -18,26 +18,34 @@ import { SimulatedAgent, type SimulatedView, type SimulatedWorld } from "./simul
 
 /** What {@link simulateCrawl} simulates. */
 export interface SimulationSpec {
+  /** The web crawled: its pages, and the URLs each leads to. */
   readonly graph: LinkGraph;
+  /** Agents started with seeds. */
   readonly agents: number;
   /** Each agent's seeds (URLs of the graph), given who owns each host key. */
   readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => readonly string[];
+  /** The agents' settings, and the costs and delays of their machines and network. */
   readonly settings: SimulationSettings;
   readonly timing: SimulationTiming;
+  /** Agents killed or added mid-crawl (not both). */
   readonly fault?: SimulationFault;
   /** Seed of the draws (fetch times, detection delays). @default 1 */
   readonly seed?: number;
+  /** The assignment's hash function. */
   readonly hasher: Hasher64;
 }
 
 /** What a simulated crawl measured. */
 export interface SimulationResult {
+  /** Agents started with seeds. */
   readonly agents: number;
   /** Pages fetched (N), distinct pages fetched (I), and the graph's pages (U). */
   readonly fetches: number;
   readonly distinct: number;
   readonly truthSize: number;
+  /** I / U. */
   readonly coverage: number;
+  /** (N − I) / I. */
   readonly overlap: number;
   /** URLs sent to other agents, in how many batches. */
   readonly urlsSent: number;
@@ -48,11 +56,12 @@ export interface SimulationResult {
   readonly heartbeats: number;
   /** Simulated seconds from the start to the last fetch. */
   readonly seconds: number;
-  /** Pages a second an agent fetched, on average over the agents and the crawl. */
-  readonly pagesPerSecondPerAgent: number;
-  /** The same over the crawl's middle ({@link steadyRate}): without its start and its tail. */
+  /**
+   * Pages a second an agent started with seeds fetched over the crawl's middle ({@link steadyRate}):
+   * without its start and its tail.
+   */
   readonly steadyPagesPerSecondPerAgent: number;
-  /** Share of the agents' CPU time in use over the crawl, on average. */
+  /** CPU time used over CPU time there was, all agents ever started, to the last fetch. */
   readonly cpuBusy: number;
   /** With a fault: when it came (simulated seconds), when the last survivor's view changed, and the
    * first fetch of the dead agents' hosts by another (seconds after the fault). */
@@ -62,6 +71,9 @@ export interface SimulationResult {
   /** Events the simulation ran. */
   readonly events: number;
 }
+
+/** How often an agent's own CPU is spent, in slices ({@link SimulationTiming.cpuMsPerAgentSecond}). */
+const UPKEEP_MS = 100;
 
 /** The middle of a crawl a steady rate is taken over: from this share of its fetches... */
 const STEADY_FROM = 0.1;
@@ -116,12 +128,19 @@ class SimulatedCluster implements SimulatedWorld {
   private readonly views = new Map<string, SimulatedView>();
   /** View changes scheduled and not yet applied. */
   private pendingViews = 0;
+  /** Nothing left to do: the heartbeats and upkeep stop. */
+  private over = false;
 
   constructor(private readonly spec: SimulationSpec) {
     const { graph, agents, fault } = spec;
     if (!Number.isInteger(agents) || agents < 1)
       invalidArgument(`agents must be a positive integer, got ${agents}`);
     if (spec.timing.fetchMs.length === 0) invalidArgument("the simulation needs at least one fetch time");
+    const kill = fault?.kill ?? 0;
+    if (kill > 0 && (fault?.add ?? 0) > 0)
+      invalidArgument("a simulated fault kills agents or adds them, not both");
+    if (kill >= agents)
+      invalidArgument(`a simulated fault must leave an agent alive (${kill} of ${agents} killed)`);
     this.graph = graph;
     this.settings = spec.settings;
     this.timing = spec.timing;
@@ -157,8 +176,9 @@ class SimulatedCluster implements SimulatedWorld {
     }
     if (fault && (fault.kill ?? 0) + (fault.add ?? 0) > 0 && fault.afterFetches <= 0) this.injectFault();
     this.heartbeat();
+    this.upkeep();
     const events = this.events.run(() => false, MAX_SIMULATED_MS);
-    if (this.events.now >= MAX_SIMULATED_MS) {
+    if (this.events.pending > 0) {
       throw new UbiError(
         ErrorCode.ExperimentFailed,
         "the simulated crawl did not end within a simulated day",
@@ -214,8 +234,19 @@ class SimulatedCluster implements SimulatedWorld {
     }
     for (const agent of live) agent.exchange.examine();
     // Over when nothing is left to do or to deliver (a fault not reached by then never comes).
-    if (this.pendingViews === 0 && live.every((agent) => agent.quiet)) return;
+    if (this.pendingViews === 0 && live.every((agent) => agent.quiet)) {
+      this.over = true;
+      return;
+    }
     this.events.after(this.settings.heartbeatMs, () => this.heartbeat());
+  }
+
+  /** Each live agent's own CPU ({@link SimulationTiming.cpuMsPerAgentSecond}), in slices, until the end. */
+  private upkeep(): void {
+    if (this.over || this.timing.cpuMsPerAgentSecond <= 0) return;
+    const slice = (this.timing.cpuMsPerAgentSecond * UPKEEP_MS) / 1000;
+    for (const agent of this.agents) if (agent.alive) agent.useCpu(slice);
+    this.events.after(UPKEEP_MS, () => this.upkeep());
   }
 
   /** Kills the last `kill` agents, or starts `add` more; the others see it in their own time. */
@@ -332,7 +363,6 @@ class SimulatedCluster implements SimulatedWorld {
       overhead: this.fetches === 0 ? 0 : urlsSent / this.fetches,
       heartbeats: this.heartbeats,
       seconds,
-      pagesPerSecondPerAgent: seconds === 0 ? 0 : this.fetches / seconds / agents,
       steadyPagesPerSecondPerAgent: steadyRate(this.fetchTimes) / agents,
       cpuBusy: this.lastFetchAt === 0 ? 0 : cpuMs / (this.lastFetchAt * this.agents.length),
       ...(this.faultAt === undefined

@@ -24,18 +24,6 @@ interface Outbox {
 /** The longest wait before a batch is tried again, ms. */
 const RETRY_MAX_MS = 5000;
 
-/** What the exchange needs of its agent. */
-export interface ExchangeOwner {
-  readonly index: number;
-  readonly alive: boolean;
-  /** Nothing to fetch: buffers then go sooner (see {@link FlushPolicy}). */
-  readonly crawlIdle: boolean;
-  /** True while `peer` is alive in the agent's view. */
-  sees(peer: number): boolean;
-  /** Routes `node` again under the agent's current view (its owner may have changed). */
-  reroute(node: number): void;
-}
-
 /** See the module's comment. */
 export class SimulatedExchange {
   /** URLs and batches acknowledged by their receivers. */
@@ -46,7 +34,7 @@ export class SimulatedExchange {
   private inFlight = 0;
 
   constructor(
-    private readonly owner: ExchangeOwner & SimulatedAgent,
+    private readonly owner: SimulatedAgent,
     private readonly world: SimulatedWorld,
   ) {}
 
@@ -101,7 +89,10 @@ export class SimulatedExchange {
     this.schedule(peer);
   }
 
-  /** `peer` did not answer a batch: tried again later, or sent to the new owners once it is dead. */
+  /**
+   * `peer` did not answer a batch: tried again later, or sent to the new owners once it is dead — as
+   * the real agent does, though {@link redistribute} sends them too (everything ever sent to the dead).
+   */
   failed(peer: number, urls: readonly number[]): void {
     if (!this.owner.alive) return;
     const outbox = this.outboxOf(peer);
