@@ -122,21 +122,21 @@ export const scalingExperiment: Experiment<typeof SCALING_FLAGS> = {
 with real agents: for each of --agents, the agents crawl the test web as in the modes experiment, each
 in a cgroup capped at --cpu-quota percent of one CPU (so that n agents do not share this machine's
 CPUs unevenly). Their CPU from seeds to exit, less their heartbeats', fitted by least squares as pages
-× a page's CPU + URLs sent × a received URL's + agents × an agent's own, gives the costs; fetches of the test web
-timed one at a time from the experiment's process give the fetch times. Then a discrete-event
-simulation of the same crawls (the same link graph, seeds, assignment, batch policy, failure
-detection; fetch times drawn from the measured ones; each agent one
-CPU at its share; heartbeat costs measured by bench/cluster.mjs --idle-seconds) is checked against
-them: coverage and communication overhead within a few percent. Past this machine, the simulation runs
---simulate agents, each with a CPU of its own, on test webs of --sim-hosts-per-agent hosts and
---sim-pages-per-agent pages per agent, one message --latency-us apart: pages a second per agent, URLs and
-messages a page, and the CPU the all-to-all heartbeats take (each pair of agents exchanges a request and
-an answer every interval, each carrying the whole membership table). Where that would pass
---heartbeat-budget percent of an agent's CPU at the agents' 1 s interval, the interval grows to keep
-within it. A second crawl of each size kills --kill-percent of the agents halfway: pages fetched twice
-(beyond the first crawl's) and seconds until the survivors crawl the dead agents' hosts, with no
-takeover grace (--takeover-delay-ms 0: the agents' default of 10 s would add to it). Fetch times are
-sampled with the machine otherwise idle: under load they would be longer.`,
+× a page's CPU + URLs sent × a received URL's + agents × seconds × an agent's own a second, gives the
+costs; fetches of the test web timed one at a time from the experiment's process give the fetch times.
+Then a discrete-event simulation of the same crawls (the same link graph, seeds, assignment, batch
+policy, failure detection; fetch times drawn from the measured ones; each agent one CPU at its share;
+heartbeat costs measured by bench/cluster.mjs --idle-seconds) is checked against them: coverage and
+communication overhead within a few percent. Past this machine, the simulation runs --simulate agents,
+each with a CPU of its own, on test webs of --sim-hosts-per-agent hosts and --sim-pages-per-agent
+pages per agent, one message --latency-us apart: pages a second per agent, URLs and messages a page,
+and the CPU the all-to-all heartbeats take (each pair of agents exchanges a request and an answer
+every interval, each carrying the whole membership table). Where that would pass --heartbeat-budget
+percent of an agent's CPU at the agents' 1 s interval, the interval grows to keep within it. A second
+crawl of each size kills --kill-percent of the agents halfway: pages fetched twice (beyond the first
+crawl's) and seconds until the survivors crawl the dead agents' hosts, with no takeover grace
+(--takeover-delay-ms 0: the agents' default of 10 s would add to it). Fetch times are sampled with the
+machine otherwise idle: under load they would be longer.`,
   flags: SCALING_FLAGS,
   async run(flags, context) {
     const counts = integerList("agents", flags.agents, 1, 16).sort((a, b) => a - b);
