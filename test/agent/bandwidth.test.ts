@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrawlLogEntry } from "../../src/storage/index.js";
+import { bytesWithin } from "../support/download-windows.js";
 import { readCrawlLogOf, spawnAgent, startWebFixture, type WebFixture } from "./harness.js";
 
 /**
@@ -32,16 +33,6 @@ function downloadsOf(entries: readonly CrawlLogEntry[]): Download[] {
       const startMs = Date.parse(e.ts);
       return { startMs, endMs: startMs + Math.max(1, e.durationMs), bytes: e.bytes };
     });
-}
-
-/** Bytes within [from, to), each download's spread evenly over its duration. */
-function bytesWithin(downloads: readonly Download[], from: number, to: number): number {
-  let bytes = 0;
-  for (const d of downloads) {
-    const overlap = Math.min(to, d.endMs) - Math.max(from, d.startMs);
-    if (overlap > 0) bytes += (d.bytes * overlap) / (d.endMs - d.startMs);
-  }
-  return bytes;
 }
 
 async function crawl(id: string, flags: string[]) {

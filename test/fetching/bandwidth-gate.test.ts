@@ -5,6 +5,7 @@ import {
   type BandwidthTicket,
 } from "../../src/fetching/bandwidth-gate.js";
 import { TransferRates } from "../../src/fetching/transfer-rates.js";
+import { bytesWithin } from "../support/download-windows.js";
 import { ManualClock } from "../support/manual-clock.js";
 
 /**
@@ -70,16 +71,6 @@ async function crawl(
   stopped = true;
   void running;
   return downloads.filter((d) => d.endMs <= endAt);
-}
-
-/** Bytes moved within [from, to), each download's spread evenly over its duration. */
-function bytesWithin(downloads: readonly Download[], from: number, to: number): number {
-  let bytes = 0;
-  for (const d of downloads) {
-    const overlap = Math.min(to, d.endMs) - Math.max(from, d.startMs);
-    if (overlap > 0) bytes += (d.bytes * overlap) / (d.endMs - d.startMs);
-  }
-  return bytes;
 }
 
 /** The most downloads in flight at once. */
