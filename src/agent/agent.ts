@@ -47,7 +47,7 @@ import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
 import { type CrawlRights, CrossOver } from "./cross-over.js";
 import { type BlacklistEntry, type BlacklistMerge, checkPattern, HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
-import { type HostOwnership, LinkRouter, type UrlExchange } from "./link-router.js";
+import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
@@ -95,9 +95,12 @@ export interface AgentStorage {
 
 /** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
 export interface ClusterHooks {
-  readonly ownership: () => HostOwnership;
+  readonly ownership: () => UrlOwnership;
   readonly exchange: UrlExchange;
-  /** True while this agent owns `host` in its current view. */
+  /**
+   * True while this agent may hold URLs of `host`: it owns the host in its current view (or, under URL
+   * partitioning, always).
+   */
   readonly owns: (host: string) => boolean;
   /**
    * When this agent may crawl `host`, which it owns: 0 for now, or a later time — held for a crashed
@@ -348,7 +351,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     // What a visit asks: the cluster's answers, widened in the cross-over mode to the hosts it crossed into.
     const rights = crossOver ? crossOver.widen(ownRights) : ownRights;
     const blacklist = await loadBlacklist(store, logger);
-    const selfOnly: HostOwnership = { ownerOf: () => options.id };
+    const selfOnly: UrlOwnership = { ownerOfUrl: () => options.id };
     const router = new LinkRouter(
       {
         maxDepth: options.maxDepth,
@@ -466,8 +469,9 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       this.router.route(url, 0, undefined);
       if (this.frontier.waitingUrls > waiting) routing.queued++;
       else if ((this.stats.dropped.get("scope") ?? 0) > outOfScope) routing.outOfScope++;
-      else if (this.cluster && !this.cluster.owns(hostKey(url))) routing.sentAway++;
-      else routing.seenBefore++;
+      else if (this.cluster && this.cluster.ownership().ownerOfUrl(url, hostKey(url)) !== this.id) {
+        routing.sentAway++;
+      } else routing.seenBefore++;
     }
     await this.frontier.commit();
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);

@@ -15,5 +15,5 @@ export {
 } from "./crawl-stats.js";
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 export type { Admission } from "./host-visitor.js";
-export type { HostOwnership, UrlExchange } from "./link-router.js";
+export type { UrlExchange, UrlOwnership } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";

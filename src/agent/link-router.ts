@@ -4,10 +4,10 @@ import { hostKey, inScope } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { CrossOver } from "./cross-over.js";
 
-/** Who owns a host: the agent's current assignment (one agent alone owns everything). */
-export interface HostOwnership {
-  /** Id of the agent owning `host` in this agent's current view. */
-  ownerOf(host: string): string;
+/** Who owns a URL: the agent's current assignment (one agent alone owns everything). */
+export interface UrlOwnership {
+  /** Id of the agent owning `url`, of host `host`, in this agent's current view (by host or by URL). */
+  ownerOfUrl(url: string, host: string): string;
 }
 
 /** Where links owned by other agents go: batched to their owner. */
@@ -47,7 +47,7 @@ export interface LinkRouterOptions {
 /** What a {@link LinkRouter} needs. */
 export interface LinkRouterDeps {
   readonly selfId: string;
-  readonly ownership: () => HostOwnership;
+  readonly ownership: () => UrlOwnership;
   readonly frontier: Frontier;
   readonly exchange: UrlExchange | undefined;
   readonly stats: CrawlStats;
@@ -106,7 +106,7 @@ export class LinkRouter {
       stats.recordDrop("scope");
       return;
     }
-    const owner = this.deps.ownership().ownerOf(host);
+    const owner = this.deps.ownership().ownerOfUrl(url, host);
     // A host crossed into (cross-over mode) has its URLs queued here, whoever owns it.
     if (
       owner === this.deps.selfId ||

@@ -6,8 +6,10 @@ import {
   DEFAULT_BATCH_URLS,
   DEFAULT_JOIN_TIMEOUT_MS,
   DEFAULT_LEAVE_TIMEOUT_MS,
+  DEFAULT_PARTITIONING,
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
+  PARTITIONINGS,
 } from "../cluster/index.js";
 import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
@@ -243,6 +245,12 @@ export const AGENT_FLAGS = {
     help: "links found to other agents' hosts, as Cho and Garcia-Molina's modes: exchange (sent to their owners), firewall (dropped: some pages are never found) or cross (crawled here once this agent's own hosts are done: pages fetched twice, and two agents may visit one host at once); firewall and cross are for experiments",
     default: AGENT_DEFAULTS.linkMode,
     choices: LINK_MODES,
+  },
+  partition: {
+    type: "string",
+    help: "how URLs are spread over the agents: host (by their host's hash: one agent crawls each host) or url (by the URL's own hash: every agent crawls every host, each polite only on its own, and robots.txt is fetched by each; Cho and Garcia-Molina's URL-hash partitioning, for experiments: no hand-over or page recovery, so the membership must not change while crawling); every agent of a cluster must use the same",
+    default: DEFAULT_PARTITIONING,
+    choices: PARTITIONINGS,
   },
   "warc-compression": {
     type: "string",

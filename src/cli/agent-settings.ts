@@ -167,6 +167,9 @@ async function clusterOptions(flags: AgentFlags): Promise<ClusterOptions | undef
   } else {
     throw bad("agent-to-agent traffic needs --tls-ca/--tls-cert/--tls-key, or --insecure for plaintext");
   }
+  if (flags.partition === "url" && flags.mode === "cross") {
+    throw bad("--mode cross crosses into other agents' hosts: it has no meaning with --partition url");
+  }
   if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) {
     throw bad("--suspect-after-ms must be larger than --heartbeat-ms");
   }
@@ -179,6 +182,7 @@ async function clusterOptions(flags: AgentFlags): Promise<ClusterOptions | undef
     suspectAfterMs: flags["suspect-after-ms"],
     recoveryK: flags["recovery-k"],
     batchUrls: flags["batch-urls"],
+    partitioning: flags.partition,
     takeoverDelayMs: flags["takeover-delay-ms"],
     joinTimeoutMs: flags["join-timeout-ms"],
     security,

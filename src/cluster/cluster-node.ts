@@ -24,7 +24,7 @@ import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
 import { fromWireMember, toWireMember } from "./members.js";
-import { Ownership } from "./ownership.js";
+import { Ownership, type Partitioning } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { resendUnacked } from "./unacked-urls.js";
@@ -74,6 +74,11 @@ export interface ClusterOptions {
   readonly takeoverDelayMs?: number;
   /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */
   readonly replicasPerUnit?: number;
+  /**
+   * How URLs are spread over the agents; every agent of a cluster must use the same. `url` is for
+   * experiments (see {@link Ownership}). @default "host"
+   */
+  readonly partitioning?: Partitioning;
   /** Transport security of agent-to-agent traffic. */
   readonly security: TransportSecurity;
   /** How long joining keeps trying the `join` addresses before giving up. @default 30000 */
@@ -163,7 +168,13 @@ export class ClusterNode {
     const selfId = agentOptions.id;
     const hasher = await loadHasher64();
     const fingerprinter = new UrlFingerprinter(hasher);
-    const ownership = new Ownership(selfId, options.capacity, options.replicasPerUnit, hasher);
+    const ownership = new Ownership(
+      selfId,
+      options.capacity,
+      options.replicasPerUnit,
+      hasher,
+      options.partitioning,
+    );
     const grace = new TakeoverGrace(options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS, {
       clock,
       current: () => ownership.assignment,
@@ -182,7 +193,9 @@ export class ClusterNode {
       if (!late.node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
       return late.node;
     };
-    const owns = (host: string) => ownership.ownerOf(host) === selfId;
+    const owns = (host: string) => ownership.holdsHost(host);
+    // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
+    const byUrl = ownership.partitioning === "url";
     const hooks: ClusterHooks = {
       ownership: () => ownership,
       exchange: {
@@ -191,6 +204,7 @@ export class ClusterNode {
       },
       owns,
       admit: (host) => {
+        if (byUrl) return 0;
         // A crashed previous owner's hosts wait for it first; then the host is claimed from whoever holds it.
         const heldUntilMs = grace.heldUntilMs(host);
         if (heldUntilMs > clock.now()) return { untilMs: heldUntilMs, reason: "held" };
@@ -199,7 +213,7 @@ export class ClusterNode {
           atMs === 0 ? 0 : { untilMs: atMs, reason: "hand-over" };
         return typeof claimed === "number" ? admission(claimed) : claimed.then(admission);
       },
-      mayFetch: (host) => owns(host) && tenure.holds(host),
+      mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
       isCrawlComplete: () => late.node?.parts.crawlEnd.isCrawlComplete() ?? false,
       digests: {
         // Digests are spread over the agents like hosts are.
@@ -302,7 +316,7 @@ export class ClusterNode {
           if (partitionCell.current) partitionCell.current.batchesDelivered++;
         },
         requeue: (url, depth, host, traits) => {
-          if (ownership.ownerOf(host) === selfId) agent.accept(url, depth, host, traits);
+          if (ownership.ownerOfUrl(url, host) === selfId) agent.accept(url, depth, host, traits);
           else agent.route(url, depth, host, traits);
         },
       },

@@ -59,7 +59,7 @@ export interface ClusterServiceDeps {
   readonly clock: Clock;
   readonly agent: ClusterFacingAgent;
   readonly detector: Pick<FailureDetector, "members" | "alive" | "onHeartbeat">;
-  readonly ownership: Pick<Ownership, "ownerOf" | "checkNewcomer">;
+  readonly ownership: Pick<Ownership, "ownerOfUrl" | "checkNewcomer">;
   readonly exchange: Pick<UrlExchange, "notePeerLoad">;
   readonly crawlEnd: Pick<CrawlEnd, "observeRequest">;
   /** Answers claims and takes in pushed hosts (host hand-overs). */
@@ -177,7 +177,7 @@ export class ClusterService implements AgentServiceHandlers {
         continue;
       }
       const host = hostKey(canonical);
-      if (ownership.ownerOf(host) !== agent.id) {
+      if (ownership.ownerOfUrl(canonical, host) !== agent.id) {
         agent.route(canonical, depth, host, traits);
         forwarded++;
       } else if (agent.accept(canonical, depth, host, traits)) accepted++;
@@ -376,7 +376,7 @@ export class ClusterService implements AgentServiceHandlers {
     let own = 0;
     for (const url of seeds) {
       const host = hostKey(url);
-      if (this.deps.ownership.ownerOf(host) === agent.id) own++;
+      if (this.deps.ownership.ownerOfUrl(url, host) === agent.id) own++;
       agent.route(url, 0, host);
     }
     await agent.commit();

@@ -18,7 +18,13 @@ export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
 export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
 export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
-export { Ownership } from "./ownership.js";
+export {
+  DEFAULT_PARTITIONING,
+  Ownership,
+  PARTITIONINGS,
+  type Partitioning,
+  partitionKey,
+} from "./ownership.js";
 export { loneAgentStats, PartitionStats } from "./partition-stats.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";

@@ -2,7 +2,32 @@ import { isUbiError } from "../errors.js";
 import { type AgentSpec, Assignment, type Hasher64 } from "../hashing/index.js";
 
 /**
- * This agent's current answer to "who owns host X", rebuilt from the alive set on every view change.
+ * How URLs are spread over the agents: by the hash of their host (`host`, the crawler's design: one
+ * agent crawls each host, alone, so it can be polite), or by the hash of the URL itself (`url`, for
+ * experiments: Cho and Garcia-Molina's URL-hash partitioning, where several agents crawl one host).
+ */
+export const PARTITIONINGS = ["host", "url"] as const;
+
+/** One of {@link PARTITIONINGS}. */
+export type Partitioning = (typeof PARTITIONINGS)[number];
+
+/** The partitioning an agent uses unless told otherwise. */
+export const DEFAULT_PARTITIONING: Partitioning = "host";
+
+/** The key whose owner on the circle owns `url`, of host `host`, under `partitioning`. */
+export function partitionKey(partitioning: Partitioning, url: string, host: string): string {
+  return partitioning === "url" ? url : host;
+}
+
+/**
+ * This agent's current answer to "who owns host X" (and, under URL partitioning, "who owns URL X"),
+ * rebuilt from the alive set on every view change.
+ *
+ * Under URL partitioning a URL's owner is the owner of the URL's own hash, and every agent may crawl
+ * every host, holding there only the URLs it owns. Hand-overs, page recovery and takeover grace are per
+ * host, so they are not done: the membership should stay fixed while crawling (as in the laboratory,
+ * which starts every agent before the first seed). After a view change URLs already queued stay where
+ * they are; a dead agent's are lost but for those its peers sent it, which they send again.
  */
 export class Ownership {
   private current: Assignment;
@@ -13,6 +38,8 @@ export class Ownership {
     selfCapacity: number,
     private readonly replicasPerUnit: number | undefined,
     private readonly hasher: Hasher64,
+    /** How URLs are spread over the agents. */
+    readonly partitioning: Partitioning = DEFAULT_PARTITIONING,
   ) {
     const self = [{ id: selfId, capacity: selfCapacity }];
     this.current = this.build(self);
@@ -24,9 +51,22 @@ export class Ownership {
     return this.current;
   }
 
-  /** Owner of `host` in the current view. */
+  /** Owner of `host` (or of any key hashed like one, such as a payload digest) in the current view. */
   ownerOf(host: string): string {
     return this.current.ownerOf(host);
+  }
+
+  /** Owner of `url`, of host `host`, in the current view: its host's owner, or its own under URL partitioning. */
+  ownerOfUrl(url: string, host: string): string {
+    return this.current.ownerOf(partitionKey(this.partitioning, url, host));
+  }
+
+  /**
+   * Whether this agent may hold and crawl URLs of `host`: it owns the host, or, under URL partitioning,
+   * always (it holds there only URLs it owns).
+   */
+  holdsHost(host: string): boolean {
+    return this.partitioning === "url" || this.current.ownerOf(host) === this.selfId;
   }
 
   /**

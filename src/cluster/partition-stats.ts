@@ -11,7 +11,7 @@ import type { WorkLoad } from "./termination.js";
 export interface PartitionStatsDeps {
   readonly clock: Clock;
   readonly agent: ClusterFacingAgent;
-  readonly ownership: Pick<Ownership, "ownerOf" | "replicas" | "share">;
+  readonly ownership: Pick<Ownership, "holdsHost" | "replicas" | "share">;
   readonly grace: Pick<TakeoverGrace, "heldUntilMs" | "heldFor">;
   /** True when the URL exchange has nothing buffered or unacknowledged. */
   readonly exchangeIdle: () => boolean;
@@ -59,7 +59,7 @@ export class PartitionStats {
     let hostsHeld = 0;
     agent.forEachHost((host, waiting, fetched) => {
       hostsKnown++;
-      const owned = ownership.ownerOf(host) === agent.id;
+      const owned = ownership.holdsHost(host);
       if (owned) hostsOwned++;
       if (waiting === 0 && fetched > 0) hostsDone++;
       if (owned && waiting > 0 && grace.heldUntilMs(host) > now) hostsHeld++;
@@ -120,7 +120,7 @@ export function loneAgentStats(agent: ClusterFacingAgent, clock: Clock): Partiti
     {
       clock,
       agent,
-      ownership: { ownerOf: () => agent.id, replicas: 0, share: 1 },
+      ownership: { holdsHost: () => true, replicas: 0, share: 1 },
       grace: { heldUntilMs: () => 0, heldFor: [] },
       exchangeIdle: () => true,
       members: () => [],

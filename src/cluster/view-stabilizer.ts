@@ -130,18 +130,18 @@ export class ViewStabilizer {
   private watchStranded(): void {
     this.strandedTimer = this.deps.clock.setTimeout(() => {
       if (this.stopped) return;
-      const { ownership, selfId, agent } = this.deps;
-      const stranded = agent.hostsWithWork().some((host) => ownership.ownerOf(host) !== selfId);
+      const { ownership, agent } = this.deps;
+      const stranded = agent.hostsWithWork().some((host) => !ownership.holdsHost(host));
       if (stranded || this.deps.lostHosts.any()) this.queueReexamine([]);
       this.watchStranded();
     }, STRANDED_CHECK_MS);
   }
 
   private async reexamine(crashed: readonly string[]): Promise<void> {
-    const { agent, ownership, selfId, exchange } = this.deps;
+    const { agent, ownership, exchange } = this.deps;
     for (const host of agent.hostsWithWork()) {
+      if (ownership.holdsHost(host)) continue;
       const owner = ownership.ownerOf(host);
-      if (owner === selfId) continue;
       // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
       await agent.handOver(host, (entry) =>
         exchange.send(owner, entry.url, entry.depth, host, traitsOf(entry)),

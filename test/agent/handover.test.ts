@@ -51,7 +51,7 @@ it("sends no request to a host lost during the politeness wait, and keeps its UR
 
   let owned = true;
   const hooks: ClusterHooks = {
-    ownership: () => ({ ownerOf: () => (owned ? "a" : "b") }),
+    ownership: () => ({ ownerOfUrl: () => (owned ? "a" : "b") }),
     exchange: { send: () => {}, offer: () => {} },
     owns: () => owned,
     admit: () => 0,

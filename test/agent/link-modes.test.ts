@@ -29,7 +29,7 @@ function routerOf(mode: LinkMode, crossOver?: CrossOver, replicated?: ReadonlySe
     { maxDepth: 5, scopes: [], mode, ...(replicated ? { replicated } : {}) },
     {
       selfId: "me",
-      ownership: () => ({ ownerOf: (host) => (host.startsWith("mine") ? "me" : "you") }),
+      ownership: () => ({ ownerOfUrl: (_url, host) => (host.startsWith("mine") ? "me" : "you") }),
       frontier,
       exchange,
       stats,

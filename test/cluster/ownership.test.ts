@@ -29,6 +29,26 @@ function codeOf(run: () => unknown): string | undefined {
 }
 
 describe("Ownership", () => {
+  it("by host, a URL belongs to its host's owner; by URL, the URLs of one host are spread", () => {
+    const alive = ["a", "b", "c"].map((id) => ({ id, capacity: 1 }));
+    const byHost = new Ownership("a", 1, REPLICAS, hasher);
+    const byUrl = new Ownership("a", 1, REPLICAS, hasher, "url");
+    byHost.update(alive);
+    byUrl.update(alive);
+    const host = "h1.example:80";
+    const urls = Array.from({ length: 60 }, (_, i) => `http://h1.example/p${i}`);
+    expect(new Set(urls.map((url) => byHost.ownerOfUrl(url, host)))).toEqual(new Set([byHost.ownerOf(host)]));
+    // Each URL's owner is the owner of its own hash, the same as a host's of that name would be.
+    for (const url of urls) expect(byUrl.ownerOfUrl(url, host)).toBe(byUrl.ownerOf(url));
+    expect(new Set(urls.map((url) => byUrl.ownerOfUrl(url, host)))).toEqual(new Set(["a", "b", "c"]));
+    // By URL every agent may hold every host; by host only its own.
+    const notOwn = HOSTS.filter((h) => byHost.ownerOf(h) !== "a");
+    expect(notOwn.length).toBeGreaterThan(0);
+    for (const h of notOwn) expect(byHost.holdsHost(h)).toBe(false);
+    for (const h of notOwn) expect(byUrl.holdsHost(h)).toBe(true);
+    for (const h of HOSTS.filter((h) => byHost.ownerOf(h) === "a")) expect(byHost.holdsHost(h)).toBe(true);
+  });
+
   it("alone, owns every host; update returns false for the same set in any order", () => {
     const own = new Ownership("a", 1, REPLICAS, hasher);
     for (const host of HOSTS.slice(0, 20)) expect(own.ownerOf(host)).toBe("a");

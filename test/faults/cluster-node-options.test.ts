@@ -94,6 +94,29 @@ describe("ClusterNode --advertise", () => {
   });
 });
 
+describe("--partition", () => {
+  it("refuses url with the cross-over mode, which crosses into hosts, and a partition it does not know", async () => {
+    const args = [
+      "agent",
+      "--id",
+      "a",
+      "--data",
+      join(dir, "partition"),
+      "--listen",
+      "127.0.0.1:0",
+      "--insecure",
+    ];
+    const cross = await runUbicrawl([...args, "--partition", "url", "--mode", "cross"]).waitForExit(20_000);
+    expect(cross.code).not.toBe(0);
+    expect(cross.stderr).toContain(
+      "--mode cross crosses into other agents' hosts: it has no meaning with --partition url",
+    );
+    const unknown = await runUbicrawl([...args, "--partition", "domain"]).waitForExit(20_000);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('"domain"');
+  });
+});
+
 describe("ClusterNode SubmitUrls limit", () => {
   it("refuses batches past maxConcurrentSubmits with Overloaded, and takes them again later", async () => {
     node = await ClusterNode.start(agentOptions(), clusterOptions({ maxConcurrentSubmits: 2 }));
