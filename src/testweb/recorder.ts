@@ -7,6 +7,8 @@ export interface ServedRecorderOptions {
    * @default undefined (no log file)
    */
   servedLogPath?: string;
+  /** The clock requests are timed by (ms). @default performance.now */
+  now?: () => number;
 }
 
 /** A request in flight, as returned by {@link ServedRecorder.begin}. */
@@ -14,6 +16,8 @@ export interface ServedRequest {
   readonly host: string;
   readonly ip: string;
   readonly url: string;
+  /** When it began, by the recorder's clock. */
+  readonly startMs: number;
 }
 
 function increment(map: Map<string, number>, key: string, by: number): number {
@@ -24,7 +28,8 @@ function increment(map: Map<string, number>, key: string, by: number): number {
 
 /**
  * Records what the test web served: counts per URL (for overlap), robots.txt fetches per host, and
- * the peak number of concurrent in-flight requests per host and per IP (for politeness checks).
+ * the peak number of concurrent in-flight requests per host and per IP, and how many a host had in
+ * flight on average while it had any (for politeness checks).
  */
 export class ServedRecorder {
   readonly #counts = new Map<string, number>();
@@ -34,10 +39,19 @@ export class ServedRecorder {
   readonly #peakByHost = new Map<string, number>();
   readonly #peakByIp = new Map<string, number>();
   readonly #byVersion = new Map<string, number>();
+  /** Since when each host has had requests in flight without a break. */
+  readonly #busySince = new Map<string, number>();
+  /** Time hosts had requests in flight, summed over hosts; and time requests were in flight, summed. */
+  #busyMs = 0;
+  #requestMs = 0;
+  #resetAtMs: number;
+  readonly #now: () => number;
   #total = 0;
   #logFd: number | undefined;
 
   constructor(options: ServedRecorderOptions = {}) {
+    this.#now = options.now ?? (() => performance.now());
+    this.#resetAtMs = this.#now();
     // Synchronous appends: another process reading the log sees every finished request at once.
     if (options.servedLogPath !== undefined) this.#logFd = openSync(options.servedLogPath, "a");
   }
@@ -58,16 +72,23 @@ export class ServedRecorder {
     if (url.endsWith("/robots.txt") && url.indexOf("/", 7) === url.length - 11) {
       increment(this.#robots, host, 1);
     }
+    const startMs = this.#now();
     const byHost = increment(this.#inFlightByHost, host, 1);
+    if (byHost === 1) this.#busySince.set(host, startMs);
     if (byHost > (this.#peakByHost.get(host) ?? 0)) this.#peakByHost.set(host, byHost);
     const byIp = increment(this.#inFlightByIp, ip, 1);
     if (byIp > (this.#peakByIp.get(ip) ?? 0)) this.#peakByIp.set(ip, byIp);
-    return { host, ip, url };
+    return { host, ip, url, startMs };
   }
 
   /** Marks a request as finished (call exactly once per {@link begin}) and logs it. */
   end(request: ServedRequest, status: number): void {
-    increment(this.#inFlightByHost, request.host, -1);
+    const nowMs = this.#now();
+    this.#requestMs += nowMs - Math.max(request.startMs, this.#resetAtMs);
+    if (increment(this.#inFlightByHost, request.host, -1) === 0) {
+      this.#busyMs += nowMs - (this.#busySince.get(request.host) ?? nowMs);
+      this.#busySince.delete(request.host);
+    }
     increment(this.#inFlightByIp, request.ip, -1);
     if (this.#logFd !== undefined) {
       writeSync(this.#logFd, `${Date.now()} ${status} ${request.ip} ${request.url}\n`);
@@ -107,6 +128,14 @@ export class ServedRecorder {
       .sort();
   }
 
+  /**
+   * Requests a host had in flight on average while it had any (time-weighted, over every host's busy
+   * time, for requests finished): 1 when no host ever had two at once; 0 before any request ended.
+   */
+  meanConcurrencyPerHost(): number {
+    return this.#busyMs === 0 ? (this.#requestMs > 0 ? 1 : 0) : this.#requestMs / this.#busyMs;
+  }
+
   /** The largest number of concurrent requests ever seen on one IP (virtual hosts share one). */
   maxConcurrencyPerIp(): number {
     return Math.max(0, ...this.#peakByIp.values());
@@ -120,6 +149,10 @@ export class ServedRecorder {
     this.#total = 0;
     this.#peakByHost.clear();
     this.#peakByIp.clear();
+    this.#busyMs = 0;
+    this.#requestMs = 0;
+    this.#resetAtMs = this.#now();
+    for (const host of this.#busySince.keys()) this.#busySince.set(host, this.#resetAtMs);
     for (const [host, n] of this.#inFlightByHost) if (n > 0) this.#peakByHost.set(host, n);
     for (const [ip, n] of this.#inFlightByIp) if (n > 0) this.#peakByIp.set(ip, n);
   }

@@ -7,6 +7,7 @@ import {
   type HostInfo,
   type RunningTestWeb,
   respond,
+  ServedRecorder,
   startTestWeb,
 } from "../../src/testweb/index.js";
 import { hostRate } from "../../src/testweb/throttle.js";
@@ -190,6 +191,38 @@ describe("ServedRecorder", () => {
     expect(web.recorder.maxConcurrencyPerHost()).toBe(1);
     expect(web.recorder.hostsWithConcurrentRequests()).toEqual([]);
     expect(web.recorder.maxConcurrencyPerIp()).toBe(2);
+  });
+
+  it("averages a host's requests in flight over the time it had any", () => {
+    let nowMs = 0;
+    const recorder = new ServedRecorder({ now: () => nowMs });
+    expect(recorder.meanConcurrencyPerHost()).toBe(0);
+    // Host a: 0–10 one request, 10–20 two, 20–30 one (busy 30 ms, 40 ms of requests).
+    const first = recorder.begin("a", "10.0.0.1", "http://a/1");
+    nowMs = 10;
+    const second = recorder.begin("a", "10.0.0.1", "http://a/2");
+    nowMs = 20;
+    recorder.end(first, 200);
+    nowMs = 30;
+    recorder.end(second, 200);
+    expect(recorder.meanConcurrencyPerHost()).toBeCloseTo(40 / 30, 10);
+    // Host b alone for 50 ms after a gap: its time counts, the gap does not.
+    nowMs = 100;
+    const alone = recorder.begin("b", "10.0.0.2", "http://b/");
+    nowMs = 150;
+    recorder.end(alone, 200);
+    expect(recorder.meanConcurrencyPerHost()).toBeCloseTo(90 / 80, 10);
+    // A reset forgets the past; a request in flight across it counts from the reset.
+    const across = recorder.begin("a", "10.0.0.1", "http://a/3");
+    nowMs = 160;
+    recorder.reset();
+    expect(recorder.meanConcurrencyPerHost()).toBe(0);
+    const after = recorder.begin("a", "10.0.0.1", "http://a/4");
+    nowMs = 170;
+    recorder.end(across, 200);
+    recorder.end(after, 200);
+    expect(recorder.meanConcurrencyPerHost()).toBeCloseTo(20 / 10, 10);
+    expect(recorder.maxConcurrencyPerHost()).toBe(2);
   });
 });
 
