@@ -1,5 +1,6 @@
 import { parse, View } from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
+import type { Plot } from "./experiment.js";
 
 /**
  * Plots as SVG, rendered in Node by Vega's headless renderer from a Vega-Lite specification (no browser,
@@ -12,4 +13,46 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   } finally {
     view.finalize();
   }
+}
+
+/** An axis of a {@link linePlot}. */
+export interface PlotAxis {
+  /** The data field it shows. */
+  readonly field: string;
+  readonly title: string;
+  /** A log scale: `true` for base 10, or the base. */
+  readonly log?: boolean | number;
+}
+
+/**
+ * A line plot with points: `data`'s `x` field against its `y` field, one line (and colour) per value
+ * of the `color` field when there is one.
+ */
+export function linePlot(
+  name: string,
+  title: string,
+  data: readonly Record<string, unknown>[],
+  axes: { readonly x: PlotAxis; readonly y: PlotAxis; readonly color?: PlotAxis },
+): Plot {
+  const scaleOf = (axis: PlotAxis) =>
+    axis.log === undefined || axis.log === false
+      ? {}
+      : { scale: axis.log === true ? { type: "log" as const } : { type: "log" as const, base: axis.log } };
+  return {
+    name,
+    title,
+    spec: {
+      data: { values: [...data] },
+      width: 360,
+      height: 240,
+      mark: { type: "line", point: true },
+      encoding: {
+        x: { field: axes.x.field, type: "quantitative", title: axes.x.title, ...scaleOf(axes.x) },
+        y: { field: axes.y.field, type: "quantitative", title: axes.y.title, ...scaleOf(axes.y) },
+        ...(axes.color
+          ? { color: { field: axes.color.field, type: "nominal", title: axes.color.title } }
+          : {}),
+      },
+    },
+  };
 }

@@ -4,6 +4,7 @@ import { type CrawlMetrics, round } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { integerList } from "../lists.js";
+import { linePlot } from "../plot.js";
 
 /**
  * Cho and Garcia-Molina's batch communication: the exchange mode's links sent each at once, or in
@@ -101,47 +102,24 @@ function report(points: readonly Point[], parameters: Record<string, string | nu
     { batch: p.batchUrls, measure: "URLs per page", value: round(p.overhead, 5) },
     { batch: p.batchUrls, measure: "messages per page", value: round(messagesPerPage(p), 5) },
   ]);
+  const batch = { field: "batch", title: "URLs per batch (--batch-urls)", log: true } as const;
   const plots: Plot[] = [
-    {
-      name: "per-page-vs-batch",
-      title: "URLs and messages sent between agents per page fetched, against the batch size",
-      spec: {
-        data: { values: data },
-        width: 360,
-        height: 240,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: {
-            field: "batch",
-            type: "quantitative",
-            scale: { type: "log" },
-            title: "URLs per batch (--batch-urls)",
-          },
-          y: { field: "value", type: "quantitative", scale: { type: "log" }, title: "per page fetched" },
-          color: { field: "measure", type: "nominal", title: "" },
-        },
+    linePlot(
+      "per-page-vs-batch",
+      "URLs and messages sent between agents per page fetched, against the batch size",
+      data,
+      {
+        x: batch,
+        y: { field: "value", title: "per page fetched", log: true },
+        color: { field: "measure", title: "" },
       },
-    },
-    {
-      name: "quality-vs-batch",
-      title:
-        "Quality (top 1% pages by in-degree fetched in the first 10% of the crawl) against the batch size",
-      spec: {
-        data: { values: points.map((p) => ({ batch: p.batchUrls, quality: round(p.quality) })) },
-        width: 360,
-        height: 240,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: {
-            field: "batch",
-            type: "quantitative",
-            scale: { type: "log" },
-            title: "URLs per batch (--batch-urls)",
-          },
-          y: { field: "quality", type: "quantitative", title: "quality" },
-        },
-      },
-    },
+    ),
+    linePlot(
+      "quality-vs-batch",
+      "Quality (top 1% pages by in-degree fetched in the first 10% of the crawl) against the batch size",
+      points.map((p) => ({ batch: p.batchUrls, quality: round(p.quality) })),
+      { x: batch, y: { field: "quality", title: "quality" } },
+    ),
   ];
   return {
     title: "Batch communication in the exchange mode (Cho and Garcia-Molina)",

@@ -4,6 +4,7 @@ import { type CrawlMetrics, EARLY_SHARE, round, TOP_SHARE } from "../crawl-metri
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { choiceList, integerList } from "../lists.js";
+import { linePlot } from "../plot.js";
 import { markdownTable } from "../report-writer.js";
 
 /**
@@ -146,21 +147,12 @@ function report(
     overhead: round(p.overhead),
     quality: round(p.quality),
   }));
-  const metricPlot = (field: keyof (typeof data)[number], title: string, yTitle: string): Plot => ({
-    name: `${field}-vs-agents`,
-    title,
-    spec: {
-      data: { values: data },
-      width: 360,
-      height: 240,
-      mark: { type: "line", point: true },
-      encoding: {
-        x: { field: "agents", type: "quantitative", scale: { type: "log", base: 2 }, title: "agents" },
-        y: { field, type: "quantitative", title: yTitle },
-        color: { field: "mode", type: "nominal", title: "mode" },
-      },
-    },
-  });
+  const metricPlot = (field: keyof (typeof data)[number], title: string, yTitle: string): Plot =>
+    linePlot(`${field}-vs-agents`, title, data, {
+      x: { field: "agents", title: "agents", log: 2 },
+      y: { field, title: yTitle },
+      color: { field: "mode", title: "mode" },
+    });
   const metricTable = (heading: string, pick: (p: Point) => number) => ({
     heading,
     body: markdownTable(

@@ -1,5 +1,6 @@
 import { round } from "../crawl-metrics.js";
 import type { Check, ExperimentResult, Plot, Table } from "../experiment.js";
+import { linePlot } from "../plot.js";
 import { markdownTable } from "../report-writer.js";
 import type { MeasuredCosts, MeasuredCrawl } from "../simulation/calibration.js";
 import { MEASURED_HEARTBEAT_COSTS } from "../simulation/parameters.js";
@@ -118,42 +119,26 @@ export function scalingReport(
       rate: p.plain.steadyPagesPerSecondPerAgent,
     })),
   ];
+  const agents = { field: "agents", title: "agents", log: true } as const;
   const plots: Plot[] = [
-    {
-      name: "pages-per-agent",
-      title: "Pages a second per agent against agents",
-      spec: {
-        data: { values: rates },
-        width: 420,
-        height: 260,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: { field: "agents", type: "quantitative", scale: { type: "log" }, title: "agents" },
-          y: { field: "rate", type: "quantitative", title: "pages/s per agent" },
-          color: { field: "kind", type: "nominal", title: "" },
-        },
+    linePlot("pages-per-agent", "Pages a second per agent against agents", rates, {
+      x: agents,
+      y: { field: "rate", title: "pages/s per agent" },
+      color: { field: "kind", title: "" },
+    }),
+    linePlot(
+      "recovery",
+      "Seconds until a dead agent's hosts are crawled again, and the heartbeat interval",
+      projections.flatMap((p) => [
+        { agents: p.agents, what: "recovery (s)", seconds: p.faulty.gapSeconds ?? null },
+        { agents: p.agents, what: "heartbeat interval (s)", seconds: p.heartbeatMs / 1000 },
+      ]),
+      {
+        x: agents,
+        y: { field: "seconds", title: "seconds", log: true },
+        color: { field: "what", title: "" },
       },
-    },
-    {
-      name: "recovery",
-      title: "Seconds until a dead agent's hosts are crawled again, and the heartbeat interval",
-      spec: {
-        data: {
-          values: projections.flatMap((p) => [
-            { agents: p.agents, what: "recovery (s)", seconds: p.faulty.gapSeconds ?? null },
-            { agents: p.agents, what: "heartbeat interval (s)", seconds: p.heartbeatMs / 1000 },
-          ]),
-        },
-        width: 420,
-        height: 260,
-        mark: { type: "line", point: true },
-        encoding: {
-          x: { field: "agents", type: "quantitative", scale: { type: "log" }, title: "agents" },
-          y: { field: "seconds", type: "quantitative", scale: { type: "log" }, title: "seconds" },
-          color: { field: "what", type: "nominal", title: "" },
-        },
-      },
-    },
+    ),
   ];
   return {
     title: "Pages a second per agent as agents grow: real agents, then simulated",
