@@ -59,6 +59,17 @@ export interface AdoptedHost {
   readonly abandoned?: string;
 }
 
+/**
+ * A URL taken and not yet completed: `done` settles when every copy of it taken is completed or put
+ * back (a URL handed away and back can be queued and taken again while its first copy is in flight).
+ */
+interface Flight {
+  readonly host: string;
+  readonly done: Promise<void>;
+  readonly resolve: () => void;
+  copies: number;
+}
+
 /** @default values of {@link FrontierOptions}. */
 export const DEFAULT_QUEUE_WINDOW = 256;
 /** @default of {@link FrontierOptions.maxWindowedHosts}: 4x the scheduler's default active hosts. */
@@ -87,8 +98,8 @@ export class Frontier {
    * however many agents send it. Handed away again, it may come back again.
    */
   private readonly returned = new Set<bigint>();
-  /** URLs taken and not yet completed, each with a promise settled when it is. */
-  private readonly flights = new Map<string, { host: string; done: Promise<void>; resolve: () => void }>();
+  /** URLs taken and not yet completed, each with a promise settled when every copy is. */
+  private readonly flights = new Map<string, Flight>();
   private waitingTotal = 0;
   private inFlightTotal = 0;
 
@@ -452,15 +463,22 @@ export class Frontier {
   }
 
   private beginFlight(url: string, host: string): void {
+    const flight = this.flights.get(url);
+    if (flight) {
+      flight.copies++;
+      return;
+    }
     let resolve = () => {};
     const done = new Promise<void>((settle) => {
       resolve = settle;
     });
-    this.flights.set(url, { host, done, resolve });
+    this.flights.set(url, { host, done, resolve, copies: 1 });
   }
 
   private endFlight(url: string): void {
-    this.flights.get(url)?.resolve();
+    const flight = this.flights.get(url);
+    if (flight === undefined || --flight.copies > 0) return;
+    flight.resolve();
     this.flights.delete(url);
   }
 

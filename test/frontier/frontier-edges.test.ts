@@ -273,6 +273,29 @@ describe("Frontier flights and quiesce", () => {
   });
 });
 
+describe("Frontier flights of a URL taken twice", () => {
+  it("waits for both copies of a URL handed away and back while its first copy was in flight", async () => {
+    const { frontier } = await setUp();
+    const url = "http://twice.test/";
+    frontier.add(url, 0, "twice.test");
+    const first = await mustTake(frontier, "twice.test");
+    // Handed to another agent meanwhile, then back: queued again, and taken while the first is in flight.
+    frontier.markSentAway(await fingerprint(url));
+    expect(frontier.add(url, 0, "twice.test")).toBe(true);
+    const second = await mustTake(frontier, "twice.test");
+    expect(second.url).toBe(url);
+    expect(frontier.inFlightUrls).toBe(2);
+    frontier.complete("twice.test", first, { done: true, counted: true });
+    // The second copy is still in flight: the host is not quiet, the URL still taken.
+    expect(frontier.isTaken(url)).toBe(true);
+    expect(await frontier.quiesce("twice.test", 20)).toBe(false);
+    frontier.complete("twice.test", second, { done: true, counted: false });
+    expect(frontier.isTaken(url)).toBe(false);
+    expect(frontier.inFlightUrls).toBe(0);
+    expect(await frontier.quiesce("twice.test", 20)).toBe(true);
+  });
+});
+
 describe("Frontier adopt (a host handed over by another agent)", () => {
   it("records the done URLs as seen and done, and counts the ones new here", async () => {
     const e = await setUp();
