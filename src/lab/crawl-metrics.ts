@@ -2,7 +2,6 @@ import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import type { Hasher64 } from "../hashing/index.js";
 import { measureAgentDirs, readFetches } from "../report/index.js";
 import { computeTruth, type RunningTestWeb, type Truth, type TruthLimits } from "../testweb/index.js";
-import { hostKey } from "../url/index.js";
 import type { LocalClusterRun } from "./local-cluster.js";
 
 /**
@@ -63,7 +62,7 @@ export function ownHomePages(
   web: Pick<RunningTestWeb, "model" | "port">,
   perAgent: number,
   hasher: Hasher64,
-): (agentId: string, ownerOf: (hostKey: string) => string) => string[] {
+): (agentId: string, ownerOf: (url: string) => string) => string[] {
   const homes = computeTruth(web.model, web.port, truthLimits()).urls.filter((url) => {
     const parsed = new URL(url);
     const index = web.model.hostIndexByName.get(parsed.hostname);
@@ -71,7 +70,7 @@ export function ownHomePages(
   });
   return (id, ownerOf) =>
     homes
-      .filter((url) => ownerOf(hostKey(url)) === id)
+      .filter((url) => ownerOf(url) === id)
       .map((url) => ({ url, rank: hasher.hashString(`${id} ${new URL(url).hostname}`) }))
       .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
       .slice(0, perAgent)

@@ -17,6 +17,7 @@ export { bandwidthExperiment } from "./experiments/bandwidth.js";
 export { batchingExperiment } from "./experiments/batching.js";
 export { faultsExperiment } from "./experiments/faults.js";
 export { modesExperiment } from "./experiments/modes.js";
+export { partitioningExperiment } from "./experiments/partitioning.js";
 export { replicationExperiment } from "./experiments/replication.js";
 export { scalingExperiment } from "./experiments/scaling.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

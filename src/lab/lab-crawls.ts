@@ -5,7 +5,6 @@ import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
 import { loadHasher64 } from "../hashing/index.js";
 import type { AgentFlagValues } from "../launch/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb, type TestWebOptions } from "../testweb/index.js";
-import { hostKey } from "../url/index.js";
 import { type CrawlMetrics, measureCrawl, ownHomePages, truthLimits } from "./crawl-metrics.js";
 import { type LocalClusterFault, type LocalClusterRun, runLocalCluster } from "./local-cluster.js";
 
@@ -68,7 +67,7 @@ export class LabCrawls {
     private readonly flags: LabCrawlFlags,
     readonly web: RunningTestWeb,
     private readonly dataRoot: string,
-    private readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => string[],
+    private readonly seedsOf: (agentId: string, ownerOf: (url: string) => string) => string[],
     private readonly truthSize: number,
   ) {}
 
@@ -137,7 +136,7 @@ export class LabCrawls {
       flags: agentFlags,
       seedsOf: (id, ownerOf) => [
         ...this.seedsOf(id, ownerOf),
-        ...moreSeeds.filter((url) => ownerOf(hostKey(url)) === id),
+        ...moreSeeds.filter((url) => ownerOf(url) === id),
       ],
       timeoutMs: this.flags["timeout-s"] * 1000,
       ...(options.fault ? { fault: options.fault } : {}),

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { partitionKey } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
@@ -32,8 +33,8 @@ export interface LocalClusterSpec {
   readonly agents: number;
   /** Flags of every agent besides the test web's and the cluster's (a mode, a batch size…). */
   readonly flags: AgentFlagValues;
-  /** Picks each agent's seeds, given who owns each host (`ownerOf` takes a URL's host key). */
-  readonly seedsOf: (agentId: string, ownerOf: (hostKey: string) => string) => readonly string[];
+  /** Picks each agent's seeds, given who owns each URL (by its host, or by itself with `--partition url`). */
+  readonly seedsOf: (agentId: string, ownerOf: (url: string) => string) => readonly string[];
   /** The whole run fails past this. */
   readonly timeoutMs: number;
   /** A fault injected during the crawl. */
@@ -44,7 +45,7 @@ export interface LocalClusterSpec {
 
 /** A fault of a {@link runLocalCluster}: agents killed (and maybe restarted) or added mid-crawl. */
 export interface LocalClusterFault {
-  /** When: once the test web has served this many requests (robots.txt included). */
+  /** When: once the test web has served this many requests of this crawl (robots.txt included). */
   readonly afterRequests: number;
   /** Agents SIGKILLed then: the last ones started. @default 0 */
   readonly kill?: number;
@@ -124,7 +125,9 @@ const FAULT_POLL_MS = 20;
 /**
  * Runs a crawl of `spec.web` by `spec.agents` agents: starts them all (joining the first), waits until
  * each one's view holds all of them alive, gives each the seeds `spec.seedsOf` picks among its own
- * hosts (an operator `ADD_SEEDS`, so no seed crosses between agents), and waits for every agent to exit
+ * hosts (its own URLs with `--partition url`; an operator `ADD_SEEDS`, so no seed crosses between
+ * agents) — resetting the test web's recorder
+ * then, so that its counts are the crawl's when the run returns — and waits for every agent to exit
  * at the crawl's end; injects `spec.fault` on the way. Kills them all and throws when an agent fails to
  * start, one not killed by the fault exits with no `stopped` record, the crawl ends before the fault's
  * moment, or the run passes its timeout.
@@ -199,15 +202,19 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       {},
       hasher,
     );
-    const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, (host) => assignment.ownerOf(host))]));
+    const partitioning = spec.flags.partition === "url" ? "url" : "host";
+    const ownerOf = (url: string) => assignment.ownerOf(partitionKey(partitioning, url, hostKey(url)));
+    const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, ownerOf)]));
     const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.child.pid)]));
+    // From here the test web's counts are this crawl's: a fault's moment, and what the caller reads after.
+    spec.web.recorder.reset();
     const startedAtMs = Date.now();
     await Promise.all(
       ids.map(async (id, i) => {
         const given = seeds.get(id) ?? [];
         for (const url of given) {
-          if (assignment.ownerOf(hostKey(url)) !== id) {
-            throw new UbiError(ErrorCode.InvalidArgument, `seed ${url} is not a host of ${id}`);
+          if (ownerOf(url) !== id) {
+            throw new UbiError(ErrorCode.InvalidArgument, `seed ${url} is not ${id}'s`);
           }
         }
         if (given.length > 0) await control(addresses[i] as string, [...given]);

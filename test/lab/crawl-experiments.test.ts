@@ -277,6 +277,11 @@ describe("ubicrawl experiment faults", () => {
     expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join", "partition"]);
     for (const row of rows) expect(Number(row.coverage)).toBe(1);
     expect(Number(joined?.refetched)).toBe(0);
+    // Fetched again from the moment hosts moved back or on: nothing at the join; no such moment after a
+    // kill alone; after the partition's heal, at most what was fetched twice in all.
+    expect(joined?.refetched_on_return).toBe("0");
+    expect(takeover?.refetched_on_return).toBe("");
+    expect(Number(partition?.refetched_on_return)).toBeLessThanOrEqual(Number(partition?.refetched));
     expect(Number(takeover?.gap_s)).toBeGreaterThan(0);
     // The killed agent is the last started (agent-3): the survivors fetched hosts it owned.
     const logs = await fetchesByAgent(join(data, "takeover"));
@@ -302,6 +307,74 @@ describe("ubicrawl experiment faults", () => {
       ["agent-1", "agent-2"].flatMap((agent) => (split.get(agent) ?? []).filter(ownedBy3)).length,
     ).toBeGreaterThan(0);
     expect((split.get("agent-3") ?? []).filter((url) => !ownedBy3(url)).length).toBeGreaterThan(0);
+  });
+});
+
+describe("ubicrawl experiment partitioning", () => {
+  it("by host, each agent alone on its own hosts; by URL, each on its own URLs of every host, more URLs sent and hosts hit at once", async () => {
+    const out = join(dir, "partitioning");
+    const data = join(dir, "partitioning-data");
+    const result = await runUbicrawl([
+      "experiment",
+      "partitioning",
+      "--agents",
+      "3",
+      "--hosts",
+      "30",
+      "--pages",
+      "900",
+      "--response-ms",
+      "20",
+      "--data",
+      data,
+      "--out",
+      out,
+    ]).waitForExit(240_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
+    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    const [byHost, byUrl] = rows;
+    expect(rows.map((r) => r.partition)).toEqual(["host", "url"]);
+    for (const row of rows) {
+      expect(Number(row.coverage)).toBe(1);
+      expect(Number(row.overlap)).toBe(0);
+    }
+    // The test web's own count: one request at a time to a host by host, not by URL; robots.txt once a
+    // host (a few hosts' failing robots.txt are asked twice) by host, about once an agent by URL.
+    expect(Number(byHost?.peak_requests_per_host)).toBe(1);
+    expect(Number(byHost?.hosts_hit_at_once)).toBe(0);
+    expect(Number(byHost?.robots_per_host)).toBeLessThan(1.2);
+    expect(Number(byUrl?.peak_requests_per_host)).toBeGreaterThanOrEqual(2);
+    expect(Number(byUrl?.robots_per_host)).toBeGreaterThan(2);
+    expect(Number(byUrl?.communication_overhead)).toBeGreaterThan(2 * Number(byHost?.communication_overhead));
+
+    // The crawl logs: who fetched what. By host, only its own hosts; by URL, only its own URLs, and most
+    // hosts by several agents.
+    const owners = Assignment.build(
+      ["agent-1", "agent-2", "agent-3"].map((id) => ({ id })),
+      {},
+      await loadHasher64(),
+    );
+    const hostLogs = await fetchesByAgent(join(data, "host-3"));
+    const urlLogs = await fetchesByAgent(join(data, "url-3"));
+    for (const [agent, urls] of hostLogs) {
+      expect(urls.filter((url) => owners.ownerOf(new URL(url).host) !== agent)).toEqual([]);
+    }
+    const agentsOfHost = new Map<string, Set<string>>();
+    for (const [agent, urls] of urlLogs) {
+      expect(urls.length).toBeGreaterThan(0);
+      expect(urls.filter((url) => owners.ownerOf(url) !== agent)).toEqual([]);
+      for (const url of urls) {
+        const host = new URL(url).host;
+        agentsOfHost.set(host, (agentsOfHost.get(host) ?? new Set()).add(agent));
+      }
+    }
+    const shared = [...agentsOfHost.values()].filter((agents) => agents.size > 1).length;
+    expect(shared).toBeGreaterThan(agentsOfHost.size / 2);
+    expect(result.stdout).not.toContain("FAILS");
   });
 });
 

@@ -53,7 +53,7 @@ function webFor(agents: number) {
     );
     const pick = ownHomePages({ model, port: PORT }, 1, hasher);
     const seeds = new Map(
-      assignment.agents.map(({ id }) => [id, pick(id, (key) => assignment.ownerOf(key))]),
+      assignment.agents.map(({ id }) => [id, pick(id, (url) => assignment.ownerOf(hostKey(url)))]),
     );
     const graph = computeTruth(model, PORT, truthLimits(), [...seeds.values()].flat(), { linkGraph: true })
       .linkGraph as LinkGraph;

@@ -3,6 +3,7 @@ import type { FlagSpecs } from "../../cli/flags.js";
 import { Assignment, loadHasher64 } from "../../hashing/index.js";
 import { FAST_FAILURE_DETECTION } from "../../launch/index.js";
 import { buildModel, computeTruth, type LinkGraph } from "../../testweb/index.js";
+import { hostKey } from "../../url/index.js";
 import { cpuQuotaUnavailable } from "../cpu-quota.js";
 import { ownHomePages, truthLimits } from "../crawl-metrics.js";
 import type { Experiment } from "../experiment.js";
@@ -305,7 +306,7 @@ function project(
   );
   const pick = ownHomePages(web, flags["seeds-per-agent"], hasher);
   const seeds = new Map(
-    assignment.agents.map(({ id }) => [id, pick(id, (key) => assignment.ownerOf(key))] as const),
+    assignment.agents.map(({ id }) => [id, pick(id, (url) => assignment.ownerOf(hostKey(url)))] as const),
   );
   const graph = linkGraphOf(
     computeTruth(model, SIMULATED_PORT, truthLimits(), [...seeds.values()].flat(), { linkGraph: true })
