@@ -1,9 +1,6 @@
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import { zstdAvailable } from "../../src/storage/zstd.js";
+import { cliRecords, noZstdCli } from "../support/zstd-cli.js";
 import {
   agentDataDir,
   crawlMetrics,
@@ -20,8 +17,6 @@ import {
  * command with each file's own dictionary, and by warcio from what it gives.
  */
 
-const ZSTD_CLI = "/usr/bin/zstd";
-const noCli = existsSync(ZSTD_CLI) ? undefined : `no ${ZSTD_CLI} (apt-get install zstd)`;
 const noZlib = zstdAvailable()
   ? undefined
   : `node:zlib has no zstd with dictionaries on ${process.version} (22.19+, 24.6+)`;
@@ -35,26 +30,8 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-/** The records of a `.warc.zst` file as the zstd command decompresses them, with the file's dictionary. */
-async function cliRecords(path: string): Promise<WarcRecordRead[]> {
-  const file = await readFile(path);
-  const frameData = file.subarray(8, 8 + file.readUInt32LE(4));
-  const dictionary = `${path}.dict`;
-  await writeFile(dictionary, execFileSync(ZSTD_CLI, ["-q", "-d", "-c"], { input: frameData }));
-  const plain = `${path}.plain.warc`;
-  await writeFile(
-    plain,
-    execFileSync(ZSTD_CLI, ["-q", "-d", "-c", "-D", dictionary, path], { maxBuffer: 1 << 28 }),
-  );
-  const records: WarcRecordRead[] = [];
-  for await (const record of readWarcFile(plain)) records.push(record);
-  await rm(dictionary);
-  await rm(plain);
-  return records;
-}
-
-describe.skipIf(noZlib !== undefined || noCli !== undefined)(
-  `--warc-compression zstd${noZlib || noCli ? ` (skipped: ${noZlib ?? noCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
+  `--warc-compression zstd${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
   () => {
     it("crawls the whole web into .warc.zst files the zstd command reads: a request and a response per fetch", async () => {
       const result = await spawnAgent(fixture, AGENT).waitForExit(120_000);

@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rename, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,11 +9,8 @@ import { readWarcFile, splitHttpBlock, type WarcRecordRead } from "../../src/sto
 import { recoverWarcFile } from "../../src/storage/warc-recovery.js";
 import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
 import { zstdAvailable, zstdCompress, zstdDecompress } from "../../src/storage/zstd.js";
-import {
-  buildZstdDictionary,
-  DICTIONARY_FRAME_MAGIC,
-  dictionaryFrame,
-} from "../../src/storage/zstd-dictionary.js";
+import { buildZstdDictionary, dictionaryFrame } from "../../src/storage/zstd-dictionary.js";
+import { cliDictionary, cliRecords, noZstdCli, ZSTD_CLI, zstd } from "../support/zstd-cli.js";
 
 /**
  * `.warc.zst` files (the IIPC WARC Zstandard profile) checked by an independent reader: Debian's
@@ -22,8 +18,6 @@ import {
  * and warcio reads the WARC records out of what it gives.
  */
 
-const ZSTD_CLI = "/usr/bin/zstd";
-const noCli = existsSync(ZSTD_CLI) ? undefined : `no ${ZSTD_CLI} (apt-get install zstd)`;
 const noZlib = zstdAvailable()
   ? undefined
   : `node:zlib has no zstd with dictionaries on ${process.version} (22.19+, 24.6+)`;
@@ -60,34 +54,9 @@ function exchange(i: number, body: Uint8Array = page(i)): WarcExchange {
   };
 }
 
-function zstd(args: readonly string[], input?: Buffer): Buffer {
-  return execFileSync(ZSTD_CLI, ["-q", ...args], { input, maxBuffer: 1 << 26 });
-}
-
 /** What `zstd -lv` says of each frame of `path`. */
 function zstdList(path: string): string {
   return execFileSync(ZSTD_CLI, ["-lv", path], { encoding: "utf8" });
-}
-
-/** The dictionary in the dictionary frame at the start of `file`, decompressed by the zstd command. */
-function cliDictionary(file: Buffer): Buffer {
-  expect(file.readUInt32LE(0)).toBe(DICTIONARY_FRAME_MAGIC);
-  const data = file.subarray(8, 8 + file.readUInt32LE(4));
-  return zstd(["-d", "-c"], data);
-}
-
-/** The WARC records of `path`, decompressed by the zstd command with the file's own dictionary, read by warcio. */
-async function cliRecords(path: string): Promise<WarcRecordRead[]> {
-  const file = await readFile(path);
-  const dictionaryPath = `${path}.dict`;
-  await writeFile(dictionaryPath, cliDictionary(file));
-  const plainPath = path.replace(/\.warc\.zst$/, ".plain.warc");
-  await writeFile(plainPath, zstd(["-d", "-c", "-D", dictionaryPath, path]));
-  const records: WarcRecordRead[] = [];
-  for await (const record of readWarcFile(plainPath)) records.push(record);
-  await rm(dictionaryPath);
-  await rm(plainPath);
-  return records;
 }
 
 async function ourRecords(path: string): Promise<WarcRecordRead[]> {
@@ -103,8 +72,8 @@ async function zstFiles(): Promise<string[]> {
 // Compressed by Node's libzstd with the dictionary, decompressed by the zstd command's. (libzstd before
 // 1.5.5, Debian 12's 1.5.4 among them, will not compress with a dictionary whose literal table leaves
 // bytes out, as these do; every version reads what they compressed.)
-describe.skipIf(noZlib !== undefined || noCli !== undefined)(
-  `Zstandard dictionaries${noZlib || noCli ? ` (skipped: ${noZlib ?? noCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
+  `Zstandard dictionaries${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
   () => {
     it("are loaded by libzstd and by the zstd command, and round-trip data, whatever the samples", async () => {
       const sampleSets: Buffer[][] = [
@@ -141,8 +110,8 @@ describe.skipIf(noZlib !== undefined || noCli !== undefined)(
   },
 );
 
-describe.skipIf(noZlib !== undefined || noCli !== undefined)(
-  `WarcWriter with zstd${noZlib || noCli ? ` (skipped: ${noZlib ?? noCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
+  `WarcWriter with zstd${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
   () => {
     it.each([true, false])(
       "writes .warc.zst files, each with its dictionary first, that the zstd command and warcio read back (compressInWorker: %s)",
