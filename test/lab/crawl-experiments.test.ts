@@ -16,6 +16,24 @@ import { runUbicrawl } from "../agent/harness.js";
  */
 
 let dir: string;
+
+type Row = Record<string, string>;
+
+/** The rows of CSV table `name` of the report in `out`. */
+async function table(out: string, name = "summary"): Promise<Row[]> {
+  return parse(await readFile(join(out, `${name}.csv`), "utf8"), { columns: true }) as Row[];
+}
+
+/**
+ * Runs `ubicrawl experiment NAME ARGS --out DIR`, DIR being `outName` in the test folder, which must
+ * succeed; returns its output, its report folder and the rows of its summary.csv.
+ */
+async function runExperiment(name: string, args: readonly string[], outName = name) {
+  const out = join(dir, outName);
+  const result = await runUbicrawl(["experiment", name, ...args, "--out", out]).waitForExit(240_000);
+  expect(result.code, result.stderr).toBe(0);
+  return { result, out, rows: await table(out) };
+}
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "ubicrawl-lab-modes-"));
 });
@@ -48,25 +66,12 @@ async function fetchesByAgent(runDir: string): Promise<Map<string, string[]>> {
 
 describe("ubicrawl experiment modes", () => {
   it("runs the three modes with real agents, and each mode does what the paper says", async () => {
-    const out = join(dir, "report");
     const data = join(dir, "data");
-    const result = await runUbicrawl([
-      "experiment",
+    const { result, out, rows } = await runExperiment(
       "modes",
-      "--agents",
-      "1,3",
-      "--hosts",
-      "30",
-      "--pages",
-      "900",
-      "--seeds-per-agent",
-      "2",
-      "--data",
-      data,
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+      ["--agents", "1,3", "--hosts", "30", "--pages", "900", "--seeds-per-agent", "2", "--data", data],
+      "report",
+    );
     expect(result.stdout).toMatch(/^mode\s+agents\s+coverage\s+overlap\s+communication_overhead\s+quality/m);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (6 files`);
     const report = await readFile(join(out, "report.md"), "utf8");
@@ -75,10 +80,6 @@ describe("ubicrawl experiment modes", () => {
       expect(await readFile(join(out, `${plot}-vs-agents.svg`), "utf8")).toMatch(/^<svg/);
     }
 
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
     const row = (mode: string, agents: number) => {
       const found = rows.find((r) => r.mode === mode && r.agents === String(agents));
       if (!found) throw new Error(`no row for ${mode} at ${agents} agents`);
@@ -154,10 +155,7 @@ describe("ubicrawl experiment modes", () => {
 
 describe("ubicrawl experiment batching", () => {
   it("sends each URL in a message of its own at batch size 1, and fewer messages, not fewer URLs, in batches", async () => {
-    const out = join(dir, "batching");
-    const result = await runUbicrawl([
-      "experiment",
-      "batching",
+    const { result, out, rows } = await runExperiment("batching", [
       "--batches",
       "1,100",
       "--agents",
@@ -166,16 +164,9 @@ describe("ubicrawl experiment batching", () => {
       "30",
       "--pages",
       "900",
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+    ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
     expect(result.stdout).not.toContain("FAILS");
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
     const [one, hundred] = rows;
     expect(rows.map((r) => r.batch_urls)).toEqual(["1", "100"]);
     // One URL a message: the agents took --batch-urls 1.
@@ -194,11 +185,8 @@ describe("ubicrawl experiment batching", () => {
 
 describe("ubicrawl experiment replication", () => {
   it("sends fewer URLs when the most linked are replicated, and still fetches each of them once", async () => {
-    const out = join(dir, "replication");
     const data = join(dir, "replication-data");
-    const result = await runUbicrawl([
-      "experiment",
-      "replication",
+    const { result, out, rows } = await runExperiment("replication", [
       "--top",
       "0,50",
       "--agents",
@@ -209,15 +197,8 @@ describe("ubicrawl experiment replication", () => {
       "900",
       "--data",
       data,
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+    ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (3 files`);
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
     const [none, fifty] = rows;
     expect(rows.map((r) => r.top_k)).toEqual(["0", "50"]);
     expect(Number(none?.links_not_sent)).toBe(0);
@@ -248,11 +229,8 @@ describe("ubicrawl experiment replication", () => {
 
 describe("ubicrawl experiment faults", () => {
   it("kills, adds and cuts off an agent mid-crawl: nothing lost, a join fetches nothing twice, the others take the dead or cut-off agent's hosts", async () => {
-    const out = join(dir, "faults");
     const data = join(dir, "faults-data");
-    const result = await runUbicrawl([
-      "experiment",
-      "faults",
+    const { rows } = await runExperiment("faults", [
       "--scenarios",
       "takeover,join,partition",
       "--agents",
@@ -265,14 +243,7 @@ describe("ubicrawl experiment faults", () => {
       "20",
       "--data",
       data,
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
+    ]);
     const [takeover, joined, partition] = rows;
     expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join", "partition"]);
     for (const row of rows) expect(Number(row.coverage)).toBe(1);
@@ -312,11 +283,8 @@ describe("ubicrawl experiment faults", () => {
 
 describe("ubicrawl experiment partitioning", () => {
   it("by host, each agent alone on its own hosts; by URL, each on its own URLs of every host, more URLs sent and hosts hit at once", async () => {
-    const out = join(dir, "partitioning");
     const data = join(dir, "partitioning-data");
-    const result = await runUbicrawl([
-      "experiment",
-      "partitioning",
+    const { result, out, rows } = await runExperiment("partitioning", [
       "--agents",
       "3",
       "--hosts",
@@ -327,15 +295,8 @@ describe("ubicrawl experiment partitioning", () => {
       "20",
       "--data",
       data,
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+    ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
     const [byHost, byUrl] = rows;
     expect(rows.map((r) => r.partition)).toEqual(["host", "url"]);
     for (const row of rows) {
@@ -380,10 +341,7 @@ describe("ubicrawl experiment partitioning", () => {
 
 describe("ubicrawl experiment bandwidth", () => {
   it("holds the predictive control under the bound but for one page a second, where no bound goes far over", async () => {
-    const out = join(dir, "bandwidth");
-    const result = await runUbicrawl([
-      "experiment",
-      "bandwidth",
+    const { result, out, rows } = await runExperiment("bandwidth", [
       "--bound",
       "1MB/s",
       "--depths",
@@ -394,15 +352,8 @@ describe("ubicrawl experiment bandwidth", () => {
       "600",
       "--pages-per-host",
       "20",
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+    ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
-    const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
-      string,
-      string
-    >[];
     expect(rows.map((r) => r.control)).toEqual(["none", "stop-and-go", "predictive, depth 10"]);
     const [none, , predictive] = rows;
     expect(Number(none?.mean_over_bound)).toBeGreaterThan(1.2);
@@ -412,19 +363,14 @@ describe("ubicrawl experiment bandwidth", () => {
     );
     // The same pages whatever the control.
     expect(new Set(rows.map((r) => r.pages)).size).toBe(1);
-    const series = parse(await readFile(join(out, "bandwidth-over-time.csv"), "utf8"), {
-      columns: true,
-    }) as Record<string, string>[];
+    const series = await table(out, "bandwidth-over-time");
     expect(series.filter((r) => r.control === "none").length).toBeGreaterThan(0);
   });
 });
 
 describe("ubicrawl experiment scaling", () => {
   it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
-    const out = join(dir, "scaling");
-    const result = await runUbicrawl([
-      "experiment",
-      "scaling",
+    const { result, out, rows } = await runExperiment("scaling", [
       "--agents",
       "1,3",
       "--simulate",
@@ -435,14 +381,9 @@ describe("ubicrawl experiment scaling", () => {
       "30",
       "--pages",
       "900",
-      "--out",
-      out,
-    ]).waitForExit(240_000);
-    expect(result.code, result.stderr).toBe(0);
+    ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
-    const validation = parse(await readFile(join(out, "validation.csv"), "utf8"), {
-      columns: true,
-    }) as Record<string, string>[];
+    const validation = await table(out, "validation");
     expect(validation.map((r) => r.agents)).toEqual(["1", "3"]);
     for (const row of validation) {
       // The simulator's coverage and communication overhead are the real cluster's.
@@ -452,9 +393,7 @@ describe("ubicrawl experiment scaling", () => {
       expect(Number(row.sim_steady_pages_per_s_per_agent)).toBeGreaterThan(0);
     }
     expect(Number(validation[1]?.real_overhead)).toBeGreaterThan(0);
-    const summary = parse(await readFile(join(out, "summary.csv"), "utf8"), {
-      columns: true,
-    }) as Record<string, string>[];
+    const summary = rows;
     const projected = summary.filter((r) => r.kind === "projected");
     expect(projected.map((r) => r.agents)).toEqual(["5", "20"]);
     for (const row of projected) {
