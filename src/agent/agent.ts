@@ -152,6 +152,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly visitor: HostVisitor;
   /** The cross-over mode's held links and crossed hosts (`--mode cross` in a cluster only). */
   private readonly crossOver: CrossOver | undefined;
+  private readonly bandwidth: BandwidthGate | undefined;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -182,6 +183,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       duplicates: DuplicateDetector | undefined;
       visitor: HostVisitor;
       crossOver: CrossOver | undefined;
+      bandwidth: BandwidthGate | undefined;
       scheduler: HostScheduler;
       router: LinkRouter;
       stats: CrawlStats;
@@ -202,6 +204,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.duplicates = parts.duplicates;
     this.visitor = parts.visitor;
     this.crossOver = parts.crossOver;
+    this.bandwidth = parts.bandwidth;
     this.scheduler = parts.scheduler;
     this.router = parts.router;
     this.stats = parts.stats;
@@ -443,6 +446,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       duplicates,
       visitor,
       crossOver,
+      bandwidth,
       scheduler,
       router,
       stats,
@@ -492,6 +496,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** Distinct URLs ever queued here (the seen set's size). */
   get seenUrls(): number {
     return this.frontier.seen.size;
+  }
+
+  /** Downloads waiting for their share of the bandwidth (`--max-bandwidth`; 0 without a bound). */
+  get fetchesWaitingForBandwidth(): number {
+    return this.bandwidth?.waitingFetches ?? 0;
   }
 
   /**

@@ -65,11 +65,6 @@ export class CrossOver {
     return this.held.size;
   }
 
-  /** Hosts of other agents this agent crawls too. */
-  get crossedHosts(): number {
-    return this.adoptedHosts.size;
-  }
-
   /** True when this agent crossed into `host`: links to it are queued here. */
   isAdopted(host: string): boolean {
     return this.adoptedHosts.has(host);

@@ -10,6 +10,7 @@ export interface ObservedAgent {
   readonly stats: CrawlStats;
   readonly seenUrls: number;
   readonly urlsInFlight: number;
+  readonly fetchesWaitingForBandwidth: number;
   /** Calls `observer` with every crawl-log line; returns the function that stops it. */
   observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
 }
@@ -56,6 +57,9 @@ export class AgentConsole {
       },
       get urlsInFlight() {
         return agent.urlsInFlight;
+      },
+      get fetchesWaitingForBandwidth() {
+        return agent.fetchesWaitingForBandwidth;
       },
       stats: () => source.stats(),
     });

@@ -11,6 +11,8 @@ export interface MetricsSource {
   readonly seenUrls: number;
   /** URLs taken from their queues and not done yet. */
   readonly urlsInFlight: number;
+  /** Downloads waiting for their share of the bandwidth (0 without `--max-bandwidth`). */
+  readonly fetchesWaitingForBandwidth: number;
   /** The agent's partition stats, as `ubicrawl stats --json` shows them. */
   stats(): AgentStats;
 }
@@ -183,6 +185,12 @@ export class AgentMetrics {
     );
     gauge("ubicrawl_urls_in_flight", "URLs taken from their queues and not done yet", [], (s) =>
       one(s.urlsInFlight),
+    );
+    gauge(
+      "ubicrawl_fetches_waiting_for_bandwidth",
+      "Downloads waiting for their share of the bandwidth under --max-bandwidth (0 without a bound)",
+      [],
+      (s) => one(s.fetchesWaitingForBandwidth),
     );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(

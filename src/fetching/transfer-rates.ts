@@ -12,6 +12,11 @@ const HOST_WEIGHT = 0.3;
 const HOUR_WEIGHT = 0.05;
 /** Hours in the profile. */
 const HOURS = 24;
+/**
+ * Hosts whose estimates are kept at most: past it the host downloaded from longest ago is forgotten (it
+ * is forecast from every host's averages again), so a crawl of millions of hosts keeps a few MB here.
+ */
+export const DEFAULT_MAX_RATE_HOSTS = 100_000;
 /** A download shorter than this is taken as lasting this long: a rate from 0 ms says nothing. */
 const MIN_DURATION_MS = 1;
 
@@ -29,7 +34,7 @@ export interface TransferForecast {
   readonly bytes: number;
 }
 
-/** See the module's comment. Memory: two numbers per host seen. */
+/** See the module's comment. Memory: two numbers per host, for the `maxHosts` hosts downloaded from last. */
 export class TransferRates {
   private readonly hosts = new Map<string, HostRate>();
   /** Per hour: the ratio of that hour's rates to the hosts' averages, learnt (1 until then). */
@@ -41,7 +46,10 @@ export class TransferRates {
    * @param fallback the forecast for a host when no download at all was seen yet: a guess from the
    *   bandwidth bound (nothing is known of the link before its first use).
    */
-  constructor(private readonly fallback: TransferForecast) {}
+  constructor(
+    private readonly fallback: TransferForecast,
+    private readonly maxHosts = DEFAULT_MAX_RATE_HOSTS,
+  ) {}
 
   /** Records a download from `host` of `bytes` in `durationMs`, which began at `atMs`. */
   observe(host: string, bytes: number, durationMs: number, atMs: number): void {
@@ -55,8 +63,15 @@ export class TransferRates {
       this.hourFactor[hour] = (1 - HOUR_WEIGHT) * (this.hourFactor[hour] as number) + HOUR_WEIGHT * ratio;
       // The host's average, of rates brought back to an average hour.
       blend(known, rate / (this.hourFactor[hour] as number), bytes);
+      // Downloaded from last: moved to the end of the map's order, the last to be forgotten.
+      this.hosts.delete(host);
+      this.hosts.set(host, known);
     } else {
       this.hosts.set(host, { bytesPerSecond: rate, pageBytes: bytes });
+      if (this.hosts.size > this.maxHosts) {
+        const oldest = this.hosts.keys().next().value;
+        if (oldest !== undefined) this.hosts.delete(oldest);
+      }
     }
     if (this.overall) blend(this.overall, rate, bytes);
     else this.overall = { bytesPerSecond: rate, pageBytes: bytes };
@@ -72,7 +87,7 @@ export class TransferRates {
     };
   }
 
-  /** Hosts with estimates. */
+  /** Hosts with estimates of their own (at most `maxHosts`). */
   get size(): number {
     return this.hosts.size;
   }

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrawlLogEntry } from "../../src/storage/index.js";
+import { familyTotal, HTTP_FLAGS, scrape } from "../console/console-harness.js";
 import { bytesWithin } from "../support/download-windows.js";
-import { readCrawlLogOf, spawnAgent, startWebFixture, type WebFixture } from "./harness.js";
+import {
+  logEvent,
+  readCrawlLogOf,
+  spawnAgent,
+  startWebFixture,
+  type WebFixture,
+  waitFor,
+} from "./harness.js";
 
 /**
  * `--max-bandwidth` on a real crawl of the test web, which serves far faster than the bound: the
@@ -62,6 +70,28 @@ describe("--max-bandwidth", () => {
     }
     expect(bounded.rate).toBeLessThanOrEqual(BOUND * 1.05);
     expect(bounded.rate).toBeGreaterThan(0.75 * BOUND);
+  });
+
+  it("shows on /metrics the downloads the bound holds back", async () => {
+    const agent = spawnAgent(fixture, {
+      id: "metered",
+      flags: ["--max-bandwidth", "20KB/s", "--max-active-hosts", "8", ...HTTP_FLAGS],
+    });
+    try {
+      let base = "";
+      await waitFor(() => {
+        base = String(logEvent(agent.stderr(), "console")?.url ?? "").replace(/\/$/, "");
+        return base !== "";
+      }, "the agent's console");
+      // 8 hosts ready at 20 KB/s: most of their downloads wait for their share.
+      await waitFor(
+        async () => familyTotal(await scrape(base), "ubicrawl_fetches_waiting_for_bandwidth") >= 2,
+        "downloads waiting for bandwidth on /metrics",
+      );
+    } finally {
+      agent.kill("SIGKILL");
+      await agent.waitForExit(20_000);
+    }
   });
 
   it("refuses a rate it cannot read, saying what it wants", async () => {

@@ -67,6 +67,7 @@ describe("the console's /metrics", () => {
       "ubicrawl_hosts",
       "ubicrawl_peers",
       "ubicrawl_seen_urls",
+      "ubicrawl_fetches_waiting_for_bandwidth",
       "ubicrawl_paused",
       "ubicrawl_exchange_urls_sent_total",
       "ubicrawl_exchange_batches_received_total",

@@ -241,6 +241,21 @@ describe("TransferRates", () => {
     expect(rates.forecast("a.test", noon).bytesPerSecond).toBeCloseTo(100 * KB, -2);
   });
 
+  it("keeps the hosts downloaded from last, up to its bound; a forgotten host is forecast from all", () => {
+    const rates = new TransferRates({ bytesPerSecond: 1, bytes: 1 }, 2);
+    const noon = Date.UTC(2026, 10, 27, 12);
+    rates.observe("a.test", 100 * KB, 1000, noon);
+    rates.observe("b.test", 10 * KB, 1000, noon);
+    // a is downloaded from again: b is now the one downloaded from longest ago, and goes first.
+    rates.observe("a.test", 100 * KB, 1000, noon);
+    rates.observe("c.test", 50 * KB, 1000, noon);
+    expect(rates.size).toBe(2);
+    expect(rates.forecast("a.test", noon).bytesPerSecond).toBeCloseTo(100 * KB, -2);
+    expect(rates.forecast("c.test", noon).bytesPerSecond).toBeCloseTo(50 * KB, -2);
+    expect(rates.forecast("b.test", noon)).toEqual(rates.forecast("never.test", noon));
+    expect(rates.forecast("b.test", noon).bytesPerSecond).toBeGreaterThan(10 * KB);
+  });
+
   it("learns the hour of the day: a server slower every evening is forecast slower in the evening only", () => {
     const rates = new TransferRates({ bytesPerSecond: 1, bytes: 1 });
     for (let day = 1; day <= 20; day++) {
