@@ -33,6 +33,8 @@ describe("Ownership", () => {
     const alive = ["a", "b", "c"].map((id) => ({ id, capacity: 1 }));
     const byHost = new Ownership("a", 1, REPLICAS, hasher);
     const byUrl = new Ownership("a", 1, REPLICAS, hasher, "url");
+    // Unless told otherwise, an agent partitions by host (the crawler's design).
+    expect(byHost.partitioning).toBe("host");
     byHost.update(alive);
     byUrl.update(alive);
     const host = "h1.example:80";

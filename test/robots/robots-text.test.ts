@@ -95,6 +95,35 @@ describe("normalizeRobotsText", () => {
     expect(allowed(text, "/dir/")).toBe(false);
   });
 
+  it("rewrites line by line: blank and comment lines kept, lines that are no directive dropped, values trimmed at their end", () => {
+    const text = [
+      "# hello",
+      "",
+      "   ",
+      "User-agent: *   # all",
+      "foo bar",
+      "disallow",
+      "disallow /x",
+      "Disallow:   /b  ",
+      "",
+    ].join("\n");
+    expect(normalizeRobotsText(text).split("\n")).toEqual([
+      "# hello",
+      "",
+      "   ",
+      "user-agent: *",
+      "disallow: /x",
+      "Disallow: /b",
+      "",
+    ]);
+  });
+
+  it("decodes a body that is only a byte-order mark, or a part of one, to nothing", () => {
+    for (const bom of [[0xef, 0xbb, 0xbf], [0xef, 0xbb], [0xef], []]) {
+      expect(decodeRobotsTxt(Buffer.from(bom))).toBe("");
+    }
+  });
+
   it("skips only the first byte-order mark: a second one spoils the line it starts", () => {
     const bom = [0xef, 0xbb, 0xbf];
     const text = decodeRobotsTxt(
