@@ -55,7 +55,7 @@ export interface HostVisitorDeps {
   readonly clock: Clock;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
-  /** True while this agent owns `host` in its current view (always, alone). */
+  /** True while this agent may hold URLs of `host`: it owns it in its current view (always, alone; by URL, any host). */
   readonly owns: (host: string) => boolean;
   /**
    * When this agent may crawl `host`, which it owns: 0 for now, or a later time (held for a crashed
@@ -246,7 +246,7 @@ export class HostVisitor {
         fetched++;
       } catch (error) {
         // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
-        if (frontier.isTaken(entry.url)) frontier.putBack(host, entry);
+        if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
         throw error;
       }
     }

@@ -100,6 +100,8 @@ export class Frontier {
   private readonly returned = new Set<bigint>();
   /** URLs taken and not yet completed, each with a promise settled when every copy is. */
   private readonly flights = new Map<string, Flight>();
+  /** The entries taken and not yet completed or put back, by host and sequence number. */
+  private readonly takenEntries = new Set<string>();
   private waitingTotal = 0;
   private inFlightTotal = 0;
 
@@ -343,7 +345,7 @@ export class Frontier {
     queue.inFlight++;
     this.waitingTotal--;
     this.inFlightTotal++;
-    this.beginFlight(entry.url, host);
+    this.beginFlight(host, entry);
     return entry;
   }
 
@@ -363,9 +365,12 @@ export class Frontier {
     this.putBack(host, updated);
   }
 
-  /** True while `url` is taken from its queue and not yet completed or put back. */
-  isTaken(url: string): boolean {
-    return this.flights.has(url);
+  /**
+   * True while `entry`, taken from `host`'s queue, is not yet completed or put back (another copy of
+   * its URL, handed away and back meanwhile, may be in flight besides: it does not count).
+   */
+  isTaken(host: string, entry: StoredQueueEntry): boolean {
+    return this.takenEntries.has(takenKey(host, entry));
   }
 
   /** Returns a taken entry to the head of its queue, e.g. when the host is parked. */
@@ -376,7 +381,7 @@ export class Frontier {
     queue.waiting++;
     this.inFlightTotal--;
     this.waitingTotal++;
-    this.endFlight(entry.url);
+    this.endFlight(host, entry);
   }
 
   /** Records how a taken entry ended; durable at the next {@link commit}. */
@@ -396,7 +401,7 @@ export class Frontier {
     }
     queue.inFlight--;
     this.inFlightTotal--;
-    this.endFlight(entry.url);
+    this.endFlight(host, entry);
   }
 
   /** Resolves when every change made before the call is durable. */
@@ -462,7 +467,9 @@ export class Frontier {
     return learnt;
   }
 
-  private beginFlight(url: string, host: string): void {
+  private beginFlight(host: string, entry: StoredQueueEntry): void {
+    this.takenEntries.add(takenKey(host, entry));
+    const url = entry.url;
     const flight = this.flights.get(url);
     if (flight) {
       flight.copies++;
@@ -475,11 +482,12 @@ export class Frontier {
     this.flights.set(url, { host, done, resolve, copies: 1 });
   }
 
-  private endFlight(url: string): void {
-    const flight = this.flights.get(url);
+  private endFlight(host: string, entry: StoredQueueEntry): void {
+    this.takenEntries.delete(takenKey(host, entry));
+    const flight = this.flights.get(entry.url);
     if (flight === undefined || --flight.copies > 0) return;
     flight.resolve();
-    this.flights.delete(url);
+    this.flights.delete(entry.url);
   }
 
   /** Marks `queue`'s window as the most recently loaded; drops the oldest idle ones past the bound. */
@@ -511,6 +519,11 @@ export class Frontier {
     }
     return queue;
   }
+}
+
+/** What tells a taken entry apart: its host and its place in the host's queue. */
+function takenKey(host: string, entry: StoredQueueEntry): string {
+  return `${host} ${entry.seq}`;
 }
 
 /** A stored entry without its sequence number (attempts, sitemap mark and lastmod kept when set). */

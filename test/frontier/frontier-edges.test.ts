@@ -139,10 +139,10 @@ describe("Frontier entries with failed attempts", () => {
     const e = await setUp();
     for (const url of urlsOf("rt.test", 0, 3)) e.frontier.add(url, 2, "rt.test");
     const first = await mustTake(e.frontier, "rt.test");
-    expect(e.frontier.isTaken(first.url)).toBe(true);
-    expect(e.frontier.isTaken("http://rt.test/p1")).toBe(false);
+    expect(e.frontier.isTaken("rt.test", first)).toBe(true);
+    expect(e.frontier.isTaken("rt.test", { ...first, seq: 1, url: "http://rt.test/p1" })).toBe(false);
     e.frontier.retryLater("rt.test", first, 2);
-    expect(e.frontier.isTaken(first.url)).toBe(false);
+    expect(e.frontier.isTaken("rt.test", first)).toBe(false);
     expect([e.frontier.waitingUrls, e.frontier.inFlightUrls]).toEqual([3, 0]);
     expect(await mustTake(e.frontier, "rt.test")).toStrictEqual({
       seq: 0,
@@ -224,10 +224,10 @@ describe("Frontier flights and quiesce", () => {
     for (const url of urlsOf("fl.test", 0, 2)) frontier.add(url, 0, "fl.test");
     const a = await mustTake(frontier, "fl.test");
     const b = await mustTake(frontier, "fl.test");
-    expect([frontier.isTaken(a.url), frontier.isTaken(b.url)]).toEqual([true, true]);
+    expect([frontier.isTaken("fl.test", a), frontier.isTaken("fl.test", b)]).toEqual([true, true]);
     frontier.complete("fl.test", a, { done: true, counted: true });
     frontier.putBack("fl.test", b);
-    expect([frontier.isTaken(a.url), frontier.isTaken(b.url)]).toEqual([false, false]);
+    expect([frontier.isTaken("fl.test", a), frontier.isTaken("fl.test", b)]).toEqual([false, false]);
   });
 
   it("returns true at once when nothing of the host is in flight, after writing every change", async () => {
@@ -286,11 +286,12 @@ describe("Frontier flights of a URL taken twice", () => {
     expect(second.url).toBe(url);
     expect(frontier.inFlightUrls).toBe(2);
     frontier.complete("twice.test", first, { done: true, counted: true });
-    // The second copy is still in flight: the host is not quiet, the URL still taken.
-    expect(frontier.isTaken(url)).toBe(true);
+    // The second copy is still in flight: the host is not quiet; the first copy is no longer taken.
+    expect(frontier.isTaken("twice.test", first)).toBe(false);
+    expect(frontier.isTaken("twice.test", second)).toBe(true);
     expect(await frontier.quiesce("twice.test", 20)).toBe(false);
     frontier.complete("twice.test", second, { done: true, counted: false });
-    expect(frontier.isTaken(url)).toBe(false);
+    expect(frontier.isTaken("twice.test", second)).toBe(false);
     expect(frontier.inFlightUrls).toBe(0);
     expect(await frontier.quiesce("twice.test", 20)).toBe(true);
   });
