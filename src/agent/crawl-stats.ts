@@ -61,7 +61,7 @@ export class CrawlStats {
   bytesFetched = 0;
   linksFound = 0;
   /**
-   * Links found on pages (and seeds) whose host another agent owns, offered to that agent: the URLs Cho
+   * Links found on pages (and seeds) that another agent owns, offered to that agent: the URLs Cho
    * and Garcia-Molina's exchange mode sends (the firewall mode drops them instead, the cross-over mode
    * holds them). Each URL is handed away once, so fewer URLs than this are sent.
    */

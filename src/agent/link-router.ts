@@ -22,7 +22,8 @@ export interface UrlExchange {
 }
 
 /**
- * What becomes of a link found on a page to another agent's host — Cho and Garcia-Molina's modes of a
+ * What becomes of a link found on a page that another agent owns (its host's owner, or the URL's own
+ * under `--partition url`) — Cho and Garcia-Molina's modes of a
  * parallel crawler: sent to its owner (`exchange`), dropped (`firewall`), or held and crawled here once
  * this agent's own hosts are done (`cross`, see {@link CrossOver}). Seeds and URLs received from other
  * agents go to their owners in every mode.
@@ -38,7 +39,7 @@ export interface LinkRouterOptions {
   readonly maxDepth: number;
   /** Domains the crawl stays in; empty means a broad crawl. */
   readonly scopes: readonly string[];
-  /** What becomes of links found on pages to other agents' hosts. */
+  /** What becomes of links found on pages that other agents own. */
   readonly mode: LinkMode;
   /** URLs every agent knows: never sent to their owners, who have them as seeds. */
   readonly replicated?: ReadonlySet<string>;
@@ -57,7 +58,8 @@ export interface LinkRouterDeps {
 
 /**
  * The fork in a discovered URL's path: computes its per-host depth, drops it when too deep or out of
- * scope, and sends it to this agent's frontier or to the owner of its host.
+ * scope, and sends it to this agent's frontier or to its owner (its host's, or its own under URL
+ * partitioning).
  */
 export class LinkRouter {
   constructor(
@@ -125,7 +127,7 @@ export class LinkRouter {
     }
   }
 
-  /** The firewall and cross-over modes' link to another agent's host. */
+  /** The firewall and cross-over modes' link that another agent owns. */
   private keepOrDrop(url: string, depth: number, host: string, traits: UrlTraits): void {
     const { crossOver, stats } = this.deps;
     if (this.options.mode === "firewall" || crossOver === undefined) stats.recordDrop("firewall");

@@ -138,6 +138,8 @@ async function clusterOptions(flags: AgentFlags): Promise<ClusterOptions | undef
   if (flags.listen === undefined) {
     if (join.length > 0) throw bad("--join needs --listen (the address other agents reach this one at)");
     if (flags.advertise !== undefined) throw bad("--advertise needs --listen");
+    if (flags.partition === "url")
+      throw bad("--partition url needs --listen: it spreads URLs over a cluster's agents");
     return undefined;
   }
   if (parseHostPort(flags.listen, true) === undefined) {

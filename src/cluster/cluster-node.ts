@@ -175,7 +175,10 @@ export class ClusterNode {
       hasher,
       options.partitioning,
     );
-    const grace = new TakeoverGrace(options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS, {
+    // Under URL partitioning no host waits for a crashed agent: every agent crawls every host.
+    const graceMs =
+      options.partitioning === "url" ? 0 : (options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS);
+    const grace = new TakeoverGrace(graceMs, {
       clock,
       current: () => ownership.assignment,
       build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
@@ -360,7 +363,6 @@ export class ClusterNode {
     );
     partitionCell.current = partition;
     const stabilizer: ViewStabilizer = new ViewStabilizer({
-      selfId,
       clock,
       ownership,
       grace,

@@ -27,7 +27,8 @@ export function partitionKey(partitioning: Partitioning, url: string, host: stri
  * every host, holding there only the URLs it owns. Hand-overs, page recovery and takeover grace are per
  * host, so they are not done: the membership should stay fixed while crawling (as in the laboratory,
  * which starts every agent before the first seed). After a view change URLs already queued stay where
- * they are; a dead agent's are lost but for those its peers sent it, which they send again.
+ * they are; a dead agent's are lost but for those its peers sent it, which they send again; a leaving
+ * agent hands each of its queued URLs to the URL's next owner.
  */
 export class Ownership {
   private current: Assignment;
@@ -63,10 +64,12 @@ export class Ownership {
 
   /**
    * Whether this agent may hold and crawl URLs of `host`: it owns the host, or, under URL partitioning,
-   * always (it holds there only URLs it owns).
+   * it is in its own view (it holds there only URLs it owns; once it leaves, it holds nothing).
    */
   holdsHost(host: string): boolean {
-    return this.partitioning === "url" || this.current.ownerOf(host) === this.selfId;
+    return this.partitioning === "url"
+      ? this.current.has(this.selfId)
+      : this.current.ownerOf(host) === this.selfId;
   }
 
   /**

@@ -15,7 +15,6 @@ const STRANDED_CHECK_MS = 2_000;
 
 /** What a {@link ViewStabilizer} needs. */
 export interface ViewStabilizerDeps {
-  readonly selfId: string;
   readonly clock: Clock;
   readonly ownership: Ownership;
   readonly grace: TakeoverGrace;
@@ -34,7 +33,7 @@ export interface ViewStabilizerDeps {
 
 /**
  * Self-stabilization: when the alive set changes, rebuilds the ownership and re-examines what this
- * agent holds. Queues of hosts now owned by others are handed to them, and so are the crawls of hosts
+ * agent holds. Queues of hosts it no longer holds are handed to their URLs' owners, and so are the crawls of hosts
  * it held there (with their done URLs); URLs buffered for agents gone go to the new owners, and every
  * URL ever handed to a crashed agent is re-sent to its hosts' new owners; hosts inherited from a
  * crashed agent wait its takeover grace.
@@ -141,10 +140,10 @@ export class ViewStabilizer {
     const { agent, ownership, exchange } = this.deps;
     for (const host of agent.hostsWithWork()) {
       if (ownership.holdsHost(host)) continue;
-      const owner = ownership.ownerOf(host);
-      // Handed off as it is dequeued: a commit in between would lose the URLs to a crash.
+      // Handed off as it is dequeued: a commit in between would lose the URLs to a crash. Each goes to
+      // its own owner: the host's, or under URL partitioning the URL's.
       await agent.handOver(host, (entry) =>
-        exchange.send(owner, entry.url, entry.depth, host, traitsOf(entry)),
+        exchange.send(ownership.ownerOfUrl(entry.url, host), entry.url, entry.depth, host, traitsOf(entry)),
       );
     }
     await agent.commit();

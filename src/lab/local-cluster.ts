@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { partitionKey } from "../cluster/index.js";
+import { DEFAULT_PARTITIONING, type Partitioning, partitionKey } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
@@ -202,7 +202,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       {},
       hasher,
     );
-    const partitioning = spec.flags.partition === "url" ? "url" : "host";
+    const partitioning: Partitioning = spec.flags.partition === "url" ? "url" : DEFAULT_PARTITIONING;
     const ownerOf = (url: string) => assignment.ownerOf(partitionKey(partitioning, url, hostKey(url)));
     const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, ownerOf)]));
     const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.child.pid)]));

@@ -49,6 +49,10 @@ describe("Ownership", () => {
     for (const h of notOwn) expect(byHost.holdsHost(h)).toBe(false);
     for (const h of notOwn) expect(byUrl.holdsHost(h)).toBe(true);
     for (const h of HOSTS.filter((h) => byHost.ownerOf(h) === "a")) expect(byHost.holdsHost(h)).toBe(true);
+    // Once it has left its own view (a graceful leave), it holds no host by URL either: its queues go.
+    byUrl.update(alive.filter(({ id }) => id !== "a"));
+    expect(HOSTS.some((h) => byUrl.holdsHost(h))).toBe(false);
+    expect(new Set(urls.map((url) => byUrl.ownerOfUrl(url, host)))).toEqual(new Set(["b", "c"]));
   });
 
   it("alone, owns every host; update returns false for the same set in any order", () => {

@@ -111,6 +111,17 @@ describe("--partition", () => {
     expect(cross.stderr).toContain(
       "--mode cross crosses into other agents' hosts: it has no meaning with --partition url",
     );
+    const lone = await runUbicrawl([
+      "agent",
+      "--id",
+      "a",
+      "--data",
+      join(dir, "partition"),
+      "--partition",
+      "url",
+    ]).waitForExit(20_000);
+    expect(lone.code).not.toBe(0);
+    expect(lone.stderr).toContain("--partition url needs --listen");
     const unknown = await runUbicrawl([...args, "--partition", "domain"]).waitForExit(20_000);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('"domain"');
