@@ -16,8 +16,6 @@ export interface ServedRequest {
   readonly host: string;
   readonly ip: string;
   readonly url: string;
-  /** When it began, by the recorder's clock. */
-  readonly startMs: number;
 }
 
 function increment(map: Map<string, number>, key: string, by: number): number {
@@ -39,19 +37,23 @@ export class ServedRecorder {
   readonly #peakByHost = new Map<string, number>();
   readonly #peakByIp = new Map<string, number>();
   readonly #byVersion = new Map<string, number>();
-  /** Since when each host has had requests in flight without a break. */
-  readonly #busySince = new Map<string, number>();
-  /** Time hosts had requests in flight, summed over hosts; and time requests were in flight, summed. */
+  /**
+   * Since the last reset: time hosts had requests in flight, summed over hosts, and time requests were
+   * in flight, summed over requests — integrated up to `#integratedToMs` over the counts below.
+   */
   #busyMs = 0;
   #requestMs = 0;
-  #resetAtMs: number;
+  #integratedToMs: number;
+  /** Requests in flight, and hosts with any, now. */
+  #requestsInFlight = 0;
+  #busyHosts = 0;
   readonly #now: () => number;
   #total = 0;
   #logFd: number | undefined;
 
   constructor(options: ServedRecorderOptions = {}) {
     this.#now = options.now ?? (() => performance.now());
-    this.#resetAtMs = this.#now();
+    this.#integratedToMs = this.#now();
     // Synchronous appends: another process reading the log sees every finished request at once.
     if (options.servedLogPath !== undefined) this.#logFd = openSync(options.servedLogPath, "a");
   }
@@ -72,23 +74,21 @@ export class ServedRecorder {
     if (url.endsWith("/robots.txt") && url.indexOf("/", 7) === url.length - 11) {
       increment(this.#robots, host, 1);
     }
-    const startMs = this.#now();
+    this.#integrate();
+    this.#requestsInFlight++;
     const byHost = increment(this.#inFlightByHost, host, 1);
-    if (byHost === 1) this.#busySince.set(host, startMs);
+    if (byHost === 1) this.#busyHosts++;
     if (byHost > (this.#peakByHost.get(host) ?? 0)) this.#peakByHost.set(host, byHost);
     const byIp = increment(this.#inFlightByIp, ip, 1);
     if (byIp > (this.#peakByIp.get(ip) ?? 0)) this.#peakByIp.set(ip, byIp);
-    return { host, ip, url, startMs };
+    return { host, ip, url };
   }
 
   /** Marks a request as finished (call exactly once per {@link begin}) and logs it. */
   end(request: ServedRequest, status: number): void {
-    const nowMs = this.#now();
-    this.#requestMs += nowMs - Math.max(request.startMs, this.#resetAtMs);
-    if (increment(this.#inFlightByHost, request.host, -1) === 0) {
-      this.#busyMs += nowMs - (this.#busySince.get(request.host) ?? nowMs);
-      this.#busySince.delete(request.host);
-    }
+    this.#integrate();
+    this.#requestsInFlight--;
+    if (increment(this.#inFlightByHost, request.host, -1) === 0) this.#busyHosts--;
     increment(this.#inFlightByIp, request.ip, -1);
     if (this.#logFd !== undefined) {
       writeSync(this.#logFd, `${Date.now()} ${status} ${request.ip} ${request.url}\n`);
@@ -129,11 +129,12 @@ export class ServedRecorder {
   }
 
   /**
-   * Requests a host had in flight on average while it had any (time-weighted, over every host's busy
-   * time, for requests finished): 1 when no host ever had two at once; 0 before any request ended.
+   * Requests a host had in flight on average while it had any (time-weighted over every host's busy
+   * time, up to now): 1 when no host ever had two at once; 0 before any time passed with a request.
    */
   meanConcurrencyPerHost(): number {
-    return this.#busyMs === 0 ? (this.#requestMs > 0 ? 1 : 0) : this.#requestMs / this.#busyMs;
+    this.#integrate();
+    return this.#busyMs === 0 ? 0 : this.#requestMs / this.#busyMs;
   }
 
   /** The largest number of concurrent requests ever seen on one IP (virtual hosts share one). */
@@ -149,12 +150,20 @@ export class ServedRecorder {
     this.#total = 0;
     this.#peakByHost.clear();
     this.#peakByIp.clear();
+    this.#integrate();
     this.#busyMs = 0;
     this.#requestMs = 0;
-    this.#resetAtMs = this.#now();
-    for (const host of this.#busySince.keys()) this.#busySince.set(host, this.#resetAtMs);
     for (const [host, n] of this.#inFlightByHost) if (n > 0) this.#peakByHost.set(host, n);
     for (const [ip, n] of this.#inFlightByIp) if (n > 0) this.#peakByIp.set(ip, n);
+  }
+
+  /** Adds the time since the last change, weighted by the requests and busy hosts of that time. */
+  #integrate(): void {
+    const nowMs = this.#now();
+    const elapsedMs = nowMs - this.#integratedToMs;
+    this.#requestMs += elapsedMs * this.#requestsInFlight;
+    this.#busyMs += elapsedMs * this.#busyHosts;
+    this.#integratedToMs = nowMs;
   }
 
   /** Closes the log file; idempotent. */

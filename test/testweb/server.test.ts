@@ -201,6 +201,9 @@ describe("ServedRecorder", () => {
     const first = recorder.begin("a", "10.0.0.1", "http://a/1");
     nowMs = 10;
     const second = recorder.begin("a", "10.0.0.1", "http://a/2");
+    // Read while both are in flight: what passed so far counts (10 ms of one, 5 of two, over 15).
+    nowMs = 15;
+    expect(recorder.meanConcurrencyPerHost()).toBeCloseTo(20 / 15, 10);
     nowMs = 20;
     recorder.end(first, 200);
     nowMs = 30;
