@@ -16,7 +16,7 @@ const HOURS = 24;
  * Hosts whose estimates are kept at most: past it the host downloaded from longest ago is forgotten (it
  * is forecast from every host's averages again), so a crawl of millions of hosts keeps a few MB here.
  */
-export const DEFAULT_MAX_RATE_HOSTS = 100_000;
+const DEFAULT_MAX_RATE_HOSTS = 100_000;
 /** A download shorter than this is taken as lasting this long: a rate from 0 ms says nothing. */
 const MIN_DURATION_MS = 1;
 
@@ -45,6 +45,8 @@ export class TransferRates {
   /**
    * @param fallback the forecast for a host when no download at all was seen yet: a guess from the
    *   bandwidth bound (nothing is known of the link before its first use).
+   * @param maxHosts hosts whose estimates are kept at most (@default 100,000): past it, the host
+   *   downloaded from longest ago is forgotten.
    */
   constructor(
     private readonly fallback: TransferForecast,
@@ -85,11 +87,6 @@ export class TransferRates {
       bytesPerSecond: known.bytesPerSecond * (this.hourFactor[hourOf(atMs)] as number),
       bytes: known.pageBytes,
     };
-  }
-
-  /** Hosts with estimates of their own (at most `maxHosts`). */
-  get size(): number {
-    return this.hosts.size;
   }
 }
 
