@@ -389,6 +389,33 @@ describe("HostScheduler pause, resume and stop", () => {
 });
 
 describe("HostScheduler edges (issue 19: mutation survivors)", () => {
+  it("changes maxActiveHosts at run time: more visits start at once, fewer let running ones end; a bad value is refused", async () => {
+    const h = setUp({ maxActiveHosts: 1 });
+    for (const host of ["a", "b", "c", "d"]) h.addWork(host, 5);
+    await flush();
+    expect(h.runningHosts).toEqual(["a"]);
+    h.scheduler.setMaxActiveHosts(3);
+    await flush();
+    expect(h.runningHosts).toEqual(["a", "b", "c"]);
+    // Fewer: nothing is stopped, and no visit starts until the count is under the new limit.
+    h.scheduler.setMaxActiveHosts(2);
+    await h.end("a", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["b", "c"]);
+    await h.end("b", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["c", "d"]);
+    for (const bad of [0, -1, 1.5, Number.NaN]) {
+      let error: unknown;
+      try {
+        h.scheduler.setMaxActiveHosts(bad);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isUbiError(error, ErrorCode.InvalidArgument), String(bad)).toBe(true);
+      expect((error as Error).message).toBe(`maxActiveHosts must be a positive integer, got ${bad}`);
+    }
+    expect(h.scheduler.activeHosts).toBe(2);
+  });
+
   it("names the bad maxActiveHosts in its error", () => {
     expect(
       () =>
