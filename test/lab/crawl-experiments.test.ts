@@ -248,11 +248,9 @@ describe("ubicrawl experiment faults", () => {
     expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join", "partition"]);
     for (const row of rows) expect(Number(row.coverage)).toBe(1);
     expect(Number(joined?.refetched)).toBe(0);
-    // Fetched again from the moment hosts moved back or on: nothing at the join; no such moment after a
-    // kill alone; after the partition's heal, at most what was fetched twice in all.
+    // Fetched again from the moment hosts moved: counted from the join; no such moment after a kill alone.
     expect(joined?.refetched_on_return).toBe("0");
     expect(takeover?.refetched_on_return).toBe("");
-    expect(Number(partition?.refetched_on_return)).toBeLessThanOrEqual(Number(partition?.refetched));
     expect(Number(takeover?.gap_s)).toBeGreaterThan(0);
     // The killed agent is the last started (agent-3): the survivors fetched hosts it owned.
     const logs = await fetchesByAgent(join(data, "takeover"));

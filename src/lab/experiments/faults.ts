@@ -347,9 +347,9 @@ function checks(points: readonly Point[]): Check[] {
   if (join && joinBare) {
     result.push({
       claim:
-        "Asking the previous owners (page recovery) leaves a join nothing to fetch twice; not asking, only the race with their push can (UbiCrawler)",
-      holds: join.refetched === 0 && joinBare.refetched >= join.refetched,
-      detail: `fetched twice: ${join.refetched} asking (--recovery-k ${DEFAULT_RECOVERY_K}), ${joinBare.refetched} not asking (--recovery-k 0)`,
+        "Not asking the previous owners (--recovery-k 0), a join still fetches next to nothing twice: they push the hosts with the pages done there",
+      holds: joinBare.refetched <= joinBare.fetches / 100,
+      detail: `fetched twice: ${joinBare.refetched} of ${joinBare.fetches} not asking, ${join.refetched} asking (--recovery-k ${DEFAULT_RECOVERY_K})`,
     });
   }
   const held = at("restart-held");
