@@ -248,7 +248,7 @@ export const AGENT_FLAGS = {
   },
   partition: {
     type: "string",
-    help: "how URLs are spread over the agents: host (by their host's hash: one agent crawls each host) or url (by the URL's own hash: every agent crawls every host, each polite only on its own, and robots.txt is fetched by each; Cho and Garcia-Molina's URL-hash partitioning, for experiments: no hand-over or page recovery, so the membership must not change while crawling); every agent of a cluster must use the same, which is not checked yet: agents that differ send URLs back and forth",
+    help: "how URLs are spread over the agents: host (by their host's hash: one agent crawls each host) or url (by the URL's own hash: every agent crawls every host, each polite only on its own, and robots.txt is fetched by each; Cho and Garcia-Molina's URL-hash partitioning, for experiments: no hand-over or page recovery, so the membership must not change while crawling); every agent of a cluster must use the same: a newcomer that differs is refused",
     default: DEFAULT_PARTITIONING,
     choices: PARTITIONINGS,
   },

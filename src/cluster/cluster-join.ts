@@ -32,7 +32,8 @@ export interface JoinPlan {
 
 /**
  * Joins the cluster through `plan.seeds` (retrying until the join timeout; an id conflict only for
- * `idConflictWaitMs`, as it is the earlier life of a restarted agent until the others suspect it),
+ * `idConflictWaitMs`, as it is the earlier life of a restarted agent until the others suspect it; a
+ * seed's refusal of what it sends, such as another partitioning, not at all),
  * starts the failure detector and waits until every member learned by gossip has answered directly,
  * so the first links this agent routes already use the whole cluster's view. Returns true when it
  * joined other agents, false when it starts a cluster of its own.
@@ -49,6 +50,8 @@ export async function joinCluster(detector: FailureDetector, plan: JoinPlan): Pr
         break;
       } catch (error) {
         const conflict = isUbiError(error, ErrorCode.IdConflict);
+        // A seed that refuses what this agent sends (another --partition…) will refuse it again.
+        if (isUbiError(error, ErrorCode.BadMessage)) throw error;
         if (clock.now() >= deadline || (conflict && clock.now() - startedAtMs >= plan.idConflictWaitMs)) {
           throw error;
         }

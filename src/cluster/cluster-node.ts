@@ -281,6 +281,7 @@ export class ClusterNode {
           clock,
           peers,
           deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
+          partitioning: ownership.partitioning,
           load: () => ready().parts.partition.load(),
           onReply: (fromId, load, sentAtMs) => {
             const { parts } = ready();

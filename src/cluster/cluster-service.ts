@@ -59,7 +59,7 @@ export interface ClusterServiceDeps {
   readonly clock: Clock;
   readonly agent: ClusterFacingAgent;
   readonly detector: Pick<FailureDetector, "members" | "alive" | "onHeartbeat">;
-  readonly ownership: Pick<Ownership, "ownerOfUrl" | "checkNewcomer">;
+  readonly ownership: Pick<Ownership, "ownerOfUrl" | "checkNewcomer" | "partitioning">;
   readonly exchange: Pick<UrlExchange, "notePeerLoad">;
   readonly crawlEnd: Pick<CrawlEnd, "observeRequest">;
   /** Answers claims and takes in pushed hosts (host hand-overs). */
@@ -121,6 +121,14 @@ export class ClusterService implements AgentServiceHandlers {
   async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
     const { detector, clock } = this.deps;
     const from = fromWireMember(request.from);
+    const partitioning = request.partitioning ?? "host";
+    if (partitioning !== this.deps.ownership.partitioning) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `agent ${from.id} partitions by ${partitioning}, this cluster by ${this.deps.ownership.partitioning}: ` +
+          "every agent of a cluster must use the same --partition",
+      );
+    }
     this.checkNewcomer(request.from);
     let answer: ReturnType<FailureDetector["onHeartbeat"]>;
     try {

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { HeartbeatTarget, RemoteHeartbeat } from "../failure-detector/index.js";
 import type { AgentLoad, PeerClientPool } from "../transport/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
+import type { Partitioning } from "./ownership.js";
 
 /** What {@link heartbeatSender} needs. */
 export interface HeartbeatSenderDeps {
@@ -9,6 +10,8 @@ export interface HeartbeatSenderDeps {
   readonly peers: PeerClientPool;
   /** Deadline of one heartbeat call, ms. */
   readonly deadlineMs: number;
+  /** How this agent spreads URLs over the agents, told to every peer (who refuses another). */
+  readonly partitioning: Partitioning;
   /** This agent's load now, carried by every heartbeat. */
   readonly load: () => AgentLoad;
   /** A reply's load, measured no earlier than local time `sentAtMs`. */
@@ -33,6 +36,7 @@ export function heartbeatSender(
       members: heartbeat.entries.map((entry) => toWireMember(entry, sentAtMs)),
       load: deps.load(),
       unanswered: heartbeat.unanswered === true,
+      partitioning: deps.partitioning,
     };
     // The detector's signal bounds each heartbeat (one interval, longer when joining).
     const callOptions = { signal, deadlineMs: deps.deadlineMs };

@@ -188,7 +188,8 @@ export class FailureDetector {
 
   /**
    * Joins through seed addresses: heartbeats each and merges the tables of those that answer.
-   * Rejects with {@link ErrorCode.IdConflict} if a seed refuses our id, or
+   * Rejects with {@link ErrorCode.IdConflict} if a seed refuses our id, {@link ErrorCode.BadMessage}
+   * if one refuses what we sent (an agent it cannot take, such as one partitioning otherwise), or
    * {@link ErrorCode.PeerUnreachable} when no seed answered.
    */
   async join(seedAddresses: readonly string[]): Promise<void> {
@@ -201,7 +202,9 @@ export class FailureDetector {
     const failures = results.flatMap((result) =>
       result.status === "rejected" ? [result.reason as unknown] : [],
     );
-    const refusal = failures.find((reason) => isUbiError(reason, ErrorCode.IdConflict));
+    const refusal =
+      failures.find((reason) => isUbiError(reason, ErrorCode.IdConflict)) ??
+      failures.find((reason) => isUbiError(reason, ErrorCode.BadMessage));
     if (refusal !== undefined) throw refusal;
     if (failures.length === results.length) {
       throw new UbiError(ErrorCode.PeerUnreachable, `no seed answered: ${seeds.join(", ")}`, {

@@ -85,7 +85,7 @@ export type JoinReply = With<JoinReply__Output, { members: Member[] }>;
 /** `Heartbeat` request (its stream form adds a `sequence`: {@link Sequenced}). */
 export type HeartbeatRequest = With<
   Omit<HeartbeatRequest__Output, "sequence">,
-  { from: Member; members: Member[]; load: AgentLoad; unanswered?: boolean }
+  { from: Member; members: Member[]; load: AgentLoad; unanswered?: boolean; partitioning?: "host" | "url" }
 >;
 
 /** `Heartbeat` reply: the receiver's view and counters. */

@@ -198,6 +198,10 @@ export function validateHeartbeatRequest(value: unknown): HeartbeatRequest {
     load: agentLoad(r.load, "load"),
     // An older agent's request lacks the field and decodes as false: such an agent always asks anyway.
     unanswered: bool(r.unanswered ?? false, "unanswered"),
+    // An older agent's request lacks it (empty once decoded): such an agent partitions by host.
+    ...(r.partitioning === undefined || r.partitioning === ""
+      ? {}
+      : { partitioning: oneOf(r.partitioning, "partitioning", ["host", "url"] as const) }),
   };
 }
 

@@ -94,6 +94,29 @@ describe("ClusterNode --advertise", () => {
   });
 });
 
+describe("ClusterNode partitioning", () => {
+  it("refuses at once a newcomer that partitions otherwise, saying both; one that agrees joins", async () => {
+    node = await ClusterNode.start(agentOptions(), clusterOptions({ partitioning: "url" }));
+    const byHost = await ClusterNode.start(
+      { ...agentOptions(), id: "by-host", dataDir: join(dir, "by-host") },
+      clusterOptions({ join: [node.address], joinTimeoutMs: 20_000 }),
+    ).catch((error: unknown) => error);
+    expect(isUbiError(byHost, ErrorCode.BadMessage), String(byHost)).toBe(true);
+    expect((byHost as Error).message).toContain(
+      "agent by-host partitions by host, this cluster by url: every agent of a cluster must use the same --partition",
+    );
+    const byUrl = await ClusterNode.start(
+      { ...agentOptions(), id: "by-url", dataDir: join(dir, "by-url") },
+      clusterOptions({ join: [node.address], partitioning: "url" }),
+    );
+    try {
+      expect(byUrl.alive.map((member) => member.id).sort()).toEqual(["by-url", "solo"]);
+    } finally {
+      await byUrl.stop();
+    }
+  });
+});
+
 describe("--partition", () => {
   it("refuses url with the cross-over mode, which crosses into hosts, and a partition it does not know", async () => {
     const args = [

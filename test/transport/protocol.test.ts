@@ -91,7 +91,14 @@ describe("loadProtocol", () => {
     const heartbeat = service().Heartbeat;
     if (heartbeat === undefined) throw new Error("no Heartbeat");
     const decoded = heartbeat.requestDeserialize(Buffer.alloc(0));
-    expect(decoded).toEqual({ from: null, members: [], load: null, sequence: 0, unanswered: false });
+    expect(decoded).toEqual({
+      from: null,
+      members: [],
+      load: null,
+      sequence: 0,
+      unanswered: false,
+      partitioning: "",
+    });
     const join = service().Join;
     if (join === undefined) throw new Error("no Join");
     expect(join.requestDeserialize(join.requestSerialize({ member: {} }))).toEqual({

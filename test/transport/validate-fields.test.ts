@@ -324,6 +324,17 @@ describe("message validation, value by value", () => {
     expect(validateHeartbeatRequest({ ...request, unanswered: true }).unanswered).toBe(true);
   });
 
+  it("reads a heartbeat request's partitioning, absent or empty (older agents) as host, and refuses another", () => {
+    const request = { from: member("a"), members: [], load: LOAD };
+    expect(validateHeartbeatRequest(request).partitioning ?? "host").toBe("host");
+    expect(validateHeartbeatRequest({ ...request, partitioning: "" }).partitioning ?? "host").toBe("host");
+    expect(validateHeartbeatRequest({ ...request, partitioning: "url" }).partitioning).toBe("url");
+    expect(validateHeartbeatRequest({ ...request, partitioning: "host" }).partitioning).toBe("host");
+    expect(refusal(() => validateHeartbeatRequest({ ...request, partitioning: "domain" }))).toBe(
+      "partitioning: not one of host, url",
+    );
+  });
+
   it("refuses a heartbeat stream message without a sequence", () => {
     expect(validateSequence({ sequence: 5 }, "HeartbeatRequest")).toBe(5);
     expect(refusal(() => validateSequence({ sequence: 0 }, "HeartbeatReply"))).toBe("sequence: missing (0)");

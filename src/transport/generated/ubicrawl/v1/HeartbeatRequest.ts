@@ -31,6 +31,13 @@ export interface HeartbeatRequest {
    * requests when only the replies of this pair's connection are lost or slow.
    */
   'unanswered'?: (boolean);
+  /**
+   * How the sender spreads URLs over the agents: "host" (its host's hash) or "url" (the URL's own, for
+   * experiments); empty from an agent that predates the field, read as "host". A cluster uses one: the
+   * receiver refuses a heartbeat that says otherwise with INVALID_ARGUMENT, so a newcomer that differs
+   * cannot join.
+   */
+  'partitioning'?: (string);
 }
 
 /**
@@ -60,4 +67,11 @@ export interface HeartbeatRequest__Output {
    * requests when only the replies of this pair's connection are lost or slow.
    */
   'unanswered': (boolean);
+  /**
+   * How the sender spreads URLs over the agents: "host" (its host's hash) or "url" (the URL's own, for
+   * experiments); empty from an agent that predates the field, read as "host". A cluster uses one: the
+   * receiver refuses a heartbeat that says otherwise with INVALID_ARGUMENT, so a newcomer that differs
+   * cannot join.
+   */
+  'partitioning': (string);
 }
