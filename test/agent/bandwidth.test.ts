@@ -18,7 +18,8 @@ import {
  */
 
 const KB = 1024;
-const BOUND = 2 * 1024 * KB;
+/** Low enough that the test web, even on a loaded machine, serves far faster (4 MB/s at the slowest seen). */
+const BOUND = 1024 * KB;
 
 let fixture: WebFixture;
 beforeAll(async () => {
@@ -57,7 +58,7 @@ async function crawl(id: string, flags: string[]) {
 describe("--max-bandwidth", () => {
   it("holds the crawl's downloads under the bound, within one page over any second, and uses most of it", async () => {
     const free = await crawl("free", []);
-    const bounded = await crawl("bounded", ["--max-bandwidth", "2MB/s"]);
+    const bounded = await crawl("bounded", ["--max-bandwidth", "1MB/s"]);
     // The web is fast enough for the bound to bind.
     expect(free.rate).toBeGreaterThan(2.5 * BOUND);
     // The same pages, none lost to the bound.
