@@ -47,10 +47,23 @@ let restoring;
 let child;
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
-    child?.kill("SIGKILL");
+    killGroup();
     restoring?.();
     process.exit(130);
   });
+}
+
+/**
+ * Kills the running vitest with everything it started: npx, its shell, vitest and its workers share the
+ * child's process group. Killing the child alone left a worker spinning on an endless-loop mutant.
+ */
+function killGroup() {
+  if (child?.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // The group has already exited.
+  }
 }
 
 /** Runs the test files with the mutant in place; resolves true when a test failed (the mutant is killed). */
@@ -58,10 +71,12 @@ function testsFail(testFiles) {
   return new Promise((resolve) => {
     child = spawn("npx", ["vitest", "run", "-c", "vitest.mutation.config.ts", ...testFiles], {
       stdio: "ignore",
+      detached: true,
     });
-    const timer = setTimeout(() => child?.kill("SIGKILL"), 120_000);
+    const timer = setTimeout(killGroup, 120_000);
     child.on("exit", (code, signal) => {
       clearTimeout(timer);
+      killGroup(); // any worker left behind
       child = undefined;
       // Killed for running too long: a timeout, which Stryker counts as detected too.
       resolve(code !== 0 || signal !== null);
