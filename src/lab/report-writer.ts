@@ -93,6 +93,23 @@ export function markdownTable(
   ].join("\n");
 }
 
+/**
+ * A Markdown table of one figure per agent count (rows) and series (columns): the experiments' "by
+ * agents" sections. `figure` gives the cell of a count and a series, undefined (an empty cell) where
+ * that pair was not run.
+ */
+export function byAgentsTable<S extends string>(
+  agentCounts: readonly number[],
+  series: readonly S[],
+  label: (each: S) => string,
+  figure: (agents: number, each: S) => string | undefined,
+): string {
+  return markdownTable(
+    ["agents", ...series.map(label)],
+    agentCounts.map((agents) => [String(agents), ...series.map((each) => figure(agents, each) ?? "")]),
+  );
+}
+
 /** `table` as aligned text columns (numbers right-aligned), for the terminal. */
 export function formatTextTable(table: Table): string {
   const cells = [table.columns.map(String), ...table.rows.map((row) => row.map(String))];

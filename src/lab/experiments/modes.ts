@@ -5,7 +5,7 @@ import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experi
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { choiceList, integerList } from "../lists.js";
 import { linePlot } from "../plot.js";
-import { markdownTable } from "../report-writer.js";
+import { byAgentsTable } from "../report-writer.js";
 
 /**
  * Cho and Garcia-Molina's *Parallel Crawlers* experiment: the firewall, cross-over and exchange modes
@@ -155,16 +155,10 @@ function report(
     });
   const metricTable = (heading: string, pick: (p: Point) => number) => ({
     heading,
-    body: markdownTable(
-      ["agents", ...setup.modes],
-      setup.agentCounts.map((agents) => [
-        String(agents),
-        ...setup.modes.map((mode) => {
-          const point = points.find((p) => p.mode === mode && p.agents === agents);
-          return point ? pick(point).toFixed(3) : "";
-        }),
-      ]),
-    ),
+    body: byAgentsTable(setup.agentCounts, setup.modes, String, (agents, mode) => {
+      const point = points.find((p) => p.mode === mode && p.agents === agents);
+      return point && pick(point).toFixed(3);
+    }),
   });
   return {
     title: "Firewall, cross-over and exchange modes (Cho and Garcia-Molina)",

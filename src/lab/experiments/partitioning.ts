@@ -6,7 +6,7 @@ import type { Check, Experiment, ExperimentResult, Table } from "../experiment.j
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { choiceList, integerList } from "../lists.js";
 import { linePlot } from "../plot.js";
-import { markdownTable } from "../report-writer.js";
+import { byAgentsTable } from "../report-writer.js";
 
 /**
  * Cho and Garcia-Molina's choice of partition function: URLs assigned to agents by the hash of their
@@ -192,15 +192,14 @@ function report(points: readonly Point[], parameters: Record<string, string | nu
   const partitions = [...new Set(points.map((p) => p.partition))];
   const byAgents = (heading: string, pick: (p: Point) => string) => ({
     heading,
-    body: markdownTable(
-      ["agents", ...partitions.map((each) => `by ${each}`)],
-      agentCounts.map((n) => [
-        String(n),
-        ...partitions.map((each) => {
-          const point = points.find((p) => p.partition === each && p.agents === n);
-          return point ? pick(point) : "";
-        }),
-      ]),
+    body: byAgentsTable(
+      agentCounts,
+      partitions,
+      (each) => `by ${each}`,
+      (agents, each) => {
+        const point = points.find((p) => p.partition === each && p.agents === agents);
+        return point && pick(point);
+      },
     ),
   });
   return {
