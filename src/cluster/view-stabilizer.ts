@@ -45,6 +45,11 @@ export class ViewStabilizer {
   private changedAtMs = 0;
   private strandedTimer: TimerHandle | undefined;
   private stopped = false;
+  /**
+   * Crashed agents whose handed URLs are not re-sent yet: kept until a re-examination re-sends them,
+   * so a failed one (a commit on a full disk) leaves them to the next, not lost.
+   */
+  private readonly unredistributed = new Set<string>();
 
   constructor(private readonly deps: ViewStabilizerDeps) {}
 
@@ -114,12 +119,13 @@ export class ViewStabilizer {
       }
     }
     deps.exchange.onViewChange();
-    this.queueReexamine(crashed);
+    for (const id of crashed) this.unredistributed.add(id);
+    this.queueReexamine();
   }
 
-  private queueReexamine(crashed: readonly string[]): void {
+  private queueReexamine(): void {
     this.reexamining = this.reexamining
-      .then(() => this.reexamine(crashed))
+      .then(() => this.reexamine())
       .catch((error) =>
         this.deps.logger.error({ event: "reexamine-failed", err: error }, "re-examining the frontier failed"),
       );
@@ -131,12 +137,12 @@ export class ViewStabilizer {
       if (this.stopped) return;
       const { ownership, agent } = this.deps;
       const stranded = agent.hostsWithWork().some((host) => !ownership.holdsHost(host));
-      if (stranded || this.deps.lostHosts.any()) this.queueReexamine([]);
+      if (stranded || this.deps.lostHosts.any() || this.unredistributed.size > 0) this.queueReexamine();
       this.watchStranded();
     }, STRANDED_CHECK_MS);
   }
 
-  private async reexamine(crashed: readonly string[]): Promise<void> {
+  private async reexamine(): Promise<void> {
     const { agent, ownership, exchange } = this.deps;
     for (const host of agent.hostsWithWork()) {
       if (ownership.holdsHost(host)) continue;
@@ -147,7 +153,10 @@ export class ViewStabilizer {
       );
     }
     await agent.commit();
-    for (const peer of crashed) await exchange.redistribute(peer);
+    for (const peer of [...this.unredistributed]) {
+      await exchange.redistribute(peer);
+      this.unredistributed.delete(peer);
+    }
     agent.wakeHosts();
     // Hosts whose crawl this agent holds go to their new owners with what was done there.
     await this.deps.lostHosts.push();
