@@ -167,7 +167,8 @@ export class CrawlStats {
       digestMessages: this.digestMessages,
       errors: Object.fromEntries(this.errors),
       dropped: Object.fromEntries(this.dropped),
-      peers: Object.fromEntries(this.peers),
+      // Copies: the live records keep counting after the write, the durable ones must not.
+      peers: Object.fromEntries([...this.peers].map(([peer, traffic]) => [peer, { ...traffic }])),
       statusClasses: Object.fromEntries(this.statusClasses),
       robotsOutcomes: Object.fromEntries(this.robotsOutcomes),
     };

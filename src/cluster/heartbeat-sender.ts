@@ -1,13 +1,14 @@
 import type { Clock } from "../clock.js";
 import type { HeartbeatTarget, RemoteHeartbeat } from "../failure-detector/index.js";
-import type { AgentLoad, PeerClientPool } from "../transport/index.js";
+import type { AgentLoad, PeerClient, PeerClientPool } from "../transport/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Partitioning } from "./ownership.js";
 
 /** What {@link heartbeatSender} needs. */
 export interface HeartbeatSenderDeps {
   readonly clock: Clock;
-  readonly peers: PeerClientPool;
+  /** The client of a peer's address (a {@link PeerClientPool}). */
+  readonly peers: { get(address: string): Pick<PeerClient, "heartbeat" | "streamHeartbeat"> };
   /** Deadline of one heartbeat call, ms. */
   readonly deadlineMs: number;
   /** How this agent spreads URLs over the agents, told to every peer (who refuses another). */

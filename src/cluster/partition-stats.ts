@@ -7,10 +7,16 @@ import type { Ownership } from "./ownership.js";
 import type { TakeoverGrace } from "./takeover-grace.js";
 import type { WorkLoad } from "./termination.js";
 
+/** What a {@link PartitionStats} reads of the agent. */
+export type StatsSource = Pick<
+  ClusterFacingAgent,
+  "id" | "stats" | "isIdle" | "isPaused" | "activeHosts" | "queuedUrls" | "waiting" | "forEachHost"
+>;
+
 /** What a {@link PartitionStats} reads. */
 export interface PartitionStatsDeps {
   readonly clock: Clock;
-  readonly agent: ClusterFacingAgent;
+  readonly agent: StatsSource;
   readonly ownership: Pick<Ownership, "holdsHost" | "replicas" | "share">;
   readonly grace: Pick<TakeoverGrace, "heldUntilMs" | "heldFor">;
   /** True when the URL exchange has nothing buffered or unacknowledged. */
@@ -114,7 +120,7 @@ export class PartitionStats {
  * circle, has no peers and holds nothing for anyone — so `/api/stats` and the metrics read the same
  * document for a lone agent as for a cluster's.
  */
-export function loneAgentStats(agent: ClusterFacingAgent, clock: Clock): PartitionStats {
+export function loneAgentStats(agent: StatsSource, clock: Clock): PartitionStats {
   return new PartitionStats(
     { address: "", capacity: 1 },
     {

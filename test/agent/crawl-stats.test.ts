@@ -16,6 +16,10 @@ describe("CrawlStats", () => {
     expect(stats.durable).toMatchObject({ pagesFetched: 1, bytesFetched: 100, statusClasses: { "2xx": 1 } });
     expect(stats.durablePagesThisRun).toBe(1);
     expect(communicationOverhead(stats.durable)).toBe(3);
+    // Traffic counted after the write stays out of the durable figures (it used to be the same record).
+    stats.peer("agent-2").urlsSent += 7;
+    expect(stats.durable.peers["agent-2"]?.urlsSent).toBe(3);
+    expect(communicationOverhead(stats.durable)).toBe(3);
   });
 
   it("takes restored counters as durable, and counts this run's pages from them", () => {

@@ -1,0 +1,328 @@
+import { expect, it } from "vitest";
+import { type LeaveOutcome, leaveCluster } from "../../src/cluster/graceful-leave.js";
+import type { PushOutcome, PushSender } from "../../src/cluster/hand-over.js";
+import type { HandOverReply, HandOverRequest } from "../../src/transport/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+/**
+ * leaveCluster step by step on a manual clock: every collaborator is a fake that logs when it is
+ * called (ms since the leave began) and waits for the test where the test says so.
+ */
+
+const TIMEOUT_MS = 20_000;
+
+/** A promise the test settles. */
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {};
+  let reject: (reason: unknown) => void = () => {};
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Never settles: a step that hangs. */
+const hang = <T>() => new Promise<T>(() => {});
+
+/** Lets every promise continuation run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Moves the clock `ms` forward one timer at a time, letting the promises run after each, so the timers
+ * that a continuation sets on the way fire too (`sleep` polls, `within` limits).
+ */
+async function elapse(clock: ManualClock, ms: number): Promise<void> {
+  const end = clock.now() + ms;
+  await settle();
+  for (;;) {
+    const next = clock.pendingDelays[0];
+    if (next === undefined || clock.now() + next > end) break;
+    clock.advance(next);
+    await settle();
+  }
+  clock.advance(end - clock.now());
+  await settle();
+}
+
+const REQUEST: HandOverRequest = {
+  from: { id: "me", address: "me:1", capacity: 1, incarnation: 1, status: "ALIVE", lastHeardMsAgo: 0 },
+  hosts: [],
+};
+
+/**
+ * Agent "me" leaving. By default nothing is in flight and every step answers at once; `push` replaces
+ * the desk's hand-over (it gets the sender and the quiescing time), `announce`, `settled` and `drain`
+ * replace theirs.
+ */
+function setUp(
+  over: {
+    urlsInFlight?: number;
+    push?: (send: PushSender, quiesceMs: number | undefined) => Promise<PushOutcome>;
+    announce?: () => Promise<void>;
+    settled?: () => Promise<void>;
+    drain?: () => Promise<void>;
+  } = {},
+) {
+  const clock = new ManualClock();
+  const startMs = clock.now();
+  /** Every step, as "name@ms since the start". */
+  const log: string[] = [];
+  const note = (name: string) => log.push(`${name}@${clock.now() - startMs}`);
+  const agent = {
+    urlsInFlight: over.urlsInFlight ?? 0,
+    queuedUrls: 0,
+    pause: () => note("pause"),
+  };
+  const exchange = {
+    pendingUrls: 0,
+    drain: () => {
+      note("drain");
+      return over.drain?.() ?? Promise.resolve();
+    },
+  };
+  const held = { hosts: 0 };
+  /** The sends of the hand-over: peer, request and deadline. */
+  const sent: { peer: string; request: HandOverRequest; deadlineMs: number }[] = [];
+  const quiesced: (number | undefined)[] = [];
+  const leaving: Promise<LeaveOutcome> = leaveCluster(TIMEOUT_MS, {
+    clock,
+    agent,
+    claims: { stop: () => note("claims.stop") },
+    desk: {
+      close: () => note("desk.close"),
+      pushAll: (send, quiesceMs) => {
+        note("pushAll");
+        quiesced.push(quiesceMs);
+        return over.push?.(send, quiesceMs) ?? Promise.resolve({ handed: 0, failed: 0 });
+      },
+    },
+    heldHosts: () => held.hosts,
+    send: (peer, request, deadlineMs) => {
+      note(`send:${peer}`);
+      sent.push({ peer, request, deadlineMs });
+      return Promise.resolve<HandOverReply>({ taken: request.hosts.length });
+    },
+    announce: () => {
+      note("announce");
+      return over.announce?.() ?? Promise.resolve();
+    },
+    settled: () => {
+      note("settled");
+      return over.settled?.() ?? Promise.resolve();
+    },
+    exchange,
+  });
+  /** The outcome once the leave returned, else undefined. */
+  const outcome: { value?: LeaveOutcome } = {};
+  void leaving.then((value) => {
+    note("returned");
+    outcome.value = value;
+  });
+  return { clock, log, agent, exchange, held, sent, quiesced, outcome, leaving };
+}
+
+/** A hand-over that sends one request to "b" and reports the hosts as the test says. */
+const pushOne =
+  (result: PushOutcome) =>
+  async (send: PushSender): Promise<PushOutcome> => {
+    await send("b", REQUEST);
+    return result;
+  };
+
+it("pauses the agent, stops claiming and closes the desk at once, before anything is waited for", () => {
+  const { log } = setUp({ urlsInFlight: 1 });
+  expect(log).toEqual(["pause@0", "claims.stop@0", "desk.close@0"]);
+});
+
+it("runs the steps in order: hand-over, then the announcement, then the settled view change, then the drain", async () => {
+  const { clock, log, outcome } = setUp({ push: pushOne({ handed: 1, failed: 0 }) });
+  await elapse(clock, 0);
+  expect(log).toEqual([
+    "pause@0",
+    "claims.stop@0",
+    "desk.close@0",
+    "pushAll@0",
+    "send:b@0",
+    "announce@0",
+    "settled@0",
+    "drain@0",
+    "returned@0",
+  ]);
+  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0 });
+});
+
+it("starts the hand-over once the fetches in flight are done, polling every 20 ms", async () => {
+  const { clock, log, agent } = setUp({ urlsInFlight: 2 });
+  await elapse(clock, 1_000);
+  expect(log.some((step) => step.startsWith("pushAll"))).toBe(false);
+  agent.urlsInFlight = 0;
+  await elapse(clock, 19);
+  expect(log.some((step) => step.startsWith("pushAll"))).toBe(false);
+  await elapse(clock, 1);
+  expect(log).toContain("pushAll@1020");
+});
+
+it("waits for the fetches in flight a quarter of the time at most", async () => {
+  const { clock, log } = setUp({ urlsInFlight: 1 });
+  await elapse(clock, TIMEOUT_MS / 4 - 1);
+  expect(log.some((step) => step.startsWith("pushAll"))).toBe(false);
+  await elapse(clock, 1);
+  expect(log).toContain(`pushAll@${TIMEOUT_MS / 4}`);
+});
+
+it("gives the hand-over half of the time left, as each send's deadline, and half of that to quiesce the hosts", async () => {
+  const { clock, sent, quiesced } = setUp({ push: pushOne({ handed: 1, failed: 0 }) });
+  await elapse(clock, 0);
+  expect(quiesced).toEqual([TIMEOUT_MS / 4]);
+  expect(sent).toEqual([{ peer: "b", request: REQUEST, deadlineMs: TIMEOUT_MS / 2 }]);
+
+  // After a quarter spent waiting for a fetch: half of the three quarters left.
+  const late = setUp({ urlsInFlight: 1, push: pushOne({ handed: 1, failed: 0 }) });
+  await elapse(late.clock, TIMEOUT_MS / 4);
+  expect(late.quiesced).toEqual([(TIMEOUT_MS * 3) / 16]);
+  expect(late.sent.map((send) => send.deadlineMs)).toEqual([(TIMEOUT_MS * 3) / 8]);
+});
+
+it("still gives each send a positive deadline when no time is left", async () => {
+  const clock = new ManualClock();
+  const deadlines: number[] = [];
+  const leaving = leaveCluster(0, {
+    clock,
+    agent: { pause: () => {}, urlsInFlight: 0, queuedUrls: 0 },
+    claims: { stop: () => {} },
+    desk: { close: () => {}, pushAll: pushOne({ handed: 1, failed: 0 }) },
+    heldHosts: () => 1,
+    send: (_peer, request, deadlineMs) => {
+      deadlines.push(deadlineMs);
+      return Promise.resolve({ taken: request.hosts.length });
+    },
+    announce: () => Promise.resolve(),
+    settled: () => Promise.resolve(),
+    exchange: { drain: () => Promise.resolve(), pendingUrls: 0 },
+  });
+  await elapse(clock, 0);
+  await leaving;
+  expect(deadlines).toEqual([1]);
+});
+
+it("reports the hosts the hand-over handed and those it could not", async () => {
+  const { clock, outcome } = setUp({ push: pushOne({ handed: 5, failed: 2 }) });
+  await elapse(clock, 0);
+  expect(outcome.value).toEqual({ hostsHanded: 5, hostsNotHanded: 2, urlsNotHanded: 0 });
+});
+
+it("a hand-over that hangs counts every host still held as not handed, and the leave goes on at half the time", async () => {
+  const { clock, log, held, outcome } = setUp({ push: () => hang() });
+  held.hosts = 3;
+  await elapse(clock, TIMEOUT_MS / 2 - 1);
+  expect(log.some((step) => step.startsWith("announce"))).toBe(false);
+  // Read when the time is up, not when the leave began.
+  held.hosts = 7;
+  await elapse(clock, 1);
+  expect(log).toContain(`announce@${TIMEOUT_MS / 2}`);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 7, urlsNotHanded: 0 });
+});
+
+it("a hand-over that fails counts every host held as not handed", async () => {
+  const { clock, held, outcome } = setUp({ push: () => Promise.reject(new Error("peer gone")) });
+  held.hosts = 4;
+  await elapse(clock, 0);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 4, urlsNotHanded: 0 });
+});
+
+it("announces the leave only once the hand-over is done", async () => {
+  const push = deferred<PushOutcome>();
+  const { clock, log } = setUp({ push: () => push.promise });
+  await elapse(clock, 3_000);
+  expect(log.some((step) => step.startsWith("announce"))).toBe(false);
+  push.resolve({ handed: 2, failed: 0 });
+  await elapse(clock, 0);
+  expect(log).toContain("announce@3000");
+});
+
+it("waits for the announcement a third of the time left at most", async () => {
+  // The hand-over takes 2 s: 18 s are left, 6 s of them for the announcement.
+  const push = deferred<PushOutcome>();
+  const { clock, log } = setUp({ push: () => push.promise, announce: () => hang() });
+  await elapse(clock, 2_000);
+  push.resolve({ handed: 1, failed: 0 });
+  await elapse(clock, 5_999);
+  expect(log.some((step) => step.startsWith("settled"))).toBe(false);
+  await elapse(clock, 1);
+  expect(log).toContain("settled@8000");
+});
+
+it("drains the exchange only once the view change has settled", async () => {
+  const settled = deferred<void>();
+  const { clock, log } = setUp({ settled: () => settled.promise });
+  await elapse(clock, 2_000);
+  expect(log.some((step) => step.startsWith("drain"))).toBe(false);
+  settled.resolve();
+  await elapse(clock, 0);
+  expect(log).toContain("drain@2000");
+});
+
+it("a drain that hangs still returns at the timeout, counting the URLs pending and queued then", async () => {
+  const { clock, log, agent, exchange, outcome } = setUp({ drain: () => hang() });
+  agent.queuedUrls = 4;
+  exchange.pendingUrls = 10;
+  await elapse(clock, TIMEOUT_MS - 1);
+  expect(outcome.value).toBeUndefined();
+  exchange.pendingUrls = 3;
+  await elapse(clock, 1);
+  expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 7 });
+});
+
+it("a view change that never settles still returns at the timeout, without draining", async () => {
+  const { clock, log, outcome } = setUp({ settled: () => hang() });
+  await elapse(clock, TIMEOUT_MS - 1);
+  expect(outcome.value).toBeUndefined();
+  await elapse(clock, 1);
+  expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
+  expect(log.some((step) => step.startsWith("drain"))).toBe(false);
+});
+
+it("counts the URLs still pending or queued after the drain as not handed", async () => {
+  const drained = deferred<void>();
+  const { clock, agent, exchange, outcome } = setUp({ drain: () => drained.promise });
+  agent.queuedUrls = 9;
+  exchange.pendingUrls = 20;
+  await elapse(clock, 500);
+  // The drain sends most of them; a few stay queued or unacknowledged.
+  agent.queuedUrls = 1;
+  exchange.pendingUrls = 2;
+  drained.resolve();
+  await elapse(clock, 0);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 3 });
+});
+
+it("uses the time the steps took, so a slow step leaves less for the next ones and the whole leave fits the timeout", async () => {
+  // A fetch for 4 s, a hand-over for about 7 s, an announcement that hangs, a drain that hangs.
+  const push = deferred<PushOutcome>();
+  const { clock, log, agent, outcome } = setUp({
+    urlsInFlight: 1,
+    push: () => push.promise,
+    announce: () => hang(),
+    drain: () => hang(),
+  });
+  await elapse(clock, 4_000);
+  agent.urlsInFlight = 0;
+  await elapse(clock, 20);
+  await elapse(clock, 6_980);
+  push.resolve({ handed: 1, failed: 0 });
+  // 9 s are left: a third of them for the announcement, the rest for the drain.
+  await elapse(clock, 9_000);
+  expect(log).toEqual([
+    "pause@0",
+    "claims.stop@0",
+    "desk.close@0",
+    "pushAll@4020",
+    "announce@11000",
+    "settled@14000",
+    "drain@14000",
+    `returned@${TIMEOUT_MS}`,
+  ]);
+  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0 });
+});
