@@ -37,6 +37,12 @@ export default defineConfig({
       "test/cluster/termination.test.ts",
       "test/cluster/unacked-urls.test.ts",
       "test/cluster/url-exchange.test.ts",
+      "test/cluster/crawl-end.test.ts",
+      "test/cluster/graceful-leave.test.ts",
+      "test/cluster/heartbeat-sender.test.ts",
+      "test/cluster/partition-stats.test.ts",
+      "test/cluster/view-stabilizer.test.ts",
+      "test/agent/crawl-stats.test.ts",
     ],
     // Instrumented code runs many times slower; the large-set tests shrink under this flag.
     env: { UBICRAWL_MUTATION: "1" },
