@@ -22,7 +22,6 @@ const SLOT_BITS_SCALE = 2 ** (32 - SEGMENT_BITS);
 const MIN_SEGMENT_CAPACITY = 16;
 /** 2^30 slots = 8 GiB of tables; far past what one agent holds in memory. */
 const MAX_CAPACITY = 2 ** 30;
-const MAX_SEGMENT_CAPACITY = MAX_CAPACITY / SEGMENTS;
 
 /** 0 marks an empty slot, so the fingerprint 0 is stored as this one (a 2^-64 collision). */
 const ZERO_SUBSTITUTE_HI = 0x9e3779b9;
@@ -43,6 +42,28 @@ export interface SeenSetOptions {
    * @default 1024
    */
   initialCapacity?: number;
+  /**
+   * Most slots the tables may grow to, over all segments: a multiple of 64, at least 1,024. Past it,
+   * adding a new fingerprint to a full segment throws `StorageFailed` ("seen set is full").
+   * @default 2^30 (8 GiB)
+   */
+  maxCapacity?: number;
+}
+
+/** `maxCapacity` as given (the default when undefined), or an `InvalidArgument` error. */
+function checkedMaxCapacity(maxCapacity = MAX_CAPACITY): number {
+  if (
+    !Number.isInteger(maxCapacity) ||
+    maxCapacity < MIN_SEGMENT_CAPACITY * SEGMENTS ||
+    maxCapacity > MAX_CAPACITY ||
+    maxCapacity % SEGMENTS !== 0
+  ) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `maxCapacity must be a multiple of ${SEGMENTS} in [${MIN_SEGMENT_CAPACITY * SEGMENTS}, ${MAX_CAPACITY}], got ${maxCapacity}`,
+    );
+  }
+  return maxCapacity;
 }
 
 /** The normalized halves of the last probed fingerprint (module scratch, so probing allocates nothing). */
@@ -57,15 +78,18 @@ export class SeenSet {
   private readonly counts = new Int32Array(SEGMENTS);
   private readonly growAt = new Int32Array(SEGMENTS);
   private count = 0;
+  private readonly maxSegmentCapacity: number;
 
   constructor(options: SeenSetOptions = {}) {
+    const maxCapacity = checkedMaxCapacity(options.maxCapacity);
     const initialCapacity = options.initialCapacity ?? 1024;
-    if (!Number.isInteger(initialCapacity) || initialCapacity < 1 || initialCapacity > MAX_CAPACITY) {
+    if (!Number.isInteger(initialCapacity) || initialCapacity < 1 || initialCapacity > maxCapacity) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
-        `initialCapacity must be an integer in [1, ${MAX_CAPACITY}], got ${initialCapacity}`,
+        `initialCapacity must be an integer in [1, ${maxCapacity}], got ${initialCapacity}`,
       );
     }
+    this.maxSegmentCapacity = maxCapacity / SEGMENTS;
     const perSegment = Math.max(MIN_SEGMENT_CAPACITY, Math.ceil(initialCapacity / SEGMENTS));
     for (let s = 0; s < SEGMENTS; s++) {
       this.tables.push(new Uint32Array(perSegment * 2));
@@ -75,19 +99,21 @@ export class SeenSet {
   }
 
   /** A set presized so that `expected` fingerprints fit without any growth. */
-  static withExpected(expected: number): SeenSet {
-    if (!Number.isInteger(expected) || expected < 0 || expected > MAX_CAPACITY * MAX_LOAD) {
+  static withExpected(expected: number, options: Pick<SeenSetOptions, "maxCapacity"> = {}): SeenSet {
+    const maxCapacity = checkedMaxCapacity(options.maxCapacity);
+    if (!Number.isInteger(expected) || expected < 0 || expected > maxCapacity * MAX_LOAD) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
-        `expected must be a non-negative integer, got ${expected}`,
+        `expected must be a non-negative integer of at most ${Math.floor(maxCapacity * MAX_LOAD)}, got ${expected}`,
       );
     }
     // A little slack per segment: hashing spreads fingerprints evenly, not exactly.
     const perSegment = expected / SEGMENTS;
     const slack = 4 * Math.sqrt(perSegment) + 1;
     return new SeenSet({
+      maxCapacity,
       initialCapacity: Math.min(
-        MAX_CAPACITY,
+        maxCapacity,
         Math.max(1, Math.ceil(((perSegment + slack) * SEGMENTS) / MAX_LOAD)),
       ),
     });
@@ -131,14 +157,20 @@ export class SeenSet {
 
   /** {@link SeenSet.add} for a fingerprint given as its high and low 32-bit halves (no bigint at all). */
   addParts(hi: number, lo: number): boolean {
-    const j = this.probe(hi, lo);
+    let j = this.probe(hi, lo);
     if (j < 0) return false;
     const s = probedSegment;
+    if ((this.counts[s] as number) >= (this.growAt[s] as number)) {
+      // Grown before the fingerprint goes in: a full set throws with nothing added, and never fills
+      // a table to the last slot (where probing would not end).
+      this.grow(s);
+      j = this.probe(hi, lo);
+    }
     const table = this.tables[s] as Uint32Array;
     table[j] = probedLo;
     table[j + 1] = probedHi;
     this.count++;
-    if (++(this.counts[s] as number) > (this.growAt[s] as number)) this.grow(s);
+    this.counts[s]++;
     return true;
   }
 
@@ -201,7 +233,7 @@ export class SeenSet {
   private grow(s: number): void {
     const old = this.tables[s] as Uint32Array;
     const current = this.slots[s] as number;
-    const slots = Math.min(MAX_SEGMENT_CAPACITY, Math.ceil(current * GROWTH_FACTOR));
+    const slots = Math.min(this.maxSegmentCapacity, Math.ceil(current * GROWTH_FACTOR));
     if (slots <= current) {
       throw new UbiError(ErrorCode.StorageFailed, `seen set is full (${this.capacity} slots)`);
     }

@@ -16,9 +16,13 @@ export interface AgentSpec {
 export interface AssignmentOptions {
   /** Replicas per unit of capacity; more replicas balance better but cost memory and build time. @default 1600 */
   readonly replicasPerUnit?: number;
+  /**
+   * Most replicas on the circle, over all agents: a set asking for more is refused (at 2^25 a circle
+   * takes hundreds of MB; it is surely a configuration error). @default 2^25
+   */
+  readonly maxTotalReplicas?: number;
 }
 
-/** Beyond this many replicas a circle would take hundreds of MB; it is surely a configuration error. */
 const MAX_TOTAL_REPLICAS = 1 << 25;
 const CIRCLE_SIZE = 2 ** 64;
 /** Hosts whose owner an assignment remembers; past this the memo starts over (a few hundred KiB). */
@@ -58,6 +62,7 @@ export class Assignment {
     if (!Number.isInteger(replicasPerUnit) || replicasPerUnit < 1) {
       invalidArgument(`replicasPerUnit must be a positive integer, got ${replicasPerUnit}`);
     }
+    const maxTotal = options.maxTotalReplicas ?? MAX_TOTAL_REPLICAS;
     if (agents.length === 0) invalidArgument("an assignment needs at least one agent");
     const normalized: Required<AgentSpec>[] = [];
     const seen = new Set<string>();
@@ -74,8 +79,7 @@ export class Assignment {
       total += capacity * replicasPerUnit;
       normalized.push({ id: agent.id, capacity });
     }
-    if (total > MAX_TOTAL_REPLICAS)
-      invalidArgument(`${total} replicas exceed the limit of ${MAX_TOTAL_REPLICAS}`);
+    if (total > maxTotal) invalidArgument(`${total} replicas exceed the limit of ${maxTotal}`);
     // Sorting makes the snapshot (and which agent a collision error names first) independent of input order.
     normalized.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const replicas: AgentReplicas[] = normalized.map((agent) => ({

@@ -207,8 +207,12 @@ describe("SeenSet edges (issue 19: mutation survivors)", () => {
     expect(() => new SeenSet({ initialCapacity: 2 ** 30 + 1 })).toThrow(
       "initialCapacity must be an integer in [1, 1073741824], got 1073741825",
     );
-    expect(() => SeenSet.withExpected(-1)).toThrow("expected must be a non-negative integer, got -1");
-    expect(() => SeenSet.withExpected(2.5)).toThrow("expected must be a non-negative integer, got 2.5");
+    expect(() => SeenSet.withExpected(-1)).toThrow(
+      "expected must be a non-negative integer of at most 912680550, got -1",
+    );
+    expect(() => SeenSet.withExpected(2.5)).toThrow(
+      "expected must be a non-negative integer of at most 912680550, got 2.5",
+    );
     expectCode(() => SeenSet.withExpected(2 ** 31), ErrorCode.InvalidArgument);
     expect(() => new SeenSet().add(-1n)).toThrow("a fingerprint must be an unsigned 64-bit bigint");
   });
@@ -238,5 +242,82 @@ describe("SeenSet edges (issue 19: mutation survivors)", () => {
       listed++;
     });
     expect(listed).toBe(values.length);
+  });
+
+  it("refuses a maxCapacity that is not a multiple of 64 in [1024, 2^30], and an initial capacity above it", () => {
+    const message = (got: number) => `maxCapacity must be a multiple of 64 in [1024, 1073741824], got ${got}`;
+    for (const bad of [960, 1088.5, 1100, 2 ** 30 + 64]) {
+      expect(() => new SeenSet({ maxCapacity: bad })).toThrow(message(bad));
+      expect(() => SeenSet.withExpected(0, { maxCapacity: bad })).toThrow(message(bad));
+    }
+    expect(new SeenSet({ maxCapacity: 1024 }).capacity).toBe(1024);
+    expect(() => new SeenSet({ maxCapacity: 2048, initialCapacity: 2049 })).toThrow(
+      "initialCapacity must be an integer in [1, 2048], got 2049",
+    );
+    // 0.85 of 1,024 slots is 870.4 fingerprints.
+    expect(SeenSet.withExpected(870, { maxCapacity: 1024 }).capacity).toBe(1024);
+    expect(() => SeenSet.withExpected(871, { maxCapacity: 1024 })).toThrow(
+      "expected must be a non-negative integer of at most 870, got 871",
+    );
+  });
+
+  it("grows a segment when its 14th fingerprint comes (past 85% of its 16 slots), not at its 13th", () => {
+    /** The index of the fingerprint whose add first grows a set of 64 segments of 16 slots, or -1. */
+    const firstGrowth = (list: readonly bigint[]) => {
+      const set = new SeenSet({ initialCapacity: 1 });
+      for (const [i, fp] of list.entries()) {
+        set.add(fp);
+        if (set.capacity > 1024) return i;
+      }
+      return -1;
+    };
+    const prefix = take(3_000, 11n);
+    prefix.length = firstGrowth(prefix) + 1;
+    expect(prefix.length).toBeGreaterThan(14);
+    // The segment that grew is the fingerprints without any one of which nothing grows.
+    const segment = prefix.filter((_, i) => firstGrowth(prefix.filter((_, j) => j !== i)) === -1);
+    expect(segment.length).toBe(14);
+    const set = new SeenSet({ initialCapacity: 1 });
+    for (const fp of segment.slice(0, 13)) set.add(fp);
+    expect(set.capacity).toBe(1024);
+    set.add(segment[13] as bigint);
+    expect(set.capacity).toBe(1024 - 16 + 20);
+  });
+
+  it("throws 'full' at maxCapacity with nothing added, and still answers for what it holds", () => {
+    // 64 segments of at most 16 slots: each holds 13 fingerprints (85%), then is full.
+    const set = new SeenSet({ maxCapacity: 1024 });
+    const fps = take(4_000, 12n);
+    const refused: bigint[] = [];
+    for (const fp of fps) {
+      const before = set.size;
+      try {
+        expect(set.add(fp)).toBe(true);
+      } catch (error) {
+        expect(isUbiError(error) && error.code).toBe(ErrorCode.StorageFailed);
+        expect((error as Error).message).toBe("seen set is full (1024 slots)");
+        expect(set.size).toBe(before);
+        refused.push(fp);
+      }
+    }
+    expect([set.size, set.capacity]).toEqual([64 * 13, 1024]);
+    expect(refused.length).toBe(fps.length - 64 * 13);
+    for (const fp of refused) expect(set.has(fp)).toBe(false);
+    const refusedSet = new Set(refused);
+    for (const fp of fps) if (!refusedSet.has(fp)) expect(set.add(fp)).toBe(false);
+  });
+
+  it("grows each segment up to maxCapacity / 64 slots, by 1.25x, and no further", () => {
+    // Segments of 16 -> 20 -> 25 -> 32 slots (31.25 rounded up, capped at 32); full at 27 (85%).
+    const set = new SeenSet({ maxCapacity: 2048 });
+    let refused = 0;
+    for (const fp of take(6_000, 13n)) {
+      try {
+        set.add(fp);
+      } catch {
+        refused++;
+      }
+    }
+    expect([set.size, set.capacity, refused]).toEqual([64 * 27, 2048, 6_000 - 64 * 27]);
   });
 });

@@ -246,8 +246,24 @@ describe("Assignment: validation", () => {
       /replicasPerUnit .*got 0/,
     );
     expect(messageOf(() => Assignment.build(uniform("a"), { replicasPerUnit: 1e9 }, hasher))).toMatch(
-      /1000000000 replicas exceed the limit/,
+      /1000000000 replicas exceed the limit of 33554432/,
     );
+    // The limit itself is allowed, one more is not.
+    const limited = { replicasPerUnit: 8, maxTotalReplicas: 24 };
+    const atLimit = Assignment.build([{ id: "a", capacity: 2 }, { id: "b" }], limited, hasher);
+    expect(atLimit.agents.map(({ id }) => id)).toEqual(["a", "b"]);
+    expect(
+      messageOf(() =>
+        Assignment.build(
+          [
+            { id: "a", capacity: 2 },
+            { id: "b", capacity: 2 },
+          ],
+          limited,
+          hasher,
+        ),
+      ),
+    ).toMatch(/32 replicas exceed the limit of 24/);
     // A duplicate id is named as one, not reported as two agents colliding on the circle.
     expect(messageOf(() => Assignment.build(uniform("dup", "dup"), SMALL, hasher))).toMatch(
       /duplicate agent id "dup"/,
