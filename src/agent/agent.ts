@@ -1,69 +1,47 @@
-import { join } from "node:path";
-import { type Clock, systemClock } from "../clock.js";
-import {
-  DEFAULT_CLAIM_LEASE_MS,
-  type DigestPeers,
-  type DigestQuestion,
+import type { Clock } from "../clock.js";
+import type {
+  DigestQuestion,
   DigestRegistry,
-  type DigestSettlement,
-  type DigestVerdict,
+  DigestSettlement,
+  DigestVerdict,
   DuplicateDetector,
 } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
-import {
-  BandwidthGate,
-  Fetcher,
-  type FetchResult,
-  HostsFileResolver,
-  NetPolicy,
-  type Resolver,
-  SystemResolver,
-  TransferRates,
-} from "../fetching/index.js";
-import {
-  type AdoptedHost,
-  Frontier,
-  HostScheduler,
-  IpGate,
-  type WaitingHosts,
-  type WaitReason,
-} from "../frontier/index.js";
-import { defaultLogger, type Logger } from "../logging/index.js";
-import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
-import { prepareDataDir } from "../storage/data-dir.js";
-import {
+import type { BandwidthGate, Fetcher } from "../fetching/index.js";
+import type { AdoptedHost, Frontier, HostScheduler, WaitingHosts, WaitReason } from "../frontier/index.js";
+import type {
   CrawlLog,
-  type CrawlLogInput,
+  CrawlLogInput,
   GroupCommit,
-  type QueuedUrl,
+  QueuedUrl,
   StateStore,
-  type UrlTraits,
+  UrlTraits,
   WarcWriter,
 } from "../storage/index.js";
-import { hostKey, normalizeUrl, UrlFingerprinter } from "../url/index.js";
-import { type AgentOptions, productToken, validateAgentOptions } from "./agent-options.js";
+import { hostKey, normalizeUrl } from "../url/index.js";
+import {
+  type AgentMachinery,
+  type AssemblyDeps,
+  assembleAgent,
+  BLACKLIST_META_KEY,
+  type ClusterHooks,
+} from "./agent-assembly.js";
+import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
-import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
-import { type CrawlRights, CrossOver } from "./cross-over.js";
-import { type BlacklistEntry, type BlacklistMerge, checkPattern, HostBlacklist } from "./host-blacklist.js";
-import { type Admission, HostVisitor } from "./host-visitor.js";
-import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
-import { PageArchive } from "./page-archive.js";
-import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
-import { StorageGuard } from "./storage-guard.js";
+import type { CrawlStats } from "./crawl-stats.js";
+import type { CrossOver } from "./cross-over.js";
+import type { BlacklistEntry, BlacklistMerge, HostBlacklist } from "./host-blacklist.js";
+import type { HostVisitor } from "./host-visitor.js";
+import type { LinkRouter } from "./link-router.js";
+import type { PageArchive } from "./page-archive.js";
+import type { StorageGuard } from "./storage-guard.js";
 
-/** Fetches in one host visit before the host gives its slot to waiting hosts. */
-export const QUANTUM_PAGES = 64;
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
 const STOP_GRACE_MS = 10_000;
 /** How often completion is checked for `--exit-when-done`. */
 const DONE_CHECK_INTERVAL_MS = 50;
 /** Period of the do-nothing timer that holds the process alive while the agent runs (`keepAlive`). */
 const KEEP_ALIVE_INTERVAL_MS = 60_000;
-/** Links read from one page at most. */
-const MAX_LINKS_PER_PAGE = 10_000;
-/** Key of the crawl's counters in the store's metadata. */
-const COUNTERS_META_KEY = "counters";
 /** The settings {@link Agent.applySetting} changes at runtime, by flag name, with their ranges. */
 export const RUNTIME_SETTINGS = {
   "delay-ms": { min: 0, max: 3_600_000 },
@@ -71,8 +49,6 @@ export const RUNTIME_SETTINGS = {
 } as const;
 type RuntimeSetting = keyof typeof RUNTIME_SETTINGS;
 
-/** The state's metadata key of the host blacklist (a JSON list of patterns). */
-const BLACKLIST_META_KEY = "blacklist";
 /** Waits that a view change may end: a crashed owner's grace, a claim on a host being handed over. */
 const VIEW_DEPENDENT_WAITS: ReadonlySet<WaitReason> = new Set(["held", "hand-over"]);
 
@@ -91,28 +67,6 @@ export interface AgentParts {
 export interface AgentStorage {
   readonly store: StateStore;
   readonly committer: GroupCommit;
-}
-
-/** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
-export interface ClusterHooks {
-  readonly ownership: () => UrlOwnership;
-  readonly exchange: UrlExchange;
-  /**
-   * True while this agent may hold URLs of `host`: it owns the host in its current view (or, under URL
-   * partitioning, always).
-   */
-  readonly owns: (host: string) => boolean;
-  /**
-   * When this agent may crawl `host`, which it owns: 0 for now, or a later time — held for a crashed
-   * previous owner, or being handed over by the agent that crawled it before (a promise meanwhile).
-   */
-  readonly admit: (host: string) => Admission | Promise<Admission>;
-  /** True while this agent may send `host` a request: it owns it and holds its crawl. */
-  readonly mayFetch: (host: string) => boolean;
-  /** True when every live agent is idle and no URL batch is in transit (termination detection). */
-  readonly isCrawlComplete: () => boolean;
-  /** Where payload digests other agents own are asked about (`--dedup cluster`). */
-  readonly digests: DigestPeers;
 }
 
 /** What {@link Agent.start} did with the seeds, each counted once. */
@@ -137,6 +91,9 @@ export interface SeedRouting {
  * owners. Alone, every host is its own.
  */
 export class Agent implements AgentParts, ClusterFacingAgent {
+  readonly clock: Clock;
+  readonly store: StateStore;
+  readonly frontier: Frontier;
   readonly stats: CrawlStats;
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
@@ -170,30 +127,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
 
   private constructor(
     readonly options: AgentOptions,
-    readonly clock: Clock,
-    readonly store: StateStore,
-    readonly frontier: Frontier,
-    parts: {
-      fetcher: Fetcher;
-      committer: GroupCommit;
-      warc: WarcWriter;
-      crawlLog: CrawlLog;
-      archive: PageArchive;
-      digestRegistry: DigestRegistry;
-      duplicates: DuplicateDetector | undefined;
-      visitor: HostVisitor;
-      crossOver: CrossOver | undefined;
-      bandwidth: BandwidthGate | undefined;
-      scheduler: HostScheduler;
-      router: LinkRouter;
-      stats: CrawlStats;
-      blacklist: HostBlacklist;
-      guard: StorageGuard;
-      cluster: ClusterHooks | undefined;
-    },
+    parts: AgentMachinery,
+    cluster: ClusterHooks | undefined,
   ) {
+    this.clock = parts.clock;
+    this.store = parts.store;
+    this.frontier = parts.frontier;
     this.guard = parts.guard;
-    this.cluster = parts.cluster;
+    this.cluster = cluster;
     this.blacklist = parts.blacklist;
     this.fetcher = parts.fetcher;
     this.committer = parts.committer;
@@ -211,249 +152,9 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 
   /** Opens the agent's state under `options.dataDir` and prepares (but does not start) the crawl. */
-  static async open(
-    options: AgentOptions,
-    deps: { clock?: Clock; cluster?: ClusterHooks; logger?: Logger } = {},
-  ): Promise<Agent> {
+  static async open(options: AgentOptions, deps: AssemblyDeps = {}): Promise<Agent> {
     validateAgentOptions(options);
-    const clock = deps.clock ?? systemClock;
-    const logger = deps.logger ?? defaultLogger();
-    // Bad flags (CIDRs, a missing hosts file) fail before any state is opened.
-    const resolver: Resolver = options.hostsFile
-      ? await HostsFileResolver.fromFile(options.hostsFile)
-      : new SystemResolver({}, { clock });
-    const netPolicy = new NetPolicy({ allow: options.allowNet });
-    // A file, an unwritable folder or another agent's folder fail here, before LevelDB says it its way.
-    await prepareDataDir(options.dataDir, options.id);
-    const store = await StateStore.open(join(options.dataDir, "state"));
-    const fingerprinter = await UrlFingerprinter.create();
-    let scheduler: HostScheduler | undefined;
-    const crawlLog = new CrawlLog({ dir: options.dataDir });
-    await crawlLog.open();
-    const warc = new WarcWriter({
-      dir: join(options.dataDir, "warc"),
-      agentId: options.id,
-      compression: options.warcCompression,
-    });
-    await warc.open();
-    // Each batch is made durable in order: the pages it completes are synced in the WARC files and
-    // their lines in the crawl log before the state says they are done, and the state is synced before
-    // a commit resolves (and, in a cluster, before an agent acknowledges what it received). So a power
-    // cut, like a SIGKILL, costs only the fetches in flight and the batch being synced, and never loses
-    // an archived page or a URL. A batch with no ops makes nothing done: earlier ones are durable already.
-    const committer = new GroupCommit(async (ops) => {
-      if (ops.length === 0) return;
-      await Promise.all([warc.syncAppended(), crawlLog.sync()]);
-      await store.write(ops);
-    });
-    const frontier = await Frontier.open(
-      {},
-      { store, committer, fingerprinter, onHostReady: (host) => scheduler?.markReady(host) },
-    );
-    const fetcher = new Fetcher(
-      {
-        userAgent: options.userAgent,
-        maxBodyBytes: options.maxBodyBytes,
-        totalTimeoutMs: options.fetchTimeoutMs,
-        minBytesPerSecond: options.minBytesPerSecond,
-        rateWindowMs: options.minRateWindowMs,
-        http2: options.http2,
-        ...(options.trustedCaPems === undefined ? {} : { trustedCaPems: options.trustedCaPems }),
-      },
-      { resolver, netPolicy, clock },
-    );
-    const robots = new RobotsCache(
-      { userAgent: productToken(options.userAgent), unavailableRetryMs: options.robotsRetryMs },
-      { fetcher, clock },
-    );
-    for await (const snapshot of store.robotsSnapshots()) {
-      try {
-        robots.restore(snapshot as RobotsSnapshot);
-      } catch {
-        // A snapshot from an older format: robots.txt is simply fetched again.
-      }
-    }
-    const stats = new CrawlStats(clock);
-    const saved = await store.getMeta(COUNTERS_META_KEY);
-    if (saved !== undefined) stats.restore(JSON.parse(saved) as CrawlCounters);
-    // The counters go with every batch that changes the state, or with the next commit after they
-    // moved alone (retries, URL batches with nothing new), so after a restart they match the state (and
-    // the crawl log). Stats report them once written (CrawlStats.durable).
-    let lastWritten = JSON.stringify(stats.durable);
-    let inBatch: CrawlCounters | undefined;
-    committer.beforeWrite((ops) => {
-      const counters = stats.counters();
-      const json = JSON.stringify(counters);
-      if (ops.length > 0 || json !== lastWritten) {
-        ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: json });
-        lastWritten = json;
-        inBatch = counters;
-      }
-    });
-    committer.afterWrite(() => {
-      if (inBatch !== undefined) stats.markDurable(inBatch);
-      inBatch = undefined;
-    });
-    const digestRegistry = new DigestRegistry(
-      {},
-      {
-        clock,
-        lookup: (digests) => store.payloadOriginals(digests),
-        save: (confirmed) => {
-          for (const [digest, original] of confirmed) committer.add({ kind: "digest", digest, original });
-          // A failed commit keeps its ops for the next one (the storage guard sees the page commits fail).
-          committer.commit().catch(() => {});
-        },
-      },
-    );
-    const duplicates =
-      options.dedup === "off"
-        ? undefined
-        : new DuplicateDetector(
-            { claimLeaseMs: DEFAULT_CLAIM_LEASE_MS },
-            {
-              selfId: options.id,
-              clock,
-              registry: digestRegistry,
-              ...(options.dedup === "cluster" && deps.cluster ? { peers: deps.cluster.digests } : {}),
-              onMessage: () => stats.digestMessages++,
-            },
-          );
-    const archive = new PageArchive(warc, crawlLog, duplicates);
-    const ipGate = new IpGate(options.maxPerIp);
-    const ownRights: CrawlRights = deps.cluster
-      ? { owns: deps.cluster.owns, admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch }
-      : { owns: () => true };
-    const crossOver =
-      options.linkMode === "cross" && deps.cluster
-        ? new CrossOver({
-            clock,
-            outOfWork: () => scheduler?.isIdle === true && frontier.isEmpty,
-            queue: (url, depth, host, traits) => frontier.add(url, depth, host, traits),
-            adopted: () => {
-              frontier.commit().catch(() => {});
-              for (const host of frontier.hostsWithWork()) scheduler?.markReady(host);
-            },
-          })
-        : undefined;
-    const bandwidth =
-      options.maxBytesPerSecond === undefined
-        ? undefined
-        : new BandwidthGate(
-            {
-              maxBytesPerSecond: options.maxBytesPerSecond,
-              searchDepth: options.bandwidthSearchDepth,
-              control: options.bandwidthControl,
-            },
-            {
-              clock,
-              // Before any download, a page is guessed at 64 KiB fetched at the whole bound.
-              rates: new TransferRates({ bytesPerSecond: options.maxBytesPerSecond, bytes: 64 * 1024 }),
-            },
-          );
-    // What a visit asks: the cluster's answers, widened in the cross-over mode to the hosts it crossed into.
-    const rights = crossOver ? crossOver.widen(ownRights) : ownRights;
-    const blacklist = await loadBlacklist(store, logger);
-    const selfOnly: UrlOwnership = { ownerOfUrl: () => options.id };
-    const router = new LinkRouter(
-      {
-        maxDepth: options.maxDepth,
-        scopes: options.scopes,
-        mode: options.linkMode,
-        ...(options.replicatedUrls && options.replicatedUrls.length > 0
-          ? { replicated: new Set(options.replicatedUrls) }
-          : {}),
-      },
-      {
-        selfId: options.id,
-        ownership: deps.cluster ? deps.cluster.ownership : () => selfOnly,
-        frontier,
-        exchange: deps.cluster?.exchange,
-        stats,
-        ...(crossOver ? { crossOver } : {}),
-      },
-    );
-    const visitor = new HostVisitor(
-      {
-        delayMs: options.delayMs,
-        delayFactor: options.delayFactor,
-        maxPagesPerHost: options.maxPagesPerHost,
-        quantumPages: QUANTUM_PAGES,
-        maxLinksPerPage: MAX_LINKS_PER_PAGE,
-        maxRobotsAttempts: options.maxRobotsAttempts,
-        maxFetchAttempts: options.maxFetchAttempts,
-        fetchRetryMs: options.fetchRetryMs,
-        userAgentToken: productToken(options.userAgent),
-      },
-      {
-        frontier,
-        resolve: (hostname, signal) => resolver.resolve(hostname, signal),
-        robots: (origin) => robots.get(origin),
-        saveRobots: (rules) =>
-          committer.add({ kind: "robots", origin: rules.origin, snapshot: rules.toJSON() }),
-        fetch: bandwidth
-          ? boundedFetch(bandwidth, (url, signal) => fetcher.fetch(url, { signal }), clock)
-          : (url, signal) => fetcher.fetch(url, { signal }),
-        ipGate,
-        archive,
-        router,
-        sitemaps: new SitemapReader(
-          { mode: options.sitemaps, maxSitemapsPerHost: DEFAULT_MAX_SITEMAPS_PER_HOST },
-          { router, stats },
-        ),
-        stats,
-        clock,
-        mustYield: () => scheduler?.isPaused === true,
-        owns: rights.owns,
-        blacklisted: (host) => blacklist.matches(host),
-        logger,
-        ...(rights.admit ? { admit: rights.admit } : {}),
-        ...(rights.mayFetch ? { mayFetch: rights.mayFetch } : {}),
-      },
-    );
-    const guard = new StorageGuard({
-      clock,
-      pause: () => scheduler?.pause(),
-      resume: () => scheduler?.resume(),
-      retryWrites: async () => {
-        await warc.recover();
-        await warc.flush();
-        await crawlLog.flush();
-        await committer.commit();
-      },
-      logger,
-    });
-    scheduler = new HostScheduler(
-      { maxActiveHosts: options.maxActiveHosts },
-      {
-        visit: (host, signal) => visitor.visit(host, signal),
-        hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),
-        onVisitError: (host, error) => {
-          if (guard.handle(error)) return;
-          stats.recordError("internal");
-          logger.error({ event: "visit-failed", host, err: error }, `the visit of ${host} failed`);
-        },
-        clock,
-      },
-    );
-    return new Agent(options, clock, store, frontier, {
-      fetcher,
-      committer,
-      warc,
-      crawlLog,
-      archive,
-      digestRegistry,
-      duplicates,
-      visitor,
-      crossOver,
-      bandwidth,
-      scheduler,
-      router,
-      stats,
-      blacklist,
-      guard,
-      cluster: deps.cluster,
-    });
+    return new Agent(options, await assembleAgent(options, deps), deps.cluster);
   }
 
   /**
@@ -776,50 +477,4 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       clearInterval(this.keepAlive);
     }
   }
-}
-
-/**
- * The blacklist saved in `store`: its entries, or the plain list of patterns saved before changes were
- * kept (taken as changed at time 0, so any later change wins); a pattern that no longer parses is left
- * out, saying so.
- */
-async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBlacklist> {
-  const blacklist = new HostBlacklist();
-  const saved = await store.getMeta(BLACKLIST_META_KEY);
-  if (saved === undefined) return blacklist;
-  for (const item of JSON.parse(saved) as (string | BlacklistEntry)[]) {
-    const entry: BlacklistEntry =
-      typeof item === "string" ? { pattern: item, blocked: true, changedAtMs: 0, changedBy: "" } : item;
-    try {
-      checkPattern(entry.pattern);
-    } catch (error) {
-      logger.warn({ event: "blacklist-entry-dropped", err: error }, "a saved blacklist entry is left out");
-      continue;
-    }
-    blacklist.merge([entry]);
-  }
-  return blacklist;
-}
-
-/**
- * `fetch` through `gate`: each download waits for its share of the bandwidth and hands it back when it
- * ends, with its bytes and duration (a failure with none).
- */
-function boundedFetch(
-  gate: BandwidthGate,
-  download: (url: string, signal: AbortSignal) => Promise<FetchResult>,
-  clock: Clock,
-): (url: string, signal: AbortSignal) => Promise<FetchResult> {
-  return async (url, signal) => {
-    const ticket = await gate.acquire(hostKey(url), signal);
-    const startedAtMs = clock.now();
-    try {
-      const result = await download(url, signal);
-      ticket.done(result.wireBytes, result.durationMs);
-      return result;
-    } catch (error) {
-      ticket.done(0, clock.now() - startedAtMs);
-      throw error;
-    }
-  };
 }

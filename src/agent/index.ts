@@ -3,7 +3,8 @@
  * archive) and the narrow surface the cluster layer drives it through.
  */
 
-export { Agent, type AgentStorage, type ClusterHooks, QUANTUM_PAGES } from "./agent.js";
+export { Agent, type AgentStorage } from "./agent.js";
+export { type ClusterHooks, QUANTUM_PAGES } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
 export type { ClusterFacingAgent } from "./cluster-facing.js";
 export {

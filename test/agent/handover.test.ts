@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { Agent, type ClusterHooks } from "../../src/agent/agent.js";
+import { Agent, type ClusterHooks } from "../../src/agent/index.js";
 import { systemClock } from "../../src/clock.js";
 import { inProcessAgentOptions, waitFor } from "./harness.js";
 
