@@ -1,8 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/frontier.js";
 import type { QueuedUrl } from "../../src/storage/state-store.js";
 import {
+  deferred,
   type FrontierEnv,
   mustTake,
   openFrontierEnv,
@@ -465,6 +466,68 @@ describe("Frontier windows, at their bounds", () => {
     expect(frontier.peek("back.test", 5)).toEqual([]);
     expect(frontier.windowedUrls).toBe(3);
     expect(await takeAll(frontier, "back.test")).toEqual(urlsOf("back.test", 0, 6));
+  });
+});
+
+describe("Frontier take racing a drain and an eviction", () => {
+  it("hands out no drained URL when the loading host is evicted and drained before its read returns", async () => {
+    const e = await setUp({ queueWindow: 2, maxWindowedHosts: 1 });
+    for (const url of urlsOf("h.test", 0, 6)) e.frontier.add(url, 0, "h.test");
+    for (const url of urlsOf("x.test", 0, 3)) e.frontier.add(url, 0, "x.test");
+    // h.test's first window (p0, p1) is taken and completed: its window is loaded, empty, nothing in flight.
+    for (const url of urlsOf("h.test", 0, 2)) {
+      const entry = await mustTake(e.frontier, "h.test");
+      expect(entry.url).toBe(url);
+      e.frontier.complete("h.test", entry, { done: true, counted: true });
+    }
+    await e.frontier.commit();
+    // The next take of h.test reads its second window from disk; the reply is held until released.
+    const readDone = deferred<void>();
+    const release = deferred<void>();
+    const realRead = e.store.readQueue.bind(e.store);
+    vi.spyOn(e.store, "readQueue").mockImplementationOnce(async (...args) => {
+      const entries = await realRead(...args);
+      readDone.resolve();
+      await release.promise;
+      return entries;
+    });
+    const loading = e.frontier.take("h.test");
+    await readDone.promise;
+    // Meanwhile x.test loads a window past the bound of one: h.test's (empty) window is evicted ...
+    const x = await mustTake(e.frontier, "x.test");
+    expect(x.url).toBe("http://x.test/p0");
+    // ... and h.test is handed to another agent: every waiting URL of it goes.
+    const handed: string[] = [];
+    const drained = await e.frontier.drainHost("h.test", (entry) => handed.push(entry.url));
+    expect(handed).toEqual(urlsOf("h.test", 2, 6));
+    expect(drained.map((entry) => entry.url)).toEqual(handed);
+    release.resolve();
+    // The window read before the drain is stale: the take hands out nothing, so no URL is fetched twice.
+    const taken = await loading;
+    expect({
+      taken: taken?.url,
+      waitingOfHost: e.frontier.waitingOf("h.test"),
+      waiting: e.frontier.waitingUrls,
+      inFlight: e.frontier.inFlightUrls,
+    }).toEqual({ taken: undefined, waitingOfHost: 0, waiting: 2, inFlight: 1 });
+    expect(e.frontier.hostsWithWork()).toEqual(["x.test"]);
+    expect(await e.frontier.take("h.test")).toBeUndefined();
+    // The host comes back later: a new URL of it is queued, reported ready and taken as usual.
+    e.ready.length = 0;
+    expect(e.frontier.add("http://h.test/new", 0, "h.test")).toBe(true);
+    expect(e.ready).toEqual(["h.test"]);
+    expect([e.frontier.waitingOf("h.test"), e.frontier.waitingUrls]).toEqual([1, 3]);
+    const fresh = await mustTake(e.frontier, "h.test");
+    expect(fresh.url).toBe("http://h.test/new");
+    e.frontier.complete("h.test", fresh, { done: true, counted: true });
+    expect(await e.frontier.take("h.test")).toBeUndefined();
+    expect([e.frontier.waitingUrls, e.frontier.inFlightUrls]).toEqual([2, 1]);
+    // Durably so: after a restart nothing of h.test is queued; x.test's URL in flight is waiting again.
+    await e.frontier.commit();
+    await e.reopen();
+    expect(e.frontier.waitingOf("h.test")).toBe(0);
+    expect(e.frontier.record("h.test")).toStrictEqual({ nextSeq: 7, fetched: 3 });
+    expect(await takeAll(e.frontier, "x.test")).toEqual(urlsOf("x.test", 0, 3));
   });
 });
 
