@@ -1,0 +1,362 @@
+import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
+import type { Clock } from "../clock.js";
+import { ErrorCode, UbiError } from "../errors.js";
+import { FailureDetector } from "../failure-detector/index.js";
+import { Assignment, loadHasher64 } from "../hashing/index.js";
+import type { Logger } from "../logging/index.js";
+import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index.js";
+import { UrlFingerprinter } from "../url/index.js";
+import { BlacklistGossip } from "./blacklist-gossip.js";
+import type { ClusterOptions } from "./cluster-node.js";
+import { ClusterService } from "./cluster-service.js";
+import { CrawlEnd } from "./crawl-end.js";
+import { CrawlTenure } from "./crawl-tenure.js";
+import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
+import { HandOverDesk } from "./hand-over.js";
+import { heartbeatSender } from "./heartbeat-sender.js";
+import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
+import { fromWireMember, toWireMember } from "./members.js";
+import { Ownership } from "./ownership.js";
+import { PartitionStats } from "./partition-stats.js";
+import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
+import { DEFAULT_BATCH_URLS, UrlExchange } from "./url-exchange.js";
+import { ViewStabilizer } from "./view-stabilizer.js";
+
+/**
+ * Longest wait for a peer's answer about payload digests: past it the page is stored whole (a slow or
+ * dead owner costs bytes, never a page).
+ */
+const DIGEST_DEADLINE_MS = 2_000;
+
+/** The parts one cluster agent is composed of (see {@link assembleCluster}). */
+export interface ClusterParts {
+  readonly agent: Agent;
+  readonly detector: FailureDetector;
+  readonly ownership: Ownership;
+  readonly exchange: UrlExchange;
+  readonly tenure: CrawlTenure;
+  readonly desk: HandOverDesk;
+  readonly claims: HostClaims;
+  readonly stabilizer: ViewStabilizer;
+  readonly crawlEnd: CrawlEnd;
+  readonly partition: PartitionStats;
+  readonly service: ClusterService;
+  readonly blacklist: BlacklistGossip;
+  readonly peers: PeerClientPool;
+  /** The client of a member, by id. */
+  readonly peerClient: (id: string) => PeerClient;
+  readonly server: AgentServer;
+}
+
+/** What {@link assembleCluster} is given besides the options. */
+export interface ClusterAssemblyDeps {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** A graceful leave of this agent (`ctl leave`, before the process exits). */
+  readonly leave: () => Promise<unknown>;
+}
+
+/** A cluster agent's parts, wired and serving, and the addresses it is reached at. */
+export interface AssembledCluster {
+  readonly parts: ClusterParts;
+  /** The address other agents reach this one at: `advertise`, or the bound address. */
+  readonly address: string;
+  /** The address the gRPC server is bound to (the real port when `listen` asked for port 0). */
+  readonly listenAddress: string;
+}
+
+/**
+ * Opens the agent with the cluster's hooks, starts its gRPC server, and wires the parts around it: the
+ * failure detector and its heartbeats, ownership, the takeover grace, the URL exchange, hand-overs and
+ * claims, partition stats, self-stabilization, termination detection, the blacklist gossip and the
+ * service. Joins nothing and starts no crawl (see {@link ClusterNode.start}).
+ */
+export async function assembleCluster(
+  agentOptions: AgentOptions,
+  options: ClusterOptions,
+  deps: ClusterAssemblyDeps,
+): Promise<AssembledCluster> {
+  const { clock, logger } = deps;
+  const selfId = agentOptions.id;
+  const hasher = await loadHasher64();
+  const fingerprinter = new UrlFingerprinter(hasher);
+  const ownership = new Ownership(
+    selfId,
+    options.capacity,
+    options.replicasPerUnit,
+    hasher,
+    options.partitioning,
+  );
+  // Under URL partitioning no host waits for a crashed agent: every agent crawls every host.
+  const graceMs = options.partitioning === "url" ? 0 : (options.takeoverDelayMs ?? DEFAULT_TAKEOVER_DELAY_MS);
+  const grace = new TakeoverGrace(graceMs, {
+    clock,
+    current: () => ownership.assignment,
+    build: (agents) => Assignment.build(agents, { replicasPerUnit: options.replicasPerUnit }, hasher),
+    onEnded: (id) =>
+      logger.info(
+        { event: "takeover-grace-ended", peer: id },
+        `agent ${id} did not come back within --takeover-delay-ms: its hosts are crawled by their new owners`,
+      ),
+  });
+  const peers = new PeerClientPool({ security: options.security });
+  const tenure = new CrawlTenure();
+  // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
+  const late: { parts?: ClusterParts; claims?: HostClaims; exchange?: UrlExchange } = {};
+  const ready = (): ClusterParts => {
+    if (!late.parts) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
+    return late.parts;
+  };
+  const owns = (host: string) => ownership.holdsHost(host);
+  // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
+  const byUrl = ownership.partitioning === "url";
+  const hooks: ClusterHooks = {
+    ownership: () => ownership,
+    exchange: {
+      send: (owner, url, depth, host, traits) => late.exchange?.send(owner, url, depth, host, traits),
+      offer: (owner, url, depth, host, traits) => late.exchange?.offer(owner, url, depth, host, traits),
+    },
+    owns,
+    admit: (host) => {
+      if (byUrl) return 0;
+      // A crashed previous owner's hosts wait for it first; then the host is claimed from whoever holds it.
+      const heldUntilMs = grace.heldUntilMs(host);
+      if (heldUntilMs > clock.now()) return { untilMs: heldUntilMs, reason: "held" };
+      const claimed = late.claims?.admit(host) ?? clock.now() + 100;
+      const admission = (atMs: number): Admission =>
+        atMs === 0 ? 0 : { untilMs: atMs, reason: "hand-over" };
+      return typeof claimed === "number" ? admission(claimed) : claimed.then(admission);
+    },
+    mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
+    isCrawlComplete: () => late.parts?.crawlEnd.isCrawlComplete() ?? false,
+    digests: {
+      // Digests are spread over the agents like hosts are.
+      ownerOf: (digest) => ownership.ownerOf(digest),
+      check: async (peerId, questions, settlements) =>
+        fromWireVerdicts(
+          await peerClient(peerId).checkDigests(
+            {
+              fromId: selfId,
+              fromIncarnation: detector.self.incarnation,
+              digests: questions.map(({ digest }) => digest),
+              settlements: toWireSettlements(selfId, settlements).settlements,
+            },
+            { deadlineMs: DIGEST_DEADLINE_MS },
+          ),
+        ),
+      settle: async (peerId, settlements) => {
+        await peerClient(peerId).settleDigests(toWireSettlements(selfId, settlements), {
+          deadlineMs: DIGEST_DEADLINE_MS,
+        });
+      },
+    },
+  };
+  const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
+  const server = new AgentServer(
+    { security: options.security },
+    {
+      handlers: {
+        join: (request) => ready().service.join(request),
+        heartbeat: (request) => ready().service.heartbeat(request),
+        submitUrls: (request) => ready().service.submitUrls(request),
+        claimHosts: (request) => ready().service.claimHosts(request),
+        handOverHosts: (request) => ready().service.handOverHosts(request),
+        getStats: (request) => ready().service.getStats(request),
+        control: (request) => ready().service.control(request),
+        syncBlacklist: (request) => ready().service.syncBlacklist(request),
+        checkDigests: (request) => ready().service.checkDigests(request),
+        settleDigests: (request) => ready().service.settleDigests(request),
+      },
+      clock,
+      logger,
+    },
+  );
+  let listenAddress: string;
+  try {
+    listenAddress = await server.start(options.listen);
+  } catch (error) {
+    await agent.stop();
+    throw error;
+  }
+  // Others reach this agent (and gossip it) at the advertised address, not necessarily the bound one.
+  const address = options.advertise ?? listenAddress;
+  const detector = new FailureDetector(
+    {
+      self: { id: selfId, address, capacity: options.capacity },
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      suspectAfterMs: options.suspectAfterMs,
+    },
+    {
+      clock,
+      sendHeartbeat: heartbeatSender({
+        clock,
+        peers,
+        deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
+        partitioning: ownership.partitioning,
+        load: () => ready().partition.load(),
+        onReply: (fromId, load, sentAtMs) => {
+          const parts = ready();
+          parts.crawlEnd.observeReply(fromId, load, sentAtMs);
+          parts.service.noteLoad(fromId, load);
+          parts.exchange.notePeerLoad(fromId, load);
+        },
+      }),
+    },
+  );
+  const memberOf = (id: string) => detector.members().find((member) => member.id === id);
+  const peerClient = (peerId: string) => {
+    const member = memberOf(peerId);
+    if (!member) throw new UbiError(ErrorCode.PeerUnreachable, `unknown peer ${peerId}`);
+    return peers.get(member.address);
+  };
+  const isAlive = (id: string) => late.parts?.stabilizer.isAlive(id) === true;
+  const partitionCell: { current?: PartitionStats } = {};
+  const batchUrls = options.batchUrls ?? DEFAULT_BATCH_URLS;
+  const exchange = new UrlExchange(
+    { maxBatchUrls: batchUrls, targetBatchUrls: batchUrls },
+    {
+      selfId,
+      incarnation: detector.self.incarnation,
+      clock,
+      stats: agent.stats,
+      ...agent.storage,
+      fingerprinter,
+      submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
+      isAlive,
+      reroute: (url, depth, host, traits) => agent.route(url, depth, host, traits),
+      onSentAway: (fingerprint) => agent.noteSentAway(fingerprint),
+      sentAwayBefore: (fingerprint) => agent.wasSentAway(fingerprint),
+      localIdle: () => agent.isIdle,
+      onDelivered: () => {
+        if (partitionCell.current) partitionCell.current.batchesDelivered++;
+      },
+      requeue: (url, depth, host, traits) => {
+        if (ownership.ownerOfUrl(url, host) === selfId) agent.accept(url, depth, host, traits);
+        else agent.route(url, depth, host, traits);
+      },
+    },
+  );
+  late.exchange = exchange;
+  const desk = new HandOverDesk({
+    selfId,
+    clock,
+    tenure,
+    ownership,
+    agent,
+    memberOf,
+    heardFrom: (member) => detector.heardFrom(member),
+  });
+  const claims = new HostClaims(
+    { maxAsked: options.recoveryK ?? DEFAULT_RECOVERY_K },
+    {
+      selfId,
+      clock,
+      tenure,
+      ownership,
+      isAlive,
+      self: () => toWireMember(detector.self, clock.now()),
+      claim: (peerId, request) => peerClient(peerId).claimHosts(request),
+      learnOf: (member) => detector.learnOf(fromWireMember(member)),
+      desk,
+      agent,
+    },
+  );
+  late.claims = claims;
+  const partition = new PartitionStats(
+    { address, capacity: options.capacity },
+    {
+      clock,
+      agent,
+      ownership,
+      grace,
+      exchangeIdle: () => exchange.isIdle,
+      members: () => detector.members(),
+    },
+  );
+  partitionCell.current = partition;
+  const stabilizer: ViewStabilizer = new ViewStabilizer({
+    clock,
+    ownership,
+    grace,
+    exchange,
+    agent,
+    statusOf: (id) => memberOf(id)?.status,
+    capacityOf: (id) => memberOf(id)?.capacity ?? 1,
+    onGone: (id) => {
+      crawlEnd.forget(id);
+      // A dead agent's claims on payloads would hold others' copies until their lease ran out.
+      agent.forgetDigestClaims(id);
+    },
+    lostHosts: {
+      push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
+      any: () => desk.holdsLostHosts(),
+    },
+    logger,
+  });
+  const crawlEnd: CrawlEnd = new CrawlEnd({
+    selfId,
+    clock,
+    suspectAfterMs: options.suspectAfterMs,
+    load: () => partition.load(),
+    aliveIds: () => stabilizer.alive,
+    viewChangedAtMs: () => stabilizer.viewChangedAtMs,
+    pulse: () => detector.pulse(),
+    // Links buffered while this agent was busy are all the others will get from it: send them soon.
+    onAwaitingEnd: () => exchange.reconsider(),
+  });
+  const blacklist = new BlacklistGossip(
+    {},
+    {
+      clock,
+      agent,
+      peers: () => detector.alive().flatMap((member) => (member.id === selfId ? [] : [member.id])),
+      // Bounded: a peer that died since the last heartbeat must not hold this agent's start for long.
+      sync: (peerId, request) =>
+        peerClient(peerId).syncBlacklist(request, {
+          deadlineMs: Math.max(2 * options.heartbeatIntervalMs, 2000),
+        }),
+      logger,
+    },
+  );
+  const service = new ClusterService(
+    { maxConcurrentSubmits: options.maxConcurrentSubmits },
+    {
+      blacklist,
+      logger,
+      clock,
+      agent,
+      detector,
+      ownership,
+      exchange,
+      crawlEnd,
+      desk,
+      partition,
+      peers,
+      leaveAndExit: () => {
+        deps.leave().then(
+          () => process.kill(process.pid, "SIGTERM"),
+          (error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"),
+        );
+      },
+    },
+  );
+  const parts: ClusterParts = {
+    agent,
+    detector,
+    ownership,
+    exchange,
+    tenure,
+    desk,
+    claims,
+    stabilizer,
+    crawlEnd,
+    partition,
+    service,
+    blacklist,
+    peers,
+    peerClient,
+    server,
+  };
+  late.parts = parts;
+  return { parts, address, listenAddress };
+}
