@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { CrawlEnd } from "../../src/cluster/crawl-end.js";
 import type { WorkLoad } from "../../src/cluster/index.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { idle } from "../support/work-load.js";
 
 /**
  * CrawlEnd of agent "a" on a manual clock: the other agents' loads are the heartbeat replies and
@@ -10,18 +11,6 @@ import { ManualClock } from "../support/manual-clock.js";
 
 const SUSPECT_AFTER_MS = 1_000;
 const PULSE_GAP_MS = 100;
-
-/** An idle load with some finished work (so the crawl counts as started). */
-function idle(overrides: Partial<WorkLoad> = {}): WorkLoad {
-  return {
-    idle: true,
-    urlBatchesSent: 3,
-    urlBatchesReceived: 3,
-    pagesFetched: 10,
-    queuedUrls: 0,
-    ...overrides,
-  };
-}
 
 const busy = (overrides: Partial<WorkLoad> = {}): WorkLoad =>
   idle({ idle: false, queuedUrls: 5, ...overrides });

@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TerminationDetector, type WorkLoad } from "../../src/cluster/termination.js";
-
-/** An idle load with some finished work (so the crawl counts as started). */
-function idle(overrides: Partial<WorkLoad> = {}): WorkLoad {
-  return {
-    idle: true,
-    urlBatchesSent: 3,
-    urlBatchesReceived: 3,
-    pagesFetched: 10,
-    queuedUrls: 0,
-    ...overrides,
-  };
-}
+import { idle } from "../support/work-load.js";
 
 /** Observes `loads` (by agent id) at `atMs`, then runs one round over their ids. */
 function round(detector: TerminationDetector, loads: Record<string, WorkLoad>, atMs: number): boolean {
