@@ -269,7 +269,8 @@ export async function assembleCluster(
       agent,
       ownership,
       grace,
-      exchangeIdle: () => exchange.isIdle,
+      // URLs handed to a crashed agent and not re-sent yet are work too.
+      exchangeIdle: () => exchange.isIdle && late.parts?.stabilizer.redistributing !== true,
       members: () => detector.members(),
     },
   );

@@ -19,7 +19,7 @@ export interface PartitionStatsDeps {
   readonly agent: StatsSource;
   readonly ownership: Pick<Ownership, "holdsHost" | "replicas" | "share">;
   readonly grace: Pick<TakeoverGrace, "heldUntilMs" | "heldFor">;
-  /** True when the URL exchange has nothing buffered or unacknowledged. */
+  /** True when the URL exchange has nothing buffered, unacknowledged or waiting to be re-sent. */
   readonly exchangeIdle: () => boolean;
   /** The failure detector's table. */
   readonly members: () => readonly MemberEntry[];

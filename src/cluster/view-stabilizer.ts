@@ -12,6 +12,8 @@ import type { UrlExchange } from "./url-exchange.js";
  * was handed over can end put back in the queue (a parked host, a full disk), after the hand-over.
  */
 const STRANDED_CHECK_MS = 2_000;
+/** Longest wait between two attempts to re-send a crashed agent's URLs when they keep failing. */
+const MAX_REDISTRIBUTE_BACKOFF_MS = 60_000;
 
 /** What a {@link ViewStabilizer} needs. */
 export interface ViewStabilizerDeps {
@@ -45,11 +47,14 @@ export class ViewStabilizer {
   private changedAtMs = 0;
   private strandedTimer: TimerHandle | undefined;
   private stopped = false;
+  /** A re-examination is queued and has not begun: more requests for one are served by it. */
+  private reexamineQueued = false;
   /**
-   * Crashed agents whose handed URLs are not re-sent yet: kept until a re-examination re-sends them,
-   * so a failed one (a commit on a full disk) leaves them to the next, not lost.
+   * Crashed agents whose handed URLs are not re-sent yet, with their failed attempts and when to try
+   * again: kept until a re-examination re-sends them (a failed one, a commit on a full disk, leaves them
+   * to the next, not lost), or until the agent is back or has left.
    */
-  private readonly unredistributed = new Set<string>();
+  private readonly unredistributed = new Map<string, { failures: number; nextAtMs: number }>();
 
   constructor(private readonly deps: ViewStabilizerDeps) {}
 
@@ -61,6 +66,11 @@ export class ViewStabilizer {
   /** Ids of the alive agents, self included. */
   get alive(): ReadonlySet<string> {
     return this.aliveIds;
+  }
+
+  /** True while URLs handed to a crashed agent wait to be re-sent (this agent is not idle then). */
+  get redistributing(): boolean {
+    return this.unredistributed.size > 0;
   }
 
   /** Local time of the last change of the alive set that may hide a live agent (not a graceful leave). */
@@ -119,13 +129,18 @@ export class ViewStabilizer {
       }
     }
     deps.exchange.onViewChange();
-    for (const id of crashed) this.unredistributed.add(id);
+    for (const id of crashed) this.unredistributed.set(id, { failures: 0, nextAtMs: 0 });
     this.queueReexamine();
   }
 
   private queueReexamine(): void {
+    if (this.reexamineQueued) return;
+    this.reexamineQueued = true;
     this.reexamining = this.reexamining
-      .then(() => this.reexamine())
+      .then(() => {
+        this.reexamineQueued = false;
+        return this.reexamine();
+      })
       .catch((error) =>
         this.deps.logger.error({ event: "reexamine-failed", err: error }, "re-examining the frontier failed"),
       );
@@ -137,7 +152,9 @@ export class ViewStabilizer {
       if (this.stopped) return;
       const { ownership, agent } = this.deps;
       const stranded = agent.hostsWithWork().some((host) => !ownership.holdsHost(host));
-      if (stranded || this.deps.lostHosts.any() || this.unredistributed.size > 0) this.queueReexamine();
+      const now = this.deps.clock.now();
+      const due = [...this.unredistributed.values()].some((retry) => retry.nextAtMs <= now);
+      if (stranded || this.deps.lostHosts.any() || due) this.queueReexamine();
       this.watchStranded();
     }, STRANDED_CHECK_MS);
   }
@@ -153,9 +170,29 @@ export class ViewStabilizer {
       );
     }
     await agent.commit();
-    for (const peer of [...this.unredistributed]) {
-      await exchange.redistribute(peer);
-      this.unredistributed.delete(peer);
+    for (const [peer, retry] of [...this.unredistributed]) {
+      // An agent back holds what it acknowledged; one that left handed its queue over itself.
+      if (this.aliveIds.has(peer) || this.deps.statusOf(peer) === "left") {
+        this.unredistributed.delete(peer);
+        continue;
+      }
+      if (retry.nextAtMs > this.deps.clock.now()) continue;
+      try {
+        await exchange.redistribute(peer);
+        this.unredistributed.delete(peer);
+      } catch (error) {
+        // The others are not held up; this one is tried again later, less and less often.
+        retry.failures++;
+        const backoffMs = Math.min(
+          MAX_REDISTRIBUTE_BACKOFF_MS,
+          STRANDED_CHECK_MS * 2 ** (retry.failures - 1),
+        );
+        retry.nextAtMs = this.deps.clock.now() + backoffMs;
+        this.deps.logger.warn(
+          { event: "redistribute-failed", peer, err: error },
+          `re-sending the URLs handed to crashed agent ${peer} failed; trying again in ${backoffMs} ms`,
+        );
+      }
     }
     agent.wakeHosts();
     // Hosts whose crawl this agent holds go to their new owners with what was done there.

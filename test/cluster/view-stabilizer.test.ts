@@ -247,14 +247,12 @@ it("re-sends what was handed to crashed agents, not to agents that left, after t
   view(["a", "b"], "left");
   await stabilizer.settled();
   expect(gone).toEqual(["c", "d"]);
+  // Both changes came before the re-examination began: it serves both.
   expect(calls).toEqual([
     "exchange.onViewChange",
     "exchange.onViewChange",
     "commit",
     "redistribute c",
-    "wakeHosts",
-    "lostHosts.push",
-    "commit",
     "wakeHosts",
     "lostHosts.push",
   ]);
@@ -436,6 +434,8 @@ it("settled() resolves only once every re-examination queued so far is done, one
   const { stabilizer, view, calls, commits } = setUp();
   commits.hold = true;
   view(["a", "b"]);
+  await settle();
+  // Asked for while the first is running: a second re-examination, after it.
   view(["a", "b", "c"]);
   let settled = false;
   void stabilizer.settled().then(() => {
@@ -522,19 +522,86 @@ it("re-sends what was handed to a crashed agent at the next re-examination when 
   expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
 });
 
-it("keeps every crashed agent whose redistribution failed, the first of several too, for the next re-examination", async () => {
-  const { stabilizer, view, calls, failRedistribute } = setUp();
+it("retries a crashed agent whose redistribution failed with growing waits, without holding up the others", async () => {
+  const { clock, stabilizer, view, calls, failRedistribute, records } = setUp();
   view(["a", "b", "c", "d"]);
   await stabilizer.settled();
+  stabilizer.start();
   calls.length = 0;
   failRedistribute.add("b");
   view(["a", "d"]);
   await stabilizer.settled();
-  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  // b failed; c was re-sent all the same, and the hosts were woken and pushed.
+  expect(calls).toEqual(["exchange.onViewChange", "commit", "redistribute c", "wakeHosts", "lostHosts.push"]);
+  expect(stabilizer.redistributing).toBe(true);
+  expect(records.filter(({ fields }) => fields.event === "redistribute-failed")).toEqual([
+    expect.objectContaining({ level: "warn", fields: expect.objectContaining({ peer: "b" }) }),
+  ]);
+  // Another view change before b's retry is due does not retry it.
+  calls.length = 0;
   view(["a", "d", "e"]);
   await stabilizer.settled();
-  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([
-    "redistribute b",
-    "redistribute c",
-  ]);
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  // Due 2 s after the failure: the stranded check's re-examination retries it.
+  failRedistribute.add("b");
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  // Failed again: the next try waits 4 s, not 2.
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  stabilizer.stop();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual(["redistribute b"]);
+  expect(stabilizer.redistributing).toBe(false);
+});
+
+it("drops a crashed agent not yet re-sent once it is back, or has left", async () => {
+  const { clock, stabilizer, view, calls, failRedistribute, statuses } = setUp();
+  view(["a", "b", "c", "d"]);
+  await stabilizer.settled();
+  stabilizer.start();
+  failRedistribute.add("b");
+  failRedistribute.add("c");
+  view(["a", "d"]);
+  await stabilizer.settled();
+  expect(stabilizer.redistributing).toBe(true);
+  // b comes back with what it acknowledged: dropped at the view change.
+  view(["a", "b", "d"]);
+  await stabilizer.settled();
+  expect(stabilizer.redistributing).toBe(true);
+  // c's leave is heard later (it handed its queue over itself), with no view change: dropped at the
+  // next re-examination, with nothing re-sent.
+  statuses.set("c", "left");
+  calls.length = 0;
+  clock.advance(10 * STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  stabilizer.stop();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  expect(stabilizer.redistributing).toBe(false);
+});
+
+it("serves requests for a re-examination made before it begins with one run: the stranded check does not pile them up", async () => {
+  const { clock, stabilizer, view, calls, commits, lost } = setUp();
+  view(["a", "b"]);
+  await stabilizer.settled();
+  stabilizer.start();
+  lost.any = true;
+  commits.hold = true;
+  clock.advance(STRANDED_CHECK_MS);
+  await settle();
+  // The first waits in its commit; checks meanwhile queue one more run, not one each.
+  for (let i = 0; i < 5; i++) {
+    clock.advance(STRANDED_CHECK_MS);
+    await settle();
+  }
+  expect(commits.waiting).toHaveLength(1);
+  calls.length = 0;
+  commits.hold = false;
+  commits.waiting.shift()?.();
+  await stabilizer.settled();
+  stabilizer.stop();
+  expect(calls.filter((call) => call === "lostHosts.push")).toHaveLength(2);
 });
