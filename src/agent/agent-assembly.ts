@@ -64,7 +64,7 @@ export interface ClusterHooks {
 }
 
 /** An agent's machinery, wired: what {@link assembleAgent} builds and the agent runs. */
-export interface AgentMachinery {
+export interface AssembledAgent {
   readonly clock: Clock;
   readonly store: StateStore;
   readonly frontier: Frontier;
@@ -102,7 +102,7 @@ export interface AssemblyDeps {
  * frontier, fetcher, robots cache, WARC writer and crawl log under one group commit, the visitor and
  * scheduler, the link router, and what a cluster adds (`deps.cluster`). Starts nothing.
  */
-export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = {}): Promise<AgentMachinery> {
+export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = {}): Promise<AssembledAgent> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? defaultLogger();
   // Bad flags (CIDRs, a missing hosts file) fail before any state is opened.

@@ -20,7 +20,7 @@ import type {
 } from "../storage/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import {
-  type AgentMachinery,
+  type AssembledAgent,
   type AssemblyDeps,
   assembleAgent,
   BLACKLIST_META_KEY,
@@ -127,7 +127,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
 
   private constructor(
     readonly options: AgentOptions,
-    parts: AgentMachinery,
+    parts: AssembledAgent,
     cluster: ClusterHooks | undefined,
   ) {
     this.clock = parts.clock;

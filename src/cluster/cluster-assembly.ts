@@ -7,7 +7,7 @@ import type { Logger } from "../logging/index.js";
 import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
-import type { ClusterOptions } from "./cluster-node.js";
+import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
 import { ClusterService } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";

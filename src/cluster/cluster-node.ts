@@ -7,14 +7,14 @@ import { type AgentStats, parseHostPort, type TransportSecurity } from "../trans
 import { assembleCluster, type ClusterParts } from "./cluster-assembly.js";
 import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import { type ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
-import { CrawlEnd } from "./crawl-end.js";
+import type { CrawlEnd } from "./crawl-end.js";
 import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
-import { HandOverDesk } from "./hand-over.js";
-import { HostClaims } from "./host-claims.js";
-import { Ownership, type Partitioning } from "./ownership.js";
+import type { HandOverDesk } from "./hand-over.js";
+import type { HostClaims } from "./host-claims.js";
+import type { Ownership, Partitioning } from "./ownership.js";
 import { resendUnacked } from "./unacked-urls.js";
-import { DEFAULT_BATCH_URLS } from "./url-exchange.js";
-import { ViewStabilizer } from "./view-stabilizer.js";
+import type { DEFAULT_BATCH_URLS } from "./url-exchange.js";
+import type { ViewStabilizer } from "./view-stabilizer.js";
 
 export { DEFAULT_LEAVE_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_SUBMITS, type LeaveOutcome };
 
@@ -128,7 +128,10 @@ export class ClusterNode {
     const { parts, address, listenAddress } = await assembleCluster(agentOptions, options, {
       clock,
       logger,
-      leave: () => (cell.node ? cell.node.leave() : Promise.reject(new Error("agent is starting"))),
+      leave: () =>
+        cell.node
+          ? cell.node.leave()
+          : Promise.reject(new UbiError(ErrorCode.PeerUnreachable, "agent is starting")),
     });
     const node = new ClusterNode(options, address, listenAddress, clock, parts);
     cell.node = node;

@@ -101,22 +101,23 @@ export class SeenSet {
   /** A set presized so that `expected` fingerprints fit without any growth. */
   static withExpected(expected: number, options: Pick<SeenSetOptions, "maxCapacity"> = {}): SeenSet {
     const maxCapacity = checkedMaxCapacity(options.maxCapacity);
-    if (!Number.isInteger(expected) || expected < 0 || expected > maxCapacity * MAX_LOAD) {
+    if (!Number.isInteger(expected) || expected < 0) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
-        `expected must be a non-negative integer of at most ${Math.floor(maxCapacity * MAX_LOAD)}, got ${expected}`,
+        `expected must be a non-negative integer, got ${expected}`,
       );
     }
     // A little slack per segment: hashing spreads fingerprints evenly, not exactly.
     const perSegment = expected / SEGMENTS;
     const slack = 4 * Math.sqrt(perSegment) + 1;
-    return new SeenSet({
-      maxCapacity,
-      initialCapacity: Math.min(
-        maxCapacity,
-        Math.max(1, Math.ceil(((perSegment + slack) * SEGMENTS) / MAX_LOAD)),
-      ),
-    });
+    const slots = Math.ceil(((perSegment + slack) * SEGMENTS) / MAX_LOAD);
+    if (slots > maxCapacity) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `${expected} fingerprints need ${slots} slots, past the maxCapacity of ${maxCapacity}`,
+      );
+    }
+    return new SeenSet({ maxCapacity, initialCapacity: slots });
   }
 
   /** Number of fingerprints in the set. */

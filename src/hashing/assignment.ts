@@ -63,6 +63,9 @@ export class Assignment {
       invalidArgument(`replicasPerUnit must be a positive integer, got ${replicasPerUnit}`);
     }
     const maxTotal = options.maxTotalReplicas ?? MAX_TOTAL_REPLICAS;
+    if (!Number.isInteger(maxTotal) || maxTotal < 1) {
+      invalidArgument(`maxTotalReplicas must be a positive integer, got ${maxTotal}`);
+    }
     if (agents.length === 0) invalidArgument("an assignment needs at least one agent");
     const normalized: Required<AgentSpec>[] = [];
     const seen = new Set<string>();

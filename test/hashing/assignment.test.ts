@@ -264,6 +264,11 @@ describe("Assignment: validation", () => {
         ),
       ),
     ).toMatch(/32 replicas exceed the limit of 24/);
+    for (const bad of [0, Number.NaN, 2.5]) {
+      expect(messageOf(() => Assignment.build(uniform("a"), { maxTotalReplicas: bad }, hasher))).toBe(
+        `maxTotalReplicas must be a positive integer, got ${bad}`,
+      );
+    }
     // A duplicate id is named as one, not reported as two agents colliding on the circle.
     expect(messageOf(() => Assignment.build(uniform("dup", "dup"), SMALL, hasher))).toMatch(
       /duplicate agent id "dup"/,
