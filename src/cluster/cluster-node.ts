@@ -12,7 +12,7 @@ import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./gra
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
 import type { Ownership, Partitioning } from "./ownership.js";
-import { resendUnacked } from "./unacked-urls.js";
+import { resendUnacked, UNACKED_PEER } from "./unacked-urls.js";
 import type { DEFAULT_BATCH_URLS } from "./url-exchange.js";
 import type { ViewStabilizer } from "./view-stabilizer.js";
 
@@ -150,6 +150,12 @@ export class ClusterNode {
       });
       stabilizer.onViewChange(detector.alive());
       stabilizer.start();
+      // URLs handed in an earlier run to agents gone since: re-sent to their hosts' owners now.
+      stabilizer.resendForAbsent(
+        (await agent.storage.store.outboxPeers()).filter(
+          (peer) => peer !== UNACKED_PEER && peer !== agent.id,
+        ),
+      );
       // The cluster's blacklist before the first fetch: an agent that joins later must not crawl a
       // host the operator blacklisted before.
       await blacklist.start();

@@ -94,6 +94,21 @@ export class ViewStabilizer {
     if (this.strandedTimer !== undefined) this.deps.clock.clearTimeout(this.strandedTimer);
   }
 
+  /**
+   * Agents this one handed URLs to in an earlier run (their outboxes are in its state) and that are not
+   * in the view it starts with: they may have died while it was down, and no view change will say so.
+   * Like a crashed agent's hosts, they get the takeover grace to appear (a whole cluster restarting
+   * comes back agent by agent); those still absent then have their URLs re-sent to the current owners.
+   */
+  resendForAbsent(ids: Iterable<string>): void {
+    const dueAtMs = this.deps.clock.now() + this.deps.grace.delayMs;
+    for (const id of ids) {
+      if (!this.aliveIds.has(id) && !this.unredistributed.has(id)) {
+        this.unredistributed.set(id, { failures: 0, nextAtMs: dueAtMs });
+      }
+    }
+  }
+
   /** The alive set changed: rebuild ownership and re-examine what this agent holds. */
   onViewChange(alive: readonly MemberEntry[]): void {
     if (alive.length === 0) return; // this agent left and no one else is alive: nothing to hand over

@@ -435,6 +435,22 @@ export class StateStore {
     return result;
   }
 
+  /** The agents (and pseudo-peers) with an outbox entry, in key order: one seek per peer, not a scan. */
+  async outboxPeers(): Promise<string[]> {
+    const peers: string[] = [];
+    const iterator = this.outbox.keys();
+    try {
+      for (let key = await iterator.next(); key !== undefined; key = await iterator.next()) {
+        const peer = key.slice(0, key.lastIndexOf(SEP));
+        peers.push(peer);
+        iterator.seek(`${peer}\u0001`);
+      }
+    } finally {
+      await iterator.close();
+    }
+    return peers;
+  }
+
   /** The outbox entries of `peer` (of every peer when omitted): URLs handed to it. */
   async *outboxEntries(
     peer?: string,

@@ -605,3 +605,25 @@ it("serves requests for a re-examination made before it begins with one run: the
   stabilizer.stop();
   expect(calls.filter((call) => call === "lostHosts.push")).toHaveLength(2);
 });
+
+it("re-sends for agents absent from the first view once the takeover grace is over, unless they appear", async () => {
+  const { clock, stabilizer, view, calls } = setUp();
+  view(["a", "b"]);
+  await stabilizer.settled();
+  stabilizer.start();
+  calls.length = 0;
+  // c and d were handed URLs in an earlier run; b is alive, so nothing is due for it.
+  stabilizer.resendForAbsent(["b", "c", "d"]);
+  expect(stabilizer.redistributing).toBe(true);
+  clock.advance(DELAY_MS - STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  // d appears within the grace (a whole cluster restarting); c does not.
+  view(["a", "b", "d"]);
+  await stabilizer.settled();
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  stabilizer.stop();
+  expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual(["redistribute c"]);
+  expect(stabilizer.redistributing).toBe(false);
+});

@@ -267,6 +267,27 @@ describe("StateStore fingerprints, records, outbox, robots and meta", () => {
     expect(left.map((e) => `${e.peer}/${e.fingerprint}`).sort()).toEqual(["agent-1/8", "agent-10/7"]);
   });
 
+  it("lists the peers with outbox entries once each, prefixes apart, and none once all are done", async () => {
+    expect(await store.outboxPeers()).toEqual([]);
+    const entry = { url: "http://x.test/", depth: 0 };
+    await store.write([
+      ...[1n, 2n, 3n].map((fingerprint) => ({
+        kind: "outbox" as const,
+        peer: "agent-1",
+        fingerprint,
+        entry,
+      })),
+      { kind: "outbox", peer: "agent-10", fingerprint: 1n, entry },
+      { kind: "outbox", peer: "~unacked", fingerprint: 9n, entry },
+      { kind: "outbox", peer: "b", fingerprint: 2n ** 64n - 1n, entry },
+    ]);
+    expect(await store.outboxPeers()).toEqual(["agent-1", "agent-10", "b", "~unacked"]);
+    await store.write(
+      [1n, 2n, 3n].map((fingerprint) => ({ kind: "outbox-done", peer: "agent-1", fingerprint })),
+    );
+    expect(await store.outboxPeers()).toEqual(["agent-10", "b", "~unacked"]);
+  });
+
   it("stores robots snapshots by origin, the latest one winning", async () => {
     await store.write([
       { kind: "robots", origin: "http://a.test", snapshot: { status: 200, body: "v1" } },
