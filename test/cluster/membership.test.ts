@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { StateStore } from "../../src/storage/index.js";
 import {
   crawlMetrics,
   logEvent,
@@ -67,6 +68,18 @@ async function whoFetched(agents: readonly ClusterAgent[], urls: readonly string
     }
   }
   return lines.sort().join("\n");
+}
+
+/** URLs an agent (stopped) has in its outbox for `peer`: handed to it and not re-sent elsewhere. */
+async function outboxOf(dataDir: string, peer: string): Promise<number> {
+  const store = await StateStore.open(join(dataDir, "state"));
+  try {
+    let count = 0;
+    for await (const _ of store.outboxEntries(peer)) count++;
+    return count;
+  } finally {
+    await store.close();
+  }
 }
 
 async function expectNoWaste(agents: readonly ClusterAgent[]): Promise<void> {
@@ -272,6 +285,35 @@ describe("a crash", () => {
     );
     const notTheVictims = metrics.repeated.filter((url) => !victimPages.has(url) && !inFlightAtKill.has(url));
     expect(notTheVictims, await whoFetched(agents, notTheVictims.slice(0, 20))).toEqual([]);
+  });
+});
+
+describe("a restart after another agent died meanwhile", () => {
+  it("re-sends the URLs the restarted agent had handed the dead one, so the survivors cover the web", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const truth = fixture.truth();
+    const flags = [...SLOW, "--takeover-delay-ms", "500"];
+    const [first, second, third] = (await startCluster(fixture, 3, flags)) as [
+      ClusterAgent,
+      ClusterAgent,
+      ClusterAgent,
+    ];
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    // The first goes down; while it is down the second dies for good. Only the third sees the second
+    // crash: it re-sends what it had handed the second, but the first's outbox is on the first's disk.
+    first.process.kill("SIGKILL");
+    await first.process.waitForExit(10_000);
+    second.process.kill("SIGKILL");
+    await second.process.waitForExit(10_000);
+    expect(await outboxOf(first.dataDir, second.id)).toBeGreaterThan(0);
+    const back = await startClusterAgent(fixture, { id: first.id, join: [third.address], flags });
+    await waitForExits([back, third]);
+    const metrics = crawlMetrics(servedPages(recorder), truth.urls);
+    expect(metrics.missing).toEqual([]);
+    // Re-sent: the restarted agent's outbox for the dead one is done (the web alone cannot tell, as
+    // the dead agent's hosts are found again from pages of other hosts).
+    expect(await outboxOf(first.dataDir, second.id)).toBe(0);
   });
 });
 
