@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { HostBlacklist } from "../../src/agent/host-blacklist.js";
 import { BLACKLIST_SYNC_INTERVAL_MS, BlacklistGossip } from "../../src/cluster/blacklist-gossip.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
@@ -118,6 +118,83 @@ describe("BlacklistGossip", () => {
     expect(records[0]).toMatchObject({ peer: "agent-b", added: ["spam.test"], removed: [] });
     expect(records[1]).toMatchObject({ peer: "agent-b", added: [], removed: ["spam.test"] });
     expect(records[2]).toMatchObject({ peer: "agent-b", err: { message: "agent-b is down" } });
+  });
+
+  it("names every pattern a sync brought in its log line, additions first", async () => {
+    const lines: string[] = [];
+    const logger = await createLogger({
+      level: "info",
+      format: "json",
+      destination: new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(
+            ...String(chunk)
+              .split("\n")
+              .filter((line) => line !== ""),
+          );
+          done();
+        },
+      }),
+    });
+    const here = new HostBlacklist();
+    here.add("gone.test", { atMs: 10, by: "agent-a" });
+    const there = new HostBlacklist();
+    there.add("gone.test", { atMs: 10, by: "agent-a" });
+    there.add("ads.test", { atMs: 20, by: "agent-b" });
+    there.add("spam.test", { atMs: 20, by: "agent-b" });
+    there.remove("gone.test", { atMs: 20, by: "agent-b" });
+    const gossip = new BlacklistGossip(
+      {},
+      {
+        clock: new ManualClock(),
+        agent: agentWith(here),
+        peers: () => ["agent-b"],
+        sync: async (_peer, request) => {
+          there.merge(request.entries);
+          return { entries: there.entries() };
+        },
+        logger,
+      },
+    );
+    await gossip.pushChange();
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records.map((record) => record.msg)).toEqual([
+      "blacklist from agent-b: +ads.test +spam.test -gone.test",
+    ]);
+  });
+
+  describe("without an injected pick", () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it("syncs periodically with a live agent drawn at random, any of them", async () => {
+      const clock = new ManualClock();
+      const calls: string[] = [];
+      const gossip = new BlacklistGossip(
+        { intervalMs: 1000 },
+        {
+          clock,
+          agent: agentWith(new HostBlacklist()),
+          peers: () => ["agent-b", "agent-c", "agent-d"],
+          sync: async (peer) => {
+            calls.push(peer);
+            return { entries: [] };
+          },
+          logger: silentLogger,
+        },
+      );
+      await gossip.start();
+      calls.length = 0;
+      const random = vi.spyOn(Math, "random");
+      for (const draw of [0.99, 0, 0.5]) {
+        random.mockReturnValueOnce(draw);
+        clock.advance(1000);
+        await flush();
+      }
+      gossip.stop();
+      expect(calls).toEqual(["agent-d", "agent-b", "agent-c"]);
+    });
   });
 
   it("schedules no further sync once stopped, even when stopped during one", async () => {

@@ -115,6 +115,51 @@ describe("Ownership", () => {
     expect(own.assignment.has("twin")).toBe(false);
     expect(HOSTS.map((host) => own.ownerOf(host))).toEqual(before);
   });
+
+  it("keeps itself in the assignment when a colliding agent is left out, even after it had left its view", () => {
+    const twinHasher: Hasher64 = {
+      hashString: (text, seed) => hasher.hashString(text === "twin" ? "b" : text, seed),
+      hashBytes: (bytes, seed) => hasher.hashBytes(bytes, seed),
+    };
+    const own = new Ownership("a", 1, REPLICAS, twinHasher);
+    own.update([{ id: "b" }]); // a graceful leave: this agent is out of its own view
+    expect(own.update([{ id: "a" }, { id: "b" }, { id: "twin" }])).toBe(true);
+    expect(own.assignment.agents.map((agent) => agent.id)).toEqual(["a", "b"]);
+  });
+
+  it("lets an unexpected failure to build the assignment out, rather than leaving an agent out", () => {
+    const failing: Hasher64 = {
+      hashString: (text, seed) => {
+        if (text === "broken") throw new TypeError("hasher failed");
+        return hasher.hashString(text, seed);
+      },
+      hashBytes: (bytes, seed) => hasher.hashBytes(bytes, seed),
+    };
+    const own = new Ownership("a", 1, REPLICAS, failing);
+    own.update([{ id: "a" }, { id: "b" }]);
+    expect(codeOf(() => own.update([{ id: "a" }, { id: "b" }, { id: "broken" }]))).toBe("not a UbiError");
+    expect(own.assignment.agents.map((agent) => agent.id)).toEqual(["a", "b"]);
+  });
+
+  it("tells apart alive sets whose ids and capacities read alike run together", () => {
+    // "0" of capacity 12 with "b", and "0" of capacity 1 with "2b": both "0", "12", "b", "1" in a row.
+    const own = new Ownership("0", 12, REPLICAS, hasher);
+    own.update([
+      { id: "0", capacity: 12 },
+      { id: "b", capacity: 1 },
+    ]);
+    expect(
+      own.update([
+        { id: "0", capacity: 1 },
+        { id: "2b", capacity: 1 },
+      ]),
+    ).toBe(true);
+    expect(own.assignment.agents).toEqual([
+      { id: "0", capacity: 1 },
+      { id: "2b", capacity: 1 },
+    ]);
+    expect(new Set(HOSTS.map((host) => own.ownerOf(host)))).toEqual(new Set(["0", "2b"]));
+  });
 });
 
 const probes = new Map<string, Ownership>();

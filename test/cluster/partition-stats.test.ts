@@ -117,6 +117,7 @@ it("counts the hosts it knows, owns, has done, and holds for a crashed agent tha
   const now = clock.now();
   state.hosts = [
     ["owned-waiting-held", 3, 0],
+    ["owned-waiting-held-long", 4, 2],
     ["owned-waiting-hold-ends-now", 2, 1],
     ["owned-done-held", 0, 5],
     ["other-waiting-held", 1, 0],
@@ -125,15 +126,16 @@ it("counts the hosts it knows, owns, has done, and holds for a crashed agent tha
   ];
   for (const [host] of state.hosts) if (host.startsWith("owned")) owned.add(host);
   heldUntil.set("owned-waiting-held", now + 1);
+  heldUntil.set("owned-waiting-held-long", now + 60_000);
   heldUntil.set("owned-waiting-hold-ends-now", now);
   heldUntil.set("owned-done-held", now + 1_000);
   heldUntil.set("other-waiting-held", now + 1_000);
   const stats = partition.stats();
-  expect(stats.hostsKnown).toBe(6);
-  expect(stats.hostsOwned).toBe(4);
+  expect(stats.hostsKnown).toBe(7);
+  expect(stats.hostsOwned).toBe(5);
   expect(stats.hostsDone).toBe(2);
-  // Held: owned, with URLs waiting, and a grace still running.
-  expect(stats.hostsHeld).toBe(1);
+  // Held: owned, with URLs waiting, and a grace still running (a host with none waiting is not held).
+  expect(stats.hostsHeld).toBe(2);
 });
 
 it("reports the counters as last written durably, not the ones still in memory", () => {

@@ -416,6 +416,19 @@ describe("HostScheduler edges (issue 19: mutation survivors)", () => {
     expect(h.scheduler.activeHosts).toBe(2);
   });
 
+  it("lowers maxActiveHosts at run time to one, the smallest allowed: one visit at a time after", async () => {
+    const h = setUp({ maxActiveHosts: 2 });
+    for (const host of ["a", "b", "c"]) h.addWork(host, 5);
+    await flush();
+    expect(h.runningHosts).toEqual(["a", "b"]);
+    h.scheduler.setMaxActiveHosts(1);
+    await h.end("a", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["b"]);
+    await h.end("b", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["c"]);
+    expect(h.maxActive).toBe(2);
+  });
+
   it("names the bad maxActiveHosts in its error", () => {
     expect(
       () =>

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
-import { Circle, findCollision } from "../../src/hashing/circle.js";
-import { replicaPositions, replicaSeed } from "../../src/hashing/replicas.js";
+import { Circle, findCollision, sortPositions } from "../../src/hashing/circle.js";
+import { replicaPositions, replicaSeed, sortedReplicaPositions } from "../../src/hashing/replicas.js";
 import { type Hasher64, loadHasher64 } from "../../src/hashing/xxhash64.js";
 
 const agent = (id: string, positions: bigint[]) => ({
@@ -58,6 +58,13 @@ describe("Circle", () => {
     expect(positions).toEqual([0x1_0000_0003n, 0x1_0000_0005n, 0x2_0000_0000n]);
   });
 
+  it("sorts an agent's replicas that share their high word and descend in their low words", () => {
+    const circle = Circle.build([agent("a", [0x1_0000_0005n, 0x1_0000_0003n])]);
+    const positions = Array.from(circle.hi, (h, i) => (BigInt(h) << 32n) | BigInt(circle.lo[i]));
+    expect(positions).toEqual([0x1_0000_0003n, 0x1_0000_0005n]);
+    expect(circle.replicaAtOrAfter(1, 4)).toBe(1);
+  });
+
   it("builds an empty circle from no agents", () => {
     expect(Circle.build([]).size).toBe(0);
   });
@@ -107,5 +114,28 @@ describe("replica positions", () => {
     const many = replicaPositions("agent-a", 300, hasher);
     expect(Array.from(many.hi.subarray(0, 3))).toEqual(Array.from(few.hi));
     expect(Array.from(replicaPositions("agent-b", 3, hasher).hi)).not.toEqual(Array.from(few.hi));
+  });
+
+  it("sorted, are drawn once per id and count and kept for the 256 most recently used", () => {
+    const own: Hasher64 = { ...hasher }; // a hasher of its own: a cache of its own
+    const first = sortedReplicaPositions("agent-0", 2, own);
+    const drawn = replicaPositions("agent-0", 2, hasher);
+    const expected = sortPositions(drawn.hi, drawn.lo);
+    expect(Array.from(first.hi)).toEqual(Array.from(expected.hi));
+    expect(Array.from(first.lo)).toEqual(Array.from(expected.lo));
+    // The same id and count give the very same (shared) arrays.
+    expect(sortedReplicaPositions("agent-0", 2, own)).toBe(first);
+    // 256 sets kept: agent-0 .. agent-255, agent-0 used again last.
+    const second = sortedReplicaPositions("agent-1", 2, own);
+    for (let i = 2; i < 256; i++) sortedReplicaPositions(`agent-${i}`, 2, own);
+    expect(sortedReplicaPositions("agent-0", 2, own)).toBe(first);
+    // A 257th set drops the least recently used one (agent-1), not agent-0.
+    sortedReplicaPositions("agent-256", 2, own);
+    expect(sortedReplicaPositions("agent-0", 2, own)).toBe(first);
+    const again = sortedReplicaPositions("agent-1", 2, own);
+    expect(again).not.toBe(second);
+    expect(Array.from(again.hi)).toEqual(Array.from(second.hi));
+    // Another count is another set.
+    expect(sortedReplicaPositions("agent-0", 3, own).hi).toHaveLength(3);
   });
 });

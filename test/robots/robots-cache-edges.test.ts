@@ -52,6 +52,10 @@ describe("RobotsCache edges", () => {
     );
     expect(make({ userAgent: "1ubicrawl" })).not.toBe("ok");
     expect(make({ userAgent: 5 as never })).not.toBe("ok");
+    // Not a string, though it reads as a product token: refused as an option, not a TypeError later.
+    expect(make({ userAgent: ["ubicrawl"] as never })).toBe(
+      `${invalid}userAgent must be a product token (letters, "_" and "-"), got ubicrawl`,
+    );
     expect(make({ ttlMs: -1 })).toBe(`${invalid}ttlMs must be a finite number >= 0, got -1`);
     expect(make({ maxBytes: 0 })).toBe(`${invalid}maxBytes must be a positive integer, got 0`);
     expect(make({ maxRedirects: -1 })).toBe(`${invalid}maxRedirects must be an integer >= 0, got -1`);
@@ -131,6 +135,8 @@ describe("RobotsCache edges", () => {
       error: ErrorCode.TooManyRedirects,
       httpStatus: 302,
     });
+    // At once: robots.txt is not asked for again.
+    expect(broken.requests.map((r) => r.url)).toEqual([ROBOTS]);
   });
 
   it("follows a redirect named in any case, up to maxRedirects", async () => {

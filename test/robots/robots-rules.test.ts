@@ -24,6 +24,14 @@ describe("RobotsRules", () => {
     expect(make("allow-all").crawlDelayMs).toBeUndefined();
   });
 
+  it("lists no sitemaps unless its robots.txt was parsed", () => {
+    for (const status of ["allow-all", "unavailable"] as const) {
+      const rules = new RobotsRules({ origin: ORIGIN, status, fetchedAtMs: 1, expiresAtMs: 2 }, MATCHING);
+      expect(rules.sitemaps).toEqual([]);
+    }
+    expect(parsed("Sitemap: http://x.test/s.xml").sitemaps).toEqual(["http://x.test/s.xml"]);
+  });
+
   it("clamps the crawl delay into its bounds, in whole ms, and has none when none is given", () => {
     expect(parsed("User-agent: *\nCrawl-delay: 2.0004").crawlDelayMs).toBe(2000);
     expect(parsed("User-agent: *\nCrawl-delay: 2.0006").crawlDelayMs).toBe(2001);
@@ -49,6 +57,10 @@ describe("RobotsRules", () => {
       httpStatus: 503,
     };
     expect(RobotsRules.fromJSON(full, MATCHING).toJSON()).toStrictEqual(full);
+    const failed: RobotsSnapshot = { ...full, reason: "certificate has expired" };
+    const rebuiltFailed = RobotsRules.fromJSON(failed, MATCHING);
+    expect(rebuiltFailed.reason).toBe("certificate has expired");
+    expect(rebuiltFailed.toJSON()).toStrictEqual(failed);
     const bare: RobotsSnapshot = {
       v: 1,
       origin: ORIGIN,
@@ -85,6 +97,9 @@ describe("RobotsRules", () => {
       { ...good, fetchedAtMs: "1" },
       { ...good, expiresAtMs: undefined },
       { ...good, text: 5 },
+      { ...good, reason: 5 },
+      // A function carrying every field is still no snapshot (snapshots are JSON).
+      Object.assign(() => undefined, good),
     ];
     for (const snapshot of bad) {
       let error: unknown;

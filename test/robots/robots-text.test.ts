@@ -90,6 +90,13 @@ describe("normalizeRobotsText", () => {
     expect(normalizeRobotsText(text)).toContain("user-agent: 123bot");
   });
 
+  it("applies the index.html rule to a pattern with a wildcard before its last slash too", () => {
+    const text = "User-agent: *\nDisallow: /\nAllow: */index.html\n";
+    expect(normalizeRobotsText(text).split("\n")).toContain("allow: */$");
+    expect(allowed(text, "/any/dir/")).toBe(true);
+    expect(allowed(text, "/any/dir/other")).toBe(false);
+  });
+
   it("applies the index.html rule to Allow only, not to Disallow", () => {
     const text = "User-agent: *\nDisallow: /\nDisallow: /dir/index.html\n";
     expect(allowed(text, "/dir/")).toBe(false);

@@ -45,6 +45,11 @@ describe("inScope at the edges", () => {
     expect(inScope("1.0.0.9:80", ["1.0.0.9"])).toBe(true);
   });
 
+  it("takes a host name ending in - or . for a name, not an address, and matches its subdomains", () => {
+    expect(inScope("www.intranet-:80", ["intranet-"])).toBe(true);
+    expect(inScope("www.a.test.:80", ["a.test."])).toBe(true);
+  });
+
   it("skips an empty scope rather than matching every host", () => {
     expect(inScope("a.test.:80", [""])).toBe(false);
     expect(inScope("a.test.:80", ["", "a.test."])).toBe(true);

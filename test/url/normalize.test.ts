@@ -96,6 +96,17 @@ describe("normalizeUrl rejections", () => {
     expect(normalizeUrl("http://a.0x/")).toBeNull();
   });
 
+  it("reads a host whose last label starts with 9 as an IPv4 address, as for any other digit", () => {
+    expect(normalizeUrl("http://9/")).toBe("http://0.0.0.9/");
+    expect(normalizeUrl("http://a.test.99/")).toBeNull();
+    expect(normalizeUrl("http://1.2.3.999/")).toBeNull();
+  });
+
+  it("rejects an xn-- label that is not valid punycode", () => {
+    expect(normalizeUrl("http://xn--a.test/")).toBeNull();
+    expect(normalizeUrl("http://a.XN--A.test/")).toBeNull();
+  });
+
   it("rejects schemes other than http and https", () => {
     for (const raw of [
       "javascript:alert(1)",
