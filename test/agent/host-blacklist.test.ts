@@ -149,4 +149,23 @@ describe("the host blacklist", () => {
     expect(list.matches("[::1]:8080")).toBe(true);
     expect(list.matches("[::1]")).toBe(true);
   });
+
+  it("matches host keys without a port (a default port) by name and by domain, an empty first label too", () => {
+    const list = new HostBlacklist(["ads.example.org", "*.tracker.test"]);
+    expect(list.matches("ads.example.org")).toBe(true);
+    expect(list.matches("a.tracker.test")).toBe(true);
+    expect(list.matches("a.b.tracker.test")).toBe(true);
+    expect(list.matches("tracker.test")).toBe(false);
+    // WHATWG URLs take a host name that starts with a dot: it is still under the domain.
+    expect(list.matches(".tracker.test")).toBe(true);
+    expect(list.matches(".tracker.test:8080")).toBe(true);
+  });
+
+  it("trims a pattern to add, and still checks its port", () => {
+    const list = new HostBlacklist();
+    expect(list.add("  Spam.Test\t")).toBe(true);
+    expect(list.toJSON()).toEqual(["spam.test"]);
+    expect(list.add(" spam.test:8080 ")).toBe(true);
+    expect(list.matches("spam.test:8080")).toBe(true);
+  });
 });

@@ -76,4 +76,15 @@ describe("HostPace", () => {
     pace.afterRequest(NOW + 2000, 0, { ...OWN, delayMs: 0 });
     expect(pace.nextFetchAtMs).toBeLessThan(NOW + 2000 + MIN_BACKOFF_MS);
   });
+
+  it("never eases back to no delay once a server refused a known rate", () => {
+    const pace = new HostPace();
+    // Refused at full speed (rate unknown), then again at 4 requests/s (250 ms).
+    pace.pushedBack(NOW, 0, undefined);
+    pace.pushedBack(NOW, 0, undefined);
+    for (let i = 0; i < 1000; i++) pace.answered();
+    pace.afterRequest(NOW + 1000, 0, { ...OWN, delayMs: 0 });
+    expect(pace.nextFetchAtMs).toBeGreaterThan(NOW + 1000);
+    expect(pace.pacedBy).toBe("throttled");
+  });
 });

@@ -78,4 +78,20 @@ describe("AIMD back-off", () => {
     };
     expect(answersUntil(200)).toBeGreaterThan(1.5 * answersUntil(0));
   });
+
+  it("switches to the careful step only past 90% of the refused rate, and drops only delays below 10 ms", () => {
+    // Refused at 5 requests/s: from 4.25/s the plain step reaches exactly 4.5/s, 90% of it.
+    expect(1000 / easeOff(1000 / 4.25, 200)).toBeCloseTo(4.5, 6);
+    // No refusal known: 99.75/s eases to exactly 100/s (10 ms), kept; 199.75/s to 5 ms, dropped.
+    expect(easeOff(1000 / 99.75)).toBe(10);
+    expect(easeOff(1000 / 199.75)).toBe(0);
+    // A refusal known: however short the delay, it is kept.
+    expect(easeOff(8, 5)).toBeCloseTo(1000 / (125 + RATE_STEP_PER_S), 6);
+  });
+
+  it("takes a delay, or a refused delay, of zero or less as none", () => {
+    expect(easeOff(0, 200)).toBe(0);
+    expect(easeOff(-1, 200)).toBe(0);
+    expect(easeOff(1000, -200)).toBe(easeOff(1000));
+  });
 });

@@ -49,6 +49,11 @@ describe("parseSitemap", () => {
       sitemaps: [],
       truncated: false,
     });
+    // A URL after other words on its line is no entry; a blank before the first line does not matter.
+    expect(parseSitemap(" http://site.test/a\nsee http://site.test/b").urls).toEqual([
+      { loc: "http://site.test/a" },
+    ]);
+    expect(parseSitemap("\t<urlset><url><loc>http://site.test/a</loc></url></urlset>").kind).toBe("urlset");
   });
 
   it("keeps what came before a well-formedness error, and says what it was", () => {
@@ -78,5 +83,85 @@ describe("parseSitemap", () => {
     expect(
       parseSitemap("<rss><channel><item><link>http://site.test/a</link></item></channel></rss>").urls,
     ).toEqual([]);
+  });
+
+  it("finds no kind in a text file without a URL, an XML prolog alone, or a blank file", () => {
+    const nothing = { kind: "unknown", urls: [], sitemaps: [], truncated: false };
+    expect(parseSitemap("no sitemap here\n/relative\nsee http://site.test/a")).toEqual(nothing);
+    expect(parseSitemap(" \t\r\n")).toEqual(nothing);
+    expect(parseSitemap('<?xml version="1.0" encoding="UTF-8"?>\n<!-- nothing -->')).toMatchObject(nothing);
+  });
+
+  it("trims locations and lastmods, and skips a loc or lastmod that is only blanks", () => {
+    const xml = `<urlset>
+      <url><loc> http://site.test/a </loc></url>
+      <url><loc>http://site.test/b</loc><lastmod> 2026-11-02 </lastmod></url>
+      <url><loc>http://site.test/c</loc><lastmod>  </lastmod></url>
+      <url><loc>   </loc><lastmod>2026-11-03</lastmod></url>
+    </urlset>`;
+    expect(parseSitemap(xml).urls).toEqual([
+      { loc: "http://site.test/a" },
+      { loc: "http://site.test/b", lastmod: "2026-11-02" },
+      { loc: "http://site.test/c" },
+    ]);
+    const index = "<sitemapindex><sitemap><loc>\n  http://site.test/s.xml\n</loc></sitemap></sitemapindex>";
+    expect(parseSitemap(index).sitemaps).toEqual(["http://site.test/s.xml"]);
+  });
+
+  it("takes pages from a urlset's url elements only, and sitemaps from an index's sitemap elements only", () => {
+    const none = { urls: [], sitemaps: [] };
+    expect(
+      parseSitemap("<urlset><sitemap><loc>http://site.test/s.xml</loc></sitemap></urlset>"),
+    ).toMatchObject(none);
+    expect(
+      parseSitemap("<sitemapindex><url><loc>http://site.test/p</loc></url></sitemapindex>"),
+    ).toMatchObject(none);
+    // An element named url deeper inside a url (an extension's) neither adds a page nor loses the loc.
+    const nested =
+      "<urlset><url><loc>http://site.test/p</loc><x:links><x:url>http://site.test/q</x:url></x:links></url></urlset>";
+    expect(parseSitemap(nested).urls).toEqual([{ loc: "http://site.test/p" }]);
+  });
+
+  it("says truncated only when an entry was left out: not at exactly the limit, nor for a file that lists nothing", () => {
+    const urls = Array.from({ length: 10 }, (_, i) => `<url><loc>http://site.test/${i}</loc></url>`);
+    expect(parseSitemap(`<urlset>${urls.join("")}</urlset>`, { maxEntries: 10 })).toMatchObject({
+      truncated: false,
+      urls: { length: 10 },
+    });
+    expect(parseSitemap("<urlset><foo/><url><loc> </loc></url></urlset>", { maxEntries: 0 }).truncated).toBe(
+      false,
+    );
+    // An index stops at the limit too.
+    const sitemaps = Array.from(
+      { length: 30 },
+      (_, i) => `<sitemap><loc>http://site.test/${i}.xml</loc></sitemap>`,
+    );
+    expect(
+      parseSitemap(`<sitemapindex>${sitemaps.join("")}</sitemapindex>`, { maxEntries: 10 }),
+    ).toMatchObject({
+      truncated: true,
+      sitemaps: { length: 10 },
+    });
+  });
+
+  it("reads 50,000 entries by default (sitemaps.org's limit)", () => {
+    const text = Array.from({ length: 50_001 }, (_, i) => `http://site.test/${i}`).join("\n");
+    const sitemap = parseSitemap(text);
+    expect(sitemap.urls).toHaveLength(50_000);
+    expect(sitemap.urls.at(-1)).toEqual({ loc: "http://site.test/49999" });
+    expect(sitemap.truncated).toBe(true);
+  });
+
+  it("reads a file larger than the parser's slices whole, and does not call the unread rest of a truncated one malformed", () => {
+    const urls = Array.from({ length: 3000 }, (_, i) => `<url><loc>http://site.test/page/${i}</loc></url>`);
+    const xml = `<urlset>${urls.join("\n")}</urlset>`;
+    expect(xml.length).toBeGreaterThan(2 * 64 * 1024);
+    const whole = parseSitemap(xml);
+    expect(whole.urls).toHaveLength(3000);
+    expect(whole.urls.at(-1)).toEqual({ loc: "http://site.test/page/2999" });
+    expect(whole).not.toHaveProperty("malformed");
+    const cut = parseSitemap(xml, { maxEntries: 10 });
+    expect(cut).toMatchObject({ kind: "urlset", truncated: true, urls: { length: 10 } });
+    expect(cut).not.toHaveProperty("malformed");
   });
 });
