@@ -264,6 +264,9 @@ describe("Assignment: validation", () => {
         ),
       ),
     ).toMatch(/32 replicas exceed the limit of 24/);
+    expect(
+      Assignment.build(uniform("a"), { replicasPerUnit: 1, maxTotalReplicas: 1 }, hasher).agents,
+    ).toHaveLength(1);
     for (const bad of [0, Number.NaN, 2.5]) {
       expect(messageOf(() => Assignment.build(uniform("a"), { maxTotalReplicas: bad }, hasher))).toBe(
         `maxTotalReplicas must be a positive integer, got ${bad}`,
