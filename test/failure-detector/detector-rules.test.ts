@@ -126,6 +126,17 @@ describe("FailureDetector rules", () => {
     expect(((error as Error).cause as Error).message).toBe("down");
   });
 
+  it("fails a join with a seed's refusal of what it sent, even when another seed let it in", async () => {
+    const refused = new UbiError(ErrorCode.BadMessage, "partitioning: url here, host there");
+    const { fd } = detector((target) =>
+      target.address === "127.0.0.1:2"
+        ? Promise.resolve({ from: peer("a", 2), entries: [] })
+        : Promise.reject(refused),
+    );
+    await expect(fd.join(["127.0.0.1:2", "127.0.0.1:3"])).rejects.toBe(refused);
+    await expect(fd.join(["127.0.0.1:3"])).rejects.toBe(refused);
+  });
+
   it("refuses a heartbeat without a sender, and one whose answer comes from someone else", async () => {
     const { fd } = detector(() => Promise.resolve({ from: peer("impostor", 9), entries: [] }));
     expect(outcome(() => fd.onHeartbeat({ entries: [] } as never))).toBe(

@@ -224,6 +224,24 @@ describe("FailureDetector: what a request says about the last one", () => {
     fd.stop();
   });
 
+  it("forgets when a member last asked once it forgets the member, so it is asked once named again", async () => {
+    const { fd, advance, behaviour, sentBetween, statusOf } = setup({ forgetAfterMs: 5_000 });
+    const current = { ...entry("a"), incarnation: 8 };
+    fd.heardFrom(current);
+    behaviour.set("a", "fail"); // this life crashed
+    fd.start();
+    await advance(5_900); // suspected at 5000
+    // An older life, still running elsewhere, asks: taken as a request, though it teaches nothing.
+    fd.onHeartbeat({ from: { ...entry("a"), address: "127.0.0.1:2222" }, entries: [] });
+    await advance(100); // 6000: forgotten
+    expect(statusOf("a")).toBeUndefined();
+    await advance(500);
+    fd.learnOf({ ...current, status: "suspected" }); // named again by another member
+    await advance(600);
+    expect(sentBetween(6_100, 7_100)).toEqual(["7000:a"]);
+    fd.stop();
+  });
+
   it("gives a seed the announce timeout (3 s), not one round's", async () => {
     const { fd, advance, behaviour, statusOf } = setup();
     behaviour.set("127.0.0.1:9", { afterMs: 2_999 });

@@ -192,6 +192,25 @@ describe("MembershipView rules", () => {
     expect(view.merge([entry("a", { incarnation: 101, capacity: 3 })], "a", 2).aliveChanged).toBe(false);
   });
 
+  it("counts an alive-set change even when one member's capacity and the next one's id run together", () => {
+    const view = newView();
+    const shared = "127.0.0.1:7000";
+    view.merge([entry(".a")], ".a", 0);
+    view.merge([entry("5a", { address: shared })], "5a", 0);
+    // In one heartbeat from a (new): .a's capacity goes from 1 to 15, and 5a leaves.
+    const result = view.merge(
+      [
+        entry("a", { address: shared }),
+        entry(".a", { incarnation: 101, capacity: 15 }),
+        entry("5a", { address: shared, status: "left" }),
+      ],
+      "a",
+      1,
+    );
+    expect(view.alive().map((m) => `${m.id}*${m.capacity}`)).toEqual([".a*15", "a*1", "me*1"]);
+    expect(result.aliveChanged).toBe(true);
+  });
+
   it("lists members sorted by id whatever the order they came in", () => {
     const view = newView();
     for (const id of ["z", "b", "y", "a", "x"]) view.merge([entry(id)], id, 0);

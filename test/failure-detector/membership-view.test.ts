@@ -106,6 +106,18 @@ describe("MembershipView", () => {
     expect(view.self.status).toBe("alive");
   });
 
+  it("forgets only members already suspected or gone, and never suspects itself, whatever the timeouts", () => {
+    const view = newView();
+    view.merge([entry("a")], "a", 0);
+    // A forget timeout shorter than suspicion does not skip the suspicion of an alive member.
+    expect(view.sweep(10, 100, 5)).toBe(false);
+    expect(view.get("a")?.status).toBe("alive");
+    // Suspicion at once: every other member is suspected, self never.
+    expect(view.sweep(20, 0, 1000)).toBe(true);
+    expect(view.get("a")?.status).toBe("suspected");
+    expect(view.self.status).toBe("alive");
+  });
+
   it("refutes gossip that suspects it by bumping its incarnation", () => {
     const view = newView();
     view.merge(

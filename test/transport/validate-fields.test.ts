@@ -2,10 +2,15 @@ import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import {
   validateAgentStats,
+  validateBlacklistSync,
   validateClaimReply,
   validateClaimRequest,
   validateControlReply,
   validateControlRequest,
+  validateDigestCheck,
+  validateDigestSettleAck,
+  validateDigestSettlements,
+  validateDigestVerdicts,
   validateHandOverReply,
   validateHandOverRequest,
   validateHeartbeatReply,
@@ -42,6 +47,13 @@ const handOver = (overrides: Record<string, unknown> = {}) => ({
   abandoned: "",
   ...overrides,
 });
+
+const DIGEST = `sha1:${"ABCDEFGH".repeat(4)}`;
+const ORIGINAL = {
+  url: "http://a.test/",
+  date: "2026-11-27T10:00:00.000Z",
+  recordId: "<urn:uuid:01234567-89ab-cdef-0123-456789abcdef>",
+};
 
 /** Every validator with a valid message; `path` is what its errors put before a field's name. */
 const MESSAGES: { name: string; validate: (value: unknown) => unknown; path: string; value: object }[] = [
@@ -101,6 +113,38 @@ const MESSAGES: { name: string; validate: (value: unknown) => unknown; path: str
     value: { action: "BLACKLIST_ADD", argument: "x.test", urls: [] },
   },
   { name: "ControlReply", validate: validateControlReply, path: "", value: { ok: true, message: "done" } },
+  {
+    name: "BlacklistSync",
+    validate: validateBlacklistSync,
+    path: "",
+    value: {
+      entries: [{ pattern: "*.spam.test", blocked: true, changedAtMs: 1_700_000_000_000, changedBy: "a" }],
+    },
+  },
+  {
+    name: "DigestCheck",
+    validate: validateDigestCheck,
+    path: "",
+    value: {
+      fromId: "a",
+      digests: [DIGEST],
+      settlements: [{ digest: DIGEST, original: ORIGINAL }],
+      fromIncarnation: 7,
+    },
+  },
+  {
+    name: "DigestVerdicts",
+    validate: validateDigestVerdicts,
+    path: "",
+    value: { verdicts: [{ state: "DIGEST_SEEN", original: ORIGINAL }] },
+  },
+  {
+    name: "DigestSettlements",
+    validate: validateDigestSettlements,
+    path: "",
+    value: { fromId: "b", settlements: [{ digest: DIGEST, original: ORIGINAL }] },
+  },
+  { name: "DigestSettleAck", validate: validateDigestSettleAck, path: "", value: {} },
 ];
 
 /** A copy of `root` with the value at `keys` replaced. */
@@ -159,7 +203,7 @@ describe("message validation, field by field", () => {
     }
   });
 
-  it.each(MESSAGES)(
+  it.each(MESSAGES.filter(({ value }) => Object.keys(value).length > 0))(
     "refuses a wrong value in each field of a $name, naming the field",
     ({ validate, path, value }) => {
       const prefix = path.slice(0, -1);
@@ -307,6 +351,7 @@ describe("message validation, value by value", () => {
       sitemapFor: "site.test:8080",
     });
     expect(parse({ sitemapFor: "" })).toStrictEqual({ url: "http://x.test/", depth: 0 });
+    expect(refusal(() => parse({ sitemapFor: 5 }))).toBe("urls[0].sitemapFor: not a string");
     expect(refusal(() => parse({ sitemapFor: "Site.test,x" }))).toBe("urls[0].sitemapFor: not a host key");
     expect(refusal(() => parse({ sitemap: "yes" }))).toBe("urls[0].sitemap: not a boolean");
     expect(refusal(() => parse({ lastmod: "x".repeat(65) }))).toBe("urls[0].lastmod: longer than 64 chars");
@@ -417,5 +462,51 @@ describe("message validation, value by value", () => {
       "action: not one of PAUSE, RESUME, LEAVE, BLACKLIST_ADD, BLACKLIST_REMOVE, ADD_SEEDS, SET, BLACKLIST_LIST",
     );
     expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
+  });
+
+  it("requires an argument for SET too, and says why URLs are refused", () => {
+    expect(refusal(() => validateControlRequest({ action: "SET", argument: "" }))).toBe("argument: empty");
+    expect(refusal(() => validateControlRequest({ action: "SET", argument: "politeness=2" }))).toBe(
+      "accepted",
+    );
+    expect(refusal(() => validateControlRequest({ action: "ADD_SEEDS", argument: "", urls: [] }))).toBe(
+      "urls: ADD_SEEDS needs at least one URL",
+    );
+    expect(
+      refusal(() => validateControlRequest({ action: "PAUSE", argument: "", urls: ["http://a.test/"] })),
+    ).toBe("urls: not taken by PAUSE");
+  });
+
+  it("reads a blacklist sync without entries as empty, and refuses control characters in a pattern", () => {
+    expect(validateBlacklistSync({})).toEqual({ entries: [] });
+    const entry = { pattern: "a\u0000.test", blocked: true, changedAtMs: 1, changedBy: "a" };
+    expect(refusal(() => validateBlacklistSync({ entries: [entry] }))).toBe(
+      "entries[0].pattern: control characters",
+    );
+  });
+
+  it("says why a digest, a payload original or a verdict's original is refused", () => {
+    const settle = (original: unknown) => () =>
+      validateDigestSettlements({ fromId: "a", settlements: [{ digest: DIGEST, original }] });
+    expect(refusal(() => validateDigestCheck({ fromId: "a", digests: ["sha1:abc"] }))).toBe(
+      "digests[0]: not a sha1: base32 digest",
+    );
+    expect(refusal(settle({ ...ORIGINAL, date: "yesterday" }))).toBe(
+      "settlements[0].original.date: not an ISO 8601 UTC date",
+    );
+    expect(refusal(settle({ ...ORIGINAL, recordId: "<urn:uuid:x>" }))).toBe(
+      "settlements[0].original.recordId: not a <urn:uuid:…> record id",
+    );
+    expect(
+      refusal(() => validateDigestVerdicts({ verdicts: [{ state: "DIGEST_NEW", original: ORIGINAL }] })),
+    ).toBe("verdicts[0].original: not taken with DIGEST_NEW");
+  });
+
+  it("reads a settlement without an original, unset or null, as one with none", () => {
+    for (const settlement of [{ digest: DIGEST }, { digest: DIGEST, original: null }]) {
+      expect(validateDigestSettlements({ fromId: "a", settlements: [settlement] }).settlements).toEqual([
+        { digest: DIGEST, original: null },
+      ]);
+    }
   });
 });
