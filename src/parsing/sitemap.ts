@@ -105,14 +105,17 @@ function parseXml(text: string, limits: SitemapLimits): Sitemap {
   parser.on("closetag", () => {
     const name = path.pop();
     reading = undefined;
-    if (path.length !== 1 || loc.trim() === "") return;
+    // Only a urlset's url elements and an index's sitemap elements are entries: another element at
+    // their depth neither counts nor, past the limit, marks the file truncated.
+    const isEntry = (name === "url" && kind === "urlset") || (name === "sitemap" && kind === "index");
+    if (path.length !== 1 || !isEntry || loc.trim() === "") return;
     if (urls.length + sitemaps.length >= limits.maxEntries) {
       truncated = true;
       return;
     }
-    if (name === "url" && kind === "urlset") {
+    if (name === "url") {
       urls.push(lastmod.trim() === "" ? { loc: loc.trim() } : { loc: loc.trim(), lastmod: lastmod.trim() });
-    } else if (name === "sitemap" && kind === "index") {
+    } else {
       sitemaps.push(loc.trim());
     }
   });

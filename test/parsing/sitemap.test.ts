@@ -165,3 +165,11 @@ describe("parseSitemap", () => {
     expect(cut).not.toHaveProperty("malformed");
   });
 });
+
+it("does not call a sitemap truncated for a stray element after its last entry", () => {
+  const text = "<urlset><url><loc>http://site.test/a</loc></url><foo/><bar><loc>x</loc></bar></urlset>";
+  expect(parseSitemap(text, { maxEntries: 1 })).toMatchObject({
+    urls: [{ loc: "http://site.test/a" }],
+    truncated: false,
+  });
+});
