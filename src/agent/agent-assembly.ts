@@ -6,6 +6,7 @@ import {
   DigestRegistry,
   DuplicateDetector,
 } from "../dedup/index.js";
+import { ErrorCode, UbiError } from "../errors.js";
 import {
   BandwidthGate,
   Fetcher,
@@ -112,16 +113,48 @@ export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = 
   const netPolicy = new NetPolicy({ allow: options.allowNet });
   // A file, an unwritable folder or another agent's folder fail here, before LevelDB says it its way.
   await prepareDataDir(options.dataDir, options.id);
+  const opened: Closable[] = [];
+  try {
+    return await openParts(options, { clock, logger, resolver, netPolicy, cluster: deps.cluster }, opened);
+  } catch (error) {
+    // A failed open (a corrupt saved record, a full disk) leaves no LevelDB lock or open file behind:
+    // the same process can open the folder again.
+    for (const part of opened.reverse()) await part.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** What {@link openParts} opened and must be closed again if a later step fails. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** The agent's parts, opened and wired; each part holding a resource is pushed on `opened` first. */
+async function openParts(
+  options: AgentOptions,
+  deps: {
+    readonly clock: Clock;
+    readonly logger: Logger;
+    readonly resolver: Resolver;
+    readonly netPolicy: NetPolicy;
+    readonly cluster: ClusterHooks | undefined;
+  },
+  opened: Closable[],
+): Promise<AssembledAgent> {
+  const { clock, logger, resolver, netPolicy } = deps;
   const store = await StateStore.open(join(options.dataDir, "state"));
+  opened.push(store);
   const fingerprinter = await UrlFingerprinter.create();
   let scheduler: HostScheduler | undefined;
   const crawlLog = new CrawlLog({ dir: options.dataDir });
+  opened.push(crawlLog);
   await crawlLog.open();
   const warc = new WarcWriter({
     dir: join(options.dataDir, "warc"),
     agentId: options.id,
     compression: options.warcCompression,
   });
+  opened.push(warc);
   await warc.open();
   // Each batch is made durable in order: the pages it completes are synced in the WARC files and
   // their lines in the crawl log before the state says they are done, and the state is synced before
@@ -149,6 +182,7 @@ export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = 
     },
     { resolver, netPolicy, clock },
   );
+  opened.push(fetcher);
   const robots = new RobotsCache(
     { userAgent: productToken(options.userAgent), unavailableRetryMs: options.robotsRetryMs },
     { fetcher, clock },
@@ -334,7 +368,7 @@ export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = 
 async function restoredStats(store: StateStore, committer: GroupCommit, clock: Clock): Promise<CrawlStats> {
   const stats = new CrawlStats(clock);
   const saved = await store.getMeta(COUNTERS_META_KEY);
-  if (saved !== undefined) stats.restore(JSON.parse(saved) as CrawlCounters);
+  if (saved !== undefined) stats.restore(parseSaved(saved, "crawl counters") as CrawlCounters);
   let lastWritten = JSON.stringify(stats.durable);
   let inBatch: CrawlCounters | undefined;
   committer.beforeWrite((ops) => {
@@ -362,7 +396,7 @@ async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBla
   const blacklist = new HostBlacklist();
   const saved = await store.getMeta(BLACKLIST_META_KEY);
   if (saved === undefined) return blacklist;
-  for (const item of JSON.parse(saved) as (string | BlacklistEntry)[]) {
+  for (const item of parseSaved(saved, "host blacklist") as (string | BlacklistEntry)[]) {
     const entry: BlacklistEntry =
       typeof item === "string" ? { pattern: item, blocked: true, changedAtMs: 0, changedBy: "" } : item;
     try {
@@ -374,6 +408,19 @@ async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBla
     blacklist.merge([entry]);
   }
   return blacklist;
+}
+
+/** A JSON record of the state's metadata, or a storage error naming it. */
+function parseSaved(json: string, what: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    throw new UbiError(
+      ErrorCode.StorageFailed,
+      `the state's ${what} record is not valid JSON (${(error as Error).message}): the state is damaged`,
+      { cause: error },
+    );
+  }
 }
 
 /**
