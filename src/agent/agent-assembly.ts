@@ -6,7 +6,6 @@ import {
   DigestRegistry,
   DuplicateDetector,
 } from "../dedup/index.js";
-import { ErrorCode, UbiError } from "../errors.js";
 import {
   BandwidthGate,
   Fetcher,
@@ -24,12 +23,13 @@ import { prepareDataDir } from "../storage/data-dir.js";
 import { CrawlLog, GroupCommit, StateStore, WarcWriter } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken } from "./agent-options.js";
-import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
+import type { CrawlStats } from "./crawl-stats.js";
 import { type CrawlRights, CrossOver } from "./cross-over.js";
-import { type BlacklistEntry, checkPattern, HostBlacklist } from "./host-blacklist.js";
+import type { HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
+import { loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
 
@@ -37,10 +37,6 @@ import { StorageGuard } from "./storage-guard.js";
 export const QUANTUM_PAGES = 64;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
-/** Key of the crawl's counters in the store's metadata. */
-const COUNTERS_META_KEY = "counters";
-/** The state's metadata key of the host blacklist (a JSON list of patterns). */
-export const BLACKLIST_META_KEY = "blacklist";
 
 /** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
 export interface ClusterHooks {
@@ -357,70 +353,6 @@ async function openParts(
     blacklist,
     guard,
   };
-}
-
-/**
- * The crawl's counters as saved in `store`, wired to be saved again: they go with every batch that
- * changes the state, or with the next commit after they moved alone (retries, URL batches with nothing
- * new), so after a restart they match the state (and the crawl log). Stats report them once written
- * (CrawlStats.durable).
- */
-async function restoredStats(store: StateStore, committer: GroupCommit, clock: Clock): Promise<CrawlStats> {
-  const stats = new CrawlStats(clock);
-  const saved = await store.getMeta(COUNTERS_META_KEY);
-  if (saved !== undefined) stats.restore(parseSaved(saved, "crawl counters") as CrawlCounters);
-  let lastWritten = JSON.stringify(stats.durable);
-  let inBatch: CrawlCounters | undefined;
-  committer.beforeWrite((ops) => {
-    const counters = stats.counters();
-    const json = JSON.stringify(counters);
-    if (ops.length > 0 || json !== lastWritten) {
-      ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: json });
-      lastWritten = json;
-      inBatch = counters;
-    }
-  });
-  committer.afterWrite(() => {
-    if (inBatch !== undefined) stats.markDurable(inBatch);
-    inBatch = undefined;
-  });
-  return stats;
-}
-
-/**
- * The blacklist saved in `store`: its entries, or the plain list of patterns saved before changes were
- * kept (taken as changed at time 0, so any later change wins); a pattern that no longer parses is left
- * out, saying so.
- */
-async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBlacklist> {
-  const blacklist = new HostBlacklist();
-  const saved = await store.getMeta(BLACKLIST_META_KEY);
-  if (saved === undefined) return blacklist;
-  for (const item of parseSaved(saved, "host blacklist") as (string | BlacklistEntry)[]) {
-    const entry: BlacklistEntry =
-      typeof item === "string" ? { pattern: item, blocked: true, changedAtMs: 0, changedBy: "" } : item;
-    try {
-      checkPattern(entry.pattern);
-    } catch (error) {
-      logger.warn({ event: "blacklist-entry-dropped", err: error }, "a saved blacklist entry is left out");
-      continue;
-    }
-    blacklist.merge([entry]);
-  }
-  return blacklist;
-}
-
-/** A JSON record of the state's metadata, or a storage error naming it. */
-function parseSaved(json: string, what: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch (error) {
-    throw new UbiError(
-      ErrorCode.StorageFailed,
-      `the state's ${what} record is not valid JSON (${(error as Error).message}): the state is damaged`,
-      { cause: error },
-    );
-  }
 }
 
 /**

@@ -23,7 +23,6 @@ import {
   type AssembledAgent,
   type AssemblyDeps,
   assembleAgent,
-  BLACKLIST_META_KEY,
   type ClusterHooks,
 } from "./agent-assembly.js";
 import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
@@ -34,6 +33,7 @@ import type { BlacklistEntry, BlacklistMerge, HostBlacklist } from "./host-black
 import type { HostVisitor } from "./host-visitor.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
+import { BLACKLIST_META_KEY } from "./saved-state.js";
 import type { StorageGuard } from "./storage-guard.js";
 
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
