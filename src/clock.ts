@@ -50,19 +50,27 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
 
 /**
  * Runs `task` for at most `limitMs`: resolves with its result, or with undefined once the time is up
- * (the task itself goes on; a rejection counts as no result).
+ * (a rejection counts as no result). At the time up, the signal given to the task is aborted: a task
+ * that reads it stops there; one that does not goes on unheard.
  */
 export async function within<T>(
   clock: Clock,
   limitMs: number,
-  task: () => Promise<T>,
+  task: (signal: AbortSignal) => Promise<T>,
 ): Promise<T | undefined> {
+  const timeIsUp = new AbortController();
   let timer: TimerHandle | undefined;
   const timeUp = new Promise<undefined>((resolve) => {
-    timer = clock.setTimeout(() => resolve(undefined), Math.max(0, limitMs));
+    timer = clock.setTimeout(
+      () => {
+        timeIsUp.abort(new Error(`time up after ${limitMs} ms`));
+        resolve(undefined);
+      },
+      Math.max(0, limitMs),
+    );
   });
   try {
-    return await Promise.race([task().catch(() => undefined), timeUp]);
+    return await Promise.race([task(timeIsUp.signal).catch(() => undefined), timeUp]);
   } finally {
     if (timer !== undefined) clock.clearTimeout(timer);
   }

@@ -55,19 +55,24 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
   deps.claims.stop();
   desk.close();
   // A politeness wait ends at the pause; a fetch ends by itself.
-  await within(clock, left() / 4, async () => {
-    while (agent.urlsInFlight > 0) await sleep(clock, 20);
+  await within(clock, left() / 4, async (timeUp) => {
+    while (agent.urlsInFlight > 0) await sleep(clock, 20, timeUp);
   });
   const pushBudget = left() / 2;
-  const pushed = (await within(clock, pushBudget, () =>
-    desk.pushAll((peerId, request) => deps.send(peerId, request, Math.max(1, pushBudget)), pushBudget / 2),
+  // Past its budget the hand-over sends nothing more (a request on the way ends at its deadline): the
+  // hosts not sent are the next owners' to crawl afresh, and this agent records them as still its own.
+  const pushed = (await within(clock, pushBudget, (timeUp) =>
+    desk.pushAll((peerId, request) => {
+      if (timeUp.aborted) return Promise.reject(timeUp.reason);
+      return deps.send(peerId, request, Math.max(1, pushBudget));
+    }, pushBudget / 2),
   )) ?? { handed: 0, failed: deps.heldHosts() };
   // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
   // queued URLs go to them (before, they would have sent them back: this agent still owned them).
   await within(clock, left() / 3, deps.announce);
-  await within(clock, left(), async () => {
+  await within(clock, left(), async (timeUp) => {
     await deps.settled();
-    await exchange.drain();
+    await exchange.drain(timeUp);
   });
   return {
     hostsHanded: pushed.handed,

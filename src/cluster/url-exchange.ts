@@ -238,10 +238,13 @@ export class UrlExchange implements UrlExchangeSink {
     }
   }
 
-  /** Sends everything buffered now (e.g. before a graceful leave) and waits until acknowledged. */
-  async drain(): Promise<void> {
+  /**
+   * Sends everything buffered now (e.g. before a graceful leave) and waits until acknowledged, or until
+   * `signal` aborts (the batches on the way are then left to end by themselves).
+   */
+  async drain(signal?: AbortSignal): Promise<void> {
     for (const peer of this.outboxes.keys()) this.flush(peer);
-    while (!this.isIdle && !this.abort.signal.aborted) await sleep(this.deps.clock, 20);
+    while (!this.isIdle && !this.abort.signal.aborted && !signal?.aborted) await sleep(this.deps.clock, 20);
   }
 
   private flush(peer: string): void {

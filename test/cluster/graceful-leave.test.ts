@@ -61,7 +61,7 @@ function setUp(
     push?: (send: PushSender, quiesceMs: number | undefined) => Promise<PushOutcome>;
     announce?: () => Promise<void>;
     settled?: () => Promise<void>;
-    drain?: () => Promise<void>;
+    drain?: (signal: AbortSignal | undefined) => Promise<void>;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -76,9 +76,9 @@ function setUp(
   };
   const exchange = {
     pendingUrls: 0,
-    drain: () => {
+    drain: (signal?: AbortSignal) => {
       note("drain");
-      return over.drain?.() ?? Promise.resolve();
+      return over.drain?.(signal) ?? Promise.resolve();
     },
   };
   const held = { hosts: 0 };
@@ -222,6 +222,53 @@ it("a hand-over that hangs counts every host still held as not handed, and the l
   await elapse(clock, 1);
   expect(log).toContain(`announce@${TIMEOUT_MS / 2}`);
   expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 7, urlsNotHanded: 0 });
+});
+
+it("a hand-over past its budget sends nothing more: the hosts left are not handed", async () => {
+  const later = deferred<void>();
+  const refused: unknown[] = [];
+  const { clock, sent, held, outcome } = setUp({
+    push: async (send) => {
+      await send("b", REQUEST);
+      await later.promise;
+      await send("c", REQUEST).catch((error: unknown) => refused.push(error));
+      return { handed: 1, failed: 1 };
+    },
+  });
+  held.hosts = 1;
+  await elapse(clock, TIMEOUT_MS / 2);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 1, urlsNotHanded: 0 });
+  later.resolve();
+  await elapse(clock, 0);
+  expect(sent.map((send) => send.peer)).toEqual(["b"]);
+  expect(refused).toHaveLength(1);
+});
+
+it("stops the drain at the timeout through its signal", async () => {
+  let signal: AbortSignal | undefined;
+  const { clock } = setUp({
+    drain: (given) => {
+      signal = given;
+      return hang();
+    },
+  });
+  await elapse(clock, TIMEOUT_MS - 1);
+  expect(signal?.aborted).toBe(false);
+  await elapse(clock, 1);
+  expect(signal?.aborted).toBe(true);
+});
+
+it("leaves no timer behind when every step runs out of time", async () => {
+  const { clock, outcome } = setUp({
+    urlsInFlight: 1,
+    push: () => hang(),
+    announce: () => hang(),
+    settled: () => hang(),
+  });
+  await elapse(clock, TIMEOUT_MS);
+  expect(outcome.value).toBeDefined();
+  // The wait for the fetch in flight stopped polling at its quarter.
+  expect(clock.pendingDelays).toEqual([]);
 });
 
 it("a hand-over that fails counts every host held as not handed", async () => {

@@ -679,6 +679,25 @@ describe("UrlExchange rules", () => {
     expect(t.calls).toHaveLength(2);
   });
 
+  it("stops draining when its signal aborts, leaving the batch on the way to end by itself", async () => {
+    const t = await setup({ flushDelayMs: 10_000 });
+    sendAll(t.exchange, "p", [url(1)]);
+    const timeUp = new AbortController();
+    let drained = false;
+    const draining = t.exchange.drain(timeUp.signal).then(() => {
+      drained = true;
+    });
+    await t.callCount(1);
+    t.clock.advance(20);
+    await t.quiet();
+    expect(drained).toBe(false);
+    timeUp.abort();
+    t.clock.advance(20);
+    await draining;
+    expect(t.exchange.isIdle).toBe(false);
+    expect(t.calls[0]?.signal.aborted).toBe(false);
+  });
+
   it("clears the unacknowledged marks of the URLs it redistributes", async () => {
     const t = await setup({ flushDelayMs: 10_000 });
     sendAll(t.exchange, "p", [url(1), url(2)]);
