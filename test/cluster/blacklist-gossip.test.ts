@@ -1,11 +1,11 @@
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { HostBlacklist } from "../../src/agent/host-blacklist.js";
 import { BLACKLIST_SYNC_INTERVAL_MS, BlacklistGossip } from "../../src/cluster/blacklist-gossip.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
-import { createLogger, silentLogger } from "../../src/logging/index.js";
+import { silentLogger } from "../../src/logging/index.js";
 import type { BlacklistSync } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { recordingLogger } from "../support/recording-logger.js";
 
 /** An agent's blacklist as the gossip sees it. */
 function agentWith(list: HostBlacklist) {
@@ -69,21 +69,7 @@ describe("BlacklistGossip", () => {
   });
 
   it("logs what a sync brought, nothing when it brought nothing, and a failure at debug only", async () => {
-    const lines: string[] = [];
-    const logger = await createLogger({
-      level: "debug",
-      format: "json",
-      destination: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(
-            ...String(chunk)
-              .split("\n")
-              .filter((line) => line !== ""),
-          );
-          done();
-        },
-      }),
-    });
+    const { logger, records } = await recordingLogger({ level: "debug" });
     const here = new HostBlacklist();
     const there = new HostBlacklist();
     there.add("spam.test", { atMs: 10, by: "agent-b" });
@@ -109,7 +95,6 @@ describe("BlacklistGossip", () => {
     down = true;
     await gossip.pushChange();
     gossip.stop();
-    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.map((record) => [record.level, record.event, record.msg])).toEqual([
       ["info", "blacklist-synced", "blacklist from agent-b: +spam.test"],
       ["info", "blacklist-synced", "blacklist from agent-b: -spam.test"],
@@ -121,21 +106,7 @@ describe("BlacklistGossip", () => {
   });
 
   it("names every pattern a sync brought in its log line, additions first", async () => {
-    const lines: string[] = [];
-    const logger = await createLogger({
-      level: "info",
-      format: "json",
-      destination: new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(
-            ...String(chunk)
-              .split("\n")
-              .filter((line) => line !== ""),
-          );
-          done();
-        },
-      }),
-    });
+    const { logger, records } = await recordingLogger({ level: "info" });
     const here = new HostBlacklist();
     here.add("gone.test", { atMs: 10, by: "agent-a" });
     const there = new HostBlacklist();
@@ -157,7 +128,6 @@ describe("BlacklistGossip", () => {
       },
     );
     await gossip.pushChange();
-    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records.map((record) => record.msg)).toEqual([
       "blacklist from agent-b: +ads.test +spam.test -gone.test",
     ]);
