@@ -31,17 +31,44 @@ export interface MetricFamily {
     readonly count?: string;
     readonly sum?: string;
   }[];
+  /**
+   * Every sample line of the family as written (`name{labels}` → value): the parser merges a
+   * histogram's series that differ in a label besides `le` (nodejs_gc_duration_seconds' `kind`).
+   */
+  readonly samples: ReadonlyMap<string, number>;
 }
 
 /** Scrapes `/metrics` and parses it with parse-prometheus-text-format (not prom-client's own code). */
 export async function scrape(baseUrl: string): Promise<MetricFamily[]> {
   const response = await fetch(`${baseUrl}/metrics`);
   if (!response.ok) throw new Error(`/metrics answered ${response.status}`);
+  const text = await response.text();
+  const samples = sampleLines(text);
   // The parser names types in capitals (COUNTER); HELP is undefined where a family has none.
-  return (parsePrometheusTextFormat(await response.text()) as MetricFamily[]).map((family) => ({
+  return (parsePrometheusTextFormat(text) as Omit<MetricFamily, "samples">[]).map((family) => ({
     ...family,
     type: String(family.type).toLowerCase(),
+    samples: samples.get(family.name) ?? new Map(),
   }));
+}
+
+/** The sample lines of an exposition, by the family whose `# TYPE` line they follow. */
+function sampleLines(text: string): Map<string, Map<string, number>> {
+  const byFamily = new Map<string, Map<string, number>>();
+  let current: Map<string, number> | undefined;
+  for (const line of text.split("\n")) {
+    const type = /^# TYPE (\S+) /.exec(line);
+    if (type) {
+      current = new Map();
+      byFamily.set(type[1] as string, current);
+      continue;
+    }
+    if (line === "" || line.startsWith("#")) continue;
+    const sample = /^(\S+?(?:\{.*\})?) (\S+)$/.exec(line);
+    if (!sample || !current) throw new Error(`/metrics: not a sample line of a typed family: ${line}`);
+    current.set(sample[1] as string, Number(sample[2]));
+  }
+  return byFamily;
 }
 
 /** Every sample of the families of type `type`, as `name{labels}` → value (histograms: count, sum, buckets). */
@@ -49,15 +76,7 @@ export function samplesOfType(families: readonly MetricFamily[], type: string): 
   const samples = new Map<string, number>();
   for (const family of families) {
     if (family.type !== type) continue;
-    for (const metric of family.metrics) {
-      const labels = JSON.stringify(metric.labels ?? {});
-      if (metric.value !== undefined) samples.set(`${family.name}${labels}`, Number(metric.value));
-      if (metric.count !== undefined) samples.set(`${family.name}_count${labels}`, Number(metric.count));
-      if (metric.sum !== undefined) samples.set(`${family.name}_sum${labels}`, Number(metric.sum));
-      for (const [le, value] of Object.entries(metric.buckets ?? {})) {
-        samples.set(`${family.name}_bucket${labels}le=${le}`, Number(value));
-      }
-    }
+    for (const [key, value] of family.samples) samples.set(key, value);
   }
   return samples;
 }

@@ -85,6 +85,10 @@ describe("the console's /metrics", () => {
       }
     }
     expectNoCounterFell(before, after);
+    // Each series of a labelled histogram is compared on its own (the GC's, by kind).
+    expect([...samplesOfType(after, "histogram").keys()]).toContain(
+      'nodejs_gc_duration_seconds_bucket{le="1",kind="minor"}',
+    );
     expect(familyTotal(after, "ubicrawl_pages_fetched_total")).toBeGreaterThan(
       familyTotal(before, "ubicrawl_pages_fetched_total"),
     );
