@@ -9,10 +9,11 @@ import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, originOf } from "../url/index.js";
 import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
+import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
 import { HostPace } from "./host-pace.js";
 import type { LinkRouter } from "./link-router.js";
 import type { ArchivedPage, PageArchive } from "./page-archive.js";
-import { followLinks } from "./page-links.js";
+import { followLinks, sameLinkBase } from "./page-links.js";
 import { PUSH_BACK_STATUSES } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
 
@@ -30,7 +31,7 @@ export interface HostVisitOptions {
   readonly maxLinksPerPage: number;
   /** Attempts to get a host's robots.txt before its URLs are given up. */
   readonly maxRobotsAttempts: number;
-  /** Attempts at a URL whose fetch failed transiently (see {@link RETRIED_FAILURES}). */
+  /** Attempts at a URL whose fetch failed transiently (see fetch-retry.ts). */
   readonly maxFetchAttempts: number;
   /** Wait before the first retry of a transient failure; doubled at each further one. */
   readonly fetchRetryMs: number;
@@ -94,39 +95,8 @@ interface HostRuntime {
   failedInARow: number;
 }
 
-/**
- * Failures that may pass (a busy or restarting server, a dropped connection): the URL is tried again
- * later, up to {@link HostVisitOptions.maxFetchAttempts} times, instead of leaving a hole in the crawl.
- * Everything else (a missing name, a body too large, a broken protocol) fails at once.
- */
-const RETRIED_FAILURES: ReadonlySet<ErrorCode> = new Set([
-  ErrorCode.ConnectFailed,
-  ErrorCode.ConnectTimeout,
-  ErrorCode.HeadersTimeout,
-]);
-/** Failures before any request reached the server: they do not count against a host's page limit. */
-const NO_REQUEST_FAILURES: ReadonlySet<ErrorCode> = new Set([
-  ErrorCode.DnsNotFound,
-  ErrorCode.AddressForbidden,
-  ErrorCode.TlsFailed,
-]);
-
-/**
- * Whether every link of a page at `b` resolves as it does at `a`: same origin and same directory (a
- * relative link depends on nothing else; the query differs in session ids and tracking parameters).
- */
-export function sameLinkBase(a: string, b: string): boolean {
-  const x = new URL(a);
-  const y = new URL(b);
-  const directory = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
-  return x.origin === y.origin && directory(x.pathname) === directory(y.pathname);
-}
-
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
-
-/** Hosts whose last URLs all failed this many times in a row get a single attempt per URL. */
-const FAILING_HOST_STREAK = 2;
 
 /**
  * One worker's visit of one host, breadth-first: takes the host's queued URLs in order, checks
@@ -327,8 +297,12 @@ export class HostVisitor {
     if (!result) {
       const code = failure ?? ErrorCode.ProtocolError;
       const attempts = (entry.attempts ?? 0) + 1;
-      const retryAtMs = this.retryAt(state, attempts, code);
-      if (retryAtMs !== undefined) {
+      const { failedInARow, pace } = state;
+      const retryAt = retryAtMs(
+        { code, attempts, failedInARow, nowMs: clock.now(), nextFetchAtMs: pace.nextFetchAtMs },
+        this.options,
+      );
+      if (retryAt !== undefined) {
         // Logged as an attempt, not counted as a failure: the URL waits at the head of its queue, its
         // attempts kept with it (a restart or the host's next owner go on counting).
         this.deps.archive.log({
@@ -338,9 +312,9 @@ export class HostVisitor {
         this.deps.stats.fetchRetries++;
         frontier.retryLater(host, entry, attempts);
         await frontier.commit();
-        return { untilMs: retryAtMs, reason: "retry" };
+        return { untilMs: retryAt, reason: "retry" };
       }
-      if (RETRIED_FAILURES.has(code)) state.failedInARow++;
+      if (isTransient(code)) state.failedInARow++;
       if (code === ErrorCode.TlsFailed) this.tlsFailedAt(host, state, originOf(entry.url), reason);
       this.fail(host, entry, code, clock.now() - startedAtMs, reason);
       await frontier.commit();
@@ -426,18 +400,6 @@ export class HostVisitor {
     return { untilMs, reason: "throttled" };
   }
 
-  /**
-   * When to try a URL again after its `attempts`-th failure, with `code`, or undefined when it fails
-   * for good: not a failure that may pass, out of attempts, or a host whose last URLs all failed (a
-   * dead server would otherwise cost every queued URL its full round of retries).
-   */
-  private retryAt(state: HostRuntime, attempts: number, code: ErrorCode): number | undefined {
-    if (!RETRIED_FAILURES.has(code) || state.failedInARow >= FAILING_HOST_STREAK) return undefined;
-    if (attempts >= this.options.maxFetchAttempts) return undefined;
-    const waitMs = this.options.fetchRetryMs * 2 ** (attempts - 1);
-    return Math.max(this.deps.clock.now() + waitMs, state.pace.nextFetchAtMs);
-  }
-
   /** Resolves the host's address once per run; false when it cannot be resolved or reached. */
   private async ensureAddress(host: string, state: HostRuntime, signal: AbortSignal): Promise<boolean> {
     if (state.ip !== undefined) return true;
@@ -504,8 +466,7 @@ export class HostVisitor {
     this.deps.archive.log(failureLogEntry(entry, code, this.deps.clock.now(), durationMs, reason));
     // Failed for good: done, so no later owner of the host (nor a copy queued again) tries it again.
     // A URL no request went out for does not count against the host's page limit.
-    const counted = !NO_REQUEST_FAILURES.has(code);
-    this.deps.frontier.complete(host, entry, { done: true, counted });
+    this.deps.frontier.complete(host, entry, { done: true, counted: countsAgainstPageLimit(code) });
   }
 
   private runtimeOf(host: string): HostRuntime {

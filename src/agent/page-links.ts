@@ -56,3 +56,14 @@ export function followLinks(
   }
   return page.links.length;
 }
+
+/**
+ * Whether every link of a page at `b` resolves as it does at `a`: same origin and same directory (a
+ * relative link depends on nothing else; the query differs in session ids and tracking parameters).
+ */
+export function sameLinkBase(a: string, b: string): boolean {
+  const x = new URL(a);
+  const y = new URL(b);
+  const directory = (path: string) => path.slice(0, path.lastIndexOf("/") + 1);
+  return x.origin === y.origin && directory(x.pathname) === directory(y.pathname);
+}

@@ -1,104 +1,82 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { Agent } from "../../src/agent/agent.js";
+import { describe, expect, it } from "vitest";
+import {
+  countsAgainstPageLimit,
+  FAILING_HOST_STREAK,
+  isTransient,
+  retryAtMs,
+} from "../../src/agent/fetch-retry.js";
+import { sameLinkBase } from "../../src/agent/page-links.js";
 import { ErrorCode } from "../../src/errors.js";
-import { inProcessAgentOptions, readCrawlLogOf, waitFor } from "./harness.js";
 
-/**
- * A fetch that fails in a way that may pass (the server drops the connection before answering, as an
- * overloaded or restarting one does) is tried again after a growing wait, up to --max-fetch-attempts
- * times, before the URL counts as failed; a host whose URLs keep failing gets no more retries.
- */
+const POLICY = { maxFetchAttempts: 4, fetchRetryMs: 1_000 };
+const NOW = 50_000;
+/** A first transient failure on a healthy host whose politeness allows a request now. */
+const FIRST = { code: ErrorCode.ConnectFailed, attempts: 1, failedInARow: 0, nowMs: NOW, nextFetchAtMs: NOW };
 
-const HOST = "flaky.test";
-const ATTEMPTS = 3;
+const TRANSIENT = [ErrorCode.ConnectFailed, ErrorCode.ConnectTimeout, ErrorCode.HeadersTimeout];
+const FOR_GOOD = [
+  ErrorCode.DnsNotFound,
+  ErrorCode.AddressForbidden,
+  ErrorCode.TlsFailed,
+  ErrorCode.BodyTimeout,
+  ErrorCode.TooSlow,
+  ErrorCode.BodyTooLarge,
+  ErrorCode.DecodeFailed,
+  ErrorCode.ProtocolError,
+  ErrorCode.TooManyRedirects,
+];
 
-let dir: string;
-let server: Server;
-let agent: Agent | undefined;
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ubicrawl-fetch-retry-"));
-});
-
-afterEach(async () => {
-  await agent?.stop();
-  agent = undefined;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-/** Serves `pages`; a path mapped to n in `drops` has its first n requests' connections dropped. */
-async function startServer(pages: Record<string, string>, drops: Map<string, number>): Promise<string[]> {
-  const requests: string[] = [];
-  server = createServer((request, response) => {
-    const path = request.url ?? "";
-    requests.push(path);
-    if (path === "/robots.txt") {
-      response.writeHead(404).end();
-      return;
-    }
-    const left = drops.get(path) ?? 0;
-    if (left > 0) {
-      drops.set(path, left - 1);
-      request.socket.destroy();
-      return;
-    }
-    response.writeHead(200, { "content-type": "text/html" }).end(pages[path] ?? "<p>end</p>");
+describe("retryAtMs", () => {
+  it("retries a failure that may pass, waiting twice as long each time, until the attempts run out", () => {
+    const at = (attempts: number) => retryAtMs({ ...FIRST, attempts }, POLICY);
+    expect([1, 2, 3].map(at)).toEqual([NOW + 1_000, NOW + 2_000, NOW + 4_000]);
+    expect(at(4)).toBeUndefined();
+    expect(at(5)).toBeUndefined();
+    expect(retryAtMs(FIRST, { ...POLICY, maxFetchAttempts: 1 })).toBeUndefined();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return requests;
-}
 
-async function startAgent(seed: string): Promise<Agent> {
-  const port = (server.address() as AddressInfo).port;
-  const hostsFile = join(dir, "hosts");
-  await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
-  const options = inProcessAgentOptions(
-    { id: "a", dataDir: join(dir, "data"), seeds: [`http://${HOST}:${port}${seed}`], hostsFile },
-    // This server has no sitemap, and its requests are counted.
-    { maxFetchAttempts: ATTEMPTS, fetchRetryMs: 50, sitemaps: "off" },
-  );
-  const started = await Agent.open(options);
-  await started.start();
-  return started;
-}
+  it("retries every transient failure, and nothing else", () => {
+    for (const code of TRANSIENT) expect(retryAtMs({ ...FIRST, code }, POLICY), code).toBe(NOW + 1_000);
+    for (const code of FOR_GOOD) expect(retryAtMs({ ...FIRST, code }, POLICY), code).toBeUndefined();
+  });
 
-it("fetches a page whose first connections were dropped, logging each failed attempt", async () => {
-  const requests = await startServer({ "/": '<a href="/next">next</a>' }, new Map([["/", ATTEMPTS - 1]]));
-  agent = await startAgent("/");
-  await waitFor(() => agent?.stats.pagesFetched === 2, "both pages fetched");
-  await agent.stop();
+  it("gives a URL of a host whose last URLs all failed a single attempt", () => {
+    expect(retryAtMs({ ...FIRST, failedInARow: FAILING_HOST_STREAK - 1 }, POLICY)).toBe(NOW + 1_000);
+    expect(retryAtMs({ ...FIRST, failedInARow: FAILING_HOST_STREAK }, POLICY)).toBeUndefined();
+    expect(retryAtMs({ ...FIRST, failedInARow: FAILING_HOST_STREAK + 3 }, POLICY)).toBeUndefined();
+  });
 
-  expect(requests).toEqual(["/robots.txt", "/", "/", "/", "/next"]);
-  expect(agent.stats.fetchRetries).toBe(ATTEMPTS - 1);
-  expect([...agent.stats.errors]).toEqual([]);
-  const log = await readCrawlLogOf(join(dir, "data"));
-  expect(
-    log.map((entry) => [new URL(entry.url).pathname, entry.status, entry.error, entry.willRetry]),
-  ).toEqual([
-    ["/", 0, ErrorCode.ConnectFailed, true],
-    ["/", 0, ErrorCode.ConnectFailed, true],
-    ["/", 200, undefined, undefined],
-    ["/next", 200, undefined, undefined],
-  ]);
+  it("never retries before the host's politeness allows", () => {
+    expect(retryAtMs({ ...FIRST, nextFetchAtMs: NOW + 5_000 }, POLICY)).toBe(NOW + 5_000);
+    expect(retryAtMs({ ...FIRST, nextFetchAtMs: NOW + 999 }, POLICY)).toBe(NOW + 1_000);
+  });
 });
 
-it("gives a URL up after --max-fetch-attempts, and a host that keeps failing gets single attempts", async () => {
-  const links = Array.from({ length: 4 }, (_, i) => `<a href="/p${i}">p${i}</a>`).join("");
-  const drops = new Map(Array.from({ length: 4 }, (_, i) => [`/p${i}`, 100] as [string, number]));
-  const requests = await startServer({ "/": links }, drops);
-  agent = await startAgent("/");
-  await waitFor(() => (agent?.stats.errors.get(ErrorCode.ConnectFailed) ?? 0) === 4, "all four given up");
-  await agent.stop();
+describe("isTransient and countsAgainstPageLimit", () => {
+  it("say which failures may pass, and which sent no request", () => {
+    for (const code of TRANSIENT) expect(isTransient(code), code).toBe(true);
+    for (const code of FOR_GOOD) expect(isTransient(code), code).toBe(false);
+    for (const code of [ErrorCode.DnsNotFound, ErrorCode.AddressForbidden, ErrorCode.TlsFailed]) {
+      expect(countsAgainstPageLimit(code), code).toBe(false);
+    }
+    for (const code of [...TRANSIENT, ErrorCode.ProtocolError, ErrorCode.BodyTooLarge, ErrorCode.TooSlow]) {
+      expect(countsAgainstPageLimit(code), code).toBe(true);
+    }
+  });
+});
 
-  // p0 and p1 get their full attempts; after two URLs failed in a row, p2 and p3 get one each.
-  const count = (path: string) => requests.filter((request) => request === path).length;
-  expect([count("/p0"), count("/p1"), count("/p2"), count("/p3")]).toEqual([ATTEMPTS, ATTEMPTS, 1, 1]);
-  expect(agent.stats.fetchRetries).toBe(2 * (ATTEMPTS - 1));
-  expect(agent.frontier.waitingUrls).toBe(0);
+describe("sameLinkBase", () => {
+  it("is true for pages whose relative links resolve alike: same origin, same directory", () => {
+    expect(sameLinkBase("http://a.test/x/p.html", "http://a.test/x/q.html?session=1")).toBe(true);
+    expect(sameLinkBase("http://a.test/x/", "http://a.test/x/index.html#top")).toBe(true);
+    expect(sameLinkBase("http://a.test/p", "http://a.test/q")).toBe(true);
+  });
+
+  it("is false for another directory, scheme, host or port", () => {
+    expect(sameLinkBase("http://a.test/x/p.html", "http://a.test/y/p.html")).toBe(false);
+    expect(sameLinkBase("http://a.test/x/", "http://a.test/x/y/")).toBe(false);
+    expect(sameLinkBase("http://a.test/x/p", "https://a.test/x/p")).toBe(false);
+    expect(sameLinkBase("http://a.test/x/p", "http://b.test/x/p")).toBe(false);
+    expect(sameLinkBase("http://a.test:8080/x/p", "http://a.test/x/p")).toBe(false);
+  });
 });
