@@ -19,6 +19,7 @@ export default defineConfig({
       "test/failure-detector/*.test.ts",
       "test/transport/validate*.test.ts",
       "test/agent/host-blacklist.test.ts",
+      "test/agent/fetch-retry.test.ts",
       "test/agent/host-pace.test.ts",
       "test/agent/server-push-back.test.ts",
       "test/cluster/blacklist-gossip.test.ts",
