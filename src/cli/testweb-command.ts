@@ -4,6 +4,7 @@ import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import {
   computeTruth,
   createTestWebCertificates,
+  DEFAULT_MAX_ARTICLES_PER_HOST,
   startTestWeb,
   TEST_WEB_CA_FILE,
   TEST_WEB_SCHEMES,
@@ -15,6 +16,25 @@ const TESTWEB_FLAGS = {
   hosts: { type: "integer", help: "number of hosts", default: 200, min: 2, max: 5000 },
   pages: { type: "integer", help: "pages in all (about)", default: 20_000, min: 10, max: 1_000_000 },
   port: { type: "integer", help: "port of every host (0 picks a free one)", default: 0, min: 0, max: 65535 },
+  "max-articles-per-host": {
+    type: "integer",
+    help: "largest number of articles on one host (with --biggest-host-percent, on every host but the biggest)",
+    default: DEFAULT_MAX_ARTICLES_PER_HOST,
+    min: 5,
+    max: 1_000_000,
+  },
+  "biggest-host-percent": {
+    type: "integer",
+    help: "give the biggest host this share of all articles, in percent (a real web's biggest sites hold far more than the heavy-tailed draw under the cap gives them); default: sized like the others",
+    min: 1,
+    max: 90,
+  },
+  "gone-hosts": {
+    type: "integer",
+    help: "dead hosts: names pages link to that no hosts file resolves (default: 2% of --hosts, at least 1)",
+    min: 1,
+    max: 10_000,
+  },
   mirrors: {
     type: "integer",
     help: "mirror hosts, each serving a small host's responses byte for byte (default: 2, fewer on a tiny web)",
@@ -94,6 +114,11 @@ export async function testwebCommand(argv: string[]): Promise<number> {
       hosts: flags.hosts,
       pages: flags.pages,
       port: flags.port,
+      maxArticlesPerHost: flags["max-articles-per-host"],
+      ...(flags["biggest-host-percent"] === undefined
+        ? {}
+        : { biggestHostPercent: flags["biggest-host-percent"] }),
+      ...(flags["gone-hosts"] === undefined ? {} : { goneHosts: flags["gone-hosts"] }),
       ...(flags.mirrors === undefined ? {} : { mirrors: flags.mirrors }),
       scheme: flags.scheme,
       http2: flags.http2,
@@ -113,9 +138,11 @@ export async function testwebCommand(argv: string[]): Promise<number> {
         userAgent: flags["user-agent"],
       });
       await writeFile(flags.truth, `${truth.urls.join("\n")}\n`);
+      const biggest = biggestHost(truth.urls);
       process.stderr.write(
         `truth: ${truth.urls.length} URLs, ${truth.robotsDisallowed} disallowed by robots.txt, ` +
-          `${truth.unresolvableHosts.length} unresolvable hosts${truth.depthExact ? "" : " (inexact: max-depth binds)"}\n`,
+          `${truth.unresolvableHosts.length} unresolvable hosts${truth.depthExact ? "" : " (inexact: max-depth binds)"}; ` +
+          `biggest host ${biggest.name}: ${biggest.urls} URLs (${((100 * biggest.urls) / Math.max(1, truth.urls.length)).toFixed(1)}%)\n`,
       );
     }
     // Handlers first: whoever reads the line below may signal at once.
@@ -136,4 +163,16 @@ export async function testwebCommand(argv: string[]): Promise<number> {
   } finally {
     await web.stop();
   }
+}
+
+/** The host with the most URLs among `urls`, and how many it has. */
+function biggestHost(urls: readonly string[]): { name: string; urls: number } {
+  const counts = new Map<string, number>();
+  for (const url of urls) {
+    const name = new URL(url).hostname;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  let best = { name: "-", urls: 0 };
+  for (const [name, count] of counts) if (count > best.urls) best = { name, urls: count };
+  return best;
 }

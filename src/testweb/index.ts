@@ -24,6 +24,7 @@ export {
   type WebModel,
 } from "./model.js";
 export {
+  DEFAULT_MAX_ARTICLES_PER_HOST,
   type ResolvedTestWebOptions,
   resolveTestWebOptions,
   TEST_WEB_SCHEMES,

@@ -1,4 +1,10 @@
-import { type ResolvedTestWebOptions, resolveTestWebOptions, type TestWebOptions } from "./options.js";
+import { invalidArgument } from "../errors.js";
+import {
+  MIN_ARTICLES_PER_HOST,
+  type ResolvedTestWebOptions,
+  resolveTestWebOptions,
+  type TestWebOptions,
+} from "./options.js";
 import { createRandom, hash4, unit } from "./prng.js";
 import { buildTextPool, type TextPool } from "./text-pool.js";
 import { type HostLayout, layoutHost, MAX_REDIRECT_HOPS } from "./url-space.js";
@@ -100,12 +106,21 @@ function loopbackAddress(k: number): string {
 
 /** Heavy-tailed article counts summing to about `total`, clamped to [min, max]. */
 function hostSizes(random: () => number, hosts: number, total: number, min: number, max: number): number[] {
-  const raw = Array.from({ length: hosts }, () => (1 - random()) ** (-1 / PARETO_ALPHA));
+  return fitSizes(paretoDraws(random, hosts), total, min, max);
+}
+
+/** `hosts` Pareto(1, {@link PARETO_ALPHA}) draws: the hosts' relative sizes. */
+function paretoDraws(random: () => number, hosts: number): number[] {
+  return Array.from({ length: hosts }, () => (1 - random()) ** (-1 / PARETO_ALPHA));
+}
+
+/** `raw` scaled so that, rounded and clamped to [min, max], they sum to about `total`. */
+function fitSizes(raw: readonly number[], total: number, min: number, max: number): number[] {
   const sizesAt = (scale: number) => raw.map((x) => Math.min(max, Math.max(min, Math.round(x * scale))));
   const sum = (sizes: number[]) => sizes.reduce((a, b) => a + b, 0);
   // The clamped sum grows with the scale: bisect for the scale that hits the total.
   let low = 0;
-  let high = (total / hosts) * 2;
+  let high = (total / raw.length) * 2;
   while (sum(sizesAt(high)) < total && high < 1e12) high *= 2;
   for (let i = 0; i < 60; i++) {
     const mid = (low + high) / 2;
@@ -113,6 +128,40 @@ function hostSizes(random: () => number, hosts: number, total: number, min: numb
     else high = mid;
   }
   return sizesAt(high);
+}
+
+/**
+ * As {@link hostSizes} (the same draws), but the host of the largest draw gets `percent` % of `total`
+ * and the others share the rest, each in [min, min(max, that host's size)].
+ */
+function sizesWithBiggest(
+  random: () => number,
+  hosts: number,
+  total: number,
+  min: number,
+  max: number,
+  percent: number,
+): number[] {
+  const raw = paretoDraws(random, hosts);
+  const biggest = Math.round((total * percent) / 100);
+  const rest = total - biggest;
+  const cap = Math.min(max, biggest);
+  if (biggest < min || rest < (hosts - 1) * min || rest > (hosts - 1) * cap) {
+    invalidArgument(
+      `testweb: biggestHostPercent ${percent} leaves ${rest} of ${total} articles to ${hosts - 1} hosts ` +
+        `of ${min} to ${cap} articles each`,
+    );
+  }
+  let top = 0;
+  for (let i = 1; i < hosts; i++) if ((raw[i] as number) > (raw[top] as number)) top = i;
+  const sizes = fitSizes(
+    raw.filter((_, i) => i !== top),
+    rest,
+    min,
+    cap,
+  );
+  sizes.splice(top, 0, biggest);
+  return sizes;
 }
 
 /** Fisher–Yates permutation of 0..n-1. */
@@ -131,13 +180,18 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
   const { seed, hosts: count } = resolved;
   const random = createRandom(seed);
   const width = Math.max(4, String(count - 1).length);
-  const sizes = hostSizes(
-    random,
-    count,
-    Math.round(resolved.pages / URLS_PER_ARTICLE),
-    5,
-    resolved.maxArticlesPerHost,
-  );
+  const articles = Math.round(resolved.pages / URLS_PER_ARTICLE);
+  const sizes =
+    resolved.biggestHostPercent === undefined
+      ? hostSizes(random, count, articles, MIN_ARTICLES_PER_HOST, resolved.maxArticlesPerHost)
+      : sizesWithBiggest(
+          random,
+          count,
+          articles,
+          MIN_ARTICLES_PER_HOST,
+          resolved.maxArticlesPerHost,
+          resolved.biggestHostPercent,
+        );
 
   // Roles by a seeded permutation: two robots specials, then guaranteed rule hosts and the seeds.
   const order = permutation(random, count);
@@ -225,8 +279,7 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     mirrorHosts.push(index);
   }
 
-  const goneCount = Math.max(1, Math.round(count * 0.02));
-  const goneHosts = Array.from({ length: goneCount }, (_, k) => `gone${pad(k, 4)}.${DOMAIN}`);
+  const goneHosts = Array.from({ length: resolved.goneHosts }, (_, k) => `gone${pad(k, 4)}.${DOMAIN}`);
 
   const crossWeights = new Float64Array(count);
   let cumulative = 0;

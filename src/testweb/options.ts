@@ -34,9 +34,23 @@ export interface TestWebOptions {
   seedCount?: number;
   /**
    * Largest number of articles on one host; keeps normal hosts under a crawler's per-host page cap.
+   * With {@link biggestHostPercent}, the cap of every host but the biggest.
    * @default 1500
    */
   maxArticlesPerHost?: number;
+  /**
+   * The biggest host's share of all articles, in percent: the host with the largest heavy-tailed draw
+   * gets this share exactly (whatever {@link maxArticlesPerHost}), the others share the rest as before,
+   * none larger than it. With 800 hosts the draws alone give the biggest host a few percent at most
+   * under the default cap; a real web's biggest sites hold far more.
+   * @default undefined (the biggest host is sized like the others)
+   */
+  biggestHostPercent?: number;
+  /**
+   * Names linked from pages but absent from the hosts file (`gone0000.ubi.test`…): dead hosts.
+   * @default 2% of `hosts`, at least 1
+   */
+  goneHosts?: number;
   /**
    * Mean number of content links per article (navigation links come on top).
    * @default 20
@@ -99,6 +113,8 @@ export interface ResolvedTestWebOptions {
   readonly trap: boolean;
   readonly seedCount: number;
   readonly maxArticlesPerHost: number;
+  readonly biggestHostPercent: number | undefined;
+  readonly goneHosts: number;
   readonly linksPerPage: number;
   readonly crossLinkPercent: number;
   readonly mirrors: number;
@@ -108,6 +124,9 @@ export interface ResolvedTestWebOptions {
   readonly http2: boolean;
   readonly servedLogPath: string | undefined;
 }
+
+/** Default of {@link TestWebOptions.maxArticlesPerHost}. */
+export const DEFAULT_MAX_ARTICLES_PER_HOST = 1500;
 
 /** Smallest number of articles on a host: enough for sections, redirects and dirt to exist. */
 export const MIN_ARTICLES_PER_HOST = 5;
@@ -125,7 +144,7 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
   const hosts = integerIn("hosts", options.hosts ?? 200, 3, 60_000);
   const maxArticlesPerHost = integerIn(
     "maxArticlesPerHost",
-    options.maxArticlesPerHost ?? 1500,
+    options.maxArticlesPerHost ?? DEFAULT_MAX_ARTICLES_PER_HOST,
     MIN_ARTICLES_PER_HOST,
     1_000_000,
   );
@@ -144,6 +163,11 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     trap: options.trap ?? true,
     seedCount,
     maxArticlesPerHost,
+    biggestHostPercent:
+      options.biggestHostPercent === undefined
+        ? undefined
+        : integerIn("biggestHostPercent", options.biggestHostPercent, 1, 90),
+    goneHosts: integerIn("goneHosts", options.goneHosts ?? Math.max(1, Math.round(hosts * 0.02)), 1, 10_000),
     linksPerPage: integerIn("linksPerPage", options.linksPerPage ?? 20, 4, 200),
     crossLinkPercent: integerIn("crossLinkPercent", options.crossLinkPercent ?? 20, 0, 50),
     mirrors: integerIn("mirrors", options.mirrors ?? Math.min(2, ordinaryHosts), 0, ordinaryHosts),

@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
-import { buildModel, type HostInfo, hostsFileText, respond, type WebModel } from "../../src/testweb/index.js";
+import {
+  buildModel,
+  computeTruth,
+  type HostInfo,
+  hostsFileText,
+  respond,
+  type WebModel,
+} from "../../src/testweb/index.js";
 import { forEachLink } from "../../src/testweb/links.js";
 import { extractLinks, parseHostsFile, parseRobots } from "./helpers.js";
 
@@ -78,6 +85,58 @@ describe("buildModel", () => {
     expect(sizes.slice(0, 20).reduce((x, y) => x + y, 0)).toBeGreaterThan(0.35 * total);
     expect(model.totalUrls).toBeGreaterThan(18_000);
     expect(model.totalUrls).toBeLessThan(24_000);
+  });
+
+  it("gives the biggest host biggestHostPercent of the articles, past the cap, the others the rest under it", () => {
+    const plain = buildModel({ seed: 3, hosts: 60, pages: 6000, maxArticlesPerHost: 300 });
+    const model = buildModel({
+      seed: 3,
+      hosts: 60,
+      pages: 6000,
+      maxArticlesPerHost: 300,
+      biggestHostPercent: 30,
+    });
+    const articles = (m: WebModel) => m.hosts.filter((h) => h.kind === "normal").map((h) => h.articles);
+    const sizes = articles(model);
+    const total = Math.round(6000 / 1.2);
+    const biggest = Math.round(total * 0.3);
+    // The host of the largest draw, the biggest of the plain web too, gets the share exactly.
+    const top = articles(plain).indexOf(Math.max(...articles(plain)));
+    expect(sizes[top]).toBe(biggest);
+    expect(Math.max(...sizes.filter((_, i) => i !== top))).toBeLessThanOrEqual(300);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(5);
+    expect(Math.abs(sizes.reduce((x, y) => x + y, 0) - total)).toBeLessThan(total * 0.01);
+    // Without the option the web is the one it always was.
+    expect(buildModel({ seed: 3, hosts: 60, pages: 6000, maxArticlesPerHost: 300 }).hosts).toEqual(
+      plain.hosts,
+    );
+    // A small share still leaves it the biggest: the others are capped at its size.
+    const small = articles(buildModel({ seed: 3, hosts: 60, pages: 6000, biggestHostPercent: 2 }));
+    expect(small[top]).toBe(Math.round(total * 0.02));
+    expect(Math.max(...small)).toBe(small[top]);
+    for (const biggestHostPercent of [0, 91, 2.5]) {
+      expect(() => buildModel({ hosts: 60, pages: 6000, biggestHostPercent })).toThrow(/biggestHostPercent/);
+    }
+    // 90% of 833 articles leaves 83 for 59 hosts of at least 5.
+    expect(() => buildModel({ hosts: 60, pages: 1200, biggestHostPercent: 90 })).toThrow(
+      /biggestHostPercent 90/,
+    );
+  });
+
+  it("links goneHosts dead hosts (2% of the hosts by default), none of them in the hosts file", () => {
+    expect(buildModel({ hosts: 800, pages: 41_000 }).goneHosts).toHaveLength(16);
+    expect(buildModel({ hosts: 30, pages: 3000 }).goneHosts).toHaveLength(1);
+    const model = buildModel({ seed: 2, hosts: 30, pages: 3000, goneHosts: 7 });
+    expect(model.goneHosts).toHaveLength(7);
+    expect(new Set(model.goneHosts).size).toBe(7);
+    const names = new Set(parseHostsFile(hostsFileText(model)).keys());
+    for (const name of model.goneHosts) expect(names.has(name)).toBe(false);
+    // Pages link every one of them: a crawl meets all 7 dead hosts.
+    const truth = computeTruth(model, PORT, { maxDepth: 20, maxPagesPerHost: 50_000, userAgent: "ubicrawl" });
+    expect(truth.unresolvableHosts).toEqual([...model.goneHosts].sort());
+    for (const goneHosts of [0, 10_001, 1.5]) {
+      expect(() => buildModel({ hosts: 30, pages: 3000, goneHosts })).toThrow(/goneHosts/);
+    }
   });
 
   it("adds mirrors of small ordinary hosts, each on its own address and linked from its host's home page", () => {
