@@ -35,6 +35,12 @@ import { StorageGuard } from "./storage-guard.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
 export const QUANTUM_PAGES = 64;
+/**
+ * Pages of one host fetched and not yet durable at most (the one being fetched included): the host's next
+ * fetch overlaps its last page's archiving and commit, and a crash fetches at most this many pages of a
+ * host again.
+ */
+export const UNSYNCED_PAGES_PER_HOST = 2;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
 
@@ -164,7 +170,13 @@ async function openParts(
   });
   const frontier = await Frontier.open(
     {},
-    { store, committer, fingerprinter, onHostReady: (host) => scheduler?.markReady(host) },
+    {
+      store,
+      committer,
+      fingerprinter,
+      onHostReady: (host) => scheduler?.markReady(host),
+      onQueueGrew: (host) => scheduler?.queueGrew(host),
+    },
   );
   const fetcher = new Fetcher(
     {
@@ -276,6 +288,7 @@ async function openParts(
       delayFactor: options.delayFactor,
       maxPagesPerHost: options.maxPagesPerHost,
       quantumPages: QUANTUM_PAGES,
+      maxUnsyncedPages: UNSYNCED_PAGES_PER_HOST,
       maxLinksPerPage: MAX_LINKS_PER_PAGE,
       maxRobotsAttempts: options.maxRobotsAttempts,
       maxFetchAttempts: options.maxFetchAttempts,
@@ -325,6 +338,7 @@ async function openParts(
     {
       visit: (host, signal) => visitor.visit(host, signal),
       hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),
+      queueLength: (host) => frontier.waitingOf(host),
       onVisitError: (host, error) => {
         if (guard.handle(error)) return;
         stats.recordError("internal");

@@ -16,6 +16,7 @@ import type { ArchivedPage, PageArchive } from "./page-archive.js";
 import { followLinks, sameLinkBase } from "./page-links.js";
 import { PUSH_BACK_STATUSES } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
+import { UnsyncedPages } from "./unsynced-pages.js";
 
 /** Politeness and trap limits of host visits. */
 export interface HostVisitOptions {
@@ -27,6 +28,12 @@ export interface HostVisitOptions {
   readonly maxPagesPerHost: number;
   /** Fetches in one visit before the host yields its slot to waiting hosts. */
   readonly quantumPages: number;
+  /**
+   * Pages of one host fetched and not yet durable at most, the one being fetched included: the host's
+   * next fetch does not wait for its last page's commit, and a crash fetches at most this many of the
+   * host's pages again (see unsynced-pages.ts).
+   */
+  readonly maxUnsyncedPages: number;
   /** Links read from one page at most. */
   readonly maxLinksPerPage: number;
   /** Attempts to get a host's robots.txt before its URLs are given up. */
@@ -123,20 +130,36 @@ export class HostVisitor {
     this.delayMs = delayMs;
   }
 
-  /** Visits `host` until its queue is empty, its quantum is used, or it must wait. */
+  /**
+   * Visits `host` until its queue is empty, its quantum is used, or it must wait; returns once every
+   * page it fetched is durable (or back in its queue).
+   */
   async visit(host: string, signal: AbortSignal): Promise<VisitOutcome> {
-    const outcome = await this.visitQueue(host, signal);
+    const unsynced = new UnsyncedPages(this.options.maxUnsyncedPages);
+    let outcome: VisitOutcome;
+    try {
+      outcome = await this.visitQueue(host, unsynced, signal);
+    } catch (error) {
+      await unsynced.drain().catch(() => {});
+      throw error;
+    }
+    await unsynced.drain();
     // Drops (robots, limits, abandoned hosts) add ops without a commit of their own: make them durable
     // now, or the frontier never looks empty and --exit-when-done waits forever.
     await this.deps.frontier.commit();
     return outcome;
   }
 
-  private async visitQueue(host: string, signal: AbortSignal): Promise<VisitOutcome> {
+  private async visitQueue(
+    host: string,
+    unsynced: UnsyncedPages,
+    signal: AbortSignal,
+  ): Promise<VisitOutcome> {
     const { frontier } = this.deps;
     const state = this.runtimeOf(host);
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
+      await unsynced.waitForRoom();
       if (!this.deps.owns(host)) return { kind: "drained" };
       const pending = this.deps.admit?.(host) ?? 0;
       const admission = pending === 0 || !("then" in pending) ? pending : await pending;
@@ -162,6 +185,8 @@ export class HostVisitor {
           this.drop(host, entry, "abandoned");
           continue;
         }
+        // Pages still being committed count once they are: wait for them near the limit.
+        if (record.fetched + unsynced.size >= this.options.maxPagesPerHost) await unsynced.drain();
         if (record.fetched >= this.options.maxPagesPerHost) {
           this.drop(host, entry, "page-limit");
           continue;
@@ -211,7 +236,7 @@ export class HostVisitor {
           this.drop(host, entry, "robots");
           continue;
         }
-        const wait = await this.fetchOne(host, entry, state, rules, signal);
+        const wait = await this.fetchOne(host, entry, state, rules, unsynced, signal);
         if (wait !== undefined) return { kind: "parked", ...wait };
         fetched++;
       } catch (error) {
@@ -246,6 +271,7 @@ export class HostVisitor {
     entry: StoredQueueEntry,
     state: HostRuntime,
     rules: RobotsRules,
+    unsynced: UnsyncedPages,
     signal: AbortSignal,
   ): Promise<{ untilMs: number; reason: WaitReason } | undefined> {
     const { clock, frontier } = this.deps;
@@ -329,31 +355,46 @@ export class HostVisitor {
     } else {
       state.pace.answered();
     }
+    // Archived and committed in the background: the host's next fetch need not wait for the disk.
+    unsynced.add(this.finishPage(host, entry, result, signal));
+    return undefined;
+  }
+
+  /**
+   * Archives a fetched page, follows its links, logs it and completes its URL, durably; a failure puts
+   * the URL back at the head of its queue (not archived, so not done) and is thrown.
+   */
+  private async finishPage(
+    host: string,
+    entry: StoredQueueEntry,
+    result: FetchResult,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { frontier } = this.deps;
     let archived: ArchivedPage;
     try {
       archived = await this.deps.archive.store(result, signal);
+      const { revisitOf } = archived;
+      const links = entry.sitemap
+        ? await this.deps.sitemaps.read(host, entry, result)
+        : (await this.followedBefore(revisitOf, entry.url))
+          ? 0
+          : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
+      this.deps.stats.recordFetch(result.wireBytes, result.status);
+      if (revisitOf !== undefined) this.deps.stats.recordDuplicate(result.rawBody.byteLength);
+      if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
+      // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
+      if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
+      this.deps.archive.log(pageLogEntry(entry, result, links, revisitOf?.url));
+      frontier.complete(host, entry, { done: true, counted: true });
     } catch (error) {
-      // Not archived, so not done: the URL waits at the head of its queue for the disk to recover.
-      frontier.putBack(host, entry);
+      // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
+      if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
       throw error;
     }
-    const { revisitOf } = archived;
-    const links = entry.sitemap
-      ? await this.deps.sitemaps.read(host, entry, result)
-      : (await this.followedBefore(revisitOf, entry.url))
-        ? 0
-        : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
-    this.deps.stats.recordFetch(result.wireBytes, result.status);
-    if (revisitOf !== undefined) this.deps.stats.recordDuplicate(result.rawBody.byteLength);
-    if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
-    // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
-    if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
-    this.deps.archive.log(pageLogEntry(entry, result, links, revisitOf?.url));
-    frontier.complete(host, entry, { done: true, counted: true });
     await frontier.commit();
     // Synced: the payload's owner may now point later copies at this response.
     void archived.settle();
-    return undefined;
   }
 
   /**

@@ -4,7 +4,7 @@
  */
 
 export { Agent, type AgentStorage } from "./agent.js";
-export { type ClusterHooks, QUANTUM_PAGES } from "./agent-assembly.js";
+export { type ClusterHooks, QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
 export type { ClusterFacingAgent } from "./cluster-facing.js";
 export {
