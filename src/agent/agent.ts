@@ -199,6 +199,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.frontier.seen.size;
   }
 
+  /**
+   * Hosts with queued URLs waiting for a visit slot, and the queue length the next of them has at least
+   * (a power of two): slots go to the longest queues first.
+   */
+  get readyHosts(): { readonly hosts: number; readonly longestQueue: number } {
+    return { hosts: this.scheduler.readyHosts, longestQueue: this.scheduler.longestReadyQueue };
+  }
+
   /** Downloads waiting for their share of the bandwidth (`--max-bandwidth`; 0 without a bound). */
   get fetchesWaitingForBandwidth(): number {
     return this.bandwidth?.waitingFetches ?? 0;

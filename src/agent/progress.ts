@@ -12,7 +12,12 @@ export interface ProgressSource {
     readonly inFlightUrls: number;
     readonly seen: { readonly size: number; readonly memoryBytes: number };
   };
-  readonly scheduler: { readonly activeHosts: number; waiting(): readonly WaitingHosts[] };
+  readonly scheduler: {
+    readonly activeHosts: number;
+    readonly readyHosts: number;
+    readonly longestReadyQueue: number;
+    waiting(): readonly WaitingHosts[];
+  };
   readonly clock: Clock;
   /** True while fetching is paused (by an operator, or a full disk). */
   readonly isPaused: boolean;
@@ -72,6 +77,9 @@ export class ProgressReporter {
         bytesFetched: stats.bytesFetched,
         queuedUrls: frontier.waitingUrls,
         activeHosts: scheduler.activeHosts,
+        // Hosts waiting for a slot; the longest queues (at least this many URLs) are served first.
+        readyHosts: scheduler.readyHosts,
+        longestReadyQueue: scheduler.longestReadyQueue,
         errors: stats.errorCount,
         paused: this.source.isPaused,
         waiting: scheduler.waiting().map(({ reason, hosts }) => ({ reason, hosts })),

@@ -11,6 +11,8 @@ export interface ObservedAgent {
   readonly seenUrls: number;
   readonly urlsInFlight: number;
   readonly fetchesWaitingForBandwidth: number;
+  /** Hosts waiting for a visit slot, and the shortest queue the next of them may have. */
+  readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
   /** Calls `observer` with every crawl-log line; returns the function that stops it. */
   observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
 }
@@ -60,6 +62,9 @@ export class AgentConsole {
       },
       get fetchesWaitingForBandwidth() {
         return agent.fetchesWaitingForBandwidth;
+      },
+      get readyHosts() {
+        return agent.readyHosts;
       },
       stats: () => source.stats(),
     });

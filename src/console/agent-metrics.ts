@@ -13,6 +13,8 @@ export interface MetricsSource {
   readonly urlsInFlight: number;
   /** Downloads waiting for their share of the bandwidth (0 without `--max-bandwidth`). */
   readonly fetchesWaitingForBandwidth: number;
+  /** Hosts waiting for a visit slot, and the queue length the next of them has at least. */
+  readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
   /** The agent's partition stats, as `ubicrawl stats --json` shows them. */
   stats(): AgentStats;
 }
@@ -191,6 +193,18 @@ export class AgentMetrics {
       "Downloads waiting for their share of the bandwidth under --max-bandwidth (0 without a bound)",
       [],
       (s) => one(s.fetchesWaitingForBandwidth),
+    );
+    gauge(
+      "ubicrawl_hosts_ready",
+      "Hosts with queued URLs waiting for a visit slot; slots go to the longest queues first",
+      [],
+      (s) => one(s.readyHosts.hosts),
+    );
+    gauge(
+      "ubicrawl_longest_ready_queue",
+      "Queued URLs the next host to get a visit slot has at least (a power of two; 0 when none waits)",
+      [],
+      (s) => one(s.readyHosts.longestQueue),
     );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(

@@ -36,6 +36,8 @@ export interface FrontierDeps {
   readonly fingerprinter: UrlFingerprinter;
   /** Called when a host goes from no waiting URL to some. */
   readonly onHostReady: (host: string) => void;
+  /** Called when a host's waiting URLs reach a power of two (2, 4, 8, …): the scheduler's classes. */
+  readonly onQueueGrew?: (host: string) => void;
 }
 
 /** How a taken URL ended, for {@link Frontier.complete}. */
@@ -310,6 +312,7 @@ export class Frontier {
     queue.waiting++;
     this.waitingTotal++;
     if (wasIdle) this.deps.onHostReady(host);
+    else if ((queue.waiting & (queue.waiting - 1)) === 0) this.deps.onQueueGrew?.(host);
   }
 
   /** Takes the next URL of `host`'s queue, or undefined when none is waiting. */

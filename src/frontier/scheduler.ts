@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { type Clock, systemClock, type TimerHandle } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { ReadyHosts } from "./ready-hosts.js";
 
 /** How a host visit ended. */
 export type VisitOutcome =
@@ -51,6 +52,11 @@ export interface HostSchedulerDeps {
   readonly visit: (host: string, signal: AbortSignal) => Promise<VisitOutcome>;
   /** True when `host` has URLs waiting. */
   readonly hasWork: (host: string) => boolean;
+  /**
+   * How many URLs `host` has waiting: hosts with longer queues are visited first (see ready-hosts.ts).
+   * Absent: first come, first served.
+   */
+  readonly queueLength?: (host: string) => number;
   /** Called when a visit fails unexpectedly (a bug or a storage failure). */
   readonly onVisitError: (host: string, error: unknown) => void;
   readonly clock?: Clock;
@@ -61,15 +67,14 @@ export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
 
 /**
  * Decides which hosts are visited now. A host has at most one visit at a time, so it never sees two
- * requests at once; up to `maxActiveHosts` hosts are visited in parallel; hosts waiting for a slot
- * are served first come, first served, and a visit that used its quantum goes to the back of the line.
+ * requests at once; up to `maxActiveHosts` hosts are visited in parallel; hosts waiting for a slot are
+ * served longest queue first (first come, first served among queues of about the same length), and a
+ * visit that used its quantum waits again with its queue's new length.
  */
 export class HostScheduler {
   private maxActiveHosts: number;
   private readonly clock: Clock;
-  private readonly ready: string[] = [];
-  private readyHead = 0;
-  private readonly readySet = new Set<string>();
+  private readonly ready = new ReadyHosts();
   private readonly active = new Map<string, Promise<void>>();
   private readonly parked = new Map<string, { timer: TimerHandle; reason: WaitReason; untilMs: number }>();
   private readonly abort = new AbortController();
@@ -94,10 +99,14 @@ export class HostScheduler {
 
   /** Tells the scheduler `host` has work; it is visited when a slot is free. */
   markReady(host: string): void {
-    if (this.stopped || this.active.has(host) || this.readySet.has(host) || this.parked.has(host)) return;
-    this.readySet.add(host);
-    this.ready.push(host);
+    if (this.stopped || this.active.has(host) || this.ready.has(host) || this.parked.has(host)) return;
+    this.ready.set(host, this.queueLength(host));
     this.pump();
+  }
+
+  /** Tells the scheduler `host`'s queue grew: a host waiting for a slot moves up when it is longer. */
+  queueGrew(host: string): void {
+    if (this.ready.has(host)) this.ready.set(host, this.queueLength(host));
   }
 
   /**
@@ -121,7 +130,15 @@ export class HostScheduler {
 
   /** Hosts waiting for a slot. */
   get readyHosts(): number {
-    return this.readySet.size;
+    return this.ready.size;
+  }
+
+  /**
+   * The queue length the next host to get a slot has at least (a power of two; 0 when none waits): the
+   * scheduler serves the longest queues first.
+   */
+  get longestReadyQueue(): number {
+    return this.ready.longestClassFloor;
   }
 
   /** Hosts waiting for a time (e.g. robots.txt retry). */
@@ -146,7 +163,7 @@ export class HostScheduler {
 
   /** True when no host is active, ready or parked. */
   get isIdle(): boolean {
-    return this.active.size === 0 && this.readySet.size === 0 && this.parked.size === 0;
+    return this.active.size === 0 && this.ready.size === 0 && this.parked.size === 0;
   }
 
   /** Stops starting new visits (running ones finish their current fetch and yield). */
@@ -194,9 +211,7 @@ export class HostScheduler {
     for (const { timer } of this.parked.values()) this.clock.clearTimeout(timer);
     this.parked.clear();
     // Hosts waiting for a slot will never get one: drop them, so isIdle holds after stop.
-    this.ready.length = 0;
-    this.readyHead = 0;
-    this.readySet.clear();
+    this.ready.clear();
     await Promise.allSettled([...this.active.values()]);
     if (graceTimer !== undefined) this.clock.clearTimeout(graceTimer);
     abort();
@@ -204,7 +219,7 @@ export class HostScheduler {
 
   private pump(): void {
     while (!this.paused && !this.stopped && this.active.size < this.maxActiveHosts) {
-      const host = this.nextReady();
+      const host = this.ready.shift();
       if (host === undefined) return;
       this.start(host);
     }
@@ -225,16 +240,8 @@ export class HostScheduler {
     void this.run(host).finally(settle);
   }
 
-  private nextReady(): string | undefined {
-    while (this.readyHead < this.ready.length) {
-      const host = this.ready[this.readyHead++] as string;
-      if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
-        this.ready.splice(0, this.readyHead);
-        this.readyHead = 0;
-      }
-      if (this.readySet.delete(host)) return host;
-    }
-    return undefined;
+  private queueLength(host: string): number {
+    return this.deps.queueLength?.(host) ?? 0;
   }
 
   private async run(host: string): Promise<void> {

@@ -68,6 +68,8 @@ describe("the console's /metrics", () => {
       "ubicrawl_peers",
       "ubicrawl_seen_urls",
       "ubicrawl_fetches_waiting_for_bandwidth",
+      "ubicrawl_hosts_ready",
+      "ubicrawl_longest_ready_queue",
       "ubicrawl_paused",
       "ubicrawl_exchange_urls_sent_total",
       "ubicrawl_exchange_batches_received_total",

@@ -35,10 +35,12 @@ class Harness {
   onStart: ((host: string) => void) | undefined;
   readonly scheduler: HostScheduler;
 
-  constructor(options: HostSchedulerOptions = {}) {
+  /** With `longestFirst`, the scheduler is told each host's queue length (as the agent does). */
+  constructor(options: HostSchedulerOptions = {}, longestFirst = false) {
     this.scheduler = new HostScheduler(options, {
       clock: this.clock,
       hasWork: (host) => (this.work.get(host) ?? 0) > 0,
+      ...(longestFirst ? { queueLength: (host: string) => this.work.get(host) ?? 0 } : {}),
       onVisitError: (host, error) => this.errors.push({ host, error }),
       visit: (host, signal) => {
         this.onStart?.(host);
@@ -94,8 +96,8 @@ class Harness {
 
 let harness: Harness | undefined;
 
-function setUp(options?: HostSchedulerOptions): Harness {
-  harness = new Harness(options);
+function setUp(options?: HostSchedulerOptions, longestFirst = false): Harness {
+  harness = new Harness(options, longestFirst);
   return harness;
 }
 
@@ -205,6 +207,64 @@ describe("HostScheduler visits", () => {
       ["a.test", false],
       ["b.test", false],
     ]);
+  });
+});
+
+describe("HostScheduler: longest queue first", () => {
+  it("starts the longest queue first, whatever order the hosts became ready in", async () => {
+    const h = setUp({ maxActiveHosts: 1 }, true);
+    h.addWork("busy.test", 1);
+    for (const [host, urls] of [
+      ["small.test", 2],
+      ["big.test", 6_000],
+      ["mid.test", 40],
+      ["tiny.test", 1],
+    ] as const) {
+      h.addWork(host, urls);
+    }
+    expect(h.scheduler.longestReadyQueue).toBe(4_096);
+    await h.end("busy.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["big.test"]);
+    // big.test keeps the slot while its queue is the longest: it yields with 5,999 left and is next again.
+    await h.end("big.test", { kind: "yielded" }, 1);
+    expect(h.runningHosts).toEqual(["big.test"]);
+    await h.end("big.test", { kind: "drained" }, 5_999);
+    expect(h.runningHosts).toEqual(["mid.test"]);
+    await h.end("mid.test", { kind: "drained" }, 40);
+    expect(h.runningHosts).toEqual(["small.test"]);
+    await h.end("small.test", { kind: "drained" }, 2);
+    expect(h.runningHosts).toEqual(["tiny.test"]);
+  });
+
+  it("moves a waiting host up when its queue grows past the others, not while it stays in its class", async () => {
+    const h = setUp({ maxActiveHosts: 1 }, true);
+    h.addWork("busy.test");
+    h.addWork("a.test", 8);
+    h.addWork("b.test", 8);
+    h.addWork("c.test", 2);
+    // Grows within its class (2–3): keeps its place behind the longer queues.
+    h.work.set("c.test", 3);
+    h.scheduler.queueGrew("c.test");
+    h.work.set("c.test", 100);
+    h.scheduler.queueGrew("c.test");
+    // A host not waiting for a slot is not added by a growth.
+    h.scheduler.queueGrew("unknown.test");
+    expect(h.scheduler.readyHosts).toBe(3);
+    await h.end("busy.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["c.test"]);
+    await h.end("c.test", { kind: "drained" }, 100);
+    // Equal classes: first come, first served.
+    expect(h.runningHosts).toEqual(["a.test"]);
+  });
+
+  it("serves hosts of one class in turn (round robin among queues of about the same length)", async () => {
+    const h = setUp({ maxActiveHosts: 1 }, true);
+    // All three stay within 8–15 URLs for the two rounds.
+    h.addWork("a.test", 12);
+    h.addWork("b.test", 13);
+    h.addWork("c.test", 14);
+    for (let i = 0; i < 6; i++) await h.step();
+    expect(h.started).toEqual(["a.test", "b.test", "c.test", "a.test", "b.test", "c.test", "a.test"]);
   });
 });
 

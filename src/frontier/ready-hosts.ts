@@ -1,0 +1,77 @@
+/**
+ * Hosts waiting for a visit slot, longest queue first. A polite crawl visits each host one request at a
+ * time, so its end is set by its biggest hosts: starting them first (longest-processing-time first)
+ * ends it soonest, where round robin would leave the biggest host crawling alone long after the others.
+ *
+ * Hosts are kept in classes by the power of two of their queue length, first come, first served within a
+ * class: every operation costs O(1) whatever the number of hosts, the host served is within a factor of
+ * two of the longest queue, and hosts of one class take turns.
+ */
+export class ReadyHosts {
+  /** Index k holds the hosts with 2^k to 2^(k+1) − 1 queued URLs (k = 0 for 0 or 1), in arrival order. */
+  private readonly classes: Set<string>[] = [];
+  private readonly classOf = new Map<string, number>();
+  /** No class above this index holds a host. */
+  private top = -1;
+
+  /** Hosts waiting. */
+  get size(): number {
+    return this.classOf.size;
+  }
+
+  /** True when `host` is waiting. */
+  has(host: string): boolean {
+    return this.classOf.has(host);
+  }
+
+  /**
+   * Adds `host` with `queued` URLs, or moves it to the class of its new length when it waits already
+   * (a queue that grew while it waited); a host that keeps its class keeps its place.
+   */
+  set(host: string, queued: number): void {
+    const target = queueClass(queued);
+    const current = this.classOf.get(host);
+    if (current === target) return;
+    if (current !== undefined) this.classes[current]?.delete(host);
+    this.classOf.set(host, target);
+    let members = this.classes[target];
+    if (members === undefined) {
+      for (let k = this.classes.length; k <= target; k++) this.classes.push(new Set());
+      members = this.classes[target] as Set<string>;
+    }
+    members.add(host);
+    if (target > this.top) this.top = target;
+  }
+
+  /** Removes and returns the first host of the longest class, or undefined when none waits. */
+  shift(): string | undefined {
+    for (; this.top >= 0; this.top--) {
+      const members = this.classes[this.top] as Set<string>;
+      const first = members.values().next();
+      if (first.done) continue;
+      members.delete(first.value);
+      this.classOf.delete(first.value);
+      return first.value;
+    }
+    return undefined;
+  }
+
+  /** Removes every host. */
+  clear(): void {
+    for (const members of this.classes) members.clear();
+    this.classOf.clear();
+    this.top = -1;
+  }
+
+  /** The fewest queued URLs a host of the longest class has (0 when none waits). */
+  get longestClassFloor(): number {
+    for (let k = this.top; k >= 0; k--)
+      if ((this.classes[k] as Set<string>).size > 0) return k === 0 ? 1 : 2 ** k;
+    return 0;
+  }
+}
+
+/** The class of a queue of `queued` URLs: ⌊log2(queued)⌋, 0 for 0 or 1. */
+export function queueClass(queued: number): number {
+  return queued <= 1 ? 0 : 31 - Math.clz32(Math.min(queued, 0x7fffffff));
+}

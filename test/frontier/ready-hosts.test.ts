@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { queueClass, ReadyHosts } from "../../src/frontier/ready-hosts.js";
+
+describe("queueClass", () => {
+  it("is the power of two of the queue length, 0 for 0 and 1", () => {
+    expect([0, 1, 2, 3, 4, 7, 8, 1023, 1024].map(queueClass)).toEqual([0, 0, 1, 1, 2, 2, 3, 9, 10]);
+    expect(queueClass(2 ** 40)).toBe(30);
+  });
+});
+
+describe("ReadyHosts", () => {
+  it("hands out the longest class first, in arrival order within a class", () => {
+    const ready = new ReadyHosts();
+    ready.set("a", 3);
+    ready.set("b", 100);
+    ready.set("c", 2);
+    ready.set("d", 127);
+    ready.set("e", 1);
+    expect(ready.size).toBe(5);
+    expect(ready.longestClassFloor).toBe(64);
+    expect([
+      ready.shift(),
+      ready.shift(),
+      ready.shift(),
+      ready.shift(),
+      ready.shift(),
+      ready.shift(),
+    ]).toEqual(["b", "d", "a", "c", "e", undefined]);
+    expect(ready.size).toBe(0);
+    expect(ready.longestClassFloor).toBe(0);
+  });
+
+  it("moves a host to its new class, keeping its place when the class is the same", () => {
+    const ready = new ReadyHosts();
+    ready.set("a", 4);
+    ready.set("b", 4);
+    ready.set("a", 5);
+    expect(ready.shift()).toBe("a");
+    ready.set("c", 4);
+    ready.set("b", 9);
+    ready.set("c", 1);
+    expect(ready.has("b")).toBe(true);
+    expect([ready.shift(), ready.shift()]).toEqual(["b", "c"]);
+    expect(ready.has("b")).toBe(false);
+  });
+
+  it("finds a lower class again after the top ones empty, and after clear holds nothing", () => {
+    const ready = new ReadyHosts();
+    ready.set("big", 5000);
+    ready.set("small", 1);
+    expect(ready.shift()).toBe("big");
+    ready.set("mid", 20);
+    expect(ready.longestClassFloor).toBe(16);
+    expect([ready.shift(), ready.shift()]).toEqual(["mid", "small"]);
+    ready.set("x", 8);
+    ready.clear();
+    expect(ready.size).toBe(0);
+    expect(ready.shift()).toBeUndefined();
+    ready.set("y", 2);
+    expect(ready.shift()).toBe("y");
+  });
+});
