@@ -13,10 +13,11 @@
 // /proc over N seconds, to measure what membership upkeep (heartbeats, gossip) costs an idle agent.
 // Run after `npm run build`:  node bench/cluster.mjs [--agents 1,2,4,8] [--hosts N] [--pages N] [--pin] [--cpu-quota P] [--json]
 //                             node bench/cluster.mjs --idle-seconds 20 [--agents 8] [--heartbeat-ms 1000] [--json]
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { startClusterAgents, waitForSettledView } from "./lib/cluster-start.mjs";
 import { CpuQuotaGroup } from "./lib/cpu-quota.mjs";
 import { measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { crawlPhases } from "./lib/crawl-phases.mjs";
@@ -29,7 +30,6 @@ import {
   PeakRssSampler,
   processCpuSeconds,
   reapedChildrenCpuSeconds,
-  startAgentProcess,
   startTestWebProcess,
 } from "./lib/processes.mjs";
 import { fixed, formatTable, MIB, percent } from "./lib/report.mjs";
@@ -73,7 +73,6 @@ const FLAGS = {
   json: { type: "boolean", help: "print JSON instead of a table" },
   keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
 };
-const SETTLE_TIMEOUT_MS = 15_000;
 /** An empty ground truth, for figures of one agent's crawl log that need none. */
 const NO_TRUTH = new Set();
 /** Idle mode: how long a formed cluster runs before its CPU is read (connections, JIT, first gossip). */
@@ -146,41 +145,29 @@ async function runCluster(n) {
   const agents = [];
   const quotas = quotaGroupsFor(n);
   const cpuBefore = reapedChildrenCpuSeconds();
-  let crawlStartedAtMs = 0;
   let timedOut = false;
   let timer;
   try {
-    for (let i = 1; i <= n; i++) {
-      const id = `agent-${i}`;
-      const last = i === n;
-      // Seeds go to the last agent only: the others already know each other when the crawl starts.
-      if (last && n > 1) await waitForSettledView(stats, agents);
-      await mkdir(join(runDir, id), { recursive: true });
-      const joinList = agents.map((agent) => agent.address).join(",");
-      const agent = startAgentProcess(
-        id,
-        [
-          ...["--data", join(runDir, id)],
-          ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
-          ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
-          ...(last ? ["--seeds", testweb.files.seeds] : []),
-          ...[
-            "--heartbeat-ms",
-            String(flags["heartbeat-ms"]),
-            "--suspect-after-ms",
-            String(flags["suspect-after-ms"]),
-          ],
-        ],
-        spawnOptionsOf(n, i, quotas),
-      );
-      if (last) crawlStartedAtMs = agent.startedAtMs;
-      children.add(agent);
-      agents.push(agent);
-      sampler.watch(agent.pid);
-      agent.address = String((await agent.waitForEvent("listening", 30_000)).address);
-      stats.watch(id, agent.address);
-      agent.exited.then(() => stats.forget(id));
-    }
+    await startClusterAgents({
+      count: n,
+      runDir,
+      flags: [
+        ...benchAgentFlags(testweb.files.hosts, flags["max-active-hosts"]),
+        ...["--heartbeat-ms", String(flags["heartbeat-ms"])],
+        ...["--suspect-after-ms", String(flags["suspect-after-ms"])],
+      ],
+      seedsFile: testweb.files.seeds,
+      stats,
+      spawnOptionsOf: (i) => spawnOptionsOf(n, i, quotas),
+      onSpawn: (agent) => {
+        children.add(agent);
+        agents.push(agent);
+        sampler.watch(agent.pid);
+      },
+      log,
+    });
+    // The crawl starts with the seeded (last) agent.
+    const crawlStartedAtMs = /** @type {import("./lib/processes.mjs").Child} */ (agents.at(-1)).startedAtMs;
     timer = setTimeout(() => {
       timedOut = true;
       log(`${n} agent(s): no end after ${flags["timeout-s"]} s, stopping them`);
@@ -360,26 +347,23 @@ async function runIdleCluster(n, seconds) {
   const agents = [];
   const quotas = quotaGroupsFor(n);
   try {
-    for (let i = 1; i <= n; i++) {
-      const id = `agent-${i}`;
-      await mkdir(join(runDir, id), { recursive: true });
-      const joinList = agents.map((agent) => agent.address).join(",");
-      const agent = startAgentProcess(
-        id,
-        [
-          ...["--data", join(runDir, id), "--progress", "off"],
-          ...["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])],
-          ...["--heartbeat-ms", String(flags["heartbeat-ms"])],
-          ...["--suspect-after-ms", String(flags["suspect-after-ms"])],
-        ],
-        spawnOptionsOf(n, i, quotas),
-      );
-      children.add(agent);
-      agents.push(agent);
-      agent.address = String((await agent.waitForEvent("listening", 30_000)).address);
-      stats.watch(id, agent.address);
-    }
-    await waitForSettledView(stats, agents);
+    await startClusterAgents({
+      count: n,
+      runDir,
+      flags: [
+        ...["--progress", "off"],
+        ...["--heartbeat-ms", String(flags["heartbeat-ms"])],
+        ...["--suspect-after-ms", String(flags["suspect-after-ms"])],
+      ],
+      stats,
+      spawnOptionsOf: (i) => spawnOptionsOf(n, i, quotas),
+      onSpawn: (agent) => {
+        children.add(agent);
+        agents.push(agent);
+      },
+      log,
+    });
+    await waitForSettledView(stats, agents, log);
     await sleep(IDLE_WARMUP_MS);
     const before = agents.map((agent) => processCpuSeconds(agent.pid));
     const startedAtMs = performance.now();
@@ -448,18 +432,6 @@ function spawnOptionsOf(n, i, quotas) {
     options.nodeArgs = ["--cpu-prof", "--cpu-prof-dir", folder, "--cpu-prof-name", `agent-${i}.cpuprofile`];
   }
   return options;
-}
-
-/** Waits (boundedly) until every agent started so far regards all of them as alive. */
-async function waitForSettledView(stats, agents) {
-  const ids = agents.map((agent) => agent.name);
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    const views = await Promise.all(ids.map((id) => stats.aliveView(id)));
-    if (views.every((view) => ids.every((id) => view.has(id)))) return;
-    await sleep(100);
-  }
-  log(`membership of ${ids.join(", ")} did not settle in ${SETTLE_TIMEOUT_MS} ms; starting the crawl anyway`);
 }
 
 function printTable() {
