@@ -49,6 +49,13 @@ export interface AgentSummary {
 export function readTruth(path: string): Promise<Set<string>>;
 /** Measures the union of crawl logs against `truth`. */
 export function measureCrawlLogs(paths: readonly string[], truth: ReadonlySet<string>): Promise<CrawlMetrics>;
+/**
+ * Start times (epoch ms) of the answered requests (status > 0) of the union of crawl logs, ascending,
+ * by host name; and the hosts met whose every request failed, sorted.
+ */
+export function requestTimesByHost(
+  paths: readonly string[],
+): Promise<{ answered: Map<string, number[]>; failedHosts: string[] }>;
 /** Parses an agent's final summary lines. */
 export function parseAgentSummary(lines: readonly string[]): AgentSummary;
 /** Seen-set size estimated from the logged URLs and the drops after queueing. */

@@ -90,6 +90,30 @@ export async function measureCrawlLogs(paths, truth) {
  * @property {number[]} pageTimesMs time of each fetch counted in `fetches` (epoch ms), ascending
  */
 
+/**
+ * Each host's requests in the union of crawl logs: the start times (epoch ms, the lines' `ts`) of the
+ * requests a server answered (status > 0), ascending, by host name; and the hosts met whose every
+ * request failed (status 0: no address in the hosts file, refused…), sorted.
+ * @param {readonly string[]} paths crawl.log files (a missing file counts as empty)
+ * @returns {Promise<{ answered: Map<string, number[]>, failedHosts: string[] }>}
+ */
+export async function requestTimesByHost(paths) {
+  const answered = new Map();
+  const met = new Set();
+  for (const path of paths) {
+    for await (const entry of readLines(path)) {
+      const host = new URL(entry.url).hostname;
+      met.add(host);
+      if (!(entry.status > 0)) continue;
+      const times = answered.get(host) ?? [];
+      if (times.length === 0) answered.set(host, times);
+      times.push(Date.parse(entry.ts));
+    }
+  }
+  for (const times of answered.values()) times.sort((a, b) => a - b);
+  return { answered, failedHosts: [...met].filter((host) => !answered.has(host)).sort() };
+}
+
 async function* readLines(path) {
   const input = createReadStream(path);
   const opened = new Promise((resolve, reject) => {

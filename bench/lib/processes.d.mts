@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import type { AgentFlagValues } from "../../src/launch/index.js";
 
 /** The `ubicrawl` command of this checkout. */
 export const UBICRAWL: string;
@@ -39,7 +40,19 @@ export class Child {
 /** Starts `ubicrawl testweb` writing its hosts file, seeds, truth (and, over https, CA) into `dir`. */
 export function startTestWebProcess(
   dir: string,
-  web: { seed: number; hosts: number; pages: number; scheme?: "http" | "https"; http2?: boolean },
+  web: {
+    seed: number;
+    hosts: number;
+    pages: number;
+    scheme?: "http" | "https";
+    http2?: boolean;
+    /** `--max-articles-per-host` (the test web's default when left out). */
+    maxArticlesPerHost?: number;
+    /** `--biggest-host-percent`: the biggest host's share of the articles. */
+    biggestHostPercent?: number;
+    /** `--gone-hosts`: dead hosts linked from pages. */
+    goneHosts?: number;
+  },
   options?: SpawnOptions,
 ): Promise<{
   child: Child;
@@ -73,5 +86,12 @@ export function stopChildrenOnSignal(children: () => Iterable<Child>): void;
 /** The temp folder of one benchmark run (see processes.mjs). */
 export function openWorkspace(name: string, keep: boolean): Promise<{ dir: string; children: Set<Child> }>;
 
-/** The flags every bench agent runs with (hosts file, loopback allowed, no delay, exit when done). */
-export function benchAgentFlags(hostsFile: string, maxActiveHosts: number): string[];
+/**
+ * The flags every bench agent runs with (hosts file, loopback allowed, no delay, exit when done,
+ * `--dedup local`), `maxActiveHosts` (the agent's default when undefined), `overrides` on top.
+ */
+export function benchAgentFlags(
+  hostsFile: string,
+  maxActiveHosts: number | undefined,
+  overrides?: AgentFlagValues,
+): string[];

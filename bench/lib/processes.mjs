@@ -176,9 +176,11 @@ export class Child {
 
 /**
  * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`
- * (and, over https, its CA certificate: `files.ca`, for agents' `--ca-file`).
+ * (and, over https, its CA certificate: `files.ca`, for agents' `--ca-file`). The web's shape beyond
+ * its size (`maxArticlesPerHost`, `biggestHostPercent`, `goneHosts`) keeps the test web's defaults
+ * when left out.
  * @param {string} dir
- * @param {{ seed: number, hosts: number, pages: number, scheme?: "http" | "https", http2?: boolean }} web
+ * @param {{ seed: number, hosts: number, pages: number, scheme?: "http" | "https", http2?: boolean, maxArticlesPerHost?: number, biggestHostPercent?: number, goneHosts?: number }} web
  * @param {SpawnOptions} [options]
  */
 export async function startTestWebProcess(dir, web, options = {}) {
@@ -195,6 +197,7 @@ export async function startTestWebProcess(dir, web, options = {}) {
       "testweb",
       ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
       ...["--hosts-file", files.hosts, "--seeds-file", files.seeds, "--truth", files.truth],
+      ...shapeFlags(web),
       ...(https ? ["--scheme", "https", "--ca-out", files.ca, ...(web.http2 ? ["--http2"] : [])] : []),
     ],
     options,
@@ -205,6 +208,21 @@ export async function startTestWebProcess(dir, web, options = {}) {
   // event loop has turned since, so a stop() right away ends it gracefully (not by the default action).
   await requestRobots(files.hosts, port, https ? readFileSync(files.ca, "utf8") : undefined);
   return { child, port, files };
+}
+
+/**
+ * The `ubicrawl testweb` flags of a web's shape, for the fields `web` sets.
+ * @param {{ maxArticlesPerHost?: number, biggestHostPercent?: number, goneHosts?: number }} web
+ * @returns {string[]}
+ */
+function shapeFlags(web) {
+  const flags = [];
+  if (web.maxArticlesPerHost !== undefined)
+    flags.push("--max-articles-per-host", String(web.maxArticlesPerHost));
+  if (web.biggestHostPercent !== undefined)
+    flags.push("--biggest-host-percent", String(web.biggestHostPercent));
+  if (web.goneHosts !== undefined) flags.push("--gone-hosts", String(web.goneHosts));
+  return flags;
 }
 
 /**
@@ -239,13 +257,19 @@ async function requestRobots(hostsFile, port, ca) {
 /**
  * The flags every bench agent runs with: the test web's agent flags (names only through its hosts
  * file, loopback allowed, no politeness delay, a quick robots.txt retry, exit once the crawl is done,
- * no progress records), `maxActiveHosts` hosts at once.
+ * no progress records, `--dedup local`), `maxActiveHosts` hosts at once (the agent's default when
+ * undefined), and `overrides` on top (e.g. `{ dedup: "cluster" }`, the agent's own default).
  * @param {string} hostsFile
- * @param {number} maxActiveHosts
+ * @param {number | undefined} maxActiveHosts
+ * @param {import("../../dist/launch/index.js").AgentFlagValues} [overrides]
  * @returns {string[]} words after `agent --id ID`
  */
-export function benchAgentFlags(hostsFile, maxActiveHosts) {
-  return agentArgv({ ...testWebAgentFlags(hostsFile), "max-active-hosts": maxActiveHosts }).slice(1);
+export function benchAgentFlags(hostsFile, maxActiveHosts, overrides = {}) {
+  return agentArgv({
+    ...testWebAgentFlags(hostsFile),
+    "max-active-hosts": maxActiveHosts,
+    ...overrides,
+  }).slice(1);
 }
 
 /**
