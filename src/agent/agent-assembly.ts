@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Clock, systemClock } from "../clock.js";
+import { type Clock, systemClock, type TimerHandle } from "../clock.js";
 import {
   DEFAULT_CLAIM_LEASE_MS,
   type DigestPeers,
@@ -41,6 +41,8 @@ export const QUANTUM_PAGES = 64;
  * host again.
  */
 export const UNSYNCED_PAGES_PER_HOST = 2;
+/** Confirmed payload digests wait this long for a page's commit to ride on before they commit alone. */
+const DIGEST_SAVE_DELAY_MS = 50;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
 
@@ -203,18 +205,26 @@ async function openParts(
     }
   }
   const stats = await restoredStats(store, committer, clock);
+  let digestCommit: TimerHandle | undefined;
   const digestRegistry = new DigestRegistry(
     {},
     {
       clock,
       lookup: (digests) => store.payloadOriginals(digests),
+      forEachStored: (visit) => store.forEachPayloadDigest(visit),
       save: (confirmed) => {
         for (const [digest, original] of confirmed) committer.add({ kind: "digest", digest, original });
-        // A failed commit keeps its ops for the next one (the storage guard sees the page commits fail).
-        committer.commit().catch(() => {});
+        // Rides on the pages' next commit; a commit of their own only if none came meanwhile (the crawl
+        // may be over, and an uncommitted op keeps the frontier from looking empty). A failed commit
+        // keeps its ops for the next one (the storage guard sees the page commits fail).
+        digestCommit ??= clock.setTimeout(() => {
+          digestCommit = undefined;
+          if (committer.pendingOps > 0) committer.commit().catch(() => {});
+        }, DIGEST_SAVE_DELAY_MS);
       },
     },
   );
+  await digestRegistry.load();
   const duplicates =
     options.dedup === "off"
       ? undefined

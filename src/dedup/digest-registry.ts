@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from "../clock.js";
+import { SeenSet } from "../frontier/index.js";
 import type { PayloadOriginal } from "../storage/index.js";
 
 /**
@@ -49,6 +50,8 @@ export interface DigestRegistryDeps {
    * the agent's next page: the crawl may be over, and an uncommitted change keeps it from looking idle).
    */
   readonly save: (confirmed: readonly (readonly [digest: string, original: PayloadOriginal])[]) => void;
+  /** Calls `visit` with every digest of the durable index (read once, by {@link DigestRegistry.load}). */
+  readonly forEachStored?: (visit: (digest: string) => void) => Promise<void>;
 }
 
 /** A claimant's outcome, told to the digest's owner. */
@@ -79,6 +82,12 @@ export class DigestRegistry {
   private readonly leaseMs: number;
   private readonly recentLimit: number;
   private sweeper: TimerHandle | undefined;
+  /**
+   * A 64-bit key of every digest in the durable index (~10 bytes each), once loaded: a digest not in it
+   * was never stored, and is answered `new` without reading the store — the common case, a page seen
+   * once. A key present (a duplicate, or one in 2^64 a collision) is looked up.
+   */
+  private stored: SeenSet | undefined;
 
   constructor(
     options: { readonly claimLeaseMs?: number; readonly recentDigests?: number },
@@ -86,6 +95,17 @@ export class DigestRegistry {
   ) {
     this.leaseMs = options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
     this.recentLimit = options.recentDigests ?? DEFAULT_RECENT_DIGESTS;
+  }
+
+  /**
+   * Reads the keys of every stored digest, so questions about new payloads cost no store read. Until it
+   * resolves (or without `forEachStored`), every question is looked up.
+   */
+  async load(): Promise<void> {
+    if (!this.deps.forEachStored) return;
+    const stored = new SeenSet();
+    await this.deps.forEachStored((digest) => addKey(stored, digest));
+    this.stored = stored;
   }
 
   /** Claims held now (for stats and tests). */
@@ -119,6 +139,16 @@ export class DigestRegistry {
       verdicts.push(undefined);
     }
     this.sweepLater();
+    const unknown = this.stored;
+    if (unknown !== undefined) {
+      const maybeStored = claimedHere.filter(({ index, digest }) => {
+        if (hasKey(unknown, digest)) return true;
+        verdicts[index] = { kind: "new" };
+        return false;
+      });
+      claimedHere.length = 0;
+      claimedHere.push(...maybeStored);
+    }
     if (claimedHere.length > 0) {
       let stored: (PayloadOriginal | undefined)[];
       try {
@@ -168,6 +198,7 @@ export class DigestRegistry {
       this.claims.delete(digest);
       if (this.recent.has(digest)) continue;
       this.remember(digest, original);
+      if (this.stored !== undefined) addKey(this.stored, digest);
       confirmed.push([digest, original]);
     }
     if (confirmed.length > 0) this.deps.save(confirmed);
@@ -202,4 +233,26 @@ export class DigestRegistry {
       this.sweepLater();
     }, this.leaseMs);
   }
+}
+
+/** Two 32-bit FNV-1a hashes of a digest (uniform already: any mix of its characters will do). */
+function keyHalves(digest: string): [hi: number, lo: number] {
+  let hi = 0x811c9dc5;
+  let lo = 0x050c5d1f;
+  for (let i = 0; i < digest.length; i++) {
+    const c = digest.charCodeAt(i);
+    hi = Math.imul(hi ^ c, 0x01000193);
+    lo = Math.imul(lo ^ c, 0x01000193) ^ (hi >>> 15);
+  }
+  return [hi >>> 0, lo >>> 0];
+}
+
+function addKey(set: SeenSet, digest: string): void {
+  const [hi, lo] = keyHalves(digest);
+  set.addParts(hi, lo);
+}
+
+function hasKey(set: SeenSet, digest: string): boolean {
+  const [hi, lo] = keyHalves(digest);
+  return set.hasParts(hi, lo);
 }

@@ -393,6 +393,11 @@ export class StateStore {
     for await (const value of this.robots.values()) yield JSON.parse(value);
   }
 
+  /** Calls `visit` with every payload digest this agent registered (see {@link payloadOriginals}). */
+  async forEachPayloadDigest(visit: (digest: string) => void): Promise<void> {
+    for await (const key of this.digests.keys()) visit(key);
+  }
+
   /** Calls `visit` with every seen fingerprint. */
   async forEachSeen(visit: (fingerprint: bigint) => void): Promise<void> {
     for await (const key of this.seen.keys()) visit(BigInt(`0x${key}`));

@@ -152,3 +152,66 @@ describe("DigestRegistry", () => {
     expect(clock.pending).toBe(0);
   });
 });
+
+describe("DigestRegistry with its index's keys loaded", () => {
+  /** A registry over a "store" holding `stored`, its keys loaded, and the lookups it made. */
+  async function loaded(stored: Record<string, PayloadOriginal>) {
+    const lookups: string[][] = [];
+    const saved: string[] = [];
+    const reg = new DigestRegistry(
+      { recentDigests: 1 },
+      {
+        clock: new ManualClock(),
+        lookup: async (digests) => {
+          lookups.push([...digests]);
+          return digests.map((digest) => stored[digest]);
+        },
+        save: (confirmed) => {
+          for (const [digest, original] of confirmed) {
+            saved.push(digest);
+            stored[digest] = original;
+          }
+        },
+        forEachStored: async (visit) => {
+          for (const digest of Object.keys(stored)) visit(digest);
+        },
+      },
+    );
+    await reg.load();
+    return { reg, lookups, saved };
+  }
+
+  it("answers a digest never stored as new without reading the store", async () => {
+    const { reg, lookups } = await loaded({ [D2]: ORIGINAL });
+    const others = Array.from({ length: 200 }, (_, i) => `sha1:${String(i).padStart(32, "C")}`);
+    const verdicts = await reg.check(others.map((digest) => ({ digest, asker: "a" })));
+    expect(verdicts.every((verdict) => verdict.kind === "new")).toBe(true);
+    expect(lookups).toEqual([]);
+  });
+
+  it("still reads the store for a digest an earlier run stored, and answers seen", async () => {
+    const { reg, lookups } = await loaded({ [D2]: ORIGINAL });
+    expect(
+      await reg.check([
+        { digest: D1, asker: "a" },
+        { digest: D2, asker: "a" },
+      ]),
+    ).toEqual([{ kind: "new" }, { kind: "seen", original: ORIGINAL }]);
+    expect(lookups).toEqual([[D2]]);
+  });
+
+  it("knows the digests confirmed since: one forgotten by the recent cache is looked up, not taken for new", async () => {
+    const { reg, lookups } = await loaded({});
+    const D3 = `sha1:${"D".repeat(32)}`;
+    for (const digest of [D1, D3]) {
+      expect(await reg.check([{ digest, asker: "a" }])).toEqual([{ kind: "new" }]);
+      reg.settle("a", [{ digest, original: { ...ORIGINAL, url: `http://a.test/${digest}` } }]);
+    }
+    expect(lookups).toEqual([]);
+    // The recent cache holds one digest: D1 is out of it, and the store is asked.
+    expect(await reg.check([{ digest: D1, asker: "b" }])).toEqual([
+      { kind: "seen", original: { ...ORIGINAL, url: `http://a.test/${D1}` } },
+    ]);
+    expect(lookups).toEqual([[D1]]);
+  });
+});

@@ -387,3 +387,20 @@ describe("StateStore durability and failures", () => {
     expect((error as Error).message).toContain(`${join(dir, "state", "LOCK")} is held`);
   });
 });
+
+describe("StateStore payload digests", () => {
+  it("lists every registered digest after a reopen, and answers their originals", async () => {
+    const original = { url: "http://a.test/", date: "2026-11-28T10:00:00.000Z", recordId: "<urn:uuid:1>" };
+    const digests = [`sha1:${"A".repeat(32)}`, `sha1:${"B".repeat(32)}`];
+    await store.write(digests.map((digest) => ({ kind: "digest", digest, original })));
+    await store.close();
+    store = await StateStore.open(join(dir, "state"));
+    const listed: string[] = [];
+    await store.forEachPayloadDigest((digest) => listed.push(digest));
+    expect(listed.sort()).toEqual(digests);
+    expect(await store.payloadOriginals([digests[1] as string, `sha1:${"C".repeat(32)}`])).toEqual([
+      original,
+      undefined,
+    ]);
+  });
+});
