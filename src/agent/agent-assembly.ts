@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Clock, systemClock, type TimerHandle } from "../clock.js";
+import { type Clock, systemClock } from "../clock.js";
 import {
   DEFAULT_CLAIM_LEASE_MS,
   type DigestPeers,
@@ -27,6 +27,7 @@ import type { CrawlStats } from "./crawl-stats.js";
 import { type CrawlRights, CrossOver } from "./cross-over.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
+import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { loadBlacklist, restoredStats } from "./saved-state.js";
@@ -193,9 +194,10 @@ async function openParts(
     { resolver, netPolicy, clock },
   );
   opened.push(fetcher);
+  const ipGate = new IpGate(options.maxPerIp);
   const robots = new RobotsCache(
     { userAgent: productToken(options.userAgent), unavailableRetryMs: options.robotsRetryMs },
-    { fetcher, clock },
+    { fetcher: ipGatedFetch(fetcher, (hostname) => resolver.resolve(hostname), ipGate), clock },
   );
   for await (const snapshot of store.robotsSnapshots()) {
     try {
@@ -205,7 +207,7 @@ async function openParts(
     }
   }
   const stats = await restoredStats(store, committer, clock);
-  let digestCommit: TimerHandle | undefined;
+  let digestCommitDue = false;
   const digestRegistry = new DigestRegistry(
     {},
     {
@@ -217,8 +219,10 @@ async function openParts(
         // Rides on the pages' next commit; a commit of their own only if none came meanwhile (the crawl
         // may be over, and an uncommitted op keeps the frontier from looking empty). A failed commit
         // keeps its ops for the next one (the storage guard sees the page commits fail).
-        digestCommit ??= clock.setTimeout(() => {
-          digestCommit = undefined;
+        if (digestCommitDue) return;
+        digestCommitDue = true;
+        clock.setTimeout(() => {
+          digestCommitDue = false;
           if (committer.pendingOps > 0) committer.commit().catch(() => {});
         }, DIGEST_SAVE_DELAY_MS);
       },
@@ -239,7 +243,6 @@ async function openParts(
           },
         );
   const archive = new PageArchive(warc, crawlLog, duplicates);
-  const ipGate = new IpGate(options.maxPerIp);
   const ownRights: CrawlRights = deps.cluster
     ? { owns: deps.cluster.owns, admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch }
     : { owns: () => true };

@@ -68,7 +68,7 @@ export const AGENT_FLAGS = {
   },
   "max-per-ip": {
     type: "integer",
-    help: "requests in flight to one IP address at most",
+    help: "requests in flight to one IP address at most (pages, retries, sitemaps and robots.txt alike)",
     default: AGENT_DEFAULTS.maxPerIp,
     min: 1,
   },

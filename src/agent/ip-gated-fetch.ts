@@ -1,0 +1,34 @@
+import type { Fetcher } from "../fetching/index.js";
+import type { IpGate } from "../frontier/index.js";
+
+/** A fetch like {@link Fetcher.fetch}. */
+type Fetch = Pick<Fetcher, "fetch">;
+
+/**
+ * `fetcher`, each request holding a slot of `ipGate` for its server's address while it runs: robots.txt
+ * requests count against `--max-per-ip` like pages do (pages take their slot in the host visitor,
+ * after the host's politeness wait). A name that does not resolve is fetched as before, so the
+ * fetcher reports its failure.
+ */
+export function ipGatedFetch(
+  fetcher: Fetch,
+  resolve: (hostname: string) => Promise<string>,
+  ipGate: IpGate,
+): Fetch {
+  return {
+    fetch: async (url, options) => {
+      let ip: string;
+      try {
+        ip = await resolve(new URL(url).hostname);
+      } catch {
+        return fetcher.fetch(url, options);
+      }
+      const release = await ipGate.acquire(ip, options?.signal);
+      try {
+        return await fetcher.fetch(url, options);
+      } finally {
+        release();
+      }
+    },
+  };
+}

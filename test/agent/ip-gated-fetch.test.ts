@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { ipGatedFetch } from "../../src/agent/ip-gated-fetch.js";
+import type { FetchResult } from "../../src/fetching/index.js";
+import { IpGate } from "../../src/frontier/index.js";
+import { type Deferred, deferred, flush } from "../frontier/helpers.js";
+
+/** A fetcher whose requests stay open until the test ends them, and the addresses' table. */
+function setUp(maxPerIp: number) {
+  const open = new Map<string, Deferred<FetchResult>>();
+  const started: string[] = [];
+  const addresses: Record<string, string> = {
+    "a.test": "127.0.0.5",
+    "b.test": "127.0.0.5",
+    "c.test": "127.0.0.6",
+  };
+  const fetch = ipGatedFetch(
+    {
+      fetch: (url) => {
+        started.push(url);
+        const request = deferred<FetchResult>();
+        open.set(url, request);
+        return request.promise;
+      },
+    },
+    async (hostname) => {
+      const ip = addresses[hostname];
+      if (ip === undefined) throw new Error(`${hostname} does not resolve`);
+      return ip;
+    },
+    new IpGate(maxPerIp),
+  );
+  const end = async (url: string) => {
+    open.get(url)?.resolve({ url } as FetchResult);
+    await flush();
+  };
+  return { fetch, started, end };
+}
+
+describe("ipGatedFetch (robots.txt requests under --max-per-ip)", () => {
+  it("holds a second request to the same address until the first ends; another address goes at once", async () => {
+    const { fetch, started, end } = setUp(1);
+    const first = fetch.fetch("http://a.test/robots.txt");
+    const second = fetch.fetch("http://b.test/robots.txt");
+    const other = fetch.fetch("http://c.test/robots.txt");
+    await flush();
+    expect(started).toEqual(["http://a.test/robots.txt", "http://c.test/robots.txt"]);
+    await end("http://a.test/robots.txt");
+    expect(started).toContain("http://b.test/robots.txt");
+    await end("http://b.test/robots.txt");
+    await end("http://c.test/robots.txt");
+    await expect(Promise.all([first, second, other])).resolves.toHaveLength(3);
+  });
+
+  it("frees the slot when the request fails, and fetches a name that does not resolve without a slot", async () => {
+    const { fetch, started } = setUp(1);
+    const failing = ipGatedFetch(
+      { fetch: () => Promise.reject(new Error("reset")) },
+      async () => "127.0.0.5",
+      new IpGate(1),
+    );
+    await expect(failing.fetch("http://a.test/robots.txt")).rejects.toThrow("reset");
+    await expect(failing.fetch("http://b.test/robots.txt")).rejects.toThrow("reset");
+    void fetch.fetch("http://gone.test/robots.txt");
+    await flush();
+    expect(started).toEqual(["http://gone.test/robots.txt"]);
+  });
+
+  it("gives up waiting for a slot when its signal aborts", async () => {
+    const { fetch, started } = setUp(1);
+    void fetch.fetch("http://a.test/robots.txt");
+    const abort = new AbortController();
+    const waiting = fetch.fetch("http://b.test/robots.txt", { signal: abort.signal });
+    abort.abort(new Error("stopped"));
+    await expect(waiting).rejects.toThrow("stopped");
+    expect(started).toEqual(["http://a.test/robots.txt"]);
+  });
+});
