@@ -17,8 +17,10 @@
 //                crawl logs) to the last page's, in seconds and as a share of wall s
 //   coverage     ground-truth URLs fetched / ground-truth URLs
 //   big host     the host with the most ground-truth URLs: its pages (answered requests in the crawl logs);
+//   first s      when its first request started, from the crawl's start;
 //   alone s      from the last request to any other host to its own last request: how long it was
-//                crawled alone at the end (0 when another host had the last request);
+//                crawled alone at the end (0 when another host had the last request); alone pages: its
+//                requests in that time;
 //   gap ms       the median and 90th percentile (nearest rank) of the gaps between the start times of
 //                its successive requests in that window (start to start: the request itself and all the
 //                agent does before the next one; the crawl log's `ts` has millisecond resolution)
@@ -72,7 +74,7 @@ const FLAGS = {
   },
   "max-articles-per-host": {
     type: "integer",
-    help: "largest host but the biggest, in articles",
+    help: "largest number of articles on a host (but the biggest, with --biggest-host-percent)",
     default: 1500,
     min: 5,
   },
@@ -262,6 +264,8 @@ async function runCrawl(n, mode) {
       biggestHost: {
         host: shape.biggest.host,
         pages: requests.answered.get(shape.biggest.host)?.length ?? 0,
+        firstSeconds:
+          ((requests.answered.get(shape.biggest.host)?.[0] ?? Number.NaN) - seeded.startedAtEpochMs) / 1000,
         ...hostAlone(requests.answered, shape.biggest.host),
       },
       deadHostsMet: requests.failedHosts.length,
@@ -291,7 +295,9 @@ function printTable() {
     "tail %",
     "coverage",
     "big host pages",
+    "first s",
     "alone s",
+    "alone pages",
     "gap ms median",
     "gap ms p90",
   ];
@@ -308,7 +314,9 @@ function printTable() {
     percent(r.tail.shareOfCrawl, 0),
     percent(r.coverage),
     String(r.biggestHost.pages),
+    fixed(r.biggestHost.firstSeconds, 1),
     fixed(r.biggestHost.seconds, 1),
+    String(r.biggestHost.requests),
     fixed(r.biggestHost.medianGapMs, 1),
     fixed(r.biggestHost.p90GapMs, 0),
   ]);
@@ -320,8 +328,8 @@ function printTable() {
       `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${byCrawl} after each crawl); ` +
       `${fixed(benchSeconds, 0)} s in all\n` +
       "defaults = --dedup cluster; × 1 agent = pages/s over the 1-agent defaults crawl's; RSS = the largest agent's peak; " +
-      "tail = from 90% of the pages to the last; big host: its pages, how long it was crawled alone at the end, " +
-      "and the gaps between its requests then (start to start)\n\n" +
+      "tail = from 90% of the pages to the last; big host: its pages, its first request (s from the start), how long " +
+      "and for how many pages it was crawled alone at the end, and the gaps between its requests then (start to start)\n\n" +
       `${formatTable(headers, rows)}\n` +
       (results.some((r) => !r.ok) ? "(!) an agent failed or timed out: see stderr\n" : ""),
   );

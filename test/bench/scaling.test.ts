@@ -18,7 +18,14 @@ interface ScalingRow {
   peakRssMibByAgent: number[];
   tail: { fromSeconds: number; seconds: number; shareOfCrawl: number };
   coverage: number;
-  biggestHost: { host: string; pages: number; requests: number; seconds: number; medianGapMs: number };
+  biggestHost: {
+    host: string;
+    pages: number;
+    firstSeconds: number;
+    requests: number;
+    seconds: number;
+    medianGapMs: number;
+  };
   deadHostsMet: number;
 }
 
@@ -54,6 +61,9 @@ describe("bench/scaling.mjs", () => {
       // Every URL of the biggest host was fetched once (the crawl covers the truth without overlap).
       expect(r.biggestHost.host).toBe(report.shape.biggest.host);
       expect(r.biggestHost.pages).toBeGreaterThanOrEqual(report.shape.biggest.urls);
+      expect(r.biggestHost.firstSeconds).toBeGreaterThan(0);
+      expect(r.biggestHost.firstSeconds).toBeLessThan(r.tail.fromSeconds + r.tail.seconds);
+      expect(r.biggestHost.requests).toBeLessThanOrEqual(r.biggestHost.pages);
       expect(r.deadHostsMet).toBeLessThanOrEqual(4);
     }
   }, 180_000);
