@@ -352,6 +352,7 @@ async function openParts(
       visit: (host, signal) => visitor.visit(host, signal),
       hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),
       queueLength: (host) => frontier.waitingOf(host),
+      unvisited: (host) => (frontier.recordIfKnown(host)?.fetched ?? 0) === 0,
       onVisitError: (host, error) => {
         if (guard.handle(error)) return;
         stats.recordError("internal");

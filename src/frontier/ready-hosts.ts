@@ -5,9 +5,13 @@
  *
  * Hosts are kept in classes by the power of two of their queue length, first come, first served within a
  * class: every operation costs O(1) whatever the number of hosts, the host served is within a factor of
- * two of the longest queue, and hosts of one class take turns.
+ * two of the longest queue, and hosts of one class take turns. A host not visited yet goes before them
+ * all: its queue (often one home page) says nothing of its size until its first pages are fetched, and
+ * the biggest host of a crawl is found no later than the others.
  */
 export class ReadyHosts {
+  /** Hosts not visited yet, in arrival order: served before every class. */
+  private readonly unvisited = new Set<string>();
   /** Index k holds the hosts with 2^k to 2^(k+1) − 1 queued URLs (k = 0 for 0 or 1), in arrival order. */
   private readonly classes: Set<string>[] = [];
   private readonly classOf = new Map<string, number>();
@@ -16,12 +20,17 @@ export class ReadyHosts {
 
   /** Hosts waiting. */
   get size(): number {
-    return this.classOf.size;
+    return this.classOf.size + this.unvisited.size;
   }
 
   /** True when `host` is waiting. */
   has(host: string): boolean {
-    return this.classOf.has(host);
+    return this.classOf.has(host) || this.unvisited.has(host);
+  }
+
+  /** Adds `host`, never visited yet: it is served before any host of a class. */
+  addUnvisited(host: string): void {
+    if (!this.classOf.has(host)) this.unvisited.add(host);
   }
 
   /**
@@ -29,6 +38,8 @@ export class ReadyHosts {
    * (a queue that grew while it waited); a host that keeps its class keeps its place.
    */
   set(host: string, queued: number): void {
+    // An unvisited host keeps its place at the front whatever its queue.
+    if (this.unvisited.has(host)) return;
     const target = queueClass(queued);
     const current = this.classOf.get(host);
     if (current === target) return;
@@ -43,8 +54,16 @@ export class ReadyHosts {
     if (target > this.top) this.top = target;
   }
 
-  /** Removes and returns the first host of the longest class, or undefined when none waits. */
+  /**
+   * Removes and returns the first unvisited host, or else the first host of the longest class; undefined
+   * when none waits.
+   */
   shift(): string | undefined {
+    const unvisited = this.unvisited.values().next();
+    if (!unvisited.done) {
+      this.unvisited.delete(unvisited.value);
+      return unvisited.value;
+    }
     for (; this.top >= 0; this.top--) {
       const members = this.classes[this.top] as Set<string>;
       const first = members.values().next();
@@ -60,10 +79,16 @@ export class ReadyHosts {
   clear(): void {
     for (const members of this.classes) members.clear();
     this.classOf.clear();
+    this.unvisited.clear();
     this.top = -1;
   }
 
-  /** The fewest queued URLs a host of the longest class has (0 when none waits). */
+  /** Unvisited hosts waiting (before every class). */
+  get unvisitedHosts(): number {
+    return this.unvisited.size;
+  }
+
+  /** The fewest queued URLs a host of the longest class has (0 when none is in a class). */
   get longestClassFloor(): number {
     for (let k = this.top; k >= 0; k--)
       if ((this.classes[k] as Set<string>).size > 0) return k === 0 ? 1 : 2 ** k;

@@ -57,6 +57,11 @@ export interface HostSchedulerDeps {
    * Absent: first come, first served.
    */
   readonly queueLength?: (host: string) => number;
+  /**
+   * True while nothing of `host` was fetched yet: such hosts get a slot first, since their first pages
+   * tell how much they hold (with {@link queueLength} only).
+   */
+  readonly unvisited?: (host: string) => boolean;
   /** Called when a visit fails unexpectedly (a bug or a storage failure). */
   readonly onVisitError: (host: string, error: unknown) => void;
   readonly clock?: Clock;
@@ -68,8 +73,8 @@ export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
 /**
  * Decides which hosts are visited now. A host has at most one visit at a time, so it never sees two
  * requests at once; up to `maxActiveHosts` hosts are visited in parallel; hosts waiting for a slot are
- * served longest queue first (first come, first served among queues of about the same length), and a
- * visit that used its quantum waits again with its queue's new length.
+ * served longest queue first (first come, first served among queues of about the same length; hosts not
+ * visited yet before them all), and a visit that used its quantum waits again with its queue's new length.
  */
 export class HostScheduler {
   private maxActiveHosts: number;
@@ -100,7 +105,8 @@ export class HostScheduler {
   /** Tells the scheduler `host` has work; it is visited when a slot is free. */
   markReady(host: string): void {
     if (this.stopped || this.active.has(host) || this.ready.has(host) || this.parked.has(host)) return;
-    this.ready.set(host, this.queueLength(host));
+    if (this.deps.queueLength && this.deps.unvisited?.(host)) this.ready.addUnvisited(host);
+    else this.ready.set(host, this.queueLength(host));
     this.pump();
   }
 

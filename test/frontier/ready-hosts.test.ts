@@ -60,3 +60,28 @@ describe("ReadyHosts", () => {
     expect(ready.shift()).toBe("y");
   });
 });
+
+describe("ReadyHosts: hosts not visited yet", () => {
+  it("serves unvisited hosts first, in arrival order, and keeps them there whatever their queue", () => {
+    const ready = new ReadyHosts();
+    ready.set("big", 6000);
+    ready.addUnvisited("new1");
+    ready.addUnvisited("new2");
+    ready.set("new1", 2);
+    // A host already in a class is not moved to the front.
+    ready.addUnvisited("big");
+    expect(ready.size).toBe(3);
+    expect(ready.has("new2")).toBe(true);
+    expect(ready.unvisitedHosts).toBe(2);
+    expect(ready.longestClassFloor).toBe(4096);
+    expect([ready.shift(), ready.shift(), ready.shift(), ready.shift()]).toEqual([
+      "new1",
+      "new2",
+      "big",
+      undefined,
+    ]);
+    ready.addUnvisited("x");
+    ready.clear();
+    expect(ready.size).toBe(0);
+  });
+});

@@ -23,6 +23,8 @@ interface Visit {
 class Harness {
   readonly clock = new ManualClock();
   readonly work = new Map<string, number>();
+  /** Hosts visited at least once (the agent says unvisited for the others). */
+  readonly visited = new Set<string>();
   readonly running: Visit[] = [];
   readonly started: string[] = [];
   readonly errors: Array<{ host: string; error: unknown }> = [];
@@ -40,7 +42,12 @@ class Harness {
     this.scheduler = new HostScheduler(options, {
       clock: this.clock,
       hasWork: (host) => (this.work.get(host) ?? 0) > 0,
-      ...(longestFirst ? { queueLength: (host: string) => this.work.get(host) ?? 0 } : {}),
+      ...(longestFirst
+        ? {
+            queueLength: (host: string) => this.work.get(host) ?? 0,
+            unvisited: (host: string) => !this.visited.has(host),
+          }
+        : {}),
       onVisitError: (host, error) => this.errors.push({ host, error }),
       visit: (host, signal) => {
         this.onStart?.(host);
@@ -76,6 +83,7 @@ class Harness {
   /** Ends `host`'s visit: it fetched `fetched` URLs and reports `outcome`. */
   async end(host: string, outcome: VisitOutcome, fetched = 1): Promise<void> {
     this.work.set(host, Math.max(0, (this.work.get(host) ?? 0) - fetched));
+    this.visited.add(host);
     this.visitOf(host).done.resolve(outcome);
     await flush();
   }
@@ -211,8 +219,21 @@ describe("HostScheduler visits", () => {
 });
 
 describe("HostScheduler: longest queue first", () => {
+  it("starts a host never visited before any other: its first page tells its size", async () => {
+    const h = setUp({ maxActiveHosts: 1 }, true);
+    h.addWork("busy.test");
+    h.visited.add("known.test");
+    h.addWork("known.test", 500);
+    h.addWork("fresh.test", 1);
+    await h.end("busy.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["fresh.test"]);
+    await h.end("fresh.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["known.test"]);
+  });
+
   it("starts the longest queue first, whatever order the hosts became ready in", async () => {
     const h = setUp({ maxActiveHosts: 1 }, true);
+    for (const host of ["small.test", "big.test", "mid.test", "tiny.test"]) h.visited.add(host);
     h.addWork("busy.test", 1);
     for (const [host, urls] of [
       ["small.test", 2],
@@ -238,6 +259,7 @@ describe("HostScheduler: longest queue first", () => {
 
   it("moves a waiting host up when its queue grows past the others, not while it stays in its class", async () => {
     const h = setUp({ maxActiveHosts: 1 }, true);
+    for (const host of ["a.test", "b.test", "c.test"]) h.visited.add(host);
     h.addWork("busy.test");
     h.addWork("a.test", 8);
     h.addWork("b.test", 8);
