@@ -179,7 +179,7 @@ export class HostVisitor {
           this.drop(host, entry, "blacklisted");
           continue;
         }
-        if (await this.alreadyFetched(host, entry)) continue;
+        if (await this.alreadyFetched(host, entry, unsynced)) continue;
         const record = frontier.record(host);
         if (record.abandoned !== undefined) {
           this.drop(host, entry, "abandoned");
@@ -250,11 +250,18 @@ export class HostVisitor {
 
   /**
    * Skips a URL done before: here (queued again after a peer died), or by a previous owner of the host
-   * (its done set came with the hand-over).
+   * (its done set came with the hand-over). The check reads the durable record, so the host's pages
+   * still being committed are waited for first: one of them may be this URL's other copy.
    */
-  private async alreadyFetched(host: string, entry: StoredQueueEntry): Promise<boolean> {
+  private async alreadyFetched(
+    host: string,
+    entry: StoredQueueEntry,
+    unsynced: UnsyncedPages,
+  ): Promise<boolean> {
     const { frontier, stats } = this.deps;
-    if (frontier.needsFetchedCheck(host) && (await frontier.wasFetched([entry.url]))[0]) {
+    if (!frontier.needsFetchedCheck(host)) return false;
+    await unsynced.drain();
+    if ((await frontier.wasFetched([entry.url]))[0]) {
       frontier.complete(host, entry, { done: false, counted: false });
       stats.recordDrop("fetched-before");
       return true;

@@ -2,6 +2,7 @@ import { copyFile, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNSYNCED_PAGES_PER_HOST } from "../../src/agent/index.js";
 import { recoverWarcFile } from "../../src/storage/index.js";
 import type { Truth } from "../../src/testweb/index.js";
 import {
@@ -18,6 +19,7 @@ import {
   traceRequests,
   type WebFixture,
 } from "../agent/harness.js";
+import { lastPagesOfEachHost } from "../support/unsynced-pages.js";
 import {
   chaosSeed,
   checkWarcFiles,
@@ -169,18 +171,15 @@ describe(`one agent SIGKILLed ${KILLS} times at random moments (CHAOS_SEED=${SEE
     expect(metrics.coverage).toBe(1);
   });
 
-  it("fetches again only what was in flight at a kill: each host's last request of a killed life", () => {
+  it(`fetches again only what was not durable at a kill: each host's last ${UNSYNCED_PAGES_PER_HOST} requests of a killed life`, () => {
     const served = servedPages(fixture.web.recorder);
     const metrics = crawlMetrics(served, truth.urls);
-    // A host's next request starts only once its previous page is durably done: at a kill, only each
-    // host's last request of that life can be lost, and fetched again later.
+    // A host's next request overlaps only its last page's commit: at a kill, only each host's last
+    // UNSYNCED_PAGES_PER_HOST requests of that life can be lost, and fetched again later.
     const inFlightKills = new Map<string, number>();
     for (const life of lives.filter((l) => l.killed)) {
-      const lastOfHost = new Map<string, string>();
-      for (const request of trace.requests.slice(...life.traced)) {
-        if (!isRobotsUrl(request.url)) lastOfHost.set(request.host, request.url);
-      }
-      for (const url of lastOfHost.values()) inFlightKills.set(url, (inFlightKills.get(url) ?? 0) + 1);
+      const pages = trace.requests.slice(...life.traced).filter((request) => !isRobotsUrl(request.url));
+      for (const url of lastPagesOfEachHost(pages)) inFlightKills.set(url, (inFlightKills.get(url) ?? 0) + 1);
     }
     for (const url of metrics.repeated) {
       expect(inFlightKills.has(url), `${url} was fetched twice but in flight at no kill`).toBe(true);
