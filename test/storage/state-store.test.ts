@@ -352,6 +352,31 @@ describe("StateStore durability and failures", () => {
     for (const [key, value] of entries) expect(value.length, key).toBeGreaterThan(0);
   });
 
+  it("asks LevelDB to sync every batch, without copying the option into each operation", async () => {
+    // What classic-level hands its binding: the binding reads `sync` with a property lookup
+    // (napi_has_named_property), and abstract-level copies a batch's enumerable options into every op,
+    // ~1.7 KB of V8 heap each on Node 20 (bench/README "Frontier memory", issue 32).
+    type Binding = (ops: Array<Record<string, unknown>>, options: Record<string, unknown>) => Promise<void>;
+    const db = (store as unknown as { db: { _batch: Binding } }).db;
+    const calls: Array<{ ops: Array<Record<string, unknown>>; options: Record<string, unknown> }> = [];
+    const batch = db._batch.bind(db);
+    db._batch = (ops, options) => {
+      calls.push({ ops, options });
+      return batch(ops, options);
+    };
+    await store.write([{ kind: "seen", fingerprint: 1n }, enqueue("a.test", 0, "http://a.test/")]);
+    await store.write([{ kind: "dequeue", host: "a.test", seq: 0 }]);
+
+    expect(calls.length).toBe(2);
+    for (const { ops, options } of calls) {
+      expect("sync" in options && options.sync).toBe(true);
+      expect(Object.keys(options)).toEqual([]);
+      for (const op of ops) expect(Object.hasOwn(op, "sync"), String(op.key)).toBe(false);
+    }
+    expect(await store.readQueue("a.test", 0, 10)).toEqual([]);
+    expect(await allFingerprints((v) => store.forEachSeen(v))).toEqual([1n]);
+  });
+
   it("reads seen and fetched marks written empty by earlier versions", async () => {
     await store.close();
     const db = new Level<string, string>(join(dir, "state"));
