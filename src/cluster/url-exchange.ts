@@ -190,11 +190,11 @@ export class UrlExchange implements UrlExchangeSink {
 
   /**
    * `peer`'s heartbeat load: how much work it has queued decides how long its batches wait (an idle or
-   * nearly empty peer gets its URLs soon). Also re-examines the batch for it.
+   * nearly empty peer gets its URLs soon). Also re-examines the batch for it. Kept for a peer nothing
+   * is buffered for yet: a newcomer's first URLs must not wait a heartbeat to learn it has no work.
    */
   notePeerLoad(peer: string, load: { readonly idle: boolean; readonly queuedUrls: number }): void {
-    const outbox = this.outboxes.get(peer);
-    if (!outbox) return;
+    const outbox = this.outboxOf(peer);
     outbox.peerQueuedUrls = load.idle ? 0 : load.queuedUrls;
     this.schedule(peer, outbox);
   }

@@ -529,8 +529,22 @@ describe("UrlExchange rules", () => {
     sendAll(t.exchange, "q", [url(1)]);
     t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
     expect(t.clock.pendingDelays).toEqual([100]);
-    t.exchange.notePeerLoad("nobody", { idle: true, queuedUrls: 0 }); // no outbox: nothing to do
+    t.exchange.notePeerLoad("nobody", { idle: true, queuedUrls: 0 }); // nothing buffered: no timer
     expect(t.clock.pendingDelays).toEqual([100]);
+  });
+
+  it("keeps a peer's load heard before any URL for it: a newcomer's first URLs go urgently", async () => {
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500 });
+    expect(t.clock.pendingDelays).toEqual([]);
+    sendAll(t.exchange, "q", [url(1)]);
+    sendAll(t.exchange, "p", [url(2)]);
+    expect(t.clock.pendingDelays).toEqual([40, 2000]);
+    t.clock.advance(40);
+    await t.callCount(1);
+    expect(t.calls[0]?.peer).toBe("q");
+    t.calls[0]?.ack();
   });
 
   it("carries a URL's failed fetch attempts in its batch, its outbox record, its redistribution and its reroute", async () => {
