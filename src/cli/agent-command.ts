@@ -3,13 +3,15 @@ import { Agent } from "../agent/agent.js";
 import type { AgentOptions } from "../agent/agent-options.js";
 import { crawlSummary, ProgressReporter } from "../agent/progress.js";
 import { systemClock } from "../clock.js";
-import { waitForSeeds } from "../cluster/cluster-join.js";
 import {
+  type ChosenSeeds,
   ClusterNode,
   type ClusterOptions,
+  chooseSeeds,
   DEFAULT_JOIN_TIMEOUT_MS,
   loneAgentStats,
   type PartitionStats,
+  readKnownPeers,
 } from "../cluster/index.js";
 import { AgentConsole, type ConsoleServerOptions } from "../console/index.js";
 import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
@@ -229,9 +231,10 @@ async function startConsole(
 const MIN_JOIN_AFTER_PROBE_MS = 5000;
 
 /**
- * Starts the cluster node. Before, waits for a --join address to answer the way this agent talks
- * (failing at once on a refusal that cannot pass: TLS against plaintext, another CA); when the join
- * fails later all the same, asks the seeds why (gRPC hides TLS handshake errors behind "unavailable").
+ * Starts the cluster node. Before, waits for a --join address, or an agent the data dir remembers, to
+ * answer the way this agent talks (failing at once on a --join address's refusal that cannot pass: TLS
+ * against plaintext, another CA); when the join fails later all the same, asks the seeds why (gRPC
+ * hides TLS handshake errors behind "unavailable").
  */
 async function startNode(
   options: AgentOptions,
@@ -240,28 +243,29 @@ async function startNode(
 ): Promise<ClusterNode> {
   const { security } = cluster;
   const self = new Set([cluster.listen, ...(cluster.advertise === undefined ? [] : [cluster.advertise])]);
-  const seeds = cluster.join.filter((seed) => !self.has(seed));
   const timeoutMs = cluster.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS;
-  let joinTimeoutMs = timeoutMs;
-  if (seeds.length > 0) {
-    // The clock's timers are unref'd: nothing else holds the process while it waits for a seed.
-    const keepAlive = setInterval(() => {}, 60_000);
-    try {
-      const leftMs = await waitForSeeds({
-        seeds,
-        timeoutMs,
-        probe: (address) => diagnoseTransport(address, security),
-        logger,
-        clock: systemClock,
-      });
-      // What is left of the timeout, but time enough for the join itself.
-      joinTimeoutMs = Math.max(leftMs, Math.min(timeoutMs, MIN_JOIN_AFTER_PROBE_MS));
-    } finally {
-      clearInterval(keepAlive);
-    }
-  }
+  const remembered = await readKnownPeers(options.dataDir, logger);
+  // The clock's timers are unref'd: nothing else holds the process while it waits for a seed.
+  const keepAlive = setInterval(() => {}, 60_000);
+  let chosen: ChosenSeeds;
   try {
-    return await ClusterNode.start(options, { ...cluster, joinTimeoutMs }, { logger });
+    chosen = await chooseSeeds({
+      named: cluster.join.filter((seed) => !self.has(seed)),
+      remembered: remembered.map((peer) => peer.address).filter((address) => !self.has(address)),
+      timeoutMs,
+      probe: (address) => diagnoseTransport(address, security),
+      logger,
+      clock: systemClock,
+    });
+  } finally {
+    clearInterval(keepAlive);
+  }
+  const { seeds } = chosen;
+  // What is left of the timeout, but time enough for the join itself.
+  const joinTimeoutMs =
+    seeds.length > 0 ? Math.max(chosen.leftMs, Math.min(timeoutMs, MIN_JOIN_AFTER_PROBE_MS)) : timeoutMs;
+  try {
+    return await ClusterNode.start(options, { ...cluster, join: seeds, joinTimeoutMs }, { logger });
   } catch (error) {
     if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
     const reasons: string[] = [];

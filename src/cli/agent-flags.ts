@@ -164,7 +164,7 @@ export const AGENT_FLAGS = {
   },
   join: {
     type: "strings",
-    help: "addresses of live agents to join through (comma-separated or repeated; one is enough)",
+    help: "addresses of live agents to join through (comma-separated or repeated; one is enough); a restart also tries every agent its data dir saw alive (peers.json), so it rejoins while these are down",
     placeholder: "HOST:PORT",
   },
   capacity: {

@@ -146,3 +146,66 @@ export async function waitForSeeds(wait: SeedWait): Promise<number> {
     await sleep(clock, Math.min(JOIN_RETRY_MS, leftMs));
   }
 }
+
+/** How long an agent started without `--join` tries the agents its data dir remembers before starting alone. */
+export const REMEMBERED_ONLY_WAIT_MS = 3000;
+
+/** What {@link chooseSeeds} chooses from. */
+export interface SeedChoice {
+  /** The `--join` addresses (this agent's own left out). */
+  readonly named: readonly string[];
+  /** Addresses of the agents the data dir remembers (see `KnownPeers`), this agent's own left out. */
+  readonly remembered: readonly string[];
+  /** How long to keep trying when `--join` names agents. */
+  readonly timeoutMs: number;
+  readonly probe: (address: string) => Promise<SeedProbe>;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
+/** The addresses a join goes through, and what is left of the join timeout. */
+export interface ChosenSeeds {
+  /** Empty: this agent starts alone (a new cluster, or the first agent back of one). */
+  readonly seeds: readonly string[];
+  readonly leftMs: number;
+}
+
+/**
+ * Chooses the addresses to join through. With `--join`: those and every remembered agent, until one
+ * answers (a remembered agent's refusal is only a hint gone stale, waited through like a silence, so it
+ * never fails a join the named agents would pass). Without: the remembered agents, if one answers
+ * within {@link REMEMBERED_ONLY_WAIT_MS}, else none (the agent starts alone, and the others find it at
+ * its address when they come back).
+ */
+export async function chooseSeeds(choice: SeedChoice): Promise<ChosenSeeds> {
+  const { named, logger } = choice;
+  const remembered = choice.remembered.filter((address) => !named.includes(address));
+  if (named.length === 0 && remembered.length === 0) return { seeds: [], leftMs: choice.timeoutMs };
+  const seeds = [...named, ...remembered];
+  if (remembered.length > 0) {
+    logger.info(
+      { event: "rejoin-remembered", remembered },
+      `${named.length > 0 ? `joining through ${named.join(", ")} or` : "trying"} the ${remembered.length === 1 ? "agent" : `${remembered.length} agents`} this data dir remembers: ${remembered.join(", ")}`,
+    );
+  }
+  const rememberedSet = new Set(remembered);
+  const probe = async (address: string): Promise<SeedProbe> => {
+    const found = await choice.probe(address);
+    return !found.ok && rememberedSet.has(address) ? { ...found, retryable: true } : found;
+  };
+  const wait = { probe, logger, clock: choice.clock };
+  if (named.length > 0) {
+    return { seeds, leftMs: await waitForSeeds({ ...wait, seeds, timeoutMs: choice.timeoutMs }) };
+  }
+  try {
+    await waitForSeeds({ ...wait, seeds, timeoutMs: REMEMBERED_ONLY_WAIT_MS });
+    return { seeds, leftMs: choice.timeoutMs };
+  } catch (error) {
+    if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
+    logger.info(
+      { event: "rejoin-none-answered" },
+      `none of the agents this data dir remembers answered within ${REMEMBERED_ONLY_WAIT_MS / 1000} s: starting alone (the others rejoin this agent when they are back)`,
+    );
+    return { seeds: [], leftMs: choice.timeoutMs };
+  }
+}

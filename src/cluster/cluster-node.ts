@@ -11,6 +11,7 @@ import type { CrawlEnd } from "./crawl-end.js";
 import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
+import { KnownPeers, readKnownPeers } from "./known-peers.js";
 import type { Ownership, Partitioning } from "./ownership.js";
 import { resendUnacked, UNACKED_PEER } from "./unacked-urls.js";
 import type { DEFAULT_BATCH_URLS } from "./url-exchange.js";
@@ -90,6 +91,7 @@ export class ClusterNode {
   /** The agent's gRPC service; its handlers are the `Agent` service of the protocol. */
   readonly service: ClusterService;
   private readonly parts: ClusterParts;
+  private knownPeers: KnownPeers | undefined;
   private leaving: Promise<LeaveOutcome> | undefined;
   private stopping: Promise<void> | undefined;
 
@@ -150,6 +152,17 @@ export class ClusterNode {
       });
       stabilizer.onViewChange(detector.alive());
       stabilizer.start();
+      // The agents seen alive, for a restart to rejoin through when its --join agents are down.
+      const knownPeers = new KnownPeers({
+        dataDir: agentOptions.dataDir,
+        selfId: agentOptions.id,
+        initial: await readKnownPeers(agentOptions.dataDir, logger),
+        now: () => clock.now(),
+        logger,
+      });
+      node.knownPeers = knownPeers;
+      detector.onChange(() => knownPeers.note(detector.members()));
+      knownPeers.note(detector.members());
       // URLs handed in an earlier run to agents gone since: re-sent to their hosts' owners now.
       stabilizer.resendForAbsent(
         (await agent.storage.store.outboxPeers()).filter(
@@ -244,6 +257,7 @@ export class ClusterNode {
       exchange.stop();
       await server.stop();
       await agent.stop();
+      await this.knownPeers?.flush();
       peers.closeAll();
     })();
     return this.stopping;

@@ -3,7 +3,13 @@
  * termination.
  */
 
-export { DEFAULT_JOIN_TIMEOUT_MS } from "./cluster-join.js";
+export {
+  type ChosenSeeds,
+  chooseSeeds,
+  DEFAULT_JOIN_TIMEOUT_MS,
+  REMEMBERED_ONLY_WAIT_MS,
+  type SeedProbe,
+} from "./cluster-join.js";
 export {
   ClusterNode,
   type ClusterNodeDeps,
@@ -18,6 +24,13 @@ export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
 export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
 export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
+export {
+  KNOWN_PEERS_FILE,
+  type KnownPeer,
+  KnownPeers,
+  MAX_KNOWN_PEERS,
+  readKnownPeers,
+} from "./known-peers.js";
 export {
   DEFAULT_PARTITIONING,
   Ownership,

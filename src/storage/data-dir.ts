@@ -133,6 +133,11 @@ async function claimForAgent(dataDir: string, agentId: string): Promise<void> {
   );
 }
 
+/** Replaces the file `path` with `text`, whole or not at all, even across a power cut. */
+export function writeFileDurably(path: string, text: string): Promise<void> {
+  return writeDurably(dirname(path), path, text, false);
+}
+
 /**
  * Records `text` as `path` in `dir` whole or not at all, even across a power cut: written and synced
  * under a temporary name, then linked (`exclusive`: failing with EEXIST when `path` exists) or renamed

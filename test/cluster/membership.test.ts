@@ -19,6 +19,7 @@ import {
 import {
   assignmentOf,
   type ClusterAgent,
+  clusterStats,
   FAST_HEARTBEAT,
   hostKeyOf,
   startCluster,
@@ -314,6 +315,48 @@ describe("a restart after another agent died meanwhile", () => {
     // Re-sent: the restarted agent's outbox for the dead one is done (the web alone cannot tell, as
     // the dead agent's hosts are found again from pages of other hosts).
     expect(await outboxOf(first.dataDir, second.id)).toBe(0);
+  });
+});
+
+describe("a restart whose --join agents are down", () => {
+  it("rejoins through the agents its data dir remembers, with or without --join, and the crawl completes", async () => {
+    fixture = await startWebFixture(WEB);
+    const recorder = fixture.web.recorder;
+    const truth = fixture.truth();
+    const [first, second, third] = (await startCluster(fixture, 3, FLAGS)) as [
+      ClusterAgent,
+      ClusterAgent,
+      ClusterAgent,
+    ];
+    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+    first.process.kill("SIGKILL");
+    second.process.kill("SIGKILL");
+    await first.process.waitForExit(10_000);
+    await second.process.waitForExit(10_000);
+    // The second joined through the first, which is down: it comes back through the third it remembers.
+    const secondBack = await startClusterAgent(fixture, {
+      id: second.id,
+      join: [first.address],
+      flags: FLAGS,
+    });
+    expect(logEvent(secondBack.process.stderr(), "rejoin-remembered")).toMatchObject({
+      remembered: expect.arrayContaining([third.address]),
+    });
+    // The first started the cluster (no --join): back, it joins the agents it remembers, not a cluster of its own.
+    const firstBack = await startClusterAgent(fixture, { id: first.id, flags: FLAGS });
+    expect(logEvent(firstBack.process.stderr(), "rejoin-remembered")).toBeDefined();
+    await waitFor(
+      async () => {
+        const own = (await clusterStats(third.address)).find((agent) => agent.id === third.id);
+        return [first.id, second.id].every(
+          (id) => own?.view.find((peer) => peer.id === id)?.status === "ALIVE",
+        );
+      },
+      "the third to see both back",
+      20_000,
+    );
+    await waitForExits([firstBack, secondBack, third]);
+    expect(crawlMetrics(servedPages(recorder), truth.urls).missing).toEqual([]);
   });
 });
 
