@@ -15,6 +15,7 @@ import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
 import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
+import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
@@ -180,6 +181,7 @@ export async function assembleCluster(
   }
   // Others reach this agent (and gossip it) at the advertised address, not necessarily the bound one.
   const address = options.advertise ?? listenAddress;
+  const lastKnown = new LastKnownFigures(selfId, clock);
   const detector = new FailureDetector(
     {
       self: { id: selfId, address, capacity: options.capacity },
@@ -194,11 +196,13 @@ export async function assembleCluster(
         deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
         partitioning: ownership.partitioning,
         load: () => ready().partition.load(),
-        onReply: (fromId, load, sentAtMs) => {
+        figures: () => ready().service.figures(),
+        onReply: (fromId, reply, sentAtMs) => {
           const parts = ready();
-          parts.crawlEnd.observeReply(fromId, load, sentAtMs);
-          parts.service.noteLoad(fromId, load);
-          parts.exchange.notePeerLoad(fromId, load);
+          parts.crawlEnd.observeReply(fromId, reply.load, sentAtMs);
+          parts.service.noteLoad(fromId, reply.load);
+          lastKnown.noteGossip(reply.figures);
+          parts.exchange.notePeerLoad(fromId, reply.load);
         },
       }),
     },
@@ -332,6 +336,7 @@ export async function assembleCluster(
       crawlEnd,
       desk,
       partition,
+      lastKnown,
       peers,
       leaveAndExit: () => {
         deps.leave().then(

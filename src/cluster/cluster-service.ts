@@ -21,6 +21,7 @@ import type {
   JoinReply,
   JoinRequest,
   Member,
+  MemberFigures,
   PeerClientPool,
   StatsReply,
   StatsRequest,
@@ -32,9 +33,10 @@ import type { BlacklistGossip } from "./blacklist-gossip.js";
 import type { CrawlEnd } from "./crawl-end.js";
 import { fromWireSettlements, toWireVerdict } from "./digest-wire.js";
 import type { HandOverDesk } from "./hand-over.js";
+import type { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
-import { type LastKnown, type PartitionStats, rememberedStats } from "./partition-stats.js";
+import { type PartitionStats, rememberedStats } from "./partition-stats.js";
 import type { WorkLoad } from "./termination.js";
 import type { UrlExchange } from "./url-exchange.js";
 
@@ -65,6 +67,8 @@ export interface ClusterServiceDeps {
   /** Answers claims and takes in pushed hosts (host hand-overs). */
   readonly desk: Pick<HandOverDesk, "answer" | "takeIn">;
   readonly partition: PartitionStats;
+  /** The last figures of every member, for the rows of those that cannot be asked; gossiped. */
+  readonly lastKnown: LastKnownFigures;
   readonly peers: PeerClientPool;
   /** Spreads blacklist changes and answers peers' syncs. */
   readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
@@ -81,8 +85,6 @@ export interface ClusterServiceDeps {
 export class ClusterService implements AgentServiceHandlers {
   private readonly maxConcurrentSubmits: number;
   private readonly receivedBatches = new Set<string>();
-  /** The last figures of every member, for the rows of those that cannot be asked. */
-  private readonly lastKnown = new Map<string, LastKnown>();
   private submitsInProgress = 0;
   private intakeClosed = false;
 
@@ -144,12 +146,14 @@ export class ClusterService implements AgentServiceHandlers {
     // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
     this.deps.crawlEnd.observeRequest(from.id, request.load);
     this.noteLoad(from.id, request.load);
+    this.deps.lastKnown.noteGossip(request.figures);
     this.deps.exchange.notePeerLoad(from.id, request.load);
     const now = clock.now();
     return {
       members: answer.entries.map((entry) => toWireMember(entry, now)),
       load: this.deps.partition.load(),
       from: toWireMember(answer.from, now),
+      figures: this.figures(),
     };
   }
 
@@ -238,9 +242,15 @@ export class ClusterService implements AgentServiceHandlers {
 
   /** A member's heartbeat load: its figures when it cannot be asked for its stats. */
   noteLoad(memberId: string, load: WorkLoad): void {
-    const known = this.lastKnown.get(memberId) ?? {};
-    known.load = { value: load, atMs: this.deps.clock.now() };
-    this.lastKnown.set(memberId, known);
+    this.deps.lastKnown.noteLoad(memberId, load);
+  }
+
+  /** The fetch totals this agent gossips with each heartbeat: its own, and the best known of every member. */
+  figures(): MemberFigures[] {
+    return this.deps.lastKnown.gossip(
+      this.deps.partition.figures(),
+      this.deps.detector.members().map((member) => member.id),
+    );
   }
 
   /**
@@ -260,16 +270,14 @@ export class ClusterService implements AgentServiceHandlers {
             try {
               const [stats] = (await this.deps.peers.get(member.address).getStats({ cluster: false })).agents;
               if (stats?.id === member.id) {
-                const known = this.lastKnown.get(member.id) ?? {};
-                known.stats = { value: stats, atMs: clock.now() };
-                this.lastKnown.set(member.id, known);
+                this.deps.lastKnown.noteStats(member.id, stats);
                 return stats;
               }
             } catch {
               // Not answering: its last known figures below.
             }
           }
-          return rememberedStats(member, this.lastKnown.get(member.id), clock.now());
+          return rememberedStats(member, this.deps.lastKnown.of(member.id), clock.now());
         }),
     );
     return { agents: [own, ...others] };

@@ -30,7 +30,8 @@ export function clusterTotals(agents: readonly AgentStats[]): ClusterTotals {
     suspected: agents.filter((stats) => stats.status === "SUSPECTED").length,
     left: agents.filter((stats) => stats.status === "LEFT").length,
     pagesFetched: sum((stats) => stats.pagesFetched),
-    pagesFetchedThisRun: sum((stats) => stats.pagesFetchedThisRun),
+    // This run: the live agents' runs (a departed agent's last one is known only to some).
+    pagesFetchedThisRun: sum((stats) => (stats.status === "ALIVE" ? stats.pagesFetchedThisRun : 0)),
     bytesFetched: sum((stats) => stats.bytesFetched),
     // A departed agent's queue went to the others (or died with it): only live queues count.
     queuedUrls: sum((stats) => (stats.status === "ALIVE" ? stats.queuedUrls : 0)),

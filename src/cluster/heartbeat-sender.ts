@@ -1,6 +1,12 @@
 import type { Clock } from "../clock.js";
 import type { HeartbeatTarget, RemoteHeartbeat } from "../failure-detector/index.js";
-import type { AgentLoad, PeerClient, PeerClientPool } from "../transport/index.js";
+import type {
+  AgentLoad,
+  HeartbeatReply,
+  MemberFigures,
+  PeerClient,
+  PeerClientPool,
+} from "../transport/index.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Partitioning } from "./ownership.js";
 
@@ -15,14 +21,20 @@ export interface HeartbeatSenderDeps {
   readonly partitioning: Partitioning;
   /** This agent's load now, carried by every heartbeat. */
   readonly load: () => AgentLoad;
-  /** A reply's load, measured no earlier than local time `sentAtMs`. */
-  readonly onReply: (fromId: string, load: AgentLoad, sentAtMs: number) => void;
+  /** The members' fetch totals this agent knows, carried by every heartbeat. */
+  readonly figures: () => MemberFigures[];
+  /** A reply (its load measured no earlier than local time `sentAtMs`). */
+  readonly onReply: (
+    fromId: string,
+    reply: Pick<HeartbeatReply, "load" | "figures">,
+    sentAtMs: number,
+  ) => void;
 }
 
 /**
  * The failure detector's way of sending a heartbeat over gRPC: a known member gets it on one
  * long-lived stream, a seed (whose id is not known yet) a unary call; the reply's load goes to
- * `onReply`.
+ * `onReply`, with the figures it gossips.
  */
 export function heartbeatSender(
   deps: HeartbeatSenderDeps,
@@ -36,6 +48,7 @@ export function heartbeatSender(
       from: toWireMember(heartbeat.from, sentAtMs),
       members: heartbeat.entries.map((entry) => toWireMember(entry, sentAtMs)),
       load: deps.load(),
+      figures: deps.figures(),
       unanswered: heartbeat.unanswered === true,
       partitioning: deps.partitioning,
     };
@@ -45,7 +58,7 @@ export function heartbeatSender(
     const reply = await (target.id === undefined
       ? client.heartbeat(request, callOptions)
       : client.streamHeartbeat(request, callOptions));
-    deps.onReply(reply.from.id, reply.load, sentAtMs);
+    deps.onReply(reply.from.id, reply, sentAtMs);
     return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
   };
 }

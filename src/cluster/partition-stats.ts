@@ -1,7 +1,8 @@
 import { type ClusterFacingAgent, communicationOverhead } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import type { MemberEntry } from "../failure-detector/index.js";
-import type { AgentStats } from "../transport/index.js";
+import type { AgentStats, MemberFigures } from "../transport/index.js";
+import type { LastKnownFigures } from "./last-known.js";
 import { toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
 import type { TakeoverGrace } from "./takeover-grace.js";
@@ -51,6 +52,12 @@ export class PartitionStats {
       pagesFetched: agent.stats.pagesFetched,
       queuedUrls: agent.queuedUrls,
     };
+  }
+
+  /** This agent's fetch totals, as gossiped with heartbeats (see {@link LastKnownFigures}). */
+  figures(): MemberFigures {
+    const { pagesFetched, bytesFetched, pagesRecovered, errors } = this.deps.agent.stats.durable;
+    return { id: this.deps.agent.id, pagesFetched, bytesFetched, pagesRecovered, errors: { ...errors } };
   }
 
   /** The partition stats of this agent. */
@@ -134,10 +141,14 @@ export function loneAgentStats(agent: StatsSource, clock: Clock): PartitionStats
   );
 }
 
-/** What an agent last knew of a member: its last full stats and its last heartbeat load, each with when. */
+/**
+ * What an agent last knew of a member: its last full stats and its last heartbeat load, each with when,
+ * and the highest fetch totals the others gossiped of it.
+ */
 export interface LastKnown {
   stats?: { readonly value: AgentStats; readonly atMs: number };
   load?: { readonly value: WorkLoad; readonly atMs: number };
+  gossiped?: Omit<MemberFigures, "id">;
 }
 
 /**
@@ -154,12 +165,32 @@ export function rememberedStats(
   const reportedMsAgo = latestMs === 0 ? 0 : Math.max(0, nowMs - latestMs);
   const load = known?.load?.value;
   // Counters only grow: the later of the two readings wins for the ones both have.
-  const pagesFetched = Math.max(known?.stats?.value.pagesFetched ?? 0, load?.pagesFetched ?? 0);
+  // The others' gossip too: an agent that joined after this one left heard its totals only so.
+  const gossiped = known?.gossiped;
+  const pagesFetched = Math.max(
+    known?.stats?.value.pagesFetched ?? 0,
+    load?.pagesFetched ?? 0,
+    gossiped?.pagesFetched ?? 0,
+  );
+  const bytesFetched = Math.max(known?.stats?.value.bytesFetched ?? 0, gossiped?.bytesFetched ?? 0);
+  const pagesRecovered = Math.max(known?.stats?.value.pagesRecovered ?? 0, gossiped?.pagesRecovered ?? 0);
+  const errors = highest(known?.stats?.value.errors ?? {}, gossiped?.errors ?? {});
   const newerLoad = load !== undefined && (known?.load?.atMs ?? 0) >= (known?.stats?.atMs ?? 0);
   if (known?.stats) {
     const last = known.stats.value;
     const queuedUrls = newerLoad ? (load?.queuedUrls ?? last.queuedUrls) : last.queuedUrls;
-    return { ...last, status, reportedMsAgo, pagesFetched, queuedUrls, idle: false, pagesPerSecond: 0 };
+    return {
+      ...last,
+      status,
+      reportedMsAgo,
+      pagesFetched,
+      bytesFetched,
+      pagesRecovered,
+      errors,
+      queuedUrls,
+      idle: false,
+      pagesPerSecond: 0,
+    };
   }
   return {
     id: member.id,
@@ -173,13 +204,13 @@ export function rememberedStats(
     hostsActive: 0,
     hostsDone: 0,
     pagesFetched,
-    bytesFetched: 0,
+    bytesFetched,
     queuedUrls: load?.queuedUrls ?? 0,
     peers: [],
     communicationOverhead: 0,
     linksToOtherAgents: 0,
-    pagesRecovered: 0,
-    errors: {},
+    pagesRecovered,
+    errors,
     pagesPerSecond: 0,
     uptimeMs: 0,
     idle: false,
@@ -194,4 +225,14 @@ export function rememberedStats(
     duplicateBytes: 0,
     digestMessages: 0,
   };
+}
+
+/** Per class, the higher of two readings of counts that only grow. */
+export function highest(
+  a: Readonly<Record<string, number>>,
+  b: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const result: Record<string, number> = { ...a };
+  for (const [name, count] of Object.entries(b)) result[name] = Math.max(result[name] ?? 0, count);
+  return result;
 }

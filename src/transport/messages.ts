@@ -41,6 +41,7 @@ import type { HostHandOver__Output } from "./generated/ubicrawl/v1/HostHandOver.
 import type { JoinReply__Output } from "./generated/ubicrawl/v1/JoinReply.js";
 import type { JoinRequest__Output } from "./generated/ubicrawl/v1/JoinRequest.js";
 import type { Member__Output } from "./generated/ubicrawl/v1/Member.js";
+import type { MemberFigures__Output } from "./generated/ubicrawl/v1/MemberFigures.js";
 import {
   type MemberStatus__Output,
   MemberStatus as MemberStatusEnum,
@@ -76,6 +77,9 @@ export type Member = With<Member__Output, { status: MemberStatus }>;
 /** Termination-detection counters (`ubicrawl.v1.AgentLoad`). */
 export type AgentLoad = AgentLoad__Output;
 
+/** A member's fetch totals as gossiped with heartbeats (`ubicrawl.v1.MemberFigures`). */
+export type MemberFigures = MemberFigures__Output;
+
 /** `Join` request: a newcomer announces itself. */
 export type JoinRequest = With<JoinRequest__Output, { member: Member }>;
 
@@ -85,13 +89,20 @@ export type JoinReply = With<JoinReply__Output, { members: Member[] }>;
 /** `Heartbeat` request (its stream form adds a `sequence`: {@link Sequenced}). */
 export type HeartbeatRequest = With<
   Omit<HeartbeatRequest__Output, "sequence">,
-  { from: Member; members: Member[]; load: AgentLoad; unanswered?: boolean; partitioning?: "host" | "url" }
+  {
+    from: Member;
+    members: Member[];
+    load: AgentLoad;
+    unanswered?: boolean;
+    partitioning?: "host" | "url";
+    figures?: MemberFigures[];
+  }
 >;
 
 /** `Heartbeat` reply: the receiver's view and counters. */
 export type HeartbeatReply = With<
   Omit<HeartbeatReply__Output, "sequence">,
-  { members: Member[]; load: AgentLoad; from: Member }
+  { members: Member[]; load: AgentLoad; from: Member; figures?: MemberFigures[] }
 >;
 
 /** A heartbeat request or reply on the `HeartbeatStream` rpc: the unary message and its number. */

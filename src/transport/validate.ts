@@ -52,6 +52,7 @@ import {
   type JoinRequest,
   MEMBER_STATUSES,
   type Member,
+  type MemberFigures,
   type PayloadOriginalMessage,
   type PeerTraffic,
   type PeerView,
@@ -177,6 +178,24 @@ function agentLoad(value: unknown, path: string): AgentLoad {
   };
 }
 
+function memberFigures(value: unknown, path: string): MemberFigures {
+  const f = record(value, path);
+  return {
+    id: agentId(f.id, `${path}.id`),
+    pagesFetched: uint64(f.pagesFetched, `${path}.pagesFetched`),
+    bytesFetched: uint64(f.bytesFetched, `${path}.bytesFetched`),
+    pagesRecovered: uint64(f.pagesRecovered ?? 0, `${path}.pagesRecovered`),
+    errors: errorCounts(f.errors ?? {}, `${path}.errors`),
+  };
+}
+
+/** The `figures` of a heartbeat: absent (an agent that predates them) or one entry a member at most. */
+function figures(value: unknown, path: string): { figures?: MemberFigures[] } {
+  if (value === undefined) return {};
+  const checked = list(value, path, MAX_MEMBERS, memberFigures);
+  return checked.length === 0 ? {} : { figures: checked };
+}
+
 /** Validates a `JoinRequest`. */
 export function validateJoinRequest(value: unknown): JoinRequest {
   const r = record(value, "JoinRequest");
@@ -202,6 +221,7 @@ export function validateHeartbeatRequest(value: unknown): HeartbeatRequest {
     ...(r.partitioning === undefined || r.partitioning === ""
       ? {}
       : { partitioning: oneOf(r.partitioning, "partitioning", ["host", "url"] as const) }),
+    ...figures(r.figures, "figures"),
   };
 }
 
@@ -212,6 +232,7 @@ export function validateHeartbeatReply(value: unknown): HeartbeatReply {
     members: members(r.members, "members"),
     load: agentLoad(r.load, "load"),
     from: validateMember(r.from, "from"),
+    ...figures(r.figures, "figures"),
   };
 }
 

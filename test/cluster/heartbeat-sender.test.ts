@@ -7,6 +7,7 @@ import type {
   HeartbeatReply,
   HeartbeatRequest,
   Member,
+  MemberFigures,
   PeerCallOptions,
   PeerClient,
 } from "../../src/transport/index.js";
@@ -47,16 +48,26 @@ function setUp(partitioning: Partitioning = "host") {
   const load: { now: AgentLoad } = {
     now: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 12 },
   };
-  const replies: { fromId: string; load: AgentLoad; sentAtMs: number }[] = [];
+  const figures: { now: MemberFigures[] } = {
+    now: [{ id: "me", pagesFetched: 50, bytesFetched: 900, pagesRecovered: 0, errors: {} }],
+  };
+  const replies: { fromId: string; load: AgentLoad; figures?: MemberFigures[]; sentAtMs: number }[] = [];
   const send = heartbeatSender({
     clock,
     peers,
     deadlineMs: DEADLINE_MS,
     partitioning,
     load: () => load.now,
-    onReply: (fromId, replyLoad, sentAtMs) => replies.push({ fromId, load: replyLoad, sentAtMs }),
+    figures: () => figures.now,
+    onReply: (fromId, reply, sentAtMs) =>
+      replies.push({
+        fromId,
+        load: reply.load,
+        ...(reply.figures === undefined ? {} : { figures: reply.figures }),
+        sentAtMs,
+      }),
   });
-  return { clock, calls, load, replies, send };
+  return { clock, calls, load, figures, replies, send };
 }
 
 const gossip = (id: string, status: GossipEntry["status"] = "alive"): GossipEntry => ({
@@ -97,11 +108,15 @@ it("sends a seed, whose id is not known yet, a unary heartbeat, and a known memb
   ]);
 });
 
-it("sends this agent's entry, its gossip table, its load now, the unanswered mark and its partitioning", async () => {
-  const { clock, calls, load, send } = setUp("url");
+it("sends this agent's entry, its gossip table, its load and figures now, the unanswered mark and its partitioning", async () => {
+  const { clock, calls, load, figures, send } = setUp("url");
   // An entry with a local time of hearing goes relative to the sending time.
   const heard: MemberEntry = { ...gossip("c", "suspected"), lastHeardMs: clock.now() - 700 };
   load.now = { ...load.now, queuedUrls: 99 };
+  figures.now = [
+    { id: "me", pagesFetched: 60, bytesFetched: 1_000, pagesRecovered: 0, errors: {} },
+    { id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} },
+  ];
   void send(
     { id: "b", address: "b:7000" },
     { from: gossip("me"), entries: [gossip("b"), heard] },
@@ -114,6 +129,7 @@ it("sends this agent's entry, its gossip table, its load now, the unanswered mar
       from: wire("me"),
       members: [wire("b"), wire("c", "SUSPECTED", 700)],
       load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99 },
+      figures: figures.now,
       unanswered: false,
       partitioning: "url",
     },
@@ -121,6 +137,7 @@ it("sends this agent's entry, its gossip table, its load now, the unanswered mar
       from: wire("me"),
       members: [wire("me"), wire("b")],
       load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99 },
+      figures: figures.now,
       unanswered: true,
       partitioning: "url",
     },
@@ -140,7 +157,7 @@ it("bounds each call by the detector's signal and the heartbeat deadline", async
   expect(calls[1]?.options.signal).toBe(known.signal);
 });
 
-it("tells onReply who replied, its load and when the heartbeat was sent, not when the reply came", async () => {
+it("tells onReply who replied, its load and figures, and when the heartbeat was sent, not when the reply came", async () => {
   const { clock, calls, replies, send } = setUp();
   const sentAtMs = clock.now();
   const answered = send({ address: "seed:7000" }, HEARTBEAT, new AbortController().signal);
@@ -152,11 +169,12 @@ it("tells onReply who replied, its load and when the heartbeat was sent, not whe
   const later = send({ id: "b", address: "b:7000" }, HEARTBEAT, new AbortController().signal);
   await settle();
   clock.advance(700);
-  calls[1]?.reply({ from: wire("b2"), members: [], load: { ...REPLY_LOAD, queuedUrls: 5 } });
+  const told = [{ id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} }];
+  calls[1]?.reply({ from: wire("b2"), members: [], load: { ...REPLY_LOAD, queuedUrls: 5 }, figures: told });
   await later;
   expect(replies).toEqual([
     { fromId: "seed-id", load: REPLY_LOAD, sentAtMs },
-    { fromId: "b2", load: { ...REPLY_LOAD, queuedUrls: 5 }, sentAtMs: sentAtMs + 1_500 },
+    { fromId: "b2", load: { ...REPLY_LOAD, queuedUrls: 5 }, figures: told, sentAtMs: sentAtMs + 1_500 },
   ]);
 });
 

@@ -406,3 +406,47 @@ it("never says a reading is from the future", () => {
   const known: LastKnown = { load: { value: load(1, 1), atMs: NOW + 30 } };
   expect(rememberedStats(suspectedB, known, NOW).reportedMsAgo).toBe(0);
 });
+
+it("counts what the others gossiped of a member, for one this agent never heard itself (it left before this one joined)", () => {
+  const left = member("a3", "left", NOW - 1_000);
+  const gossiped = { pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} };
+  expect(rememberedStats(left, { gossiped }, NOW)).toMatchObject({
+    id: "a3",
+    status: "LEFT",
+    pagesFetched: 1_321,
+    bytesFetched: 20_000,
+  });
+  // The highest reading wins: gossip newer than the stats, or older.
+  const stats = { value: lastStats, atMs: NOW - 4_000 };
+  expect(rememberedStats(left, { stats, gossiped }, NOW)).toMatchObject({
+    pagesFetched: 1_321,
+    bytesFetched: 20_000,
+  });
+  expect(
+    rememberedStats(
+      left,
+      { stats, gossiped: { pagesFetched: 1, bytesFetched: 1, pagesRecovered: 0, errors: {} } },
+      NOW,
+    ),
+  ).toMatchObject({ pagesFetched: lastStats.pagesFetched, bytesFetched: lastStats.bytesFetched });
+});
+
+it("gives this agent's own fetch totals, for the heartbeats' gossip", () => {
+  const { stats, partition } = setUp();
+  stats.recordFetch(1_000, 200);
+  expect(partition.figures()).toEqual({
+    id: "me",
+    pagesFetched: 0,
+    bytesFetched: 0,
+    pagesRecovered: 0,
+    errors: {},
+  }); // not durable yet
+  stats.markDurable(stats.counters());
+  expect(partition.figures()).toEqual({
+    id: "me",
+    pagesFetched: 1,
+    bytesFetched: 1_000,
+    pagesRecovered: 0,
+    errors: {},
+  });
+});

@@ -8,7 +8,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { type ClusterAgent, startCluster } from "./cluster-harness.js";
+import { type ClusterAgent, startCluster, startClusterAgent } from "./cluster-harness.js";
 
 const WEB = { hosts: 20, pages: 800, seed: 9, responseDelayMs: 5 };
 const SLOW = ["--max-active-hosts", "4"];
@@ -242,4 +242,70 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     const last = await one.process.waitForExit(90_000);
     expect(last.code, last.stderr).toBe(0);
   }, 120_000);
+
+  it("gives the same totals through every agent after a leave, a join and a kill", async () => {
+    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 9, responseDelayMs: 5 });
+    const flags = [...SLOW, "--delay-ms", "20"];
+    const [one, two, three] = (await startCluster(fixture, 3, flags)) as [
+      ClusterAgent,
+      ClusterAgent,
+      ClusterAgent,
+    ];
+    const client = (agent: ClusterAgent) => {
+      const made = new PeerClient(agent.address, { security: INSECURE });
+      clients.push(made);
+      return made;
+    };
+    const c1 = client(one);
+    const crawled = async (agent: ClusterAgent) => (await statsOf(client(agent))).pagesFetched > 0;
+    await waitFor(
+      async () => (await crawled(three)) && (await crawled(two)),
+      "agents 2 and 3 to crawl",
+      30_000,
+    );
+    // agent-3 leaves before agent-4 exists: agent-4 hears of its pages only from the others.
+    three.process.kill("SIGTERM");
+    expect((await three.process.waitForExit(30_000)).code).toBe(0);
+    const four = await startClusterAgent(fixture, { id: "agent-4", join: [one.address], flags });
+    const c4 = client(four);
+    await waitFor(() => crawled(four), "agent-4 to crawl", 30_000);
+    two.process.kill("SIGKILL");
+    await two.process.waitForExit(10_000);
+    for (const live of [c1, c4]) await live.control({ action: "PAUSE", argument: "" });
+    // Paused, the figures stop moving; a heartbeat or two later, both agents give the same rows.
+    const rows = async (live: PeerClient) =>
+      (await live.getStats({ cluster: true })).agents
+        .map((agent) => `${agent.id} ${agent.status} ${agent.pagesFetched} ${agent.bytesFetched}`)
+        .sort();
+    let through1: string[] = [];
+    let through4: string[] = [];
+    await waitFor(
+      async () => {
+        through1 = await rows(c1);
+        through4 = await rows(c4);
+        return through1.join() === through4.join();
+      },
+      "the same rows through agent-1 and agent-4",
+      20_000,
+    ).catch((error: unknown) => {
+      throw new Error(
+        `${String(error)}\nthrough agent-1: ${through1.join(", ")}\nthrough agent-4: ${through4.join(", ")}`,
+      );
+    });
+    const left = (await c4.getStats({ cluster: true })).agents.find((agent) => agent.id === "agent-3");
+    expect(left).toMatchObject({ status: "LEFT" });
+    expect(left?.pagesFetched).toBeGreaterThan(0);
+    const totals = await Promise.all(
+      [one, four].map(
+        async (agent) =>
+          (
+            JSON.parse(await stats(["--agent", agent.address, "--insecure", "--cluster", "--json"])) as {
+              totals: ClusterTotals;
+            }
+          ).totals,
+      ),
+    );
+    expect(totals[1]).toEqual({ ...totals[0], pagesPerSecond: totals[1]?.pagesPerSecond });
+    for (const agent of [one, four]) agent.process.kill("SIGKILL");
+  }, 150_000);
 });

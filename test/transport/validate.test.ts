@@ -8,6 +8,7 @@ import {
   validateDigestSettlements,
   validateDigestVerdicts,
   validateHeartbeatReply,
+  validateHeartbeatRequest,
   validateUrlBatch,
 } from "../../src/transport/validate.js";
 import { LOAD, member, STATS } from "./helpers.js";
@@ -139,6 +140,24 @@ describe("message validation", () => {
         }),
       ),
     ).toBe(true);
+  });
+
+  it("takes a heartbeat's gossiped figures when present, refuses bad ones, and reads an older agent's none as absent", () => {
+    const figures = [
+      { id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} },
+    ];
+    const base = { members: [member("b")], load: LOAD, from: member("b") };
+    expect(validateHeartbeatReply({ ...base, figures })).toEqual({ ...base, figures });
+    expect(validateHeartbeatReply({ ...base, figures: [] })).toEqual(base);
+    expect(validateHeartbeatRequest({ ...base, figures })).toMatchObject({ figures });
+    for (const bad of [
+      [{ id: "gone", pagesFetched: -1, bytesFetched: 0 }],
+      [{ id: "", pagesFetched: 1, bytesFetched: 0 }],
+      [{ id: "gone", pagesFetched: 1 }],
+      "figures",
+    ]) {
+      expect(() => validateHeartbeatReply({ ...base, figures: bad })).toThrow(/figures/);
+    }
   });
 
   it("names the offending field", () => {

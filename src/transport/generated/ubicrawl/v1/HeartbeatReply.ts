@@ -2,6 +2,7 @@
 
 import type { Member as _ubicrawl_v1_Member, Member__Output as _ubicrawl_v1_Member__Output } from '../../ubicrawl/v1/Member.js';
 import type { AgentLoad as _ubicrawl_v1_AgentLoad, AgentLoad__Output as _ubicrawl_v1_AgentLoad__Output } from '../../ubicrawl/v1/AgentLoad.js';
+import type { MemberFigures as _ubicrawl_v1_MemberFigures, MemberFigures__Output as _ubicrawl_v1_MemberFigures__Output } from '../../ubicrawl/v1/MemberFigures.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -24,6 +25,10 @@ export interface HeartbeatReply {
    * On `HeartbeatStream`: the `sequence` of the request this answers. 0 on `Heartbeat`.
    */
   'sequence'?: (number | string | Long);
+  /**
+   * The members' figures the receiver knows (absent from an agent that predates the field).
+   */
+  'figures'?: (_ubicrawl_v1_MemberFigures)[];
 }
 
 /**
@@ -46,4 +51,8 @@ export interface HeartbeatReply__Output {
    * On `HeartbeatStream`: the `sequence` of the request this answers. 0 on `Heartbeat`.
    */
   'sequence': (number);
+  /**
+   * The members' figures the receiver knows (absent from an agent that predates the field).
+   */
+  'figures': (_ubicrawl_v1_MemberFigures__Output)[];
 }

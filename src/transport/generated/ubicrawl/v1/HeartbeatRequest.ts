@@ -2,6 +2,7 @@
 
 import type { Member as _ubicrawl_v1_Member, Member__Output as _ubicrawl_v1_Member__Output } from '../../ubicrawl/v1/Member.js';
 import type { AgentLoad as _ubicrawl_v1_AgentLoad, AgentLoad__Output as _ubicrawl_v1_AgentLoad__Output } from '../../ubicrawl/v1/AgentLoad.js';
+import type { MemberFigures as _ubicrawl_v1_MemberFigures, MemberFigures__Output as _ubicrawl_v1_MemberFigures__Output } from '../../ubicrawl/v1/MemberFigures.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -38,6 +39,10 @@ export interface HeartbeatRequest {
    * cannot join.
    */
   'partitioning'?: (string);
+  /**
+   * The members' figures the sender knows (absent from an agent that predates the field).
+   */
+  'figures'?: (_ubicrawl_v1_MemberFigures)[];
 }
 
 /**
@@ -74,4 +79,8 @@ export interface HeartbeatRequest__Output {
    * cannot join.
    */
   'partitioning': (string);
+  /**
+   * The members' figures the sender knows (absent from an agent that predates the field).
+   */
+  'figures': (_ubicrawl_v1_MemberFigures__Output)[];
 }
