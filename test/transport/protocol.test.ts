@@ -98,6 +98,7 @@ describe("loadProtocol", () => {
       sequence: 0,
       unanswered: false,
       partitioning: "",
+      figures: [],
     });
     const join = service().Join;
     if (join === undefined) throw new Error("no Join");
