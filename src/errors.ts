@@ -47,6 +47,8 @@ export const ErrorCode = {
   ListenFailed: "UBI_ERR_LISTEN_FAILED",
   /** An agent has too many requests of this kind in progress: back off and retry (not a refusal). */
   Overloaded: "UBI_ERR_OVERLOADED",
+  /** The agent called is leaving the cluster and takes nothing more in: hand it to another agent. */
+  Leaving: "UBI_ERR_LEAVING",
   /** Certificates could not be created or loaded (openssl missing or failing, a CA without its key). */
   CertificateFailed: "UBI_ERR_CERTIFICATE",
   /** The data dir is open in another running agent (its LevelDB lock is held). */

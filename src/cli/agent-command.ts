@@ -9,6 +9,7 @@ import {
   type ClusterOptions,
   chooseSeeds,
   DEFAULT_JOIN_TIMEOUT_MS,
+  leaveReport,
   loneAgentStats,
   type PartitionStats,
   readKnownPeers,
@@ -199,15 +200,8 @@ async function leaveGracefully(node: ClusterNode, timeoutMs: number, logger: Log
     );
     return;
   }
-  const missing = outcome.hostsNotHanded + outcome.urlsNotHanded;
-  (missing === 0 ? logger.info : logger.warn).call(
-    logger,
-    { event: "left", ...outcome },
-    `left: ${outcome.hostsHanded} hosts handed over` +
-      (missing === 0
-        ? ""
-        : `; not in time: ${outcome.hostsNotHanded} hosts (their next owners crawl them without this agent's record of them), ${outcome.urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)`),
-  );
+  const report = leaveReport(outcome);
+  logger[report.level]({ event: "left", ...outcome }, report.message);
 }
 
 /** Starts the console (`--http`), saying where. */

@@ -220,6 +220,7 @@ export class ClusterNode {
       announce: () => detector.leave(),
       settled: () => stabilizer.settled(),
       exchange,
+      others: () => detector.alive().flatMap(({ id }) => (id === agent.id ? [] : [id])),
     });
     return this.leaving;
   }

@@ -1,5 +1,6 @@
 import type { ClusterFacingAgent } from "../agent/index.js";
 import { type Clock, sleep, within } from "../clock.js";
+import { ErrorCode, isUbiError } from "../errors.js";
 import type { HandOverReply, HandOverRequest } from "../transport/index.js";
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
@@ -22,6 +23,12 @@ export interface LeaveOutcome {
    * this agent's data; restarted on it, the agent sends them again).
    */
   readonly urlsNotHanded: number;
+  /**
+   * True when no other agent stays in the cluster: each agent alive in this one's view at the end of
+   * the leave refused its hand-over because it is leaving too (or none is alive). What was not handed
+   * over then had no one to go to: it stays in this data dir, for this agent's next start.
+   */
+  readonly noAgentStays: boolean;
 }
 /** What {@link leaveCluster} works with. */
 export interface LeaveDeps {
@@ -38,6 +45,8 @@ export interface LeaveDeps {
   /** Resolves when the hand-over of the queues that the leave's view change started is queued. */
   readonly settled: () => Promise<void>;
   readonly exchange: Pick<UrlExchange, "drain" | "pendingUrls">;
+  /** The ids of the other agents alive in this agent's view now (self excluded). */
+  readonly others: () => readonly string[];
 }
 
 /**
@@ -45,7 +54,9 @@ export interface LeaveDeps {
  * for the requests in flight (a quarter of the time at most); hands every host this agent holds, with
  * the URLs it has done there, to the host's next owner (half of what is left); announces the leave, so
  * the next owners own what they already hold; hands every queued URL to its next owner and waits for
- * the acknowledgements (the rest). What is not handed over by then is said in the outcome.
+ * the acknowledgements (the rest). What is not handed over by then is said in the outcome, and
+ * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
+ * others' hosts while it leaves itself).
  */
 export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<LeaveOutcome> {
   const { agent, clock, desk, exchange } = deps;
@@ -58,13 +69,20 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
   await within(clock, left() / 4, async (timeUp) => {
     while (agent.urlsInFlight > 0) await sleep(clock, 20, timeUp);
   });
+  /** The agents that refused a hand-over because they are leaving too. */
+  const leaving = new Set<string>();
+  const send = (peerId: string, request: HandOverRequest, deadlineMs: number) =>
+    deps.send(peerId, request, deadlineMs).catch((error: unknown) => {
+      if (isUbiError(error, ErrorCode.Leaving)) leaving.add(peerId);
+      throw error;
+    });
   const pushBudget = left() / 2;
   // Past its budget the hand-over sends nothing more (a request on the way ends at its deadline): the
   // hosts not sent are the next owners' to crawl afresh, and this agent records them as still its own.
   const pushed = (await within(clock, pushBudget, (timeUp) =>
     desk.pushAll((peerId, request) => {
       if (timeUp.aborted) return Promise.reject(timeUp.reason);
-      return deps.send(peerId, request, Math.max(1, pushBudget));
+      return send(peerId, request, Math.max(1, pushBudget));
     }, pushBudget / 2),
   )) ?? { handed: 0, failed: deps.heldHosts() };
   // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
@@ -78,5 +96,38 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
     hostsHanded: pushed.handed,
     hostsNotHanded: pushed.failed,
     urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
+    noAgentStays: deps.others().every((id) => leaving.has(id)),
+  };
+}
+
+/** How a leave's outcome is logged: its level and its sentence. */
+export interface LeaveReport {
+  readonly level: "info" | "warn";
+  readonly message: string;
+}
+
+/**
+ * What to say of a graceful leave's outcome. Everything handed over, or nothing handed over because no
+ * other agent stays (the whole cluster is stopping), is said at info level: nothing is lost, the data
+ * dir keeps it. Hosts or URLs that an agent staying did not take in time are a warning: their next
+ * owners crawl the hosts without this agent's record of them.
+ */
+export function leaveReport(outcome: LeaveOutcome): LeaveReport {
+  const { hostsHanded, hostsNotHanded, urlsNotHanded } = outcome;
+  const handed = `left: ${hostsHanded} hosts handed over`;
+  if (hostsNotHanded + urlsNotHanded === 0) return { level: "info", message: handed };
+  if (outcome.noAgentStays) {
+    return {
+      level: "info",
+      message:
+        `${handed}; no agent left to hand ${hostsNotHanded} hosts and ${urlsNotHanded} queued URLs to ` +
+        "(every other agent is leaving too): they stay in this data dir and are taken back at the next start",
+    };
+  }
+  return {
+    level: "warn",
+    message:
+      `${handed}; not in time: ${hostsNotHanded} hosts (their next owners crawl them without this agent's record of them), ` +
+      `${urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)`,
   };
 }

@@ -141,11 +141,12 @@ export class HandOverDesk {
 
   /**
    * Takes in pushed hosts (a leaving agent's, or hosts their holder lost): their done URLs durably,
-   * then their crawl. Refused while this agent is leaving itself (the sender keeps them).
+   * then their crawl. Refused with {@link ErrorCode.Leaving} while this agent is leaving itself (the
+   * sender keeps them).
    */
   async takeIn(request: HandOverRequest): Promise<HandOverReply> {
     if (this.closed)
-      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: hand the hosts to another");
+      throw new UbiError(ErrorCode.Leaving, "this agent is leaving: hand the hosts to another");
     this.deps.heardFrom(fromWireMember(request.from));
     for (const host of request.hosts) this.adopt(host);
     await this.deps.agent.commit();

@@ -22,6 +22,7 @@ export { ClusterService } from "./cluster-service.js";
 export { type ClusterTotals, clusterTotals } from "./cluster-totals.js";
 export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";
+export { type LeaveReport, leaveReport } from "./graceful-leave.js";
 export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
 export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
 export {

@@ -16,7 +16,8 @@ export interface GrpcStatus {
 
 /**
  * The status for an error thrown by a handler: IdConflict → ALREADY_EXISTS; PermissionDenied → PERMISSION_DENIED; BadMessage, InvalidUrl,
- * InvalidArgument → INVALID_ARGUMENT; StorageFailed → UNAVAILABLE; anything else → INTERNAL.
+ * InvalidArgument → INVALID_ARGUMENT; StorageFailed, Overloaded → UNAVAILABLE; Leaving →
+ * FAILED_PRECONDITION; anything else → INTERNAL.
  */
 export function statusForError(error: unknown): GrpcStatus {
   if (!isUbiError(error)) {
@@ -35,6 +36,8 @@ export function statusForError(error: unknown): GrpcStatus {
       return { code: status.UNAVAILABLE, details: error.message };
     case ErrorCode.PermissionDenied:
       return { code: status.PERMISSION_DENIED, details: error.message };
+    case ErrorCode.Leaving:
+      return { code: status.FAILED_PRECONDITION, details: error.message };
     default:
       return { code: status.INTERNAL, details: error.message };
   }
@@ -46,7 +49,8 @@ export function isServiceError(error: unknown): error is ServiceError {
 }
 
 /**
- * The `UbiError` for a failed call to `address`: ALREADY_EXISTS → IdConflict; PERMISSION_DENIED → PermissionDenied; INVALID_ARGUMENT and
+ * The `UbiError` for a failed call to `address`: ALREADY_EXISTS → IdConflict; PERMISSION_DENIED → PermissionDenied; FAILED_PRECONDITION →
+ * Leaving (the peer is leaving the cluster); INVALID_ARGUMENT and
  * RESOURCE_EXHAUSTED (the peer refused what we sent) → BadMessage; anything else (refused, reset,
  * timed out, failed inside the peer) → PeerUnreachable. The grpc error is kept as `cause`.
  */
@@ -61,6 +65,8 @@ export function errorFromStatus(error: ServiceError, address: string, method: st
       return new UbiError(ErrorCode.BadMessage, `${where} refused: ${details}`, { cause: error });
     case status.PERMISSION_DENIED:
       return new UbiError(ErrorCode.PermissionDenied, `${where} refused: ${details}`, { cause: error });
+    case status.FAILED_PRECONDITION:
+      return new UbiError(ErrorCode.Leaving, `${where} refused: ${details}`, { cause: error });
     default:
       return new UbiError(
         ErrorCode.PeerUnreachable,

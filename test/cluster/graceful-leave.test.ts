@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
-import { type LeaveOutcome, leaveCluster } from "../../src/cluster/graceful-leave.js";
+import { type LeaveOutcome, leaveCluster, leaveReport } from "../../src/cluster/graceful-leave.js";
 import type { PushOutcome, PushSender } from "../../src/cluster/hand-over.js";
+import { ErrorCode, UbiError } from "../../src/errors.js";
 import type { HandOverReply, HandOverRequest } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -62,6 +63,8 @@ function setUp(
     announce?: () => Promise<void>;
     settled?: () => Promise<void>;
     drain?: (signal: AbortSignal | undefined) => Promise<void>;
+    send?: (peer: string, request: HandOverRequest) => Promise<HandOverReply>;
+    others?: () => readonly string[];
   } = {},
 ) {
   const clock = new ManualClock();
@@ -101,7 +104,7 @@ function setUp(
     send: (peer, request, deadlineMs) => {
       note(`send:${peer}`);
       sent.push({ peer, request, deadlineMs });
-      return Promise.resolve<HandOverReply>({ taken: request.hosts.length });
+      return over.send?.(peer, request) ?? Promise.resolve<HandOverReply>({ taken: request.hosts.length });
     },
     announce: () => {
       note("announce");
@@ -112,6 +115,7 @@ function setUp(
       return over.settled?.() ?? Promise.resolve();
     },
     exchange,
+    others: over.others ?? (() => ["b", "c"]),
   });
   /** The outcome once the leave returned, else undefined. */
   const outcome: { value?: LeaveOutcome } = {};
@@ -149,7 +153,7 @@ it("runs the steps in order: hand-over, then the announcement, then the settled 
     "drain@0",
     "returned@0",
   ]);
-  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
 });
 
 it("starts the hand-over once the fetches in flight are done, polling every 20 ms", async () => {
@@ -200,6 +204,7 @@ it("still gives each send a positive deadline when no time is left", async () =>
     announce: () => Promise.resolve(),
     settled: () => Promise.resolve(),
     exchange: { drain: () => Promise.resolve(), pendingUrls: 0 },
+    others: () => ["b"],
   });
   await elapse(clock, 0);
   await leaving;
@@ -209,7 +214,7 @@ it("still gives each send a positive deadline when no time is left", async () =>
 it("reports the hosts the hand-over handed and those it could not", async () => {
   const { clock, outcome } = setUp({ push: pushOne({ handed: 5, failed: 2 }) });
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 5, hostsNotHanded: 2, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 5, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
 });
 
 it("a hand-over that hangs counts every host still held as not handed, and the leave goes on at half the time", async () => {
@@ -221,7 +226,7 @@ it("a hand-over that hangs counts every host still held as not handed, and the l
   held.hosts = 7;
   await elapse(clock, 1);
   expect(log).toContain(`announce@${TIMEOUT_MS / 2}`);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 7, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 7, urlsNotHanded: 0, noAgentStays: false });
 });
 
 it("a hand-over past its budget sends nothing more: the hosts left are not handed", async () => {
@@ -237,7 +242,7 @@ it("a hand-over past its budget sends nothing more: the hosts left are not hande
   });
   held.hosts = 1;
   await elapse(clock, TIMEOUT_MS / 2);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 1, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 1, urlsNotHanded: 0, noAgentStays: false });
   later.resolve();
   await elapse(clock, 0);
   expect(sent.map((send) => send.peer)).toEqual(["b"]);
@@ -275,7 +280,7 @@ it("a hand-over that fails counts every host held as not handed", async () => {
   const { clock, held, outcome } = setUp({ push: () => Promise.reject(new Error("peer gone")) });
   held.hosts = 4;
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 4, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 4, urlsNotHanded: 0, noAgentStays: false });
 });
 
 it("announces the leave only once the hand-over is done", async () => {
@@ -319,7 +324,7 @@ it("a drain that hangs still returns at the timeout, counting the URLs pending a
   exchange.pendingUrls = 3;
   await elapse(clock, 1);
   expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 7 });
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 7, noAgentStays: false });
 });
 
 it("a view change that never settles still returns at the timeout, without draining", async () => {
@@ -342,7 +347,7 @@ it("counts the URLs still pending or queued after the drain as not handed", asyn
   exchange.pendingUrls = 2;
   drained.resolve();
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 3 });
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 3, noAgentStays: false });
 });
 
 it("uses the time the steps took, so a slow step leaves less for the next ones and the whole leave fits the timeout", async () => {
@@ -371,5 +376,81 @@ it("uses the time the steps took, so a slow step leaves less for the next ones a
     "drain@14000",
     `returned@${TIMEOUT_MS}`,
   ]);
-  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0 });
+  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
+});
+
+/** A hand-over of one host to each of "b" and "c", as the desk does it: a failed send is a host kept. */
+async function pushToBoth(send: PushSender): Promise<PushOutcome> {
+  const results = await Promise.allSettled([send("b", REQUEST), send("c", REQUEST)]);
+  const handed = results.filter((result) => result.status === "fulfilled").length;
+  return { handed, failed: results.length - handed };
+}
+
+/** Refuses as an agent that is leaving itself does (its desk closed). */
+const refuseLeaving = () =>
+  Promise.reject(new UbiError(ErrorCode.Leaving, "HandOverHosts to b refused: this agent is leaving"));
+
+it("says no agent stays when every other agent alive refused the hand-over because it is leaving too", async () => {
+  const { clock, agent, outcome } = setUp({ push: pushToBoth, send: refuseLeaving });
+  agent.queuedUrls = 6;
+  await elapse(clock, 0);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 6, noAgentStays: true });
+});
+
+it("says no agent stays when the others left meanwhile (none alive at the end)", async () => {
+  const others = { ids: ["b", "c"] };
+  const { clock, outcome } = setUp({
+    push: pushToBoth,
+    send: (peer) =>
+      peer === "b" ? refuseLeaving() : Promise.reject(new UbiError(ErrorCode.PeerUnreachable, "gone")),
+    others: () => others.ids,
+    // Their leave announcements arrive while this agent announces its own.
+    announce: async () => {
+      others.ids = [];
+    },
+  });
+  await elapse(clock, 0);
+  expect(outcome.value?.noAgentStays).toBe(true);
+});
+
+it("does not say no agent stays when an agent that is not leaving failed to take its hosts", async () => {
+  const { clock, outcome } = setUp({
+    push: pushToBoth,
+    send: (peer) =>
+      peer === "b" ? refuseLeaving() : Promise.reject(new UbiError(ErrorCode.PeerUnreachable, "timed out")),
+  });
+  await elapse(clock, 0);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
+});
+
+it("does not say no agent stays when an agent alive was not asked (it may stay)", async () => {
+  const { clock, outcome } = setUp({ push: pushOne({ handed: 0, failed: 1 }), send: refuseLeaving });
+  await elapse(clock, 0);
+  expect(outcome.value?.noAgentStays).toBe(false);
+});
+
+it("reports a whole hand-over plainly at info level", () => {
+  expect(leaveReport({ hostsHanded: 14, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false })).toEqual({
+    level: "info",
+    message: "left: 14 hosts handed over",
+  });
+});
+
+it("reports hosts kept because no agent stays at info level, saying the data dir keeps them", () => {
+  const report = leaveReport({ hostsHanded: 0, hostsNotHanded: 14, urlsNotHanded: 30, noAgentStays: true });
+  expect(report.level).toBe("info");
+  expect(report.message).toBe(
+    "left: 0 hosts handed over; no agent left to hand 14 hosts and 30 queued URLs to (every other agent is leaving too): " +
+      "they stay in this data dir and are taken back at the next start",
+  );
+  expect(report.message).not.toContain("not in time");
+});
+
+it("keeps the warning for hosts an agent staying did not take in time", () => {
+  const report = leaveReport({ hostsHanded: 3, hostsNotHanded: 14, urlsNotHanded: 2, noAgentStays: false });
+  expect(report.level).toBe("warn");
+  expect(report.message).toContain(
+    "not in time: 14 hosts (their next owners crawl them without this agent's record of them)",
+  );
+  expect(report.message).toContain("2 queued URLs");
 });

@@ -203,7 +203,7 @@ describe("HandOverDesk.takeIn and adopt", () => {
     const error = await d.handOvers
       .takeIn({ from: wire("b"), hosts: [handOver("a")] })
       .catch((e: unknown) => e);
-    expect(isUbiError(error, ErrorCode.Overloaded)).toBe(true);
+    expect(isUbiError(error, ErrorCode.Leaving)).toBe(true);
     expect(d.tenure.heldHosts()).toEqual([]);
   });
 });

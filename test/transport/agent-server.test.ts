@@ -330,6 +330,7 @@ describe("AgentServer handler errors", () => {
     [ErrorCode.InvalidArgument, status.INVALID_ARGUMENT, ErrorCode.BadMessage],
     [ErrorCode.BadMessage, status.INVALID_ARGUMENT, ErrorCode.BadMessage],
     [ErrorCode.StorageFailed, status.UNAVAILABLE, ErrorCode.PeerUnreachable],
+    [ErrorCode.Leaving, status.FAILED_PRECONDITION, ErrorCode.Leaving],
     [ErrorCode.DnsNotFound, status.INTERNAL, ErrorCode.PeerUnreachable],
   ])("handler %s → grpc %s → client %s", async (thrown, grpcCode, clientCode) => {
     const { client } = await startServer(throwingOn("control", new UbiError(thrown, "boom")));
