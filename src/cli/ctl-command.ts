@@ -8,7 +8,7 @@ const CTL_FLAGS = {
   agent: { type: "string", help: "address of the agent to command", placeholder: "HOST:PORT" },
   cluster: {
     type: "boolean",
-    help: "apply the command to every live agent, found through the one named (not add-seeds: one agent routes seeds to every owner)",
+    help: "apply the command to every live agent, found through the one named (add-seeds refuses it: the agent named routes each seed to its host's owner)",
   },
   ...OPERATOR_CONNECTION_FLAGS,
 } as const satisfies FlagSpecs;
@@ -27,7 +27,8 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              join later get it too; kept in each agent's state across restarts
   blacklist-remove PATTERN   take PATTERN off the blacklist
   blacklist-list             print the blacklist's patterns (with --cluster, each agent's)
-  add-seeds URL|FILE...      inject seeds into the running crawl: each goes to its host's owner
+  add-seeds URL|FILE...      inject seeds into the running crawl: the agent named sends each to its
+                             host's owner, so one agent reaches them all (no --cluster)
   set NAME=VALUE             change a setting until the agent stops: delay-ms (politeness delay, from
                              each host's next request) or max-active-hosts
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
@@ -76,13 +77,19 @@ export async function ctlCommand(argv: string[]): Promise<number> {
   if (name === undefined) throw bad(`a command is required: ${Object.keys(COMMANDS).join(", ")}`);
   const build = COMMANDS[name];
   if (build === undefined) throw bad(`unknown command "${name}": ${Object.keys(COMMANDS).join(", ")}`);
+  if (flags.cluster && name === "add-seeds") {
+    // Sent to every agent, each seed would still go to one owner only: --cluster would only repeat it.
+    throw bad(
+      "add-seeds takes no --cluster: the agent named sends each seed to its host's owner, so seeds " +
+        "given to any one agent reach every owner; drop --cluster",
+    );
+  }
   const request = await build(args);
   const security = await securityFrom(flags);
   const timeoutMs = flags["timeout-ms"];
-  const targets =
-    flags.cluster && request.action !== "ADD_SEEDS"
-      ? await liveAgents(flags.agent, security, timeoutMs)
-      : [{ id: "", address: flags.agent }];
+  const targets = flags.cluster
+    ? await liveAgents(flags.agent, security, timeoutMs)
+    : [{ id: "", address: flags.agent }];
   const outcomes = await Promise.all(
     targets.map(async ({ id, address }) => {
       const who = id === "" ? address : `${id} (${address})`;

@@ -274,4 +274,21 @@ describe("ubicrawl ctl", () => {
     expect(metrics.repeated).toEqual([]);
     expect(metrics.overlap).toBe(0);
   }, 180_000);
+
+  it("refuses add-seeds with --cluster, asking no agent: the agent named already routes each seed to its owner", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const [agent] = (await startCluster(fixture, 1, AGENT_FLAGS)) as [ClusterAgent];
+    const seed = fixture.truth().urls[0] as string;
+    const refused = await ctl(agent, "--cluster", "add-seeds", seed);
+    expect(refused.code, refused.stdout).toBe(2);
+    expect(refused.stdout).toContain(
+      "add-seeds takes no --cluster: the agent named sends each seed to its host's owner, so seeds given to any one agent reach every owner; drop --cluster [UBI_ERR_INVALID_ARGUMENT]",
+    );
+    // Without --cluster the same seed is taken (already seen here: the crawl started from it).
+    const taken = await ctl(agent, "add-seeds", seed);
+    expect(taken.code, taken.stdout).toBe(0);
+    expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    const controls = logRecords(agent.process.stderr()).filter((record) => record.event === "control");
+    expect(controls.map((record) => record.action)).toEqual(["ADD_SEEDS"]);
+  }, 120_000);
 });
