@@ -98,6 +98,14 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
           },
     );
   }
+  // Alone (no --listen) and idle from the start, the agent can never get work: nothing calls it.
+  const nothingToDo = node === undefined && agent.isIdle;
+  if (nothingToDo && (agent.seedRouting?.given ?? 0) === 0 && holdsNoCrawl(agent)) {
+    // A forgotten --seeds: a usage error, said before anything else.
+    await agent.stop();
+    await console?.stop();
+    throw noSeeds(options.dataDir);
+  }
   if (agent.seedRouting) {
     const notice = startNotice({
       dataDir: options.dataDir,
@@ -114,7 +122,13 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
   const finished = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("interrupted"));
     process.once("SIGTERM", () => resolve("terminated"));
-    if (options.exitWhenDone) {
+    if (nothingToDo) {
+      logger.info(
+        { event: "nothing-to-do" },
+        "stopping: an agent alone (no --listen) with nothing queued can get no work",
+      );
+    }
+    if (options.exitWhenDone || nothingToDo) {
       const untilDone = async () => {
         // In a cluster, stop taking URL batches, then make sure none slipped in since the decision.
         do await agent.whenDone();
@@ -158,6 +172,20 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
     if (failure) throw failure;
   }
   return 0;
+}
+
+/** True when the agent's data dir holds no crawl: no page fetched there and no fetch failed there. */
+function holdsNoCrawl(agent: Agent): boolean {
+  return agent.stats.pagesFetched === 0 && agent.stats.errors.size === 0;
+}
+
+/** The error of a lone agent started with no seeds on a data dir that holds no crawl to resume. */
+function noSeeds(dataDir: string): UbiError {
+  return new UbiError(
+    ErrorCode.InvalidArgument,
+    `nothing to crawl: no --seeds, and the data dir ${dataDir} holds no crawl to resume. Give --seeds ` +
+      "URL|FILE... to start a crawl (or --listen, with --join, to take part in a cluster's)",
+  );
 }
 
 /** The `DataDirInUse` error of a data dir whose state store another running agent has open. */

@@ -330,7 +330,9 @@ export const AGENT_USAGE =
 export const AGENT_DESCRIPTION = `Runs one crawler agent. Alone, it owns every host. It visits hosts breadth-first, one worker
 per host, politely, obeying robots.txt; it writes WARC files and a crawl log under --data, and resumes
 from there after a restart (even after SIGKILL). It runs until SIGINT/SIGTERM, or with
---exit-when-done until the crawl is complete.
+--exit-when-done until the crawl is complete. Alone (no --listen) with nothing to do at the start, no
+seed to queue and nothing queued in --data, nothing could ever give it work: it says so and exits,
+0 when its data dir holds a crawl (complete), 2 when it holds none (give --seeds).
 
 In a cluster, SIGTERM or SIGINT is a graceful leave (--on-stop leave, the default): the agent stops
 fetching, hands every host it crawled (with the pages it fetched there) and every queued URL to their

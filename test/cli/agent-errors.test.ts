@@ -11,6 +11,7 @@ import {
   killAllUbicrawl,
   logEvent,
   logText,
+  readCrawlLogSoFar,
   runUbicrawl,
   waitFor,
 } from "../agent/harness.js";
@@ -51,6 +52,23 @@ afterAll(async () => {
 
 function agent(...args: string[]): Promise<ExitResult> {
   return runUbicrawl(["agent", "--progress", "off", ...args], { cwd: dir }).waitForExit(30_000);
+}
+
+/** The flags of a crawl of the one-page site, on loopback. */
+function siteSeed(): string[] {
+  return [
+    "--seeds",
+    `http://site.test:${sitePort}/`,
+    "--hosts-file",
+    hostsFile,
+    "--allow-net",
+    "127.0.0.0/8",
+  ];
+}
+
+/** The crawl log's complete lines so far; none before the agent created it. */
+async function crawlLogLines(dataDir: string): Promise<number> {
+  return (await readCrawlLogSoFar(dataDir).catch(() => [])).length;
 }
 
 function expectError(result: ExitResult, exitCode: number, code: string): string {
@@ -200,6 +218,83 @@ describe("a crawl that fetched nothing", () => {
   });
 });
 
+describe("an agent alone with nothing to crawl", () => {
+  it("exits 2 at once without seeds on a data dir that holds no crawl, saying to give --seeds", async () => {
+    // No --exit-when-done: nothing could ever give it work (no --listen), so it does not wait for any.
+    const data = join(dir, "no-seeds");
+    const result = await agent("--id", "n", "--data", data);
+    const line = expectError(result, 2, "UBI_ERR_INVALID_ARGUMENT");
+    expect(line).toContain(`nothing to crawl: no --seeds, and the data dir ${data} holds no crawl to resume`);
+    expect(line).toContain("Give --seeds");
+    // The same with --exit-when-done.
+    expectError(await agent("--id", "n", "--data", data, "--exit-when-done"), 2, "UBI_ERR_INVALID_ARGUMENT");
+  });
+
+  it("restarted without seeds on a complete crawl, says so and exits 0 at once", async () => {
+    const data = join(dir, "done-before");
+    const first = await agent("--id", "r", "--data", data, ...siteSeed(), "--exit-when-done");
+    expect(first.code, first.stderr).toBe(0);
+    const again = await agent(
+      "--id",
+      "r",
+      "--data",
+      data,
+      "--hosts-file",
+      hostsFile,
+      "--allow-net",
+      "127.0.0.0/8",
+    );
+    expect(again.code, again.stderr).toBe(0);
+    expect(logEvent(again.stderr, "start-notice")?.msg).toContain(
+      `nothing to crawl: no --seeds, and nothing is queued in data dir ${data} (2 pages fetched there before)`,
+    );
+    expect(logEvent(again.stderr, "nothing-to-do")?.msg).toBe(
+      "stopping: an agent alone (no --listen) with nothing queued can get no work",
+    );
+    expect(logEvent(again.stderr, "stopped")?.pagesFetchedThisRun).toBe(0);
+  });
+
+  it("restarted without seeds on a data dir with queued work, resumes it and runs on", async () => {
+    const data = join(dir, "queued-before");
+    // A long politeness delay keeps the seed queued after the host's robots.txt.
+    const servedBefore = served;
+    const first = runUbicrawl(
+      ["agent", "--id", "q", "--data", data, "--progress", "off", ...siteSeed(), "--delay-ms", "60000"],
+      { cwd: dir },
+    );
+    await waitFor(() => served > servedBefore, "the robots.txt asked for", 20_000);
+    first.kill("SIGTERM");
+    expect((await first.waitForExit(20_000)).code).toBe(0);
+    expect(await crawlLogLines(data)).toBe(0);
+    const resumed = runUbicrawl(
+      [
+        "agent",
+        "--id",
+        "q",
+        "--data",
+        data,
+        "--progress",
+        "off",
+        "--hosts-file",
+        hostsFile,
+        "--allow-net",
+        "127.0.0.0/8",
+      ],
+      { cwd: dir },
+    );
+    await waitFor(
+      async () => (await crawlLogLines(data)) === 2,
+      "the queued seed and its host's sitemap fetched",
+      20_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(resumed.exited, resumed.stderr()).toBe(false);
+    expect(resumed.stderr()).not.toContain("nothing-to-do");
+    resumed.kill("SIGTERM");
+    expect((await resumed.waitForExit(20_000)).code).toBe(0);
+  });
+});
+
 describe("--data", () => {
   it("a file is refused as a bad --data", async () => {
     const file = join(dir, "a-file");
@@ -210,7 +305,7 @@ describe("--data", () => {
 
   it("another agent's data dir is refused, naming both ids", async () => {
     const data = join(dir, "owned");
-    const first = await agent("--id", "owner", "--data", data, "--exit-when-done");
+    const first = await agent("--id", "owner", "--data", data, ...siteSeed(), "--exit-when-done");
     expect(first.code, first.stderr).toBe(0);
     const line = expectError(
       await agent("--id", "intruder", "--data", data, "--exit-when-done"),
@@ -223,11 +318,16 @@ describe("--data", () => {
 
   it("a data dir in use by a running agent is named as such", async () => {
     const data = join(dir, "busy");
-    const running = runUbicrawl(["agent", "--id", "busy", "--data", data, "--progress", "off"], { cwd: dir });
-    // An agent alone without seeds says it has nothing to crawl once its store is open.
+    // Without --exit-when-done an agent alone runs on once its crawl is complete.
+    const running = runUbicrawl(
+      ["agent", "--id", "busy", "--data", data, "--progress", "off", ...siteSeed()],
+      {
+        cwd: dir,
+      },
+    );
     await waitFor(
-      () => running.stderr().includes("nothing to crawl"),
-      "the first agent to open its store",
+      async () => (await crawlLogLines(data)) > 0,
+      "the first agent to open its store and fetch",
       20_000,
     );
     const refused = await agent("--id", "busy", "--data", data);
