@@ -56,7 +56,7 @@ export interface LeaveDeps {
  * the next owners own what they already hold; hands every queued URL to its next owner and waits for
  * the acknowledgements (the rest). What is not handed over by then is said in the outcome, and
  * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
- * others' hosts while it leaves itself).
+ * others' hosts while it leaves itself); when none stays, the queued URLs are not sent at all.
  */
 export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<LeaveOutcome> {
   const { agent, clock, desk, exchange } = deps;
@@ -88,15 +88,19 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
   // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
   // queued URLs go to them (before, they would have sent them back: this agent still owned them).
   await within(clock, left() / 3, deps.announce);
+  /** True when no other agent stays: each one alive refused the hand-over because it leaves too. */
+  const noAgentStays = () => deps.others().every((id) => leaving.has(id));
   await within(clock, left(), async (timeUp) => {
     await deps.settled();
+    // No agent would take the queued URLs: they stay here (a drain would wait out the timeout).
+    if (noAgentStays()) return;
     await exchange.drain(timeUp);
   });
   return {
     hostsHanded: pushed.handed,
     hostsNotHanded: pushed.failed,
     urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
-    noAgentStays: deps.others().every((id) => leaving.has(id)),
+    noAgentStays: noAgentStays(),
   };
 }
 

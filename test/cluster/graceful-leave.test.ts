@@ -397,6 +397,20 @@ it("says no agent stays when every other agent alive refused the hand-over becau
   expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 6, noAgentStays: true });
 });
 
+it("does not drain the queued URLs when no agent stays to take them: the leave ends at once", async () => {
+  const { clock, log, outcome } = setUp({ push: pushToBoth, send: refuseLeaving, drain: () => hang() });
+  await elapse(clock, 0);
+  expect(log.some((step) => step.startsWith("drain"))).toBe(false);
+  expect(log.at(-1)).toBe("returned@0");
+  expect(outcome.value?.noAgentStays).toBe(true);
+});
+
+it("drains as usual when an agent alive was not asked (it may stay)", async () => {
+  const { clock, log } = setUp({ push: pushOne({ handed: 0, failed: 1 }), send: refuseLeaving });
+  await elapse(clock, 0);
+  expect(log).toContain("drain@0");
+});
+
 it("says no agent stays when the others left meanwhile (none alive at the end)", async () => {
   const others = { ids: ["b", "c"] };
   const { clock, outcome } = setUp({
