@@ -1,5 +1,10 @@
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
-import { type ControlRequest, PeerClient, type TransportSecurity } from "../transport/index.js";
+import {
+  type AgentControlOutcome,
+  type ControlRequest,
+  PeerClient,
+  type TransportSecurity,
+} from "../transport/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
@@ -8,7 +13,7 @@ const CTL_FLAGS = {
   agent: { type: "string", help: "address of the agent to command", placeholder: "HOST:PORT" },
   cluster: {
     type: "boolean",
-    help: "apply the command to every live agent, found through the one named (add-seeds refuses it: the agent named routes each seed to its host's owner)",
+    help: "apply the command to every live agent: the agent named relays it to the others over the cluster's own connections, so only its address need be reachable (add-seeds refuses it: the agent named routes each seed to its host's owner)",
   },
   ...OPERATOR_CONNECTION_FLAGS,
 } as const satisfies FlagSpecs;
@@ -87,32 +92,84 @@ export async function ctlCommand(argv: string[]): Promise<number> {
   const request = await build(args);
   const security = await securityFrom(flags);
   const timeoutMs = flags["timeout-ms"];
-  const targets = flags.cluster
-    ? await liveAgents(flags.agent, security, timeoutMs)
-    : [{ id: "", address: flags.agent }];
-  const outcomes = await Promise.all(
-    targets.map(async ({ id, address }) => {
-      const who = id === "" ? address : `${id} (${address})`;
-      const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
-      try {
-        const reply = await client.control(request);
-        const message =
-          request.action === "BLACKLIST_LIST"
-            ? `blacklist: ${reply.message === "" ? "(empty)" : reply.message.split("\n").join(", ")}`
-            : reply.message;
-        return { ok: reply.ok, line: `${who}: ${reply.ok ? "" : "refused: "}${message}` };
-      } catch (error) {
-        return {
-          ok: false,
-          line: `${who}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
-        };
-      } finally {
-        client.close();
-      }
-    }),
-  );
+  const outcomes = flags.cluster
+    ? await throughAgent(flags.agent, request, security, timeoutMs)
+    : [await commandOne({ id: "", address: flags.agent }, request, security, timeoutMs)];
   for (const { line } of outcomes) process.stdout.write(`${line}\n`);
   return outcomes.every((outcome) => outcome.ok) ? 0 : 1;
+}
+
+/** What one agent did with a command, as printed. */
+interface Outcome {
+  readonly ok: boolean;
+  readonly line: string;
+}
+
+/** One agent's outcome line: its name, and what it did or why it refused. */
+function outcomeLine(who: string, request: ControlRequest, ok: boolean, message: string): Outcome {
+  const said =
+    request.action === "BLACKLIST_LIST" && ok
+      ? `blacklist: ${message === "" ? "(empty)" : message.split("\n").join(", ")}`
+      : message;
+  return { ok, line: `${who}: ${ok ? "" : "refused: "}${said}` };
+}
+
+/** Sends `request` to the agent at `address` alone. */
+async function commandOne(
+  target: { id: string; address: string },
+  request: ControlRequest,
+  security: TransportSecurity,
+  timeoutMs: number,
+): Promise<Outcome> {
+  const { id, address } = target;
+  const who = id === "" ? address : `${id} (${address})`;
+  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+  try {
+    const reply = await client.control(request);
+    return outcomeLine(who, request, reply.ok, reply.message);
+  } catch (error) {
+    return {
+      ok: false,
+      line: `${who}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
+    };
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Sends `request` to every live agent through the one at `address`, which relays it over the agents'
+ * own connections (the operator need not reach the others' advertised addresses: behind a container
+ * network or a Kubernetes Service, it cannot). An agent that predates the relay answers for itself
+ * only: each live agent it knows is then dialed in turn.
+ */
+async function throughAgent(
+  address: string,
+  request: ControlRequest,
+  security: TransportSecurity,
+  timeoutMs: number,
+): Promise<Outcome[]> {
+  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+  let agents: AgentControlOutcome[] | undefined;
+  try {
+    agents = (await client.control({ ...request, cluster: true })).agents;
+  } catch (error) {
+    return [
+      {
+        ok: false,
+        line: `${address}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
+      },
+    ];
+  } finally {
+    client.close();
+  }
+  if (agents !== undefined) {
+    return agents.map((agent) =>
+      outcomeLine(`${agent.id} (${agent.address})`, request, agent.ok, agent.message),
+    );
+  }
+  const targets = await liveAgents(address, security, timeoutMs);
+  return Promise.all(targets.map((target) => commandOne(target, request, security, timeoutMs)));
 }
 
 /** The live agents of the cluster, as the agent at `address` sees it. */

@@ -30,6 +30,7 @@ import type {
 } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { BlacklistGossip } from "./blacklist-gossip.js";
+import { controlCluster } from "./cluster-control.js";
 import type { CrawlEnd } from "./crawl-end.js";
 import { fromWireSettlements, toWireVerdict } from "./digest-wire.js";
 import type { HandOverDesk } from "./hand-over.js";
@@ -313,8 +314,21 @@ export class ClusterService implements AgentServiceHandlers {
     return {};
   }
 
-  /** `Control`: pause, resume, leave, blacklist, add seeds, change a setting. */
+  /**
+   * `Control`: pause, resume, leave, blacklist, add seeds, change a setting; with `cluster`, on every
+   * live agent, relayed by this one.
+   */
   async control(request: ControlRequest): Promise<ControlReply> {
+    if (request.cluster) {
+      const selfId = this.deps.agent.id;
+      const alive = this.deps.detector.alive();
+      return controlCluster(request, {
+        self: { id: selfId, address: alive.find((member) => member.id === selfId)?.address ?? "" },
+        applyHere: (command) => this.control(command),
+        others: () => this.deps.detector.alive().filter((member) => member.id !== selfId),
+        relay: (address, command) => this.deps.peers.get(address).relayControl(command),
+      });
+    }
     const reply = await this.apply(request);
     const urls = request.urls?.length ?? 0;
     (reply.ok ? this.deps.logger.info : this.deps.logger.warn).call(

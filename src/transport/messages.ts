@@ -7,6 +7,7 @@
  * validation (see `validate.ts`).
  */
 
+import type { AgentControlOutcome__Output } from "./generated/ubicrawl/v1/AgentControlOutcome.js";
 import type { AgentLoad__Output } from "./generated/ubicrawl/v1/AgentLoad.js";
 import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
 import type { BlacklistEntry__Output } from "./generated/ubicrawl/v1/BlacklistEntry.js";
@@ -184,11 +185,17 @@ export type ControlAction = Specified<ControlAction__Output>;
 /** The control actions, in proto order. */
 export const CONTROL_ACTIONS: readonly ControlAction[] = specified(ControlActionEnum);
 
-/** `Control` request. */
-export type ControlRequest = With<ControlRequest__Output, { action: ControlAction; urls?: string[] }>;
+/** `Control` request (`cluster`: every live agent, through the one asked). */
+export type ControlRequest = With<
+  ControlRequest__Output,
+  { action: ControlAction; urls?: string[]; cluster?: boolean }
+>;
 
-/** `Control` reply. */
-export type ControlReply = ControlReply__Output;
+/** One agent's outcome of a command relayed to the cluster (`ubicrawl.v1.AgentControlOutcome`). */
+export type AgentControlOutcome = AgentControlOutcome__Output;
+
+/** `Control` reply (`agents`: with `cluster`, each agent's outcome). */
+export type ControlReply = With<ControlReply__Output, { agents?: AgentControlOutcome[] }>;
 
 /** One host blacklist pattern and its last change (`ubicrawl.v1.BlacklistEntry`). */
 export type BlacklistEntry = BlacklistEntry__Output;
@@ -250,7 +257,7 @@ export interface AgentServiceHandlers {
   handOverHosts(request: HandOverRequest): Promise<HandOverReply>;
   /** Statistics query. */
   getStats(request: StatsRequest): Promise<StatsReply>;
-  /** Operator command. */
+  /** Operator command (from an operator, or relayed by the agent an operator asked with `cluster`). */
   control(request: ControlRequest): Promise<ControlReply>;
   /** A peer's blacklist entries: merge them, answer with this agent's after the merge. */
   syncBlacklist(request: BlacklistSync): Promise<BlacklistSync>;

@@ -251,6 +251,20 @@ export class PeerClient {
     );
   }
 
+  /**
+   * Relays an operator command to this peer, as the agent an operator asked with `cluster` (`Agent`
+   * service, agent certificates only). The request goes without `cluster`: it stops here.
+   */
+  relayControl(request: ControlRequest, options: PeerCallOptions = {}): Promise<ControlReply> {
+    const { cluster: _relayedOnce, ...relayed } = request;
+    return this.#call(
+      "control",
+      { ...relayed, urls: relayed.urls ?? [] },
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
   /** Sends an operator command (`Admin` service: operator certificates only). */
   control(request: ControlRequest, options: PeerCallOptions = {}): Promise<ControlReply> {
     return this.#call(

@@ -150,7 +150,7 @@ export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
   },
   control: {
     method: "Control",
-    services: ["Admin"],
+    services: ["Agent", "Admin"],
     validateRequest: validateControlRequest,
     validateReply: validateControlReply,
   },

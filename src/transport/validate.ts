@@ -24,6 +24,7 @@ import {
   MAX_URLS_PER_BATCH,
 } from "./limits.js";
 import {
+  type AgentControlOutcome,
   type AgentLoad,
   type AgentStats,
   type BlacklistEntry,
@@ -470,13 +471,31 @@ export function validateControlRequest(value: unknown): ControlRequest {
   const urls = list(r.urls ?? [], "urls", MAX_URLS_PER_BATCH, url);
   if (action === "ADD_SEEDS" && urls.length === 0) fail("urls", "ADD_SEEDS needs at least one URL");
   if (action !== "ADD_SEEDS" && urls.length > 0) fail("urls", `not taken by ${action}`);
-  return { action, argument, urls };
+  // Absent from an agent or a ctl that predates it (false once decoded): this agent only.
+  const cluster = bool(r.cluster ?? false, "cluster");
+  if (cluster && action === "ADD_SEEDS") fail("cluster", "not taken by ADD_SEEDS");
+  return { action, argument, urls, ...(cluster ? { cluster } : {}) };
+}
+
+function controlOutcome(value: unknown, path: string): AgentControlOutcome {
+  const r = record(value, path);
+  return {
+    id: agentId(r.id, `${path}.id`),
+    address: address(r.address, `${path}.address`),
+    ok: bool(r.ok, `${path}.ok`),
+    message: text(r.message, `${path}.message`, MAX_REPLY_MESSAGE_CHARS, true),
+  };
 }
 
 /** Validates a `ControlReply`. */
 export function validateControlReply(value: unknown): ControlReply {
   const r = record(value, "ControlReply");
-  return { ok: bool(r.ok, "ok"), message: text(r.message, "message", MAX_REPLY_MESSAGE_CHARS, true) };
+  const agents = list(r.agents ?? [], "agents", MAX_MEMBERS, controlOutcome);
+  return {
+    ok: bool(r.ok, "ok"),
+    message: text(r.message, "message", MAX_REPLY_MESSAGE_CHARS, true),
+    ...(agents.length > 0 ? { agents } : {}),
+  };
 }
 
 function blacklistEntry(value: unknown, path: string): BlacklistEntry {

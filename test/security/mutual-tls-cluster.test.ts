@@ -119,6 +119,19 @@ describe("a cluster with mutual TLS", () => {
     const table = await runUbicrawl(["stats", "--agent", two.address, ...operator]).waitForExit(20_000);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^agent agent-2 at /);
+    // A command for the cluster goes through agent-1, which relays it to agent-2 with its own agent
+    // certificate (the operator's opens only the Admin service).
+    const listed = await runUbicrawl([
+      "ctl",
+      "--agent",
+      one.address,
+      ...operator,
+      "--cluster",
+      "blacklist-list",
+    ]).waitForExit(20_000);
+    expect(listed.code, `${listed.stdout}${listed.stderr}`).toBe(0);
+    expect(listed.stdout).toMatch(/^agent-1 \(\S+\): blacklist: \(empty\)$/m);
+    expect(listed.stdout).toMatch(/^agent-2 \(\S+\): blacklist: \(empty\)$/m);
     // A plaintext operator is told why, not gRPC's bare "unavailable": by stats and by ctl.
     const plain = await runUbicrawl(["stats", "--agent", one.address, "--insecure"]).waitForExit(20_000);
     expect(plain.code).toBe(1);

@@ -49,13 +49,14 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the nine unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
+  it("defines the ten unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
       [
         "CheckDigests",
         "ClaimHosts",
+        "Control",
         "GetStats",
         "HandOverHosts",
         "Heartbeat",

@@ -464,6 +464,38 @@ describe("message validation, value by value", () => {
     expect(refusal(() => validateControlReply({ ok: false, message: "" }))).toBe("accepted");
   });
 
+  it("takes `cluster` for every action but ADD_SEEDS, and checks each agent's outcome of a relayed command", () => {
+    expect(validateControlRequest({ action: "PAUSE", argument: "", cluster: true })).toEqual({
+      action: "PAUSE",
+      argument: "",
+      urls: [],
+      cluster: true,
+    });
+    expect(validateControlRequest({ action: "PAUSE", argument: "", cluster: false })).not.toHaveProperty(
+      "cluster",
+    );
+    expect(
+      refusal(() =>
+        validateControlRequest({
+          action: "ADD_SEEDS",
+          argument: "",
+          urls: ["http://a.test/"],
+          cluster: true,
+        }),
+      ),
+    ).toBe("cluster: not taken by ADD_SEEDS");
+    const outcome = { id: "a2", address: "10.0.0.2:7000", ok: true, message: "paused" };
+    expect(validateControlReply({ ok: true, message: "2 of 2", agents: [outcome] })).toEqual({
+      ok: true,
+      message: "2 of 2",
+      agents: [outcome],
+    });
+    expect(validateControlReply({ ok: true, message: "", agents: [] })).not.toHaveProperty("agents");
+    expect(
+      refusal(() => validateControlReply({ ok: true, message: "", agents: [{ ...outcome, address: "x" }] })),
+    ).toBe("agents[0].address: not a host:port address");
+  });
+
   it("requires an argument for SET too, and says why URLs are refused", () => {
     expect(refusal(() => validateControlRequest({ action: "SET", argument: "" }))).toBe("argument: empty");
     expect(refusal(() => validateControlRequest({ action: "SET", argument: "politeness=2" }))).toBe(

@@ -4,6 +4,8 @@ import type { MethodDefinition } from '@grpc/proto-loader'
 import type { BlacklistSync as _ubicrawl_v1_BlacklistSync, BlacklistSync__Output as _ubicrawl_v1_BlacklistSync__Output } from '../../ubicrawl/v1/BlacklistSync.js';
 import type { ClaimReply as _ubicrawl_v1_ClaimReply, ClaimReply__Output as _ubicrawl_v1_ClaimReply__Output } from '../../ubicrawl/v1/ClaimReply.js';
 import type { ClaimRequest as _ubicrawl_v1_ClaimRequest, ClaimRequest__Output as _ubicrawl_v1_ClaimRequest__Output } from '../../ubicrawl/v1/ClaimRequest.js';
+import type { ControlReply as _ubicrawl_v1_ControlReply, ControlReply__Output as _ubicrawl_v1_ControlReply__Output } from '../../ubicrawl/v1/ControlReply.js';
+import type { ControlRequest as _ubicrawl_v1_ControlRequest, ControlRequest__Output as _ubicrawl_v1_ControlRequest__Output } from '../../ubicrawl/v1/ControlRequest.js';
 import type { DigestCheck as _ubicrawl_v1_DigestCheck, DigestCheck__Output as _ubicrawl_v1_DigestCheck__Output } from '../../ubicrawl/v1/DigestCheck.js';
 import type { DigestSettleAck as _ubicrawl_v1_DigestSettleAck, DigestSettleAck__Output as _ubicrawl_v1_DigestSettleAck__Output } from '../../ubicrawl/v1/DigestSettleAck.js';
 import type { DigestSettlements as _ubicrawl_v1_DigestSettlements, DigestSettlements__Output as _ubicrawl_v1_DigestSettlements__Output } from '../../ubicrawl/v1/DigestSettlements.js';
@@ -22,6 +24,7 @@ import type { UrlBatchAck as _ubicrawl_v1_UrlBatchAck, UrlBatchAck__Output as _u
 export interface AgentDefinition {
   CheckDigests: MethodDefinition<_ubicrawl_v1_DigestCheck, _ubicrawl_v1_DigestVerdicts, _ubicrawl_v1_DigestCheck__Output, _ubicrawl_v1_DigestVerdicts__Output>
   ClaimHosts: MethodDefinition<_ubicrawl_v1_ClaimRequest, _ubicrawl_v1_ClaimReply, _ubicrawl_v1_ClaimRequest__Output, _ubicrawl_v1_ClaimReply__Output>
+  Control: MethodDefinition<_ubicrawl_v1_ControlRequest, _ubicrawl_v1_ControlReply, _ubicrawl_v1_ControlRequest__Output, _ubicrawl_v1_ControlReply__Output>
   GetStats: MethodDefinition<_ubicrawl_v1_StatsRequest, _ubicrawl_v1_StatsReply, _ubicrawl_v1_StatsRequest__Output, _ubicrawl_v1_StatsReply__Output>
   HandOverHosts: MethodDefinition<_ubicrawl_v1_HandOverRequest, _ubicrawl_v1_HandOverReply, _ubicrawl_v1_HandOverRequest__Output, _ubicrawl_v1_HandOverReply__Output>
   Heartbeat: MethodDefinition<_ubicrawl_v1_HeartbeatRequest, _ubicrawl_v1_HeartbeatReply, _ubicrawl_v1_HeartbeatRequest__Output, _ubicrawl_v1_HeartbeatReply__Output>

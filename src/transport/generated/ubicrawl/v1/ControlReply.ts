@@ -1,5 +1,6 @@
 // Original file: proto/ubicrawl.proto
 
+import type { AgentControlOutcome as _ubicrawl_v1_AgentControlOutcome, AgentControlOutcome__Output as _ubicrawl_v1_AgentControlOutcome__Output } from '../../ubicrawl/v1/AgentControlOutcome.js';
 
 /**
  * Outcome of an operator command.
@@ -13,6 +14,10 @@ export interface ControlReply {
    * Human-readable outcome.
    */
   'message'?: (string);
+  /**
+   * With `cluster`: each live agent's outcome, the agent asked first.
+   */
+  'agents'?: (_ubicrawl_v1_AgentControlOutcome)[];
 }
 
 /**
@@ -27,4 +32,8 @@ export interface ControlReply__Output {
    * Human-readable outcome.
    */
   'message': (string);
+  /**
+   * With `cluster`: each live agent's outcome, the agent asked first.
+   */
+  'agents': (_ubicrawl_v1_AgentControlOutcome__Output)[];
 }

@@ -18,6 +18,12 @@ export interface ControlRequest {
    * The URLs of ADD_SEEDS (at most 10,000, each at most 4096 characters); empty otherwise.
    */
   'urls'?: (string)[];
+  /**
+   * Apply it to every live agent: the agent asked applies it and relays it (`Agent.Control`, without
+   * `cluster`) to each live member it knows; its reply lists every agent's outcome. Not taken by
+   * ADD_SEEDS (each seed reaches its host's owner through any agent).
+   */
+  'cluster'?: (boolean);
 }
 
 /**
@@ -36,4 +42,10 @@ export interface ControlRequest__Output {
    * The URLs of ADD_SEEDS (at most 10,000, each at most 4096 characters); empty otherwise.
    */
   'urls': (string)[];
+  /**
+   * Apply it to every live agent: the agent asked applies it and relays it (`Agent.Control`, without
+   * `cluster`) to each live member it knows; its reply lists every agent's outcome. Not taken by
+   * ADD_SEEDS (each seed reaches its host's owner through any agent).
+   */
+  'cluster': (boolean);
 }
