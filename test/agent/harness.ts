@@ -121,10 +121,17 @@ export interface UbicrawlProcess {
 /** Every child spawned and not yet exited, so a failing test can still kill them all. */
 const running = new Set<UbicrawlProcess>();
 
-/** Spawns `node bin/ubicrawl <args>` (any subcommand) with stdin closed and stdout/stderr captured. */
-export function runUbicrawl(args: readonly string[], options: { cwd?: string } = {}): UbicrawlProcess {
+/**
+ * Spawns `node bin/ubicrawl <args>` (any subcommand) with stdin closed and stdout/stderr captured;
+ * `env` adds to (or, undefined, removes from) this process's environment.
+ */
+export function runUbicrawl(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): UbicrawlProcess {
   const child = spawn(process.execPath, [UBICRAWL_BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   if (child.pid === undefined) throw new Error(`could not spawn ubicrawl ${args.join(" ")}`);

@@ -47,6 +47,54 @@ describe("ubicrawl ctl", () => {
     orphan = undefined;
   });
 
+  it("reaches every agent through the one named, when the operator can reach no other", async () => {
+    fixture = await startWebFixture(STEERABLE);
+    const current = fixture;
+    const first = await startClusterAgent(current, { id: "agent-1", flags: AGENT_FLAGS });
+    const others = await Promise.all(
+      [2, 3].map((n) =>
+        startClusterAgent(current, {
+          id: `agent-${n}`,
+          join: [first.address],
+          listen: `127.0.0.${n}:0`,
+          flags: AGENT_FLAGS,
+        }),
+      ),
+    );
+    const agents = [first, ...others];
+    await waitFor(
+      async () => {
+        const { agents: seen } = await new Promise<{ agents: { status: string }[] }>((resolve, reject) => {
+          runUbicrawl(["stats", "--agent", first.address, "--insecure", "--cluster", "--json"])
+            .waitForExit(20_000)
+            .then((result) => resolve(JSON.parse(result.stdout)), reject);
+        });
+        return seen.filter((agent) => agent.status === "ALIVE").length === 3;
+      },
+      "three live agents",
+      20_000,
+    );
+    // The operator's gRPC goes through a proxy that answers nothing, but to agent-1 (127.0.0.1).
+    const dead = createServer();
+    await new Promise<void>((resolve) => dead.listen(0, "127.0.0.1", resolve));
+    const deadPort = (dead.address() as AddressInfo).port;
+    await new Promise((resolve) => dead.close(resolve));
+    const env = { grpc_proxy: `http://127.0.0.1:${deadPort}`, no_grpc_proxy: "127.0.0.1" };
+    const alone = await runUbicrawl(["ctl", "--agent", others[0]?.address ?? "", "--insecure", "pause"], {
+      env,
+    }).waitForExit(30_000);
+    expect(alone.code, "agent-2 is out of the operator's reach").toBe(1);
+    const paused = await runUbicrawl(["ctl", "--agent", first.address, "--insecure", "--cluster", "pause"], {
+      env,
+    }).waitForExit(30_000);
+    expect(paused.code, paused.stdout + paused.stderr).toBe(0);
+    for (const agent of agents) {
+      expect(paused.stdout).toContain(`${agent.id} (${agent.address}): paused`);
+      expect(logEvent(agent.process.stderr(), "control")).toMatchObject({ action: "PAUSE", ok: true });
+    }
+    for (const agent of agents) agent.process.kill("SIGKILL");
+  });
+
   it("pauses and resumes every agent, and adds a seed no link leads to, fetched by its host's owner", async () => {
     fixture = await startWebFixture(STEERABLE);
     // A host of its own that no page of the test web links to.

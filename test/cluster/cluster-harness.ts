@@ -36,6 +36,8 @@ export interface ClusterAgentOptions {
   readonly flags?: readonly string[];
   /** `--data`. @default `<fixture dir>/data-<id>` */
   readonly dataDir?: string;
+  /** `--listen`. @default `127.0.0.1:0` */
+  readonly listen?: string;
 }
 
 /** Starts `ubicrawl agent --listen 127.0.0.1:0 …` and waits until it says where it listens. */
@@ -50,7 +52,7 @@ export async function startClusterAgent(
       ...FAST_FAILURE_DETECTION,
       id: options.id,
       data: dataDir,
-      listen: "127.0.0.1:0",
+      listen: options.listen ?? "127.0.0.1:0",
       ...(options.join && options.join.length > 0 ? { join: [options.join.join(",")] } : {}),
       ...(options.seeds ? { seeds: [fixture.seedsFile] } : {}),
       insecure: true,
