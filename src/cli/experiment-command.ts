@@ -13,7 +13,7 @@ import {
   scalingExperiment,
   writeReport,
 } from "../lab/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { type FlagSpecs, formatHelp, formatNameList, parseFlags } from "./flags.js";
 
 /**
  * The experiments. Each is typed by its own flags; here they are run with flags parsed from those very
@@ -42,7 +42,7 @@ const USAGE = "ubicrawl experiment NAME [flags] --out DIR";
 const DESCRIPTION = `The crawl laboratory: runs one of the founding papers' measurements and writes its report under
 --out — CSV tables (summary.csv first), SVG plots and report.md, which checks the papers' claims against
 the figures — then prints the main table. Experiments:
-${EXPERIMENTS.map((e) => `  ${e.name.padEnd(12)}${e.summary}`).join("\n")}
+${formatNameList(EXPERIMENTS.map((e) => [e.name, e.summary]))}
 'ubicrawl experiment NAME --help' lists an experiment's flags.`;
 
 /** `ubicrawl experiment NAME`: runs an experiment and writes its report. */

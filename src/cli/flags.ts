@@ -138,6 +138,16 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
   return `Usage: ${usage}\n\n${description}\n\nFlags:\n${lines.join("\n")}\n  --help${" ".repeat(width - 8)}Show this help\n`;
 }
 
+/**
+ * Rows of `name` and `summary` as an aligned list, each row indented two spaces and every summary
+ * starting in one column, at least two spaces after the longest name (a name as long as any other
+ * is still set apart from its summary).
+ */
+export function formatNameList(rows: readonly (readonly [name: string, summary: string])[]): string {
+  const width = Math.max(0, ...rows.map(([name]) => name.length)) + 2;
+  return rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`).join("\n");
+}
+
 function bad(message: string): UbiError {
   return new UbiError(ErrorCode.InvalidArgument, message);
 }

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { isUbiError } from "../errors.js";
+import { formatNameList } from "./flags.js";
 
 /** A subcommand: gets its arguments, returns the process exit code. */
 type Command = (argv: string[]) => Promise<number>;
@@ -48,9 +49,7 @@ const USAGE = `Usage: ubicrawl <command> [flags]
 A fully decentralized, peer-to-peer web crawler.
 
 Commands:
-${Object.entries(COMMANDS)
-  .map(([name, { summary }]) => `  ${name.padEnd(11)}${summary}`)
-  .join("\n")}
+${formatNameList(Object.entries(COMMANDS).map(([name, { summary }]) => [name, summary]))}
 
 Run 'ubicrawl <command> --help' for a command's flags, 'ubicrawl --version' for the version.
 `;

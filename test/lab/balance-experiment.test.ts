@@ -107,5 +107,19 @@ describe("ubicrawl experiment balance", () => {
     const result = await runUbicrawl(["experiment", "--help"]).waitForExit(20_000);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/balance\s+balance of identifier-seeded consistent hashing/);
+    // Every experiment's name stands apart from its summary, the longest one ("partitioning") too.
+    const list = result.stdout.slice(result.stdout.indexOf("Experiments:\n") + "Experiments:\n".length);
+    const rows = list.slice(0, list.indexOf("\n'ubicrawl experiment NAME --help'")).split("\n");
+    expect(rows.map((row) => /^ {2}(\S+) {2,}\S/.exec(row)?.[1])).toEqual([
+      "balance",
+      "modes",
+      "batching",
+      "replication",
+      "partitioning",
+      "faults",
+      "bandwidth",
+      "scaling",
+    ]);
+    expect(result.stdout).toMatch(/^ {2}partitioning {2,}host hash vs URL hash/m);
   });
 });
