@@ -30,6 +30,12 @@ describe("ubicrawl experiment balance", () => {
     expect(result.stdout).not.toContain("FAILS");
     expect(result.stdout.match(/^holds: /gm)).toHaveLength(4);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
+    // The README's claim is checked over the agent counts run (4 to 256), and says so: not "up to 1000".
+    const readmeClaim =
+      "for 4–256 agents, as measured here (the README claims it for 2–1,000) — worst deviation at 4–256 agents (3 counts measured): ";
+    expect(result.stdout).toContain(readmeClaim);
+    expect(result.stdout).toContain("; not measured above 256 agents (--agents up to 1000 checks");
+    expect(result.stdout).not.toMatch(/up to 1,?000 agents/);
 
     const rows = parse(await readFile(join(out, "summary.csv"), "utf8"), { columns: true }) as Record<
       string,
@@ -79,6 +85,8 @@ describe("ubicrawl experiment balance", () => {
     const report = await readFile(join(out, "report.md"), "utf8");
     expect(report).toContain("# Balance of identifier-seeded consistent hashing");
     expect(report).toContain("## The papers' claims: 4 of 4 hold");
+    expect(report).toContain("for 4–256 agents, as measured here");
+    expect(report).not.toMatch(/up to 1,?000 agents/);
     expect(report).toContain("![");
     expect(report).toContain("`summary.csv`");
   });
