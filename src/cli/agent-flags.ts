@@ -19,6 +19,12 @@ import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
 import { MAX_URLS_PER_BATCH } from "../transport/index.js";
 import type { FlagSpecs } from "./flags.js";
 
+/**
+ * The least `--max-bandwidth` taken, in bytes per second (1 KB/s): a bound under it is surely a
+ * rate given without its unit (`5` for 5 MB/s), and would hold the crawl to a page every few minutes.
+ */
+export const MIN_MAX_BANDWIDTH = 1024;
+
 /** Flags of `ubicrawl agent`. Their names are a contract other tools rely on. */
 export const AGENT_FLAGS = {
   id: { type: "string", help: "unique id of this agent (letters, digits, . _ -)", placeholder: "ID" },
@@ -223,8 +229,9 @@ export const AGENT_FLAGS = {
     choices: DEDUP_MODES,
   },
   "max-bandwidth": {
-    type: "string",
-    help: "bound on the bandwidth of this agent's page downloads together, e.g. 5MB/s, 800KB/s or 1.5GB/s (1 KB = 1,024 bytes): a download starts only when the rates forecast from its server's past, with those in flight, stay under it (Diligenti et al.); politeness still holds; default: unbounded",
+    type: "byte-rate",
+    help: "bound on the bandwidth of this agent's page downloads together, in bytes per second with a unit: 5MB/s, 800KB/s, 512k, 2MiB, 1.5GB/s or 10Mbit/s (1 KB = 1 KiB = 1 k = 1,024 bytes; bits in powers of 1,000; /s may be left out; a bare number counts bytes per second; at least 1KB/s): a download starts only when the rates forecast from its server's past, with those in flight, stay under it (Diligenti et al.); politeness still holds; default: unbounded",
+    min: MIN_MAX_BANDWIDTH,
     placeholder: "RATE",
   },
   "bandwidth-search-depth": {

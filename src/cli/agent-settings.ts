@@ -13,7 +13,6 @@ import type { LogFormat, Logger, LogLevel } from "../logging/index.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
 import type { AGENT_FLAGS } from "./agent-flags.js";
-import { parseByteRate } from "./byte-rate.js";
 import type { ParsedFlags } from "./flags.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
@@ -88,9 +87,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     sitemaps: flags.sitemaps,
     dedup: flags.dedup,
     linkMode: flags.mode,
-    ...(flags["max-bandwidth"] === undefined
-      ? {}
-      : { maxBytesPerSecond: parseByteRate(flags["max-bandwidth"], "--max-bandwidth") }),
+    ...(flags["max-bandwidth"] === undefined ? {} : { maxBytesPerSecond: flags["max-bandwidth"] }),
     bandwidthSearchDepth: flags["bandwidth-search-depth"],
     bandwidthControl: flags["bandwidth-control"],
     warcCompression: flags["warc-compression"],

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ErrorCode, UbiError } from "../errors.js";
+import { parseByteRate } from "./byte-rate.js";
 import { type FlagSpecs, type ParsedFlags, parseFlags } from "./flags.js";
 
 /** Flags that steer the reading of a config file and cannot be set in one. */
@@ -82,6 +83,12 @@ export async function readConfigFile(path: string, specs: FlagSpecs): Promise<Re
       case "boolean":
         if (typeof raw !== "boolean") throw wrong("true or false");
         values[key] = raw;
+        break;
+      case "byte-rate":
+        // A number is bytes per second, as on the command line; a string may name a unit ("5MB/s").
+        if ((typeof raw !== "string" && typeof raw !== "number") || raw === "")
+          throw wrong("a rate such as 5MB/s");
+        values[key] = parseByteRate(String(raw), `--config ${path}: "${key}"`, spec.min);
         break;
       case "integer": {
         const range = `an integer${spec.min === undefined ? "" : ` >= ${spec.min}`}${spec.max === undefined ? "" : ` <= ${spec.max}`}`;

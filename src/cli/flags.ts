@@ -1,4 +1,5 @@
 import { ErrorCode, UbiError } from "../errors.js";
+import { parseByteRate } from "./byte-rate.js";
 
 /** One command-line flag: its type, default and help line. */
 export type FlagSpec =
@@ -17,6 +18,14 @@ export type FlagSpec =
       readonly default?: number;
       readonly min?: number;
       readonly max?: number;
+      readonly placeholder?: string;
+    }
+  | {
+      /** A rate in bytes per second, given with a unit (`5MB/s`, `512k`, `10Mbit/s`) or as a bare number of bytes. */
+      readonly type: "byte-rate";
+      readonly help: string;
+      /** The least bytes per second accepted: a smaller rate is refused, with what it came to. */
+      readonly min?: number;
       readonly placeholder?: string;
     }
   | { readonly type: "boolean"; readonly help: string };
@@ -41,7 +50,9 @@ type ValueOf<S extends FlagSpec> = S extends {
           ? number
           : S extends { type: "integer" }
             ? number | undefined
-            : boolean;
+            : S extends { type: "byte-rate" }
+              ? number | undefined
+              : boolean;
 
 /** Parsed flags: one property per spec, plus the positional arguments. */
 export type ParsedFlags<S extends FlagSpecs> = { -readonly [K in keyof S]: ValueOf<S[K]> } & {
@@ -61,7 +72,7 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.type === "strings") values[name] = [];
     else if (spec.type === "boolean") values[name] = false;
-    else values[name] = spec.default;
+    else if (spec.type !== "byte-rate") values[name] = spec.default;
   }
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] as string;
@@ -106,6 +117,10 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
       values[name] = raw;
       continue;
     }
+    if (spec.type === "byte-rate") {
+      values[name] = parseByteRate(raw, `--${name}`, spec.min);
+      continue;
+    }
     if (!/^-?\d+$/.test(raw)) throw bad(`--${name} must be an integer, got "${raw}"`);
     const number = Number(raw);
     if (spec.min !== undefined && number < spec.min)
@@ -124,7 +139,7 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
     const placeholder =
       spec.type === "boolean"
         ? ""
-        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : "VALUE"}`;
+        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : spec.type === "byte-rate" ? "RATE" : "VALUE"}`;
     const left = `  --${name}${placeholder}`;
     let right = spec.help;
     if ("default" in spec && spec.default !== undefined) right += ` (default: ${spec.default})`;

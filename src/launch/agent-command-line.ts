@@ -8,7 +8,9 @@ type FlagValue<S extends FlagSpec> = S extends { type: "strings" }
     ? number
     : S extends { type: "boolean" }
       ? boolean
-      : string;
+      : S extends { type: "byte-rate" }
+        ? string | number
+        : string;
 
 /**
  * Flags of `ubicrawl agent` by name, typed by the agent's own flag table: what a launcher (the cluster

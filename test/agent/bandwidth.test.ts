@@ -101,7 +101,15 @@ describe("--max-bandwidth", () => {
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      '--max-bandwidth must be a positive rate such as 5MB/s, 800KB/s or 250000 (bytes per second), got "fast"',
+      '--max-bandwidth must be a positive rate such as 5MB/s, 512k, 2MiB, 10Mbit/s or 250000 (bytes per second), got "fast"',
+    );
+    // A bare 5 is 5 bytes per second: refused, naming the unit, rather than crawling a page an hour.
+    const tiny = await spawnAgent(fixture, { id: "tiny", flags: ["--max-bandwidth", "5"] }).waitForExit(
+      30_000,
+    );
+    expect(tiny.code).toBe(2);
+    expect(tiny.stderr).toContain(
+      '--max-bandwidth must be at least 1KB/s (1,024 bytes per second), got "5": 5 bytes per second, since a number without a unit counts bytes per second; write the unit, e.g. 5KB/s or 5MB/s',
     );
   });
 });

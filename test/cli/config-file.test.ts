@@ -114,6 +114,40 @@ describe("ubicrawl agent --config", () => {
     }
   });
 
+  it("reads max-bandwidth in a file as on the command line: a unit, or a bare number of bytes per second from 1 KB/s", async () => {
+    const withUnit = await file("rate-unit.yaml", "id: a1\ndata: ./a1\nmax-bandwidth: 5MB/s\n");
+    const printed = await agent("--config", withUnit, "--print-config");
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(parseYaml(printed.stdout)).toMatchObject({ "max-bandwidth": 5 * 1024 * 1024 });
+    // What --print-config writes reads back the same.
+    const again = await agent("--config", await file("rate-printed.yaml", printed.stdout), "--print-config");
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(printed.stdout);
+    // A YAML number is bytes per second, as a bare number on the command line.
+    const number = await agent(
+      "--config",
+      await file("rate-number.yaml", "id: a1\ndata: ./a1\nmax-bandwidth: 2097152\n"),
+      "--print-config",
+    );
+    expect(number.code, number.stderr).toBe(0);
+    expect(parseYaml(number.stdout)).toMatchObject({ "max-bandwidth": 2 * 1024 * 1024 });
+    for (const value of ["5", '"5"', "512 B/s"]) {
+      const config = await file("rate-tiny.yaml", `id: a1\ndata: ./a1\nmax-bandwidth: ${value}\n`);
+      const tiny = await agent("--config", config, "--print-config");
+      expect(tiny.code, value).toBe(2);
+      expect(tiny.stderr).toContain(
+        `--config ${config}: "max-bandwidth" must be at least 1KB/s (1,024 bytes per second)`,
+      );
+    }
+    // The command line wins over the file, and is checked the same way.
+    const flag = await agent("--config", withUnit, "--max-bandwidth", "5", "--print-config");
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('--max-bandwidth must be at least 1KB/s (1,024 bytes per second), got "5"');
+    const flagUnit = await agent("--config", withUnit, "--max-bandwidth", "512k", "--print-config");
+    expect(flagUnit.code, flagUnit.stderr).toBe(0);
+    expect(parseYaml(flagUnit.stdout)).toMatchObject({ "max-bandwidth": 512 * 1024 });
+  });
+
   it("refuses a config file that cannot be read", async () => {
     const { code, stderr } = await agent("--config", join(dir, "missing.yaml"));
     expect(code).toBe(2);

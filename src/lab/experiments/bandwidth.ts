@@ -1,3 +1,4 @@
+import { MIN_MAX_BANDWIDTH } from "../../cli/agent-flags.js";
 import { parseByteRate } from "../../cli/byte-rate.js";
 import type { FlagSpecs } from "../../cli/flags.js";
 import { ErrorCode, UbiError } from "../../errors.js";
@@ -82,7 +83,7 @@ over its duration: the bandwidth in 1 s bins, its mean and variation over the st
 fewer hosts are left than the bound needs), and the most any 1 s window went over the bound.`,
   flags: BANDWIDTH_FLAGS,
   async run(flags, context) {
-    const bound = parseByteRate(flags.bound, "--bound");
+    const bound = parseByteRate(flags.bound, "--bound", MIN_MAX_BANDWIDTH);
     const depths = integerList("depths", flags.depths, 1, 100_000);
     const hostRates = rateRange(flags["host-rates"]);
     const crawls = await LabCrawls.open(flags, "bandwidth", { hostBytesPerSecond: hostRates });
