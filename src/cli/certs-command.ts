@@ -6,7 +6,7 @@ import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 const CERTS_FLAGS = {
   out: {
     type: "string",
-    help: "folder of the certificates (created 0700; an existing CA in it is reused)",
+    help: "folder of the certificates (created 0700; the CA and certificates already in it are kept)",
     placeholder: "DIR",
   },
   agents: {
@@ -29,12 +29,17 @@ const DESCRIPTION = `Makes the certificates for mutual TLS between agents, with 
 (ca.pem, ca.key), for each agent a key and a certificate signed by the CA (<id>.pem, <id>.key) valid for
 the --hosts names and IPs as server and as client, and an operator client certificate
 (operator.pem, operator.key) for 'ubicrawl stats'. Keys are written mode 0600; keep ca.key private.
-Run it again on the same --out to add agents: the CA there is reused, so earlier certificates stay valid.
+Run it again on the same --out to add agents: the CA there is reused, and the certificates already there
+(agents' and operator's) are kept as they are, so no file handed out changes; only the missing ones are
+issued. To issue one again (other --hosts, a later expiry), remove its NAME.pem and NAME.key first.
 
 Then: ubicrawl agent ... --tls-ca DIR/ca.pem --tls-cert DIR/<id>.pem --tls-key DIR/<id>.key
       ubicrawl stats ... --tls-ca DIR/ca.pem --tls-cert DIR/operator.pem --tls-key DIR/operator.key`;
 
-/** `ubicrawl certs`: creates (or extends) a cluster's CA and its agent and operator certificates. */
+/**
+ * `ubicrawl certs`: creates (or extends) a cluster's CA and its agent and operator certificates,
+ * keeping those already in --out and saying which it kept and which it made.
+ */
 export async function certsCommand(argv: string[]): Promise<number> {
   const flags = parseFlags(argv, CERTS_FLAGS);
   if (flags.help) {
@@ -60,9 +65,23 @@ export async function certsCommand(argv: string[]): Promise<number> {
     return near === "" || near.startsWith("..") ? path : near;
   };
   const lines = [`${made.ca.created ? "created" : "reused"} CA ${show(made.ca.certPath)}`];
-  for (const [id, files] of made.agents)
-    lines.push(`agent ${id}: ${show(files.certPath)} ${show(files.keyPath)}`);
-  if (made.operator) lines.push(`operator: ${show(made.operator.certPath)} ${show(made.operator.keyPath)}`);
+  const certificates = [
+    ...[...made.agents].map(([id, files]) => [`agent ${id}`, files] as const),
+    ...(made.operator ? [["operator", made.operator] as const] : []),
+  ];
+  for (const [what, files] of certificates) {
+    lines.push(
+      `${files.created ? "created" : "kept"} ${what}: ${show(files.certPath)} ${show(files.keyPath)}` +
+        (files.created ? "" : ` (as it was, valid until ${files.validTo})`),
+    );
+  }
+  const kept = certificates.filter(([, files]) => !files.created).length;
+  if (kept > 0) {
+    lines.push(
+      `kept ${kept} certificate${kept === 1 ? "" : "s"} already in ${show(flags.out)}, made ${certificates.length - kept}; ` +
+        "to issue one again (other --hosts, a later expiry), remove its NAME.pem and NAME.key first",
+    );
+  }
   process.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 export { CA_CERT_FILE, CA_KEY_FILE, type CertificateAuthority } from "./certificate-authority.js";
 export {
+  type ClusterCertificate,
   type ClusterCertificates,
   type ClusterCertificatesOptions,
   createClusterCertificates,

@@ -37,7 +37,8 @@ export function certificateFilesOf(outDir: string, name: string): CertificateFil
 
 /**
  * Generates a key, has the CA sign a certificate for it, and moves both into `outDir`, replacing
- * earlier ones of the same name (still valid: they were signed by the same CA).
+ * earlier ones of the same name (still valid: they were signed by the same CA). `ubicrawl certs`
+ * keeps those instead, and calls this only for the missing ones.
  */
 export async function issueCertificate(
   ca: CertificateAuthority,

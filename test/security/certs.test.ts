@@ -88,9 +88,25 @@ describe("ubicrawl certs", () => {
     expect((await certs(["--out", out, "--agents", "a1"])).code).toBe(0);
     const caBefore = await readFile(join(out, "ca.pem"), "utf8");
     const a1Before = await readFile(join(out, "a1.pem"), "utf8");
+    const given = ["a1.pem", "a1.key", "operator.pem", "operator.key"];
+    const before = await Promise.all(given.map((name) => readFile(join(out, name), "utf8")));
     const again = await certs(["--out", out, "--agents", "a2", "--days", "30"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/reused CA/);
+    // The operator's certificate, handed out already, is kept, and the run says so.
+    expect(again.stdout).toMatch(/^created agent a2: grow\/a2\.pem grow\/a2\.key$/m);
+    expect(again.stdout).toMatch(
+      /^kept operator: grow\/operator\.pem grow\/operator\.key \(as it was, valid until \w+ +\d+ [\d:]+ \d{4} GMT\)$/m,
+    );
+    expect(again.stdout).toContain("kept 1 certificate already in grow, made 1; to issue one again");
+    // Asked again for a1 with a new one: a1 is kept (key and all), a3 made.
+    const more = await certs(["--out", out, "--agents", "a1,a3"]);
+    expect(more.code, more.stderr).toBe(0);
+    expect(more.stdout).toMatch(/^kept agent a1: grow\/a1\.pem grow\/a1\.key \(as it was/m);
+    expect(more.stdout).toMatch(/^created agent a3: /m);
+    expect(more.stdout).toContain("kept 2 certificates already in grow, made 1");
+    expect(await Promise.all(given.map((name) => readFile(join(out, name), "utf8")))).toEqual(before);
+    expect(await verifies(join(out, "ca.pem"), join(out, "a3.pem"), "sslserver")).toBe(true);
     expect(await readFile(join(out, "ca.pem"), "utf8")).toBe(caBefore);
     expect(await readFile(join(out, "a1.pem"), "utf8")).toBe(a1Before);
     expect(await verifies(join(out, "ca.pem"), join(out, "a1.pem"), "sslserver")).toBe(true);
@@ -161,11 +177,65 @@ describe("ubicrawl certs", () => {
     expect((await readdir(other)).some((name) => name.startsWith("."))).toBe(false);
   });
 
+  it("refuses to keep a pair it cannot vouch for, issuing nothing, and says how to issue it again", async () => {
+    const certificateError = (outDir: string, agents: string[]) =>
+      createClusterCertificates({ outDir, agents }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+    const folder = join(root, "vouch");
+    await createClusterCertificates({ outDir: folder, agents: ["a1", "a2"] });
+    const foreign = join(root, "vouch-foreign");
+    await createClusterCertificates({ outDir: foreign, agents: ["a1"], operator: false });
+    const cases: [string, () => Promise<void>, RegExp][] = [
+      [
+        "a lone key",
+        () => rm(join(folder, "a1.pem")),
+        /has a1\.key but not a1\.pem; restore the missing file, or remove a1\.pem and a1\.key/,
+      ],
+      [
+        "another CA's certificate",
+        async () => {
+          await copyFile(join(foreign, "a1.pem"), join(folder, "a1.pem"));
+          await copyFile(join(foreign, "a1.key"), join(folder, "a1.key"));
+        },
+        /a1\.pem was not signed by the CA .*ca\.pem; remove a1\.pem and a1\.key to issue a1's certificate again/,
+      ],
+      [
+        "another agent's key",
+        async () => {
+          await createClusterCertificates({ outDir: folder, agents: ["a1"], operator: false });
+          await copyFile(join(folder, "a2.key"), join(folder, "a1.key"));
+        },
+        /a1\.key is not the key of .*a1\.pem; remove a1\.pem and a1\.key/,
+      ],
+    ];
+    for (const [what, damage, message] of cases) {
+      await rm(join(folder, "a1.pem"), { force: true });
+      await rm(join(folder, "a1.key"), { force: true });
+      await createClusterCertificates({ outDir: folder, agents: ["a1"], operator: false });
+      await damage();
+      const error = await certificateError(folder, ["a3", "a1"]);
+      expect(isUbiError(error, ErrorCode.CertificateFailed), `${what}: ${String(error)}`).toBe(true);
+      expect(String(error), what).toMatch(message);
+      // Checked before anything was issued: a3, asked for first, was not made.
+      await expect(stat(join(folder, "a3.pem")), what).rejects.toThrow();
+    }
+    // Removing the pair, as the message says, issues it again.
+    await rm(join(folder, "a1.pem"));
+    await rm(join(folder, "a1.key"));
+    const again = await createClusterCertificates({ outDir: folder, agents: ["a1"] });
+    expect(again.agents.get("a1")?.created).toBe(true);
+    expect(again.operator?.created).toBe(false);
+    expect(await verifies(join(folder, "ca.pem"), join(folder, "a1.pem"), "sslclient")).toBe(true);
+  });
+
   it("documents itself in --help and in the command list", async () => {
     const help = await runUbicrawl(["certs", "--help"]).waitForExit(20_000);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--out DIR/);
     expect(help.stdout).toMatch(/--tls-cert DIR\/<id>\.pem/);
+    expect(help.stdout).toMatch(/certificates already there\s+\(agents' and operator's\) are kept/);
     const list = await runUbicrawl(["--help"]).waitForExit(20_000);
     expect(list.stdout).toMatch(/certs\s+make the CA/);
   });
@@ -202,6 +272,10 @@ describe("createClusterCertificates", () => {
     const again = await createClusterCertificates({ outDir: join(root, "lib"), agents: [] });
     expect(again.ca.created).toBe(false);
     expect(again.operator?.certPath).toBe(join(root, "lib", "operator.pem"));
+    expect(again.operator?.created).toBe(true);
+    const third = await createClusterCertificates({ outDir: join(root, "lib"), agents: ["x"] });
+    expect(third.operator?.created).toBe(false);
+    expect(third.agents.get("x")?.created).toBe(false);
   });
 });
 
