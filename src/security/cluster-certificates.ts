@@ -5,11 +5,16 @@
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { access, mkdir, readFile } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { MutualTlsTransport } from "../transport/index.js";
 import { AGENT_ID_PATTERN, MAX_ID_CHARS } from "../transport/index.js";
-import { type CertificateAuthority, openOrCreateCa } from "./certificate-authority.js";
+import {
+  CA_CERT_FILE,
+  CA_KEY_FILE,
+  type CertificateAuthority,
+  openOrCreateCa,
+} from "./certificate-authority.js";
 import {
   type CertificateFiles,
   certificateFilesOf,
@@ -104,12 +109,13 @@ export async function createClusterCertificates(
   await mkdir(outDir, { recursive: true, mode: 0o700 });
   const work = await openWorkDir(outDir);
   try {
-    const ca = await openOrCreateCa(outDir, Math.max(days, MIN_CA_DAYS), work, opensslPath);
-    // Every kept pair checked before anything is issued: a refusal leaves the folder as it was.
     const requests: IssueRequest[] = [
       ...ids.map((id) => ({ name: id, role: "agent" as const, hosts, days })),
       ...(withOperator ? [{ name: OPERATOR_NAME, role: "operator" as const, hosts: [], days }] : []),
     ];
+    await refuseOrphans(outDir, requests);
+    const ca = await openOrCreateCa(outDir, Math.max(days, MIN_CA_DAYS), work, opensslPath);
+    // Every kept pair checked before anything is issued: a refusal leaves the folder as it was.
     const kept = new Map<string, ClusterCertificate>();
     for (const request of requests) {
       const existing = await keptCertificate(ca, outDir, request.name);
@@ -141,6 +147,26 @@ async function issued(
   const files = await issueCertificate(ca, outDir, request, work, opensslPath);
   const { validTo } = new X509Certificate(await readFile(files.certPath));
   return { ...files, created: true, validTo };
+}
+
+/**
+ * Refuses, before a new CA is made, a folder with no CA but with files of the certificates asked
+ * for: a new CA could not have signed them, and they would otherwise be refused after it was made.
+ */
+async function refuseOrphans(outDir: string, requests: readonly IssueRequest[]): Promise<void> {
+  const caFiles = await Promise.all([CA_CERT_FILE, CA_KEY_FILE].map((file) => exists(join(outDir, file))));
+  if (caFiles.some(Boolean)) return;
+  const names = requests.flatMap((request) => [`${request.name}.pem`, `${request.name}.key`]);
+  const found = (
+    await Promise.all(names.map(async (name) => ((await exists(join(outDir, name))) ? name : undefined)))
+  ).filter((name): name is string => name !== undefined);
+  if (found.length > 0) {
+    throw new UbiError(
+      ErrorCode.CertificateFailed,
+      `${outDir} has ${found.join(", ")} but no ${CA_CERT_FILE} and ${CA_KEY_FILE}, which signed them; ` +
+        "restore the CA's files, or remove those files to start a new CA",
+    );
+  }
 }
 
 /**

@@ -221,6 +221,15 @@ describe("ubicrawl certs", () => {
       // Checked before anything was issued: a3, asked for first, was not made.
       await expect(stat(join(folder, "a3.pem")), what).rejects.toThrow();
     }
+    // Without the CA that signed them, nothing is kept or made, and no new CA either.
+    const orphan = join(root, "vouch-orphan");
+    await createClusterCertificates({ outDir: orphan, agents: ["a1"], operator: false });
+    await rm(join(orphan, "ca.pem"));
+    await rm(join(orphan, "ca.key"));
+    const orphanError = await certificateError(orphan, ["a1", "a2"]);
+    expect(isUbiError(orphanError, ErrorCode.CertificateFailed), String(orphanError)).toBe(true);
+    expect(String(orphanError)).toMatch(/has a1\.pem, a1\.key but no ca\.pem and ca\.key, which signed them/);
+    expect((await readdir(orphan)).sort()).toEqual(["a1.key", "a1.pem"]);
     // Removing the pair, as the message says, issues it again.
     await rm(join(folder, "a1.pem"));
     await rm(join(folder, "a1.key"));
