@@ -35,6 +35,8 @@ export const ErrorCode = {
   TooManyRedirects: "UBI_ERR_TOO_MANY_REDIRECTS",
   /** The local state (LevelDB, WARC files, log) could not be written. */
   StorageFailed: "UBI_ERR_STORAGE",
+  /** The state store is damaged (LevelDB found a bad block or checksum): `ubicrawl repair` it. */
+  StorageCorrupt: "UBI_ERR_STORAGE_CORRUPT",
   /** A peer could not be reached or did not answer in time. */
   PeerUnreachable: "UBI_ERR_PEER_UNREACHABLE",
   /** A peer sent a message that fails validation. */

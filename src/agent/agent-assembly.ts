@@ -6,6 +6,7 @@ import {
   DigestRegistry,
   DuplicateDetector,
 } from "../dedup/index.js";
+import { ErrorCode } from "../errors.js";
 import {
   BandwidthGate,
   Fetcher,
@@ -149,6 +150,14 @@ async function openParts(
   const { clock, logger, resolver, netPolicy } = deps;
   const store = await StateStore.open(join(options.dataDir, "state"));
   opened.push(store);
+  if (store.damageAtOpen.length > 0) {
+    logger.warn(
+      { event: "storage-damaged", code: ErrorCode.StorageCorrupt, leveldb: store.damageAtOpen },
+      `the state store in ${join(options.dataDir, "state")} was damaged: LevelDB dropped records of its log ` +
+        `at open (${store.damageAtOpen.join("; ")}). What they said is lost: pages done there may be ` +
+        "fetched again, URLs queued there may be missing ('ubicrawl report' shows the coverage)",
+    );
+  }
   const fingerprinter = await UrlFingerprinter.create();
   let scheduler: HostScheduler | undefined;
   const crawlLog = new CrawlLog({ dir: options.dataDir });

@@ -19,6 +19,7 @@ import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
 import { createLogger, type Logger } from "../logging/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
+import { corruptStateError, isCorruption } from "../storage/index.js";
 import { AGENT_DESCRIPTION, AGENT_FLAGS, AGENT_USAGE } from "./agent-flags.js";
 import { type AgentSettings, agentSettings, loggingSettings } from "./agent-settings.js";
 import { formatConfig, parseFlagsWithConfig } from "./config-file.js";
@@ -45,7 +46,13 @@ export async function agentCommand(argv: string[]): Promise<number> {
   }
   try {
     return await runAgent(settings, logger);
-  } catch (error) {
+  } catch (thrown) {
+    // LevelDB's own "Corruption: …", wherever a read met it: named, with the folder and what to do.
+    const { dataDir } = settings.options;
+    const error =
+      isCorruption(thrown) && !isUbiError(thrown)
+        ? corruptStateError(thrown, join(dataDir, "state"), dataDir)
+        : thrown;
     if (!isUbiError(error)) throw error;
     // A UbiError says what went wrong and what to do: its stack is noise; what caused it is not.
     const cause = error.cause === undefined ? {} : { cause: errorChain(error.cause) };

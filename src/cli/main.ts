@@ -30,6 +30,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     load: async () => (await import("./experiment-command.js")).experimentCommand,
     summary: "run one of the papers' measurements (the crawl laboratory): CSV, plots, report",
   },
+  repair: {
+    load: async () => (await import("./repair-command.js")).repairCommand,
+    summary: "repair a stopped agent's damaged state store, saying what was lost",
+  },
   report: {
     load: async () => (await import("./report-command.js")).reportCommand,
     summary: "coverage, overlap and each agent's share of a crawl, from its agents' crawl logs",

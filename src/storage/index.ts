@@ -12,6 +12,7 @@ export {
   readCrawlLog,
 } from "./crawl-log.js";
 export { GroupCommit } from "./group-commit.js";
+export { corruptStateError, damageReported, isCorruption, repairAdvice } from "./state-damage.js";
 export {
   type HostRecord,
   type PayloadOriginal,

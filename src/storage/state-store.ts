@@ -1,8 +1,9 @@
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { AbstractBatchOperation, AbstractSublevel } from "abstract-level";
 import { Level } from "level";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { corruptStateError, damageReported, isCorruption } from "./state-damage.js";
 
 /**
  * Table files LevelDB keeps open (its default is 1,000). It reads them through mmap, and the pages it
@@ -187,7 +188,14 @@ export class StateStore {
   /** Payload digests this agent registered, with the response that first stored each. */
   private readonly digests: Sub;
 
-  private constructor(private readonly db: Level<string, string>) {
+  private constructor(
+    private readonly db: Level<string, string>,
+    /**
+     * What LevelDB reported dropped while it recovered its log at this open (a torn or scribbled
+     * write-ahead log), in its words; empty when nothing was. See {@link damageReported}.
+     */
+    readonly damageAtOpen: readonly string[] = [],
+  ) {
     this.queue = db.sublevel<string, string>("q", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.seen = db.sublevel<string, string>("s", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.fetched = db.sublevel<string, string>("f", { keyEncoding: "utf8", valueEncoding: "utf8" });
@@ -201,7 +209,7 @@ export class StateStore {
 
   /**
    * Opens (creating if needed) the store in `dir`; rejects with `DataDirInUse` while another process
-   * has it open, `StorageFailed` for any other failure.
+   * has it open, `StorageCorrupt` when LevelDB finds it damaged, `StorageFailed` for any other failure.
    */
   static async open(dir: string): Promise<StateStore> {
     try {
@@ -212,8 +220,9 @@ export class StateStore {
         maxOpenFiles: MAX_OPEN_TABLES,
       });
       await db.open();
-      return new StateStore(db);
+      return new StateStore(db, await damageReported(dir));
     } catch (error) {
+      if (isCorruption(error)) throw corruptStateError(error, dir, dirname(dir));
       // abstract-level wraps the binding's LEVEL_LOCKED in a generic "Database failed to open".
       if ((error as { cause?: { code?: unknown } }).cause?.code === "LEVEL_LOCKED") {
         throw new UbiError(
