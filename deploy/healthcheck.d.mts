@@ -5,6 +5,9 @@ export interface ConsoleTarget {
   readonly https: boolean;
 }
 
+/** `argv` with the console's flags its `--config FILE` gives (and it does not) added. */
+export function withConfigFile(argv: readonly string[], cwd?: string): Promise<string[]>;
+
 export function consoleTarget(argv: readonly string[]): ConsoleTarget | undefined;
 
 export function healthzUrl(target: ConsoleTarget): string;

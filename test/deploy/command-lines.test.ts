@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,9 +57,15 @@ function args(keyword: string) {
 }
 
 /** Runs the health check script; its exit code and output. */
-function runHealthcheck(argv: readonly string[]): Promise<{ code: number | null; output: string }> {
+function runHealthcheck(
+  argv: readonly string[],
+  cwd?: string,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [HEALTHCHECK, ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [HEALTHCHECK, ...argv], {
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(cwd === undefined ? {} : { cwd }),
+    });
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
@@ -247,6 +253,37 @@ describe("the health check (deploy/healthcheck.mjs)", () => {
     expect((await runHealthcheck(["agent", "--id", "a"])).code).toBe(0);
   });
 
+  it("takes the console from --config as the agent does: the file's --http, the command line winning", async () => {
+    const port = await startConsole();
+    const closed = await startConsole();
+    await servers.pop()?.stop();
+    const configDir = join(dir, "config");
+    await mkdir(configDir, { recursive: true });
+    await writeFile(join(configDir, "up.yaml"), `id: a\nhttp: 127.0.0.1:${port}\n`);
+    await writeFile(join(configDir, "down.yaml"), `id: a\nhttp: 127.0.0.1:${closed}\n`);
+    // A relative file is found from the agent's working directory.
+    const up = await runHealthcheck(["agent", "--config", "up.yaml"], configDir);
+    expect(up, up.output).toMatchObject({ code: 0 });
+    expect(up.output).toContain(`http://127.0.0.1:${port}/healthz answered 200`);
+    // The file's console is asked (it does not answer): unhealthy, not "no console to ask".
+    const down = await runHealthcheck(["agent", "--config", join(configDir, "down.yaml")]);
+    expect(down.code, down.output).toBe(1);
+    expect(down.output).toContain(`http://127.0.0.1:${closed}/healthz`);
+    // --http given on the command line wins over the file's.
+    const given = await runHealthcheck([
+      "agent",
+      `--config=${join(configDir, "down.yaml")}`,
+      "--http",
+      `127.0.0.1:${port}`,
+    ]);
+    expect(given, given.output).toMatchObject({ code: 0 });
+    // A file the agent would refuse is reported, not taken as "no console".
+    await writeFile(join(configDir, "bad.yaml"), "htp: 127.0.0.1:1\n");
+    const bad = await runHealthcheck(["agent", "--config", join(configDir, "bad.yaml")]);
+    expect(bad.code, bad.output).toBe(1);
+    expect(bad.output).toContain('unknown key "htp"');
+  });
+
   it("passes on an HTTPS console of the cluster's TLS, without a client certificate", async () => {
     const check = spawnSync("openssl", ["version"], { encoding: "utf8" });
     if (check.status !== 0) return; // no openssl to make certificates with (ubicrawl certs needs it)
@@ -275,5 +312,21 @@ describe("the health check (deploy/healthcheck.mjs)", () => {
     ]);
     expect(result, result.output).toMatchObject({ code: 0 });
     expect(result.output).toContain(`https://127.0.0.1:${port}/healthz answered 200`);
+    // The same agent with its cluster flags in a --config file: still HTTPS.
+    const config = join(dir, "tls.yaml");
+    await writeFile(
+      config,
+      [
+        "listen: 0.0.0.0:7000",
+        "tls-ca: ca.pem",
+        "tls-cert: a1.pem",
+        "tls-key: a1.key",
+        `http: 0.0.0.0:${port}`,
+        "",
+      ].join("\n"),
+    );
+    const fromFile = await runHealthcheck(["agent", "--config", config]);
+    expect(fromFile, fromFile.output).toMatchObject({ code: 0 });
+    expect(fromFile.output).toContain(`https://127.0.0.1:${port}/healthz answered 200`);
   });
 });
