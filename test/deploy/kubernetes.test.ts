@@ -239,7 +239,7 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
     });
   });
 
-  it("keep /data on a claim per pod, run as non-root with limits, and leave within the grace period", () => {
+  it("keep /data on a claim per pod, run as non-root with limits, and stop as a restart", () => {
     const statefulSet = manifestOfKind("StatefulSet");
     const { container, flags } = agentContainer(statefulSet, 0);
     const claims = (statefulSet.spec.volumeClaimTemplates as Doc[]).map((claim) => claim.metadata.name);
@@ -254,8 +254,14 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
       memory: expect.any(String),
     });
     expect(container.resources.limits).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
-    // SIGTERM is a graceful leave, which must end before Kubernetes kills the pod.
-    expect(flags["on-stop"]).toBe("leave");
+    // A pod's stop is mostly a restart (a rolling update, a drain): SIGTERM is a plain stop (hold), and
+    // the others hold its hosts long enough for the pod to come back: past its grace period, with a
+    // minute for rescheduling, the volume and the image.
+    expect(flags["on-stop"]).toBe("hold");
+    expect(flags["takeover-delay-ms"]).toBeGreaterThanOrEqual(
+      pod.terminationGracePeriodSeconds * 1000 + 60_000,
+    );
+    // A graceful leave (the documented scale-down with --on-stop leave) still fits in the grace period.
     expect(flags["leave-timeout-ms"]).toBeLessThan(pod.terminationGracePeriodSeconds * 1000);
     // The seeds file comes from the ConfigMap.
     const configMap = manifestOfKind("ConfigMap");
@@ -267,6 +273,23 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
       expect(seeds.startsWith(`${seedsMount?.mountPath}/`)).toBe(true);
       expect(Object.keys(configMap.data)).toContain(seeds.slice(seedsMount.mountPath.length + 1));
     }
+  });
+
+  it("say in deploy/README.md what a pod's stop does, with the manifest's delay, and how to scale down", () => {
+    const { flags } = agentContainer(manifestOfKind("StatefulSet"), 0);
+    const readme = readFileSync(join(DEPLOY_DIR, "README.md"), "utf8").replace(/\s+/g, " ");
+    const header = readFileSync(join(KUBERNETES_DIR, "statefulset.yaml"), "utf8").replace(/\s+/g, " ");
+    for (const text of [readme, header]) {
+      expect(text).toContain(`--on-stop ${flags["on-stop"]}`);
+      expect(text).toMatch(
+        new RegExp(
+          `--takeover-delay-ms.{0,4}\\((?:${flags["takeover-delay-ms"] / 60_000} min|${flags["takeover-delay-ms"] / 1000} s)`,
+        ),
+      );
+    }
+    // Scaling down: what it costs with hold, and the leave that avoids it.
+    expect(readme).toContain("kubectl scale --replicas=2");
+    expect(readme).toMatch(/change the StatefulSet's `--on-stop hold` to `leave`/);
   });
 
   it("have a PodDisruptionBudget over the agents' pods", () => {
