@@ -9,9 +9,6 @@ const AGENT_COLORS = ["#2563eb", "#1a9d5b", "#7c3aed", "#0891b2", "#db2777", "#6
 const ARC_GAP = 0.03;
 /** Every agent ever seen here, by id: its last row, and "gone" once the cluster stops listing it. */
 const known = new Map();
-/** Cluster pages per second by second (from successive totals). */
-const clusterRate = new Map();
-let lastTotals;
 let chart;
 
 const $ = (selector) => document.querySelector(selector);
@@ -230,16 +227,22 @@ function drawActivity(activity) {
     }),
   );
   for (const td of document.querySelectorAll("#recent td:last-child")) td.className = "url";
-  drawChart(activity.pagesPerSecond);
+  drawChart(activity.pagesPerSecond, activity.clusterPagesPerSecond);
 }
 
-function drawChart(fullHistory) {
+/**
+ * The rate chart: this agent's pages per second and the cluster's, both kept by the agent from its
+ * start (so a page just opened draws both at once), second by second.
+ */
+function drawChart(fullHistory, fullClusterHistory) {
   // From the first second with a page on (the agent's start), not two minutes of zeros before it.
   const first = fullHistory.findIndex((point) => point.pages > 0);
-  const history = first <= 0 ? fullHistory : fullHistory.slice(Math.max(0, first - 5));
+  const from = first <= 0 ? 0 : Math.max(0, first - 5);
+  const history = fullHistory.slice(from);
   const xs = history.map((point) => point.atMs / 1000);
   const own = history.map((point) => point.pages);
-  const cluster = xs.map((second) => clusterRate.get(second) ?? null);
+  const clusterBySecond = new Map(fullClusterHistory.map((point) => [point.atMs / 1000, point.pages]));
+  const cluster = xs.map((second) => clusterBySecond.get(second) ?? null);
   const data = [xs, own, cluster];
   const box = $("#rate-chart");
   const width = Math.max(300, box.clientWidth);
@@ -263,16 +266,6 @@ function drawChart(fullHistory) {
     if (Math.abs(chart.width - width) > 20) chart.setSize({ width, height: 240 });
     chart.setData(data);
   }
-}
-
-function noteClusterRate(totals) {
-  const now = Date.now();
-  if (lastTotals && now > lastTotals.atMs) {
-    const rate = ((totals.pagesFetched - lastTotals.pagesFetched) * 1000) / (now - lastTotals.atMs);
-    clusterRate.set(Math.floor(now / 1000), Math.max(0, rate));
-    for (const second of clusterRate.keys()) if (second < now / 1000 - 600) clusterRate.delete(second);
-  }
-  lastTotals = { atMs: now, pagesFetched: totals.pagesFetched };
 }
 
 /**
@@ -303,7 +296,6 @@ async function refresh() {
     const hostsTotal = stats.agents
       .filter((a) => a.status === "ALIVE")
       .reduce((sum, a) => sum + a.hostsOwned, 0);
-    noteClusterRate(stats.totals);
     drawTotals(stats.totals, self);
     drawRing(rows);
     drawAgents(rows, self.id, hostsTotal);

@@ -98,10 +98,15 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
     console.attach(
       agent,
       clusterNode
-        ? { stats: () => clusterNode.stats(), clusterStats: () => clusterNode.clusterStats() }
+        ? {
+            stats: () => clusterNode.stats(),
+            clusterStats: () => clusterNode.clusterStats(),
+            clusterPagesFetched: () => clusterNode.clusterPagesFetched(),
+          }
         : {
             stats: () => (lone as PartitionStats).stats(),
             clusterStats: async () => [(lone as PartitionStats).stats()],
+            clusterPagesFetched: () => (lone as PartitionStats).stats().pagesFetched,
           },
     );
   }

@@ -197,6 +197,14 @@ export class ClusterNode {
   }
 
   /**
+   * Pages fetched by every member so far, from what this agent knows without asking (its own count, and
+   * the others' from their heartbeats and gossip): cheap enough to sample every second.
+   */
+  clusterPagesFetched(): number {
+    return this.parts.service.figures().reduce((sum, figures) => sum + figures.pagesFetched, 0);
+  }
+
+  /**
    * Every member's partition stats, gathered through this agent (what `GetStats` with `cluster`
    * answers): the live ones asked now, the others with their last known figures.
    */

@@ -5,6 +5,9 @@ import { AgentMetrics } from "./agent-metrics.js";
 import { ConsoleServer, type ConsoleServerOptions, type ConsoleSource } from "./console-server.js";
 import { FetchActivity } from "./fetch-activity.js";
 
+/** How often the cluster's pages fetched are sampled for its rate, in milliseconds. */
+const CLUSTER_SAMPLE_MS = 1000;
+
 /** What the console observes of the agent itself (beyond its partition stats). */
 export interface ObservedAgent {
   readonly stats: CrawlStats;
@@ -24,6 +27,7 @@ export interface ObservedAgent {
  */
 export class AgentConsole {
   private unobserve: (() => void) | undefined;
+  private clusterSampler: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly server: ConsoleServer,
@@ -69,6 +73,12 @@ export class AgentConsole {
       stats: () => source.stats(),
     });
     this.server.attach(source);
+    // The cluster's rate is kept from the start, so a dashboard opened later draws it at once.
+    clearInterval(this.clusterSampler);
+    const sample = () => this.activity.noteClusterPages(source.clusterPagesFetched());
+    sample();
+    this.clusterSampler = setInterval(sample, CLUSTER_SAMPLE_MS);
+    this.clusterSampler.unref();
   }
 
   /** The agent stops: `/readyz` says so; the figures stay readable until {@link stop}. */
@@ -79,6 +89,7 @@ export class AgentConsole {
   /** Closes the server. */
   async stop(): Promise<void> {
     this.unobserve?.();
+    clearInterval(this.clusterSampler);
     this.metrics.detach();
     await this.server.stop();
   }

@@ -24,6 +24,11 @@ export interface ConsoleSource {
   stats(): AgentStats;
   /** Every member's stats gathered through this agent (just this one for an agent alone). */
   clusterStats(): Promise<AgentStats[]>;
+  /**
+   * Pages fetched by every member so far as this agent knows them without asking (its own alone):
+   * sampled every second for the dashboard's cluster rate, so it must be cheap.
+   */
+  clusterPagesFetched(): number;
 }
 
 /** Options of a {@link ConsoleServer}. */
@@ -53,7 +58,7 @@ type NotReady = "starting" | "stopping" | undefined;
 /**
  * The read-only HTTP endpoint of one agent (`--http`): `/metrics` (Prometheus), `/api/stats` (the
  * `stats --json` document, `?cluster=1` for every agent), `/api/activity` (recent fetches, busiest
- * and slowest hosts, pages per second), `/healthz` and `/readyz` (probes), and `/`, a live dashboard
+ * and slowest hosts, pages per second of this agent and of the cluster), `/healthz` and `/readyz` (probes), and `/`, a live dashboard
  * served from the package (no CDN). No request changes anything. On loopback it is open; on any other
  * address it needs a bearer token or the cluster's mutual TLS with an operator certificate, and
  * refuses to start without one — the probes excepted, which tell nothing but up or ready.
@@ -195,6 +200,7 @@ export class ConsoleServer {
         busiestHosts: activity.busiestHosts(),
         slowestHosts: activity.slowestHosts(),
         pagesPerSecond: activity.history(),
+        clusterPagesPerSecond: activity.clusterHistory(),
       };
     } else if (["1", "true", "yes"].includes(url.searchParams.get("cluster") ?? "")) {
       const agents = await source.clusterStats();

@@ -56,6 +56,10 @@ export class FetchActivity {
   private readonly hosts = new Map<string, HostTally>();
   /** Pages fetched in each second, keyed by second since the epoch. */
   private readonly perSecond = new Map<number, number>();
+  /** The cluster's pages per second in each second sampled over, keyed by second since the epoch. */
+  private readonly clusterPerSecond = new Map<number, number>();
+  /** The last sample of the cluster's pages fetched: its second and the count. */
+  private lastClusterSample: { readonly second: number; readonly pages: number } | undefined;
 
   constructor(
     options: FetchActivityOptions,
@@ -94,6 +98,38 @@ export class FetchActivity {
         this.perSecond.delete(old);
       }
     }
+  }
+
+  /**
+   * Takes in the pages the whole cluster has fetched so far (sampled about once a second, from the
+   * agent's start, whether or not anyone watches): the growth since the last sample, spread over the
+   * seconds between them, is the cluster's rate in those seconds.
+   */
+  noteClusterPages(pages: number): void {
+    const second = Math.floor(this.clock.now() / 1000);
+    const last = this.lastClusterSample;
+    if (last !== undefined && second <= last.second) return;
+    if (last !== undefined) {
+      // A member dropped from the view takes its pages out of the sum: no negative rate.
+      const rate = Math.max(0, pages - last.pages) / (second - last.second);
+      for (let each = last.second; each < second; each++) this.clusterPerSecond.set(each, rate);
+      for (const old of this.clusterPerSecond.keys()) {
+        if (old > second - this.historySeconds) break;
+        this.clusterPerSecond.delete(old);
+      }
+    }
+    this.lastClusterSample = { second, pages };
+  }
+
+  /**
+   * The cluster's pages per second in each of the last `seconds` whole seconds, oldest first, aligned
+   * with {@link history}: null for a second no two samples span (before the console sampled).
+   */
+  clusterHistory(seconds = 120): { readonly atMs: number; readonly pages: number | null }[] {
+    return this.history(seconds).map(({ atMs }) => ({
+      atMs,
+      pages: this.clusterPerSecond.get(atMs / 1000) ?? null,
+    }));
   }
 
   /** The last fetches, newest first. */

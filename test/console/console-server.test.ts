@@ -12,6 +12,7 @@ import { AgentConsole, ConsoleServer, FetchActivity, readTokenFile } from "../..
 import { ErrorCode } from "../../src/errors.js";
 import { createClusterCertificates } from "../../src/security/index.js";
 import { inProcessAgentOptions } from "../agent/harness.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const TOKEN = "a-token-of-more-than-16-characters";
 
@@ -21,7 +22,14 @@ async function openAgent(
 ): Promise<{ agent: Agent; source: Parameters<AgentConsole["attach"]>[1] }> {
   const agent = await Agent.open(inProcessAgentOptions({ id: "c1", dataDir: join(dir, "data"), seeds: [] }));
   const lone = loneAgentStats(agent, systemClock);
-  return { agent, source: { stats: () => lone.stats(), clusterStats: async () => [lone.stats()] } };
+  return {
+    agent,
+    source: {
+      stats: () => lone.stats(),
+      clusterStats: async () => [lone.stats()],
+      clusterPagesFetched: () => lone.stats().pagesFetched,
+    },
+  };
 }
 
 function fresh(listen: string, extra: { token?: string } = {}): ConsoleServer {
@@ -54,6 +62,24 @@ describe("the console server", () => {
     }
   });
 
+  it("keeps the cluster's pages per second from its samples, aligned with this agent's", () => {
+    const clock = new ManualClock(1_000_000);
+    const activity = new FetchActivity({ historySeconds: 60 }, clock);
+    activity.noteClusterPages(100);
+    clock.advance(1000);
+    activity.noteClusterPages(130);
+    clock.advance(400);
+    activity.noteClusterPages(999); // the same second: left for the next sample
+    clock.advance(1600);
+    activity.noteClusterPages(190); // two seconds at 30 pages/s
+    clock.advance(1000);
+    activity.noteClusterPages(150); // a member dropped from the sum: 0, not negative
+    clock.advance(1000);
+    const history = activity.clusterHistory(8);
+    expect(history.map((point) => point.atMs)).toEqual(activity.history(8).map((point) => point.atMs));
+    expect(history.map((point) => point.pages)).toEqual([null, null, null, 30, 30, 30, 0, null]);
+  });
+
   it("reads a token file's first line, and refuses a short or missing one", async () => {
     const file = join(dir, "token");
     await writeFile(file, `${TOKEN}\nignored\n`);
@@ -82,6 +108,14 @@ describe("the console server", () => {
 
       console.attach(agent, source);
       expect(await text(`${base}/readyz`)).toEqual({ status: 200, body: "ready\n" });
+      // The cluster's rate is served with this agent's, second by second.
+      const activity = JSON.parse((await text(`${base}/api/activity`)).body) as {
+        pagesPerSecond: { atMs: number }[];
+        clusterPagesPerSecond: { atMs: number; pages: number | null }[];
+      };
+      expect(activity.clusterPagesPerSecond.map((point) => point.atMs)).toEqual(
+        activity.pagesPerSecond.map((point) => point.atMs),
+      );
       const stats = JSON.parse((await text(`${base}/api/stats`)).body) as { agents: { id: string }[] };
       expect(stats.agents.map((row) => row.id)).toEqual(["c1"]);
       const cluster = JSON.parse((await text(`${base}/api/stats?cluster=1`)).body) as {

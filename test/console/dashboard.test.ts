@@ -52,6 +52,38 @@ describe.skipIf(unavailable !== undefined)(
       await fixture?.stop();
     });
 
+    it("draws the cluster's pages per second on its first render, not after a later refresh", async () => {
+      const [watched] = agents as [ClusterAgent];
+      const base = await consoleUrlOf(watched);
+      // The agent has kept the cluster's rate for a few seconds already.
+      await waitFor(
+        async () => {
+          const activity = (await (await fetch(`${base}/api/activity`)).json()) as {
+            clusterPagesPerSecond: { pages: number | null }[];
+          };
+          return activity.clusterPagesPerSecond.filter((point) => (point.pages ?? 0) > 0).length >= 3;
+        },
+        "three seconds of the cluster's rate kept by the agent",
+        20_000,
+      );
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      // Timers stand still: the page renders once, from its first answers, and never refreshes.
+      await page.clock.install();
+      await page.goto(`${base}/`);
+      await waitFor(
+        async () => (await page.getAttribute("#connection", "class")) === "badge ok",
+        "the first render",
+        10_000,
+      );
+      // uPlot's data of the chart: [seconds, this agent, cluster]; the cluster series has a line.
+      const cluster = (await page.evaluate("chart.data[2]")) as (number | null)[];
+      expect(cluster.filter((pages) => pages !== null && pages > 0).length).toBeGreaterThanOrEqual(3);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
     it("shows the ring and a rising page count, then a killed agent suspected, then gone", async () => {
       const [watched, , victim] = agents as [ClusterAgent, ClusterAgent, ClusterAgent];
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
