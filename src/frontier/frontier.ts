@@ -26,7 +26,38 @@ export interface FrontierOptions {
    * @default 1024
    */
   maxWindowedHosts?: number;
+  /**
+   * URLs of one host kept aside at most while it is blacklisted (see {@link Frontier.setAside}); those
+   * beyond are counted, not kept.
+   * @default {@link DEFAULT_MAX_ASIDE_PER_HOST}
+   */
+  maxAsidePerHost?: number;
 }
+
+/** @default of {@link FrontierOptions.maxAsidePerHost}. */
+export const DEFAULT_MAX_ASIDE_PER_HOST = 10_000;
+
+/** What became of a blacklisted host's URL dropped from its queue ({@link Frontier.setAside}). */
+export type AsideOutcome = "kept" | "beyond-cap";
+
+/** URLs of one host kept aside while it was blacklisted, and those dropped beyond the cap. */
+export interface AsideCount {
+  readonly kept: number;
+  readonly beyond: number;
+}
+
+/** What {@link Frontier.restoreAside} did with one host's kept-aside URLs. */
+export interface AsideRestore {
+  /** URLs handed to `place` (queued again here, or sent to their owner: the caller's choice). */
+  readonly placed: number;
+  /** URLs kept aside that were done meanwhile (a previous owner's hand-over, a forced seed). */
+  readonly doneMeanwhile: number;
+  /** URLs dropped while blacklisted beyond the cap: not kept, cannot be restored. */
+  readonly beyondCap: number;
+}
+
+/** How a URL given with `ctl add-seeds --force` ended ({@link Frontier.forceAdd}). */
+export type ForcedOutcome = "queued" | "queued-again" | "done-before";
 
 /** What a {@link Frontier} needs. */
 export interface FrontierDeps {
@@ -106,6 +137,14 @@ export class Frontier {
   private readonly takenEntries = new Set<string>();
   private waitingTotal = 0;
   private inFlightTotal = 0;
+  /** URLs of one host kept aside at most while it is blacklisted (see {@link setAside}). */
+  readonly maxAsidePerHost: number;
+  /** Per host, URLs kept aside and dropped beyond the cap while blacklisted (mirrors the store). */
+  private readonly asideCounts = new Map<string, { kept: number; beyond: number }>();
+  /** Hosts whose kept-aside URLs are being restored now (one restore a host at a time). */
+  private readonly restoring = new Set<string>();
+  /** Hosts set aside more URLs while their restore was running (blacklisted again meanwhile). */
+  private readonly asideDuringRestore = new Set<string>();
 
   private constructor(
     options: FrontierOptions,
@@ -125,6 +164,13 @@ export class Frontier {
       throw new UbiError(
         ErrorCode.InvalidArgument,
         `maxWindowedHosts must be a positive integer, got ${this.maxWindowedHosts}`,
+      );
+    }
+    this.maxAsidePerHost = options.maxAsidePerHost ?? DEFAULT_MAX_ASIDE_PER_HOST;
+    if (!Number.isInteger(this.maxAsidePerHost) || this.maxAsidePerHost < 0) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        `maxAsidePerHost must be a whole number, got ${this.maxAsidePerHost}`,
       );
     }
     this.committer = deps.committer;
@@ -165,6 +211,7 @@ export class Frontier {
     }
     frontier.waitingTotal = frontier.hosts.totalWaiting();
     frontier.hosts.sweep();
+    for (const [host, count] of await deps.store.asideCounts()) frontier.asideCounts.set(host, count);
     return frontier;
   }
 
@@ -232,6 +279,115 @@ export class Frontier {
     }
     this.enqueue(host, { url, depth, ...traitsOf(traits) });
     return true;
+  }
+
+  /**
+   * Queues `url` of `host` even when it was seen before (`ctl add-seeds --force`), unless it is done
+   * (fetched, or failed for good): nothing is fetched twice. A URL seen before may be queued already,
+   * or in flight: the host's queue is then checked against the done set before each fetch, so only one
+   * copy is fetched. Durable at the next {@link commit}.
+   */
+  async forceAdd(url: string, depth: number, host: string): Promise<ForcedOutcome> {
+    // Pages completed and not yet written would not be found done: write them first.
+    await this.committer.commit();
+    if ((await this.wasFetched([url]))[0]) return "done-before";
+    return this.requeue(url, depth, host, {}) ? "queued" : "queued-again";
+  }
+
+  /**
+   * Queues `url` of `host`, seen or not (a URL kept aside, a forced seed): the caller knows it is not
+   * done. Returns true when it was not seen before. A URL seen before may have another copy queued or
+   * in flight: the host's queue is then checked against the done set before each fetch.
+   */
+  requeue(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
+    const fingerprint = this.deps.fingerprinter.fingerprint(url);
+    const unseen = this.seen.add(fingerprint);
+    if (unseen) this.committer.add({ kind: "seen", fingerprint });
+    else {
+      const queue = this.queueOf(host);
+      if (queue.hasWork || queue.inFlight > 0) this.markRecheck(host);
+    }
+    this.enqueue(host, { url, depth, ...traitsOf(traits) });
+    return unseen;
+  }
+
+  /**
+   * Completes a taken entry of a blacklisted `host` without fetching it, and keeps its URL aside,
+   * durably in the same batch (up to the per-host cap; beyond it the URL is only counted), so a removal
+   * from the blacklist can queue it again ({@link restoreAside}).
+   */
+  setAside(host: string, entry: StoredQueueEntry): AsideOutcome {
+    const fingerprint = this.deps.fingerprinter.fingerprint(entry.url);
+    let count = this.asideCounts.get(host);
+    if (count === undefined) {
+      count = { kept: 0, beyond: 0 };
+      this.asideCounts.set(host, count);
+    }
+    if (this.restoring.has(host)) this.asideDuringRestore.add(host);
+    let outcome: AsideOutcome;
+    if (count.kept < this.maxAsidePerHost) {
+      // Keyed by fingerprint: a second copy of the URL (queued twice) is kept once, counted once.
+      this.committer.add({ kind: "aside", host, fingerprint, entry: toQueuedUrl(entry) });
+      count.kept++;
+      outcome = "kept";
+    } else {
+      count.beyond++;
+      this.committer.add({ kind: "aside-beyond", host, count: count.beyond });
+      outcome = "beyond-cap";
+    }
+    this.complete(host, entry, { done: false, counted: false });
+    return outcome;
+  }
+
+  /** Hosts with URLs kept aside, or dropped beyond the cap, while blacklisted. */
+  asideHosts(): string[] {
+    return [...this.asideCounts.keys()];
+  }
+
+  /** URLs of `host` kept aside, and dropped beyond the cap, while it was blacklisted. */
+  asideOf(host: string): AsideCount {
+    const count = this.asideCounts.get(host);
+    return count === undefined ? { kept: 0, beyond: 0 } : { ...count };
+  }
+
+  /**
+   * Gives back `host`'s URLs kept aside while it was blacklisted: `place` gets each one not done
+   * meanwhile, synchronously as its aside entry's removal is recorded, so one batch writes both (the
+   * URL is queued again or sent to its owner by `place`, never lost and never both). The count of URLs
+   * beyond the cap is reported and forgotten. Durable at the next {@link commit}; undefined when a
+   * restore of `host` is running already.
+   */
+  async restoreAside(host: string, place: (entry: QueuedUrl) => void): Promise<AsideRestore | undefined> {
+    if (this.restoring.has(host) || !this.asideCounts.has(host)) return undefined;
+    this.restoring.add(host);
+    try {
+      // Aside entries still in the commit buffer become readable, and done marks too.
+      await this.committer.commit();
+      const kept = await this.deps.store.asideOf(host);
+      const done = await this.deps.store.hasFetched(kept.map(({ fingerprint }) => fingerprint));
+      const beyondCap = this.asideCounts.get(host)?.beyond ?? 0;
+      let placed = 0;
+      for (const [i, { fingerprint, entry }] of kept.entries()) {
+        this.committer.add({ kind: "aside-done", host, fingerprint });
+        if (done[i]) continue;
+        place(entry);
+        placed++;
+      }
+      const count = this.asideCounts.get(host);
+      if (count !== undefined && this.asideDuringRestore.has(host)) {
+        // Blacklisted again while restoring: what was set aside since stays for the next removal.
+        count.kept = Math.max(0, count.kept - kept.length);
+        count.beyond -= beyondCap;
+        this.committer.add({ kind: "aside-beyond", host, count: count.beyond });
+      } else {
+        if (beyondCap > 0) this.committer.add({ kind: "aside-beyond", host, count: 0 });
+        this.asideCounts.delete(host);
+      }
+      return { placed, doneMeanwhile: kept.length - placed, beyondCap };
+    } finally {
+      this.restoring.delete(host);
+      this.asideDuringRestore.delete(host);
+    }
   }
 
   /** Marks `host`'s queue as possibly holding done URLs: each is checked before its fetch, durably. */

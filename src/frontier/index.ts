@@ -2,9 +2,14 @@
 
 export {
   type AdoptedHost,
+  type AsideCount,
+  type AsideOutcome,
+  type AsideRestore,
   type Completion,
+  DEFAULT_MAX_ASIDE_PER_HOST,
   DEFAULT_MAX_WINDOWED_HOSTS,
   DEFAULT_QUEUE_WINDOW,
+  type ForcedOutcome,
   Frontier,
   type FrontierDeps,
   type FrontierOptions,

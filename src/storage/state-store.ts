@@ -102,7 +102,24 @@ export type StateOp =
     }
   | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint }
   /** The first response stored with payload `digest` (this agent owns the digest). */
-  | { readonly kind: "digest"; readonly digest: string; readonly original: PayloadOriginal };
+  | { readonly kind: "digest"; readonly digest: string; readonly original: PayloadOriginal }
+  /**
+   * A URL of `host` dropped while the host was blacklisted, kept aside (neither queued nor done) until
+   * the host comes off the blacklist and the URL is queued again.
+   */
+  | {
+      readonly kind: "aside";
+      readonly host: string;
+      readonly fingerprint: bigint;
+      readonly entry: QueuedUrl;
+    }
+  /** A URL kept aside is queued again (or found done): its aside entry goes. */
+  | { readonly kind: "aside-done"; readonly host: string; readonly fingerprint: bigint }
+  /**
+   * URLs of `host` dropped while it was blacklisted and not kept aside (beyond the per-host cap), so
+   * that a removal can say how many it cannot restore; 0 deletes the count.
+   */
+  | { readonly kind: "aside-beyond"; readonly host: string; readonly count: number };
 
 type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
 /** One operation of an array batch, on one of the sublevels. */
@@ -171,7 +188,8 @@ function decodeEntry(value: string): QueuedUrl {
 
 /**
  * The agent's durable local state in one LevelDB folder: per-host URL queues, the seen and fetched
- * fingerprints, host records, the outbox of URLs handed to other agents, and metadata. Every change
+ * fingerprints, host records, the outbox of URLs handed to other agents, the URLs kept aside while
+ * their host was blacklisted, and metadata. Every change
  * goes through {@link StateStore.write}, one atomic batch, so a SIGKILL leaves either all of a
  * fetch's consequences on disk or none.
  */
@@ -187,6 +205,10 @@ export class StateStore {
   private readonly robots: Sub;
   /** Payload digests this agent registered, with the response that first stored each. */
   private readonly digests: Sub;
+  /** URLs kept aside while their host was blacklisted, keyed by host first (see the `aside` op). */
+  private readonly aside: Sub;
+  /** Per host, URLs dropped while blacklisted beyond what was kept aside (see the `aside-beyond` op). */
+  private readonly asideBeyond: Sub;
 
   private constructor(
     private readonly db: Level<string, string>,
@@ -205,6 +227,8 @@ export class StateStore {
     this.outbox = db.sublevel<string, string>("o", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.robots = db.sublevel<string, string>("r", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.digests = db.sublevel<string, string>("d", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.aside = db.sublevel<string, string>("a", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.asideBeyond = db.sublevel<string, string>("b", { keyEncoding: "utf8", valueEncoding: "utf8" });
   }
 
   /**
@@ -331,6 +355,28 @@ export class StateStore {
             value: JSON.stringify([op.original.url, op.original.date, op.original.recordId]),
             sublevel: this.digests,
           });
+          break;
+        case "aside":
+          batch.push({
+            type: "put",
+            key: op.host + SEP + fingerprintKey(op.fingerprint),
+            value: encodeEntry(op.entry),
+            sublevel: this.aside,
+          });
+          break;
+        case "aside-done":
+          batch.push({
+            type: "del",
+            key: op.host + SEP + fingerprintKey(op.fingerprint),
+            sublevel: this.aside,
+          });
+          break;
+        case "aside-beyond":
+          batch.push(
+            op.count > 0
+              ? { type: "put", key: op.host, value: String(op.count), sublevel: this.asideBeyond }
+              : { type: "del", key: op.host, sublevel: this.asideBeyond },
+          );
           break;
       }
     }
@@ -490,6 +536,34 @@ export class StateStore {
         entry: decodeEntry(value),
       };
     }
+  }
+
+  /**
+   * Per host with URLs kept aside or dropped beyond the cap while blacklisted: how many of each (read
+   * once at startup; only blacklisted hosts have any).
+   */
+  async asideCounts(): Promise<Map<string, { kept: number; beyond: number }>> {
+    const counts = new Map<string, { kept: number; beyond: number }>();
+    const of = (host: string) => {
+      let count = counts.get(host);
+      if (count === undefined) {
+        count = { kept: 0, beyond: 0 };
+        counts.set(host, count);
+      }
+      return count;
+    };
+    for await (const key of this.aside.keys()) of(key.slice(0, key.lastIndexOf(SEP))).kept++;
+    for await (const [host, value] of this.asideBeyond.iterator()) of(host).beyond = Number(value);
+    return counts;
+  }
+
+  /** The URLs of `host` kept aside (see the `aside` op), with their fingerprints, in key order. */
+  async asideOf(host: string): Promise<{ fingerprint: bigint; entry: QueuedUrl }[]> {
+    const result: { fingerprint: bigint; entry: QueuedUrl }[] = [];
+    for await (const [key, value] of this.aside.iterator({ gt: host + SEP, lt: `${host}\u0001` })) {
+      result.push({ fingerprint: BigInt(`0x${key.slice(host.length + 1)}`), entry: decodeEntry(value) });
+    }
+    return result;
   }
 
   /** For each payload digest, the response that first stored it, if this agent registered it. */
