@@ -31,7 +31,7 @@ import { type Admission, HostVisitor } from "./host-visitor.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
-import { loadBlacklist, restoredStats } from "./saved-state.js";
+import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
 
@@ -93,6 +93,9 @@ export interface AssembledAgent {
   readonly stats: CrawlStats;
   /** Hosts never fetched, changed at runtime (`ubicrawl ctl`) and kept in the state. */
   readonly blacklist: HostBlacklist;
+  /** Since when this state keeps the URLs dropped for blacklisted hosts aside (ms since the epoch). */
+  readonly keptAsideSinceMs: number;
+  readonly logger: Logger;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
 }
@@ -285,6 +288,7 @@ async function openParts(
   // What a visit asks: the cluster's answers, widened in the cross-over mode to the hosts it crossed into.
   const rights = crossOver ? crossOver.widen(ownRights) : ownRights;
   const blacklist = await loadBlacklist(store, logger);
+  const keptAsideSinceMs = await keptAsideSince(store, committer, clock);
   const selfOnly: UrlOwnership = { ownerOfUrl: () => options.id };
   const router = new LinkRouter(
     {
@@ -388,6 +392,8 @@ async function openParts(
     router,
     stats,
     blacklist,
+    keptAsideSinceMs,
+    logger,
     guard,
   };
 }

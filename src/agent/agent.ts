@@ -8,7 +8,15 @@ import type {
 } from "../dedup/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { BandwidthGate, Fetcher } from "../fetching/index.js";
-import type { AdoptedHost, Frontier, HostScheduler, WaitingHosts, WaitReason } from "../frontier/index.js";
+import type {
+  AdoptedHost,
+  ForcedOutcome,
+  Frontier,
+  HostScheduler,
+  WaitingHosts,
+  WaitReason,
+} from "../frontier/index.js";
+import type { Logger } from "../logging/index.js";
 import type {
   CrawlLog,
   CrawlLogInput,
@@ -18,7 +26,7 @@ import type {
   UrlTraits,
   WarcWriter,
 } from "../storage/index.js";
-import { hostKey, normalizeUrl } from "../url/index.js";
+import { hostKey, inScope, normalizeUrl } from "../url/index.js";
 import {
   type AssembledAgent,
   type AssemblyDeps,
@@ -26,6 +34,13 @@ import {
   type ClusterHooks,
 } from "./agent-assembly.js";
 import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
+import {
+  type BlacklistRemoval,
+  type BlacklistRestore,
+  describeRestore,
+  NO_RESTORE,
+  withHost,
+} from "./blacklist-restore.js";
 import type { ClusterFacingAgent } from "./cluster-facing.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { CrossOver } from "./cross-over.js";
@@ -51,6 +66,11 @@ type RuntimeSetting = keyof typeof RUNTIME_SETTINGS;
 
 /** Waits that a view change may end: a crashed owner's grace, a claim on a host being handed over. */
 const VIEW_DEPENDENT_WAITS: ReadonlySet<WaitReason> = new Set(["held", "hand-over"]);
+
+/** What a merge of blacklist entries gave back, when it took patterns off the list. */
+export interface RestoredByMerge {
+  readonly restore?: BlacklistRestore;
+}
 
 /** A crawling agent's local machinery, shared by the single-agent and the cluster modes. */
 export interface AgentParts {
@@ -120,6 +140,9 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly cluster: ClusterHooks | undefined;
   /** Hosts never fetched, changed at runtime (`ubicrawl ctl`) and kept in the state; their queued URLs are dropped. */
   private readonly blacklist: HostBlacklist;
+  /** Since when this agent's state keeps the URLs dropped for blacklisted hosts aside (ms). */
+  private readonly keptAsideSinceMs: number;
+  private readonly logger: Logger;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
   /** What {@link start} did with the seeds; undefined before it ran. */
@@ -136,6 +159,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.guard = parts.guard;
     this.cluster = cluster;
     this.blacklist = parts.blacklist;
+    this.keptAsideSinceMs = parts.keptAsideSinceMs;
+    this.logger = parts.logger;
     this.fetcher = parts.fetcher;
     this.committer = parts.committer;
     this.warc = parts.warc;
@@ -179,6 +204,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       } else routing.seenBefore++;
     }
     await this.frontier.commit();
+    // A removal from the blacklist that a crash (or a stop) cut short is finished now.
+    await this.restoreUnlisted();
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.crossOver?.start();
@@ -356,18 +383,78 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return added;
   }
 
+  /** URLs of one host kept aside at most while it is blacklisted; those beyond are only counted. */
+  get maxAsidePerHost(): number {
+    return this.frontier.maxAsidePerHost;
+  }
+
   /** The blacklist's patterns, sorted. */
   blacklistPatterns(): string[] {
     return this.blacklist.toJSON();
   }
 
-  /** Removes a pattern from the blacklist, durably; true when it was on it. Its hosts are crawled again. */
-  async unblacklistHost(pattern: string): Promise<boolean> {
+  /**
+   * Removes a pattern from the blacklist, durably; false when it was not on it. Its hosts are crawled
+   * again: the URLs this agent kept aside while they were listed are queued again (or sent to their
+   * hosts' owners), and the removal says how many, and what it could not restore.
+   */
+  async unblacklistHost(pattern: string): Promise<BlacklistRemoval | false> {
+    const normalized = pattern.trim().toLowerCase();
+    const addedAtMs = this.blacklist.entries().find((entry) => entry.pattern === normalized)?.changedAtMs;
     const removed = this.blacklist.remove(pattern, { atMs: this.clock.now(), by: this.options.id });
     if (!removed) return false;
     await this.saveBlacklist();
+    const restore = await this.restoreUnlisted();
     this.wakeHosts();
-    return true;
+    return { restore, droppedBeforeKeeping: addedAtMs !== undefined && addedAtMs < this.keptAsideSinceMs };
+  }
+
+  /**
+   * Gives back the URLs kept aside for hosts no longer blacklisted: each is queued again here when this
+   * agent owns its host (though seen before: it was never fetched), else sent to the owner; those done
+   * meanwhile are skipped, and those now beyond --max-depth or --scope dropped. Durable when it resolves;
+   * logged when anything was restored or could not be.
+   */
+  async restoreUnlisted(): Promise<BlacklistRestore> {
+    let total = NO_RESTORE;
+    for (const host of this.frontier.asideHosts()) {
+      if (this.blacklist.matches(host)) continue;
+      const placed = { here: 0, sent: 0, dropped: 0 };
+      const restored = await this.frontier.restoreAside(host, (entry) => {
+        const { url, depth, ...traits } = entry;
+        const where = this.router.restore(url, depth, host, traits);
+        if (where === "here") placed.here++;
+        else if (where === "sent") placed.sent++;
+        else placed.dropped++;
+      });
+      if (restored === undefined) continue;
+      total = withHost(total, restored, placed);
+      this.logger.info(
+        { event: "blacklist-restored", host, ...placed, ...restored },
+        `${host} is off the blacklist: ${describeRestore(withHost(NO_RESTORE, restored, placed), this.frontier.maxAsidePerHost)}`,
+      );
+    }
+    if (total.hosts > 0) {
+      await this.frontier.commit();
+      for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
+    }
+    return total;
+  }
+
+  /**
+   * Queues seed `url` (`ctl add-seeds --force`) on this agent, which owns its host, even when seen
+   * before, unless it is done already or out of --scope; durable when it resolves.
+   */
+  async forceSeed(url: string): Promise<ForcedOutcome | "out-of-scope"> {
+    const host = hostKey(url);
+    if (!inScope(host, this.options.scopes)) {
+      this.stats.recordDrop("scope");
+      return "out-of-scope";
+    }
+    const outcome = await this.frontier.forceAdd(url, 0, host);
+    await this.frontier.commit();
+    if (outcome !== "done-before") this.scheduler.markReady(host);
+    return outcome;
   }
 
   /** Every blacklist entry, removals included (what another agent merges). */
@@ -379,12 +466,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
    * Merges another agent's blacklist entries (the later change of each pattern wins), durably when
    * anything changed; hosts of removed patterns are crawled again.
    */
-  async mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge> {
+  async mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge & RestoredByMerge> {
     const before = JSON.stringify(this.blacklist.entries());
     const merge = this.blacklist.merge(entries);
     if (JSON.stringify(this.blacklist.entries()) !== before) await this.saveBlacklist();
-    if (merge.removed.length > 0) this.wakeHosts();
-    return merge;
+    if (merge.removed.length === 0) return merge;
+    const restore = await this.restoreUnlisted();
+    this.wakeHosts();
+    return { ...merge, restore };
   }
 
   /**

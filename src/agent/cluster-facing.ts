@@ -1,7 +1,8 @@
 import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
-import type { AdoptedHost, WaitingHosts } from "../frontier/index.js";
+import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
 import type { QueuedUrl, UrlTraits } from "../storage/index.js";
-import type { AgentStorage } from "./agent.js";
+import type { AgentStorage, RestoredByMerge } from "./agent.js";
+import type { BlacklistRemoval } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 
@@ -47,14 +48,27 @@ export interface ClusterFacingAgent {
   applySetting(name: string, value: number): void;
   /** Adds a host pattern to the blacklist, durably; false when it was there already. */
   blacklistHost(pattern: string): Promise<boolean>;
-  /** Removes a host pattern from the blacklist, durably; false when it was not there. */
-  unblacklistHost(pattern: string): Promise<boolean>;
+  /**
+   * Removes a host pattern from the blacklist, durably, and restores the URLs kept aside for its hosts
+   * (what it gave back, and what it could not); false when it was not there.
+   */
+  unblacklistHost(pattern: string): Promise<BlacklistRemoval | false>;
+  /** URLs of one host kept aside at most while it is blacklisted; those beyond are only counted. */
+  readonly maxAsidePerHost: number;
+  /**
+   * Queues seed `url`, whose host this agent owns, even when seen before (`ctl add-seeds --force`),
+   * unless it is done already or out of scope; durable when it resolves.
+   */
+  forceSeed(url: string): Promise<ForcedOutcome | "out-of-scope">;
   /** The blacklist's patterns, sorted. */
   blacklistPatterns(): string[];
   /** Every blacklist entry, removals included (what another agent merges). */
   blacklistEntries(): BlacklistEntry[];
-  /** Merges another agent's blacklist entries, durably; the later change of each pattern wins. */
-  mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge>;
+  /**
+   * Merges another agent's blacklist entries, durably; the later change of each pattern wins. Patterns
+   * it takes off restore their hosts' kept-aside URLs (`restore` says what that gave back).
+   */
+  mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge & RestoredByMerge>;
   /** Whether payloads with these digests (this agent owns them) were stored before; see DigestRegistry. */
   checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
   /** What agent `asker` did with digests it was told were new. */

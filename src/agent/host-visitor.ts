@@ -176,7 +176,9 @@ export class HostVisitor {
           return { kind: "yielded" };
         }
         if (this.deps.blacklisted(host)) {
-          this.drop(host, entry, "blacklisted");
+          // Not fetched, but not forgotten either: kept aside until the host comes off the blacklist.
+          this.deps.stats.recordDrop("blacklisted");
+          this.deps.frontier.setAside(host, entry);
           continue;
         }
         if (await this.alreadyFetched(host, entry, unsynced)) continue;

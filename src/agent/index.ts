@@ -3,9 +3,16 @@
  * archive) and the narrow surface the cluster layer drives it through.
  */
 
-export { Agent, type AgentStorage } from "./agent.js";
+export { Agent, type AgentStorage, type RestoredByMerge } from "./agent.js";
 export { type ClusterHooks, QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
+export {
+  addRestores,
+  type BlacklistRemoval,
+  type BlacklistRestore,
+  describeRestore,
+  NO_RESTORE,
+} from "./blacklist-restore.js";
 export type { ClusterFacingAgent } from "./cluster-facing.js";
 export {
   type CrawlCounters,

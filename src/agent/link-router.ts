@@ -87,6 +87,30 @@ export class LinkRouter {
   }
 
   /**
+   * Routes `url` of `host`, kept aside while its host was blacklisted, at its depth and with its traits:
+   * dropped if now too deep or out of scope, queued here though seen before (it was never fetched) when
+   * this agent owns it, else sent to its owner, who queues it unless it has it already.
+   */
+  restore(url: string, depth: number, host: string, traits: UrlTraits = {}): "here" | "sent" | "dropped" {
+    const { stats } = this.deps;
+    if (depth > this.options.maxDepth) {
+      stats.recordDrop("depth");
+      return "dropped";
+    }
+    if (!inScope(host, this.options.scopes)) {
+      stats.recordDrop("scope");
+      return "dropped";
+    }
+    const owner = this.deps.ownership().ownerOfUrl(url, host);
+    if (owner === this.deps.selfId || this.deps.exchange === undefined) {
+      this.deps.frontier.requeue(url, depth, host, traits);
+      return "here";
+    }
+    this.deps.exchange.send(owner, url, depth, host, traits);
+    return "sent";
+  }
+
+  /**
    * `traits` (failed attempts, a sitemap mark, a lastmod) go with the URL, queued here or sent. `origin`
    * says where the URL comes from: a link found on a page (the only kind the mode applies to), a seed,
    * or a URL given at a depth already computed.

@@ -80,3 +80,25 @@ function parseSaved(json: string, what: string): unknown {
     );
   }
 }
+
+/** The state's metadata key of when this state began keeping blacklisted hosts' URLs aside (ms). */
+export const ASIDE_SINCE_META_KEY = "aside-since";
+
+/**
+ * Since when (ms since the epoch) this state keeps the URLs it drops for a blacklisted host aside:
+ * its first opening by a version that does, recorded then. A pattern added before that may have
+ * dropped URLs that were not kept.
+ */
+export async function keptAsideSince(
+  store: StateStore,
+  committer: GroupCommit,
+  clock: Clock,
+): Promise<number> {
+  const saved = await store.getMeta(ASIDE_SINCE_META_KEY);
+  const since = saved === undefined ? Number.NaN : Number(saved);
+  if (Number.isFinite(since)) return since;
+  const now = clock.now();
+  committer.add({ kind: "meta", key: ASIDE_SINCE_META_KEY, value: String(now) });
+  await committer.commit();
+  return now;
+}

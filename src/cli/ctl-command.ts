@@ -15,10 +15,14 @@ const CTL_FLAGS = {
     type: "boolean",
     help: "apply the command to every live agent: the agent named relays it to the others over the cluster's own connections, so only its address need be reachable (add-seeds refuses it: the agent named routes each seed to its host's owner)",
   },
+  force: {
+    type: "boolean",
+    help: "add-seeds only: queue each URL even when its owner has seen it before (dropped while its host was blacklisted, say), unless it is done already (fetched, or failed for good): nothing is fetched twice; prints what became of each URL",
+  },
   ...OPERATOR_CONNECTION_FLAGS,
 } as const satisfies FlagSpecs;
 
-const USAGE = "ubicrawl ctl --agent HOST:PORT [--cluster] COMMAND [ARGUMENT...]";
+const USAGE = "ubicrawl ctl --agent HOST:PORT [--cluster] [--force] COMMAND [ARGUMENT...]";
 const DESCRIPTION = `Steers a running crawl through an agent's Admin service (over mutual TLS, an operator
 certificate is needed: ubicrawl certs writes operator.pem). Commands:
   pause                      stop starting fetches (those in flight finish; URL exchange and the
@@ -28,12 +32,18 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              then exit 0
   blacklist-add PATTERN      fetch nothing more from the hosts of PATTERN: example.org (any port),
                              example.org:443, or *.example.org (every host below); their queued URLs
-                             are dropped; the agent told passes it to every other, and agents that
+                             are dropped, but kept aside (10,000 a host at most; those beyond are
+                             counted); the agent told passes it to every other, and agents that
                              join later get it too; kept in each agent's state across restarts
-  blacklist-remove PATTERN   take PATTERN off the blacklist
+  blacklist-remove PATTERN   take PATTERN off the blacklist: the URLs kept aside for its hosts are
+                             queued again by their owners (within --max-depth and --scope; none done
+                             already); prints how many, and how many could not be restored (beyond
+                             the cap, or dropped by a version that did not keep them)
   blacklist-list             print the blacklist's patterns (with --cluster, each agent's)
   add-seeds URL|FILE...      inject seeds into the running crawl: the agent named sends each to its
-                             host's owner, so one agent reaches them all (no --cluster)
+                             host's owner, so one agent reaches them all (no --cluster); an owner
+                             skips a URL it has seen before, unless --force: then it queues it
+                             unless done already, and each URL's outcome is printed
   set NAME=VALUE             change a setting until the agent stops: delay-ms (politeness delay, from
                              each host's next request) or max-active-hosts
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
@@ -89,7 +99,9 @@ export async function ctlCommand(argv: string[]): Promise<number> {
         "given to any one agent reach every owner; drop --cluster",
     );
   }
-  const request = await build(args);
+  if (flags.force && name !== "add-seeds") throw bad(`--force is taken by add-seeds only, not ${name}`);
+  const built = await build(args);
+  const request: ControlRequest = flags.force ? { ...built, force: true } : built;
   const security = await securityFrom(flags);
   const timeoutMs = flags["timeout-ms"];
   const outcomes = flags.cluster
@@ -110,7 +122,9 @@ function outcomeLine(who: string, request: ControlRequest, ok: boolean, message:
   const said =
     request.action === "BLACKLIST_LIST" && ok
       ? `blacklist: ${message === "" ? "(empty)" : message.split("\n").join(", ")}`
-      : message;
+      : request.force === true && ok
+        ? `seeds forced:\n  ${message.split("\n").join("\n  ")}`
+        : message;
   return { ok, line: `${who}: ${ok ? "" : "refused: "}${said}` };
 }
 

@@ -1,4 +1,10 @@
-import type { BlacklistEntry, ClusterFacingAgent } from "../agent/index.js";
+import {
+  addRestores,
+  type BlacklistEntry,
+  type BlacklistRestore,
+  type ClusterFacingAgent,
+  NO_RESTORE,
+} from "../agent/index.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { Logger } from "../logging/index.js";
 import type { BlacklistSync } from "../transport/index.js";
@@ -36,10 +42,16 @@ export class BlacklistGossip {
     private readonly deps: BlacklistGossipDeps,
   ) {}
 
-  /** `SyncBlacklist`: merges a peer's entries and answers with this agent's after the merge. */
+  /**
+   * `SyncBlacklist`: merges a peer's entries and answers with this agent's after the merge, and with
+   * what the merge gave back of the hosts it took off the list (the URLs kept aside for them).
+   */
   async answer(request: BlacklistSync): Promise<BlacklistSync> {
-    await this.deps.agent.mergeBlacklist(request.entries);
-    return { entries: this.deps.agent.blacklistEntries() };
+    const merge = await this.deps.agent.mergeBlacklist(request.entries);
+    const entries = this.deps.agent.blacklistEntries();
+    return merge.restore === undefined || merge.restore.hosts === 0
+      ? { entries }
+      : { entries, restored: merge.restore };
   }
 
   /** Pulls from (and pushes to) every live agent; then syncs with one now and then until stopped. */
@@ -49,9 +61,13 @@ export class BlacklistGossip {
     this.schedule();
   }
 
-  /** After an operator's change here: pushes it to every live agent (failures are repaired later). */
-  async pushChange(): Promise<void> {
-    await this.syncWithAll();
+  /**
+   * After an operator's change here: pushes it to every live agent (failures are repaired later).
+   * Resolves with what the peers gave back of hosts the change took off the list (the peers that
+   * answered; the others restore theirs when the change reaches them).
+   */
+  async pushChange(): Promise<BlacklistRestore> {
+    return this.syncWithAll();
   }
 
   /** Stops the periodic sync. */
@@ -72,11 +88,13 @@ export class BlacklistGossip {
     }, this.options.intervalMs ?? BLACKLIST_SYNC_INTERVAL_MS);
   }
 
-  private async syncWithAll(): Promise<void> {
-    await Promise.all(this.deps.peers().map((peer) => this.syncWith(peer)));
+  private async syncWithAll(): Promise<BlacklistRestore> {
+    const restores = await Promise.all(this.deps.peers().map((peer) => this.syncWith(peer)));
+    return restores.reduce(addRestores, NO_RESTORE);
   }
 
-  private async syncWith(peer: string): Promise<void> {
+  /** Syncs with `peer`; resolves with what its merge gave back (nothing when the sync failed). */
+  private async syncWith(peer: string): Promise<BlacklistRestore> {
     const entries: BlacklistEntry[] = this.deps.agent.blacklistEntries();
     try {
       const reply = await this.deps.sync(peer, { entries });
@@ -87,12 +105,14 @@ export class BlacklistGossip {
           `blacklist from ${peer}: ${[...merge.added.map((p) => `+${p}`), ...merge.removed.map((p) => `-${p}`)].join(" ")}`,
         );
       }
+      return reply.restored ?? NO_RESTORE;
     } catch (error) {
       // Repaired by a later sync (this peer's, or another's).
       this.deps.logger.debug(
         { event: "blacklist-sync-failed", peer, err: error },
         `blacklist sync with ${peer} failed`,
       );
+      return NO_RESTORE;
     }
   }
 }

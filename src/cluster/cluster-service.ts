@@ -1,4 +1,9 @@
-import type { ClusterFacingAgent } from "../agent/index.js";
+import {
+  type BlacklistRemoval,
+  type BlacklistRestore,
+  type ClusterFacingAgent,
+  describeRestore,
+} from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
@@ -28,6 +33,7 @@ import type {
   UrlBatch,
   UrlBatchAck,
 } from "../transport/index.js";
+import { MAX_REPLY_MESSAGE_CHARS } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { BlacklistGossip } from "./blacklist-gossip.js";
 import { controlCluster } from "./cluster-control.js";
@@ -362,12 +368,13 @@ export class ClusterService implements AgentServiceHandlers {
           return { ok: false, message: error.message };
         }
       case "BLACKLIST_REMOVE": {
-        const removed = await agent.unblacklistHost(request.argument);
-        if (removed) await this.deps.blacklist.pushChange();
+        const removal = await agent.unblacklistHost(request.argument);
         // As an add of a pattern listed already: the blacklist is as asked either way.
+        if (removal === false) return { ok: true, message: `${request.argument} was not blacklisted` };
+        const others = await this.deps.blacklist.pushChange();
         return {
           ok: true,
-          message: removed ? `unblacklisted ${request.argument}` : `${request.argument} was not blacklisted`,
+          message: removalMessage(request.argument, removal, others, agent.maxAsidePerHost),
         };
       }
       case "BLACKLIST_LIST": {
@@ -375,7 +382,9 @@ export class ClusterService implements AgentServiceHandlers {
         return { ok: true, message: patterns.join("\n") };
       }
       case "ADD_SEEDS":
-        return this.addSeeds(request.urls ?? []);
+        return request.force === true
+          ? this.forceSeeds(request.urls ?? [], request.relayed === true)
+          : this.addSeeds(request.urls ?? []);
       case "SET": {
         const match = /^([a-z-]+)=(-?\d+)$/.exec(request.argument);
         if (!match) return { ok: false, message: `SET takes NAME=INTEGER, got "${request.argument}"` };
@@ -416,15 +425,120 @@ export class ClusterService implements AgentServiceHandlers {
       ok: true,
       message:
         `${seeds.length} seed${seeds.length === 1 ? "" : "s"}: ${own} of this agent's hosts, queued here, ` +
-        `${sent} sent to the agents that own their hosts (an agent skips a URL it has seen before)`,
+        `${sent} sent to the agents that own their hosts (an agent skips a URL it has seen before; ` +
+        "add-seeds --force queues those too)",
     };
   }
+
+  /**
+   * `Control ADD_SEEDS` with `force`: each URL is queued by its host's owner even when seen before,
+   * unless done there already (nothing is fetched twice). This agent queues its own, and relays the
+   * others' to them (`relayed`: a relayed request is not relayed further: a URL this agent does not own
+   * in its view then goes to its owner as a plain seed). The reply says what became of each URL.
+   */
+  private async forceSeeds(urls: readonly string[], relayed: boolean): Promise<ControlReply> {
+    const { agent } = this.deps;
+    const seeds: string[] = [];
+    for (const raw of urls) {
+      const url = normalizeUrl(raw);
+      if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
+      seeds.push(url);
+    }
+    const lines: string[] = [];
+    const elsewhere = new Map<string, string[]>();
+    let plain = false;
+    for (const url of seeds) {
+      const host = hostKey(url);
+      const owner = this.deps.ownership.ownerOfUrl(url, host);
+      if (owner === agent.id) {
+        lines.push(`${url}: ${FORCED_OUTCOMES[await agent.forceSeed(url)]}`);
+      } else if (relayed) {
+        agent.route(url, 0, host);
+        plain = true;
+        lines.push(
+          `${url}: ${owner} owns its host in this agent's view: sent there as a plain seed (skipped if seen)`,
+        );
+      } else {
+        elsewhere.set(owner, [...(elsewhere.get(owner) ?? []), url]);
+      }
+    }
+    for (const [owner, owned] of elsewhere) {
+      const address = this.deps.detector.alive().find((member) => member.id === owner)?.address;
+      let reply: ControlReply | undefined;
+      let why = "not alive";
+      if (address !== undefined) {
+        try {
+          reply = await this.deps.peers
+            .get(address)
+            .relayControl({ action: "ADD_SEEDS", argument: "", urls: owned, force: true, relayed: true });
+        } catch (error) {
+          why = error instanceof Error ? error.message : String(error);
+        }
+      }
+      if (reply?.ok === true) {
+        for (const line of reply.message.split("\n")) lines.push(`${line} (at ${owner})`);
+        continue;
+      }
+      // The owner could not take them forced: they still reach it, as plain seeds (durably, outbox).
+      for (const url of owned) {
+        agent.route(url, 0, hostKey(url));
+        plain = true;
+        lines.push(
+          `${url}: ${owner} could not be asked (${reply?.message ?? why}): sent as a plain seed (skipped if seen)`,
+        );
+      }
+    }
+    if (plain) {
+      await agent.commit();
+      agent.wakeHosts();
+    }
+    return { ok: true, message: boundedLines(lines) };
+  }
+}
+
+/**
+ * The reply to a blacklist removal: what the agent asked gave back of the hosts (the URLs it kept
+ * aside), what the peers that answered the push gave back, and plainly what could not be restored.
+ */
+export function removalMessage(
+  pattern: string,
+  removal: BlacklistRemoval,
+  others: BlacklistRestore,
+  cap: number,
+): string {
+  let message = `unblacklisted ${pattern}: ${describeRestore(removal.restore, cap)}`;
+  if (others.hosts > 0) message += `; on the other agents: ${describeRestore(others, cap)}`;
+  if (removal.droppedBeforeKeeping) {
+    message +=
+      "; URLs dropped before this agent's state kept them aside (the pattern is older) are not known " +
+      "and cannot be restored: give them to ctl add-seeds --force";
+  }
+  return message;
 }
 
 /** An `IdConflict` refusal with what the claimant should do; any other error as it is. */
 function withIdAdvice(error: unknown): unknown {
   if (!isUbiError(error, ErrorCode.IdConflict)) return error;
   return new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
+}
+
+/** What each outcome of a forced seed is told as. */
+const FORCED_OUTCOMES = {
+  queued: "queued (not seen before)",
+  "queued-again": "queued again (seen before, never fetched)",
+  "done-before": "done already (fetched, or failed for good): not fetched again",
+  "out-of-scope": "out of --scope: not queued",
+} as const;
+
+/** `lines`, one a line, cut to fit a reply (saying how many were left out). */
+function boundedLines(lines: readonly string[]): string {
+  const limit = MAX_REPLY_MESSAGE_CHARS - 100;
+  let length = 0;
+  for (const [i, line] of lines.entries()) {
+    length += line.length + 1;
+    if (length > limit) return `${lines.slice(0, i).join("\n")}\n… and ${lines.length - i} more`;
+  }
+  return lines.join("\n");
 }
 
 function idleLoad(): WorkLoad {

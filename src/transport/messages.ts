@@ -11,6 +11,7 @@ import type { AgentControlOutcome__Output } from "./generated/ubicrawl/v1/AgentC
 import type { AgentLoad__Output } from "./generated/ubicrawl/v1/AgentLoad.js";
 import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
 import type { BlacklistEntry__Output } from "./generated/ubicrawl/v1/BlacklistEntry.js";
+import type { BlacklistRestored__Output } from "./generated/ubicrawl/v1/BlacklistRestored.js";
 import type { BlacklistSync__Output } from "./generated/ubicrawl/v1/BlacklistSync.js";
 import type { ClaimReply__Output } from "./generated/ubicrawl/v1/ClaimReply.js";
 import type { ClaimRequest__Output } from "./generated/ubicrawl/v1/ClaimRequest.js";
@@ -188,7 +189,7 @@ export const CONTROL_ACTIONS: readonly ControlAction[] = specified(ControlAction
 /** `Control` request (`cluster`: every live agent, through the one asked). */
 export type ControlRequest = With<
   ControlRequest__Output,
-  { action: ControlAction; urls?: string[]; cluster?: boolean }
+  { action: ControlAction; urls?: string[]; cluster?: boolean; force?: boolean; relayed?: boolean }
 >;
 
 /** One agent's outcome of a command relayed to the cluster (`ubicrawl.v1.AgentControlOutcome`). */
@@ -200,8 +201,17 @@ export type ControlReply = With<ControlReply__Output, { agents?: AgentControlOut
 /** One host blacklist pattern and its last change (`ubicrawl.v1.BlacklistEntry`). */
 export type BlacklistEntry = BlacklistEntry__Output;
 
-/** `SyncBlacklist` request and reply: an agent's blacklist entries. */
-export type BlacklistSync = With<BlacklistSync__Output, { entries: BlacklistEntry[] }>;
+/** What an agent gave back of hosts taken off the blacklist (`ubicrawl.v1.BlacklistRestored`). */
+export type BlacklistRestored = BlacklistRestored__Output;
+
+/**
+ * `SyncBlacklist` request and reply: an agent's blacklist entries, and in a reply what the merge gave
+ * back of hosts it took off the list.
+ */
+export type BlacklistSync = With<
+  BlacklistSync__Output,
+  { entries: BlacklistEntry[]; restored?: BlacklistRestored }
+>;
 
 /**
  * `CheckDigests` request: payload digests the receiver owns, asked about by `fromId`, with the claims

@@ -28,6 +28,7 @@ import {
   type AgentLoad,
   type AgentStats,
   type BlacklistEntry,
+  type BlacklistRestored,
   type BlacklistSync,
   type ClaimReply,
   type ClaimRequest,
@@ -474,7 +475,18 @@ export function validateControlRequest(value: unknown): ControlRequest {
   // Absent from an agent or a ctl that predates it (false once decoded): this agent only.
   const cluster = bool(r.cluster ?? false, "cluster");
   if (cluster && action === "ADD_SEEDS") fail("cluster", "not taken by ADD_SEEDS");
-  return { action, argument, urls, ...(cluster ? { cluster } : {}) };
+  const force = bool(r.force ?? false, "force");
+  const relayed = bool(r.relayed ?? false, "relayed");
+  if ((force || relayed) && action !== "ADD_SEEDS")
+    fail(force ? "force" : "relayed", `not taken by ${action}`);
+  return {
+    action,
+    argument,
+    urls,
+    ...(cluster ? { cluster } : {}),
+    ...(force ? { force } : {}),
+    ...(relayed ? { relayed } : {}),
+  };
 }
 
 function controlOutcome(value: unknown, path: string): AgentControlOutcome {
@@ -513,7 +525,22 @@ function blacklistEntry(value: unknown, path: string): BlacklistEntry {
 /** Validates a `BlacklistSync` (request and reply of `SyncBlacklist`). */
 export function validateBlacklistSync(value: unknown): BlacklistSync {
   const r = record(value, "BlacklistSync");
-  return { entries: list(r.entries ?? [], "entries", MAX_BLACKLIST_ENTRIES, blacklistEntry) };
+  const entries = list(r.entries ?? [], "entries", MAX_BLACKLIST_ENTRIES, blacklistEntry);
+  // Absent from a request, from a reply that restored nothing, and from an agent that predates it.
+  if (r.restored === undefined || r.restored === null) return { entries };
+  const restored = record(r.restored, "restored");
+  const count = (name: keyof BlacklistRestored) => uint32(restored[name] ?? 0, `restored.${name}`);
+  return {
+    entries,
+    restored: {
+      hosts: count("hosts"),
+      queuedHere: count("queuedHere"),
+      sentToOwners: count("sentToOwners"),
+      outOfLimits: count("outOfLimits"),
+      doneMeanwhile: count("doneMeanwhile"),
+      beyondCap: count("beyondCap"),
+    },
+  };
 }
 
 /** A payload digest as WARC writes it: `sha1:` and 32 base32 characters. */

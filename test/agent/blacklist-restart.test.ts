@@ -48,10 +48,40 @@ describe("the host blacklist across a restart", () => {
 
     const third = await Agent.open(options);
     expect(await third.unblacklistHost(banned)).toBe(false);
-    expect(await third.unblacklistHost(banned.split(":")[0] as string)).toBe(true);
+    // The URLs dropped while it was listed were kept aside, and are queued again now.
+    const removal = await third.unblacklistHost(banned.split(":")[0] as string);
+    expect(removal).not.toBe(false);
+    if (removal === false) return;
+    expect(removal.droppedBeforeKeeping).toBe(false);
+    expect(removal.restore).toMatchObject({ hosts: 1, sentToOwners: 0, doneMeanwhile: 0, beyondCap: 0 });
+    expect(removal.restore.queuedHere).toBe(second.stats.dropped.get("blacklisted"));
     await third.stop();
     const fourth = await Agent.open(options);
     expect(await fourth.unblacklistHost(banned.split(":")[0] as string)).toBe(false);
+    await fourth.start();
+    await fourth.whenDone();
     await fourth.stop();
+    // Every URL of the host in the ground truth is fetched now, each once, and nothing else twice.
+    const log = (await readCrawlLogOf(options.dataDir)).map((entry) => entry.url);
+    const bannedUrls = truth.urls.filter((url) => hostKey(url) === banned);
+    expect(bannedUrls.length).toBeGreaterThan(0);
+    for (const url of bannedUrls) expect(log.filter((logged) => logged === url)).toHaveLength(1);
+    expect(new Set(log).size).toBe(log.length);
   }, 60_000);
+
+  it("says when a pattern is older than the state's keeping of dropped URLs: those cannot be restored", async () => {
+    const options = inProcessAgentOptions({
+      id: "b2",
+      dataDir: join(fixture.dir, "b2"),
+      seeds: [],
+      hostsFile: fixture.hostsFile,
+    });
+    const agent = await Agent.open(options);
+    // Added long ago, by an agent whose state did not keep what it dropped.
+    await agent.mergeBlacklist([{ pattern: "old.test", blocked: true, changedAtMs: 1, changedBy: "b0" }]);
+    await agent.blacklistHost("new.test");
+    expect(await agent.unblacklistHost("old.test")).toMatchObject({ droppedBeforeKeeping: true });
+    expect(await agent.unblacklistHost("new.test")).toMatchObject({ droppedBeforeKeeping: false });
+    await agent.stop();
+  });
 });

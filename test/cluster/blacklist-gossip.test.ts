@@ -248,3 +248,63 @@ describe("BlacklistGossip", () => {
     expect(reply.entries.map((entry) => entry.pattern)).toEqual(["a.test", "b.test"]);
   });
 });
+
+describe("BlacklistGossip and the URLs kept aside", () => {
+  const restored = {
+    hosts: 1,
+    queuedHere: 7,
+    sentToOwners: 2,
+    outOfLimits: 0,
+    doneMeanwhile: 1,
+    beyondCap: 3,
+  };
+
+  it("answers a sync with what its merge gave back, and a push sums what every peer gave back", async () => {
+    const here = new HostBlacklist();
+    here.add("spam.test", { atMs: 10, by: "agent-a" });
+    // A peer whose merge takes the pattern off, restoring the URLs it kept aside.
+    const peer = new BlacklistGossip(
+      {},
+      {
+        clock: new ManualClock(),
+        agent: {
+          blacklistEntries: () => [],
+          mergeBlacklist: async () => ({ added: [], removed: ["spam.test"], restore: restored }),
+        },
+        peers: () => [],
+        sync: async () => ({ entries: [] }),
+        logger: silentLogger,
+      },
+    );
+    const answer = await peer.answer({ entries: here.entries() });
+    expect(answer.restored).toEqual(restored);
+    // Nothing given back: no `restored` at all (as from an agent that predates it).
+    const quiet = new BlacklistGossip(
+      {},
+      {
+        clock: new ManualClock(),
+        agent: agentWith(new HostBlacklist()),
+        peers: () => [],
+        sync: async () => ({ entries: [] }),
+        logger: silentLogger,
+      },
+    );
+    expect((await quiet.answer({ entries: [] })).restored).toBeUndefined();
+
+    here.remove("spam.test", { atMs: 20, by: "agent-a" });
+    const gossip = new BlacklistGossip(
+      {},
+      {
+        clock: new ManualClock(),
+        agent: agentWith(here),
+        peers: () => ["agent-b", "agent-c", "agent-d"],
+        sync: async (name) => {
+          if (name === "agent-d") throw new UbiError(ErrorCode.PeerUnreachable, "down");
+          return name === "agent-b" ? { entries: [], restored } : { entries: [] };
+        },
+        logger: silentLogger,
+      },
+    );
+    expect(await gossip.pushChange()).toEqual(restored);
+  });
+});

@@ -496,6 +496,43 @@ describe("message validation, value by value", () => {
     ).toBe("agents[0].address: not a host:port address");
   });
 
+  it("takes `force` and `relayed` for ADD_SEEDS only", () => {
+    const seeds = { action: "ADD_SEEDS", argument: "", urls: ["http://a.test/"] };
+    expect(validateControlRequest({ ...seeds, force: true, relayed: true })).toEqual({
+      ...seeds,
+      force: true,
+      relayed: true,
+    });
+    expect(validateControlRequest({ ...seeds, force: false })).not.toHaveProperty("force");
+    expect(refusal(() => validateControlRequest({ action: "PAUSE", argument: "", force: true }))).toBe(
+      "force: not taken by PAUSE",
+    );
+    expect(refusal(() => validateControlRequest({ action: "PAUSE", argument: "", relayed: true }))).toBe(
+      "relayed: not taken by PAUSE",
+    );
+    expect(refusal(() => validateControlRequest({ ...seeds, force: "yes" }))).toBe("force: not a boolean");
+  });
+
+  it("takes what a peer's blacklist merge gave back in a sync reply, counts only", () => {
+    const restored = {
+      hosts: 1,
+      queuedHere: 39,
+      sentToOwners: 0,
+      outOfLimits: 0,
+      doneMeanwhile: 0,
+      beyondCap: 2,
+    };
+    expect(validateBlacklistSync({ entries: [], restored })).toEqual({ entries: [], restored });
+    expect(validateBlacklistSync({ entries: [], restored: null })).toEqual({ entries: [] });
+    expect(validateBlacklistSync({ entries: [], restored: { hosts: 1 } }).restored).toMatchObject({
+      hosts: 1,
+      queuedHere: 0,
+    });
+    expect(refusal(() => validateBlacklistSync({ entries: [], restored: { ...restored, hosts: -1 } }))).toBe(
+      "restored.hosts: not an integer in [0, 2^32)",
+    );
+  });
+
   it("requires an argument for SET too, and says why URLs are refused", () => {
     expect(refusal(() => validateControlRequest({ action: "SET", argument: "" }))).toBe("argument: empty");
     expect(refusal(() => validateControlRequest({ action: "SET", argument: "politeness=2" }))).toBe(

@@ -24,6 +24,17 @@ export interface ControlRequest {
    * ADD_SEEDS (each seed reaches its host's owner through any agent).
    */
   'cluster'?: (boolean);
+  /**
+   * ADD_SEEDS only (`ctl add-seeds --force`): queue each URL even when its owner has seen it before,
+   * unless it is done there (fetched, or failed for good): nothing is fetched twice. The agent asked
+   * relays the URLs other agents own to them (`Agent.Control`, with `relayed`).
+   */
+  'force'?: (boolean);
+  /**
+   * Set by an agent relaying forced seeds to their owners: the receiver relays none further (a URL it
+   * does not own in its view is routed as a plain seed, and its reply says so).
+   */
+  'relayed'?: (boolean);
 }
 
 /**
@@ -48,4 +59,15 @@ export interface ControlRequest__Output {
    * ADD_SEEDS (each seed reaches its host's owner through any agent).
    */
   'cluster': (boolean);
+  /**
+   * ADD_SEEDS only (`ctl add-seeds --force`): queue each URL even when its owner has seen it before,
+   * unless it is done there (fetched, or failed for good): nothing is fetched twice. The agent asked
+   * relays the URLs other agents own to them (`Agent.Control`, with `relayed`).
+   */
+  'force': (boolean);
+  /**
+   * Set by an agent relaying forced seeds to their owners: the receiver relays none further (a URL it
+   * does not own in its view is routed as a plain seed, and its reply says so).
+   */
+  'relayed': (boolean);
 }
