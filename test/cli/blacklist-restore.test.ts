@@ -8,7 +8,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { type ClusterAgent, hostKeyOf, startCluster } from "../cluster/cluster-harness.js";
+import { assignmentOf, type ClusterAgent, hostKeyOf, startCluster } from "../cluster/cluster-harness.js";
 
 /** `ubicrawl ctl` against a running agent, in plaintext. */
 async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number | null; stdout: string }> {
@@ -72,11 +72,16 @@ describe("ubicrawl ctl blacklist-remove", () => {
       servedListed,
     );
 
-    // A URL fetched already, forced: its owner says so and does not fetch it again.
+    // A URL fetched already, forced through the agent that does not own it: relayed to its owner,
+    // which says so and does not fetch it again.
     const seed = fixture.web.seeds[0] as string;
-    const forced = await ctl(first, "--force", "add-seeds", seed);
+    const owner = (await assignmentOf(agents.map((agent) => agent.id))).ownerOf(hostKeyOf(seed));
+    const other = agents.find((agent) => agent.id !== owner) as ClusterAgent;
+    const forced = await ctl(other, "--force", "add-seeds", seed);
     expect(forced.code, forced.stdout).toBe(0);
-    expect(forced.stdout).toContain(`${seed}: done already (fetched, or failed for good): not fetched again`);
+    expect(forced.stdout).toContain(
+      `${seed}: done already (fetched, or failed for good): not fetched again (at ${owner})`,
+    );
     expect((await ctl(first, "--force", "pause")).code).toBe(2);
 
     for (const agent of agents) expect((await agent.process.waitForExit(120_000)).code).toBe(0);
