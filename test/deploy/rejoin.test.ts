@@ -1,0 +1,191 @@
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { LOOPBACK_CIDR } from "../../src/launch/index.js";
+import { createClusterCertificates } from "../../src/security/index.js";
+import type { AgentStats } from "../../src/transport/index.js";
+import {
+  logEvent,
+  runUbicrawl,
+  startWebFixture,
+  type UbicrawlProcess,
+  type WebFixture,
+  waitFor,
+} from "../agent/harness.js";
+import {
+  composeFile,
+  type Doc,
+  expandKubernetesVars,
+  manifestOfKind,
+  parseAgentCommand,
+} from "./deploy-files.js";
+
+/**
+ * The deploy files' own command lines, run as real agents on loopback (no Docker, no Kubernetes): each
+ * name an agent is dialed at becomes a loopback port, each container path a file of the test. Then
+ * the first two agents die; the second, restarted as its container would be, must rejoin through the
+ * third within 10 s although the agent its --join names is down, and the first, restarted, must join
+ * the others rather than start a cluster of its own.
+ */
+
+let fixture: WebFixture | undefined;
+const running: UbicrawlProcess[] = [];
+
+afterEach(async () => {
+  for (const agent of running.splice(0)) if (!agent.exited) agent.kill("SIGKILL");
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+/** A free loopback port (bound, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** One agent of a deploy file: its id and its command line as the file gives it. */
+interface DeployedAgent {
+  readonly id: string;
+  readonly words: readonly string[];
+}
+
+function composeAgents(): DeployedAgent[] {
+  return Object.values<Doc>(composeFile().services).map((service) => ({
+    id: parseAgentCommand(service.command).id as string,
+    words: service.command,
+  }));
+}
+
+function statefulSetAgents(): DeployedAgent[] {
+  const statefulSet = manifestOfKind("StatefulSet");
+  const container = statefulSet.spec.template.spec.containers[0];
+  return Array.from({ length: statefulSet.spec.replicas as number }, (_, ordinal) => {
+    const id = `${statefulSet.metadata.name}-${ordinal}`;
+    return {
+      id,
+      words: expandKubernetesVars([...(container.command ?? []), ...container.args], {
+        POD_NAME: id,
+        POD_NAMESPACE: "ubicrawl",
+      }),
+    };
+  });
+}
+
+/** Runs the agents of one deploy file on loopback, each as its file starts it. */
+async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
+  const certs = join(web.dir, "certs");
+  await createClusterCertificates({
+    outDir: certs,
+    agents: agents.map((agent) => agent.id),
+    hosts: ["127.0.0.1"],
+  });
+  const ports = new Map<string, number>();
+  for (const agent of agents) ports.set(agent.id, await freePort());
+  // The name each agent advertises (its service or pod name) is where the others dial it.
+  const byName = new Map<string, string>();
+  for (const agent of agents) {
+    const advertised = parseAgentCommand(agent.words).advertise as string;
+    byName.set(advertised.slice(0, advertised.lastIndexOf(":")), agent.id);
+  }
+  const loopback = (address: string) => {
+    const name = address.slice(0, address.lastIndexOf(":"));
+    const id = byName.get(name);
+    if (id === undefined) throw new Error(`${address} names no agent of the file`);
+    return `127.0.0.1:${ports.get(id)}`;
+  };
+  const local = (agent: DeployedAgent): string[] => {
+    const words = [...agent.words];
+    const replace: Record<string, (value: string) => string> = {
+      "--data": () => join(web.dir, `data-${agent.id}`),
+      "--listen": () => `127.0.0.1:${ports.get(agent.id)}`,
+      "--advertise": () => `127.0.0.1:${ports.get(agent.id)}`,
+      "--join": (value) => value.split(",").map(loopback).join(","),
+      "--tls-ca": () => join(certs, "ca.pem"),
+      "--tls-cert": () => join(certs, `${agent.id}.pem`),
+      "--tls-key": () => join(certs, `${agent.id}.key`),
+      "--http": () => "127.0.0.1:0",
+      "--seeds": () => web.seedsFile,
+    };
+    for (let i = 1; i < words.length - 1; i++) {
+      const change = replace[words[i] as string];
+      if (change) words[i + 1] = change(words[i + 1] as string);
+    }
+    return [...words, "--hosts-file", web.hostsFile, "--allow-net", LOOPBACK_CIDR, "--progress", "off"];
+  };
+  const operator = ["--tls-ca", join(certs, "ca.pem"), "--tls-cert", join(certs, "operator.pem")];
+  const operatorKey = ["--tls-key", join(certs, "operator.key")];
+  return {
+    address: (id: string) => `127.0.0.1:${ports.get(id)}`,
+    /** Starts `agent` as its file does; resolves once it listens (rejects if it exits first). */
+    async start(agent: DeployedAgent): Promise<UbicrawlProcess> {
+      const process = runUbicrawl(local(agent), { cwd: web.dir });
+      running.push(process);
+      await waitFor(
+        () => {
+          if (process.exited) throw new Error(`${agent.id} exited:\n${process.stderr()}`);
+          return logEvent(process.stderr(), "listening") !== undefined;
+        },
+        `${agent.id} to listen`,
+        30_000,
+      );
+      return process;
+    },
+    /** The ids `id` sees alive, asked with the operator's certificate. */
+    async aliveSeenBy(id: string): Promise<string[]> {
+      const result = await runUbicrawl([
+        "stats",
+        "--agent",
+        `127.0.0.1:${ports.get(id)}`,
+        "--json",
+        ...operator,
+        ...operatorKey,
+      ]).waitForExit(20_000);
+      if (result.code !== 0) return [];
+      const [own] = (JSON.parse(result.stdout) as { agents: AgentStats[] }).agents;
+      return (own?.view ?? []).filter((peer) => peer.status === "ALIVE").map((peer) => peer.id);
+    },
+  };
+}
+
+describe.each([
+  ["the compose file", composeAgents],
+  ["the StatefulSet", statefulSetAgents],
+])("%s's agents, run as it runs them", (_where, agentsOf) => {
+  it("rejoin within 10 s while the agent their --join names is down, and the first joins the others back", async () => {
+    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 5, responseDelayMs: 5 });
+    const agents = agentsOf();
+    expect(agents).toHaveLength(3);
+    const [first, second, third] = agents as [DeployedAgent, DeployedAgent, DeployedAgent];
+    const cluster = await deployment(agents, fixture);
+    const processes = [];
+    for (const agent of agents) processes.push(await cluster.start(agent));
+    const all = agents.map((agent) => agent.id).sort();
+    await waitFor(
+      async () => (await cluster.aliveSeenBy(third.id)).sort().join() === all.join(),
+      "one cluster",
+      30_000,
+    );
+    for (const process of processes.slice(0, 2)) process.kill("SIGKILL");
+    for (const process of processes.slice(0, 2)) await process.waitForExit(10_000);
+
+    const restartedAtMs = performance.now();
+    await cluster.start(second);
+    await waitFor(
+      async () => (await cluster.aliveSeenBy(third.id)).includes(second.id),
+      `${third.id} to see ${second.id} back`,
+      10_000,
+    );
+    expect(performance.now() - restartedAtMs).toBeLessThanOrEqual(10_000);
+
+    const firstBack = await cluster.start(first);
+    expect(logEvent(firstBack.stderr(), "rejoin-remembered")).toBeDefined();
+    await waitFor(
+      async () => (await cluster.aliveSeenBy(first.id)).sort().join() === all.join(),
+      `${first.id} to be back in the cluster`,
+      20_000,
+    );
+  }, 120_000);
+});
