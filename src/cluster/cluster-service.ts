@@ -406,12 +406,8 @@ export class ClusterService implements AgentServiceHandlers {
    */
   private async addSeeds(urls: readonly string[]): Promise<ControlReply> {
     const { agent } = this.deps;
-    const seeds: string[] = [];
-    for (const raw of urls) {
-      const url = normalizeUrl(raw);
-      if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
-      seeds.push(url);
-    }
+    const seeds = normalizedSeeds(urls);
+    if (!Array.isArray(seeds)) return seeds;
     let own = 0;
     for (const url of seeds) {
       const host = hostKey(url);
@@ -438,12 +434,8 @@ export class ClusterService implements AgentServiceHandlers {
    */
   private async forceSeeds(urls: readonly string[], relayed: boolean): Promise<ControlReply> {
     const { agent } = this.deps;
-    const seeds: string[] = [];
-    for (const raw of urls) {
-      const url = normalizeUrl(raw);
-      if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
-      seeds.push(url);
-    }
+    const seeds = normalizedSeeds(urls);
+    if (!Array.isArray(seeds)) return seeds;
     const lines: string[] = [];
     const elsewhere = new Map<string, string[]>();
     let plain = false;
@@ -543,4 +535,15 @@ function boundedLines(lines: readonly string[]): string {
 
 function idleLoad(): WorkLoad {
   return { idle: true, urlBatchesSent: 0, urlBatchesReceived: 0, pagesFetched: 0, queuedUrls: 0 };
+}
+
+/** `urls` normalized, or the refusal of the whole command naming the first that is not http(s). */
+function normalizedSeeds(urls: readonly string[]): string[] | ControlReply {
+  const seeds: string[] = [];
+  for (const raw of urls) {
+    const url = normalizeUrl(raw);
+    if (url === null) return { ok: false, message: `not an http(s) URL: ${raw}` };
+    seeds.push(url);
+  }
+  return seeds;
 }

@@ -8,7 +8,13 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { assignmentOf, type ClusterAgent, hostKeyOf, startCluster } from "../cluster/cluster-harness.js";
+import {
+  assignmentOf,
+  type ClusterAgent,
+  hostKeyOf,
+  hostWithMostLeft,
+  startCluster,
+} from "../cluster/cluster-harness.js";
 
 /** `ubicrawl ctl` against a running agent, in plaintext. */
 async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number | null; stdout: string }> {
@@ -42,13 +48,7 @@ describe("ubicrawl ctl blacklist-remove", () => {
       "100 pages served",
       30_000,
     );
-    // The host with the most pages still to fetch.
-    const served = servedPages(fixture.web.recorder);
-    const left = new Map<string, number>();
-    for (const url of truth.urls) {
-      if (!served.has(url)) left.set(hostKeyOf(url), (left.get(hostKeyOf(url)) ?? 0) + 1);
-    }
-    const [host, remaining] = [...left].sort((a, b) => b[1] - a[1])[0] as [string, number];
+    const { host, remaining } = hostWithMostLeft(servedPages(fixture.web.recorder), truth.urls);
     expect(remaining).toBeGreaterThan(20);
 
     const added = await ctl(first, "blacklist-add", host);

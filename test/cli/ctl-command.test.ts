@@ -18,6 +18,7 @@ import {
   assignmentOf,
   type ClusterAgent,
   hostKeyOf,
+  hostWithMostLeft,
   startCluster,
   startClusterAgent,
 } from "../cluster/cluster-harness.js";
@@ -179,13 +180,7 @@ describe("ubicrawl ctl", () => {
       "200 pages served",
       30_000,
     );
-    // The host with the most pages still to fetch.
-    const served = servedPages(fixture.web.recorder);
-    const left = new Map<string, number>();
-    for (const url of truth.urls) {
-      if (!served.has(url)) left.set(hostKeyOf(url), (left.get(hostKeyOf(url)) ?? 0) + 1);
-    }
-    const [host, remaining] = [...left].sort((a, b) => b[1] - a[1])[0] as [string, number];
+    const { host, remaining } = hostWithMostLeft(servedPages(fixture.web.recorder), truth.urls);
     expect(remaining).toBeGreaterThan(20);
 
     const done = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-add", host);

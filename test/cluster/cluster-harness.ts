@@ -125,3 +125,16 @@ export function assignmentOf(ids: readonly string[]): Promise<Assignment> {
 export function hostKeyOf(url: string): string {
   return new URL(url).host;
 }
+
+/** The host (`name:port`) with the most URLs of `truthUrls` not served yet, and how many it has left. */
+export function hostWithMostLeft(
+  served: ReadonlyMap<string, number>,
+  truthUrls: readonly string[],
+): { host: string; remaining: number } {
+  const left = new Map<string, number>();
+  for (const url of truthUrls) {
+    if (!served.has(url)) left.set(hostKeyOf(url), (left.get(hostKeyOf(url)) ?? 0) + 1);
+  }
+  const [host = "", remaining = 0] = [...left].sort((a, b) => b[1] - a[1])[0] ?? [];
+  return { host, remaining };
+}
