@@ -121,7 +121,8 @@ function caConfig(): string {
   ].join("\n");
 }
 
-async function exists(path: string): Promise<boolean> {
+/** True when `path` exists (any kind of file). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;

@@ -4,7 +4,7 @@
  */
 
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { access, mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { MutualTlsTransport } from "../transport/index.js";
@@ -13,6 +13,7 @@ import {
   CA_CERT_FILE,
   CA_KEY_FILE,
   type CertificateAuthority,
+  exists,
   openOrCreateCa,
 } from "./certificate-authority.js";
 import {
@@ -225,15 +226,6 @@ async function keptCertificate(
     );
   }
   return { ...files, created: false, validTo: certificate.validTo };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Reads `caPath`, `certPath` and `keyPath` into the transport's mutual-TLS credentials. */
