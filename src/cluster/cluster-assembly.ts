@@ -131,8 +131,7 @@ export async function assembleCluster(
     mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
     isCrawlComplete: () => late.parts?.crawlEnd.isCrawlComplete() ?? false,
     digests: {
-      // Digests are spread over the agents like hosts are.
-      ownerOf: (digest) => ownership.ownerOf(digest),
+      ownerOf: (digest) => ownership.ownerOfDigest(digest),
       check: async (peerId, questions, settlements) =>
         fromWireVerdicts(
           await peerClient(peerId).checkDigests(

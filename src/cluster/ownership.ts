@@ -52,14 +52,19 @@ export class Ownership {
     return this.current;
   }
 
-  /** Owner of `host` (or of any key hashed like one, such as a payload digest) in the current view. */
+  /** Owner of `host` in the current view. */
   ownerOf(host: string): string {
     return this.current.ownerOf(host);
   }
 
+  /** Owner of payload digest `digest` in the current view: digests are spread over the agents like hosts. */
+  ownerOfDigest(digest: string): string {
+    return this.current.ownerOfRareKey(digest);
+  }
+
   /** Owner of `url`, of host `host`, in the current view: its host's owner, or its own under URL partitioning. */
   ownerOfUrl(url: string, host: string): string {
-    return this.current.ownerOf(partitionKey(this.partitioning, url, host));
+    return this.partitioning === "url" ? this.current.ownerOfRareKey(url) : this.current.ownerOf(host);
   }
 
   /**

@@ -3,7 +3,11 @@ import type { PayloadOriginal } from "../storage/index.js";
 import { MAX_DIGESTS_PER_MESSAGE } from "../transport/index.js";
 import type { DigestQuestion, DigestRegistry, DigestSettlement, DigestVerdict } from "./digest-registry.js";
 
-/** How long questions for one peer are gathered before they go out in one message. */
+/**
+ * How long questions for one peer are gathered, at most, while a message of questions to it is in
+ * flight: a question to an owner with none in flight goes at once, and those asked meanwhile go
+ * together when its answer comes, or after this long.
+ */
 export const DEFAULT_DIGEST_BATCH_MS = 10;
 /**
  * How long settlements for one peer wait for a message of questions to ride on before they go out in
@@ -62,15 +66,21 @@ interface Outbox<T, R> {
   items: T[];
   waiters: { resolve: (result: R) => void; reject: (error: unknown) => void }[];
   timer?: TimerHandle;
+  /** Sends the outbox now. */
+  flush: () => void;
 }
 
 /**
  * The asking side of cluster-wide duplicate detection: sends a payload's digest to the agent that owns
- * it (itself, or a peer, in batches gathered for {@link DEFAULT_DIGEST_BATCH_MS}), asks again while
- * another agent is storing the same bytes, and tells the owner once the claimed response is stored.
+ * it (itself, or a peer: at once when no question to that peer is in flight, else in a batch gathered
+ * meanwhile, as Nagle's algorithm does, so a lone host's page waits one round trip and a busy agent's
+ * questions still share messages), asks again while another agent is storing the same bytes, and tells
+ * the owner once the claimed response is stored.
  */
 export class DuplicateDetector {
   private readonly questions = new Map<string, Outbox<DigestQuestion, DigestVerdict>>();
+  /** Messages of questions in flight, per owner. */
+  private readonly questionsInFlight = new Map<string, number>();
   private readonly settlements = new Map<string, Outbox<DigestSettlement, undefined>>();
   private readonly batchMs: number;
   private readonly claimLeaseMs: number;
@@ -150,32 +160,44 @@ export class DuplicateDetector {
     if (owner === this.deps.selfId || !this.deps.peers) {
       return this.deps.registry.check([question]).then((verdicts) => verdicts[0] as DigestVerdict);
     }
-    const peers = this.deps.peers;
+    const idle = (this.questionsInFlight.get(owner) ?? 0) === 0;
     return this.enqueue(
       this.questions,
       owner,
       question,
-      async (items) => {
-        // The settlements waiting for this owner go along.
-        const riding = this.settlements.get(owner);
-        if (riding) this.settlements.delete(owner);
-        if (riding?.timer !== undefined) this.deps.clock.clearTimeout(riding.timer);
-        this.deps.onMessage?.();
-        const sentAtMs = this.deps.clock.now();
-        try {
-          const verdicts = await peers.check(owner, items, riding?.items ?? []);
-          this.noteAnswerTime(owner, this.deps.clock.now() - sentAtMs);
-          for (const { resolve } of riding?.waiters ?? []) resolve(undefined);
-          return verdicts;
-        } catch (error) {
-          // No answer: as slow as it gets, until a probe says otherwise.
-          this.noteAnswerTime(owner, Number.POSITIVE_INFINITY);
-          for (const { reject } of riding?.waiters ?? []) reject(error);
-          throw error;
-        }
-      },
-      this.batchMs,
+      (items) => this.sendQuestions(owner, items),
+      idle ? 0 : this.batchMs,
     );
+  }
+
+  /** Sends `items` to `owner` with the settlements waiting for it; once answered, the questions asked meanwhile go. */
+  private async sendQuestions(owner: string, items: readonly DigestQuestion[]): Promise<DigestVerdict[]> {
+    const peers = this.deps.peers as DigestPeers;
+    // The settlements waiting for this owner go along.
+    const riding = this.settlements.get(owner);
+    if (riding) this.settlements.delete(owner);
+    if (riding?.timer !== undefined) this.deps.clock.clearTimeout(riding.timer);
+    this.deps.onMessage?.();
+    this.questionsInFlight.set(owner, (this.questionsInFlight.get(owner) ?? 0) + 1);
+    const sentAtMs = this.deps.clock.now();
+    try {
+      const verdicts = await peers.check(owner, items, riding?.items ?? []);
+      this.noteAnswerTime(owner, this.deps.clock.now() - sentAtMs);
+      for (const { resolve } of riding?.waiters ?? []) resolve(undefined);
+      return verdicts;
+    } catch (error) {
+      // No answer: as slow as it gets, until a probe says otherwise.
+      this.noteAnswerTime(owner, Number.POSITIVE_INFINITY);
+      for (const { reject } of riding?.waiters ?? []) reject(error);
+      throw error;
+    } finally {
+      const left = (this.questionsInFlight.get(owner) ?? 1) - 1;
+      if (left > 0) this.questionsInFlight.set(owner, left);
+      else {
+        this.questionsInFlight.delete(owner);
+        this.questions.get(owner)?.flush();
+      }
+    }
   }
 
   /**
@@ -205,8 +227,9 @@ export class DuplicateDetector {
   }
 
   /**
-   * Adds `item` to `peer`'s outbox in `outboxes`; the outbox goes out `waitMs` after its first item, or
-   * at once when full, through `send`, whose results (one per item, in order) resolve the callers.
+   * Adds `item` to `peer`'s outbox in `outboxes`; the outbox goes out `waitMs` after its first item (at
+   * once for 0), or at once when full, or when its {@link Outbox.flush} is called, through `send`, whose
+   * results (one per item, in order) resolve the callers.
    */
   private enqueue<T, R>(
     outboxes: Map<string, Outbox<T, R>>,
@@ -217,26 +240,30 @@ export class DuplicateDetector {
   ): Promise<R> {
     let outbox = outboxes.get(peer);
     if (!outbox) {
-      outbox = { items: [], waiters: [] };
+      const created: Outbox<T, R> = {
+        items: [],
+        waiters: [],
+        flush: () => {
+          if (outboxes.get(peer) !== created) return;
+          outboxes.delete(peer);
+          if (created.timer !== undefined) this.deps.clock.clearTimeout(created.timer);
+          send(created.items).then(
+            (results) => {
+              for (const [i, { resolve }] of created.waiters.entries()) resolve(results[i] as R);
+            },
+            (error: unknown) => {
+              for (const { reject } of created.waiters) reject(error);
+            },
+          );
+        },
+      };
+      outbox = created;
       outboxes.set(peer, outbox);
     }
     const result = new Promise<R>((resolve, reject) => outbox.waiters.push({ resolve, reject }));
     outbox.items.push(item);
-    const flush = () => {
-      if (outboxes.get(peer) !== outbox) return;
-      outboxes.delete(peer);
-      if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
-      send(outbox.items).then(
-        (results) => {
-          for (const [i, { resolve }] of outbox.waiters.entries()) resolve(results[i] as R);
-        },
-        (error: unknown) => {
-          for (const { reject } of outbox.waiters) reject(error);
-        },
-      );
-    };
-    if (outbox.items.length >= MAX_DIGESTS_PER_MESSAGE) flush();
-    else outbox.timer ??= this.deps.clock.setTimeout(flush, waitMs);
+    if (outbox.items.length >= MAX_DIGESTS_PER_MESSAGE || waitMs === 0) outbox.flush();
+    else outbox.timer ??= this.deps.clock.setTimeout(outbox.flush, waitMs);
     return result;
   }
 }

@@ -109,6 +109,15 @@ export class Assignment {
   }
 
   /**
+   * The owner of a key asked about once or rarely (a payload digest, a URL under URL partitioning),
+   * like {@link ownerOf} but not memoized: a stream of such keys would push out the hosts the memo is
+   * for (with cluster dedup, a digest a page cleared the host memo every 4,096 pages).
+   */
+  ownerOfRareKey(key: string): string {
+    return this.ownerCache.get(key) ?? this.agents[this.circle.owners[this.replicaOf(key)]].id;
+  }
+
+  /**
    * The next `k` distinct agents clockwise after the owner of `hostKey`: who would own it if the owner
    * were absent, then if that one were absent too, and so on. Fewer than `k` when there are fewer agents.
    */

@@ -146,7 +146,11 @@ export class AgentServer {
     if (hostPort === undefined) {
       throw new UbiError(ErrorCode.InvalidArgument, `listen address must be host:port, got ${listen}`);
     }
-    const server = new Server({ "grpc.max_receive_message_length": this.#maxReceiveMessageBytes });
+    const server = new Server({
+      "grpc.max_receive_message_length": this.#maxReceiveMessageBytes,
+      // Channelz (grpc's introspection service, which ubicrawl does not serve) counts every call.
+      "grpc.enable_channelz": 0,
+    });
     server.addService(tolerantDefinition(serviceDefinition("Agent")), this.#implementation("Agent"));
     server.addService(tolerantDefinition(serviceDefinition("Admin")), this.#implementation("Admin"));
     watchRefusals(server, this.#security.kind === "tls", this.#refusals);

@@ -145,6 +145,8 @@ export class PeerClient {
       "grpc.max_receive_message_length": this.#options.maxReceiveMessageBytes,
       "grpc.max_reconnect_backoff_ms": this.#options.maxReconnectBackoffMs,
       "grpc.initial_reconnect_backoff_ms": Math.min(1000, this.#options.maxReconnectBackoffMs),
+      // Channelz (grpc's introspection service, which ubicrawl does not serve) counts every call.
+      "grpc.enable_channelz": 0,
     });
     this.#heartbeats = new HeartbeatStreamClient(address, this.#client);
   }

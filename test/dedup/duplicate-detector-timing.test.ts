@@ -85,11 +85,9 @@ function scripted(options: { claimLeaseMs?: number; batchMs?: number } = {}) {
   return { clock, local, remote, messages, detector };
 }
 
-/** Asks about a remote digest, sends its batch, answers it after `latencyMs`; the verdict. */
+/** Asks about a remote digest (its owner has no question in flight: it goes at once), answers it after `latencyMs`; the verdict. */
 async function askAfter(setup: ReturnType<typeof scripted>, d: string, latencyMs: number) {
   const verdict = setup.detector.check(d);
-  await flush();
-  setup.clock.advance(DEFAULT_DIGEST_BATCH_MS);
   await flush();
   const message = setup.messages.at(-1) as Message;
   setup.clock.advance(latencyMs);
@@ -98,17 +96,38 @@ async function askAfter(setup: ReturnType<typeof scripted>, d: string, latencyMs
 }
 
 describe("DuplicateDetector timing", () => {
-  it(`gathers questions to one owner for ${DEFAULT_DIGEST_BATCH_MS} ms by default, then sends them in one message`, async () => {
+  it("sends a question to an owner with none in flight at once; those asked meanwhile go together when it is answered", async () => {
     const { clock, messages, detector } = scripted();
-    const verdicts = [detector.check(digest("B", 1)), detector.check(digest("B", 2))];
+    const first = detector.check(digest("B", 1));
+    expect(messages.map((m) => m.size)).toEqual([1]);
+    const meanwhile = [detector.check(digest("B", 2)), detector.check(digest("B", 3))];
     await flush();
+    expect(messages).toHaveLength(1);
     expect(clock.pendingDelays).toEqual([DEFAULT_DIGEST_BATCH_MS]);
     clock.advance(DEFAULT_DIGEST_BATCH_MS - 1);
-    expect(messages).toHaveLength(0);
-    clock.advance(1);
-    expect(messages.map((m) => m.size)).toEqual([2]);
     messages[0]?.answer();
-    expect(await Promise.all(verdicts)).toEqual([
+    await flush();
+    expect(messages.map((m) => m.size)).toEqual([1, 2]);
+    expect(clock.pendingDelays.filter((ms) => ms < 60_000)).toEqual([]);
+    messages[1]?.answer();
+    expect(await Promise.all([first, ...meanwhile])).toEqual([
+      { kind: "claimed", owner: "b" },
+      { kind: "claimed", owner: "b" },
+      { kind: "claimed", owner: "b" },
+    ]);
+  });
+
+  it(`sends the questions gathered behind a message in flight after ${DEFAULT_DIGEST_BATCH_MS} ms at most`, async () => {
+    const { clock, messages, detector } = scripted();
+    const first = detector.check(digest("B", 1));
+    const second = detector.check(digest("B", 2));
+    await flush();
+    clock.advance(DEFAULT_DIGEST_BATCH_MS - 1);
+    expect(messages.map((m) => m.size)).toEqual([1]);
+    clock.advance(1);
+    expect(messages.map((m) => m.size)).toEqual([1, 1]);
+    for (const message of messages) message.answer();
+    expect(await Promise.all([first, second])).toEqual([
       { kind: "claimed", owner: "b" },
       { kind: "claimed", owner: "b" },
     ]);
@@ -116,15 +135,16 @@ describe("DuplicateDetector timing", () => {
 
   it(`sends a full message at once: ${MAX_DIGESTS_PER_MESSAGE} questions, no wait`, async () => {
     const { clock, messages, detector } = scripted();
+    const first = detector.check(digest("B", 0));
     const verdicts = Array.from({ length: MAX_DIGESTS_PER_MESSAGE + 1 }, (_, n) =>
-      detector.check(digest("B", n)),
+      detector.check(digest("B", n + 1)),
     );
     await flush();
-    expect(messages.map((m) => m.size)).toEqual([MAX_DIGESTS_PER_MESSAGE]);
+    expect(messages.map((m) => m.size)).toEqual([1, MAX_DIGESTS_PER_MESSAGE]);
     clock.advance(DEFAULT_DIGEST_BATCH_MS);
-    expect(messages.map((m) => m.size)).toEqual([MAX_DIGESTS_PER_MESSAGE, 1]);
+    expect(messages.map((m) => m.size)).toEqual([1, MAX_DIGESTS_PER_MESSAGE, 1]);
     for (const message of messages) message.answer();
-    expect((await Promise.all(verdicts)).every((v) => v.kind === "claimed")).toBe(true);
+    expect((await Promise.all([first, ...verdicts])).every((v) => v.kind === "claimed")).toBe(true);
   });
 
   it("without peers (an agent alone) asks and settles with its own registry", async () => {
@@ -172,19 +192,10 @@ describe("DuplicateDetector timing", () => {
   it(`takes an owner for slow when its average answer time passes ${SLOW_OWNER_MS} ms, not at it`, async () => {
     const setup = scripted();
     expect(await askAfter(setup, digest("B", 1), SLOW_OWNER_MS)).toEqual({ kind: "claimed", owner: "b" });
-    // Not slow at exactly 500 ms: two questions at once both go, in one message (no probe).
-    const both = [setup.detector.check(digest("B", 7)), setup.detector.check(digest("B", 8))];
-    await flush();
-    setup.clock.advance(DEFAULT_DIGEST_BATCH_MS);
-    expect(setup.messages.at(-1)?.size).toBe(2);
-    setup.clock.advance(SLOW_OWNER_MS);
-    setup.messages.at(-1)?.answer();
-    expect(await Promise.all(both)).toEqual([
-      { kind: "claimed", owner: "b" },
-      { kind: "claimed", owner: "b" },
-    ]);
+    // Not slow at exactly 500 ms: the next question is asked.
     expect(await askAfter(setup, digest("B", 2), 100)).toEqual({ kind: "claimed", owner: "b" });
-    // 500 → 500 → 420 (one fifth of the way to 100) → 516 (a fifth of the way to 900): slow now.
+    expect(setup.messages).toHaveLength(2);
+    // 500 → 420 (one fifth of the way to 100) → 516 (a fifth of the way to 900): slow now.
     expect(await askAfter(setup, digest("B", 3), 900)).toEqual({ kind: "claimed", owner: "b" });
     const sent = setup.messages.length;
     expect(await setup.detector.check(digest("B", 4))).toEqual({ kind: "unchecked" });
@@ -319,7 +330,8 @@ describe("DuplicateDetector timing", () => {
 
   it("stop ends the batches not sent: their questions are stored whole, their timers gone", async () => {
     const { clock, messages, detector } = scripted();
-    const verdict = detector.check(digest("B", 1));
+    void detector.check(digest("B", 1));
+    const verdict = detector.check(digest("B", 3));
     const settled = detector.settle("b", digest("B", 2), ORIGINAL);
     await flush();
     expect(clock.pendingDelays).toEqual([DEFAULT_DIGEST_BATCH_MS, DEFAULT_SETTLE_BATCH_MS]);
@@ -327,6 +339,6 @@ describe("DuplicateDetector timing", () => {
     expect(clock.pending).toBe(0);
     expect(await verdict).toEqual({ kind: "unchecked" });
     await settled;
-    expect(messages).toEqual([]);
+    expect(messages.map((m) => m.size)).toEqual([1]);
   });
 });

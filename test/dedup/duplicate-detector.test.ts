@@ -56,7 +56,7 @@ function pair(options: { failCalls?: boolean; claimLeaseMs?: number; answerDelay
 }
 
 describe("DuplicateDetector", () => {
-  it("asks the digest's owner, in one message per batch, and only about digests others own", async () => {
+  it("asks the digest's owner (the first question at once, those asked while it is in flight in one message), and only about digests others own", async () => {
     const { a, calls } = pair();
     const remote = ["P", "Q", "R", "S"].map(digest);
     const verdicts = await Promise.all([...remote, digest("C")].map((d) => a.check(d)));
@@ -64,7 +64,10 @@ describe("DuplicateDetector", () => {
       ...remote.map(() => ({ kind: "claimed", owner: "b" })),
       { kind: "claimed", owner: "a" },
     ]);
-    expect(calls).toEqual([{ from: "a", to: "b", kind: "check", size: 4 }]);
+    expect(calls).toEqual([
+      { from: "a", to: "b", kind: "check", size: 1 },
+      { from: "a", to: "b", kind: "check", size: 3 },
+    ]);
   });
 
   it("makes a copy fetched by another agent a revisit of the first, once the claimant settles", async () => {

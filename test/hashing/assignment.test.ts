@@ -31,6 +31,18 @@ function codeOf(run: () => unknown): string | undefined {
 }
 
 describe("Assignment: identical everywhere", () => {
+  it("gives a rare key (a digest, a URL) the same owner whether looked up memoized or not", () => {
+    const assignment = Assignment.build(uniform("agent-a", "agent-b", "agent-c"), {}, hasher);
+    const keys = [
+      ...hosts(100),
+      ...Array.from({ length: 5000 }, (_, i) => `sha1:${i.toString(32).padStart(32, "A")}`),
+    ];
+    const rare = keys.map((key) => assignment.ownerOfRareKey(key));
+    expect(keys.map((key) => assignment.ownerOf(key))).toEqual(rare);
+    expect(keys.map((key) => assignment.ownerOfRareKey(key))).toEqual(rare);
+    expect(new Set(rare).size).toBe(3);
+  });
+
   // Pinned once: any change to the seeding, the replica draws or the host hash breaks these.
   it("gives the same owners and successors as when they were recorded", () => {
     const assignment = Assignment.build(uniform("agent-a", "agent-b", "agent-c", "agent-d"), {}, hasher);
