@@ -10,7 +10,9 @@
 //   node scripts/test-node-lines.mjs [--line N]...     (npm run test:node-lines)
 
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 
 /** Each line and what runs on it. */
@@ -55,6 +57,32 @@ if (chosen.length === 0) {
   process.exit(2);
 }
 
+/**
+ * The failed tests of a vitest JSON report, each as "file > test: first line of its error" (CI shows
+ * only the end of its log, so the table repeats what failed).
+ */
+function failuresIn(reportPath) {
+  let report;
+  try {
+    report = JSON.parse(readFileSync(reportPath, "utf8"));
+  } catch {
+    return [];
+  }
+  const failures = [];
+  for (const file of report.testResults ?? []) {
+    const name = file.name.startsWith(process.cwd()) ? file.name.slice(process.cwd().length + 1) : file.name;
+    const failed = (file.assertionResults ?? []).filter((test) => test.status === "failed");
+    for (const test of failed) {
+      const why = (test.failureMessages?.[0] ?? "").split("\n")[0].slice(0, 300);
+      failures.push(`${name} > ${test.fullName}: ${why}`);
+    }
+    if (failed.length === 0 && file.status === "failed")
+      failures.push(`${name}: ${file.message ?? "failed"}`);
+  }
+  return failures;
+}
+
+const reports = mkdtempSync(join(tmpdir(), "ubicrawl-node-lines-"));
 const results = [];
 for (const { line, tests } of chosen) {
   const probe = spawnSync("npx", ["-y", `node@${line}`, "--version"], {
@@ -69,9 +97,19 @@ for (const { line, tests } of chosen) {
   }
   console.log(`\n== Node ${version}: ${tests === "all" ? "the whole suite" : "the fast subset"}\n`);
   const startedAt = performance.now();
+  const reportPath = join(reports, `node-${line}.json`);
   const run = spawnSync(
     "npx",
-    ["-y", `node@${line}`, "node_modules/vitest/vitest.mjs", "run", ...(tests === "all" ? [] : SUBSET)],
+    [
+      "-y",
+      `node@${line}`,
+      "node_modules/vitest/vitest.mjs",
+      "run",
+      "--reporter=default",
+      "--reporter=json",
+      `--outputFile.json=${reportPath}`,
+      ...(tests === "all" ? [] : SUBSET),
+    ],
     { stdio: "inherit", timeout: TIMEOUT_MS[tests], killSignal: "SIGKILL" },
   );
   results.push({
@@ -80,6 +118,7 @@ for (const { line, tests } of chosen) {
     what: tests,
     ok: run.status === 0,
     seconds: Math.round((performance.now() - startedAt) / 1000),
+    failures: run.status === 0 ? [] : failuresIn(reportPath),
     note:
       run.status === 0
         ? ""
@@ -95,4 +134,8 @@ for (const r of results) {
     `${String(r.line).padEnd(6)}${r.version.padEnd(11)}${r.what.padEnd(13)}${(r.ok ? "passed" : "FAILED").padEnd(8)}${String(r.seconds).padStart(7)}  ${r.note}`,
   );
 }
+for (const r of results) {
+  for (const failure of r.failures ?? []) console.log(`Node ${r.line} failed: ${failure}`);
+}
+rmSync(reports, { recursive: true, force: true });
 process.exit(results.every((r) => r.ok) ? 0 : 1);
