@@ -24,8 +24,22 @@ export {
   type UrlTraits,
 } from "./state-store.js";
 export { WARC_COMPRESSIONS, type WarcCompression } from "./warc-file-name.js";
+export {
+  cutTornWarcTail,
+  type DamagedWarcFile,
+  findDamagedWarcFiles,
+  type RecordedWarcFile,
+  recordWarcFileExtents,
+  warcFileRecordOp,
+} from "./warc-ledger.js";
 export { IDENTICAL_PAYLOAD_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
-export { type WarcExchange, type WarcRevisit, WarcWriter, type WarcWriterStats } from "./warc-writer.js";
+export {
+  type WarcExchange,
+  type WarcFileExtent,
+  type WarcRevisit,
+  WarcWriter,
+  type WarcWriterStats,
+} from "./warc-writer.js";
 export type { WarcWriterOptions } from "./warc-writer-options.js";
 export { ZSTD_NODE_VERSION, zstdAvailable } from "./zstd.js";

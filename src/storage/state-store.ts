@@ -91,6 +91,8 @@ export type StateOp =
    * never fetched again here, nor by a later owner of the host (a hand-over carries these).
    */
   | { readonly kind: "fetched"; readonly host: string; readonly fingerprint: bigint }
+  /** The URL of `host` with this fingerprint is not done any more: its WARC record was lost. */
+  | { readonly kind: "unfetched"; readonly host: string; readonly fingerprint: bigint }
   | { readonly kind: "host"; readonly host: string; readonly record: HostRecord }
   | { readonly kind: "meta"; readonly key: string; readonly value: string }
   | { readonly kind: "robots"; readonly origin: string; readonly snapshot: unknown }
@@ -103,6 +105,8 @@ export type StateOp =
   | { readonly kind: "outbox-done"; readonly peer: string; readonly fingerprint: bigint }
   /** The first response stored with payload `digest` (this agent owns the digest). */
   | { readonly kind: "digest"; readonly digest: string; readonly original: PayloadOriginal }
+  /** The response that first stored payload `digest` is lost: the next copy is stored whole. */
+  | { readonly kind: "digest-forget"; readonly digest: string }
   /**
    * A URL of `host` dropped while the host was blacklisted, kept aside (neither queued nor done) until
    * the host comes off the blacklist and the URL is queued again.
@@ -319,6 +323,14 @@ export class StateStore {
             sublevel: this.fetchedByHost,
           });
           break;
+        case "unfetched":
+          batch.push({ type: "del", key: fingerprintKey(op.fingerprint), sublevel: this.fetched });
+          batch.push({
+            type: "del",
+            key: op.host + SEP + fingerprintKey(op.fingerprint),
+            sublevel: this.fetchedByHost,
+          });
+          break;
         case "host":
           batch.push({ type: "put", key: op.host, value: JSON.stringify(op.record), sublevel: this.hosts });
           break;
@@ -355,6 +367,9 @@ export class StateStore {
             value: JSON.stringify([op.original.url, op.original.date, op.original.recordId]),
             sublevel: this.digests,
           });
+          break;
+        case "digest-forget":
+          batch.push({ type: "del", key: op.digest, sublevel: this.digests });
           break;
         case "aside":
           batch.push({
@@ -580,6 +595,11 @@ export class StateStore {
   /** A metadata value, or undefined. */
   async getMeta(key: string): Promise<string | undefined> {
     return this.meta.get(key);
+  }
+
+  /** Every metadata record whose key starts with `prefix`, in key order. */
+  async *metaEntries(prefix: string): AsyncGenerator<[key: string, value: string]> {
+    yield* this.meta.iterator({ gte: prefix, lt: `${prefix}\uffff` });
   }
 
   /** Closes the database; idempotent. */

@@ -81,6 +81,13 @@ export interface WarcWriterStats {
   recoveredFiles: number;
 }
 
+/** A WARC file this writer opened, with the bytes of whole records appended to it so far. */
+export interface WarcFileExtent {
+  /** Its name once finished (without `.open`). */
+  readonly name: string;
+  readonly bytes: number;
+}
+
 /** A file that writes are assigned to; it is created when its first record is queued. */
 interface FileSlot {
   name: string;
@@ -128,6 +135,8 @@ export class WarcWriter {
    */
   private lostWrites: UbiError | undefined;
   private closing: Promise<void> | undefined;
+  /** The files this writer finished (or is finishing), with their final lengths. */
+  private readonly finishedFiles: WarcFileExtent[] = [];
   private readonly counters: WarcWriterStats = {
     records: 0,
     exchanges: 0,
@@ -301,6 +310,18 @@ export class WarcWriter {
     return this.closing;
   }
 
+  /**
+   * Every file this writer opened, finished ones first, with the bytes of whole records appended to it:
+   * once {@link syncAppended} (or {@link flush}) resolves after this call, that many bytes of each are on
+   * the disk.
+   */
+  fileExtents(): WarcFileExtent[] {
+    const live = this.file;
+    return live === undefined
+      ? [...this.finishedFiles]
+      : [...this.finishedFiles, { name: live.slot.name, bytes: live.goodBytes }];
+  }
+
   /** A snapshot of the counters. */
   stats(): WarcWriterStats {
     return { ...this.counters };
@@ -456,6 +477,8 @@ export class WarcWriter {
     const file = this.file;
     if (!file) return Promise.resolve();
     this.file = undefined;
+    // Every append to it is done: its length is final, and synced once `finishing` resolves.
+    this.finishedFiles.push({ name: file.slot.name, bytes: file.goodBytes });
     this.finishing = this.finish(file).finally(() => {
       this.finishing = undefined;
     });
