@@ -21,7 +21,7 @@ import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
 import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
-import { CrawlLog, GroupCommit, StateStore, WarcWriter } from "../storage/index.js";
+import { CrawlLog, GroupCommit, recordWarcFileExtents, StateStore, WarcWriter } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken } from "./agent-options.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -30,6 +30,7 @@ import type { HostBlacklist } from "./host-blacklist.js";
 import { type Admission, HostVisitor } from "./host-visitor.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
+import { refetchLostPages } from "./lost-pages.js";
 import { PageArchive } from "./page-archive.js";
 import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
@@ -166,8 +167,9 @@ async function openParts(
   const crawlLog = new CrawlLog({ dir: options.dataDir });
   opened.push(crawlLog);
   await crawlLog.open();
+  const warcDir = join(options.dataDir, "warc");
   const warc = new WarcWriter({
-    dir: join(options.dataDir, "warc"),
+    dir: warcDir,
     agentId: options.id,
     compression: options.warcCompression,
   });
@@ -183,6 +185,7 @@ async function openParts(
     await Promise.all([warc.syncAppended(), crawlLog.sync()]);
     await store.write(ops);
   });
+  recordWarcFileExtents({ warc, crawlLog, committer });
   const frontier = await Frontier.open(
     {},
     {
@@ -193,6 +196,8 @@ async function openParts(
       onQueueGrew: (host) => scheduler?.queueGrew(host),
     },
   );
+  // Before the digests are loaded: it forgets those whose first copy is lost.
+  await refetchLostPages({ store, committer, frontier, warcDir, crawlLogPath: crawlLog.path, logger });
   const fetcher = new Fetcher(
     {
       userAgent: options.userAgent,

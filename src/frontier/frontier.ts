@@ -312,6 +312,20 @@ export class Frontier {
   }
 
   /**
+   * Makes done `url` of `host` not done and queues it again, counted off the host's pages: its WARC
+   * record is lost (see `src/agent/lost-pages.ts`). Durable at the next {@link commit}.
+   */
+  fetchAgain(url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.committer.add({ kind: "unfetched", host, fingerprint: this.deps.fingerprinter.fingerprint(url) });
+    const queue = this.queueOf(host);
+    if (queue.record.fetched > 0) {
+      queue.record.fetched--;
+      this.dirtyHosts.add(host);
+    }
+    this.requeue(url, depth, host, traits);
+  }
+
+  /**
    * Completes a taken entry of a blacklisted `host` without fetching it, and keeps its URL aside,
    * durably in the same batch (up to the per-host cap; beyond it the URL is only counted), so a removal
    * from the blacklist can queue it again ({@link restoreAside}).
