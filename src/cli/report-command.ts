@@ -13,13 +13,18 @@ const REPORT_FLAGS = {
 
 const USAGE = "ubicrawl report [--truth FILE] [--json] DIR...";
 const DESCRIPTION = `Reports what a crawl did from its agents' data folders (each agent's --data DIR, holding its
-crawl.log), for clusters started by hand as for 'ubicrawl cluster': coverage (truth URLs fetched / truth
-size, with --truth), overlap ((fetches - distinct URLs fetched) / distinct URLs), URLs fetched outside
-the truth, failures (crawl-log lines with status 0 that were not retried), retried attempts, and each
-agent's pages and share. An agent is named by its id where its folder names it (crawl log, WARC file
-names), else by its folder. Works on running or killed agents' folders (a torn last line is skipped).`;
+crawl.log and warc/), for clusters started by hand as for 'ubicrawl cluster': coverage (truth URLs
+fetched and archived / truth size, with --truth), overlap ((fetches - distinct URLs fetched) / distinct
+URLs), URLs fetched outside the truth, failures (crawl-log lines with status 0 that were not retried),
+retried attempts, pages of the crawl logs with no record in any WARC file (how many, and a few), and
+each agent's pages and share. An agent is named by its id where its folder names it (crawl log, WARC
+file names), else by its folder. Works on running or killed agents' folders (a torn last line is
+skipped; a WARC file torn at its end counts what is whole and is named).`;
 
-/** `ubicrawl report`: coverage, overlap, failures and shares of a crawl, from its agents' crawl logs. */
+/**
+ * `ubicrawl report`: coverage, overlap, failures, missing WARC records and shares of a crawl, from its
+ * agents' crawl logs and WARC files.
+ */
 export async function reportCommand(argv: string[]): Promise<number> {
   const flags = parseFlags(argv, REPORT_FLAGS);
   if (flags.help) {
@@ -31,7 +36,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
     throw new UbiError(ErrorCode.InvalidArgument, `name at least one agent's data folder (${USAGE})`);
   }
   const truth = flags.truth === undefined ? undefined : await readTruthFile(flags.truth);
-  const report = await measureAgentDirs(dirs, truth);
+  const report = await measureAgentDirs(dirs, truth, { readWarcs: true });
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ truthFile: flags.truth ?? null, ...report }, null, 2)}\n`);
     return 0;

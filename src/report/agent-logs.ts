@@ -1,8 +1,9 @@
 import { createReadStream } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import type { CrawlLogEntry } from "../storage/index.js";
+import { readWarcFile } from "../storage/warc-reader.js";
 import { type CrawlReport, CrawlTally } from "./crawl-tally.js";
 
 /**
@@ -17,6 +18,16 @@ export const CRAWL_LOG_FILE = "crawl.log";
 /** A WARC file name `<prefix>-<yyyyMMddHHmmss>-<serial>-<agent id>.warc.{gz,zst}[.open]` (see storage). */
 const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.(?:gz|zst)(?:\.open)?$/;
 
+/** What {@link measureAgentDirs} reads besides the crawl logs. */
+export interface MeasureOptions {
+  /**
+   * Read the WARC files of each folder (`DIR/warc`) too: pages with no record in any of them are
+   * reported, and not counted as covered.
+   * @default false
+   */
+  readonly readWarcs?: boolean;
+}
+
 /**
  * Reads the crawl logs of `dirs` (agents' data folders) and measures them, against `truth` when given.
  * @throws UbiError InvalidArgument when a folder has no readable crawl log, is given twice, or its log
@@ -25,6 +36,7 @@ const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.(?:gz|zst)(?:\.op
 export async function measureAgentDirs(
   dirs: readonly string[],
   truth?: ReadonlySet<string>,
+  options: MeasureOptions = {},
 ): Promise<CrawlReport> {
   const tally = new CrawlTally();
   const given = new Set<string>();
@@ -32,20 +44,55 @@ export async function measureAgentDirs(
     const full = resolve(dir);
     if (given.has(full)) throw new UbiError(ErrorCode.InvalidArgument, `${dir} is given twice`);
     given.add(full);
-    await tallyAgentDir(tally, dir);
+    await tallyAgentDir(tally, dir, options);
   }
   return tally.report(truth);
 }
 
 /**
- * Adds the agent of data folder `dir` to `tally` with every line of its crawl log. The agent is named
- * by the `agent` field of its log's lines, else by its WARC files' names (which end in its id), else by
- * the folder.
+ * Adds to `tally`, for agent `index`, the URLs of the response and revisit records of every WARC file
+ * in `warcDir` (the agent's, finished and `.open` files alike); a folder that does not exist adds
+ * nothing. A file the reader cannot read to its end counts what was read of it, and is named.
+ */
+async function tallyWarcDir(tally: CrawlTally, index: number, warcDir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = (await readdir(warcDir)).filter((name) => WARC_NAME.test(name)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw new UbiError(ErrorCode.InvalidArgument, `cannot read the WARC folder ${warcDir}`, { cause: error });
+  }
+  const urls = new Set<string>();
+  const unreadable: string[] = [];
+  for (const name of names) {
+    const path = join(warcDir, name);
+    try {
+      for await (const record of readWarcFile(path)) {
+        if (record.type !== "response" && record.type !== "revisit") continue;
+        const url = record.headers.get("warc-target-uri");
+        if (url !== undefined) urls.add(url);
+      }
+    } catch (error) {
+      unreadable.push(`${path} (${errorMessage(error)})`);
+    }
+  }
+  tally.addArchive(index, urls, names.length, unreadable);
+}
+
+/**
+ * Adds the agent of data folder `dir` to `tally` with every line of its crawl log (and, with
+ * `readWarcs`, what its WARC files hold). The agent is named by the `agent` field of its log's lines,
+ * else by its WARC files' names (which end in its id), else by the folder.
  * @throws UbiError InvalidArgument as {@link measureAgentDirs}.
  */
-export async function tallyAgentDir(tally: CrawlTally, dir: string): Promise<void> {
+export async function tallyAgentDir(
+  tally: CrawlTally,
+  dir: string,
+  options: MeasureOptions = {},
+): Promise<void> {
   const path = join(dir, CRAWL_LOG_FILE);
   const index = tally.addAgent(dir);
+  if (options.readWarcs === true) await tallyWarcDir(tally, index, join(dir, "warc"));
   let named = false;
   const torn = await forEachLine(path, (text, lineNumber) => {
     const entry = parseEntry(path, text, lineNumber);

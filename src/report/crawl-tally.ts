@@ -33,7 +33,7 @@ export interface AgentShare {
 
 /** How much of a ground truth a crawl fetched. */
 export interface Coverage {
-  /** Truth URLs fetched at least once. */
+  /** Truth URLs fetched at least once (and, when the WARC files were read, with a WARC record). */
   readonly covered: number;
   /** URLs in the truth. */
   readonly truthSize: number;
@@ -41,6 +41,21 @@ export interface Coverage {
   readonly fraction: number;
   /** Distinct URLs fetched that the truth does not hold. */
   readonly outsideTruth: number;
+}
+
+/** What the agents' WARC files hold of the pages their crawl logs name. */
+export interface ArchiveCheck {
+  /** WARC files read. */
+  readonly files: number;
+  /** Files that could not be read to their end (what was read of them counts), each with why. */
+  readonly unreadable: string[];
+  /**
+   * Distinct URLs fetched (crawl-log pages) by agents whose WARC folder was read, with no response or
+   * revisit record in any WARC file read.
+   */
+  readonly unarchived: number;
+  /** A few of them, in log order. */
+  readonly examples: string[];
 }
 
 /** The report of a crawl: the union of its agents' crawl logs. */
@@ -63,9 +78,14 @@ export interface CrawlReport {
   readonly mostFailedAttempts: { readonly url: string; readonly attempts: number } | null;
   /** Against the ground truth, or null when none was given. */
   readonly coverage: Coverage | null;
+  /** The pages against the WARC files, or null when no WARC folder was read. */
+  readonly archives: ArchiveCheck | null;
   /** Each agent's part, in the order the agents were added. */
   readonly agents: AgentShare[];
 }
+
+/** Pages without a WARC record named in a report, at most. */
+const ARCHIVE_EXAMPLES = 5;
 
 interface AgentCounts {
   agent: string;
@@ -74,6 +94,8 @@ interface AgentCounts {
   failures: number;
   retries: number;
   tornLine: boolean;
+  /** Its WARC folder was read: its pages are checked against the records. */
+  archiveRead: boolean;
 }
 
 /**
@@ -84,10 +106,25 @@ export class CrawlTally {
   private readonly agents: AgentCounts[] = [];
   private readonly fetchCounts = new Map<string, number>();
   private readonly failedAttempts = new Map<string, number>();
+  /** URLs with a WARC record in the WARC folders read ({@link addArchive}). */
+  private readonly archived = new Set<string>();
+  /** URLs fetched by agents whose WARC folder was read. */
+  private readonly checkedFetches = new Set<string>();
+  /** WARC files read; -1 while no WARC folder was. */
+  private archiveFiles = -1;
+  private readonly unreadableFiles: string[] = [];
 
   /** Adds an agent (named by its data folder until {@link nameAgent}); returns its index for {@link add}. */
   addAgent(dir: string): number {
-    this.agents.push({ agent: dir, dir, pages: 0, failures: 0, retries: 0, tornLine: false });
+    this.agents.push({
+      agent: dir,
+      dir,
+      pages: 0,
+      failures: 0,
+      retries: 0,
+      tornLine: false,
+      archiveRead: false,
+    });
     return this.agents.length - 1;
   }
 
@@ -107,11 +144,24 @@ export class CrawlTally {
     if (line.status > 0 && line.willRetry !== true) {
       agent.pages++;
       this.fetchCounts.set(line.url, (this.fetchCounts.get(line.url) ?? 0) + 1);
+      if (agent.archiveRead) this.checkedFetches.add(line.url);
       return;
     }
     if (line.willRetry === true) agent.retries++;
     else agent.failures++;
     this.failedAttempts.set(line.url, (this.failedAttempts.get(line.url) ?? 0) + 1);
+  }
+
+  /**
+   * Adds what agent `index`'s WARC folder holds (before its crawl-log lines): the URLs of its response
+   * and revisit records, the files read and those unreadable to their end (with why). That agent's
+   * pages with a record in no WARC folder read are then reported, and not counted as covered.
+   */
+  addArchive(index: number, urls: Iterable<string>, files: number, unreadable: readonly string[]): void {
+    this.agentAt(index).archiveRead = true;
+    for (const url of urls) this.archived.add(url);
+    this.archiveFiles = Math.max(this.archiveFiles, 0) + files;
+    this.unreadableFiles.push(...unreadable);
   }
 
   /** Failed attempts at `url` so far: its lines with status 0 or `willRetry`. */
@@ -144,6 +194,7 @@ export class CrawlTally {
       retries: this.agents.reduce((sum, agent) => sum + agent.retries, 0),
       mostFailedAttempts,
       coverage: truth === undefined ? null : this.coverage(truth),
+      archives: this.archiveCheck(),
       agents: this.agents.map((agent) => ({
         agent: agent.agent,
         dir: agent.dir,
@@ -157,14 +208,36 @@ export class CrawlTally {
   }
 
   private coverage(truth: ReadonlySet<string>): Coverage {
+    let fetched = 0;
     let covered = 0;
-    for (const url of truth) if (this.fetchCounts.has(url)) covered++;
+    for (const url of truth) {
+      if (!this.fetchCounts.has(url)) continue;
+      fetched++;
+      if (!this.isUnarchived(url)) covered++;
+    }
     return {
       covered,
       truthSize: truth.size,
       fraction: truth.size === 0 ? 0 : covered / truth.size,
-      outsideTruth: this.fetchCounts.size - covered,
+      outsideTruth: this.fetchCounts.size - fetched,
     };
+  }
+
+  /** True for a page fetched by an agent whose WARC folder was read, with a record in none read. */
+  private isUnarchived(url: string): boolean {
+    return this.checkedFetches.has(url) && !this.archived.has(url);
+  }
+
+  private archiveCheck(): ArchiveCheck | null {
+    if (this.archiveFiles < 0) return null;
+    let unarchived = 0;
+    const examples: string[] = [];
+    for (const url of this.fetchCounts.keys()) {
+      if (!this.isUnarchived(url)) continue;
+      unarchived++;
+      if (examples.length < ARCHIVE_EXAMPLES) examples.push(url);
+    }
+    return { files: this.archiveFiles, unreadable: [...this.unreadableFiles], unarchived, examples };
   }
 
   private agentAt(index: number): AgentCounts {

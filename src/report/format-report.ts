@@ -22,6 +22,16 @@ export function formatReport(report: CrawlReport, indent = "  "): string[] {
     `failures: ${report.failures} (status 0, not retried); retried attempts: ${report.retries}` +
       (most === null ? "" : `; most failed attempts at one URL: ${most.attempts} (${most.url})`),
   );
+  const { archives } = report;
+  if (archives !== null) {
+    lines.push(
+      archives.unarchived === 0
+        ? `WARC records: every page fetched has one (${archives.files} WARC files read)`
+        : `WARC records MISSING: ${archives.unarchived} pages of the crawl logs are in no WARC file ` +
+            `(${archives.files} read), e.g. ${archives.examples.join(", ")}; not counted as covered`,
+      ...archives.unreadable.map((file) => `WARC file not read to its end: ${file}`),
+    );
+  }
   const rows = report.agents.map((agent) => [
     agent.agent,
     String(agent.pages),

@@ -7,12 +7,14 @@
 export {
   CRAWL_LOG_FILE,
   type LoggedFetch,
+  type MeasureOptions,
   measureAgentDirs,
   readFetches,
   tallyAgentDir,
 } from "./agent-logs.js";
 export {
   type AgentShare,
+  type ArchiveCheck,
   type Coverage,
   type CrawlReport,
   CrawlTally,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { CrawlReport } from "../../src/report/index.js";
-import { CrawlLog, type CrawlLogInput } from "../../src/storage/index.js";
+import { CrawlLog, type CrawlLogInput, type WarcExchange, WarcWriter } from "../../src/storage/index.js";
 import {
   hostOf,
   isRobotsUrl,
@@ -43,6 +43,16 @@ const failure = (url: string, willRetry: boolean): CrawlLogInput => ({
   ...(willRetry ? { willRetry: true } : {}),
 });
 
+/** A fetch of `url` to archive. */
+const exchange = (url: string): WarcExchange => ({
+  url,
+  ip: "127.0.0.1",
+  date: new Date("2026-11-26T12:00:00Z"),
+  requestHeaderBlock: `GET ${new URL(url).pathname} HTTP/1.1\r\n\r\n`,
+  responseHeaderBlock: "HTTP/1.1 200 OK\r\n\r\n",
+  body: new TextEncoder().encode(url),
+});
+
 /** Writes `entries` to `<folder>/crawl.log` with the agent's own writer. */
 async function writeLog(folder: string, entries: readonly CrawlLogInput[]): Promise<void> {
   const log = new CrawlLog({ dir: folder });
@@ -75,8 +85,11 @@ describe("ubicrawl report on crawl logs with known figures", () => {
       page(u(4), 404),
       failure(u(9), false),
     ]);
-    await mkdir(join(alpha, "warc"));
-    await writeFile(join(alpha, "warc", "ubicrawl-20261126120000-00001-alpha.warc.gz"), "");
+    // Its pages' records, in a WARC file named after it (beta and plain have no WARC folder).
+    const warc = new WarcWriter({ dir: join(alpha, "warc"), agentId: "alpha" });
+    await warc.open();
+    for (const n of [1, 2, 3, 4]) await warc.write(exchange(u(n)));
+    await warc.close();
     // beta (named in its lines): u3 again, u5 (outside the truth), and a line torn by a kill at the end.
     beta = join(dir, "data-b");
     await writeLog(beta, [
@@ -107,6 +120,7 @@ describe("ubicrawl report on crawl logs with known figures", () => {
       retries: 2,
       mostFailedAttempts: { url: u(9), attempts: 3 },
       coverage: { covered: 4, truthSize: 5, fraction: 4 / 5, outsideTruth: 1 },
+      archives: { files: 1, unreadable: [], unarchived: 0, examples: [] },
     });
     expect(json.agents).toEqual([
       { agent: "alpha", dir: alpha, pages: 4, share: 4 / 8, failures: 1, retries: 2, tornLine: false },
@@ -127,6 +141,7 @@ describe("ubicrawl report on crawl logs with known figures", () => {
     expect(text.stdout).toMatch(/^\s+alpha\s+4\s+50\.00%\s+1\s+2\s+\S*data-a$/m);
     expect(text.stdout).toMatch(/^\s+beta\s+2\s+25\.00%\s+0\s+0\s+\S*data-b$/m);
     expect(text.stdout).toMatch(/torn last line was skipped in the crawl log of beta/);
+    expect(text.stdout).toMatch(/WARC records: every page fetched has one \(1 WARC files read\)/);
 
     const bare = await report(["--json", alpha, beta, plain]);
     expect(bare.code, bare.stderr).toBe(0);

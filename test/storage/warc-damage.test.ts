@@ -1,7 +1,8 @@
-import { copyFile, mkdir, readdir, rm, stat, truncate } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import type { CrawlReport } from "../../src/report/index.js";
 import type { CrawlLogEntry } from "../../src/storage/index.js";
 import {
   agentDataDir,
@@ -10,6 +11,7 @@ import {
   logEvent,
   readCrawlLogOf,
   readWarcRecords,
+  runUbicrawl,
   servedPages,
   spawnAgent,
   startWebFixture,
@@ -72,6 +74,14 @@ async function archivedUrls(dataDir: string): Promise<Set<string>> {
   return urls;
 }
 
+/** `ubicrawl report --json` of `dataDir` (against truth file `truth`, if given), parsed. */
+async function reportOf(dataDir: string, truth?: string): Promise<CrawlReport> {
+  const args = truth === undefined ? [] : ["--truth", truth];
+  const run = await runUbicrawl(["report", "--json", ...args, dataDir]).waitForExit(60_000);
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as CrawlReport;
+}
+
 /** Restarts agent `a1` on `dataDir`, counting how often each page is served meanwhile. */
 async function restartOn(dataDir: string): Promise<{ exit: ExitResult; served: Map<string, number> }> {
   fixture.web.recorder.reset();
@@ -86,7 +96,13 @@ describe("damaged WARC files", () => {
     const [file] = await listWarcFiles(dataDir);
     if (file === undefined) throw new Error("the crawl wrote no WARC file");
     const size = (await stat(file)).size;
+    expect((await reportOf(dataDir)).archives).toMatchObject({ files: 1, unarchived: 0, unreadable: [] });
     await truncate(file, size - CUT_BYTES);
+    // Before the restart, the report reads the WARC file: the pages whose records were cut are counted.
+    const before = await reportOf(dataDir);
+    expect(before.archives?.unarchived).toBeGreaterThan(0);
+    const text = await runUbicrawl(["report", dataDir]).waitForExit(60_000);
+    expect(text.stdout).toContain(`WARC records MISSING: ${before.archives?.unarchived} pages`);
 
     const { exit, served } = await restartOn(dataDir);
     expect(exit.code, exit.stderr).toBe(0);
@@ -100,11 +116,13 @@ describe("damaged WARC files", () => {
     const lost = warning?.pagesLost as number;
     expect(lost).toBeGreaterThan(0);
     expect(warning?.msg).toContain(`${lost} page`);
+    expect(lost).toBe(before.archives?.unarchived);
     // Only the lost pages are fetched again, each once, and every page has its record again.
     expect([...served.values()].reduce((sum, count) => sum + count, 0)).toBe(lost);
     expect([...served.keys()].every((url) => pages.has(url))).toBe(true);
     const archived = await archivedUrls(dataDir);
     expect([...pages].filter((url) => !archived.has(url))).toEqual([]);
+    expect((await reportOf(dataDir)).archives).toMatchObject({ unarchived: 0, unreadable: [] });
 
     // Found and repaired once: the next start says nothing and fetches nothing.
     const again = await restartOn(dataDir);
@@ -118,6 +136,12 @@ describe("damaged WARC files", () => {
     const pages = pagesOf(await readCrawlLogOf(dataDir));
     const files = await listWarcFiles(dataDir);
     for (const file of files) await rm(file);
+    // The crawl's own pages as the truth: covered by the crawl log, but no longer by WARC records.
+    const truth = join(fixture.dir, "pages.txt");
+    await writeFile(truth, `${[...pages].join("\n")}\n`);
+    const before = await reportOf(dataDir, truth);
+    expect(before.archives).toMatchObject({ files: 0, unarchived: pages.size });
+    expect(before.coverage).toMatchObject({ covered: 0, truthSize: pages.size, outsideTruth: 0 });
 
     const { exit, served } = await restartOn(dataDir);
     expect(exit.code, exit.stderr).toBe(0);
@@ -132,5 +156,6 @@ describe("damaged WARC files", () => {
     expect(new Set(served.keys())).toEqual(pages);
     const archived = await archivedUrls(dataDir);
     expect([...pages].filter((url) => !archived.has(url))).toEqual([]);
+    expect((await reportOf(dataDir, truth)).coverage).toMatchObject({ covered: pages.size, fraction: 1 });
   }, 200_000);
 });
