@@ -19,7 +19,7 @@ import {
 } from "../fetching/index.js";
 import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { RobotsCache, type RobotsSnapshot } from "../robots/index.js";
+import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { CrawlLog, GroupCommit, recordWarcFileExtents, StateStore, WarcWriter } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
@@ -213,7 +213,10 @@ async function openParts(
   opened.push(fetcher);
   const ipGate = new IpGate(options.maxPerIp);
   const robots = new RobotsCache(
-    { userAgent: productToken(options.userAgent), unavailableRetryMs: options.robotsRetryMs },
+    {
+      userAgent: productToken(options.userAgent) ?? EVERY_CRAWLER,
+      unavailableRetryMs: options.robotsRetryMs,
+    },
     { fetcher: ipGatedFetch(fetcher, (hostname) => resolver.resolve(hostname), ipGate), clock },
   );
   for await (const snapshot of store.robotsSnapshots()) {

@@ -44,7 +44,7 @@ export interface AgentOptions {
   readonly maxPagesPerHost: number;
   /** Per-host link depth at most. @default 20 */
   readonly maxDepth: number;
-  /** User-Agent header; its first product token is matched in robots.txt. */
+  /** User-Agent header; the name of its first product is matched in robots.txt (see {@link productToken}). */
   readonly userAgent: string;
   /** Domains to stay in; empty means a broad crawl. */
   readonly scopes: readonly string[];
@@ -146,8 +146,16 @@ export function validateAgentOptions(options: AgentOptions): void {
   }
 }
 
-/** The product token of a User-Agent string (`ubicrawl/0.1 (…)` → `ubicrawl`), for robots.txt matching. */
-export function productToken(userAgent: string): string {
-  const match = /^[A-Za-z0-9_-]+/.exec(userAgent.trim());
-  return match ? match[0].toLowerCase() : "*";
+/** RFC 9309 §2.2.1: a crawler's product token has letters, `_` and `-` only. */
+const PRODUCT_TOKEN = /^[A-Za-z_-]+$/;
+
+/**
+ * The product token a User-Agent string names, lowercased, for robots.txt and meta robots: the name of
+ * its first product, before the `/` of its version or its first comment (`ubicrawl/0.1 (+…)` →
+ * `ubicrawl`). Undefined when that name is not a product token (`Foo Bar`, `bot2/1.0`): such a
+ * crawler is named by no group, and obeys only the groups for every crawler (`*`), as Google's does.
+ */
+export function productToken(userAgent: string): string | undefined {
+  const name = userAgent.split(/[/(]/, 1)[0]?.trim() ?? "";
+  return PRODUCT_TOKEN.test(name) ? name.toLowerCase() : undefined;
 }

@@ -42,8 +42,8 @@ export interface HostVisitOptions {
   readonly maxFetchAttempts: number;
   /** Wait before the first retry of a transient failure; doubled at each further one. */
   readonly fetchRetryMs: number;
-  /** Product token matched against meta robots names (besides `robots`). */
-  readonly userAgentToken: string;
+  /** Product token matched against meta robots names (besides `robots`); undefined when it has none. */
+  readonly userAgentToken: string | undefined;
 }
 
 /** What a {@link HostVisitor} needs. */

@@ -8,8 +8,8 @@ import type { LinkRouter } from "./link-router.js";
 export interface PageLinkOptions {
   /** Links read from one page at most. */
   readonly maxLinksPerPage: number;
-  /** Product token matched against meta robots names (besides `robots`). */
-  readonly userAgentToken: string;
+  /** Product token matched against meta robots names (besides `robots`); undefined when it has none. */
+  readonly userAgentToken: string | undefined;
 }
 
 /** The page a link was found on. */

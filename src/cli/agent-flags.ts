@@ -92,7 +92,7 @@ export const AGENT_FLAGS = {
   },
   "user-agent": {
     type: "string",
-    help: "User-Agent header",
+    help: "User-Agent header; the name of its first product (before its /version or (comment)) is the product token robots.txt groups are matched by: letters, _ and - only, or the agent obeys only the User-agent: * groups",
     default: AGENT_DEFAULTS.userAgent,
     placeholder: "UA",
   },

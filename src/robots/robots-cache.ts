@@ -11,7 +11,10 @@ import { decodeRobotsTxt } from "./robots-text.js";
 
 /** Options of {@link RobotsCache}. */
 export interface RobotsCacheOptions {
-  /** Product token matched against `User-agent` lines, e.g. `ubicrawl` (not the full User-Agent header). */
+  /**
+   * Product token matched against `User-agent` lines, e.g. `ubicrawl` (not the full User-Agent header),
+   * or {@link EVERY_CRAWLER} for a crawler without one: only the groups for every crawler apply.
+   */
   userAgent: string;
   /** How long parsed and allow-all rules are reused, ms. @default 86400000 (24 h) */
   ttlMs?: number;
@@ -41,6 +44,8 @@ export interface RobotsCacheDeps {
   clock?: Clock;
 }
 
+/** The `User-agent` value of the groups for every crawler, as the token of a crawler that has none. */
+export const EVERY_CRAWLER = "*";
 const ACCEPT = "text/plain,*/*;q=0.5";
 /** @default of {@link RobotsCacheOptions.maxCrawlDelayMs}: one day. */
 const DEFAULT_MAX_CRAWL_DELAY_MS = 86_400_000;
@@ -65,8 +70,10 @@ export class RobotsCache {
   /** @throws UbiError InvalidArgument for an invalid option. */
   constructor(options: RobotsCacheOptions, deps: RobotsCacheDeps) {
     const userAgent = options.userAgent;
-    if (typeof userAgent !== "string" || !/^[A-Za-z_-]+$/.test(userAgent)) {
-      invalidArgument(`userAgent must be a product token (letters, "_" and "-"), got ${String(userAgent)}`);
+    if (typeof userAgent !== "string" || !(userAgent === EVERY_CRAWLER || /^[A-Za-z_-]+$/.test(userAgent))) {
+      invalidArgument(
+        `userAgent must be a product token (letters, "_" and "-") or "${EVERY_CRAWLER}", got ${String(userAgent)}`,
+      );
     }
     this.#ttlMs = nonNegative("ttlMs", options.ttlMs ?? 86_400_000);
     this.#maxBytes = positiveInteger("maxBytes", options.maxBytes ?? 500 * 1024);

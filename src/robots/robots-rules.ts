@@ -1,5 +1,6 @@
 import robotsParserModule from "robots-parser";
 import { type ErrorCode, invalidArgument } from "../errors.js";
+import { normalizePercentEscapes } from "../url/index.js";
 import { normalizeRobotsText } from "./robots-text.js";
 
 // robots-parser is CommonJS and its .d.ts declares an ESM default export: under NodeNext the default import
@@ -123,12 +124,14 @@ export class RobotsRules {
 
   /**
    * True when `url` may be fetched. Unavailable rules allow nothing; a URL of another origin is not
-   * governed by these rules and gets `false` (ask the rules of its own origin).
+   * governed by these rules and gets `false` (ask the rules of its own origin). Its percent escapes
+   * are compared in the form the rules' paths have them (see normalizeRobotsText): an agent's URLs
+   * have it already, so `/foo/bar/%62%61%7A` is `/foo/bar/baz` to both.
    */
   isAllowed(url: string): boolean {
     if (this.status === "allow-all") return true;
     if (this.#robot === undefined) return false;
-    return this.#robot.isAllowed(url, this.#userAgent) === true;
+    return this.#robot.isAllowed(normalizePercentEscapes(url), this.#userAgent) === true;
   }
 
   /** The serializable snapshot. */

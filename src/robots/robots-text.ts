@@ -1,3 +1,5 @@
+import { normalizePercentEscapes } from "../url/index.js";
+
 /**
  * What robots.txt files say as a careful parser reads them (RFC 9309 and Google's reference parser,
  * checked against google/robotstxt-spec-test), rewritten into the plain form robots-parser reads
@@ -33,6 +35,9 @@ const INDEX_PAGE = "/index.htm";
  * - a known directive followed by a blank instead of a colon gets its colon (`disallow /`);
  * - a user-agent value is read up to its first character outside a product token (`Foo Bar` and
  *   `FooBot/2.1` and `FooBot*` all name `FooBot`);
+ * - an allow or disallow path has its percent escapes in the form the agent's URLs have them
+ *   (`%62%61%7A` is `baz`, `%2f` is `%2F`: RFC 9309 §2.2.2 decodes unreserved characters before
+ *   matching), so a rule matches the URL it names however either writes it;
  * - `Allow: /dir/index.html` also allows `/dir/` exactly (Google's index-page rule).
  * Comments are left for robots-parser to strip.
  */
@@ -49,11 +54,12 @@ export function normalizeRobotsText(text: string): string {
     const [, name = "", colon, rest = ""] = line;
     const key = name.toLowerCase();
     if (colon === "" && !(DIRECTIVES.has(key) && rest !== "")) continue;
-    const value = rest.trimEnd();
+    const trimmed = rest.trimEnd();
     if (key === "user-agent") {
-      out.push(`user-agent: ${PRODUCT_TOKEN.exec(value)?.[0] ?? value}`);
+      out.push(`user-agent: ${PRODUCT_TOKEN.exec(trimmed)?.[0] ?? trimmed}`);
       continue;
     }
+    const value = key === "allow" || key === "disallow" ? normalizePercentEscapes(trimmed) : trimmed;
     out.push(`${name}: ${value}`);
     const lastSlash = value.lastIndexOf("/");
     if (key === "allow" && lastSlash !== -1 && value.startsWith(INDEX_PAGE, lastSlash)) {

@@ -48,13 +48,16 @@ describe("RobotsCache edges", () => {
     const make = (options: Partial<RobotsCacheOptions>) => outcome(() => cacheOver({}, options));
     const invalid = `${ErrorCode.InvalidArgument}: `;
     expect(make({ userAgent: "ubi crawl" })).toBe(
-      `${invalid}userAgent must be a product token (letters, "_" and "-"), got ubi crawl`,
+      `${invalid}userAgent must be a product token (letters, "_" and "-") or "*", got ubi crawl`,
     );
     expect(make({ userAgent: "1ubicrawl" })).not.toBe("ok");
+    // A crawler without a product token obeys the groups for every crawler only.
+    expect(make({ userAgent: "*" })).toBe("ok");
+    expect(make({ userAgent: "**" })).not.toBe("ok");
     expect(make({ userAgent: 5 as never })).not.toBe("ok");
     // Not a string, though it reads as a product token: refused as an option, not a TypeError later.
     expect(make({ userAgent: ["ubicrawl"] as never })).toBe(
-      `${invalid}userAgent must be a product token (letters, "_" and "-"), got ubicrawl`,
+      `${invalid}userAgent must be a product token (letters, "_" and "-") or "*", got ubicrawl`,
     );
     expect(make({ ttlMs: -1 })).toBe(`${invalid}ttlMs must be a finite number >= 0, got -1`);
     expect(make({ maxBytes: 0 })).toBe(`${invalid}maxBytes must be a positive integer, got 0`);

@@ -45,6 +45,33 @@ describe("RobotsRules", () => {
     );
   });
 
+  it("matches a rule and a URL by their percent escapes in one form, unreserved ones decoded (RFC 9309 §2.2.2)", () => {
+    const rules = parsed(
+      "User-agent: *\nDisallow: /\nAllow: /foo/bar/%62%61%7A\nAllow: /q%3fa\n\nUser-agent: ubicrawl\n" +
+        "Disallow: /%7Euser/\nDisallow: /caf%c3%a9\nAllow: /\n",
+    );
+    // As an agent requests it (canonical) and as written: one URL.
+    expect(rules.isAllowed(`${ORIGIN}/~user/page`)).toBe(false);
+    expect(rules.isAllowed(`${ORIGIN}/%7euser/page`)).toBe(false);
+    expect(rules.isAllowed(`${ORIGIN}/caf%C3%A9`)).toBe(false);
+    expect(rules.isAllowed(`${ORIGIN}/user/page`)).toBe(true);
+    const anyone = new RobotsRules(
+      {
+        origin: ORIGIN,
+        status: "parsed",
+        fetchedAtMs: 1,
+        expiresAtMs: 2,
+        text: "User-agent: *\nDisallow: /\nAllow: /foo/bar/%62%61%7A\nAllow: /q%3fa\n",
+      },
+      { ...MATCHING, userAgent: "*" },
+    );
+    expect(anyone.isAllowed(`${ORIGIN}/foo/bar/%62%61%7A`)).toBe(true);
+    expect(anyone.isAllowed(`${ORIGIN}/foo/bar/baz`)).toBe(true);
+    // A reserved character's escape is not the character: `%3F` is no query.
+    expect(anyone.isAllowed(`${ORIGIN}/q%3Fa`)).toBe(true);
+    expect(anyone.isAllowed(`${ORIGIN}/q?a`)).toBe(false);
+  });
+
   it("round-trips through its snapshot, keeping only the fields that are set", () => {
     const full: RobotsSnapshot = {
       v: 1,
