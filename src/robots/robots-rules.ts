@@ -61,6 +61,8 @@ export class RobotsRules {
   readonly status: RobotsStatus;
   /** Crawl-delay for our product token (or `*`), clamped, ms; `undefined` when none is given. */
   readonly crawlDelayMs: number | undefined;
+  /** That Crawl-delay as the file asks for it, before the clamp, ms; `undefined` when none is given. */
+  readonly askedCrawlDelayMs: number | undefined;
   /** The `Sitemap:` URLs of the file, as written (any group, any host), in order; none unless parsed. */
   readonly sitemaps: readonly string[];
   /** When the robots.txt answer (or failure) was received, ms since the epoch. */
@@ -93,7 +95,11 @@ export class RobotsRules {
     if (init.status === "parsed") {
       this.#text = init.text ?? "";
       this.#robot = robotsParser(`${init.origin}/robots.txt`, normalizeRobotsText(this.#text));
-      this.crawlDelayMs = clampDelay(this.#robot.getCrawlDelay(matching.userAgent), matching);
+      this.askedCrawlDelayMs = delayMs(this.#robot.getCrawlDelay(matching.userAgent));
+      this.crawlDelayMs =
+        this.askedCrawlDelayMs === undefined
+          ? undefined
+          : Math.min(matching.maxCrawlDelayMs, Math.max(matching.minCrawlDelayMs, this.askedCrawlDelayMs));
       this.sitemaps = this.#robot
         .getSitemaps()
         .map((url) => url.trim())
@@ -152,8 +158,8 @@ export class RobotsRules {
   }
 }
 
-function clampDelay(seconds: number | undefined, matching: RobotsMatching): number | undefined {
+/** A Crawl-delay in seconds as whole ms; `undefined` for none (or one that is no finite number). */
+function delayMs(seconds: number | undefined): number | undefined {
   if (seconds === undefined || !Number.isFinite(seconds)) return undefined;
-  const ms = Math.round(seconds * 1000);
-  return Math.min(matching.maxCrawlDelayMs, Math.max(matching.minCrawlDelayMs, ms));
+  return Math.round(seconds * 1000);
 }

@@ -37,6 +37,10 @@ describe("RobotsRules", () => {
     expect(parsed("User-agent: *\nCrawl-delay: 2.0006").crawlDelayMs).toBe(2001);
     expect(parsed("User-agent: *\nCrawl-delay: 0.1").crawlDelayMs).toBe(500);
     expect(parsed("User-agent: *\nCrawl-delay: 3600").crawlDelayMs).toBe(10_000);
+    // What the file asked for is kept beside the clamp (--crawl-delay-policy skip reads it).
+    expect(parsed("User-agent: *\nCrawl-delay: 3600").askedCrawlDelayMs).toBe(3_600_000);
+    expect(parsed("User-agent: *\nCrawl-delay: 0.1").askedCrawlDelayMs).toBe(100);
+    expect(parsed("User-agent: *\nDisallow:").askedCrawlDelayMs).toBeUndefined();
     expect(parsed("User-agent: *\nDisallow:").crawlDelayMs).toBeUndefined();
     expect(parsed("User-agent: *\nCrawl-delay: soon").crawlDelayMs).toBeUndefined();
     expect(parsed("User-agent: *\nCrawl-delay: Infinity").crawlDelayMs).toBeUndefined();
