@@ -24,6 +24,7 @@ import { prepareDataDir } from "../storage/data-dir.js";
 import { CrawlLog, GroupCommit, recordWarcFileExtents, StateStore, WarcWriter } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken } from "./agent-options.js";
+import { CrawlDelayBound } from "./crawl-delay-bound.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { type CrawlRights, CrossOver } from "./cross-over.js";
 import type { HostBlacklist } from "./host-blacklist.js";
@@ -216,6 +217,8 @@ async function openParts(
     {
       userAgent: productToken(options.userAgent) ?? EVERY_CRAWLER,
       unavailableRetryMs: options.robotsRetryMs,
+      // Under either policy no host is paced slower than the bound: `skip` fetches none of its pages.
+      maxCrawlDelayMs: options.maxCrawlDelaySeconds * 1000,
     },
     { fetcher: ipGatedFetch(fetcher, (hostname) => resolver.resolve(hostname), ipGate), clock },
   );
@@ -350,6 +353,10 @@ async function openParts(
       mustYield: () => scheduler?.isPaused === true,
       owns: rights.owns,
       blacklisted: (host) => blacklist.matches(host),
+      crawlDelayBound: new CrawlDelayBound(
+        { maxCrawlDelayMs: options.maxCrawlDelaySeconds * 1000, policy: options.crawlDelayPolicy },
+        { logger },
+      ),
       logger,
       ...(rights.admit ? { admit: rights.admit } : {}),
       ...(rights.mayFetch ? { mayFetch: rights.mayFetch } : {}),

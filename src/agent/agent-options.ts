@@ -7,6 +7,7 @@ import {
   DEFAULT_RATE_WINDOW_MS,
 } from "../fetching/index.js";
 import { type WarcCompression, ZSTD_NODE_VERSION, zstdAvailable } from "../storage/index.js";
+import type { CrawlDelayPolicy } from "./crawl-delay-bound.js";
 import type { LinkMode } from "./link-router.js";
 import type { SitemapMode } from "./sitemap-reader.js";
 
@@ -36,6 +37,16 @@ export interface AgentOptions {
    * @default 0
    */
   readonly delayFactor: number;
+  /**
+   * The longest robots.txt Crawl-delay honoured as asked, seconds; a longer one gets
+   * {@link crawlDelayPolicy}. @default 300 (Heritrix's bound)
+   */
+  readonly maxCrawlDelaySeconds: number;
+  /**
+   * A host asking for a Crawl-delay over {@link maxCrawlDelaySeconds}: crawled at that bound (`cap`)
+   * or its pages dropped as `crawl-delay-too-long` (`skip`). @default "cap"
+   */
+  readonly crawlDelayPolicy: CrawlDelayPolicy;
   /** Hosts visited at once. @default 256 */
   readonly maxActiveHosts: number;
   /** Requests in flight to one IP address at most. @default 2 */
@@ -104,6 +115,8 @@ export interface AgentOptions {
 export const AGENT_DEFAULTS = {
   delayMs: 1000,
   delayFactor: 0,
+  maxCrawlDelaySeconds: 300,
+  crawlDelayPolicy: "cap",
   maxActiveHosts: 256,
   maxPerIp: 2,
   maxPagesPerHost: 50_000,

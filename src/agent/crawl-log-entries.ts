@@ -51,3 +51,23 @@ export function failureLogEntry(
     error: code,
   };
 }
+
+/**
+ * The crawl log line of a URL dropped without a request because its host's robots.txt asks for a
+ * Crawl-delay over `--max-crawl-delay` (`--crawl-delay-policy skip`): status 0, `skipped` saying why
+ * and `crawlDelayMs` what the host asked for (not a failure: `ubicrawl report` leaves such lines out).
+ */
+export function crawlDelaySkipLogEntry(entry: QueuedUrl, atMs: number, crawlDelayMs: number): CrawlLogInput {
+  return {
+    ts: new Date(atMs).toISOString(),
+    url: entry.url,
+    status: 0,
+    bytes: 0,
+    contentType: "",
+    links: 0,
+    durationMs: 0,
+    depth: entry.depth,
+    skipped: "crawl-delay-too-long",
+    crawlDelayMs,
+  };
+}

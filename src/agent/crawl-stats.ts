@@ -12,6 +12,7 @@ export interface PeerTraffic {
 /** Why a URL was dropped without a fetch; the keys of {@link CrawlStats.dropped}. */
 export type DropReason =
   | "robots"
+  | "crawl-delay-too-long"
   | "depth"
   | "scope"
   | "page-limit"

@@ -7,7 +7,8 @@ import type { Logger } from "../logging/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, originOf } from "../url/index.js";
-import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
+import type { CrawlDelayBound } from "./crawl-delay-bound.js";
+import { crawlDelaySkipLogEntry, failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
 import { HostPace } from "./host-pace.js";
@@ -78,6 +79,8 @@ export interface HostVisitorDeps {
   readonly mayFetch?: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
+  /** Whether a host's pages are dropped for the Crawl-delay its robots.txt asks for (--max-crawl-delay). */
+  readonly crawlDelayBound: Pick<CrawlDelayBound, "skips">;
   readonly logger: Logger;
 }
 
@@ -234,6 +237,10 @@ export class HostVisitor {
           return this.robotsUnavailable(host, state, rules);
         }
         state.robotsAttempts = 0;
+        if (this.deps.crawlDelayBound.skips(host, rules)) {
+          this.skipForCrawlDelay(host, entry, rules.askedCrawlDelayMs ?? 0);
+          continue;
+        }
         if (!rules.isAllowed(entry.url)) {
           this.drop(host, entry, "robots");
           continue;
@@ -484,6 +491,12 @@ export class HostVisitor {
       untilMs: Math.max(retryAtMs, state.pace.nextFetchAtMs, now + 1),
       reason: "robots",
     };
+  }
+
+  /** Drops a URL of a host whose Crawl-delay is over the operator's bound, saying so in the crawl log. */
+  private skipForCrawlDelay(host: string, entry: StoredQueueEntry, crawlDelayMs: number): void {
+    this.deps.archive.log(crawlDelaySkipLogEntry(entry, this.deps.clock.now(), crawlDelayMs));
+    this.drop(host, entry, "crawl-delay-too-long");
   }
 
   private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {

@@ -1,4 +1,5 @@
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { CRAWL_DELAY_POLICIES } from "../agent/crawl-delay-bound.js";
 import { LINK_MODES } from "../agent/link-router.js";
 import { PROGRESS_MODES } from "../agent/progress.js";
 import { SITEMAP_MODES } from "../agent/sitemap-reader.js";
@@ -65,6 +66,19 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.delayFactor,
     min: 0,
     max: 100,
+  },
+  "max-crawl-delay": {
+    type: "integer",
+    help: "longest robots.txt Crawl-delay honoured as asked, in seconds (Heritrix's bound); a host asking for longer gets --crawl-delay-policy",
+    default: AGENT_DEFAULTS.maxCrawlDelaySeconds,
+    min: 1,
+    placeholder: "S",
+  },
+  "crawl-delay-policy": {
+    type: "string",
+    help: "a host whose Crawl-delay is over --max-crawl-delay: cap (crawled one request every --max-crawl-delay, as Heritrix does) or skip (its pages dropped without a request, counted as crawl-delay-too-long and written to the crawl log with skipped, as Nutch and StormCrawler do)",
+    default: AGENT_DEFAULTS.crawlDelayPolicy,
+    choices: CRAWL_DELAY_POLICIES,
   },
   "max-active-hosts": {
     type: "integer",

@@ -69,6 +69,8 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     allowNet: flags["allow-net"],
     delayMs: flags["delay-ms"],
     delayFactor: flags["delay-factor"],
+    maxCrawlDelaySeconds: flags["max-crawl-delay"],
+    crawlDelayPolicy: flags["crawl-delay-policy"],
     maxActiveHosts: flags["max-active-hosts"],
     maxPerIp: flags["max-per-ip"],
     maxPagesPerHost: flags["max-pages-per-host"],

@@ -3,7 +3,8 @@
  * URLs fetched) / distinct), coverage of a ground truth, failures and retried attempts, and each agent's
  * share. A line with `willRetry` is an attempt tried again later: a failure (status 0) or a server that
  * pushed back (429 or 503); any other line with status > 0 is a fetch (the server answered, whatever
- * the status), and one with status 0 a failure for good.
+ * the status), and one with status 0 a failure for good — but a line with `skipped`, a URL the agent
+ * chose not to request (its host's Crawl-delay over `--max-crawl-delay`), which is neither.
  */
 
 /** The fields of a crawl-log line a tally reads. */
@@ -11,6 +12,8 @@ export interface TalliedLine {
   readonly url: string;
   readonly status: number;
   readonly willRetry?: unknown;
+  /** Why the URL was not requested, on purpose (`crawl-delay-too-long`): such a line is not counted. */
+  readonly skipped?: unknown;
 }
 
 /** One agent's part of a crawl. */
@@ -141,6 +144,7 @@ export class CrawlTally {
   /** Counts one crawl-log line of agent `index`. */
   add(index: number, line: TalliedLine): void {
     const agent = this.agentAt(index);
+    if (line.skipped !== undefined) return;
     if (line.status > 0 && line.willRetry !== true) {
       agent.pages++;
       this.fetchCounts.set(line.url, (this.fetchCounts.get(line.url) ?? 0) + 1);
