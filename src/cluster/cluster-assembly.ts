@@ -134,7 +134,7 @@ export async function assembleCluster(
       ownerOf: (digest) => ownership.ownerOfDigest(digest),
       check: async (peerId, questions, settlements) =>
         fromWireVerdicts(
-          await peerClient(peerId).checkDigests(
+          await peerClient(peerId).streamCheckDigests(
             {
               fromId: selfId,
               fromIncarnation: detector.self.incarnation,

@@ -23,16 +23,17 @@ import { certificateRole } from "../security/roles.js";
 import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
 import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
-import type { AgentServiceHandlers, HeartbeatReply, Sequenced } from "./messages.js";
+import type { AgentServiceHandlers, Sequenced } from "./messages.js";
 import {
   AGENT_RPCS,
-  HEARTBEAT_STREAM_METHOD,
   type ReplyOf,
   type RequestOf,
   RPC_NAMES,
   type RpcName,
   SERVICE_ROLES,
   type ServiceName,
+  STREAMED_RPCS,
+  type StreamedRpc,
   serviceDefinition,
 } from "./protocol.js";
 import {
@@ -98,7 +99,7 @@ export class AgentServer {
   readonly #logger: Logger;
   readonly #refusals: RefusalLog;
   #server: Server | undefined;
-  /** Ends each open `HeartbeatStream`: they never end by themselves, and `stop()` waits for calls. */
+  /** Ends each open stream (`HeartbeatStream`, `DigestStream`): they never end by themselves, and `stop()` waits for calls. */
   readonly #streamEnders = new Set<(status: GrpcStatus) => void>();
   #address: string | undefined;
   #stopping: Promise<void> | undefined;
@@ -220,11 +221,13 @@ export class AgentServer {
       };
     }
     if (service === "Agent") {
-      implementation[HEARTBEAT_STREAM_METHOD] = (call: ServerDuplexStream<unknown, unknown>) => {
-        const refusal = this.#roleRefusal(service, call);
-        if (refusal) call.emit("error", statusForError(refusal));
-        else this.#serveHeartbeatStream(call);
-      };
+      for (const [name, method] of Object.entries(STREAMED_RPCS) as [StreamedRpc, string][]) {
+        implementation[method] = (call: ServerDuplexStream<unknown, unknown>) => {
+          const refusal = this.#roleRefusal(service, call);
+          if (refusal) call.emit("error", statusForError(refusal));
+          else this.#serveStream(name, call);
+        };
+      }
     }
     return implementation;
   }
@@ -250,11 +253,12 @@ export class AgentServer {
   }
 
   /**
-   * Answers each heartbeat on a `HeartbeatStream` as the unary `Heartbeat` would (same validation, same
-   * handler), tagged with its sequence. The first bad request or failed handler ends the stream with the
-   * status the unary call would have got; a client that half-closes gets its pending replies first.
+   * Answers each message on the stream form of RPC `name` (`HeartbeatStream`, `DigestStream`) as the
+   * unary call would (same validation, same handler), tagged with its sequence. The first bad request
+   * or failed handler ends the stream with the status the unary call would have got; a client that
+   * half-closes gets its pending replies first.
    */
-  #serveHeartbeatStream(call: ServerDuplexStream<unknown, unknown>): void {
+  #serveStream(name: StreamedRpc, call: ServerDuplexStream<unknown, unknown>): void {
     let inFlight = 0;
     let halfClosed = false;
     let ended = false;
@@ -270,13 +274,13 @@ export class AgentServer {
     call.on("data", (raw: unknown) => {
       if (ended) return;
       inFlight++;
-      this.#answerOnStream(raw)
+      this.#answerOnStream(name, raw)
         .then(
           (reply) => {
             if (!ended) call.write(reply);
           },
           (error: unknown) => {
-            if (!(error instanceof UbiError)) this.#report("heartbeat", error);
+            if (!(error instanceof UbiError)) this.#report(name, error);
             end(statusForError(error));
           },
         )
@@ -296,10 +300,10 @@ export class AgentServer {
     });
   }
 
-  async #answerOnStream(raw: unknown): Promise<Sequenced<HeartbeatReply>> {
-    const request = this.#decode("heartbeat", raw);
-    const sequence = validateSequence(raw, "HeartbeatRequest");
-    return { ...(await this.#handle("heartbeat", request)), sequence };
+  async #answerOnStream<K extends StreamedRpc>(name: K, raw: unknown): Promise<Sequenced<ReplyOf<K>>> {
+    const request = this.#decode(name, raw);
+    const sequence = validateSequence(raw, `${STREAMED_RPCS[name]} request`);
+    return { ...(await this.#handle(name, request)), sequence };
   }
 
   #report(rpc: RpcName, error: unknown): void {

@@ -107,7 +107,7 @@ export type HeartbeatReply = With<
   { members: Member[]; load: AgentLoad; from: Member; figures?: MemberFigures[] }
 >;
 
-/** A heartbeat request or reply on the `HeartbeatStream` rpc: the unary message and its number. */
+/** A request or reply on a stream rpc (`HeartbeatStream`, `DigestStream`): the unary message and its number. */
 export type Sequenced<T> = T & {
   /** Matches a reply to its request on one stream; at least 1. */
   sequence: number;
@@ -215,10 +215,10 @@ export type BlacklistSync = With<
 
 /**
  * `CheckDigests` request: payload digests the receiver owns, asked about by `fromId`, with the claims
- * it settled meanwhile (absent: none).
+ * it settled meanwhile (absent: none). Its stream form adds a `sequence` ({@link Sequenced}).
  */
 export type DigestCheck = With<
-  DigestCheck__Output,
+  Omit<DigestCheck__Output, "sequence">,
   { digests: string[]; settlements?: DigestSettlementMessage[] }
 >;
 
@@ -236,7 +236,7 @@ export type DigestVerdictMessage = With<
   { state: DigestState; original: PayloadOriginalMessage | null }
 >;
 
-/** `CheckDigests` reply: one verdict per digest asked, in order. */
+/** `CheckDigests` reply: one verdict per digest asked, in order (its stream form adds a `sequence`). */
 export interface DigestVerdicts {
   verdicts: DigestVerdictMessage[];
 }

@@ -6,7 +6,6 @@
 import { Client, Metadata, status } from "@grpc/grpc-js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseHostPort } from "./address.js";
-import { HeartbeatStreamClient } from "./heartbeat-stream-client.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type {
   BlacklistSync,
@@ -35,9 +34,11 @@ import {
   type RequestOf,
   type RpcName,
   type ServiceName,
+  type StreamedRpc,
   serviceDefinition,
 } from "./protocol.js";
 import { channelSecurityFor, checkTransportSecurity, INSECURE, type TransportSecurity } from "./security.js";
+import { SequencedStreamClient } from "./sequenced-stream-client.js";
 import { errorFromStatus, grpcStatusOf } from "./status-mapping.js";
 import { tolerant, Undecodable } from "./tolerant-decode.js";
 
@@ -126,7 +127,8 @@ export class PeerClient {
   readonly #options: ResolvedOptions;
   readonly #client: Client;
   /** Heartbeats to this peer as a known member; the stream opens on the first one. */
-  readonly #heartbeats: HeartbeatStreamClient;
+  readonly #heartbeats: SequencedStreamClient<"heartbeat">;
+  readonly #digestQuestions: SequencedStreamClient<"checkDigests">;
   #closed = false;
 
   constructor(address: string, options: PeerClientOptions = {}) {
@@ -148,7 +150,8 @@ export class PeerClient {
       // Channelz (grpc's introspection service, which ubicrawl does not serve) counts every call.
       "grpc.enable_channelz": 0,
     });
-    this.#heartbeats = new HeartbeatStreamClient(address, this.#client);
+    this.#heartbeats = new SequencedStreamClient("heartbeat", address, this.#client);
+    this.#digestQuestions = new SequencedStreamClient("checkDigests", address, this.#client);
   }
 
   /** Announces `request.member` to the peer; resolves to the peer's membership table. */
@@ -171,19 +174,14 @@ export class PeerClient {
    * `HeartbeatStream` to this peer (much cheaper than a call each). Falls back to the unary call when
    * the peer does not implement the stream (UNIMPLEMENTED), for that heartbeat and for a while after.
    */
-  async streamHeartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
-    if (this.#heartbeats.available) {
-      try {
-        return await this.#heartbeats.send(
-          request,
-          positive(options.deadlineMs ?? this.#options.heartbeatDeadlineMs, "deadlineMs"),
-          options.signal,
-        );
-      } catch (error) {
-        if (grpcStatusOf(error) !== status.UNIMPLEMENTED) throw error;
-      }
-    }
-    return this.heartbeat(request, options);
+  streamHeartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
+    return this.#onStream(
+      this.#heartbeats,
+      request,
+      options.deadlineMs ?? this.#options.heartbeatDeadlineMs,
+      options,
+      () => this.heartbeat(request, options),
+    );
   }
 
   /** Hands a batch of URLs to the peer; safe to retry with the same `batchId`. */
@@ -298,6 +296,21 @@ export class PeerClient {
     );
   }
 
+  /**
+   * Asks as {@link checkDigests} does, on the one long-lived `DigestStream` to this peer (a busy agent
+   * asks every few milliseconds: a call each costs several times the message). Falls back to the unary
+   * call when the peer does not implement the stream, for that request and for a while after.
+   */
+  streamCheckDigests(request: DigestCheck, options: PeerCallOptions = {}): Promise<DigestVerdicts> {
+    return this.#onStream(
+      this.#digestQuestions,
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options,
+      () => this.checkDigests(request, options),
+    );
+  }
+
   /** Tells the peer what became of digests it said were new (`Agent` service). */
   settleDigests(request: DigestSettlements, options: PeerCallOptions = {}): Promise<DigestSettleAck> {
     return this.#call(
@@ -313,7 +326,26 @@ export class PeerClient {
     if (this.#closed) return;
     this.#closed = true;
     this.#heartbeats.close();
+    this.#digestQuestions.close();
     this.#client.close();
+  }
+
+  /** Sends `request` on `stream`, or through `unary` when the peer lacks the stream (UNIMPLEMENTED). */
+  async #onStream<K extends StreamedRpc>(
+    stream: SequencedStreamClient<K>,
+    request: RequestOf<K>,
+    deadlineMs: number,
+    options: PeerCallOptions,
+    unary: () => Promise<ReplyOf<K>>,
+  ): Promise<ReplyOf<K>> {
+    if (stream.available) {
+      try {
+        return await stream.send(request, positive(deadlineMs, "deadlineMs"), options.signal);
+      } catch (error) {
+        if (grpcStatusOf(error) !== status.UNIMPLEMENTED) throw error;
+      }
+    }
+    return unary();
   }
 
   #call<K extends RpcName>(

@@ -84,10 +84,14 @@ export function serviceDefinition(service: ServiceName): ServiceDefinition {
 }
 
 /**
- * Proto name of the streaming rpc that carries heartbeats to a known member. It has no handler of its
- * own: the server answers each message with the `heartbeat` handler (see `AgentServer`).
+ * The unary RPCs also carried on a long-lived stream per peer (a message each way instead of a call),
+ * with the proto name of that streaming rpc. A stream has no handler of its own: the server answers
+ * each message with the unary RPC's handler, tagged with the request's `sequence` (see `AgentServer`).
  */
-export const HEARTBEAT_STREAM_METHOD = "HeartbeatStream";
+export const STREAMED_RPCS = { heartbeat: "HeartbeatStream", checkDigests: "DigestStream" } as const;
+
+/** A unary RPC that also has a stream form ({@link STREAMED_RPCS}). */
+export type StreamedRpc = keyof typeof STREAMED_RPCS;
 
 /** The name of a unary RPC, as a key of {@link AgentServiceHandlers}. */
 export type RpcName = keyof AgentServiceHandlers;

@@ -239,10 +239,11 @@ export function validateHeartbeatReply(value: unknown): HeartbeatReply {
 }
 
 /**
- * The `sequence` of a `HeartbeatStream` message (`message` names it in errors): at least 1, since 0 is
- * what an unset field reads as. The rest of the message is checked by the unary validators.
+ * The `sequence` of a message on a stream (`HeartbeatStream`, `DigestStream`; `message` names its type
+ * in errors): at least 1, since 0 is what an unset field reads as. The rest of the message is checked
+ * by the unary validators.
  */
-export function validateSequence(value: unknown, message: "HeartbeatRequest" | "HeartbeatReply"): number {
+export function validateSequence(value: unknown, message: string): number {
   const sequence = uint64(record(value, message).sequence, "sequence");
   if (sequence === 0) fail("sequence", "missing (0)");
   return sequence;

@@ -17,7 +17,6 @@ import {
   type HeartbeatTarget,
   type RemoteHeartbeat,
 } from "../../src/failure-detector/index.js";
-import { MAX_UNANSWERED_HEARTBEATS } from "../../src/transport/heartbeat-stream-client.js";
 import {
   AGENT_SERVICE_NAME,
   grpcStatusOf,
@@ -27,6 +26,7 @@ import {
   PeerClient,
   PeerClientPool,
 } from "../../src/transport/index.js";
+import { MAX_UNANSWERED_ON_STREAM } from "../../src/transport/sequenced-stream-client.js";
 import { HeartbeatPeer, type HeartbeatPeerOptions, type StreamMessage } from "./heartbeat-peer.js";
 import { FakeHandlers, failure, LOAD, member, startServer } from "./helpers.js";
 
@@ -101,10 +101,10 @@ describe("PeerClient.streamHeartbeat", () => {
     const late = await failure(client.streamHeartbeat(heartbeat(0), { deadlineMs: 20 }));
     expect(late.code).toBe(ErrorCode.PeerUnreachable);
     await vi.waitFor(() => expect(peer.streamMessages).toHaveLength(1));
-    for (let n = 1; n < MAX_UNANSWERED_HEARTBEATS; n++) {
+    for (let n = 1; n < MAX_UNANSWERED_ON_STREAM; n++) {
       await failure(client.streamHeartbeat(heartbeat(n), { deadlineMs: 20 }));
     }
-    await vi.waitFor(() => expect(peer.streamMessages).toHaveLength(MAX_UNANSWERED_HEARTBEATS));
+    await vi.waitFor(() => expect(peer.streamMessages).toHaveLength(MAX_UNANSWERED_ON_STREAM));
     expect(peer.streamsOpened).toBe(1);
     await failure(client.streamHeartbeat(heartbeat(99), { deadlineMs: 20 }));
     await vi.waitFor(() => expect(peer.streamsOpened).toBe(2));

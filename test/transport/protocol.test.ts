@@ -49,7 +49,7 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the ten unary Agent RPCs, the bidirectional HeartbeatStream and the two Admin RPCs", () => {
+  it("defines the ten unary Agent RPCs, the bidirectional HeartbeatStream and DigestStream, and the two Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
@@ -77,6 +77,7 @@ describe("loadProtocol", () => {
     const streaming = methods.filter((m) => m.requestStream || m.responseStream);
     expect(streaming.map((m) => [m.path, m.requestStream, m.responseStream])).toEqual([
       ["/ubicrawl.v1.Agent/HeartbeatStream", true, true],
+      ["/ubicrawl.v1.Agent/DigestStream", true, true],
     ]);
   });
 

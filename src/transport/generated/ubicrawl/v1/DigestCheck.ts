@@ -25,6 +25,11 @@ export interface DigestCheck {
    * settling) is void, so its restart does not wait for it.
    */
   'fromIncarnation'?: (number | string | Long);
+  /**
+   * On `DigestStream`: the sender's number for this request (at least 1, never reused on a stream),
+   * which its reply carries back. 0 on `CheckDigests`.
+   */
+  'sequence'?: (number | string | Long);
 }
 
 /**
@@ -49,4 +54,9 @@ export interface DigestCheck__Output {
    * settling) is void, so its restart does not wait for it.
    */
   'fromIncarnation': (number);
+  /**
+   * On `DigestStream`: the sender's number for this request (at least 1, never reused on a stream),
+   * which its reply carries back. 0 on `CheckDigests`.
+   */
+  'sequence': (number);
 }
