@@ -11,7 +11,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Assignment } from "../dist/hashing/index.js";
-import { recoverWarcFile } from "../dist/storage/index.js";
+import { recoverWarcFile, warcFileCompression } from "../dist/storage/index.js";
 import { readWarcFile } from "../dist/storage/warc-reader.js";
 import { INSECURE, PeerClient } from "../dist/transport/index.js";
 import { readTruth } from "./lib/crawl-metrics.mjs";
@@ -387,7 +387,7 @@ async function checkWarc(dataDirs, truth) {
   for (const dataDir of dataDirs) {
     const warcDir = join(dataDir, "warc");
     const names = existsSync(warcDir) ? (await readdir(warcDir)).sort() : [];
-    for (const name of names) {
+    for (const name of names.filter(isWarcFileName)) {
       files++;
       if (name.endsWith(".open")) openFiles++;
       const inFile = [];
@@ -414,6 +414,11 @@ async function checkWarc(dataDirs, truth) {
   };
 }
 
+/** True for a WARC file's name (finished or `.open`), not its index's. */
+function isWarcFileName(name) {
+  return warcFileCompression(name) !== undefined;
+}
+
 /** Records of one file that are not a warcinfo first, or a request/response with its partner in the file. */
 function countPairProblems(records) {
   const byId = new Map(records.map((record) => [record.headers.get("warc-record-id"), record]));
@@ -437,7 +442,7 @@ async function hasTornOpenWarc(dataDir, scratchDir) {
   if (!existsSync(warcDir)) return false;
   let torn = false;
   for (const name of await readdir(warcDir)) {
-    if (!name.endsWith(".open")) continue;
+    if (!name.endsWith(".open") || !isWarcFileName(name)) continue;
     const copy = join(scratchDir, `copy-${name}`);
     await copyFile(join(warcDir, name), copy);
     const result = await recoverWarcFile(copy);

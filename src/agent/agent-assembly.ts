@@ -169,11 +169,14 @@ async function openParts(
   opened.push(crawlLog);
   await crawlLog.open();
   const warcDir = join(options.dataDir, "warc");
-  const warc = new WarcWriter({
-    dir: warcDir,
-    agentId: options.id,
-    compression: options.warcCompression,
-  });
+  const warc = new WarcWriter(
+    {
+      dir: warcDir,
+      agentId: options.id,
+      compression: options.warcCompression,
+    },
+    { logger },
+  );
   opened.push(warc);
   await warc.open();
   // Each batch is made durable in order: the pages it completes are synced in the WARC files and

@@ -23,7 +23,7 @@ export {
   traitsOf,
   type UrlTraits,
 } from "./state-store.js";
-export { WARC_COMPRESSIONS, type WarcCompression } from "./warc-file-name.js";
+export { WARC_COMPRESSIONS, type WarcCompression, warcFileCompression } from "./warc-file-name.js";
 export {
   cutTornWarcTail,
   type DamagedWarcFile,

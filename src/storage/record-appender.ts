@@ -16,10 +16,10 @@ import { FINISH_SOURCE, packDrafts, type RecordDraft } from "./warc-draft.js";
 export interface RecordAppender {
   /**
    * Finishes and compresses `drafts` and appends them to the file open as `fd`, after the records of
-   * every earlier call; resolves with the compressed bytes written. On a failed write it rejects, and so
-   * do the calls sent with it; the file may then end with part of their records.
+   * every earlier call; resolves with each record's compressed size and payload digest. On a failed
+   * write it rejects, and so do the calls sent with it; the file may then end with part of their records.
    */
-  append(fd: number, drafts: readonly RecordDraft[]): Promise<number>;
+  append(fd: number, drafts: readonly RecordDraft[]): Promise<AppendedRecords>;
   /**
    * Compresses the records appended to `fd` from now on with `dictionary` (Zstandard only), until
    * another call for the same descriptor: a new file may reuse a closed one's number.
@@ -27,6 +27,14 @@ export interface RecordAppender {
   useDictionary(fd: number, dictionary: Uint8Array): void;
   /** Stops the worker, if any; pending calls reject. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What one {@link RecordAppender.append} wrote, record by record (what a record's index line needs). */
+export interface AppendedRecords {
+  /** Compressed size of each record (its gzip member or Zstandard frame), in order. */
+  readonly sizes: readonly number[];
+  /** Each record's `WARC-Payload-Digest` value as computed there (base32), or null where its draft carried one. */
+  readonly payloadDigests: readonly (string | null)[];
 }
 
 /** The compression of every record an appender writes (see `FINISH_SOURCE`). */
@@ -41,8 +49,13 @@ type FinishRecords = (
   codec: RecordCodec,
   dictionaries: readonly (Uint8Array | undefined)[],
 ) => Buffer[];
+type PayloadDigests = (bytes: Uint8Array, layout: Int32Array) => (string | null)[];
 type WriteMembers = (fd: number, members: readonly Buffer[]) => number;
-type InlineCode = { finishRecords: FinishRecords; writeMembers: WriteMembers };
+type InlineCode = {
+  finishRecords: FinishRecords;
+  payloadDigests: PayloadDigests;
+  writeMembers: WriteMembers;
+};
 
 /** `writeMembers(fd, members)`: one `writev`, a short write being an error (shared like {@link FINISH_SOURCE}). */
 const WRITE_SOURCE = `
@@ -63,7 +76,7 @@ function inlineCode(): InlineCode {
   // Built from the worker's source so both paths write identical records.
   inline ??= new Function(
     "require",
-    `${FINISH_SOURCE}\n${WRITE_SOURCE}\nreturn { finishRecords, writeMembers };`,
+    `${FINISH_SOURCE}\n${WRITE_SOURCE}\nreturn { finishRecords, payloadDigests, writeMembers };`,
   )(createRequire(import.meta.url)) as InlineCode;
   return inline;
 }
@@ -74,14 +87,18 @@ export class InlineAppender implements RecordAppender {
 
   constructor(private readonly codec: RecordCodec) {}
 
-  append(fd: number, drafts: readonly RecordDraft[]): Promise<number> {
+  append(fd: number, drafts: readonly RecordDraft[]): Promise<AppendedRecords> {
     try {
       const { bytes, layout } = packDrafts(drafts);
-      const { finishRecords, writeMembers } = inlineCode();
+      const { finishRecords, payloadDigests, writeMembers } = inlineCode();
       const dictionaries = drafts.map(() => this.dictionaries.get(fd));
-      return Promise.resolve(
-        writeMembers(fd, finishRecords(new Uint8Array(bytes), layout, this.codec, dictionaries)),
-      );
+      const records = new Uint8Array(bytes);
+      const members = finishRecords(records, layout, this.codec, dictionaries);
+      writeMembers(fd, members);
+      return Promise.resolve({
+        sizes: members.map((member) => member.length),
+        payloadDigests: payloadDigests(records, layout),
+      });
     } catch (error) {
       return Promise.reject(appendError(error));
     }
@@ -99,14 +116,16 @@ export class InlineAppender implements RecordAppender {
 // back in one transferred buffer (cloning costs far more than a transfer, and each message wakes the
 // other thread), with each call's file and record count, and the dictionaries of files opened since the
 // last message, each with the number of calls before it (it applies from that call on, in call order). Consecutive calls to one file go out in one `writev`; after a failed write the rest of
-// the message is not written. The answer is the bytes of each call written, in order.
+// the message is not written. The answer is the compressed size of each record written, in order, and
+// every record's payload digest.
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 ${FINISH_SOURCE}
 ${WRITE_SOURCE}
 const dictionaryOf = new Map();
 parentPort.on("message", ({ batch, codec, bytes, layout, fds, counts, newDictionaries }) => {
-  const written = [];
+  const sizes = [];
+  let digests = [];
   try {
     const dictionaries = [];
     let next = 0;
@@ -117,36 +136,37 @@ parentPort.on("message", ({ batch, codec, bytes, layout, fds, counts, newDiction
       if (call === fds.length) break;
       for (let i = 0; i < counts[call]; i++) dictionaries.push(dictionaryOf.get(fds[call]));
     }
-    const members = finishRecords(new Uint8Array(bytes), layout, codec, dictionaries);
+    const records = new Uint8Array(bytes);
+    const members = finishRecords(records, layout, codec, dictionaries);
+    digests = payloadDigests(records, layout);
     let first = 0;
     for (let call = 0; call < fds.length; ) {
       // The calls [call, end) go to the same file: one writev.
       let end = call;
       let last = first;
-      const sizes = [];
       while (end < fds.length && fds[end] === fds[call]) {
-        let size = 0;
-        for (let i = 0; i < counts[end]; i++) size += members[last + i].length;
-        sizes.push(size);
         last += counts[end];
         end++;
       }
-      writeMembers(fds[call], members.slice(first, last));
-      for (const size of sizes) written.push(size);
+      const written = members.slice(first, last);
+      writeMembers(fds[call], written);
+      for (const member of written) sizes.push(member.length);
       first = last;
       call = end;
     }
-    parentPort.postMessage({ batch, written });
+    parentPort.postMessage({ batch, sizes, digests });
   } catch (error) {
-    parentPort.postMessage({ batch, written, error: String(error) });
+    parentPort.postMessage({ batch, sizes, digests, error: String(error) });
   }
 });
 `;
 
 interface WorkerReply {
   batch: number;
-  /** Bytes written for each call of the batch that succeeded, in order (a prefix of the calls). */
-  written: number[];
+  /** Compressed size of each record written, in order (the records of a prefix of the calls). */
+  sizes: number[];
+  /** Payload digest of each record of the batch (see {@link AppendedRecords.payloadDigests}); empty if none was finished. */
+  digests: (string | null)[];
   error?: string;
 }
 
@@ -154,7 +174,7 @@ interface WorkerReply {
 interface Job {
   fd: number;
   records: number;
-  resolve: (bytes: number) => void;
+  resolve: (appended: AppendedRecords) => void;
   reject: (error: Error) => void;
 }
 
@@ -175,7 +195,7 @@ export class WorkerAppender implements RecordAppender {
 
   constructor(private readonly codec: RecordCodec) {}
 
-  append(fd: number, drafts: readonly RecordDraft[]): Promise<number> {
+  append(fd: number, drafts: readonly RecordDraft[]): Promise<AppendedRecords> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new UbiError(ErrorCode.StorageFailed, "WARC worker is closed"));
     if (this.queued === undefined) {
@@ -184,7 +204,7 @@ export class WorkerAppender implements RecordAppender {
     }
     const queued = this.queued;
     for (const draft of drafts) queued.drafts.push(draft);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<AppendedRecords>((resolve, reject) => {
       queued.jobs.push({ fd, records: drafts.length, resolve, reject });
     });
   }
@@ -252,10 +272,18 @@ export class WorkerAppender implements RecordAppender {
     if (!jobs) return;
     this.inFlight.delete(reply.batch);
     if (this.inFlight.size === 0) this.worker?.unref();
-    for (const [i, job] of jobs.entries()) {
-      const written = reply.written[i];
-      if (written !== undefined) job.resolve(written);
-      else job.reject(appendError(reply.error ?? "no answer from the WARC worker"));
+    let first = 0;
+    for (const job of jobs) {
+      const end = first + job.records;
+      if (end <= reply.sizes.length) {
+        job.resolve({
+          sizes: reply.sizes.slice(first, end),
+          payloadDigests: reply.digests.slice(first, end),
+        });
+      } else {
+        job.reject(appendError(reply.error ?? "no answer from the WARC worker"));
+      }
+      first = end;
     }
   }
 

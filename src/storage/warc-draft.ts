@@ -87,6 +87,8 @@ export function packDrafts(drafts: readonly RecordDraft[]): PackedDrafts {
  * fills each record's digest slots with `base32(sha1)` and returns one compressed unit per record: a
  * gzip member (`codec.kind` "gzip"), or a Zstandard frame with its content size and checksum, using
  * `dictionaries[i]` for record i when given ("zstd"). `codec.level` is the compression level.
+ * `payloadDigests(bytes, layout)`, once they are finished, reads back each record's payload digest
+ * filled in there (base32, for the record's index line), or null for a record whose draft carried its own.
  */
 export const FINISH_SOURCE = `
 const crypto = require("node:crypto");
@@ -117,6 +119,16 @@ function compressRecord(record, codec, dictionary) {
     [zlib.constants.ZSTD_c_checksumFlag]: 1,
   };
   return zlib.zstdCompressSync(record, dictionary === undefined ? { params } : { params, dictionary });
+}
+function payloadDigests(bytes, layout) {
+  const digests = [];
+  let start = 0;
+  for (let i = 0; i < layout.length; i += ${LAYOUT_FIELDS}) {
+    const at = layout[i + 6];
+    digests.push(at >= 0 ? Buffer.from(bytes.buffer, bytes.byteOffset + start + at, 32).toString("latin1") : null);
+    start += layout[i];
+  }
+  return digests;
 }
 function finishRecords(bytes, layout, codec, dictionaries) {
   const members = [];

@@ -3,11 +3,20 @@ import { mkdir, open, readdir, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
-import { InlineAppender, type RecordAppender, WorkerAppender } from "./record-appender.js";
+import { defaultLogger, type Logger } from "../logging/index.js";
+import { cdxjLine } from "./cdxj.js";
+import { CdxjJournal } from "./cdxj-journal.js";
+import {
+  type AppendedRecords,
+  InlineAppender,
+  type RecordAppender,
+  WorkerAppender,
+} from "./record-appender.js";
 import type { PayloadOriginal } from "./state-store.js";
 import { WarcDictionarySamples } from "./warc-dictionary-samples.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { OPEN_SUFFIX, type WarcCompression, warcFileName, warcFileSerial } from "./warc-file-name.js";
+import { indexCoversFile, indexWarcFile, unfinishedIndexOf } from "./warc-indexer.js";
 import { exchangeDrafts, newRecordId, recordDraft, revisitDrafts } from "./warc-record.js";
 import { recoverWarcFile } from "./warc-recovery.js";
 import { resolveWarcWriterOptions, type WarcWriterOptions } from "./warc-writer-options.js";
@@ -26,9 +35,16 @@ import { dictionaryFrame, type ZstdDictionary } from "./zstd-dictionary.js";
  * appends them in call order, with one `writev` for all the records of an event-loop turn: a busy agent
  * makes one file write per batch of pages, not one per page. Records of a file not yet open wait for it
  * and go out, in order, as soon as it is.
+ *
+ * Each file gets a CDXJ index beside it (`<file>.cdxj`, see `cdxj.ts`): a line per response or revisit
+ * as it is appended, sorted into the index once the file is finished (`cdxj-journal.ts`). At open, a
+ * file whose index is missing or falls short of its end (a crash before the index was written) is
+ * indexed again from its records.
  */
 
 const RECORD_END_BYTES = 4;
+/** Drained appends a file slot keeps before it drops them from its list. */
+const DRAINED_APPENDS_KEPT = 1024;
 
 /** One HTTP fetch to archive as a `request` and a `response` record. */
 export interface WarcExchange {
@@ -63,6 +79,8 @@ export interface WarcRevisit extends Omit<WarcExchange, "body" | "truncated"> {
 export interface WarcWriterDeps {
   /** Names files and dates warcinfo records. @default systemClock */
   clock?: Clock;
+  /** Where an index that could not be written is reported. @default defaultLogger() */
+  logger?: Logger;
 }
 
 /** Counters of a {@link WarcWriter} since it was opened. */
@@ -79,6 +97,8 @@ export interface WarcWriterStats {
   files: number;
   /** Leftover `.open` files repaired by {@link WarcWriter.open}. */
   recoveredFiles: number;
+  /** Files indexed again by {@link WarcWriter.open}: their index was missing or fell short of their end. */
+  reindexedFiles: number;
 }
 
 /** A WARC file this writer opened, with the bytes of whole records appended to it so far. */
@@ -98,11 +118,41 @@ interface FileSlot {
   bytes: number;
   /** The open file's descriptor; until then, the records waiting for it, in call order. */
   fd?: number;
+  /**
+   * Every append to the file in call order, with what it wrote once settled (null: not kept, after a
+   * failure). Appends settle out of call order (those queued before the file opened settle a few
+   * microtasks late), so index lines take their offsets here, in call order, from {@link indexedBytes}.
+   */
+  appends: { indexed: IndexedRecord | undefined; records?: AppendedRecords | null }[];
+  /** How many of {@link appends} have given their index line. */
+  drained: number;
+  /** Offset of the first record of the next append to drain. */
+  indexedBytes: number;
   waiting: {
     drafts: RecordDraft[];
-    resolve: (bytes: number | PromiseLike<number>) => void;
+    resolve: (appended: AppendedRecords | PromiseLike<AppendedRecords>) => void;
     reject: (error: unknown) => void;
   }[];
+}
+
+/** The file being written: its slot, handle, the length of its whole records, its index lines. */
+interface LiveFile {
+  slot: FileSlot;
+  handle: FileHandle;
+  /** What a failed write cuts the file back to; the offset of the next record. */
+  goodBytes: number;
+  index: CdxjJournal;
+}
+
+/** The record of an append that gets an index line: its place among the drafts and what the line says. */
+interface IndexedRecord {
+  /** Index of the record among the call's drafts. */
+  at: number;
+  url: string;
+  date: Date;
+  responseHeaderBlock: string;
+  /** A revisit's payload digest (`sha1:…`); a response's is computed with its record. */
+  revisitDigest?: string;
 }
 
 /** Appends request/response pairs to rotating compressed WARC 1.1 files, recovering torn files on open. */
@@ -117,12 +167,15 @@ export class WarcWriter {
   private readonly samples = new WarcDictionarySamples();
   private readonly appender: RecordAppender;
   private readonly clock: Clock;
+  private readonly logger: Logger;
 
   private state: "new" | "opening" | "open" | "closed" = "new";
   private nextSerial = 1;
   private slot: FileSlot | undefined;
-  /** The live file, with the length of its whole records (what a failed write is cut back to). */
-  private file: { slot: FileSlot; handle: FileHandle; goodBytes: number } | undefined;
+  /** The live file. */
+  private file: LiveFile | undefined;
+  /** Indexes of finished files being sorted and written. */
+  private readonly indexing = new Set<Promise<void>>();
   /** Settles once every record queued so far is appended (or failed). */
   private tail: Promise<void> = Promise.resolve();
   /** The finishing (sync, close, rename) of the file before the live one, while it runs. */
@@ -144,6 +197,7 @@ export class WarcWriter {
     bytes: 0,
     files: 0,
     recoveredFiles: 0,
+    reindexedFiles: 0,
   };
 
   constructor(options: WarcWriterOptions, deps: WarcWriterDeps = {}) {
@@ -158,23 +212,43 @@ export class WarcWriter {
     const codec = { kind: resolved.compression, level: resolved.level };
     this.appender = resolved.compressInWorker ? new WorkerAppender(codec) : new InlineAppender(codec);
     this.clock = deps.clock ?? systemClock;
+    this.logger = deps.logger ?? defaultLogger();
   }
 
-  /** Creates the folder, repairs and renames this agent's leftover `.open` files, and picks the next serial. */
+  /**
+   * Creates the folder, repairs and renames this agent's leftover `.open` files, indexes again its files
+   * whose index is missing or short, and picks the next serial.
+   */
   async open(): Promise<void> {
     if (this.state !== "new") throw new UbiError(ErrorCode.StorageFailed, "WarcWriter.open called twice");
     this.state = "opening";
     try {
       await mkdir(this.dir, { recursive: true });
       let maxSerial = 0;
+      const finished: string[] = [];
       for (const entry of await readdir(this.dir)) {
+        const indexed = unfinishedIndexOf(entry);
+        if (indexed !== undefined) {
+          if (warcFileSerial(indexed, this.filePrefix, this.agentId) !== undefined) {
+            await unlink(join(this.dir, entry));
+          }
+          continue;
+        }
         const serial = warcFileSerial(entry, this.filePrefix, this.agentId);
         if (serial === undefined) continue;
         maxSerial = Math.max(maxSerial, serial);
         if (entry.endsWith(OPEN_SUFFIX)) {
-          await recoverWarcFile(join(this.dir, entry));
+          const { path } = await recoverWarcFile(join(this.dir, entry));
           this.counters.recoveredFiles++;
+          if (path !== undefined) finished.push(path);
+        } else {
+          finished.push(join(this.dir, entry));
         }
+      }
+      for (const path of finished) {
+        if (await indexCoversFile(path)) continue;
+        await indexWarcFile(path);
+        this.counters.reindexedFiles++;
       }
       this.nextSerial = maxSerial + 1;
     } catch (error) {
@@ -205,7 +279,14 @@ export class WarcWriter {
         responseId: newRecordId(),
         warcinfoId: slot.warcinfoId,
       });
-      return this.enqueue(slot, drafts, 1).then(() => {
+      const indexed = {
+        at: 1,
+        url: revisit.url,
+        date: revisit.date,
+        responseHeaderBlock: revisit.responseHeaderBlock,
+        revisitDigest: revisit.payloadDigest,
+      };
+      return this.enqueue(slot, drafts, 1, indexed).then(() => {
         this.counters.revisits++;
       });
     });
@@ -275,7 +356,7 @@ export class WarcWriter {
   }
 
   /** Syncs `file`; a failure is {@link lostWrites}, for good. */
-  private async sync(file: { slot: FileSlot; handle: FileHandle } | undefined): Promise<void> {
+  private async sync(file: LiveFile | undefined): Promise<void> {
     if (!file) return;
     try {
       await file.handle.datasync();
@@ -292,7 +373,8 @@ export class WarcWriter {
   }
 
   /**
-   * Finishes pending writes, syncs and renames the live file, stops the compressing worker; idempotent. After a write failure the
+   * Finishes pending writes, syncs and renames the live file, writes the indexes still due, stops the
+   * compressing worker; idempotent. After a write failure the
    * file stays `.open` (for the next {@link WarcWriter.open} to repair) and this rejects with the failure.
    */
   close(): Promise<void> {
@@ -302,6 +384,7 @@ export class WarcWriter {
     this.closing = wasOpen
       ? this.tail
           .then(() => this.finishFile())
+          .finally(() => Promise.all(this.indexing))
           .finally(() => this.appender.close())
           .then(() => {
             if (this.failure) throw this.failure;
@@ -344,7 +427,13 @@ export class WarcWriter {
       truncated: exchange.truncated === true,
     });
     if (this.compression === "zstd" && this.dictionaryBytes > 0) this.samples.add(drafts);
-    return this.enqueue(slot, drafts, 1).then(() => responseId);
+    const indexed = {
+      at: 1,
+      url: exchange.url,
+      date: exchange.date,
+      responseHeaderBlock: exchange.responseHeaderBlock,
+    };
+    return this.enqueue(slot, drafts, 1, indexed).then(() => responseId);
   }
 
   /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */
@@ -352,7 +441,15 @@ export class WarcWriter {
     if (this.slot && this.slot.bytes < this.maxFileBytes) return this.slot;
     const now = new Date(this.clock.now());
     const name = warcFileName(this.filePrefix, now, this.nextSerial++, this.agentId, this.compression);
-    const slot: FileSlot = { name, warcinfoId: newRecordId(), bytes: 0, waiting: [] };
+    const slot: FileSlot = {
+      name,
+      warcinfoId: newRecordId(),
+      bytes: 0,
+      waiting: [],
+      appends: [],
+      drained: 0,
+      indexedBytes: 0,
+    };
     if (this.compression === "zstd" && this.dictionaryBytes > 0) {
       slot.dictionary = this.samples.dictionary(this.dictionaryBytes);
     }
@@ -379,10 +476,16 @@ export class WarcWriter {
   }
 
   /**
-   * Hands `drafts` to the appender now, or once `slot`'s file is open; resolves once they are appended.
+   * Hands `drafts` to the appender now, or once `slot`'s file is open; resolves once they are appended,
+   * with the line of `indexed` taken by the file's index.
    * Appends complete in call order, so each one's bytes extend the file's run of whole records.
    */
-  private enqueue(slot: FileSlot, drafts: RecordDraft[], exchanges: number): Promise<void> {
+  private enqueue(
+    slot: FileSlot,
+    drafts: RecordDraft[],
+    exchanges: number,
+    indexed?: IndexedRecord,
+  ): Promise<void> {
     let estimate = 0;
     for (const draft of drafts) {
       estimate += draft.head.length + RECORD_END_BYTES;
@@ -390,12 +493,21 @@ export class WarcWriter {
         estimate += typeof piece === "string" ? piece.length : piece.byteLength;
     }
     slot.bytes += estimate;
+    const place: FileSlot["appends"][number] = { indexed };
+    slot.appends.push(place);
     const appended =
       slot.fd === undefined ? this.whenOpen(slot, drafts) : this.appender.append(slot.fd, drafts);
     const done = appended.then(
-      (bytes) => {
+      (records) => {
         // Appended after an earlier failure: `recover` cuts the file back before these bytes.
-        if (this.failure) throw this.failure;
+        if (this.failure) {
+          place.records = null;
+          this.drainIndex(slot);
+          throw this.failure;
+        }
+        const bytes = totalBytes(records);
+        place.records = records;
+        this.drainIndex(slot);
         if (this.file?.slot === slot) this.file.goodBytes += bytes;
         slot.bytes += bytes - estimate;
         this.counters.bytes += bytes;
@@ -403,6 +515,8 @@ export class WarcWriter {
         this.counters.exchanges += exchanges;
       },
       (error: unknown) => {
+        place.records = null;
+        this.drainIndex(slot);
         this.failure ??= storageError(`cannot write to WARC file ${slot.name}`, error);
         throw this.failure;
       },
@@ -415,12 +529,35 @@ export class WarcWriter {
     return done;
   }
 
+  /** Gives the index lines of `slot`'s settled appends, in call order, up to the first one still pending. */
+  private drainIndex(slot: FileSlot): void {
+    const file = this.file;
+    if (file?.slot !== slot) return;
+    for (
+      let place = slot.appends[slot.drained];
+      place?.records !== undefined;
+      place = slot.appends[slot.drained]
+    ) {
+      slot.drained++;
+      if (place.records === null) continue;
+      if (place.indexed)
+        file.index.add(indexLine(place.indexed, place.records, slot.indexedBytes, slot.name));
+      slot.indexedBytes += totalBytes(place.records);
+    }
+    if (slot.drained >= DRAINED_APPENDS_KEPT) {
+      slot.appends.splice(0, slot.drained);
+      slot.drained = 0;
+    }
+  }
+
   /**
    * Queues `drafts` until `slot`'s file is open; the first call opens it, once every record of the
    * previous file is appended and that file is finished.
    */
-  private whenOpen(slot: FileSlot, drafts: RecordDraft[]): Promise<number> {
-    const appended = new Promise<number>((resolve, reject) => slot.waiting.push({ drafts, resolve, reject }));
+  private whenOpen(slot: FileSlot, drafts: RecordDraft[]): Promise<AppendedRecords> {
+    const appended = new Promise<AppendedRecords>((resolve, reject) =>
+      slot.waiting.push({ drafts, resolve, reject }),
+    );
     if (slot.waiting.length === 1) {
       this.tail
         .then(() => this.openFile(slot))
@@ -467,7 +604,8 @@ export class WarcWriter {
       this.counters.bytes += frame.length;
       this.appender.useDictionary(handle.fd, slot.dictionary.bytes);
     }
-    this.file = { slot, handle, goodBytes };
+    slot.indexedBytes = goodBytes;
+    this.file = { slot, handle, goodBytes, index: new CdxjJournal(join(this.dir, slot.name)) };
     this.counters.files++;
     return handle.fd;
   }
@@ -485,7 +623,7 @@ export class WarcWriter {
     return this.finishing;
   }
 
-  private async finish(file: { slot: FileSlot; handle: FileHandle }): Promise<void> {
+  private async finish(file: LiveFile): Promise<void> {
     const openPath = join(this.dir, file.slot.name + OPEN_SUFFIX);
     try {
       try {
@@ -497,9 +635,64 @@ export class WarcWriter {
       if (!this.failure) await rename(openPath, join(this.dir, file.slot.name));
     } catch (error) {
       this.failure ??= storageError(`cannot finish WARC file ${file.slot.name}`, error);
+      await file.index.discard();
       throw this.failure;
     }
+    if (this.failure) {
+      // Left `.open`: the next open recovers and indexes it.
+      await file.index.discard();
+      return;
+    }
+    this.writeIndex(file);
   }
+
+  /**
+   * Sorts and writes the finished `file`'s index in the background (the next file need not wait); a
+   * failure costs only the index, which the next {@link open} writes again.
+   */
+  private writeIndex(file: LiveFile): void {
+    const task = file.index
+      .finish()
+      .catch((error: unknown) => {
+        this.logger.warn(
+          { event: "warc-index-failed", file: file.slot.name, err: error },
+          `cannot write the CDXJ index of ${file.slot.name}; it is written again when the agent next starts`,
+        );
+      })
+      .finally(() => {
+        this.indexing.delete(task);
+      });
+    this.indexing.add(task);
+  }
+}
+
+/** Compressed bytes of all the records of one append. */
+function totalBytes(records: AppendedRecords): number {
+  let bytes = 0;
+  for (const size of records.sizes) bytes += size;
+  return bytes;
+}
+
+/** The index line of `indexed`, appended as `records` at `offset` of the WARC file `filename`. */
+function indexLine(
+  indexed: IndexedRecord,
+  records: AppendedRecords,
+  offset: number,
+  filename: string,
+): string {
+  let at = offset;
+  for (let i = 0; i < indexed.at; i++) at += records.sizes[i] ?? 0;
+  const digest = indexed.revisitDigest ?? `sha1:${records.payloadDigests[indexed.at] ?? ""}`;
+  return cdxjLine({
+    url: indexed.url,
+    date: indexed.date,
+    revisit: indexed.revisitDigest !== undefined,
+    httpHeaderBlock: indexed.responseHeaderBlock,
+    digest: digest.slice("sha1:".length),
+    offset: at,
+    length: records.sizes[indexed.at] ?? 0,
+    filename,
+  });
 }
 
 function storageError(message: string, cause: unknown): UbiError {

@@ -13,7 +13,7 @@ import {
   UBICRAWL_BIN,
 } from "../../src/launch/index.js";
 import { type LogRecord, parseLogRecord } from "../../src/logging/index.js";
-import { type CrawlLogEntry, readCrawlLog } from "../../src/storage/index.js";
+import { type CrawlLogEntry, readCrawlLog, warcFileCompression } from "../../src/storage/index.js";
 import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import {
   computeTruth,
@@ -336,9 +336,11 @@ export async function readCrawlLogSoFar(dataDir: string): Promise<CrawlLogEntry[
     .map((line) => JSON.parse(line) as CrawlLogEntry);
 }
 
-/** The files in `<dataDir>/warc`, sorted by name (finished and `.open` ones alike). */
+/** The WARC files in `<dataDir>/warc`, sorted by name (finished and `.open` ones alike; not their indexes). */
 export async function listWarcFiles(dataDir: string): Promise<string[]> {
-  const names = await readdir(join(dataDir, "warc"));
+  const names = (await readdir(join(dataDir, "warc"))).filter(
+    (name) => warcFileCompression(name) !== undefined,
+  );
   return names.sort().map((name) => join(dataDir, "warc", name));
 }
 

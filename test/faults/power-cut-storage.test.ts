@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { seededRandom } from "../../bench/lib/prng.mjs";
 import { ErrorCode } from "../../src/errors.js";
-import { CrawlLog, readCrawlLog, StateStore, WarcWriter } from "../../src/storage/index.js";
+import {
+  CrawlLog,
+  readCrawlLog,
+  StateStore,
+  WarcWriter,
+  warcFileCompression,
+} from "../../src/storage/index.js";
 import { readWarcFile } from "../../src/storage/warc-reader.js";
 import { UnsyncedMount, unsyncedFsUnavailable } from "./power-cut/unsynced-fs.js";
 
@@ -70,6 +76,7 @@ async function restartedWarc(): Promise<{ urls: Set<string>; recoveredFiles: num
 async function archivedUrls(warcDir: string): Promise<Set<string>> {
   const urls = new Set<string>();
   for (const name of (await readdir(warcDir)).sort()) {
+    if (warcFileCompression(name) === undefined) continue;
     for await (const record of readWarcFile(join(warcDir, name))) {
       if (record.type === "response" || record.type === "revisit")
         urls.add(record.headers.get("warc-target-uri") as string);

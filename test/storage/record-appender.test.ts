@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import { InlineAppender, type RecordAppender, WorkerAppender } from "../../src/storage/record-appender.js";
+import {
+  type AppendedRecords,
+  InlineAppender,
+  type RecordAppender,
+  WorkerAppender,
+} from "../../src/storage/record-appender.js";
 import type { RecordDraft } from "../../src/storage/warc-draft.js";
 import { base32, exchangeDrafts, serializeWarcRecord } from "../../src/storage/warc-record.js";
 import { zstdAvailable, zstdDecompress } from "../../src/storage/zstd.js";
@@ -64,6 +69,11 @@ function parts(path: string, sizes: readonly number[]): Buffer[] {
   });
 }
 
+/** The compressed bytes of all the records one append wrote. */
+function total(appended: AppendedRecords): number {
+  return appended.sizes.reduce((sum, size) => sum + size, 0);
+}
+
 const GZIP_1 = { kind: "gzip", level: 1 } as const;
 const ZSTD_3 = { kind: "zstd", level: 3 } as const;
 
@@ -99,18 +109,17 @@ describe("record appenders", () => {
       const first = batches.slice(0, 20).map((batch, i) => appender.append(target(i).fd, batch));
       await new Promise((resolve) => setImmediate(resolve));
       const rest = batches.slice(20).map((batch, i) => appender.append(target(20 + i).fd, batch));
-      const sizes = await Promise.all([...first, ...rest]);
+      const appended = await Promise.all([...first, ...rest]);
       for (const [f, file] of files.entries()) {
         const calls = batches.map((_, i) => i).filter((i) => target(i) === files[f]);
+        // Each record's own size cuts the file at its member.
         const decompressed = parts(
           file.path,
-          calls.map((i) => sizes[i] as number),
+          calls.flatMap((i) => appended[i]?.sizes ?? []),
         );
-        calls.forEach((call, k) => {
-          const records = batches[call] as RecordDraft[];
-          expect(decompressed[k]?.equals(Buffer.concat(records.map(expected))), `${name} call ${call}`).toBe(
-            true,
-          );
+        const records = calls.flatMap((i) => batches[i] as RecordDraft[]);
+        records.forEach((record, k) => {
+          expect(decompressed[k]?.equals(expected(record)), `${name} record ${k}`).toBe(true);
         });
       }
     }
@@ -152,11 +161,17 @@ describe("record appenders", () => {
     });
     for (const [name, appender] of appenders()) {
       const file = appendFile(name);
-      const requestBytes = await appender.append(file.fd, [request]);
-      const responseBytes = await appender.append(file.fd, [response]);
-      const [gotRequest, gotResponse] = parts(file.path, [requestBytes, responseBytes]);
+      const requestAppended = await appender.append(file.fd, [request]);
+      const responseAppended = await appender.append(file.fd, [response]);
+      const [gotRequest, gotResponse] = parts(file.path, [total(requestAppended), total(responseAppended)]);
       expect(gotRequest?.equals(wantRequest), name).toBe(true);
       expect(gotResponse?.equals(wantResponse), name).toBe(true);
+      // The request's draft carries its (empty) payload's digest; the response's is computed there.
+      expect(requestAppended.payloadDigests, name).toEqual([null]);
+      expect(
+        responseAppended.payloadDigests.map((digest) => `sha1:${digest}`),
+        name,
+      ).toEqual([sha1(EXCHANGE.body)]);
     }
   });
 
@@ -187,9 +202,9 @@ describe("record appenders", () => {
       const afterResult = await after;
       if (name === "worker") expect(afterResult).toMatchObject({ code: ErrorCode.StorageFailed });
       const sizes = [
-        (first as PromiseFulfilledResult<number>).value,
-        ...(typeof afterResult === "number" ? [afterResult] : []),
-        await appender.append(good.fd, drafts(1, 4)),
+        total((first as PromiseFulfilledResult<AppendedRecords>).value),
+        ...(afterResult instanceof Error ? [] : [total(afterResult as AppendedRecords)]),
+        total(await appender.append(good.fd, drafts(1, 4))),
       ];
       const written = [drafts(1, 1), ...(sizes.length === 3 ? [drafts(1, 3)] : []), drafts(1, 4)];
       expect(parts(good.path, sizes).map((part) => part.length)).toEqual(
@@ -223,7 +238,7 @@ describe.skipIf(!zstdAvailable())("record appenders with Zstandard dictionaries"
       const first = appender.append(fd, [one]);
       appender.useDictionary(fd, dictionaryTwo.bytes);
       const second = appender.append(fd, [two]);
-      const sizes = await Promise.all([first, second]);
+      const sizes = (await Promise.all([first, second])).map(total);
       const bytes = readFileSync(path);
       const frameOne = bytes.subarray(0, sizes[0]);
       const frameTwo = bytes.subarray(sizes[0], (sizes[0] as number) + (sizes[1] as number));

@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Clock, systemClock } from "../../src/clock.js";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { warcFileCompression } from "../../src/storage/warc-file-name.js";
 import { readWarcFile, splitHttpBlock, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import { base32 } from "../../src/storage/warc-record.js";
 import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
@@ -64,8 +65,9 @@ async function responseUrlsOf(files: readonly string[]): Promise<string[]> {
   return urls;
 }
 
+/** The WARC files in the folder (not their indexes). */
 async function warcFiles(): Promise<string[]> {
-  return (await readdir(dir)).sort();
+  return (await readdir(dir)).filter((name) => warcFileCompression(name) !== undefined).sort();
 }
 
 async function expectRejectCode(promise: Promise<unknown>, code: string): Promise<void> {
@@ -333,7 +335,7 @@ describe("WarcWriter revisit records", () => {
     await writer.close();
     expect(writer.stats()).toMatchObject({ exchanges: 2, revisits: 1, records: 5 });
 
-    const [file] = await readdir(dir);
+    const [file] = await warcFiles();
     const records: WarcRecordRead[] = [];
     for await (const record of readWarcFile(join(dir, file as string))) records.push(record);
     expect(records.map((r) => r.type)).toEqual(["warcinfo", "request", "response", "request", "revisit"]);
