@@ -31,7 +31,7 @@ export const AGENT_FLAGS = {
   id: { type: "string", help: "unique id of this agent (letters, digits, . _ -)", placeholder: "ID" },
   data: {
     type: "string",
-    help: "this agent's folder of durable state, WARC files and crawl log (a new folder starts a new crawl)",
+    help: "this agent's folder of durable state, WARC files (each with its .cdxj index) and crawl log (a new folder starts a new crawl)",
     placeholder: "DIR",
   },
   seeds: {
