@@ -14,10 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CdxjJournal } from "../../src/storage/cdxj-journal.js";
-import { warcFileCompression } from "../../src/storage/warc-file-name.js";
+import { type WarcCompression, warcFileCompression } from "../../src/storage/warc-file-name.js";
 import { indexWarcFile } from "../../src/storage/warc-indexer.js";
 import { base32 } from "../../src/storage/warc-record.js";
 import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
+import { zstdAvailable } from "../../src/storage/zstd.js";
 import { cdxjProblems, parseCdxj } from "../support/cdxj-check.js";
 
 /** The CDXJ index beside each WARC file: written as records are appended, rebuilt when missing or short. */
@@ -78,9 +79,20 @@ async function crawl(writer: WarcWriter, count: number, from = 0): Promise<void>
 }
 
 describe("the CDXJ index of each WARC file", () => {
-  for (const compressInWorker of [true, false]) {
-    it(`holds every response and revisit at its offset and length, sorted, across rotations (compressInWorker: ${compressInWorker})`, async () => {
-      const writer = new WarcWriter({ dir, agentId: "a", maxFileBytes: 40_000, compressInWorker });
+  const variants: { compression: WarcCompression; compressInWorker: boolean }[] = [
+    { compression: "gzip", compressInWorker: true },
+    { compression: "gzip", compressInWorker: false },
+    ...(zstdAvailable() ? [{ compression: "zstd" as const, compressInWorker: true }] : []),
+  ];
+  for (const { compression, compressInWorker } of variants) {
+    it(`holds every response and revisit at its offset and length, sorted, across rotations (${compression}, compressInWorker: ${compressInWorker})`, async () => {
+      const writer = new WarcWriter({
+        dir,
+        agentId: "a",
+        maxFileBytes: 40_000,
+        compression,
+        compressInWorker,
+      });
       await crawl(writer, 60);
       const files = await warcFiles();
       expect(files.length).toBeGreaterThan(2);

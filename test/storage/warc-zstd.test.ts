@@ -226,7 +226,8 @@ describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
         await writeFile(`${path}.open`, whole.subarray(0, cut));
         const result = await recoverWarcFile(`${path}.open`);
         expect(result).toMatchObject({ path: undefined, records: 0, keptBytes: 0, droppedBytes: cut });
-        expect(await readdir(dir)).toEqual([]);
+        // (The index the finished file had before the test made it `.open` again stays.)
+        expect((await readdir(dir)).filter((name) => warcFileCompression(name) !== undefined)).toEqual([]);
       }
     });
 
