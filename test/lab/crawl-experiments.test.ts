@@ -19,6 +19,13 @@ let dir: string;
 
 type Row = Record<string, string>;
 
+/**
+ * Longest an experiment (a test's real crawls, up to four of several agents each) may take: about 30 s
+ * on a quiet machine, and more than the suite's 60 s under CI, where the suite of another Node line
+ * runs beside it on the same two CPUs.
+ */
+const EXPERIMENT_TIMEOUT_MS = 240_000;
+
 /** The rows of CSV table `name` of the report in `out`. */
 async function table(out: string, name = "summary"): Promise<Row[]> {
   return parse(await readFile(join(out, `${name}.csv`), "utf8"), { columns: true }) as Row[];
@@ -30,7 +37,9 @@ async function table(out: string, name = "summary"): Promise<Row[]> {
  */
 async function runExperiment(name: string, args: readonly string[], outName = name) {
   const out = join(dir, outName);
-  const result = await runUbicrawl(["experiment", name, ...args, "--out", out]).waitForExit(240_000);
+  const result = await runUbicrawl(["experiment", name, ...args, "--out", out]).waitForExit(
+    EXPERIMENT_TIMEOUT_MS,
+  );
   expect(result.code, result.stderr).toBe(0);
   return { result, out, rows: await table(out) };
 }
@@ -64,7 +73,7 @@ async function fetchesByAgent(runDir: string): Promise<Map<string, string[]>> {
   return byAgent;
 }
 
-describe("ubicrawl experiment modes", () => {
+describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("runs the three modes with real agents, and each mode does what the paper says", async () => {
     const data = join(dir, "data");
     const { result, out, rows } = await runExperiment(
@@ -153,7 +162,7 @@ describe("ubicrawl experiment modes", () => {
   });
 });
 
-describe("ubicrawl experiment batching", () => {
+describe("ubicrawl experiment batching", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("sends each URL in a message of its own at batch size 1, and fewer messages, not fewer URLs, in batches", async () => {
     const { result, out, rows } = await runExperiment("batching", [
       "--batches",
@@ -183,7 +192,7 @@ describe("ubicrawl experiment batching", () => {
   });
 });
 
-describe("ubicrawl experiment replication", () => {
+describe("ubicrawl experiment replication", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("sends fewer URLs when the most linked are replicated, and still fetches each of them once", async () => {
     const data = join(dir, "replication-data");
     const { result, out, rows } = await runExperiment("replication", [
@@ -227,7 +236,7 @@ describe("ubicrawl experiment replication", () => {
   });
 });
 
-describe("ubicrawl experiment faults", () => {
+describe("ubicrawl experiment faults", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("kills, adds and cuts off an agent mid-crawl: nothing lost, a join fetches nothing twice, the others take the dead or cut-off agent's hosts", async () => {
     const data = join(dir, "faults-data");
     const { rows } = await runExperiment("faults", [
@@ -280,7 +289,7 @@ describe("ubicrawl experiment faults", () => {
   }, 180_000);
 });
 
-describe("ubicrawl experiment partitioning", () => {
+describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("by host, each agent alone on its own hosts; by URL, each on its own URLs of every host, more URLs sent and hosts hit at once", async () => {
     const data = join(dir, "partitioning-data");
     const { result, out, rows } = await runExperiment("partitioning", [
@@ -338,7 +347,7 @@ describe("ubicrawl experiment partitioning", () => {
   });
 });
 
-describe("ubicrawl experiment bandwidth", () => {
+describe("ubicrawl experiment bandwidth", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("holds the predictive control under the bound but for one page a second, where no bound goes far over", async () => {
     const { result, out, rows } = await runExperiment("bandwidth", [
       "--bound",
@@ -367,7 +376,7 @@ describe("ubicrawl experiment bandwidth", () => {
   });
 });
 
-describe("ubicrawl experiment scaling", () => {
+describe("ubicrawl experiment scaling", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
     const { result, out, rows } = await runExperiment("scaling", [
       "--agents",
