@@ -72,8 +72,11 @@ export async function indexCoversFile(warcPath: string): Promise<boolean> {
 
 /**
  * Indexes the finished WARC file at `warcPath` from its records (each `response` and `revisit` at its
- * member's offset and length) and writes the index; returns its number of lines. Throws
- * `StorageFailed` when a member is torn or damaged: a finished file holds only whole ones.
+ * member's offset and length) and writes the index; returns its number of lines. A finished file holds
+ * only whole members, unless it was damaged since (cut short on disk): the index then ends at the
+ * first torn or damaged member, whose records are lost — the agent's check of its WARC files against
+ * its state (`warc-ledger.ts`) cuts the torn end and fetches their pages again. Throws `StorageFailed`
+ * when the file cannot be read.
  */
 export async function indexWarcFile(warcPath: string): Promise<number> {
   const compression = warcFileCompression(warcPath);
@@ -86,10 +89,7 @@ export async function indexWarcFile(warcPath: string): Promise<number> {
     const size = (await handle.stat()).size;
     const members = walkWarcMembers(handle, size, compression);
     for (let next = await members.next(); ; next = await members.next()) {
-      if (next.done) {
-        if (next.value < size) throw new Error(`a torn or damaged record at byte ${next.value}`);
-        break;
-      }
+      if (next.done) break;
       const { offset, length, record } = next.value;
       const line = record && indexLineOf(record, { offset, length, filename });
       if (line) lines.push(line);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import type { CrawlReport } from "../../src/report/index.js";
 import type { CrawlLogEntry } from "../../src/storage/index.js";
+import { indexCoversFile } from "../../src/storage/warc-indexer.js";
 import {
   agentDataDir,
   type ExitResult,
@@ -123,6 +124,8 @@ describe("damaged WARC files", () => {
     const archived = await archivedUrls(dataDir);
     expect([...pages].filter((url) => !archived.has(url))).toEqual([]);
     expect((await reportOf(dataDir)).archives).toMatchObject({ unarchived: 0, unreadable: [] });
+    // The cut file's index ends with its last whole record, where the file now ends.
+    expect(await indexCoversFile(file)).toBe(true);
 
     // Found and repaired once: the next start says nothing and fetches nothing.
     const again = await restartOn(dataDir);
