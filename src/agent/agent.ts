@@ -367,6 +367,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.scheduler.activeHosts;
   }
 
+  /** Hosts this agent could start visiting now but has no URL of (its visit slots left over). */
+  get spareHostSlots(): number {
+    return this.scheduler.spareSlots;
+  }
+
   /** URLs waiting in the frontier. */
   get queuedUrls(): number {
     return this.frontier.waitingUrls;

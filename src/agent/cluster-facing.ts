@@ -19,6 +19,8 @@ export interface ClusterFacingAgent {
   readonly isIdle: boolean;
   readonly isPaused: boolean;
   readonly activeHosts: number;
+  /** Hosts this agent could start visiting now but has no URL of. */
+  readonly spareHostSlots: number;
   /** Hosts with queued URLs that wait, by reason. */
   waiting(): readonly WaitingHosts[];
   readonly queuedUrls: number;

@@ -534,7 +534,14 @@ function boundedLines(lines: readonly string[]): string {
 }
 
 function idleLoad(): WorkLoad {
-  return { idle: true, urlBatchesSent: 0, urlBatchesReceived: 0, pagesFetched: 0, queuedUrls: 0 };
+  return {
+    idle: true,
+    urlBatchesSent: 0,
+    urlBatchesReceived: 0,
+    pagesFetched: 0,
+    queuedUrls: 0,
+    spareHostSlots: 0,
+  };
 }
 
 /** `urls` normalized, or the refusal of the whole command naming the first that is not http(s). */

@@ -42,6 +42,12 @@ export interface BatchState {
    * shortage is not this agent's to cure, as at the end of a crawl, when every link is a duplicate.
    */
   readonly fruitlessBatches: number;
+  /**
+   * When the batch first held a URL of a host never sent to the destination, while the destination has
+   * visit slots to spare (it would start that host at once: it may be the crawl's biggest, whose end
+   * sets the crawl's); undefined otherwise.
+   */
+  readonly newHostAtMs?: number | undefined;
 }
 
 const DEFAULTS = { targetBatchUrls: 1000, maxDelayMs: 30_000, urgentDelayMs: 250, starvingQueuedUrls: 20 };
@@ -51,8 +57,9 @@ const DEFAULTS = { targetBatchUrls: 1000, maxDelayMs: 30_000, urgentDelayMs: 250
  * pays for itself); before that it waits, at most {@link FlushPolicyOptions.maxDelayMs}, so a
  * destination that gets few URLs gets them in few messages. It waits only
  * {@link FlushPolicyOptions.urgentDelayMs} when waiting would cost crawl time: the destination is short
- * of work (it would idle or run few hosts until the batch came), or this agent is idle (nothing more
- * will fill the batch, and termination waits for it). For a destination short of work, that wait
+ * of work (it would idle or run few hosts until the batch came), it has visit slots to spare and the
+ * batch holds a host new to it (counted from that host's first URL), or this agent is idle (nothing
+ * more will fill the batch, and termination waits for it). For a destination short of work, that wait
  * doubles with each batch in a row that brought it nothing new (up to the longest delay): at the end
  * of a crawl every busy agent would otherwise send every idle one a batch of duplicates four times a
  * second, while a destination that does get new URLs waits at most about as long again as it has
@@ -92,6 +99,8 @@ export class FlushPolicy {
     else if (this.isStarving(batch.peerQueuedUrls)) {
       waitMs = Math.min(maxDelayMs, urgentDelayMs * 2 ** Math.min(batch.fruitlessBatches, 30));
     }
-    return Math.max(0, batch.oldestAtMs + waitMs - nowMs);
+    let dueAtMs = batch.oldestAtMs + waitMs;
+    if (batch.newHostAtMs !== undefined) dueAtMs = Math.min(dueAtMs, batch.newHostAtMs + urgentDelayMs);
+    return Math.max(0, dueAtMs - nowMs);
   }
 }

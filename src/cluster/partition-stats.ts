@@ -11,7 +11,15 @@ import type { WorkLoad } from "./termination.js";
 /** What a {@link PartitionStats} reads of the agent. */
 export type StatsSource = Pick<
   ClusterFacingAgent,
-  "id" | "stats" | "isIdle" | "isPaused" | "activeHosts" | "queuedUrls" | "waiting" | "forEachHost"
+  | "id"
+  | "stats"
+  | "isIdle"
+  | "isPaused"
+  | "activeHosts"
+  | "queuedUrls"
+  | "spareHostSlots"
+  | "waiting"
+  | "forEachHost"
 >;
 
 /** What a {@link PartitionStats} reads. */
@@ -51,6 +59,7 @@ export class PartitionStats {
       urlBatchesReceived: this.batchesReceived,
       pagesFetched: agent.stats.pagesFetched,
       queuedUrls: agent.queuedUrls,
+      spareHostSlots: agent.isPaused ? 0 : agent.spareHostSlots,
     };
   }
 

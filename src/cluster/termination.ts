@@ -5,6 +5,8 @@ export interface WorkLoad {
   readonly urlBatchesReceived: number;
   readonly pagesFetched: number;
   readonly queuedUrls: number;
+  /** Hosts the agent could start visiting now but has no URL of (0 from agents that predate it). */
+  readonly spareHostSlots: number;
 }
 
 interface Observation {

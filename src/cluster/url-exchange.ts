@@ -86,7 +86,19 @@ interface PeerOutbox {
   peerQueuedUrls: number | undefined;
   /** Acknowledged batches in a row that were all duplicates to the destination. */
   fruitlessBatches: number;
+  /** Visit slots the destination had to spare in its last heartbeat load (hosts it could start now). */
+  spareHostSlots: number;
+  /** Hosts buffered for the destination before (the latest {@link HOSTS_REMEMBERED_PER_PEER}). */
+  hostsSent: Set<string>;
+  /** When the oldest buffered URL of a host not sent to the destination before arrived. */
+  newHostAtMs: number | undefined;
 }
+
+/**
+ * Hosts remembered per destination as sent before; past this the memory starts over (the hosts then
+ * count as new again: a batch sent sooner, only while the destination has slots to spare).
+ */
+const HOSTS_REMEMBERED_PER_PEER = 4096;
 
 const DEFAULTS = {
   maxBatchUrls: DEFAULT_BATCH_URLS,
@@ -183,19 +195,30 @@ export class UrlExchange implements UrlExchangeSink {
     this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry });
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
-    outbox.buffer.push({ ...entry, host, fingerprint, atMs: this.deps.clock.now() });
+    const now = this.deps.clock.now();
+    if (!outbox.hostsSent.has(host)) {
+      if (outbox.hostsSent.size >= HOSTS_REMEMBERED_PER_PEER) outbox.hostsSent.clear();
+      outbox.hostsSent.add(host);
+      outbox.newHostAtMs ??= now;
+    }
+    outbox.buffer.push({ ...entry, host, fingerprint, atMs: now });
     this.pending++;
     this.schedule(owner, outbox);
   }
 
   /**
    * `peer`'s heartbeat load: how much work it has queued decides how long its batches wait (an idle or
-   * nearly empty peer gets its URLs soon). Also re-examines the batch for it. Kept for a peer nothing
-   * is buffered for yet: a newcomer's first URLs must not wait a heartbeat to learn it has no work.
+   * nearly empty peer gets its URLs soon, and so does one with visit slots to spare when a batch holds
+   * a host new to it). Also re-examines the batch for it. Kept for a peer nothing is buffered for yet:
+   * a newcomer's first URLs must not wait a heartbeat to learn it has no work.
    */
-  notePeerLoad(peer: string, load: { readonly idle: boolean; readonly queuedUrls: number }): void {
+  notePeerLoad(
+    peer: string,
+    load: { readonly idle: boolean; readonly queuedUrls: number; readonly spareHostSlots: number },
+  ): void {
     const outbox = this.outboxOf(peer);
     outbox.peerQueuedUrls = load.idle ? 0 : load.queuedUrls;
+    outbox.spareHostSlots = load.spareHostSlots;
     this.schedule(peer, outbox);
   }
 
@@ -254,6 +277,7 @@ export class UrlExchange implements UrlExchangeSink {
     if (outbox.sending || outbox.buffer.length === 0 || this.abort.signal.aborted) return;
     outbox.sending = true;
     const urls = outbox.buffer.splice(0, batchLength(outbox.buffer, this.options.maxBatchUrls));
+    outbox.newHostAtMs = undefined;
     this.inFlight++;
     this.sendBatch(peer, outbox, urls)
       .catch(() => {})
@@ -284,6 +308,7 @@ export class UrlExchange implements UrlExchangeSink {
         peerQueuedUrls: outbox.peerQueuedUrls,
         localIdle: this.deps.localIdle?.() ?? false,
         fruitlessBatches: outbox.fruitlessBatches,
+        newHostAtMs: outbox.spareHostSlots > 0 ? outbox.newHostAtMs : undefined,
       },
       now,
     );
@@ -370,6 +395,9 @@ export class UrlExchange implements UrlExchangeSink {
         sending: false,
         peerQueuedUrls: undefined,
         fruitlessBatches: 0,
+        spareHostSlots: 0,
+        hostsSent: new Set(),
+        newHostAtMs: undefined,
       };
       this.outboxes.set(peer, outbox);
     }

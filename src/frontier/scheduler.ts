@@ -139,6 +139,11 @@ export class HostScheduler {
     return this.ready.size;
   }
 
+  /** Visit slots no host holds or waits for: hosts that could start now if there were any. */
+  get spareSlots(): number {
+    return Math.max(0, this.maxActiveHosts - this.active.size - this.ready.size);
+  }
+
   /**
    * The queue length the next host to get a slot has at least (a power of two; 0 when none waits): the
    * scheduler serves the longest queues first.

@@ -177,6 +177,7 @@ function agentLoad(value: unknown, path: string): AgentLoad {
     urlBatchesReceived: uint64(l.urlBatchesReceived, `${path}.urlBatchesReceived`),
     pagesFetched: uint64(l.pagesFetched, `${path}.pagesFetched`),
     queuedUrls: uint64(l.queuedUrls, `${path}.queuedUrls`),
+    spareHostSlots: uint64(l.spareHostSlots, `${path}.spareHostSlots`),
   };
 }
 

@@ -75,6 +75,20 @@ describe("FlushPolicy", () => {
     expect(policy.isStarving(3)).toBe(true);
   });
 
+  it("sends a busy peer's batch urgentDelayMs after it first held a host new to the peer (with slots to spare)", () => {
+    const clock = new ManualClock();
+    const policy = new FlushPolicy(OPTIONS);
+    const state = batch(clock);
+    clock.advance(1000);
+    expect(policy.delayMs({ ...state, newHostAtMs: clock.now() }, clock.now())).toBe(50);
+    clock.advance(20);
+    expect(policy.delayMs({ ...state, newHostAtMs: clock.now() - 20 }, clock.now())).toBe(30);
+    // Sooner than that anyway: the longest delay, counted from the oldest URL.
+    clock.advance(975);
+    expect(policy.delayMs({ ...state, newHostAtMs: clock.now() }, clock.now())).toBe(5);
+    expect(policy.delayMs({ ...state, newHostAtMs: undefined }, clock.now())).toBe(5);
+  });
+
   it("sends soon when this agent is idle: nothing more will fill the batch", () => {
     const clock = new ManualClock();
     const policy = new FlushPolicy(OPTIONS);

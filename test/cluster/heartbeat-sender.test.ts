@@ -46,7 +46,7 @@ function setUp(partitioning: Partitioning = "host") {
   const clock = new ManualClock();
   const { calls, peers } = fakePeers();
   const load: { now: AgentLoad } = {
-    now: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 12 },
+    now: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 12, spareHostSlots: 0 },
   };
   const figures: { now: MemberFigures[] } = {
     now: [{ id: "me", pagesFetched: 50, bytesFetched: 900, pagesRecovered: 0, errors: {} }],
@@ -95,6 +95,7 @@ const REPLY_LOAD: AgentLoad = {
   urlBatchesReceived: 9,
   pagesFetched: 70,
   queuedUrls: 0,
+  spareHostSlots: 0,
 };
 
 it("sends a seed, whose id is not known yet, a unary heartbeat, and a known member one on its stream", async () => {
@@ -112,7 +113,7 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
   const { clock, calls, load, figures, send } = setUp("url");
   // An entry with a local time of hearing goes relative to the sending time.
   const heard: MemberEntry = { ...gossip("c", "suspected"), lastHeardMs: clock.now() - 700 };
-  load.now = { ...load.now, queuedUrls: 99 };
+  load.now = { ...load.now, queuedUrls: 99, spareHostSlots: 0 };
   figures.now = [
     { id: "me", pagesFetched: 60, bytesFetched: 1_000, pagesRecovered: 0, errors: {} },
     { id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} },
@@ -128,7 +129,7 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
     {
       from: wire("me"),
       members: [wire("b"), wire("c", "SUSPECTED", 700)],
-      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99 },
+      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99, spareHostSlots: 0 },
       figures: figures.now,
       unanswered: false,
       partitioning: "url",
@@ -136,7 +137,7 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
     {
       from: wire("me"),
       members: [wire("me"), wire("b")],
-      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99 },
+      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99, spareHostSlots: 0 },
       figures: figures.now,
       unanswered: true,
       partitioning: "url",
@@ -170,11 +171,11 @@ it("tells onReply who replied, its load and figures, and when the heartbeat was 
   await settle();
   clock.advance(700);
   const told = [{ id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} }];
-  calls[1]?.reply({ from: wire("b2"), members: [], load: { ...REPLY_LOAD, queuedUrls: 5 }, figures: told });
+  calls[1]?.reply({ from: wire("b2"), members: [], load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 }, figures: told });
   await later;
   expect(replies).toEqual([
     { fromId: "seed-id", load: REPLY_LOAD, sentAtMs },
-    { fromId: "b2", load: { ...REPLY_LOAD, queuedUrls: 5 }, figures: told, sentAtMs: sentAtMs + 1_500 },
+    { fromId: "b2", load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 }, figures: told, sentAtMs: sentAtMs + 1_500 },
   ]);
 });
 

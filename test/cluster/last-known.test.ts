@@ -15,6 +15,7 @@ const load = (pagesFetched: number): WorkLoad => ({
   urlBatchesReceived: 0,
   pagesFetched,
   queuedUrls: 0,
+  spareHostSlots: 0,
 });
 
 it("keeps the highest totals gossiped of each member, never its own", () => {

@@ -20,6 +20,7 @@ function fakeAgent(clock: ManualClock) {
     isPaused: false,
     activeHosts: 0,
     queuedUrls: 0,
+    spareHostSlots: 0,
     waiting: [] as WaitingHosts[],
     /** host, URLs waiting, pages fetched. */
     hosts: [] as [string, number, number][],
@@ -39,6 +40,9 @@ function fakeAgent(clock: ManualClock) {
     },
     get queuedUrls() {
       return state.queuedUrls;
+    },
+    get spareHostSlots() {
+      return state.spareHostSlots;
     },
     waiting: () => state.waiting,
     forEachHost: (visit) => {
@@ -109,6 +113,7 @@ it("carries the URL batches delivered and received, the pages fetched so far and
     urlBatchesReceived: 9,
     pagesFetched: 2,
     queuedUrls: 31,
+    spareHostSlots: 0,
   });
 });
 
@@ -318,6 +323,7 @@ const lastStats: AgentStats = {
 };
 
 const load = (pagesFetched: number, queuedUrls: number): WorkLoad => ({
+  spareHostSlots: 0,
   idle: true,
   urlBatchesSent: 1,
   urlBatchesReceived: 1,

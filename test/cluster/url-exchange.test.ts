@@ -265,8 +265,8 @@ describe("UrlExchange", () => {
     sendAll(t.exchange, "q", [url(4)]);
     expect(t.clock.pendingDelays).toEqual([2000, 2000]);
     t.clock.advance(100);
-    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500 });
-    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 3 });
+    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500, spareHostSlots: 0 });
+    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 3, spareHostSlots: 0 });
     // q's batch is overdue for a starving peer (100 ms > 40 ms): at once, through a timer of 0.
     expect(t.clock.pendingDelays).toEqual([0, 1900]);
     t.clock.advance(0);
@@ -276,7 +276,7 @@ describe("UrlExchange", () => {
     await t.quiet();
     expect(t.calls).toHaveLength(1);
     // An idle peer is short of work too, whatever its queue says.
-    t.exchange.notePeerLoad("p", { idle: true, queuedUrls: 500 });
+    t.exchange.notePeerLoad("p", { idle: true, queuedUrls: 500, spareHostSlots: 0 });
     t.clock.advance(0);
     await t.callCount(2);
     expect(urlsOf(t.calls[1])).toEqual([url(3)]);
@@ -291,6 +291,34 @@ describe("UrlExchange", () => {
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
   });
 
+  it("sends a host new to a busy peer with visit slots to spare after urgentDelayMs, a host sent before after the full delay", async () => {
+    const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
+    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500, spareHostSlots: 3 });
+    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 500, spareHostSlots: 0 });
+    sendAll(t.exchange, "p", [url(1, "big.example")]);
+    sendAll(t.exchange, "q", [url(2, "big.example")]);
+    // p could start the host at once: 40 ms; q has every slot taken: the full 2,000 ms.
+    expect(t.clock.pendingDelays).toEqual([40, 2000]);
+    t.clock.advance(40);
+    await t.callCount(1);
+    expect(t.calls[0]?.peer).toBe("p");
+    t.calls[0]?.ack();
+    await vi.waitFor(() => expect(t.exchange.pendingUrls).toBe(1));
+    // The same host again: p knows it, so no hurry; a host new to p is again.
+    sendAll(t.exchange, "p", [url(3, "big.example")]);
+    expect(t.clock.pendingDelays).toEqual([1960, 2000]);
+    t.clock.advance(10);
+    sendAll(t.exchange, "p", [url(4, "other.example")]);
+    expect(t.clock.pendingDelays).toEqual([40, 1950]);
+    t.clock.advance(40);
+    await t.callCount(2);
+    expect(urlsOf(t.calls[1])).toEqual([url(3, "big.example"), url(4, "other.example")]);
+    t.clock.advance(2000);
+    await t.callCount(3);
+    for (const call of t.calls) call.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+  });
+
   it("doubles the wait of a starving peer's batches while they bring it nothing new, not when idle", async () => {
     const local = { idle: false };
     const t = await setup(
@@ -301,7 +329,7 @@ describe("UrlExchange", () => {
     /** Sends one URL to q (which reports an empty queue), checks the wait, lets it go and acks it. */
     const round = async (n: number, expectedDelayMs: number, answer: UrlBatchAck) => {
       sendAll(t.exchange, "q", [url(n)]);
-      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0, spareHostSlots: 0 });
       expect(t.clock.pendingDelays).toEqual([expectedDelayMs]);
       t.clock.advance(expectedDelayMs);
       await t.callCount(n);
@@ -527,16 +555,16 @@ describe("UrlExchange rules", () => {
   it("caps the urgent wait at flushDelayMs", async () => {
     const t = await setup({ flushDelayMs: 100, urgentDelayMs: 500, starvingQueuedUrls: 10 });
     sendAll(t.exchange, "q", [url(1)]);
-    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0, spareHostSlots: 0 });
     expect(t.clock.pendingDelays).toEqual([100]);
-    t.exchange.notePeerLoad("nobody", { idle: true, queuedUrls: 0 }); // nothing buffered: no timer
+    t.exchange.notePeerLoad("nobody", { idle: true, queuedUrls: 0, spareHostSlots: 0 }); // nothing buffered: no timer
     expect(t.clock.pendingDelays).toEqual([100]);
   });
 
   it("keeps a peer's load heard before any URL for it: a newcomer's first URLs go urgently", async () => {
     const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
-    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
-    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500 });
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0, spareHostSlots: 0 });
+    t.exchange.notePeerLoad("p", { idle: false, queuedUrls: 500, spareHostSlots: 0 });
     expect(t.clock.pendingDelays).toEqual([]);
     sendAll(t.exchange, "q", [url(1)]);
     sendAll(t.exchange, "p", [url(2)]);
@@ -759,10 +787,10 @@ describe("UrlExchange rules", () => {
   it("never puts a batch's timer back, even when its peer then reports more work", async () => {
     const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
     sendAll(t.exchange, "q", [url(1)]);
-    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+    t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0, spareHostSlots: 0 });
     expect(t.clock.pendingDelays).toEqual([40]);
     t.clock.advance(10);
-    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 500 });
+    t.exchange.notePeerLoad("q", { idle: false, queuedUrls: 500, spareHostSlots: 0 });
     expect(t.clock.pendingDelays).toEqual([30]);
   });
 
@@ -770,7 +798,7 @@ describe("UrlExchange rules", () => {
     const t = await setup({ flushDelayMs: 2000, urgentDelayMs: 40, starvingQueuedUrls: 10 });
     const round = async (n: number, answer: UrlBatchAck) => {
       sendAll(t.exchange, "q", [url(n)]);
-      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0 });
+      t.exchange.notePeerLoad("q", { idle: true, queuedUrls: 0, spareHostSlots: 0 });
       const [delayMs = -1] = t.clock.pendingDelays;
       t.clock.advance(delayMs);
       await t.callCount(n);

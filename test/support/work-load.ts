@@ -8,6 +8,7 @@ export function idle(overrides: Partial<WorkLoad> = {}): WorkLoad {
     urlBatchesReceived: 3,
     pagesFetched: 10,
     queuedUrls: 0,
+    spareHostSlots: 0,
     ...overrides,
   };
 }

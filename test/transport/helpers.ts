@@ -40,6 +40,7 @@ export const LOAD: AgentLoad = {
   urlBatchesReceived: 11,
   pagesFetched: 345,
   queuedUrls: 67,
+  spareHostSlots: 0,
 };
 
 export const STATS: AgentStats = {

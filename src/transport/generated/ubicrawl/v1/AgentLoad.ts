@@ -27,6 +27,12 @@ export interface AgentLoad {
    * URLs waiting in this agent's frontier.
    */
   'queuedUrls'?: (number | string | Long);
+  /**
+   * Hosts this agent could start visiting now (it visits `--max-active-hosts` at once) but has no URL
+   * of: a sender's batch holding a host it never sent this agent is then urgent, so a new host (maybe
+   * the crawl's biggest) starts at once. 0 from agents that predate it: no batch is urgent for it.
+   */
+  'spareHostSlots'?: (number | string | Long);
 }
 
 /**
@@ -54,4 +60,10 @@ export interface AgentLoad__Output {
    * URLs waiting in this agent's frontier.
    */
   'queuedUrls': (number);
+  /**
+   * Hosts this agent could start visiting now (it visits `--max-active-hosts` at once) but has no URL
+   * of: a sender's batch holding a host it never sent this agent is then urgent, so a new host (maybe
+   * the crawl's biggest) starts at once. 0 from agents that predate it: no batch is urgent for it.
+   */
+  'spareHostSlots': (number);
 }
