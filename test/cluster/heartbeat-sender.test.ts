@@ -46,7 +46,14 @@ function setUp(partitioning: Partitioning = "host") {
   const clock = new ManualClock();
   const { calls, peers } = fakePeers();
   const load: { now: AgentLoad } = {
-    now: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 12, spareHostSlots: 0 },
+    now: {
+      idle: false,
+      urlBatchesSent: 3,
+      urlBatchesReceived: 4,
+      pagesFetched: 50,
+      queuedUrls: 12,
+      spareHostSlots: 0,
+    },
   };
   const figures: { now: MemberFigures[] } = {
     now: [{ id: "me", pagesFetched: 50, bytesFetched: 900, pagesRecovered: 0, errors: {} }],
@@ -129,7 +136,14 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
     {
       from: wire("me"),
       members: [wire("b"), wire("c", "SUSPECTED", 700)],
-      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99, spareHostSlots: 0 },
+      load: {
+        idle: false,
+        urlBatchesSent: 3,
+        urlBatchesReceived: 4,
+        pagesFetched: 50,
+        queuedUrls: 99,
+        spareHostSlots: 0,
+      },
       figures: figures.now,
       unanswered: false,
       partitioning: "url",
@@ -137,7 +151,14 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
     {
       from: wire("me"),
       members: [wire("me"), wire("b")],
-      load: { idle: false, urlBatchesSent: 3, urlBatchesReceived: 4, pagesFetched: 50, queuedUrls: 99, spareHostSlots: 0 },
+      load: {
+        idle: false,
+        urlBatchesSent: 3,
+        urlBatchesReceived: 4,
+        pagesFetched: 50,
+        queuedUrls: 99,
+        spareHostSlots: 0,
+      },
       figures: figures.now,
       unanswered: true,
       partitioning: "url",
@@ -171,11 +192,21 @@ it("tells onReply who replied, its load and figures, and when the heartbeat was 
   await settle();
   clock.advance(700);
   const told = [{ id: "gone", pagesFetched: 1_321, bytesFetched: 20_000, pagesRecovered: 0, errors: {} }];
-  calls[1]?.reply({ from: wire("b2"), members: [], load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 }, figures: told });
+  calls[1]?.reply({
+    from: wire("b2"),
+    members: [],
+    load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 },
+    figures: told,
+  });
   await later;
   expect(replies).toEqual([
     { fromId: "seed-id", load: REPLY_LOAD, sentAtMs },
-    { fromId: "b2", load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 }, figures: told, sentAtMs: sentAtMs + 1_500 },
+    {
+      fromId: "b2",
+      load: { ...REPLY_LOAD, queuedUrls: 5, spareHostSlots: 0 },
+      figures: told,
+      sentAtMs: sentAtMs + 1_500,
+    },
   ]);
 });
 
