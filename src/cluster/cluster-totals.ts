@@ -20,10 +20,13 @@ export interface ClusterTotals {
 export function clusterTotals(agents: readonly AgentStats[]): ClusterTotals {
   const sum = (pick: (stats: AgentStats) => number) =>
     agents.reduce((total, stats) => total + pick(stats), 0);
-  const errors: Record<string, number> = {};
+  const summed = new Map<string, number>();
   for (const stats of agents) {
-    for (const [name, count] of Object.entries(stats.errors)) errors[name] = (errors[name] ?? 0) + count;
+    for (const [name, count] of Object.entries(stats.errors))
+      summed.set(name, (summed.get(name) ?? 0) + count);
   }
+  // By name, so the same figures print the same whichever agent gathered them (its order of arrival).
+  const errors = Object.fromEntries([...summed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     agents: agents.length,
     alive: agents.filter((stats) => stats.status === "ALIVE").length,
