@@ -101,16 +101,24 @@ describe("the console's /metrics", () => {
 
     // Paused, with nothing in flight, the figures hold still: every source must agree.
     for (const agent of agents) await control(agent.address, "PAUSE");
-    // The counters are the durable ones, so they settle once the last fetches' batch is written: two
-    // scrapes in a row with the same pages.
+    // The counters are the durable ones: they settle once the last fetches' group commit is written,
+    // which can come after the last fetch has left the in-flight count. Settled means two scrapes in a
+    // row with the same pages, and as many pages as the crawl log has lines for.
     const settled: MetricFamily[][] = [];
     let previous: number[] = [];
+    let seen = "";
     await waitFor(
       async () => {
         settled.length = 0;
         for (const base of consoles) settled.push(await scrape(base));
         const pages = settled.map((families) => familyTotal(families, "ubicrawl_pages_fetched_total"));
-        const still = pages.every((count, index) => count === previous[index]);
+        const logged = await Promise.all(
+          agents.map(
+            async (agent) => (await readCrawlLogSoFar(agent.dataDir)).filter((e) => e.status > 0).length,
+          ),
+        );
+        seen = `metrics ${pages.join(", ")}; crawl logs ${logged.join(", ")}`;
+        const still = pages.every((count, index) => count === previous[index] && count === logged[index]);
         previous = pages;
         return (
           still &&
@@ -123,7 +131,9 @@ describe("the console's /metrics", () => {
       },
       "both agents paused with nothing in flight and their figures written",
       20_000,
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message} (last seen: ${seen})`);
+    });
     let clusterPages = 0;
     for (const [index, agent] of agents.entries()) {
       const families = settled[index] as MetricFamily[];
