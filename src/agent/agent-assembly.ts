@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { type Clock, systemClock } from "../clock.js";
 import {
   DEFAULT_CLAIM_LEASE_MS,
@@ -17,7 +18,15 @@ import {
   SystemResolver,
   TransferRates,
 } from "../fetching/index.js";
-import { Frontier, HostScheduler, IpGate } from "../frontier/index.js";
+import {
+  Frontier,
+  HostScheduler,
+  IpGate,
+  type LoopLoad,
+  PageTurns,
+  TURN_GOVERNOR_DEFAULTS,
+  TurnGovernor,
+} from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
 import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
@@ -45,6 +54,8 @@ export const QUANTUM_PAGES = 64;
  * host again.
  */
 export const UNSYNCED_PAGES_PER_HOST = 2;
+/** How often the event loop's delay is sampled for the turn governor, ms. */
+const LOOP_DELAY_RESOLUTION_MS = 1;
 /** Confirmed payload digests wait this long for a page's commit to ride on before they commit alone. */
 const DIGEST_SAVE_DELAY_MS = 50;
 /** Links read from one page at most. */
@@ -91,6 +102,8 @@ export interface AssembledAgent {
   readonly crossOver: CrossOver | undefined;
   readonly bandwidth: BandwidthGate | undefined;
   readonly scheduler: HostScheduler;
+  /** Sets how many pages are fetched and processed at once from how busy the event loop is. */
+  readonly turnGovernor: TurnGovernor;
   readonly router: LinkRouter;
   readonly stats: CrawlStats;
   /** Hosts never fetched, changed at runtime (`ubicrawl ctl`) and kept in the state. */
@@ -322,6 +335,11 @@ async function openParts(
       ...(crossOver ? { crossOver } : {}),
     },
   );
+  const turns = new PageTurns(options.maxActiveHosts * UNSYNCED_PAGES_PER_HOST);
+  const turnGovernor = new TurnGovernor(
+    { turns, loop: loopLoad(), clock },
+    { ...TURN_GOVERNOR_DEFAULTS, ceiling: options.maxActiveHosts * UNSYNCED_PAGES_PER_HOST },
+  );
   const visitor = new HostVisitor(
     {
       delayMs: options.delayMs,
@@ -345,6 +363,7 @@ async function openParts(
         ? boundedFetch(bandwidth, (url, signal) => fetcher.fetch(url, { signal }), clock)
         : (url, signal) => fetcher.fetch(url, { signal }),
       ipGate,
+      turns,
       archive,
       router,
       sitemaps: new SitemapReader(
@@ -378,7 +397,7 @@ async function openParts(
     logger,
   });
   scheduler = new HostScheduler(
-    { maxActiveHosts: options.maxActiveHosts },
+    { maxActiveHosts: options.maxActiveHosts, unvisitedRank: QUANTUM_PAGES },
     {
       visit: (host, signal) => visitor.visit(host, signal),
       hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),
@@ -407,12 +426,28 @@ async function openParts(
     crossOver,
     bandwidth,
     scheduler,
+    turnGovernor,
     router,
     stats,
     blacklist,
     keptAsideSinceMs,
     logger,
     guard,
+  };
+}
+
+/** How the event loop did since the last call, for the turn governor. */
+function loopLoad(): () => LoopLoad {
+  const histogram = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  histogram.enable();
+  let last = performance.eventLoopUtilization();
+  return () => {
+    const delayMs = histogram.count > 0 ? histogram.mean / 1e6 : 0;
+    histogram.reset();
+    const now = performance.eventLoopUtilization();
+    const { utilization } = performance.eventLoopUtilization(now, last);
+    last = now;
+    return { delayMs, utilization };
   };
 }
 

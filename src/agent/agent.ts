@@ -13,6 +13,7 @@ import type {
   ForcedOutcome,
   Frontier,
   HostScheduler,
+  TurnGovernor,
   WaitingHosts,
   WaitReason,
 } from "../frontier/index.js";
@@ -32,6 +33,7 @@ import {
   type AssemblyDeps,
   assembleAgent,
   type ClusterHooks,
+  UNSYNCED_PAGES_PER_HOST,
 } from "./agent-assembly.js";
 import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
 import {
@@ -117,6 +119,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   readonly stats: CrawlStats;
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
+  /** Sets how many pages are fetched and processed at once from how busy the event loop is. */
+  private readonly turnGovernor: TurnGovernor;
   /** Group commit of the state store, shared by every writer of this agent's state. */
   private readonly committer: GroupCommit;
   private readonly fetcher: Fetcher;
@@ -172,6 +176,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.crossOver = parts.crossOver;
     this.bandwidth = parts.bandwidth;
     this.scheduler = parts.scheduler;
+    this.turnGovernor = parts.turnGovernor;
     this.router = parts.router;
     this.stats = parts.stats;
   }
@@ -209,6 +214,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     for (const host of this.frontier.hostsWithWork()) this.scheduler.markReady(host);
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.crossOver?.start();
+    this.turnGovernor.start();
     this.seedRouting = { ...routing, errorsBefore };
     return this.seedRouting;
   }
@@ -501,7 +507,10 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       );
     }
     if (name === "delay-ms") this.visitor.setDelayMs(value);
-    else this.scheduler.setMaxActiveHosts(value);
+    else {
+      this.scheduler.setMaxActiveHosts(value);
+      this.turnGovernor.setCeiling(value * UNSYNCED_PAGES_PER_HOST);
+    }
   }
 
   private async saveBlacklist(): Promise<void> {
@@ -566,6 +575,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     try {
       this.guard.stop();
       this.crossOver?.stop();
+      this.turnGovernor.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
       this.duplicates?.stop();
       this.digestRegistry.stop();

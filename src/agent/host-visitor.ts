@@ -2,7 +2,7 @@ import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
-import type { Frontier, IpGate, VisitOutcome, WaitReason } from "../frontier/index.js";
+import type { Frontier, IpGate, PageTurns, VisitOutcome, WaitReason } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
@@ -56,6 +56,8 @@ export interface HostVisitorDeps {
   readonly saveRobots: (rules: RobotsRules) => void;
   readonly fetch: (url: string, signal: AbortSignal) => Promise<FetchResult>;
   readonly ipGate: IpGate;
+  /** Turns to fetch and process a page, the longest queues served first (see page-turns.ts). */
+  readonly turns: Pick<PageTurns, "acquire">;
   readonly archive: PageArchive;
   readonly router: LinkRouter;
   /** Queues the sitemaps robots.txt lists, and reads the fetched ones. */
@@ -104,6 +106,9 @@ interface HostRuntime {
   /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
   failedInARow: number;
 }
+
+/** The turn of a page that has none yet: ending it does nothing. */
+const NO_TURN = (): void => {};
 
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
@@ -298,6 +303,8 @@ export class HostVisitor {
       return longWait;
     }
     let release: () => void;
+    // The page's turn: held until it is processed (or its fetch failed).
+    let endTurn = NO_TURN;
     try {
       // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
       const { pace } = state;
@@ -305,9 +312,11 @@ export class HostVisitor {
         await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
         if (this.deps.mustYield() || !this.mayFetch(host)) break;
       }
+      endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
       release = await this.deps.ipGate.acquire(state.ip as string, signal);
     } catch (error) {
       // Stopped while waiting: the URL goes back to the head of its queue, untouched.
+      endTurn();
       frontier.putBack(host, entry);
       throw error;
     }
@@ -316,6 +325,7 @@ export class HostVisitor {
       // owner may be fetching it already), or was blacklisted: no new request; the URL waits at the
       // head of its queue, which goes to the new owner with the rest (or is dropped as blacklisted).
       release();
+      endTurn();
       frontier.putBack(host, entry);
       return undefined;
     }
@@ -327,6 +337,7 @@ export class HostVisitor {
       result = await this.deps.fetch(entry.url, signal);
     } catch (error) {
       if (signal.aborted) {
+        endTurn();
         frontier.putBack(host, entry);
         throw error;
       }
@@ -337,6 +348,7 @@ export class HostVisitor {
       this.paceAfter(state, rules, startedAtMs);
     }
     if (!result) {
+      endTurn();
       const code = failure ?? ErrorCode.ProtocolError;
       const attempts = (entry.attempts ?? 0) + 1;
       const { failedInARow, pace } = state;
@@ -366,25 +378,29 @@ export class HostVisitor {
     if (PUSH_BACK_STATUSES.has(result.status)) {
       const attempts = (entry.attempts ?? 0) + 1;
       // Out of attempts, the answer is kept as the page's (archived, counted as a 4xx/5xx).
-      if (attempts < this.options.maxFetchAttempts)
+      if (attempts < this.options.maxFetchAttempts) {
+        endTurn();
         return this.pushedBack(host, entry, result, state, attempts);
+      }
     } else {
       state.pace.answered();
     }
     // Archived and committed in the background: the host's next fetch need not wait for the disk.
-    unsynced.add(this.finishPage(host, entry, result, signal));
+    unsynced.add(this.finishPage(host, entry, result, signal, endTurn));
     return undefined;
   }
 
   /**
    * Archives a fetched page, follows its links, logs it and completes its URL, durably; a failure puts
-   * the URL back at the head of its queue (not archived, so not done) and is thrown.
+   * the URL back at the head of its queue (not archived, so not done) and is thrown. The page's turn
+   * ends once it is processed, before its commit.
    */
   private async finishPage(
     host: string,
     entry: StoredQueueEntry,
     result: FetchResult,
     signal: AbortSignal,
+    endTurn: () => void,
   ): Promise<void> {
     const { frontier } = this.deps;
     let archived: ArchivedPage;
@@ -407,6 +423,8 @@ export class HostVisitor {
       // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
       if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
       throw error;
+    } finally {
+      endTurn();
     }
     await frontier.commit();
     // Synced: the payload's owner may now point later copies at this response.

@@ -15,6 +15,7 @@ export {
   type FrontierOptions,
 } from "./frontier.js";
 export { IpGate } from "./ip-gate.js";
+export { PageTurns } from "./page-turns.js";
 export {
   DEFAULT_MAX_ACTIVE_HOSTS,
   HostScheduler,
@@ -25,3 +26,10 @@ export {
   type WaitReason,
 } from "./scheduler.js";
 export { SeenSet, type SeenSetOptions } from "./seen-set.js";
+export {
+  type LoopLoad,
+  TURN_GOVERNOR_DEFAULTS,
+  TurnGovernor,
+  type TurnGovernorDeps,
+  type TurnGovernorOptions,
+} from "./turn-governor.js";

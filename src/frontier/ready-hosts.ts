@@ -5,9 +5,12 @@
  *
  * Hosts are kept in classes by the power of two of their queue length, first come, first served within a
  * class: every operation costs O(1) whatever the number of hosts, the host served is within a factor of
- * two of the longest queue, and hosts of one class take turns. A host not visited yet goes before them
- * all: its queue (often one home page) says nothing of its size until its first pages are fetched, and
- * the biggest host of a crawl is found no later than the others.
+ * two of the longest queue, and hosts of one class take turns. A host not visited yet ranks as if it
+ * held `unvisitedRank` URLs: its queue (often one home page) says nothing of its size until its first
+ * pages are fetched, so it goes before every host known to hold about that many or fewer, and the
+ * biggest host of a crawl is found no later than the others; but a host known to hold more (at least
+ * twice as many) goes first, or the hosts discovered all through a crawl would keep the biggest one
+ * waiting until nearly the end.
  */
 export class ReadyHosts {
   /** Hosts not visited yet, in arrival order: served before every class. */
@@ -17,6 +20,16 @@ export class ReadyHosts {
   private readonly classOf = new Map<string, number>();
   /** No class above this index holds a host. */
   private top = -1;
+  /** Classes above this one go before unvisited hosts. */
+  private readonly unvisitedClass: number;
+
+  /**
+   * @param unvisitedRank the queue length a host not visited yet counts as (the scheduler passes a
+   *   visit's quantum: a host with more than one quantum's worth left is known to be longer)
+   */
+  constructor(unvisitedRank: number) {
+    this.unvisitedClass = queueClass(unvisitedRank);
+  }
 
   /** Hosts waiting. */
   get size(): number {
@@ -55,15 +68,28 @@ export class ReadyHosts {
   }
 
   /**
-   * Removes and returns the first unvisited host, or else the first host of the longest class; undefined
+   * Removes and returns the first host of the longest class when it is longer than an unvisited host
+   * counts, or else the first unvisited host, or else the first host of the longest class; undefined
    * when none waits.
    */
   shift(): string | undefined {
-    const unvisited = this.unvisited.values().next();
-    if (!unvisited.done) {
-      this.unvisited.delete(unvisited.value);
-      return unvisited.value;
+    if (this.unvisited.size > 0) {
+      this.settleTop();
+      if (this.top <= this.unvisitedClass) {
+        const first = this.unvisited.values().next().value as string;
+        this.unvisited.delete(first);
+        return first;
+      }
     }
+    return this.shiftLongest();
+  }
+
+  /** Lowers {@link top} past empty classes. */
+  private settleTop(): void {
+    while (this.top >= 0 && (this.classes[this.top] as Set<string>).size === 0) this.top--;
+  }
+
+  private shiftLongest(): string | undefined {
     for (; this.top >= 0; this.top--) {
       const members = this.classes[this.top] as Set<string>;
       const first = members.values().next();
@@ -83,7 +109,7 @@ export class ReadyHosts {
     this.top = -1;
   }
 
-  /** Unvisited hosts waiting (before every class). */
+  /** Unvisited hosts waiting. */
   get unvisitedHosts(): number {
     return this.unvisited.size;
   }

@@ -44,6 +44,12 @@ export interface HostSchedulerOptions {
    * @default 256
    */
   maxActiveHosts?: number;
+  /**
+   * The queue length a host not visited yet counts as when slots are handed out (see ready-hosts.ts):
+   * the agent passes its visit quantum.
+   * @default 64
+   */
+  unvisitedRank?: number;
 }
 
 /** What a {@link HostScheduler} needs. */
@@ -67,6 +73,9 @@ export interface HostSchedulerDeps {
   readonly clock?: Clock;
 }
 
+/** @default of {@link HostSchedulerOptions.unvisitedRank}. */
+export const DEFAULT_UNVISITED_RANK = 64;
+
 /** @default of {@link HostSchedulerOptions.maxActiveHosts}. */
 export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
 
@@ -74,12 +83,12 @@ export const DEFAULT_MAX_ACTIVE_HOSTS = 256;
  * Decides which hosts are visited now. A host has at most one visit at a time, so it never sees two
  * requests at once; up to `maxActiveHosts` hosts are visited in parallel; hosts waiting for a slot are
  * served longest queue first (first come, first served among queues of about the same length; hosts not
- * visited yet before them all), and a visit that used its quantum waits again with its queue's new length.
+ * visited yet before all but the hosts known to be long), and a visit that used its quantum waits again with its queue's new length.
  */
 export class HostScheduler {
   private maxActiveHosts: number;
   private readonly clock: Clock;
-  private readonly ready = new ReadyHosts();
+  private readonly ready: ReadyHosts;
   private readonly active = new Map<string, Promise<void>>();
   private readonly parked = new Map<string, { timer: TimerHandle; reason: WaitReason; untilMs: number }>();
   private readonly abort = new AbortController();
@@ -97,6 +106,7 @@ export class HostScheduler {
         `maxActiveHosts must be a positive integer, got ${this.maxActiveHosts}`,
       );
     }
+    this.ready = new ReadyHosts(options.unvisitedRank ?? DEFAULT_UNVISITED_RANK);
     this.clock = deps.clock ?? systemClock;
     // Every active visit listens on this signal.
     setMaxListeners(0, this.abort.signal);

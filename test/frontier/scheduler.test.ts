@@ -219,16 +219,32 @@ describe("HostScheduler visits", () => {
 });
 
 describe("HostScheduler: longest queue first", () => {
-  it("starts a host never visited before any other: its first page tells its size", async () => {
-    const h = setUp({ maxActiveHosts: 1 }, true);
+  it("starts a host never visited before one known to hold about a quantum: its first page tells its size", async () => {
+    const h = setUp({ maxActiveHosts: 1, unvisitedRank: 64 }, true);
     h.addWork("busy.test");
     h.visited.add("known.test");
-    h.addWork("known.test", 500);
+    h.addWork("known.test", 100);
     h.addWork("fresh.test", 1);
     await h.end("busy.test", { kind: "drained" });
     expect(h.runningHosts).toEqual(["fresh.test"]);
     await h.end("fresh.test", { kind: "drained" });
     expect(h.runningHosts).toEqual(["known.test"]);
+  });
+
+  it("starts a host known to hold more than two quanta before the hosts never visited", async () => {
+    const h = setUp({ maxActiveHosts: 1, unvisitedRank: 64 }, true);
+    h.addWork("busy.test");
+    h.visited.add("big.test");
+    h.addWork("fresh.test", 1);
+    h.addWork("big.test", 500);
+    await h.end("busy.test", { kind: "drained" });
+    expect(h.runningHosts).toEqual(["big.test"]);
+    // Its quantum used, it goes back ahead of the unvisited host while it still holds that much.
+    await h.end("big.test", { kind: "yielded" });
+    expect(h.runningHosts).toEqual(["big.test"]);
+    // 9 URLs left: now the unvisited host goes first.
+    await h.end("big.test", { kind: "yielded" }, 490);
+    expect(h.runningHosts).toEqual(["fresh.test"]);
   });
 
   it("starts the longest queue first, whatever order the hosts became ready in", async () => {
