@@ -82,7 +82,10 @@ describe("PageTurns", () => {
     // The peak restarts from the turns held now.
     expect(turns.takePeak()).toBe(1);
     let late = false;
-    const next = turns.acquire(1).then((release) => ((late = true), release));
+    const next = turns.acquire(1).then((release) => {
+      late = true;
+      return release;
+    });
     await settle();
     expect(late).toBe(false);
     b?.();
