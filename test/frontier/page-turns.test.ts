@@ -68,7 +68,10 @@ describe("PageTurns", () => {
     const held = await turns.acquire(1);
     let granted = 0;
     const waiters = [turns.acquire(1), turns.acquire(1)].map((p) =>
-      p.then((release) => (granted++, release)),
+      p.then((release) => {
+        granted++;
+        return release;
+      }),
     );
     turns.setLimit(3);
     const [a, b] = await Promise.all(waiters);
