@@ -102,6 +102,8 @@ export interface AssembledAgent {
   readonly crossOver: CrossOver | undefined;
   readonly bandwidth: BandwidthGate | undefined;
   readonly scheduler: HostScheduler;
+  /** Turns to fetch and process a page, the longest queues first. */
+  readonly turns: PageTurns;
   /** Sets how many pages are fetched and processed at once from how busy the event loop is. */
   readonly turnGovernor: TurnGovernor;
   readonly router: LinkRouter;
@@ -426,6 +428,7 @@ async function openParts(
     crossOver,
     bandwidth,
     scheduler,
+    turns,
     turnGovernor,
     router,
     stats,

@@ -13,6 +13,8 @@ import type {
   ForcedOutcome,
   Frontier,
   HostScheduler,
+  PageTurnCounts,
+  PageTurns,
   TurnGovernor,
   WaitingHosts,
   WaitReason,
@@ -119,6 +121,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   readonly stats: CrawlStats;
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
+  private readonly turns: PageTurns;
   /** Sets how many pages are fetched and processed at once from how busy the event loop is. */
   private readonly turnGovernor: TurnGovernor;
   /** Group commit of the state store, shared by every writer of this agent's state. */
@@ -176,6 +179,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.crossOver = parts.crossOver;
     this.bandwidth = parts.bandwidth;
     this.scheduler = parts.scheduler;
+    this.turns = parts.turns;
     this.turnGovernor = parts.turnGovernor;
     this.router = parts.router;
     this.stats = parts.stats;
@@ -238,6 +242,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
    */
   get readyHosts(): { readonly hosts: number; readonly longestQueue: number } {
     return { hosts: this.scheduler.readyHosts, longestQueue: this.scheduler.longestReadyQueue };
+  }
+
+  /**
+   * Page turns: how many pages may be fetched and processed at once (fewer while the event loop is
+   * saturated), how many are, and how many hosts wait for one (longest queues are served first).
+   */
+  get pageTurns(): PageTurnCounts {
+    return { limit: this.turns.limit, inUse: this.turns.inUse, waiting: this.turns.waiting };
   }
 
   /** Downloads waiting for their share of the bandwidth (`--max-bandwidth`; 0 without a bound). */

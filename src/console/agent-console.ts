@@ -1,5 +1,6 @@
 import type { CrawlStats } from "../agent/index.js";
 import type { Clock } from "../clock.js";
+import type { PageTurnCounts } from "../frontier/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
 import { AgentMetrics } from "./agent-metrics.js";
 import { ConsoleServer, type ConsoleServerOptions, type ConsoleSource } from "./console-server.js";
@@ -16,6 +17,8 @@ export interface ObservedAgent {
   readonly fetchesWaitingForBandwidth: number;
   /** Hosts waiting for a visit slot, and the shortest queue the next of them may have. */
   readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
+  /** Pages that may be in progress at once, that are, and hosts waiting for a turn. */
+  readonly pageTurns: PageTurnCounts;
   /** Calls `observer` with every crawl-log line; returns the function that stops it. */
   observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
 }
@@ -69,6 +72,9 @@ export class AgentConsole {
       },
       get readyHosts() {
         return agent.readyHosts;
+      },
+      get pageTurns() {
+        return agent.pageTurns;
       },
       stats: () => source.stats(),
     });

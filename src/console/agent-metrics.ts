@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CrawlCounters, PeerTraffic } from "../agent/index.js";
+import type { PageTurnCounts } from "../frontier/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
 import type { AgentStats } from "../transport/index.js";
 
@@ -15,6 +16,8 @@ export interface MetricsSource {
   readonly fetchesWaitingForBandwidth: number;
   /** Hosts waiting for a visit slot, and the queue length the next of them has at least. */
   readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
+  /** Pages that may be in progress at once, that are, and hosts waiting for a turn. */
+  readonly pageTurns: PageTurnCounts;
   /** The agent's partition stats, as `ubicrawl stats --json` shows them. */
   stats(): AgentStats;
 }
@@ -205,6 +208,21 @@ export class AgentMetrics {
       "Queued URLs the next host to get a visit slot has at least (a power of two; 0 when none waits)",
       [],
       (s) => one(s.readyHosts.longestQueue),
+    );
+    gauge(
+      "ubicrawl_page_turns",
+      "Pages that may be fetched and processed at once; fewer while the event loop is saturated",
+      [],
+      (s) => one(s.pageTurns.limit),
+    );
+    gauge("ubicrawl_page_turns_in_use", "Pages being fetched or processed now", [], (s) =>
+      one(s.pageTurns.inUse),
+    );
+    gauge(
+      "ubicrawl_page_turns_waiting",
+      "Hosts waiting for a page turn; turns go to the longest queues first",
+      [],
+      (s) => one(s.pageTurns.waiting),
     );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(

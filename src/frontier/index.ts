@@ -15,7 +15,7 @@ export {
   type FrontierOptions,
 } from "./frontier.js";
 export { IpGate } from "./ip-gate.js";
-export { PageTurns } from "./page-turns.js";
+export { type PageTurnCounts, PageTurns } from "./page-turns.js";
 export {
   DEFAULT_MAX_ACTIVE_HOSTS,
   HostScheduler,

@@ -1,6 +1,16 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { queueClass } from "./ready-hosts.js";
 
+/** A {@link PageTurns}' figures, for stats and metrics. */
+export interface PageTurnCounts {
+  /** Pages that may be fetched and processed at once. */
+  readonly limit: number;
+  /** Turns held now. */
+  readonly inUse: number;
+  /** Hosts waiting for a turn. */
+  readonly waiting: number;
+}
+
 /** One host waiting for a turn. */
 interface Waiter {
   readonly grant: () => void;
