@@ -93,9 +93,6 @@ export class TurnGovernor {
   adjust({ delayMs, utilization }: LoopLoad): void {
     const { turns } = this.deps;
     const peak = turns.takePeak();
-    process.stderr.write(
-      `turns d=${delayMs.toFixed(2)} u=${utilization.toFixed(2)} limit=${turns.limit} peak=${peak}\n`,
-    );
     const { floor } = this.options;
     if (delayMs > TARGET_DELAY_MS && utilization >= BUSY) {
       const target = Math.max(floor, Math.floor(Math.min(turns.limit, peak) * DECREASE));
