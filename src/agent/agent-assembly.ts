@@ -50,10 +50,12 @@ import { StorageGuard } from "./storage-guard.js";
 export const QUANTUM_PAGES = 64;
 /**
  * Pages of one host fetched and not yet durable at most (the one being fetched included): the host's next
- * fetch overlaps its last page's archiving and commit, and a crash fetches at most this many pages of a
- * host again.
+ * fetches overlap its last pages' archiving and commit, and a crash fetches at most this many pages of a
+ * host again. With 2, a host's requests came one group commit apart while the agent was busy (the
+ * biggest host of bench/scaling.mjs crawled alone for ~20 s at the end of the crawl); with 8, hardly at
+ * all (bench/README, "Page turns").
  */
-export const UNSYNCED_PAGES_PER_HOST = 2;
+export const UNSYNCED_PAGES_PER_HOST = 8;
 /** How often the event loop's delay is sampled for the turn governor, ms. */
 const LOOP_DELAY_RESOLUTION_MS = 1;
 /** Confirmed payload digests wait this long for a page's commit to ride on before they commit alone. */
