@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { isUbiError } from "../errors.js";
 import { formatNameList } from "./flags.js";
+import { packageVersion } from "./package-version.js";
 
 /** A subcommand: gets its arguments, returns the process exit code. */
 type Command = (argv: string[]) => Promise<number>;
@@ -29,6 +29,10 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   experiment: {
     load: async () => (await import("./experiment-command.js")).experimentCommand,
     summary: "run one of the papers' measurements (the crawl laboratory): CSV, plots, report",
+  },
+  export: {
+    load: async () => (await import("./export-command.js")).exportCommand,
+    summary: "package agents' data dirs as one WACZ file, for ReplayWeb.page and pywb",
   },
   repair: {
     load: async () => (await import("./repair-command.js")).repairCommand,
@@ -84,12 +88,4 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
-}
-
-/** The `version` of the package this CLI belongs to. */
-async function packageVersion(): Promise<string> {
-  const manifest = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return manifest.version;
 }

@@ -30,11 +30,15 @@ export function unfinishedIndexOf(name: string): string | undefined {
 }
 
 /**
- * Writes `lines` (each ending in a newline), sorted, as the index of `warcPath`: into a temporary file,
- * synced, then renamed over the index, so a crash leaves the old index or none, never part of one.
+ * Writes `lines` (each ending in a newline), sorted, as the index of `warcPath` (at `indexPath`, beside
+ * it by default): into a temporary file, synced, then renamed over the index, so a crash leaves the old
+ * index or none, never part of one.
  */
-export async function writeCdxjIndex(warcPath: string, lines: string[]): Promise<void> {
-  const indexPath = cdxjPathOf(warcPath);
+export async function writeCdxjIndex(
+  warcPath: string,
+  lines: string[],
+  indexPath = cdxjPathOf(warcPath),
+): Promise<void> {
   const writingPath = indexPath + WRITING_SUFFIX;
   const sorted = sortCdxjLines(lines);
   const handle = await open(writingPath, "w");
@@ -57,13 +61,14 @@ export async function writeCdxjIndex(warcPath: string, lines: string[]): Promise
 const WRITE_SLICE_LINES = 4096;
 
 /**
- * True when `warcPath` has an index whose every line is whole and which points to the file's last byte
- * (a WARC file ends with a response or revisit record, which its index holds).
+ * True when `warcPath` has an index (at `indexPath`, beside it by default) whose every line is whole and
+ * which points to the file's last byte (a WARC file ends with a response or revisit record, which its
+ * index holds).
  */
-export async function indexCoversFile(warcPath: string): Promise<boolean> {
+export async function indexCoversFile(warcPath: string, indexPath = cdxjPathOf(warcPath)): Promise<boolean> {
   let text: string;
   try {
-    text = await readFile(cdxjPathOf(warcPath), "utf8");
+    text = await readFile(indexPath, "utf8");
   } catch {
     return false;
   }
@@ -72,13 +77,14 @@ export async function indexCoversFile(warcPath: string): Promise<boolean> {
 
 /**
  * Indexes the finished WARC file at `warcPath` from its records (each `response` and `revisit` at its
- * member's offset and length) and writes the index; returns its number of lines. A finished file holds
+ * member's offset and length) and writes the index (at `indexPath`, beside the file by default);
+ * returns its number of lines. A finished file holds
  * only whole members, unless it was damaged since (cut short on disk): the index then ends at the
  * first torn or damaged member, whose records are lost — the agent's check of its WARC files against
  * its state (`warc-ledger.ts`) cuts the torn end and fetches their pages again. Throws `StorageFailed`
  * when the file cannot be read.
  */
-export async function indexWarcFile(warcPath: string): Promise<number> {
+export async function indexWarcFile(warcPath: string, indexPath = cdxjPathOf(warcPath)): Promise<number> {
   const compression = warcFileCompression(warcPath);
   if (compression === undefined)
     throw new UbiError(ErrorCode.InvalidArgument, `not a WARC file: ${warcPath}`);
@@ -101,7 +107,7 @@ export async function indexWarcFile(warcPath: string): Promise<number> {
   } finally {
     await handle.close();
   }
-  await writeCdxjIndex(warcPath, lines);
+  await writeCdxjIndex(warcPath, lines, indexPath);
   return lines.length;
 }
 

@@ -1,0 +1,52 @@
+import { ErrorCode, UbiError } from "../errors.js";
+import { exportWacz, WACZ_VERSION } from "../export/index.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { packageVersion } from "./package-version.js";
+
+const EXPORT_FLAGS = {
+  out: { type: "string", help: "the WACZ file to write", placeholder: "FILE" },
+  force: { type: "boolean", help: "replace --out when it exists (refused otherwise)" },
+  title: { type: "string", help: "the collection's title in datapackage.json", default: "ubicrawl crawl" },
+} as const satisfies FlagSpecs;
+
+const USAGE = "ubicrawl export --out FILE [--force] [--title TEXT] DIR...";
+const DESCRIPTION = `Packages a crawl as one WACZ ${WACZ_VERSION} file, the format ReplayWeb.page, pywb and Browsertrix
+open, from its agents' data dirs (each agent's --data DIR, copied to one machine): every finished WARC
+file of DIR/warc, stored as it is (archive/); one CDXJ index merged from the WARC files' own indexes
+(indexes/index.cdxj, sorted, so a revisit finds its original in another agent's file); the pages list
+(pages/pages.jsonl: every HTML page answered 200, with its title, seeds marked); datapackage.json (each
+file's SHA-256 and size) and datapackage-digest.json. Streamed: memory stays bounded whatever the
+crawl's size. A WARC file whose index is missing or stale is indexed again (in a work folder beside
+FILE; the data dirs are only read). Live or unrecovered WARC files (.open) are left out and named:
+start their agent once to finish them. FILE appears only once whole.`;
+
+/** `ubicrawl export`: agents' data dirs to one WACZ package. */
+export async function exportCommand(argv: string[]): Promise<number> {
+  const flags = parseFlags(argv, EXPORT_FLAGS);
+  if (flags.help) {
+    process.stdout.write(formatHelp(USAGE, DESCRIPTION, EXPORT_FLAGS));
+    return 0;
+  }
+  if (flags.out === undefined) throw new UbiError(ErrorCode.InvalidArgument, `--out is required (${USAGE})`);
+  if (flags.positionals.length === 0) {
+    throw new UbiError(ErrorCode.InvalidArgument, `name at least one agent's data dir (${USAGE})`);
+  }
+  const summary = await exportWacz({
+    dirs: flags.positionals,
+    outPath: flags.out,
+    force: flags.force,
+    title: flags.title,
+    software: `ubicrawl ${await packageVersion()}`,
+  });
+  const bytes = summary.resources.reduce((sum, resource) => sum + resource.bytes, 0);
+  const lines = [
+    `wrote ${summary.outPath}: ${summary.warcFiles} WARC files of ${summary.agentIds.length} agents (${summary.agentIds.join(", ")}), ${bytes} bytes packaged`,
+    `index: ${summary.indexLines} lines${summary.reindexed > 0 ? ` (${summary.reindexed} WARC files indexed again: their index was missing or stale)` : ""}`,
+    `pages: ${summary.pages} (${summary.seedPages} seeds)`,
+  ];
+  for (const path of summary.skippedOpen) {
+    lines.push(`left out ${path}: live or unrecovered (start its agent once to finish it)`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return 0;
+}

@@ -1,0 +1,4 @@
+/** Packaging a crawl for the people who keep web archives: agents' data dirs to one WACZ file. */
+
+export { type ExportOptions, type ExportSummary, exportWacz } from "./export-wacz.js";
+export { WACZ_VERSION, type WaczResource } from "./wacz-package.js";
