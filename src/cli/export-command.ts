@@ -2,19 +2,25 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { exportWacz, WACZ_VERSION } from "../export/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { packageVersion } from "./package-version.js";
+import { readSeeds } from "./seeds.js";
 
 const EXPORT_FLAGS = {
   out: { type: "string", help: "the WACZ file to write", placeholder: "FILE" },
   force: { type: "boolean", help: "replace --out when it exists (refused otherwise)" },
+  seeds: {
+    type: "string",
+    help: "the crawl's seeds, one URL a line (the agents' --seeds file): marked in the pages list",
+    placeholder: "FILE",
+  },
   title: { type: "string", help: "the collection's title in datapackage.json", default: "ubicrawl crawl" },
 } as const satisfies FlagSpecs;
 
-const USAGE = "ubicrawl export --out FILE [--force] [--title TEXT] DIR...";
+const USAGE = "ubicrawl export --out FILE [--force] [--seeds FILE] [--title TEXT] DIR...";
 const DESCRIPTION = `Packages a crawl as one WACZ ${WACZ_VERSION} file, the format ReplayWeb.page, pywb and Browsertrix
 open, from its agents' data dirs (each agent's --data DIR, copied to one machine): every finished WARC
 file of DIR/warc, stored as it is (archive/); one CDXJ index merged from the WARC files' own indexes
 (indexes/index.cdxj, sorted, so a revisit finds its original in another agent's file); the pages list
-(pages/pages.jsonl: every HTML page answered 200, with its title, seeds marked); datapackage.json (each
+(pages/pages.jsonl: every HTML page answered 200, with its title, the --seeds marked); datapackage.json (each
 file's SHA-256 and size) and datapackage-digest.json. Streamed: memory stays bounded whatever the
 crawl's size. A WARC file whose index is missing or stale is indexed again (in a work folder beside
 FILE; the data dirs are only read). Live or unrecovered WARC files (.open) are left out and named:
@@ -31,8 +37,11 @@ export async function exportCommand(argv: string[]): Promise<number> {
   if (flags.positionals.length === 0) {
     throw new UbiError(ErrorCode.InvalidArgument, `name at least one agent's data dir (${USAGE})`);
   }
+  const seeds = await readSeeds(flags.seeds === undefined ? [] : [flags.seeds]);
+  if (seeds.rejected.length > 0) throw new UbiError(ErrorCode.InvalidArgument, seeds.rejected.join("; "));
   const summary = await exportWacz({
     dirs: flags.positionals,
+    seeds: new Set(seeds.urls),
     outPath: flags.out,
     force: flags.force,
     title: flags.title,

@@ -1,7 +1,5 @@
-import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { AGENT_ID_FILE, recordedAgentId } from "../storage/data-dir.js";
 import { OPEN_SUFFIX, warcFileCompression } from "../storage/warc-file-name.js";
@@ -9,7 +7,7 @@ import { cdxjPathOf } from "../storage/warc-indexer.js";
 
 /**
  * What an export reads from agents' data dirs (copied to one machine): each finished WARC file of
- * `DIR/warc` with its CDXJ index, and the crawl's seeds (the depth-0 lines of `DIR/crawl.log`).
+ * `DIR/warc`, whose CDXJ index is beside it.
  */
 
 /** The WARC folder and crawl log inside a data dir. */
@@ -34,12 +32,10 @@ export interface ArchiveSources {
   readonly skippedOpen: readonly string[];
   /** The agent ids the dirs record (a dir of an older version, recording none, adds none). */
   readonly agentIds: readonly string[];
-  /** URLs crawled at depth 0: the seeds. */
-  readonly seeds: ReadonlySet<string>;
 }
 
 /**
- * Lists the WARC files and seeds of the data dirs `dirs`.
+ * Lists the WARC files of the data dirs `dirs`.
  * @throws UbiError InvalidArgument for a dir given twice, missing, not a folder, or not a data dir (no
  *   `agent-id`, `crawl.log` or `warc/` in it), and for two dirs holding a WARC file of the same name;
  *   StorageFailed for a folder or file that cannot be read.
@@ -50,7 +46,6 @@ export async function findArchiveSources(dirs: readonly string[]): Promise<Archi
   const byName = new Map<string, WarcSource>();
   const skippedOpen: string[] = [];
   const agentIds: string[] = [];
-  const seeds = new Set<string>();
   for (const dir of dirs) {
     const full = resolve(dir);
     if (given.has(full)) throw new UbiError(ErrorCode.InvalidArgument, `${dir} is given twice`);
@@ -72,10 +67,9 @@ export async function findArchiveSources(dirs: readonly string[]): Promise<Archi
       }
       byName.set(entry.name, { ...entry, bytes: await sizeOf(entry.path) });
     }
-    await addSeeds(join(dir, CRAWL_LOG), seeds);
   }
   const warcs = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { warcs, skippedOpen, agentIds, seeds };
+  return { warcs, skippedOpen, agentIds };
 }
 
 /** The index beside a WARC file (which may be missing or stale: the export checks it). */
@@ -131,31 +125,5 @@ async function sizeOf(path: string): Promise<number> {
     throw new UbiError(ErrorCode.StorageFailed, `cannot read ${path}: ${errorMessage(error)}`, {
       cause: error,
     });
-  }
-}
-
-/**
- * Adds the URLs of the depth-0 lines of the crawl log at `path` to `seeds`; a missing log adds none,
- * and a line that is not JSON (torn by a kill) is skipped.
- */
-async function addSeeds(path: string, seeds: Set<string>): Promise<void> {
-  const stream = createReadStream(path, { encoding: "utf8" });
-  try {
-    for await (const line of createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY })) {
-      if (!line.includes('"depth":0')) continue;
-      try {
-        const entry = JSON.parse(line) as { url?: unknown; depth?: unknown };
-        if (entry.depth === 0 && typeof entry.url === "string") seeds.add(entry.url);
-      } catch {
-        // A torn last line.
-      }
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw new UbiError(ErrorCode.StorageFailed, `cannot read ${path}: ${errorMessage(error)}`, {
-      cause: error,
-    });
-  } finally {
-    stream.destroy();
   }
 }

@@ -25,6 +25,8 @@ export interface ExportOptions {
   readonly outPath: string;
   /** Replace `outPath` when it exists (refused otherwise). */
   readonly force: boolean;
+  /** The crawl's seeds (normalized URLs), marked `"seed": true` in the pages list. */
+  readonly seeds: ReadonlySet<string>;
   /** Title written in `datapackage.json`. */
   readonly title: string;
   /** The software that writes it (`ubicrawl <version>`). */
@@ -79,7 +81,7 @@ async function exportInto(
   const { inputs, reindexed } = await indexInputs(work, sources.warcs);
   const indexPath = join(work, "index.cdxj");
   const pagesPath = join(work, "pages.jsonl");
-  const counts = await writeIndexAndPages(inputs, sources, indexPath, pagesPath);
+  const counts = await writeIndexAndPages(inputs, sources.warcs, options.seeds, indexPath, pagesPath);
   const partPath = join(work, basename(options.outPath));
   const wacz = new WaczPackage(partPath);
   try {
@@ -135,11 +137,12 @@ async function indexInputs(
 /** Merges the indexes into `indexPath` and lists the pages they index into `pagesPath`. */
 async function writeIndexAndPages(
   inputs: readonly CdxjMergeInput[],
-  sources: ArchiveSources,
+  warcs: readonly WarcSource[],
+  seeds: ReadonlySet<string>,
   indexPath: string,
   pagesPath: string,
 ): Promise<{ indexLines: number; pages: number; seedPages: number }> {
-  const pathOf = new Map(sources.warcs.map((warc) => [warc.name, warc.path]));
+  const pathOf = new Map(warcs.map((warc) => [warc.name, warc.path]));
   const index = createWriteStream(indexPath).on("error", () => {});
   const pages = createWriteStream(pagesPath).on("error", () => {});
   let indexLines = 0;
@@ -153,7 +156,7 @@ async function writeIndexAndPages(
       const candidate = pageCandidate(line);
       const warcPath = candidate && pathOf.get(candidate.filename);
       if (candidate === undefined || warcPath === undefined) continue;
-      const seed = sources.seeds.has(candidate.url);
+      const seed = seeds.has(candidate.url);
       const page = await pageLine(candidate, warcPath, seed);
       if (page === undefined) continue;
       await write(pages, page);
