@@ -71,12 +71,22 @@ export function parseIndex(text: string): IndexLine[] {
     });
 }
 
-/** The WARC record warcio reads at `offset` in `warc`, reading exactly `length` bytes, with its type and URL. */
+/** A record as {@link recordAt} reads it. */
+export interface RecordRead {
+  readonly type: string;
+  readonly url: string;
+  /** Its HTTP payload as UTF-8 text (empty for a revisit). */
+  readonly payload: string;
+  /** The bytes read held this record and nothing more. */
+  readonly alone: boolean;
+}
+
+/** The WARC record warcio reads at `offset` in `warc`, reading exactly `length` bytes. */
 export async function recordAt(
   warc: Buffer,
   offset: number,
   length: number,
-): Promise<{ type: string; url: string; refersToUrl?: string; alone: boolean } | undefined> {
+): Promise<RecordRead | undefined> {
   const slice = warc.subarray(offset, offset + length);
   async function* source(): AsyncGenerator<Uint8Array> {
     yield slice;
@@ -84,11 +94,10 @@ export async function recordAt(
   const parser = new WARCParser(source());
   const record = await parser.parse();
   if (!record) return undefined;
-  await record.readFully(false);
+  const payload = Buffer.from(await record.readFully(false)).toString("utf8");
   const type = record.warcType ?? "";
   const url = record.warcTargetURI ?? "";
-  const refersToUrl = record.warcHeaders.headers.get("WARC-Refers-To-Target-URI") ?? undefined;
   // The slice holds that record only.
   const alone = (await parser.parse()) === null;
-  return { type, url, ...(refersToUrl ? { refersToUrl } : {}), alone };
+  return { type, url, payload, alone };
 }

@@ -1,8 +1,17 @@
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listWarcFiles, readWarcRecords, runUbicrawl } from "../agent/harness.js";
 import { type CrawledCluster, crawlClusterWithDuplicates } from "./cluster-crawl.js";
+import {
+  CHROMIUM,
+  headingOf,
+  launchReplayBrowser,
+  type ReplayBrowser,
+  replayedText,
+} from "./replay-check.js";
+import { type ReplayServer, startReplayServer } from "./replay-server.js";
 import { type IndexLine, parseIndex, readZip, recordAt, sha256Of, type ZipEntryRead } from "./wacz-check.js";
 
 /**
@@ -187,3 +196,93 @@ describe("ubicrawl export's refusals", () => {
     await expect(readFile(out)).rejects.toMatchObject({ code: "ENOENT" });
   });
 });
+
+const chromiumMissing = existsSync(CHROMIUM)
+  ? undefined
+  : `no browser at ${CHROMIUM} (apt-get install chromium)`;
+
+describe.skipIf(chromiumMissing !== undefined)(
+  `the package replayed in ReplayWeb.page in headless Chromium${chromiumMissing ? ` (skipped: ${chromiumMissing})` : ""}`,
+  () => {
+    let server: ReplayServer;
+    let browser: ReplayBrowser;
+
+    beforeAll(async () => {
+      // The live web is gone: what renders comes from the package.
+      await crawl.fixture.web.stop();
+      server = await startReplayServer(outPath);
+      browser = await launchReplayBrowser();
+    }, 60_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    /** The heading of the page a line indexes, read from the package with warcio. */
+    async function headingAt(line: IndexLine): Promise<string | undefined> {
+      const warc = entry(`archive/${line.fields.filename}`);
+      const record = await recordAt(warc, Number(line.fields.offset), Number(line.fields.length));
+      return headingOf(record?.payload ?? "");
+    }
+
+    it("renders a page archived by each agent", async () => {
+      for (const id of crawl.ids) {
+        const candidates = index.filter(
+          (line) =>
+            line.fields.status === "200" &&
+            line.fields.mime === "text/html" &&
+            agentOf(line.fields.filename as string) === id,
+        );
+        let line: IndexLine | undefined;
+        let heading: string | undefined;
+        for (const candidate of candidates) {
+          heading = await headingAt(candidate);
+          if (heading !== undefined) {
+            line = candidate;
+            break;
+          }
+        }
+        expect(line, `a page of ${id} with a heading`).toBeDefined();
+        const text = await replayedText(browser.context, server.origin, line as IndexLine, heading as string);
+        expect(text, `${line?.fields.url} (${id})`).toContain(heading);
+      }
+    }, 120_000);
+
+    it("renders a revisit whose original another agent archived, with the original's content", async () => {
+      const originals = new Map<string, IndexLine>();
+      for (const line of index) {
+        if (line.fields.mime === "text/html" && line.fields.status === "200") {
+          originals.set(line.fields.digest as string, line);
+        }
+      }
+      const revisit = index.find((line) => {
+        const original = originals.get(line.fields.digest as string);
+        return (
+          line.fields.mime === "warc/revisit" &&
+          line.fields.status === "200" &&
+          original !== undefined &&
+          original.fields.url !== line.fields.url &&
+          agentOf(original.fields.filename as string) !== agentOf(line.fields.filename as string)
+        );
+      });
+      expect(revisit, "a revisit of another URL's page archived by another agent").toBeDefined();
+      const original = originals.get(revisit?.fields.digest as string) as IndexLine;
+      const heading = await headingAt(original);
+      expect(heading).toBeDefined();
+      const text = await replayedText(
+        browser.context,
+        server.origin,
+        revisit as IndexLine,
+        heading as string,
+      );
+      expect(text, `${revisit?.fields.url}, a revisit of ${original.fields.url}`).toContain(heading);
+    }, 60_000);
+
+    it("sent no request off loopback, and read the package by ranges", () => {
+      expect(browser.offLoopback).toEqual([]);
+      expect(browser.requested.some((url) => url.endsWith("/crawl.wacz"))).toBe(true);
+      expect(server.requested.filter((path) => path === "/crawl.wacz").length).toBeGreaterThan(1);
+    });
+  },
+);

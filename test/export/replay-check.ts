@@ -1,0 +1,89 @@
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { IndexLine } from "./wacz-check.js";
+
+/**
+ * Opening captures of a WACZ package in ReplayWeb.page inside headless Chromium (Debian's, through
+ * playwright-core: no browser download), with every request the browser sends to the network recorded,
+ * and any but loopback's refused.
+ */
+
+/** Debian's chromium. */
+export const CHROMIUM = process.env.UBICRAWL_CHROMIUM ?? "/usr/bin/chromium";
+
+/** A browser whose requests off loopback are recorded and aborted. */
+export interface ReplayBrowser {
+  readonly context: BrowserContext;
+  /** Every URL the browser asked of the network, in order (the service worker's fetches included). */
+  readonly requested: string[];
+  /** Those not on 127.0.0.1: aborted. */
+  readonly offLoopback: string[];
+  close(): Promise<void>;
+}
+
+/** Launches Chromium with nothing of its own on the network, and names resolved to nothing but loopback. */
+export async function launchReplayBrowser(): Promise<ReplayBrowser> {
+  const browser: Browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-default-apps",
+      "--no-first-run",
+      "--no-sandbox",
+      // A name that escaped ReplayWeb.page's rewriting resolves to nothing rather than to the live web.
+      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ],
+  });
+  const context = await browser.newContext();
+  const requested: string[] = [];
+  const offLoopback: string[] = [];
+  await context.route("**/*", async (route) => {
+    const url = route.request().url();
+    requested.push(url);
+    if (new URL(url).hostname === "127.0.0.1") {
+      await route.continue();
+    } else {
+      offLoopback.push(url);
+      await route.abort("blockedbyclient");
+    }
+  });
+  return { context, requested, offLoopback, close: () => browser.close() };
+}
+
+/** The text of the first `<h1>` of an HTML payload (the test web's pages have one, without markup). */
+export function headingOf(payload: string): string | undefined {
+  return /<h1>([^<&]+)<\/h1>/.exec(payload)?.[1];
+}
+
+/**
+ * Opens the capture of `line` through the replay server's embedding page and returns the text of the
+ * replayed page's frame once it holds `expected` (ReplayWeb.page serves it at `…mp_/<url>`), or what
+ * it held when `timeoutMs` ran out.
+ */
+export async function replayedText(
+  context: BrowserContext,
+  origin: string,
+  line: IndexLine,
+  expected: string,
+  timeoutMs = 30_000,
+): Promise<string> {
+  const url = line.fields.url as string;
+  const page: Page = await context.newPage();
+  try {
+    await page.goto(`${origin}/?url=${encodeURIComponent(url)}&ts=${line.timestamp}`);
+    const deadline = Date.now() + timeoutMs;
+    let text = "";
+    while (Date.now() < deadline) {
+      const frame = page.frames().find((candidate) => candidate.url().endsWith(`mp_/${url}`));
+      if (frame) {
+        text = (await frame.textContent("body", { timeout: 1000 }).catch(() => null)) ?? "";
+        if (text.includes(expected)) return text;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return text;
+  } finally {
+    await page.close();
+  }
+}
