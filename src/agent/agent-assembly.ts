@@ -30,7 +30,14 @@ import {
 import { defaultLogger, type Logger } from "../logging/index.js";
 import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
-import { CrawlLog, GroupCommit, recordWarcFileExtents, StateStore, WarcWriter } from "../storage/index.js";
+import {
+  CrawlLog,
+  GroupCommit,
+  recordWarcFileExtents,
+  StateStore,
+  WarcWriter,
+  warcFileOffloadedOp,
+} from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken } from "./agent-options.js";
 import { CrawlDelayBound } from "./crawl-delay-bound.js";
@@ -45,6 +52,7 @@ import { PageArchive } from "./page-archive.js";
 import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
+import { WarcOffload } from "./warc-offload.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
 export const QUANTUM_PAGES = 64;
@@ -94,6 +102,8 @@ export interface AssembledAgent {
   /** Group commit of the state store, shared by every writer of this agent's state. */
   readonly committer: GroupCommit;
   readonly warc: WarcWriter;
+  /** The `--on-warc-closed` hook's runs, when given. */
+  readonly warcOffload: WarcOffload | undefined;
   readonly crawlLog: CrawlLog;
   readonly archive: PageArchive;
   /** The payload digests this agent owns, and the responses that stored them first. */
@@ -185,14 +195,26 @@ async function openParts(
   const crawlLog = new CrawlLog({ dir: options.dataDir });
   opened.push(crawlLog);
   await crawlLog.open();
-  const warcDir = join(options.dataDir, "warc");
+  const warcDir = options.warcDir ?? join(options.dataDir, "warc");
+  // Its records wait for the group commit made below; the first hook runs well after that.
+  const warcOffload =
+    options.onWarcClosed === undefined
+      ? undefined
+      : new WarcOffload(options.onWarcClosed, {
+          logger,
+          offloadedOp: warcFileOffloadedOp,
+          record: (op) => {
+            committer.add(op);
+            return committer.commit();
+          },
+        });
   const warc = new WarcWriter(
     {
       dir: warcDir,
       agentId: options.id,
       compression: options.warcCompression,
     },
-    { logger },
+    { logger, ...(warcOffload ? { onFileClosed: (file) => warcOffload.closed(file) } : {}) },
   );
   opened.push(warc);
   await warc.open();
@@ -219,6 +241,7 @@ async function openParts(
   );
   // Before the digests are loaded: it forgets those whose first copy is lost.
   await refetchLostPages({ store, committer, frontier, warcDir, crawlLogPath: crawlLog.path, logger });
+  warcOffload?.start();
   const fetcher = new Fetcher(
     {
       userAgent: options.userAgent,
@@ -422,6 +445,7 @@ async function openParts(
     fetcher,
     committer,
     warc,
+    warcOffload,
     crawlLog,
     archive,
     digestRegistry,

@@ -17,6 +17,10 @@ export interface AgentOptions {
   readonly id: string;
   /** Folder of the durable state, WARC files and crawl log. */
   readonly dataDir: string;
+  /** Folder of the WARC files and their indexes, when not `<dataDir>/warc` (another volume, say). */
+  readonly warcDir?: string;
+  /** Shell command run per finished WARC file and its index (`--on-warc-closed`: see `warc-offload.ts`). */
+  readonly onWarcClosed?: string;
   /** Seed URLs (already read from files). */
   readonly seeds: readonly string[];
   /**

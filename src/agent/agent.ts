@@ -54,6 +54,7 @@ import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
 import { BLACKLIST_META_KEY } from "./saved-state.js";
 import type { StorageGuard } from "./storage-guard.js";
+import type { WarcOffload } from "./warc-offload.js";
 
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
 const STOP_GRACE_MS = 10_000;
@@ -128,6 +129,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly committer: GroupCommit;
   private readonly fetcher: Fetcher;
   private readonly warc: WarcWriter;
+  private readonly warcOffload: WarcOffload | undefined;
   private readonly crawlLog: CrawlLog;
   private readonly archive: PageArchive;
   /** The payload digests this agent owns, and the responses that stored them first. */
@@ -171,6 +173,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.fetcher = parts.fetcher;
     this.committer = parts.committer;
     this.warc = parts.warc;
+    this.warcOffload = parts.warcOffload;
     this.crawlLog = parts.crawlLog;
     this.archive = parts.archive;
     this.digestRegistry = parts.digestRegistry;
@@ -594,6 +597,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       // A last commit also saves counters moved since the last batch, so a restart never sees one go down.
       await this.frontier.commit().catch(() => {});
       await this.warc.close();
+      // The hook of the file the close finished, and the record of what it moved, before the store closes.
+      await this.warcOffload?.drained();
       await this.crawlLog.close();
       await this.fetcher.close();
       await this.store.close();

@@ -34,6 +34,16 @@ export const AGENT_FLAGS = {
     help: "this agent's folder of durable state, WARC files (each with its .cdxj index) and crawl log (a new folder starts a new crawl)",
     placeholder: "DIR",
   },
+  "warc-dir": {
+    type: "string",
+    help: "folder of the WARC files and their .cdxj indexes, when not DIR/warc (another volume, say); the same folder at every start: the agent checks its files there against its state",
+    placeholder: "DIR",
+  },
+  "on-warc-closed": {
+    type: "string",
+    help: "shell command run (/bin/sh -c) once per finished WARC file, with its path in $UBICRAWL_WARC_FILE and its index's in $UBICRAWL_CDXJ_FILE, one at a time: to move closed files off this machine (a file it moves away is recorded as moved, not lost; one it leaves is offered again at the next start)",
+    placeholder: "CMD",
+  },
   seeds: {
     type: "strings",
     help: "seed http(s) URLs, or files with one URL a line",

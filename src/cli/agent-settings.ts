@@ -63,6 +63,8 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
   const options: AgentOptions = {
     id: flags.id,
     dataDir: flags.data,
+    ...(flags["warc-dir"] === undefined ? {} : { warcDir: flags["warc-dir"] }),
+    ...(flags["on-warc-closed"] === undefined ? {} : { onWarcClosed: flags["on-warc-closed"] }),
     seeds,
     replicatedUrls,
     ...(flags["hosts-file"] === undefined ? {} : { hostsFile: flags["hosts-file"] }),

@@ -17,8 +17,8 @@ const EXPORT_FLAGS = {
 
 const USAGE = "ubicrawl export --out FILE [--force] [--seeds FILE] [--title TEXT] DIR...";
 const DESCRIPTION = `Packages a crawl as one WACZ ${WACZ_VERSION} file, the format ReplayWeb.page, pywb and Browsertrix
-open, from its agents' data dirs (each agent's --data DIR, copied to one machine): every finished WARC
-file of DIR/warc, stored as it is (archive/); one CDXJ index merged from the WARC files' own indexes
+open, from its agents' data dirs (each agent's --data DIR, copied to one machine; or the folders of their
+WARC files, an agent's --warc-dir): every finished WARC file of DIR/warc (or DIR), stored as it is (archive/); one CDXJ index merged from the WARC files' own indexes
 (indexes/index.cdxj, sorted, so a revisit finds its original in another agent's file); the pages list
 (pages/pages.jsonl: every HTML page answered 200, with its title, the --seeds marked); datapackage.json (each
 file's SHA-256 and size) and datapackage-digest.json. Streamed: memory stays bounded whatever the

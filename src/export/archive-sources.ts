@@ -7,7 +7,7 @@ import { cdxjPathOf } from "../storage/warc-indexer.js";
 
 /**
  * What an export reads from agents' data dirs (copied to one machine): each finished WARC file of
- * `DIR/warc`, whose CDXJ index is beside it.
+ * `DIR/warc`, whose CDXJ index is beside it — or of DIR itself, a WARC folder (an agent's `--warc-dir`).
  */
 
 /** The WARC folder and crawl log inside a data dir. */
@@ -36,8 +36,9 @@ export interface ArchiveSources {
 
 /**
  * Lists the WARC files of the data dirs `dirs`.
- * @throws UbiError InvalidArgument for a dir given twice, missing, not a folder, or not a data dir (no
- *   `agent-id`, `crawl.log` or `warc/` in it), and for two dirs holding a WARC file of the same name;
+ * @throws UbiError InvalidArgument for a dir given twice, missing, not a folder, or neither a data dir
+ *   (no `agent-id`, `crawl.log` or `warc/` in it) nor a WARC folder, and for two dirs holding a WARC
+ *   file of the same name;
  *   StorageFailed for a folder or file that cannot be read.
  */
 export async function findArchiveSources(dirs: readonly string[]): Promise<ArchiveSources> {
@@ -50,10 +51,10 @@ export async function findArchiveSources(dirs: readonly string[]): Promise<Archi
     const full = resolve(dir);
     if (given.has(full)) throw new UbiError(ErrorCode.InvalidArgument, `${dir} is given twice`);
     given.add(full);
-    await checkDataDir(dir);
+    const folder = await warcFolderOf(dir);
     const id = await recordedAgentId(dir);
     if (id) agentIds.push(id);
-    for (const entry of await warcFilesOf(dir)) {
+    for (const entry of await warcFilesOf(folder)) {
       if (entry.name.endsWith(OPEN_SUFFIX)) {
         skippedOpen.push(entry.path);
         continue;
@@ -77,8 +78,11 @@ export function indexBeside(warc: WarcSource): string {
   return cdxjPathOf(warc.path);
 }
 
-/** Rejects a path that is not an agent's data dir, saying what it is. */
-async function checkDataDir(dir: string): Promise<void> {
+/**
+ * The folder of `dir`'s WARC files: `dir/warc` of a data dir, `dir` itself when it holds WARC files;
+ * rejects a path that is neither, saying what it is.
+ */
+async function warcFolderOf(dir: string): Promise<string> {
   let names: string[];
   try {
     if (!(await stat(dir)).isDirectory()) {
@@ -93,17 +97,18 @@ async function checkDataDir(dir: string): Promise<void> {
       cause: error,
     });
   }
+  if (names.some((name) => warcFileCompression(name) !== undefined)) return dir;
   if (![AGENT_ID_FILE, CRAWL_LOG, WARC_FOLDER].some((name) => names.includes(name))) {
     throw new UbiError(
       ErrorCode.InvalidArgument,
-      `${dir} is not an agent's data dir (it has no ${AGENT_ID_FILE}, ${CRAWL_LOG} or ${WARC_FOLDER}/): name the folders given to the agents' --data`,
+      `${dir} is not an agent's data dir (it has no ${AGENT_ID_FILE}, ${CRAWL_LOG} or ${WARC_FOLDER}/) nor a folder of WARC files: name the folders given to the agents' --data (or --warc-dir)`,
     );
   }
+  return join(dir, WARC_FOLDER);
 }
 
-/** The WARC files (finished and `.open`) of a data dir's `warc/` folder; none when it has none. */
-async function warcFilesOf(dir: string): Promise<{ path: string; name: string }[]> {
-  const folder = join(dir, WARC_FOLDER);
+/** The WARC files (finished and `.open`) of a WARC folder; none when it does not exist. */
+async function warcFilesOf(folder: string): Promise<{ path: string; name: string }[]> {
   let names: string[];
   try {
     names = await readdir(folder);

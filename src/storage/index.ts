@@ -30,11 +30,13 @@ export {
   findDamagedWarcFiles,
   type RecordedWarcFile,
   recordWarcFileExtents,
+  warcFileOffloadedOp,
   warcFileRecordOp,
 } from "./warc-ledger.js";
 export { IDENTICAL_PAYLOAD_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {
+  type ClosedWarcFile,
   type WarcExchange,
   type WarcFileExtent,
   type WarcRevisit,

@@ -21,6 +21,9 @@ import type { WarcWriter } from "./warc-writer.js";
 /** Metadata key prefix of the WARC file records (the file's name follows). */
 const FILE_KEY_PREFIX = "warc-file:";
 
+/** Metadata key prefix of the WARC files moved off the agent by `--on-warc-closed` (the name follows). */
+const OFFLOADED_KEY_PREFIX = "warc-offloaded:";
+
 /** What the state records of one WARC file. */
 export interface RecordedWarcFile {
   /** Its name (finished: without `.open`). */
@@ -46,6 +49,14 @@ export function warcFileRecordOp(file: RecordedWarcFile): StateOp {
     key: FILE_KEY_PREFIX + file.name,
     value: JSON.stringify({ bytes: file.bytes, logFrom: file.logFrom }),
   };
+}
+
+/**
+ * The state op that records finished file `name` as moved elsewhere (by the operator's hook): its
+ * absence is no loss.
+ */
+export function warcFileOffloadedOp(name: string): StateOp {
+  return { kind: "meta", key: OFFLOADED_KEY_PREFIX + name, value: "" };
 }
 
 /**
@@ -82,12 +93,18 @@ export function recordWarcFileExtents(deps: {
 /**
  * The WARC files under `warcDir` that are shorter than the state records them, or gone (after the
  * writer's own recovery of its `.open` files, which only cuts what no commit vouched for), in the
- * order of their crawl-log offsets.
+ * order of their crawl-log offsets; files recorded as moved elsewhere ({@link warcFileOffloadedOp})
+ * are not looked for.
  */
 export async function findDamagedWarcFiles(store: StateStore, warcDir: string): Promise<DamagedWarcFile[]> {
+  const offloaded = new Set<string>();
+  for await (const [key] of store.metaEntries(OFFLOADED_KEY_PREFIX)) {
+    offloaded.add(key.slice(OFFLOADED_KEY_PREFIX.length));
+  }
   const damaged: DamagedWarcFile[] = [];
   for await (const [key, value] of store.metaEntries(FILE_KEY_PREFIX)) {
     const name = key.slice(FILE_KEY_PREFIX.length);
+    if (offloaded.has(name)) continue;
     const { bytes, logFrom } = parseRecord(key, value);
     const path = join(warcDir, name);
     const foundBytes = await sizeOf(path);

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, readdir, rename, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
@@ -16,7 +16,7 @@ import type { PayloadOriginal } from "./state-store.js";
 import { WarcDictionarySamples } from "./warc-dictionary-samples.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { OPEN_SUFFIX, type WarcCompression, warcFileName, warcFileSerial } from "./warc-file-name.js";
-import { indexCoversFile, indexWarcFile, unfinishedIndexOf } from "./warc-indexer.js";
+import { cdxjPathOf, indexCoversFile, indexWarcFile, unfinishedIndexOf } from "./warc-indexer.js";
 import { exchangeDrafts, newRecordId, recordDraft, revisitDrafts } from "./warc-record.js";
 import { recoverWarcFile } from "./warc-recovery.js";
 import { resolveWarcWriterOptions, type WarcWriterOptions } from "./warc-writer-options.js";
@@ -81,6 +81,21 @@ export interface WarcWriterDeps {
   clock?: Clock;
   /** Where an index that could not be written is reported. @default defaultLogger() */
   logger?: Logger;
+  /**
+   * Told of each finished file once its index is written: as a rotation or the close finishes it, and
+   * at open for every finished file found in the folder (one a crash kept from being told).
+   */
+  onFileClosed?: (file: ClosedWarcFile) => void;
+}
+
+/** A finished WARC file with its index. */
+export interface ClosedWarcFile {
+  /** Its name. */
+  readonly name: string;
+  /** Its path. */
+  readonly path: string;
+  /** Its CDXJ index's path. */
+  readonly indexPath: string;
 }
 
 /** Counters of a {@link WarcWriter} since it was opened. */
@@ -168,6 +183,7 @@ export class WarcWriter {
   private readonly appender: RecordAppender;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly onFileClosed: ((file: ClosedWarcFile) => void) | undefined;
 
   private state: "new" | "opening" | "open" | "closed" = "new";
   private nextSerial = 1;
@@ -213,6 +229,7 @@ export class WarcWriter {
     this.appender = resolved.compressInWorker ? new WorkerAppender(codec) : new InlineAppender(codec);
     this.clock = deps.clock ?? systemClock;
     this.logger = deps.logger ?? defaultLogger();
+    this.onFileClosed = deps.onFileClosed;
   }
 
   /**
@@ -246,9 +263,11 @@ export class WarcWriter {
         }
       }
       for (const path of finished) {
-        if (await indexCoversFile(path)) continue;
-        await indexWarcFile(path);
-        this.counters.reindexedFiles++;
+        if (!(await indexCoversFile(path))) {
+          await indexWarcFile(path);
+          this.counters.reindexedFiles++;
+        }
+        this.tellClosed(path);
       }
       this.nextSerial = maxSerial + 1;
     } catch (error) {
@@ -653,6 +672,7 @@ export class WarcWriter {
   private writeIndex(file: LiveFile): void {
     const task = file.index
       .finish()
+      .then(() => this.tellClosed(join(this.dir, file.slot.name)))
       .catch((error: unknown) => {
         this.logger.warn(
           { event: "warc-index-failed", file: file.slot.name, err: error },
@@ -663,6 +683,11 @@ export class WarcWriter {
         this.indexing.delete(task);
       });
     this.indexing.add(task);
+  }
+
+  /** Tells {@link WarcWriterDeps.onFileClosed} of the finished, indexed file at `path`. */
+  private tellClosed(path: string): void {
+    this.onFileClosed?.({ name: basename(path), path, indexPath: cdxjPathOf(path) });
   }
 }
 
