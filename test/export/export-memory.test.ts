@@ -1,0 +1,104 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WarcWriter } from "../../src/storage/index.js";
+import { UBICRAWL_BIN } from "../agent/harness.js";
+
+/**
+ * `ubicrawl export` in bounded memory: three agents' WARC folders of 14,000 HTML pages each (42,000
+ * records, written by the agents' own WarcWriter, rotated at 8 MB) exported to one package, its peak
+ * RSS read by GNU time: under 200 MB, the issue's bound for a 40,000-page crawl.
+ */
+
+const TIME = "/usr/bin/time";
+const PAGES_PER_AGENT = 14_000;
+const RSS_BOUND_KB = 200 * 1024;
+
+let dir: string;
+
+/** A page of about 3 KB: a title, a heading, text and links, different for each `i`. */
+function page(agent: string, i: number): string {
+  const words = Array.from({ length: 300 }, (_, k) => `w${(i * 31 + k * 7) % 997}`).join(" ");
+  return `<!doctype html><html><head><title>Page ${i} of ${agent}</title></head><body><h1>Page ${i} of ${agent}</h1><p>${words}</p><a href="/p/${i + 1}">next</a></body></html>`;
+}
+
+/** Writes agent `agent`'s folder of pages with the agents' WARC writer. */
+async function writeAgentFolder(agent: string): Promise<void> {
+  const writer = new WarcWriter({ dir: join(dir, agent), agentId: agent, maxFileBytes: 8_000_000 });
+  await writer.open();
+  for (let from = 0; from < PAGES_PER_AGENT; from += 1000) {
+    const writes: Promise<unknown>[] = [];
+    for (let i = from; i < from + 1000; i++) {
+      const body = Buffer.from(page(agent, i));
+      writes.push(
+        writer.write({
+          url: `http://${agent}.ubi.test:8080/p/${i}`,
+          ip: "127.0.0.1",
+          date: new Date(Date.UTC(2026, 0, 1, 0, 0, 0, i)),
+          requestHeaderBlock: `GET /p/${i} HTTP/1.1\r\nHost: ${agent}.ubi.test:8080\r\n\r\n`,
+          responseHeaderBlock: `HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n`,
+          body,
+        }),
+      );
+    }
+    await Promise.all(writes);
+  }
+  await writer.close();
+}
+
+/** Runs `ubicrawl export` under GNU time: its exit code, stdout and peak RSS in KB. */
+function exportUnderTime(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; maxRssKb: number }> {
+  return new Promise((resolve) => {
+    const child = spawn(TIME, ["-f", "maxrss=%M", process.execPath, UBICRAWL_BIN, "export", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.once("close", (code) => {
+      resolve({ code, stdout, stderr, maxRssKb: Number(/maxrss=(\d+)/.exec(stderr)?.[1] ?? Number.NaN) });
+    });
+  });
+}
+
+const timeMissing = existsSync(TIME) ? undefined : `no ${TIME} (apt-get install time)`;
+
+describe.skipIf(timeMissing !== undefined)(
+  `export of 42,000 pages in bounded memory${timeMissing ? ` (skipped: ${timeMissing})` : ""}`,
+  () => {
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "ubicrawl-export-memory-"));
+      for (const agent of ["mem-a", "mem-b", "mem-c"]) await writeAgentFolder(agent);
+    }, 180_000);
+
+    afterAll(async () => {
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("packages every record with a peak RSS under 200 MB", async () => {
+      const out = join(dir, "crawl.wacz");
+      const folders = ["mem-a", "mem-b", "mem-c"].map((agent) => join(dir, agent));
+      const warcFiles = (await Promise.all(folders.map((folder) => readdir(folder)))).flat();
+      expect(warcFiles.filter((name) => name.endsWith(".warc.gz")).length).toBeGreaterThan(3);
+      const result = await exportUnderTime(["--out", out, ...folders]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`index: ${3 * PAGES_PER_AGENT} lines`);
+      expect(result.stdout).toContain(`pages: ${3 * PAGES_PER_AGENT} `);
+      expect((await stat(out)).size).toBeGreaterThan(3 * PAGES_PER_AGENT * 1000);
+      expect(result.maxRssKb).toBeLessThan(RSS_BOUND_KB);
+      console.log(
+        `export of ${3 * PAGES_PER_AGENT} pages: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`,
+      );
+    }, 180_000);
+  },
+);
