@@ -9,6 +9,7 @@ import { type ArchiveSources, findArchiveSources, indexBeside, type WarcSource }
 import { type CdxjMergeInput, mergeCdxjIndexes } from "./cdxj-merge.js";
 import { PAGES_HEADER, pageCandidate, pageLine } from "./page-list.js";
 import { WaczPackage, type WaczResource } from "./wacz-package.js";
+import { writeZipNumIndex, ZIPNUM_CDX_NAME, ZIPNUM_IDX_NAME } from "./zipnum-index.js";
 
 /**
  * `ubicrawl export`: agents' data dirs to one WACZ package — their WARC files (`archive/`), one index
@@ -27,11 +28,29 @@ export interface ExportOptions {
   readonly force: boolean;
   /** The crawl's seeds (normalized URLs), marked `"seed": true` in the pages list. */
   readonly seeds: ReadonlySet<string>;
+  /**
+   * The merged index's form: one `indexes/index.cdxj`, or compressed blocks (`index.cdx.gz` +
+   * `index.idx`, see `zipnum-index.ts`), which a reader loads by parts; `auto` compresses past
+   * {@link ZIPNUM_FROM_LINES} lines.
+   */
+  readonly indexFormat: IndexFormat;
   /** Title written in `datapackage.json`. */
   readonly title: string;
   /** The software that writes it (`ubicrawl <version>`). */
   readonly software: string;
 }
+
+/** The forms of the merged index (see {@link ExportOptions.indexFormat}). */
+export const INDEX_FORMATS = ["auto", "cdxj", "zipnum"] as const;
+
+/** One of {@link INDEX_FORMATS}. */
+export type IndexFormat = (typeof INDEX_FORMATS)[number];
+
+/**
+ * Index lines past which `auto` writes the compressed form (about 25 MB of CDXJ, which a reader of the
+ * plain form loads whole when it opens the package).
+ */
+export const ZIPNUM_FROM_LINES = 100_000;
 
 /** What an export wrote. */
 export interface ExportSummary {
@@ -41,6 +60,8 @@ export interface ExportSummary {
   /** WARC files whose index was missing or stale, indexed again from their records. */
   readonly reindexed: number;
   readonly indexLines: number;
+  /** The form the index was written in. */
+  readonly indexFormat: "cdxj" | "zipnum";
   readonly pages: number;
   readonly seedPages: number;
   /** Live or unrecovered WARC files left out. */
@@ -82,11 +103,25 @@ async function exportInto(
   const indexPath = join(work, "index.cdxj");
   const pagesPath = join(work, "pages.jsonl");
   const counts = await writeIndexAndPages(inputs, sources.warcs, options.seeds, indexPath, pagesPath);
+  const indexFormat =
+    options.indexFormat === "auto"
+      ? counts.indexLines > ZIPNUM_FROM_LINES
+        ? "zipnum"
+        : "cdxj"
+      : options.indexFormat;
   const partPath = join(work, basename(options.outPath));
   const wacz = new WaczPackage(partPath);
   try {
     for (const warc of sources.warcs) await wacz.add(warc.path, `archive/${warc.name}`);
-    await wacz.add(indexPath, "indexes/index.cdxj");
+    if (indexFormat === "zipnum") {
+      const cdxPath = join(work, ZIPNUM_CDX_NAME);
+      const idxPath = join(work, ZIPNUM_IDX_NAME);
+      await writeZipNumIndex(indexPath, cdxPath, idxPath);
+      await wacz.add(cdxPath, `indexes/${ZIPNUM_CDX_NAME}`);
+      await wacz.add(idxPath, `indexes/${ZIPNUM_IDX_NAME}`);
+    } else {
+      await wacz.add(indexPath, "indexes/index.cdxj");
+    }
     await wacz.add(pagesPath, "pages/pages.jsonl");
   } catch (error) {
     await wacz.abandon();
@@ -110,6 +145,7 @@ async function exportInto(
     warcFiles: sources.warcs.length,
     reindexed,
     ...counts,
+    indexFormat,
     skippedOpen: sources.skippedOpen,
     resources,
   };

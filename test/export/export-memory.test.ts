@@ -3,14 +3,17 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WarcWriter } from "../../src/storage/index.js";
 import { UBICRAWL_BIN } from "../agent/harness.js";
+import { readZip } from "./wacz-check.js";
 
 /**
  * `ubicrawl export` in bounded memory: three agents' WARC folders of 14,000 HTML pages each (42,000
- * records, written by the agents' own WarcWriter, rotated at 8 MB) exported to one package, its peak
- * RSS read by GNU time: under 200 MB, the issue's bound for a 40,000-page crawl.
+ * records, written by the agents' own WarcWriter, rotated at 8 MB) exported to one package with the
+ * compressed index, its peak RSS read by GNU time: under 200 MB, the issue's bound for a 40,000-page
+ * crawl.
  */
 
 const TIME = "/usr/bin/time";
@@ -90,12 +93,29 @@ describe.skipIf(timeMissing !== undefined)(
       const folders = ["mem-a", "mem-b", "mem-c"].map((agent) => join(dir, agent));
       const warcFiles = (await Promise.all(folders.map((folder) => readdir(folder)))).flat();
       expect(warcFiles.filter((name) => name.endsWith(".warc.gz")).length).toBeGreaterThan(3);
-      const result = await exportUnderTime(["--out", out, ...folders]);
+      const result = await exportUnderTime(["--index", "zipnum", "--out", out, ...folders]);
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toContain(`index: ${3 * PAGES_PER_AGENT} lines`);
+      expect(result.stdout).toContain(`index: ${3 * PAGES_PER_AGENT} lines (zipnum)`);
       expect(result.stdout).toContain(`pages: ${3 * PAGES_PER_AGENT} `);
       expect((await stat(out)).size).toBeGreaterThan(3 * PAGES_PER_AGENT * 1000);
       expect(result.maxRssKb).toBeLessThan(RSS_BOUND_KB);
+      // The compressed index: blocks of 3,000 lines, each found through index.idx, in order.
+      const packaged = await readZip(out);
+      const cdx = packaged.get("indexes/index.cdx.gz")?.bytes as Buffer;
+      const blocks = (packaged.get("indexes/index.idx")?.bytes.toString("utf8") ?? "")
+        .split("\n")
+        .filter((line) => line !== "" && !line.startsWith("!meta"));
+      expect(blocks).toHaveLength(Math.ceil((3 * PAGES_PER_AGENT) / 3000));
+      const lines: string[] = [];
+      for (const block of blocks) {
+        const where = JSON.parse(block.slice(block.indexOf(" {"))) as { offset: number; length: number };
+        const text = gunzipSync(cdx.subarray(where.offset, where.offset + where.length)).toString("utf8");
+        const blockLines = text.split("\n").filter((line) => line !== "");
+        expect(blockLines[0]?.startsWith(block.slice(0, block.indexOf(" {")))).toBe(true);
+        lines.push(...blockLines);
+      }
+      expect(lines).toHaveLength(3 * PAGES_PER_AGENT);
+      expect(lines).toEqual([...lines].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
       console.log(
         `export of ${3 * PAGES_PER_AGENT} pages: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`,
       );

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listWarcFiles, readWarcRecords, runUbicrawl } from "../agent/harness.js";
 import { type CrawledCluster, crawlClusterWithDuplicates } from "./cluster-crawl.js";
@@ -26,6 +27,8 @@ let outPath: string;
 let exported: { code: number | null; stdout: string; stderr: string };
 let zip: Map<string, ZipEntryRead>;
 let index: IndexLine[];
+let zipnumPath: string;
+let zipnumExport: { code: number | null; stdout: string; stderr: string };
 
 beforeAll(async () => {
   crawl = await crawlClusterWithDuplicates();
@@ -39,6 +42,15 @@ beforeAll(async () => {
     ...crawl.dataDirs.values(),
   ]).waitForExit(60_000);
   zip = await readZip(outPath);
+  zipnumPath = join(crawl.fixture.dir, "crawl-zipnum.wacz");
+  zipnumExport = await runUbicrawl([
+    "export",
+    "--index",
+    "zipnum",
+    "--out",
+    zipnumPath,
+    ...crawl.dataDirs.values(),
+  ]).waitForExit(60_000);
   index = parseIndex(entry("indexes/index.cdxj").toString("utf8"));
 }, 240_000);
 
@@ -55,6 +67,29 @@ function entry(path: string): Buffer {
 /** The id of the agent whose WARC file this is (its name ends with the id). */
 function agentOf(filename: string): string | undefined {
   return crawl.ids.find((id) => filename.endsWith(`-${id}.warc.gz`));
+}
+
+/** A revisit of another URL whose original another agent archived, with that original's line. */
+function crossAgentRevisit(): { revisit: IndexLine; original: IndexLine } {
+  const originals = new Map<string, IndexLine>();
+  for (const line of index) {
+    if (line.fields.mime === "text/html" && line.fields.status === "200") {
+      originals.set(line.fields.digest as string, line);
+    }
+  }
+  for (const line of index) {
+    const original = originals.get(line.fields.digest as string);
+    if (
+      line.fields.mime === "warc/revisit" &&
+      line.fields.status === "200" &&
+      original !== undefined &&
+      original.fields.url !== line.fields.url &&
+      agentOf(original.fields.filename as string) !== agentOf(line.fields.filename as string)
+    ) {
+      return { revisit: line, original };
+    }
+  }
+  throw new Error("no revisit of another URL's page archived by another agent");
 }
 
 describe("ubicrawl export of a 3-agent crawl", () => {
@@ -171,6 +206,42 @@ describe("ubicrawl export of a 3-agent crawl", () => {
   });
 });
 
+describe("ubicrawl export --index zipnum", () => {
+  it("writes the same index as gzipped blocks, each listed in index.idx with its first key, offset, length and SHA-256", async () => {
+    expect(zipnumExport.code, zipnumExport.stderr).toBe(0);
+    expect(zipnumExport.stdout).toContain("(zipnum)");
+    const packaged = await readZip(zipnumPath);
+    expect(packaged.has("indexes/index.cdxj")).toBe(false);
+    const cdx = packaged.get("indexes/index.cdx.gz")?.bytes as Buffer;
+    const [meta, ...blocks] = (packaged.get("indexes/index.idx")?.bytes.toString("utf8") ?? "")
+      .split("\n")
+      .filter((line) => line !== "");
+    expect(JSON.parse((meta as string).slice((meta as string).indexOf(" {")))).toMatchObject({
+      format: "cdxj-gzip-1.0",
+      filename: "index.cdx.gz",
+    });
+    let end = 0;
+    const lines: string[] = [];
+    for (const block of blocks) {
+      const at = block.indexOf(" {");
+      const where = JSON.parse(block.slice(at)) as { offset: number; length: number; digest: string };
+      expect(where.offset).toBe(end);
+      const bytes = cdx.subarray(where.offset, where.offset + where.length);
+      expect(where.digest).toBe(sha256Of(bytes));
+      const blockLines = gunzipSync(bytes)
+        .toString("utf8")
+        .split("\n")
+        .filter((line) => line !== "");
+      expect(blockLines[0]?.startsWith(`${block.slice(0, at)} {`)).toBe(true);
+      lines.push(...blockLines);
+      end = where.offset + where.length;
+    }
+    expect(end).toBe(cdx.length);
+    expect(blocks.length).toBe(Math.ceil(index.length / 3000));
+    expect(lines).toEqual(index.map((line) => line.text));
+  });
+});
+
 describe("ubicrawl export's refusals", () => {
   it("refuses an existing --out without --force, and replaces it with --force", async () => {
     const out = join(crawl.fixture.dir, "again.wacz");
@@ -250,33 +321,24 @@ describe.skipIf(chromiumMissing !== undefined)(
     }, 120_000);
 
     it("renders a revisit whose original another agent archived, with the original's content", async () => {
-      const originals = new Map<string, IndexLine>();
-      for (const line of index) {
-        if (line.fields.mime === "text/html" && line.fields.status === "200") {
-          originals.set(line.fields.digest as string, line);
-        }
-      }
-      const revisit = index.find((line) => {
-        const original = originals.get(line.fields.digest as string);
-        return (
-          line.fields.mime === "warc/revisit" &&
-          line.fields.status === "200" &&
-          original !== undefined &&
-          original.fields.url !== line.fields.url &&
-          agentOf(original.fields.filename as string) !== agentOf(line.fields.filename as string)
-        );
-      });
-      expect(revisit, "a revisit of another URL's page archived by another agent").toBeDefined();
-      const original = originals.get(revisit?.fields.digest as string) as IndexLine;
+      const { revisit, original } = crossAgentRevisit();
       const heading = await headingAt(original);
       expect(heading).toBeDefined();
-      const text = await replayedText(
-        browser.context,
-        server.origin,
-        revisit as IndexLine,
-        heading as string,
-      );
-      expect(text, `${revisit?.fields.url}, a revisit of ${original.fields.url}`).toContain(heading);
+      const text = await replayedText(browser.context, server.origin, revisit, heading as string);
+      expect(text, `${revisit.fields.url}, a revisit of ${original.fields.url}`).toContain(heading);
+    }, 60_000);
+
+    it("renders the same revisit from the package with the compressed (ZipNum) index", async () => {
+      const { revisit, original } = crossAgentRevisit();
+      const heading = (await headingAt(original)) as string;
+      const zipnumServer = await startReplayServer(zipnumPath);
+      try {
+        const text = await replayedText(browser.context, zipnumServer.origin, revisit, heading);
+        expect(text, `${revisit.fields.url} through index.idx`).toContain(heading);
+        expect(zipnumServer.requested.filter((path) => path === "/crawl.wacz").length).toBeGreaterThan(1);
+      } finally {
+        await zipnumServer.close();
+      }
     }, 60_000);
 
     it("sent no request off loopback, and read the package by ranges", () => {
