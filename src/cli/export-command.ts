@@ -62,6 +62,12 @@ export async function exportCommand(argv: string[]): Promise<number> {
     `index: ${summary.indexLines} lines (${summary.indexFormat})${summary.reindexed > 0 ? ` (${summary.reindexed} WARC files indexed again: their index was missing or stale)` : ""}`,
     `pages: ${summary.pages} (${summary.seedPages} seeds)`,
   ];
+  const zstdFiles = summary.resources.filter((resource) => resource.path.endsWith(".warc.zst")).length;
+  if (zstdFiles > 0) {
+    lines.push(
+      `${zstdFiles} WARC files are .warc.zst: packaged, but ReplayWeb.page does not read Zstandard WARC files (pywb and warcio-based tools with zstd do)`,
+    );
+  }
   for (const path of summary.skippedOpen) {
     lines.push(`left out ${path}: live or unrecovered (start its agent once to finish it)`);
   }
