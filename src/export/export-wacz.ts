@@ -1,14 +1,12 @@
-import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
 import { access, mkdtemp, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { finished } from "node:stream/promises";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { indexCoversFile, indexWarcFile } from "../storage/warc-indexer.js";
 import { type ArchiveSources, findArchiveSources, indexBeside, type WarcSource } from "./archive-sources.js";
 import { type CdxjMergeInput, mergeCdxjIndexes } from "./cdxj-merge.js";
 import { PAGES_HEADER, pageCandidate, pageLine } from "./page-list.js";
 import { WaczPackage, type WaczResource } from "./wacz-package.js";
+import { WorkFile } from "./work-file.js";
 import { writeZipNumIndex, ZIPNUM_CDX_NAME, ZIPNUM_IDX_NAME } from "./zipnum-index.js";
 
 /**
@@ -179,15 +177,15 @@ async function writeIndexAndPages(
   pagesPath: string,
 ): Promise<{ indexLines: number; pages: number; seedPages: number }> {
   const pathOf = new Map(warcs.map((warc) => [warc.name, warc.path]));
-  const index = createWriteStream(indexPath).on("error", () => {});
-  const pages = createWriteStream(pagesPath).on("error", () => {});
+  const index = new WorkFile(indexPath);
+  const pages = new WorkFile(pagesPath);
   let indexLines = 0;
   let pageCount = 0;
   let seedPages = 0;
   try {
-    await write(pages, PAGES_HEADER);
+    await pages.write(PAGES_HEADER);
     for await (const line of mergeCdxjIndexes(inputs)) {
-      await write(index, `${line}\n`);
+      await index.write(`${line}\n`);
       indexLines++;
       const candidate = pageCandidate(line);
       const warcPath = candidate && pathOf.get(candidate.filename);
@@ -195,39 +193,17 @@ async function writeIndexAndPages(
       const seed = seeds.has(candidate.url);
       const page = await pageLine(candidate, warcPath, seed);
       if (page === undefined) continue;
-      await write(pages, page);
+      await pages.write(page);
       pageCount++;
       if (seed) seedPages++;
     }
-    await Promise.all([close(index), close(pages)]);
+    await Promise.all([index.close(), pages.close()]);
   } catch (error) {
-    index.destroy();
-    pages.destroy();
+    index.abandon();
+    pages.abandon();
     throw error;
   }
   return { indexLines, pages: pageCount, seedPages };
-}
-
-/** Writes `text`, waiting for the stream to drain when its buffer is full; rejects once it failed. */
-async function write(stream: WriteStream, text: string): Promise<void> {
-  if (stream.errored) throw writeFailure(stream, stream.errored);
-  if (!stream.write(text))
-    await once(stream, "drain").catch((error) => Promise.reject(writeFailure(stream, error)));
-}
-
-async function close(stream: WriteStream): Promise<void> {
-  stream.end();
-  await finished(stream).catch((error) => Promise.reject(writeFailure(stream, error)));
-}
-
-function writeFailure(stream: WriteStream, error: unknown): UbiError {
-  return new UbiError(
-    ErrorCode.StorageFailed,
-    `cannot write ${String(stream.path)}: ${errorMessage(error)}`,
-    {
-      cause: error,
-    },
-  );
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { once } from "node:events";
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { finished } from "node:stream/promises";
 import { gzipSync } from "node:zlib";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { WorkFile } from "./work-file.js";
 
 /**
  * A sorted CDXJ index turned into the compressed form WACZ readers load by parts (ZipNum, as pywb and
@@ -26,8 +25,8 @@ export const ZIPNUM_IDX_NAME = "index.idx";
 
 /** Writes the ZipNum form of the sorted index at `cdxjPath` to `cdxPath` and `idxPath`; returns its blocks. */
 export async function writeZipNumIndex(cdxjPath: string, cdxPath: string, idxPath: string): Promise<number> {
-  const cdx = createWriteStream(cdxPath).on("error", () => {});
-  const idx = createWriteStream(idxPath).on("error", () => {});
+  const cdx = new WorkFile(cdxPath);
+  const idx = new WorkFile(idxPath);
   const input = createReadStream(cdxjPath, { encoding: "utf8" });
   let offset = 0;
   let blocks = 0;
@@ -38,41 +37,31 @@ export async function writeZipNumIndex(cdxjPath: string, cdxPath: string, idxPat
     block = [];
     const digest = createHash("sha256").update(compressed).digest("hex");
     const prefix = first.slice(0, first.indexOf(" {"));
-    await write(cdx, compressed);
-    await write(
-      idx,
+    await cdx.write(compressed);
+    await idx.write(
       `${prefix} {"offset": ${offset}, "length": ${compressed.length}, "digest": "sha256:${digest}", "filename": "${ZIPNUM_CDX_NAME}"}\n`,
     );
     offset += compressed.length;
     blocks++;
   };
   try {
-    await write(idx, `!meta 0 {"format": "cdxj-gzip-1.0", "filename": "${ZIPNUM_CDX_NAME}"}\n`);
+    await idx.write(`!meta 0 {"format": "cdxj-gzip-1.0", "filename": "${ZIPNUM_CDX_NAME}"}\n`);
     for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
       if (line === "") continue;
       block.push(line);
       if (block.length === LINES_PER_BLOCK) await flush();
     }
     if (block.length > 0) await flush();
-    await Promise.all([close(cdx), close(idx)]);
+    await Promise.all([cdx.close(), idx.close()]);
   } catch (error) {
-    cdx.destroy();
-    idx.destroy();
-    throw new UbiError(ErrorCode.StorageFailed, `cannot write the compressed index: ${errorMessage(error)}`, {
+    cdx.abandon();
+    idx.abandon();
+    if (error instanceof UbiError) throw error;
+    throw new UbiError(ErrorCode.StorageFailed, `cannot read ${cdxjPath}: ${errorMessage(error)}`, {
       cause: error,
     });
   } finally {
     input.destroy();
   }
   return blocks;
-}
-
-async function write(stream: WriteStream, data: string | Buffer): Promise<void> {
-  if (stream.errored) throw stream.errored;
-  if (!stream.write(data)) await once(stream, "drain");
-}
-
-async function close(stream: WriteStream): Promise<void> {
-  stream.end();
-  await finished(stream);
 }
