@@ -195,12 +195,19 @@ export class WorkerAppender implements RecordAppender {
 
   constructor(private readonly codec: RecordCodec) {}
 
+  /** Messages posted to the worker so far (each carries every call gathered since the last one). */
+  get messagesSent(): number {
+    return this.nextBatch - 1;
+  }
+
   append(fd: number, drafts: readonly RecordDraft[]): Promise<AppendedRecords> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new UbiError(ErrorCode.StorageFailed, "WARC worker is closed"));
     if (this.queued === undefined) {
       this.queued = { jobs: [], drafts: [] };
-      setImmediate(() => this.send());
+      // While a message is with the worker, calls gather until its answer (Nagle): a busy agent sends a
+      // few large messages instead of one per page, and an idle one loses no time.
+      if (this.inFlight.size === 0) setImmediate(() => this.send());
     }
     const queued = this.queued;
     for (const draft of drafts) queued.drafts.push(draft);
@@ -222,7 +229,7 @@ export class WorkerAppender implements RecordAppender {
     if (worker) await worker.terminate();
   }
 
-  /** Posts the jobs queued during this event-loop turn as one message. */
+  /** Posts the jobs queued since the last message (this event-loop turn's, or those of its wait) as one. */
   private send(): void {
     const queued = this.queued;
     this.queued = undefined;
@@ -285,12 +292,15 @@ export class WorkerAppender implements RecordAppender {
       }
       first = end;
     }
+    if (this.inFlight.size === 0 && this.queued !== undefined) this.send();
   }
 
   private failAll(error: UbiError): void {
     const jobs = [...this.inFlight.values()].flat();
     this.inFlight.clear();
     for (const job of jobs) job.reject(error);
+    // Calls gathered for the next message fail too (send refuses them once failed or closed).
+    if (this.queued !== undefined) setImmediate(() => this.send());
   }
 }
 

@@ -125,6 +125,34 @@ describe("record appenders", () => {
     }
   });
 
+  it("gather the calls made while a message is with the worker into the next one (Nagle)", async () => {
+    const appender = new WorkerAppender(GZIP_1);
+    onTestFinished(() => appender.close());
+    const file = appendFile("nagle");
+    const batches = Array.from({ length: 40 }, (_, i) => drafts(2, i));
+    const pending: Promise<AppendedRecords>[] = [];
+    // One call per event-loop turn: each would have had a message of its own.
+    for (const batch of batches) {
+      pending.push(appender.append(file.fd, batch));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const appended = await Promise.all(pending);
+    expect(appender.messagesSent).toBeGreaterThanOrEqual(1);
+    expect(appender.messagesSent).toBeLessThan(batches.length);
+    // Still in call order, each record whole.
+    const decompressed = parts(
+      file.path,
+      appended.flatMap((a) => a.sizes),
+    );
+    batches.flat().forEach((record, k) => {
+      expect(decompressed[k]?.equals(expected(record)), `record ${k}`).toBe(true);
+    });
+    // An idle appender sends a lone call at once, in a message of its own.
+    const before = appender.messagesSent;
+    await appender.append(file.fd, drafts(1, 99));
+    expect(appender.messagesSent).toBe(before + 1);
+  });
+
   it("fill in the digests: an exchange's records match the serialized form", async () => {
     const [request, response] = exchangeDrafts(EXCHANGE);
     const fields = (concurrentTo: string) =>
