@@ -10,6 +10,11 @@ export interface FetchOptions {
    * `bodyOverflow` says: the caller asked for a prefix. @default the fetcher's `maxBodyBytes`
    */
   maxBodyBytes?: number;
+  /**
+   * Further request headers, sent after the fetcher's own in this order (e.g. a recrawl's
+   * `If-None-Match` / `If-Modified-Since`); a value with CR, LF or NUL is refused.
+   */
+  headers?: readonly (readonly [name: string, value: string])[];
 }
 
 /** One HTTP exchange as the archive and the parser need it. */

@@ -163,6 +163,11 @@ export class Fetcher {
     const signal = options?.signal;
     signal?.throwIfAborted();
     const accept = options?.accept ?? DEFAULT_ACCEPT;
+    const extra = options?.headers ?? [];
+    for (const [name, value] of extra) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) invalidArgument(`not a header name: ${name}`);
+      headerValue(`header ${name}`, value);
+    }
     const origin = target.origin;
     const callCap = options?.maxBodyBytes;
     if (callCap !== undefined && !(Number.isSafeInteger(callCap) && callCap > 0)) {
@@ -200,6 +205,7 @@ export class Fetcher {
           accept,
           "accept-encoding",
           this.#acceptEncoding,
+          ...extra.flat(),
         ],
       },
       handler,
@@ -236,6 +242,7 @@ export class Fetcher {
         ["user-agent", this.#userAgent],
         ["accept", accept],
         ["accept-encoding", this.#acceptEncoding],
+        ...extra.map(([name, value]) => [name, value] as [string, string]),
       ],
       responseHeaders: headerPairs(handler.rawHeaders),
       contentType: type.mediaType,

@@ -33,7 +33,7 @@ export {
   warcFileOffloadedOp,
   warcFileRecordOp,
 } from "./warc-ledger.js";
-export { IDENTICAL_PAYLOAD_PROFILE, sha1Digest } from "./warc-record.js";
+export { IDENTICAL_PAYLOAD_PROFILE, SERVER_NOT_MODIFIED_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
 export {
   type ClosedWarcFile,

@@ -145,19 +145,27 @@ export function exchangeDrafts(input: ExchangeDraftInput): [request: RecordDraft
 
 /** WARC 1.1's profile of a revisit whose payload is identical to an earlier response's. */
 export const IDENTICAL_PAYLOAD_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+/** WARC 1.1's profile of a revisit the server answered `304 Not Modified` to (a conditional GET). */
+export const SERVER_NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
 /** What {@link revisitDrafts} needs besides an exchange's: the payload's digest and its first response. */
 export interface RevisitDraftInput extends Omit<ExchangeDraftInput, "body" | "truncated"> {
-  /** `sha1:` digest of the payload, the same as the original response's `WARC-Payload-Digest`. */
+  /**
+   * `sha1:` digest of the payload, the same as the original response's `WARC-Payload-Digest`; with
+   * `notModified`, the digest of the payload the 304 confirms (not written: a 304 carries none).
+   */
   readonly payloadDigest: string;
-  /** The response that stored this payload first. */
+  /** The response that stored this payload first (with `notModified`: the URL's last capture). */
   readonly refersTo: { readonly url: string; readonly date: string; readonly recordId: string };
+  /** The server answered 304 Not Modified: the server-not-modified profile. Absent: identical payload. */
+  readonly notModified?: boolean;
 }
 
 /**
- * The `request` and `revisit` records of an exchange whose payload was stored before (WARC 1.1's
- * identical-payload-digest profile): the revisit holds the response's header block only, refers to the
- * original response by URI, date and record id, and carries the payload's digest.
+ * The `request` and `revisit` records of an exchange whose payload was stored before: WARC 1.1's
+ * identical-payload-digest profile (the revisit carries the payload's digest), or its
+ * server-not-modified profile for a 304 answer. The revisit holds the response's header block only and
+ * refers to the stored response by URI, date and record id.
  */
 export function revisitDrafts(input: RevisitDraftInput): [request: RecordDraft, revisit: RecordDraft] {
   const { url, date, recordId } = input.refersTo;
@@ -168,15 +176,17 @@ export function revisitDrafts(input: RevisitDraftInput): [request: RecordDraft, 
   }
   const [request] = exchangeDrafts({ ...input, body: new Uint8Array(0), truncated: false });
   const target = `WARC-Target-URI: ${input.url}${CRLF}${input.ip ? `WARC-IP-Address: ${input.ip}${CRLF}` : ""}`;
+  const profile = input.notModified ? SERVER_NOT_MODIFIED_PROFILE : IDENTICAL_PAYLOAD_PROFILE;
   const top =
     `WARC/1.1${CRLF}WARC-Type: revisit${CRLF}WARC-Record-ID: ${input.responseId}${CRLF}` +
     `WARC-Date: ${warcDate(input.date)}${CRLF}${target}WARC-Concurrent-To: ${input.requestId}${CRLF}` +
-    `WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}WARC-Profile: ${IDENTICAL_PAYLOAD_PROFILE}${CRLF}` +
+    `WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}WARC-Profile: ${profile}${CRLF}` +
     `WARC-Refers-To-Target-URI: ${url}${CRLF}WARC-Refers-To-Date: ${date}${CRLF}` +
     `WARC-Refers-To: ${recordId}${CRLF}${BLOCK_DIGEST}`;
+  const payloadDigest = input.notModified ? "" : `${CRLF}WARC-Payload-Digest: ${input.payloadDigest}`;
   const revisit: RecordDraft = {
     head:
-      `${top}${DIGEST_PLACEHOLDER}${CRLF}WARC-Payload-Digest: ${input.payloadDigest}${CRLF}` +
+      `${top}${DIGEST_PLACEHOLDER}${payloadDigest}${CRLF}` +
       `Content-Type: application/http;msgtype=response${CRLF}` +
       `Content-Length: ${input.responseHeaderBlock.length}${CRLF}${CRLF}`,
     block: [input.responseHeaderBlock],

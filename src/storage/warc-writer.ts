@@ -73,6 +73,11 @@ export interface WarcRevisit extends Omit<WarcExchange, "body" | "truncated"> {
   payloadDigest: string;
   /** The response that stored the payload. */
   refersTo: PayloadOriginal;
+  /**
+   * The server answered `304 Not Modified` to a conditional GET: written with WARC 1.1's
+   * server-not-modified profile, `refersTo` the URL's last capture and `payloadDigest` its payload's.
+   */
+  notModified?: boolean;
 }
 
 /** Dependencies of a {@link WarcWriter}. */
