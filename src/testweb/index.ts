@@ -4,6 +4,7 @@
  */
 
 export { createTestWebCertificates, TEST_WEB_CA_FILE } from "./certificates.js";
+export { isChanging, notModified, type PageChanges, type PageVersion, pageVersion } from "./changes.js";
 export {
   CONTROL_LABEL,
   controlPaths,

@@ -1,4 +1,5 @@
 import { invalidArgument } from "../errors.js";
+import type { PageChanges } from "./changes.js";
 
 /** Options of the synthetic web. Every field is optional; the same options always give the same web. */
 export interface TestWebOptions {
@@ -97,6 +98,13 @@ export interface TestWebOptions {
    * @default undefined (no log)
    */
   servedLogPath?: string;
+  /**
+   * Pages that change over time: about `percent` of the HTML pages get a new version (their body ends
+   * differently) every `everyMs`, the others never; every 200 then carries a strong `ETag` and a
+   * `Last-Modified`, and a conditional GET that matches is answered `304 Not Modified` (see changes.ts).
+   * @default undefined (every page is the same for ever, with no validators)
+   */
+  changes?: PageChanges;
 }
 
 /** The schemes the test web serves. */
@@ -123,6 +131,7 @@ export interface ResolvedTestWebOptions {
   readonly scheme: TestWebScheme;
   readonly http2: boolean;
   readonly servedLogPath: string | undefined;
+  readonly changes: PageChanges | undefined;
 }
 
 /** Default of {@link TestWebOptions.maxArticlesPerHost}. */
@@ -176,6 +185,13 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
     scheme: schemeOf(options.scheme ?? "http"),
     http2: http2Of(options.http2 ?? false, options.scheme ?? "http"),
     servedLogPath: options.servedLogPath,
+    changes:
+      options.changes === undefined
+        ? undefined
+        : {
+            everyMs: integerIn("changes.everyMs", options.changes.everyMs, 100, 365 * 86_400_000),
+            percent: integerIn("changes.percent", options.changes.percent, 0, 100),
+          },
   };
 }
 

@@ -37,6 +37,7 @@ export class ServedRecorder {
   readonly #peakByHost = new Map<string, number>();
   readonly #peakByIp = new Map<string, number>();
   readonly #byVersion = new Map<string, number>();
+  readonly #conditional = new Map<string, number>();
   /**
    * Since the last reset: time hosts had requests in flight, summed over hosts, and time requests were
    * in flight, summed over requests — integrated up to `#integratedToMs` over the counts below.
@@ -93,6 +94,16 @@ export class ServedRecorder {
     if (this.#logFd !== undefined) {
       writeSync(this.#logFd, `${Date.now()} ${status} ${request.ip} ${request.url}\n`);
     }
+  }
+
+  /** Notes that the request for `url` was conditional (it had `If-None-Match` or `If-Modified-Since`). */
+  noteConditional(url: string): void {
+    increment(this.#conditional, url, 1);
+  }
+
+  /** How many conditional requests each URL got (see {@link noteConditional}). A copy. */
+  conditionalCounts(): Map<string, number> {
+    return new Map(this.#conditional);
   }
 
   /** Requests served by HTTP version (`1.1`, `2.0`). A copy. */

@@ -9,6 +9,7 @@ import {
 import { createServer as createTlsServer } from "node:https";
 import type { Server as NetServer } from "node:net";
 import { ErrorCode, invalidArgument, UbiError } from "../errors.js";
+import { notModified, pageVersion } from "./changes.js";
 import { hostsFileText, listenAddresses, seedUrls } from "./hosts-file.js";
 import { buildModel, hostOrigin, type WebModel } from "./model.js";
 import type { TestWebOptions } from "./options.js";
@@ -156,7 +157,8 @@ export async function startTestWeb(
       : (handler) =>
           http1Server(createTlsServer({ cert: certificate.certPem, key: certificate.keyPem }, handler));
   }
-  const { responseDelayMs, servedLogPath } = model.options;
+  const { responseDelayMs, servedLogPath, changes } = model.options;
+  const startedAtMs = Date.now();
   const recorder = new ServedRecorder({ servedLogPath });
   let port = 0;
   let holds = 0;
@@ -190,13 +192,32 @@ export async function startTestWeb(
         return;
       }
       const response = respond(model, port, hostIndex, target);
-      const body = typeof response.body === "string" ? Buffer.from(response.body) : response.body;
-      const headers: Record<string, string | number> = {
-        "content-type": response.contentType,
-        "content-length": body.byteLength,
-      };
+      let body: Uint8Array = typeof response.body === "string" ? Buffer.from(response.body) : response.body;
+      const ifNoneMatch = req.headers["if-none-match"];
+      const ifModifiedSince = req.headers["if-modified-since"];
+      if (ifNoneMatch !== undefined || ifModifiedSince !== undefined) recorder.noteConditional(url);
+      let status = response.status;
+      const validators: Record<string, string> = {};
+      if (changes !== undefined && status === 200) {
+        const page = pageVersion(
+          changes,
+          startedAtMs,
+          target,
+          { body, contentType: response.contentType },
+          Date.now(),
+        );
+        validators.etag = page.etag;
+        validators["last-modified"] = page.lastModified;
+        body = page.body;
+        if (notModified(page, ifNoneMatch, ifModifiedSince)) status = 304;
+      }
+      // A 304 has no body, nor the headers that describe one.
+      const headers: Record<string, string | number> =
+        status === 304 ? {} : { "content-type": response.contentType, "content-length": body.byteLength };
+      if (status === 304) body = new Uint8Array(0);
       if (response.location !== undefined) headers.location = response.location;
-      res.writeHead(response.status, headers);
+      Object.assign(headers, validators);
+      res.writeHead(status, headers);
       const host = model.hosts[hostIndex];
       const rate = host === undefined ? undefined : hostRate(model, host);
       if (req.method === "HEAD") res.end();
