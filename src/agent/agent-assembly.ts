@@ -11,7 +11,6 @@ import { ErrorCode } from "../errors.js";
 import {
   BandwidthGate,
   Fetcher,
-  type FetchResult,
   HostsFileResolver,
   NetPolicy,
   type Resolver,
@@ -28,6 +27,7 @@ import {
   TurnGovernor,
 } from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
+import { Recrawler, revisitPolicy } from "../recrawl/index.js";
 import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import {
@@ -44,7 +44,7 @@ import { CrawlDelayBound } from "./crawl-delay-bound.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { type CrawlRights, CrossOver } from "./cross-over.js";
 import type { HostBlacklist } from "./host-blacklist.js";
-import { type Admission, HostVisitor } from "./host-visitor.js";
+import { type Admission, HostVisitor, type HostVisitorDeps } from "./host-visitor.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { refetchLostPages } from "./lost-pages.js";
@@ -127,6 +127,8 @@ export interface AssembledAgent {
   readonly logger: Logger;
   /** Stops fetching while the disk refuses writes, and resumes when it takes them again. */
   readonly guard: StorageGuard;
+  /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
+  readonly recrawler: Recrawler | undefined;
 }
 
 /** What {@link assembleAgent} is given besides the options. */
@@ -308,7 +310,8 @@ async function openParts(
             onMessage: () => stats.digestMessages++,
           },
         );
-  const archive = new PageArchive(warc, crawlLog, duplicates);
+  const recrawl = options.recrawl?.mode === "off" ? undefined : options.recrawl;
+  const archive = new PageArchive(warc, crawlLog, duplicates, recrawl !== undefined);
   const ownRights: CrawlRights = deps.cluster
     ? { owns: deps.cluster.owns, admit: deps.cluster.admit, mayFetch: deps.cluster.mayFetch }
     : { owns: () => true };
@@ -367,6 +370,19 @@ async function openParts(
     { turns, loop: loopLoad(), clock },
     { ...TURN_GOVERNOR_DEFAULTS, ceiling: options.maxActiveHosts * UNSYNCED_PAGES_PER_HOST },
   );
+  const recrawler =
+    recrawl &&
+    new Recrawler(recrawl, {
+      store,
+      committer,
+      fingerprint: (url) => fingerprinter.fingerprint(url),
+      queue: (url, depth, host) => frontier.requeue(url, depth, host, { revisit: true }),
+      owns: rights.owns,
+      policy: revisitPolicy(recrawl),
+      clock,
+      logger,
+    });
+  await recrawler?.load();
   const visitor = new HostVisitor(
     {
       delayMs: options.delayMs,
@@ -387,8 +403,8 @@ async function openParts(
       saveRobots: (rules) =>
         committer.add({ kind: "robots", origin: rules.origin, snapshot: rules.toJSON() }),
       fetch: bandwidth
-        ? boundedFetch(bandwidth, (url, signal) => fetcher.fetch(url, { signal }), clock)
-        : (url, signal) => fetcher.fetch(url, { signal }),
+        ? boundedFetch(bandwidth, (url, signal, headers) => fetcher.fetch(url, { signal, headers }), clock)
+        : (url, signal, headers) => fetcher.fetch(url, { signal, headers }),
       ipGate,
       turns,
       archive,
@@ -409,6 +425,7 @@ async function openParts(
       logger,
       ...(rights.admit ? { admit: rights.admit } : {}),
       ...(rights.mayFetch ? { mayFetch: rights.mayFetch } : {}),
+      ...(recrawler ? { revisits: recrawler } : {}),
     },
   );
   const guard = new StorageGuard({
@@ -462,6 +479,7 @@ async function openParts(
     keptAsideSinceMs,
     logger,
     guard,
+    recrawler,
   };
 }
 
@@ -486,14 +504,14 @@ function loopLoad(): () => LoopLoad {
  */
 function boundedFetch(
   gate: BandwidthGate,
-  download: (url: string, signal: AbortSignal) => Promise<FetchResult>,
+  download: HostVisitorDeps["fetch"],
   clock: Clock,
-): (url: string, signal: AbortSignal) => Promise<FetchResult> {
-  return async (url, signal) => {
+): HostVisitorDeps["fetch"] {
+  return async (url, signal, headers) => {
     const ticket = await gate.acquire(hostKey(url), signal);
     const startedAtMs = clock.now();
     try {
-      const result = await download(url, signal);
+      const result = await download(url, signal, headers);
       ticket.done(result.wireBytes, result.durationMs);
       return result;
     } catch (error) {

@@ -6,6 +6,7 @@ import {
   DEFAULT_MIN_BYTES_PER_SECOND,
   DEFAULT_RATE_WINDOW_MS,
 } from "../fetching/index.js";
+import { type RecrawlOptions, validateRecrawlOptions } from "../recrawl/index.js";
 import { type WarcCompression, ZSTD_NODE_VERSION, zstdAvailable } from "../storage/index.js";
 import type { CrawlDelayPolicy } from "./crawl-delay-bound.js";
 import type { LinkMode } from "./link-router.js";
@@ -113,6 +114,8 @@ export interface AgentOptions {
   readonly bandwidthControl: BandwidthControl;
   /** Progress output: a live line on a terminal, log lines otherwise, or nothing. */
   readonly progress: "auto" | "line" | "log" | "off";
+  /** Continuous crawling (`--recrawl*`): pages fetched again when due. Absent or `off`: each URL once. */
+  readonly recrawl?: RecrawlOptions;
 }
 
 /** Defaults of the optional parts of {@link AgentOptions}. */
@@ -141,6 +144,8 @@ export const AGENT_DEFAULTS = {
   http2: false,
   bandwidthSearchDepth: DEFAULT_BANDWIDTH_SEARCH_DEPTH,
   bandwidthControl: "predictive",
+  recrawlMode: "off",
+  recrawlInterval: "1d",
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
@@ -160,6 +165,15 @@ export function validateAgentOptions(options: AgentOptions): void {
       ErrorCode.InvalidArgument,
       `--warc-compression zstd needs Node.js ${ZSTD_NODE_VERSION} or later (this is ${process.version}): use gzip, or a newer Node`,
     );
+  }
+  if (options.recrawl !== undefined) {
+    validateRecrawlOptions(options.recrawl);
+    if (options.recrawl.mode !== "off" && options.exitWhenDone && options.recrawl.horizonMs === undefined) {
+      throw new UbiError(
+        ErrorCode.InvalidArgument,
+        "--exit-when-done with --recrawl needs --recrawl-horizon: a continuous crawl is never done, only over its horizon",
+      );
+    }
   }
 }
 

@@ -20,6 +20,7 @@ import type {
   WaitReason,
 } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
+import type { Recrawler } from "../recrawl/index.js";
 import type {
   CrawlLog,
   CrawlLogInput,
@@ -139,6 +140,8 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** The cross-over mode's held links and crossed hosts (`--mode cross` in a cluster only). */
   private readonly crossOver: CrossOver | undefined;
   private readonly bandwidth: BandwidthGate | undefined;
+  /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
+  readonly recrawler: Recrawler | undefined;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -181,6 +184,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.visitor = parts.visitor;
     this.crossOver = parts.crossOver;
     this.bandwidth = parts.bandwidth;
+    this.recrawler = parts.recrawler;
     this.scheduler = parts.scheduler;
     this.turns = parts.turns;
     this.turnGovernor = parts.turnGovernor;
@@ -261,11 +265,17 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 
   /**
-   * True when this agent has nothing to fetch, nothing in flight and nothing unwritten, and (cross-over
-   * mode) holds no link to cross with.
+   * True when this agent has nothing to fetch, nothing in flight and nothing unwritten, (cross-over
+   * mode) holds no link to cross with, and (`--recrawl`) plans no revisit: with revisits planned, an
+   * agent with nothing to fetch now is waiting, not done.
    */
   get isIdle(): boolean {
-    return this.scheduler.isIdle && this.frontier.isEmpty && (this.crossOver?.heldLinks ?? 0) === 0;
+    return (
+      this.scheduler.isIdle &&
+      this.frontier.isEmpty &&
+      (this.crossOver?.heldLinks ?? 0) === 0 &&
+      (this.recrawler?.plannedRevisits ?? 0) === 0
+    );
   }
 
   // ---- the cluster-facing surface ({@link ClusterFacingAgent}) -------------------------------
@@ -591,6 +601,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
       this.guard.stop();
       this.crossOver?.stop();
       this.turnGovernor.stop();
+      this.recrawler?.stop();
       await this.scheduler.stop(STOP_GRACE_MS);
       this.duplicates?.stop();
       this.digestRegistry.stop();

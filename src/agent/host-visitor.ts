@@ -4,6 +4,7 @@ import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
 import type { Frontier, IpGate, PageTurns, VisitOutcome, WaitReason } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
+import { conditionalHeaders, type PageHistory, type PageRevisits } from "../recrawl/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, originOf } from "../url/index.js";
@@ -54,7 +55,12 @@ export interface HostVisitorDeps {
   readonly robots: (origin: string) => Promise<RobotsRules>;
   /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
   readonly saveRobots: (rules: RobotsRules) => void;
-  readonly fetch: (url: string, signal: AbortSignal) => Promise<FetchResult>;
+  /** GETs `url`, with `headers` (a revisit's conditional ones) after the fetcher's own. */
+  readonly fetch: (
+    url: string,
+    signal: AbortSignal,
+    headers?: readonly (readonly [string, string])[],
+  ) => Promise<FetchResult>;
   readonly ipGate: IpGate;
   /** Turns to fetch and process a page, the longest queues served first (see page-turns.ts). */
   readonly turns: Pick<PageTurns, "acquire">;
@@ -84,6 +90,8 @@ export interface HostVisitorDeps {
   /** Whether a host's pages are dropped for the Crawl-delay its robots.txt asks for (--max-crawl-delay). */
   readonly crawlDelayBound: Pick<CrawlDelayBound, "skips">;
   readonly logger: Logger;
+  /** Continuous crawling (`--recrawl`): each page's history kept and its next visit planned. Absent: off. */
+  readonly revisits?: PageRevisits;
 }
 
 /** Whether a host may be crawled now (0), or until when and why it waits. */
@@ -195,9 +203,11 @@ export class HostVisitor {
           this.drop(host, entry, "abandoned");
           continue;
         }
-        // Pages still being committed count once they are: wait for them near the limit.
-        if (record.fetched + unsynced.size >= this.options.maxPagesPerHost) await unsynced.drain();
-        if (record.fetched >= this.options.maxPagesPerHost) {
+        // Pages still being committed count once they are: wait for them near the limit. A revisit
+        // counted at its first fetch.
+        const limited = !entry.revisit;
+        if (limited && record.fetched + unsynced.size >= this.options.maxPagesPerHost) await unsynced.drain();
+        if (limited && record.fetched >= this.options.maxPagesPerHost) {
           this.drop(host, entry, "page-limit");
           continue;
         }
@@ -273,7 +283,8 @@ export class HostVisitor {
     unsynced: UnsyncedPages,
   ): Promise<boolean> {
     const { frontier, stats } = this.deps;
-    if (!frontier.needsFetchedCheck(host)) return false;
+    // A revisit is a done URL by design: its plan was cleared when it was queued, so it is queued once.
+    if (entry.revisit || !frontier.needsFetchedCheck(host)) return false;
     await unsynced.drain();
     if ((await frontier.wasFetched([entry.url]))[0]) {
       frontier.complete(host, entry, { done: false, counted: false });
@@ -302,10 +313,12 @@ export class HostVisitor {
       frontier.putBack(host, entry);
       return longWait;
     }
+    let previous: PageHistory | undefined;
     let release: () => void;
     // The page's turn: held until it is processed (or its fetch failed).
     let endTurn = NO_TURN;
     try {
+      if (entry.revisit) previous = await this.deps.revisits?.history(host, entry.url);
       // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
       const { pace } = state;
       for (let wait = pace.nextFetchAtMs - clock.now(); wait > 0; wait = pace.nextFetchAtMs - clock.now()) {
@@ -334,7 +347,7 @@ export class HostVisitor {
     let reason: string | undefined;
     const startedAtMs = clock.now();
     try {
-      result = await this.deps.fetch(entry.url, signal);
+      result = await this.deps.fetch(entry.url, signal, conditionalHeaders(previous));
     } catch (error) {
       if (signal.aborted) {
         endTurn();
@@ -386,30 +399,34 @@ export class HostVisitor {
       state.pace.answered();
     }
     // Archived and committed in the background: the host's next fetch need not wait for the disk.
-    unsynced.add(this.finishPage(host, entry, result, signal, endTurn));
+    unsynced.add(this.finishPage(host, entry, result, signal, previous, endTurn));
     return undefined;
   }
 
   /**
    * Archives a fetched page, follows its links, logs it and completes its URL, durably; a failure puts
-   * the URL back at the head of its queue (not archived, so not done) and is thrown. The page's turn
-   * ends once it is processed, before its commit.
+   * the URL back at the head of its queue (not archived, so not done) and is thrown. With `--recrawl`,
+   * the page's history (`previous`, for a revisit) is updated in the same commit. The page's turn ends
+   * once it is processed, before its commit.
    */
   private async finishPage(
     host: string,
     entry: StoredQueueEntry,
     result: FetchResult,
     signal: AbortSignal,
+    previous: PageHistory | undefined,
     endTurn: () => void,
   ): Promise<void> {
-    const { frontier } = this.deps;
+    const { frontier, revisits } = this.deps;
     let archived: ArchivedPage;
     try {
-      archived = await this.deps.archive.store(result, signal);
-      const { revisitOf } = archived;
+      archived = await this.deps.archive.store(result, signal, previous?.capture);
+      const { revisitOf, change } = archived;
       const links = entry.sitemap
         ? await this.deps.sitemaps.read(host, entry, result)
-        : (await this.followedBefore(revisitOf, entry.url))
+        : change === "unchanged" ||
+            change === "not-modified" ||
+            (await this.followedBefore(revisitOf, entry.url))
           ? 0
           : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
       this.deps.stats.recordFetch(result.wireBytes, result.status);
@@ -417,8 +434,12 @@ export class HostVisitor {
       if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
       // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
       if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
-      this.deps.archive.log(pageLogEntry(entry, result, links, revisitOf?.url));
-      frontier.complete(host, entry, { done: true, counted: true });
+      const history = entry.sitemap ? undefined : revisits?.visited(host, entry, result, archived, previous);
+      this.deps.archive.log({
+        ...pageLogEntry(entry, result, links, revisitOf?.url),
+        ...(history === undefined ? {} : recrawlLogFields(history, change)),
+      });
+      frontier.complete(host, entry, { done: true, counted: !entry.revisit });
     } catch (error) {
       // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
       if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
@@ -558,4 +579,17 @@ export class HostVisitor {
     }
     return state;
   }
+}
+
+/**
+ * What a recrawled page's crawl log line adds: its visits so far, what a revisit found (`recrawl`:
+ * not-modified, unchanged or changed) and when the page is due again (`nextFetch`, absent past the
+ * horizon).
+ */
+function recrawlLogFields(history: PageHistory, change: string | undefined): Record<string, unknown> {
+  return {
+    visits: history.visits,
+    ...(change === undefined ? {} : { recrawl: change }),
+    ...(history.nextAtMs === undefined ? {} : { nextFetch: new Date(history.nextAtMs).toISOString() }),
+  };
 }

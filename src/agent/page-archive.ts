@@ -1,5 +1,6 @@
 import type { Duplicate, DuplicateDetector } from "../dedup/index.js";
 import type { FetchResult } from "../fetching/index.js";
+import type { PageChange, StoredCapture } from "../recrawl/index.js";
 import {
   type CrawlLog,
   type CrawlLogInput,
@@ -12,6 +13,10 @@ import {
 export interface ArchivedPage {
   /** The response that stored the same payload first, when this one was written as a revisit of it. */
   readonly revisitOf?: PayloadOriginal;
+  /** With the URL's last capture given (a recrawl), what this fetch found. */
+  readonly change?: PageChange;
+  /** The stored response holding the page's payload now, when it has a whole one (see {@link isDeduplicable}). */
+  readonly capture?: StoredCapture;
   /**
    * To call once the page's records are synced (its commit): tells the payload digest's owner that the
    * response is stored, so later copies become revisits of it. Nothing to tell for a revisit.
@@ -29,18 +34,26 @@ const NOTHING_TO_SETTLE = async () => {};
 export class PageArchive {
   private readonly observers = new Set<(entry: CrawlLogInput) => void>();
 
-  /** `duplicates` absent: every response is stored whole (`--dedup off`). */
+  /**
+   * `duplicates` absent: every response is stored whole (`--dedup off`). `digestAll`: every whole
+   * payload's digest is computed, for the {@link ArchivedPage.capture} a recrawl compares with.
+   */
   constructor(
     private readonly warc: WarcWriter,
     private readonly crawlLog: CrawlLog,
     private readonly duplicates?: DuplicateDetector,
+    private readonly digestAll = false,
   ) {}
 
   /**
    * Archives `result`: the request and response records, or the request and a revisit record when a
    * successful, whole payload was stored before. Resolves once the records reach the file.
+   *
+   * `last`, the URL's last capture (a recrawl), makes a `304 Not Modified` a revisit of it with the
+   * server-not-modified profile, and a 200 with the same payload digest an identical-payload revisit
+   * of it, without asking the duplicate detector (`digestAll` must be set).
    */
-  async store(result: FetchResult, signal?: AbortSignal): Promise<ArchivedPage> {
+  async store(result: FetchResult, signal?: AbortSignal, last?: StoredCapture): Promise<ArchivedPage> {
     const exchange = {
       url: result.url,
       ip: result.ip,
@@ -48,13 +61,33 @@ export class PageArchive {
       requestHeaderBlock: requestHeaderBlock(result),
       responseHeaderBlock: responseHeaderBlock(result),
     };
-    const checked = this.duplicates !== undefined && isDeduplicable(result);
-    const payloadDigest = checked ? sha1Digest([result.rawBody]) : "";
+    if (last !== undefined && result.status === 304) {
+      await this.warc.writeRevisit({
+        ...exchange,
+        payloadDigest: last.digest,
+        refersTo: last.original,
+        notModified: true,
+      });
+      return { change: "not-modified", capture: last, settle: NOTHING_TO_SETTLE };
+    }
+    const whole = isDeduplicable(result);
+    const checked = this.duplicates !== undefined && whole;
+    const payloadDigest = checked || (whole && this.digestAll) ? sha1Digest([result.rawBody]) : "";
+    if (last !== undefined && payloadDigest === last.digest) {
+      await this.warc.writeRevisit({ ...exchange, payloadDigest, refersTo: last.original });
+      return { change: "unchanged", capture: last, settle: NOTHING_TO_SETTLE };
+    }
+    const change: { change?: PageChange } = last === undefined ? {} : { change: "changed" };
     const verdict: Duplicate =
       checked && this.duplicates ? await this.duplicates.check(payloadDigest, signal) : { kind: "unchecked" };
     if (verdict.kind === "seen") {
       await this.warc.writeRevisit({ ...exchange, payloadDigest, refersTo: verdict.original });
-      return { revisitOf: verdict.original, settle: NOTHING_TO_SETTLE };
+      return {
+        ...change,
+        revisitOf: verdict.original,
+        capture: { digest: payloadDigest, original: verdict.original },
+        settle: NOTHING_TO_SETTLE,
+      };
     }
     let recordId: string;
     try {
@@ -63,9 +96,12 @@ export class PageArchive {
       if (verdict.kind === "claimed") void this.duplicates?.settle(verdict.owner, payloadDigest, undefined);
       throw error;
     }
-    if (verdict.kind !== "claimed") return { settle: NOTHING_TO_SETTLE };
     const original = { url: result.url, date: exchange.date.toISOString(), recordId };
+    const capture = payloadDigest === "" ? {} : { capture: { digest: payloadDigest, original } };
+    if (verdict.kind !== "claimed") return { ...change, ...capture, settle: NOTHING_TO_SETTLE };
     return {
+      ...change,
+      ...capture,
       settle: () => this.duplicates?.settle(verdict.owner, payloadDigest, original) ?? NOTHING_TO_SETTLE(),
     };
   }

@@ -16,6 +16,7 @@ import { DEDUP_MODES } from "../dedup/index.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_SUSPECT_AFTER_MS } from "../failure-detector/index.js";
 import { BANDWIDTH_CONTROLS } from "../fetching/index.js";
 import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js";
+import { RECRAWL_MODES } from "../recrawl/index.js";
 import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
 import { MAX_URLS_PER_BATCH } from "../transport/index.js";
 import type { FlagSpecs } from "./flags.js";
@@ -252,6 +253,21 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.dedup,
     choices: DEDUP_MODES,
   },
+  recrawl: {
+    type: "string",
+    help: "continuous crawling: off (each URL fetched once per data dir) or fixed (every page fetched again every --recrawl-interval); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
+    default: AGENT_DEFAULTS.recrawlMode,
+    choices: RECRAWL_MODES,
+  },
+  "recrawl-interval": {
+    type: "duration",
+    help: "with --recrawl fixed: time between two fetches of a page (2s, 10m, 7d)",
+    default: AGENT_DEFAULTS.recrawlInterval,
+  },
+  "recrawl-horizon": {
+    type: "duration",
+    help: "with --recrawl: plan no revisit later than this long after the agent started, so the crawl ends (needed by --exit-when-done); default: revisit for ever",
+  },
   "max-bandwidth": {
     type: "byte-rate",
     help: "bound on the bandwidth of this agent's page downloads together, in bytes per second with a unit: 5MB/s, 800KB/s, 512k, 2MiB, 1.5GB/s or 10Mbit/s (1 KB = 1 KiB = 1 k = 1,024 bytes; bits in powers of 1,000; /s may be left out; a bare number counts bytes per second; at least 1KB/s): a download starts only when the rates forecast from its server's past, with those in flight, stay under it (Diligenti et al.); politeness still holds; default: unbounded",
@@ -382,5 +398,9 @@ It logs to stderr: lines for people on a terminal, one JSON record a line otherw
 pipeline: level, time, agent, event, msg and fields; --log-format, --log-level).
 
 A URL is tried once per data dir: rerun on the same --data, a crawl resumes what is queued, and says
-so when its seeds were all done before (to crawl them again, give a new --data folder). Exit codes: 0
-done or stopped, 1 an error (the message says what to do), 2 a bad flag.`;
+so when its seeds were all done before (to crawl them again, give a new --data folder). With --recrawl
+fixed the crawl is continuous instead: each page fetched is fetched again when due
+(conditionally; a 304 or an unchanged page is a WARC revisit record), so an agent with only future
+revisits is idle, not done, and runs until stopped; with --exit-when-done it needs --recrawl-horizon,
+and stops once no revisit is planned within it. Exit codes: 0 done or stopped, 1 an error (the message
+says what to do), 2 a bad flag.`;

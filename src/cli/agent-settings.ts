@@ -98,6 +98,15 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     http2: flags.http2,
     progress,
     ...(trusted === undefined ? {} : { trustedCaPems: trusted }),
+    ...(flags.recrawl === "off"
+      ? {}
+      : {
+          recrawl: {
+            mode: flags.recrawl,
+            intervalMs: flags["recrawl-interval"],
+            ...(flags["recrawl-horizon"] === undefined ? {} : { horizonMs: flags["recrawl-horizon"] }),
+          },
+        }),
   };
   const cluster = await clusterOptions(flags);
   validateAgentOptions(options);

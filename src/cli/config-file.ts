@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseByteRate } from "./byte-rate.js";
+import { parseDuration } from "./duration.js";
 import { type FlagSpecs, type ParsedFlags, parseFlags } from "./flags.js";
 
 /** Flags that steer the reading of a config file and cannot be set in one. */
@@ -89,6 +90,12 @@ export async function readConfigFile(path: string, specs: FlagSpecs): Promise<Re
         if ((typeof raw !== "string" && typeof raw !== "number") || raw === "")
           throw wrong("a rate such as 5MB/s");
         values[key] = parseByteRate(String(raw), `--config ${path}: "${key}"`, spec.min);
+        break;
+      case "duration":
+        // A number is milliseconds, as on the command line (and as --print-config writes it).
+        if ((typeof raw !== "string" && typeof raw !== "number") || raw === "")
+          throw wrong("a duration such as 2s, 10m or 7d");
+        values[key] = parseDuration(String(raw), `--config ${path}: "${key}"`);
         break;
       case "integer": {
         const range = `an integer${spec.min === undefined ? "" : ` >= ${spec.min}`}${spec.max === undefined ? "" : ` <= ${spec.max}`}`;

@@ -1,5 +1,6 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseByteRate } from "./byte-rate.js";
+import { parseDuration } from "./duration.js";
 
 /** One command-line flag: its type, default and help line. */
 export type FlagSpec =
@@ -28,6 +29,14 @@ export type FlagSpec =
       readonly min?: number;
       readonly placeholder?: string;
     }
+  | {
+      /** A duration with a unit (`2s`, `10m`, `7d`, see duration.ts), parsed to milliseconds. */
+      readonly type: "duration";
+      readonly help: string;
+      /** As written (`1d`), shown so in the help. */
+      readonly default?: string;
+      readonly placeholder?: string;
+    }
   | { readonly type: "boolean"; readonly help: string };
 
 /** A command's flags, by long name (without `--`). */
@@ -52,7 +61,11 @@ type ValueOf<S extends FlagSpec> = S extends {
             ? number | undefined
             : S extends { type: "byte-rate" }
               ? number | undefined
-              : boolean;
+              : S extends { type: "duration"; default: string }
+                ? number
+                : S extends { type: "duration" }
+                  ? number | undefined
+                  : boolean;
 
 /** Parsed flags: one property per spec, plus the positional arguments. */
 export type ParsedFlags<S extends FlagSpecs> = { -readonly [K in keyof S]: ValueOf<S[K]> } & {
@@ -72,6 +85,8 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.type === "strings") values[name] = [];
     else if (spec.type === "boolean") values[name] = false;
+    else if (spec.type === "duration")
+      values[name] = spec.default === undefined ? undefined : parseDuration(spec.default, `--${name}`);
     else if (spec.type !== "byte-rate") values[name] = spec.default;
   }
   for (let i = 0; i < argv.length; i++) {
@@ -121,6 +136,10 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
       values[name] = parseByteRate(raw, `--${name}`, spec.min);
       continue;
     }
+    if (spec.type === "duration") {
+      values[name] = parseDuration(raw, `--${name}`);
+      continue;
+    }
     if (!/^-?\d+$/.test(raw)) throw bad(`--${name} must be an integer, got "${raw}"`);
     const number = Number(raw);
     if (spec.min !== undefined && number < spec.min)
@@ -139,7 +158,7 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
     const placeholder =
       spec.type === "boolean"
         ? ""
-        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : spec.type === "byte-rate" ? "RATE" : "VALUE"}`;
+        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : spec.type === "byte-rate" ? "RATE" : spec.type === "duration" ? "DURATION" : "VALUE"}`;
     const left = `  --${name}${placeholder}`;
     let right = spec.help;
     if ("default" in spec && spec.default !== undefined) right += ` (default: ${spec.default})`;

@@ -8,7 +8,7 @@ type FlagValue<S extends FlagSpec> = S extends { type: "strings" }
     ? number
     : S extends { type: "boolean" }
       ? boolean
-      : S extends { type: "byte-rate" }
+      : S extends { type: "byte-rate" | "duration" }
         ? string | number
         : string;
 

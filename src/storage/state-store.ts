@@ -33,6 +33,11 @@ export interface QueuedUrl {
    * cross-submission): that host's key, whose URLs the sitemap may list.
    */
   readonly sitemapFor?: string;
+  /**
+   * A done URL queued again by `--recrawl` because it is due: fetched although done, not counted
+   * against the host's page limit again. Absent: a URL's first fetch.
+   */
+  readonly revisit?: true;
 }
 
 /** What a queued URL carries besides its URL and depth: failed attempts, sitemap marks, a lastmod. */
@@ -45,6 +50,7 @@ export function traitsOf(entry: UrlTraits): UrlTraits {
     ...(entry.sitemap ? { sitemap: true } : {}),
     ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
     ...(entry.sitemapFor === undefined ? {} : { sitemapFor: entry.sitemapFor }),
+    ...(entry.revisit ? { revisit: true } : {}),
   };
 }
 
@@ -123,7 +129,12 @@ export type StateOp =
    * URLs of `host` dropped while it was blacklisted and not kept aside (beyond the per-host cap), so
    * that a removal can say how many it cannot restore; 0 deletes the count.
    */
-  | { readonly kind: "aside-beyond"; readonly host: string; readonly count: number };
+  | { readonly kind: "aside-beyond"; readonly host: string; readonly count: number }
+  /**
+   * What a recrawl keeps of the done URL of `host` with this fingerprint (validators, change counts,
+   * next fetch time): an opaque value, encoded and read by `src/recrawl/page-history.ts`.
+   */
+  | { readonly kind: "page"; readonly host: string; readonly fingerprint: bigint; readonly value: string };
 
 type Sub = AbstractSublevel<Level<string, string>, string | Buffer | Uint8Array, string, string>;
 /** One operation of an array batch, on one of the sublevels. */
@@ -164,9 +175,9 @@ function fingerprintKey(fingerprint: bigint): string {
 }
 
 /**
- * `depth[,attempts][,s][,m=lastmod][,f=host]\turl`: entries written before attempts, sitemaps or
- * lastmod were kept have only what they had (`depth\turl` at the least). A lastmod or a host key never
- * holds a comma or a tab.
+ * `depth[,attempts][,s][,m=lastmod][,f=host][,r]\turl` (`r`: a revisit): entries written before
+ * attempts, sitemaps or lastmod were kept have only what they had (`depth\turl` at the least). A
+ * lastmod or a host key never holds a comma or a tab.
  */
 function encodeEntry(entry: QueuedUrl): string {
   let head = String(entry.depth);
@@ -174,6 +185,7 @@ function encodeEntry(entry: QueuedUrl): string {
   if (entry.sitemap) head += ",s";
   if (entry.lastmod !== undefined) head += `,m=${entry.lastmod.replace(/[,\t]/g, " ")}`;
   if (entry.sitemapFor !== undefined) head += `,f=${entry.sitemapFor}`;
+  if (entry.revisit) head += ",r";
   return `${head}\t${entry.url}`;
 }
 
@@ -183,6 +195,7 @@ function decodeEntry(value: string): QueuedUrl {
   let entry: QueuedUrl = { depth: Number(depth), url: value.slice(tab + 1) };
   for (const field of fields) {
     if (field === "s") entry = { ...entry, sitemap: true };
+    else if (field === "r") entry = { ...entry, revisit: true };
     else if (field.startsWith("m=")) entry = { ...entry, lastmod: field.slice(2) };
     else if (field.startsWith("f=")) entry = { ...entry, sitemapFor: field.slice(2) };
     else entry = { ...entry, attempts: Number(field) };
@@ -213,6 +226,8 @@ export class StateStore {
   private readonly aside: Sub;
   /** Per host, URLs dropped while blacklisted beyond what was kept aside (see the `aside-beyond` op). */
   private readonly asideBeyond: Sub;
+  /** Per done URL, keyed by host first, what a recrawl keeps of it (see the `page` op). */
+  private readonly pages: Sub;
 
   private constructor(
     private readonly db: Level<string, string>,
@@ -233,6 +248,7 @@ export class StateStore {
     this.digests = db.sublevel<string, string>("d", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.aside = db.sublevel<string, string>("a", { keyEncoding: "utf8", valueEncoding: "utf8" });
     this.asideBeyond = db.sublevel<string, string>("b", { keyEncoding: "utf8", valueEncoding: "utf8" });
+    this.pages = db.sublevel<string, string>("p", { keyEncoding: "utf8", valueEncoding: "utf8" });
   }
 
   /**
@@ -392,6 +408,14 @@ export class StateStore {
               ? { type: "put", key: op.host, value: String(op.count), sublevel: this.asideBeyond }
               : { type: "del", key: op.host, sublevel: this.asideBeyond },
           );
+          break;
+        case "page":
+          batch.push({
+            type: "put",
+            key: op.host + SEP + fingerprintKey(op.fingerprint),
+            value: op.value,
+            sublevel: this.pages,
+          });
           break;
       }
     }
@@ -590,6 +614,19 @@ export class StateStore {
       const [url, date, recordId] = JSON.parse(value) as [string, string, string];
       return { url, date, recordId };
     });
+  }
+
+  /** The value of the `page` op last written for the URL of `host` with this fingerprint, if any. */
+  async pageValue(host: string, fingerprint: bigint): Promise<string | undefined> {
+    return this.pages.get(host + SEP + fingerprintKey(fingerprint));
+  }
+
+  /** Every `page` value (see the op), with its host and fingerprint, in key order (read at startup). */
+  async *pageValues(): AsyncGenerator<{ host: string; fingerprint: bigint; value: string }> {
+    for await (const [key, value] of this.pages.iterator()) {
+      const sep = key.lastIndexOf(SEP);
+      yield { host: key.slice(0, sep), fingerprint: BigInt(`0x${key.slice(sep + 1)}`), value };
+    }
   }
 
   /** A metadata value, or undefined. */

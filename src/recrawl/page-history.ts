@@ -1,0 +1,121 @@
+import { ErrorCode, UbiError } from "../errors.js";
+import type { FetchResult } from "../fetching/index.js";
+import { responseHeader } from "../fetching/index.js";
+import type { PayloadOriginal } from "../storage/index.js";
+
+/**
+ * What a visit found of a page fetched before: `not-modified` (the server answered 304 to a
+ * conditional GET), `unchanged` (a 200 whose payload digest is the last one's) or `changed`.
+ */
+export type PageChange = "not-modified" | "unchanged" | "changed";
+
+/** The stored response holding a page's payload, and that payload's `sha1:` digest. */
+export interface StoredCapture {
+  readonly digest: string;
+  readonly original: PayloadOriginal;
+}
+
+/**
+ * What a recrawl keeps of one done URL, durably with its done record (the state store's `page` op):
+ * its validators for a conditional GET, its last capture for revisit records, the visits and changes
+ * the change-rate estimator reads, and when it is due again.
+ */
+export interface PageHistory {
+  /** The URL, for queuing it again. */
+  readonly url: string;
+  /** The URL's per-host depth, for queuing it again. */
+  readonly depth: number;
+  /** The last answer's `ETag`, sent back as `If-None-Match`. */
+  readonly etag?: string;
+  /** The last answer's `Last-Modified`, sent back as `If-Modified-Since`. */
+  readonly lastModified?: string;
+  /** The response holding the page's current payload; absent when it had none to compare (an error page, a truncated body). */
+  readonly capture?: StoredCapture;
+  /** Fetches of the URL that got an answer. */
+  readonly visits: number;
+  /** Visits after the first that found the page changed. */
+  readonly changes: number;
+  /** Time between the first visit and the last, ms (the sum of the intervals the changes were looked for in). */
+  readonly observedMs: number;
+  /** When the last visit started, ms since the epoch. */
+  readonly lastAtMs: number;
+  /** When the URL is due again, ms since the epoch; absent while it is queued, or when no revisit is planned. */
+  readonly nextAtMs?: number;
+}
+
+/** A visit of a page, as {@link afterVisit} needs it. */
+export interface PageVisit {
+  readonly url: string;
+  readonly depth: number;
+  /** The answer (its validators are kept). */
+  readonly result: Pick<FetchResult, "responseHeaders" | "startedAtMs" | "status">;
+  /** What the visit found, when the page was fetched before. */
+  readonly change?: PageChange;
+  /** The response holding the payload now, when it has one. */
+  readonly capture?: StoredCapture;
+}
+
+/** The history of a page after `visit`, from `previous` (undefined: its first visit); no next time yet. */
+export function afterVisit(previous: PageHistory | undefined, visit: PageVisit): PageHistory {
+  const { result } = visit;
+  // A 304 repeats no validator it did not change: the stored ones hold.
+  const notModified = visit.change === "not-modified";
+  const etag = responseHeader(result, "etag") ?? (notModified ? previous?.etag : undefined);
+  const lastModified =
+    responseHeader(result, "last-modified") ?? (notModified ? previous?.lastModified : undefined);
+  const first = previous === undefined;
+  const capture = notModified ? previous?.capture : visit.capture;
+  return {
+    url: visit.url,
+    depth: visit.depth,
+    ...(etag === undefined ? {} : { etag }),
+    ...(lastModified === undefined ? {} : { lastModified }),
+    ...(capture === undefined ? {} : { capture }),
+    visits: (previous?.visits ?? 0) + 1,
+    changes: (previous?.changes ?? 0) + (!first && visit.change === "changed" ? 1 : 0),
+    observedMs: first ? 0 : previous.observedMs + Math.max(0, result.startedAtMs - previous.lastAtMs),
+    lastAtMs: result.startedAtMs,
+  };
+}
+
+/**
+ * The conditional request headers of a fetch of a page with `history`: `If-None-Match` with its ETag,
+ * `If-Modified-Since` with its Last-Modified (RFC 9110 lets a client send both; the server weighs the
+ * ETag first). None without a capture to refer a 304 to.
+ */
+export function conditionalHeaders(history: PageHistory | undefined): [string, string][] {
+  if (history?.capture === undefined) return [];
+  const headers: [string, string][] = [];
+  if (history.etag !== undefined) headers.push(["if-none-match", history.etag]);
+  if (history.lastModified !== undefined) headers.push(["if-modified-since", history.lastModified]);
+  return headers;
+}
+
+/** The stored form of `history` (the state store's `page` value). */
+export function encodeHistory(history: PageHistory): string {
+  return JSON.stringify(history);
+}
+
+/** `value` read back; a value that is not a history fails as `StorageCorrupt`. */
+export function decodeHistory(value: string): PageHistory {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (cause) {
+    throw new UbiError(ErrorCode.StorageCorrupt, `unreadable page history: ${value.slice(0, 80)}`, { cause });
+  }
+  const history = parsed as Partial<PageHistory> | null;
+  if (
+    typeof history !== "object" ||
+    history === null ||
+    typeof history.url !== "string" ||
+    typeof history.depth !== "number" ||
+    typeof history.visits !== "number" ||
+    typeof history.changes !== "number" ||
+    typeof history.observedMs !== "number" ||
+    typeof history.lastAtMs !== "number"
+  ) {
+    throw new UbiError(ErrorCode.StorageCorrupt, `not a page history: ${value.slice(0, 80)}`);
+  }
+  return history as PageHistory;
+}

@@ -1,0 +1,76 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_FLAGS } from "../../src/cli/agent-flags.js";
+import { parseFlagsWithConfig } from "../../src/cli/config-file.js";
+import { parseDuration } from "../../src/cli/duration.js";
+import { parseFlags } from "../../src/cli/flags.js";
+import { runUbicrawl } from "../agent/harness.js";
+
+describe("durations (the ms package)", () => {
+  it("reads 2s, 10m, 1.5h and 7d as milliseconds, a bare number as milliseconds", () => {
+    expect(parseDuration("2s", "--x")).toBe(2 * 1000);
+    expect(parseDuration("10m", "--x")).toBe(10 * 60 * 1000);
+    expect(parseDuration("1.5h", "--x")).toBe(1.5 * 3600 * 1000);
+    expect(parseDuration("7d", "--x")).toBe(7 * 86_400 * 1000);
+    expect(parseDuration("250", "--x")).toBe(250);
+  });
+
+  it("refuses what is not a positive duration, naming the flag", () => {
+    for (const bad of ["soon", "", "-1s", "0s"])
+      expect(() => parseDuration(bad, "--recrawl-min")).toThrow(/--recrawl-min/);
+  });
+});
+
+describe("--recrawl flags", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-recrawl-flags-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("default to one-shot crawls, with the intervals' defaults as durations", () => {
+    const flags = parseFlags([], AGENT_FLAGS);
+    expect(flags.recrawl).toBe("off");
+    expect(flags["recrawl-interval"]).toBe(86_400_000);
+    expect(flags["recrawl-horizon"]).toBeUndefined();
+  });
+
+  it("parse on the command line and in a config file alike, the command line winning", async () => {
+    const config = join(dir, "agent.yaml");
+    await writeFile(config, "recrawl: fixed\nrecrawl-interval: 10m\nrecrawl-horizon: 2h\n");
+    const flags = await parseFlagsWithConfig(["--config", config, "--recrawl-horizon", "7d"], AGENT_FLAGS);
+    expect(flags.recrawl).toBe("fixed");
+    expect(flags["recrawl-interval"]).toBe(600_000);
+    expect(flags["recrawl-horizon"]).toBe(7 * 86_400_000);
+    await writeFile(config, "recrawl-interval: soon\n");
+    await expect(parseFlagsWithConfig(["--config", config], AGENT_FLAGS)).rejects.toThrow(/recrawl-interval/);
+  });
+
+  it("refuse --exit-when-done without a horizon, saying why (a real agent process)", async () => {
+    const result = await runUbicrawl([
+      "agent",
+      "--id",
+      "a1",
+      "--data",
+      join(dir, "data"),
+      "--seeds",
+      "http://a.test/",
+      "--recrawl",
+      "fixed",
+      "--exit-when-done",
+    ]).waitForExit(30_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--recrawl-horizon/);
+  });
+
+  it("are explained in --help", async () => {
+    const result = await runUbicrawl(["agent", "--help"]).waitForExit(30_000);
+    expect(result.stdout).toMatch(/--recrawl off\|fixed/);
+    expect(result.stdout).toMatch(/--recrawl-interval DURATION/);
+    expect(result.stdout).toMatch(/needed by --exit-when-done/);
+  });
+});

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CrawlLogEntry, SERVER_NOT_MODIFIED_PROFILE } from "../../src/storage/index.js";
+import { isChanging, type PageChanges } from "../../src/testweb/index.js";
+import {
+  agentDataDir,
+  errorLine,
+  isRobotsUrl,
+  readCrawlLogOf,
+  readWarcRecords,
+  servedPages,
+  spawnAgent,
+  startWebFixture,
+  type WebFixture,
+} from "../agent/harness.js";
+
+/**
+ * A real agent process in continuous mode (`--recrawl fixed --recrawl-interval 2s`) over a small test
+ * web whose pages partly change every 1.5 s: it fetches every page again, conditionally, and each
+ * revisit of a page that never changes is a 304 written as a server-not-modified revisit record.
+ */
+const CHANGES: PageChanges = { everyMs: 1500, percent: 40 };
+const AGENT = { id: "recrawler" };
+
+describe("--recrawl fixed over a changing web", () => {
+  let fixture: WebFixture;
+  let exit: { code: number | null; stderr: string };
+
+  beforeAll(async () => {
+    fixture = await startWebFixture({
+      hosts: 5,
+      pages: 60,
+      seedCount: 1,
+      mirrors: 0,
+      trap: false,
+      changes: CHANGES,
+    });
+    const agent = spawnAgent(fixture, {
+      ...AGENT,
+      flags: [
+        "--recrawl",
+        "fixed",
+        "--recrawl-interval",
+        "2s",
+        "--recrawl-horizon",
+        "7s",
+        "--sitemaps",
+        "off",
+      ],
+    });
+    exit = await agent.waitForExit(60_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    await fixture?.stop();
+  });
+
+  /** The crawl log's line of each URL's first visit, by URL. */
+  async function firstVisits(): Promise<Map<string, CrawlLogEntry>> {
+    const log = await readCrawlLogOf(agentDataDir(fixture, AGENT));
+    return new Map(log.filter((entry) => entry.visits === 1).map((entry) => [entry.url, entry]));
+  }
+
+  it("exits once its horizon is over", () => {
+    expect(exit.code, errorLine(exit.stderr)).toBe(0);
+  });
+
+  it("fetches pages again, with conditional headers the server saw", async () => {
+    const firsts = await firstVisits();
+    const served = servedPages(fixture.web.recorder);
+    const again = [...served].filter(([url, count]) => count > 1 && firsts.get(url)?.status === 200);
+    expect(again.length).toBeGreaterThan(firsts.size / 2);
+    const conditional = fixture.web.recorder.conditionalCounts();
+    for (const [url, count] of again) {
+      // Every fetch after the first of a page that answered 200 (with validators) is conditional.
+      expect(conditional.get(url), url).toBe(count - 1);
+    }
+    // A page that had no validators (an error page) is fetched again plainly.
+    for (const [url, first] of firsts)
+      if (first.status !== 200) expect(conditional.has(url), url).toBe(false);
+  });
+
+  it("logs each revisit as what the server's ground truth says it was", async () => {
+    const log = await readCrawlLogOf(agentDataDir(fixture, AGENT));
+    const firsts = await firstVisits();
+    const revisits = log.filter((entry) => entry.recrawl !== undefined);
+    expect(revisits.length).toBeGreaterThan(0);
+    const kinds = new Set<unknown>();
+    for (const entry of revisits) {
+      const path = entry.url.slice(entry.url.indexOf("/", entry.url.indexOf("//") + 2));
+      // Visits are 2 s apart and changing pages (HTML ones) change every 1.5 s: each revisit of one
+      // finds it changed; any other page is not modified.
+      const html = firsts.get(entry.url)?.contentType === "text/html";
+      expect(entry.recrawl, entry.url).toBe(html && isChanging(CHANGES, path) ? "changed" : "not-modified");
+      expect(entry.visits as number).toBeGreaterThan(1);
+      kinds.add(entry.recrawl);
+    }
+    expect(kinds).toContain("changed");
+    expect(kinds).toContain("not-modified");
+    // The first visit of every page plans the next one.
+    const planned = log.filter((entry) => entry.visits === 1 && !isRobotsUrl(entry.url));
+    expect(planned.every((entry) => typeof entry.nextFetch === "string")).toBe(true);
+  });
+
+  it("writes 304s as server-not-modified revisits of the page's stored response, read by warcio", async () => {
+    const records = await readWarcRecords(agentDataDir(fixture, AGENT));
+    const responses = new Map<string, string>();
+    for (const record of records) {
+      if (record.type === "response") {
+        responses.set(
+          record.headers.get("warc-record-id") ?? "",
+          record.headers.get("warc-target-uri") ?? "",
+        );
+      }
+    }
+    const notModified = records.filter(
+      (record) =>
+        record.type === "revisit" && record.headers.get("warc-profile") === SERVER_NOT_MODIFIED_PROFILE,
+    );
+    const log = await readCrawlLogOf(agentDataDir(fixture, AGENT));
+    expect(notModified.length).toBe(log.filter((entry) => entry.recrawl === "not-modified").length);
+    for (const record of notModified) {
+      const uri = record.headers.get("warc-target-uri") ?? "";
+      expect(Buffer.from(record.block).toString("latin1")).toMatch(/^HTTP\/1\.1 304 /);
+      // The response holding the payload: this URL's first, or an alias's with the same payload.
+      const refersTo = record.headers.get("warc-refers-to-target-uri");
+      expect(responses.get(record.headers.get("warc-refers-to") ?? ""), uri).toBe(refersTo);
+      expect(record.headers.has("warc-payload-digest")).toBe(false);
+    }
+  });
+});

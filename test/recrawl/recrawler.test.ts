@@ -1,0 +1,212 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { FetchResult } from "../../src/fetching/index.js";
+import { silentLogger } from "../../src/logging/index.js";
+import { decodeHistory, FixedPolicy, type PageHistory, Recrawler } from "../../src/recrawl/index.js";
+import { GroupCommit, StateStore } from "../../src/storage/index.js";
+import { UrlFingerprinter } from "../../src/url/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const HOST = "http://a.test";
+const URL_A = "http://a.test/a.html";
+const INTERVAL_MS = 2000;
+
+/** A 200 answer started at `startedAtMs` with validators. */
+function answer(url: string, startedAtMs: number): FetchResult {
+  return {
+    url,
+    ip: "127.1.0.1",
+    status: 200,
+    statusText: "OK",
+    httpVersion: "1.1",
+    requestHeaders: [],
+    responseHeaders: [
+      ["ETag", '"v1"'],
+      ["Last-Modified", "Sat, 28 Nov 2026 10:00:00 GMT"],
+    ],
+    contentType: "text/html",
+    rawBody: Buffer.from("<p>a</p>"),
+    body: Buffer.from("<p>a</p>"),
+    wireBytes: 8,
+    truncated: false,
+    startedAtMs,
+    durationMs: 5,
+  };
+}
+
+const CAPTURE = {
+  digest: "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+  original: { url: URL_A, date: "2026-11-28T10:00:00.000Z", recordId: "<urn:uuid:1>" },
+};
+
+describe("Recrawler (the revisit schedule, on an injected clock and a real state store)", () => {
+  let dir: string;
+  let store: StateStore;
+  let committer: GroupCommit;
+  let fingerprinter: UrlFingerprinter;
+  let clock: ManualClock;
+  let queued: { url: string; depth: number; host: string }[];
+  let owned: boolean;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-recrawler-"));
+    store = await StateStore.open(join(dir, "state"));
+    committer = new GroupCommit((ops) => store.write(ops));
+    fingerprinter = await UrlFingerprinter.create();
+    clock = new ManualClock();
+    queued = [];
+    owned = true;
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function recrawler(horizonMs?: number): Recrawler {
+    return new Recrawler(horizonMs === undefined ? {} : { horizonMs }, {
+      store,
+      committer,
+      fingerprint: (url) => fingerprinter.fingerprint(url),
+      queue: (url, depth, host) => queued.push({ url, depth, host }),
+      owns: () => owned,
+      policy: new FixedPolicy(INTERVAL_MS),
+      clock,
+      logger: silentLogger,
+    });
+  }
+
+  async function stored(url: string): Promise<PageHistory | undefined> {
+    const value = await store.pageValue(HOST, fingerprinter.fingerprint(url));
+    return value === undefined ? undefined : decodeHistory(value);
+  }
+
+  /**
+   * Lets the due pages be read back and queued (store reads are real I/O): until `done` holds, or for
+   * 200 ms of real time when nothing is expected.
+   */
+  async function settle(done: () => boolean = () => false): Promise<void> {
+    const deadline = Date.now() + (done() ? 0 : 200);
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await committer.commit();
+  }
+
+  it("plans a page's next visit with its history, and queues it again exactly when due", async () => {
+    const schedule = recrawler();
+    const history = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 2 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    expect(history.nextAtMs).toBe(clock.now() + INTERVAL_MS);
+    expect(history.etag).toBe('"v1"');
+    await committer.commit();
+    expect((await stored(URL_A))?.nextAtMs).toBe(history.nextAtMs);
+    expect(schedule.plannedRevisits).toBe(1);
+    clock.advance(INTERVAL_MS - 1);
+    await settle();
+    expect(queued).toEqual([]);
+    expect(schedule.overdue()).toBe(0);
+    clock.advance(1);
+    await settle(() => queued.length > 0);
+    expect(queued).toEqual([{ url: URL_A, depth: 2, host: HOST }]);
+    expect(schedule.plannedRevisits).toBe(0);
+    // The plan is cleared in the commit that queued it: a restart does not queue it twice.
+    const after = await stored(URL_A);
+    expect(after?.nextAtMs).toBeUndefined();
+    expect(after?.visits).toBe(1);
+  });
+
+  it("counts a revisit's change and the time it was looked for in", async () => {
+    const schedule = recrawler();
+    const first = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    clock.advance(INTERVAL_MS);
+    const second = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0, revisit: true },
+      answer(URL_A, clock.now()),
+      { change: "changed", capture: CAPTURE },
+      first,
+    );
+    expect([second.visits, second.changes, second.observedMs]).toEqual([2, 1, INTERVAL_MS]);
+    clock.advance(INTERVAL_MS);
+    const third = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0, revisit: true },
+      { ...answer(URL_A, clock.now()), status: 304, responseHeaders: [] },
+      { change: "not-modified", capture: CAPTURE },
+      second,
+    );
+    // A 304 keeps the validators it did not repeat, and is no change.
+    expect([third.visits, third.changes, third.observedMs, third.etag]).toEqual([
+      3,
+      1,
+      2 * INTERVAL_MS,
+      '"v1"',
+    ]);
+    expect(schedule.counts).toMatchObject({ revisited: 2, changed: 1, notModified: 1 });
+  });
+
+  it("reads its plans back after a restart, and skips a plan superseded by a later visit", async () => {
+    const first = recrawler();
+    first.visited(
+      HOST,
+      { url: URL_A, depth: 1 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    await committer.commit();
+    first.stop();
+    const second = recrawler();
+    await second.load();
+    expect(second.plannedRevisits).toBe(1);
+    clock.advance(INTERVAL_MS);
+    await settle(() => queued.length > 0);
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A]);
+    second.stop();
+  });
+
+  it("plans nothing past the horizon, so a crawl with one ends", async () => {
+    const schedule = recrawler(3000);
+    clock.advance(1500);
+    const history = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0 },
+      answer(URL_A, clock.now()),
+      {},
+      undefined,
+    );
+    expect(history.nextAtMs).toBeUndefined();
+    expect(schedule.plannedRevisits).toBe(0);
+    await committer.commit();
+    expect((await stored(URL_A))?.visits).toBe(1);
+  });
+
+  it("leaves the plan of a host another agent owns now in the store, unqueued", async () => {
+    const schedule = recrawler();
+    schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    await committer.commit();
+    owned = false;
+    clock.advance(INTERVAL_MS);
+    await settle();
+    expect(queued).toEqual([]);
+    expect((await stored(URL_A))?.nextAtMs).toBeDefined();
+  });
+});
