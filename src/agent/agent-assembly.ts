@@ -378,7 +378,7 @@ async function openParts(
       fingerprint: (url) => fingerprinter.fingerprint(url),
       queue: (url, depth, host) => frontier.requeue(url, depth, host, { revisit: true }),
       owns: rights.owns,
-      policy: revisitPolicy(recrawl),
+      policy: revisitPolicy(recrawl, clock),
       clock,
       logger,
     });

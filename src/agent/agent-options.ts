@@ -146,6 +146,9 @@ export const AGENT_DEFAULTS = {
   bandwidthControl: "predictive",
   recrawlMode: "off",
   recrawlInterval: "1d",
+  recrawlMin: "1h",
+  recrawlMax: "30d",
+  recrawlBudget: 1,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

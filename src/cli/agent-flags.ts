@@ -255,7 +255,7 @@ export const AGENT_FLAGS = {
   },
   recrawl: {
     type: "string",
-    help: "continuous crawling: off (each URL fetched once per data dir) or fixed (every page fetched again every --recrawl-interval); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
+    help: "continuous crawling: off (each URL fetched once per data dir), fixed (every page fetched again every --recrawl-interval) or adaptive (each page's interval from its estimated change rate, within --recrawl-min and --recrawl-max under --recrawl-budget); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
     default: AGENT_DEFAULTS.recrawlMode,
     choices: RECRAWL_MODES,
   },
@@ -263,6 +263,23 @@ export const AGENT_FLAGS = {
     type: "duration",
     help: "with --recrawl fixed: time between two fetches of a page (2s, 10m, 7d)",
     default: AGENT_DEFAULTS.recrawlInterval,
+  },
+  "recrawl-min": {
+    type: "duration",
+    help: "with --recrawl adaptive: the shortest interval a page gets",
+    default: AGENT_DEFAULTS.recrawlMin,
+  },
+  "recrawl-max": {
+    type: "duration",
+    help: "with --recrawl adaptive: the longest interval a page gets (a page that never changes ends there, and so does one changing too often to be kept fresh at the budget)",
+    default: AGENT_DEFAULTS.recrawlMax,
+  },
+  "recrawl-budget": {
+    type: "number",
+    help: "with --recrawl adaptive: pages a second this agent spends on revisits, shared out to keep its pages freshest (Cho and Garcia-Molina's optimal policy)",
+    default: AGENT_DEFAULTS.recrawlBudget,
+    min: 0.000001,
+    placeholder: "PAGES/S",
   },
   "recrawl-horizon": {
     type: "duration",
@@ -399,7 +416,7 @@ pipeline: level, time, agent, event, msg and fields; --log-format, --log-level).
 
 A URL is tried once per data dir: rerun on the same --data, a crawl resumes what is queued, and says
 so when its seeds were all done before (to crawl them again, give a new --data folder). With --recrawl
-fixed the crawl is continuous instead: each page fetched is fetched again when due
+fixed or adaptive the crawl is continuous instead: each page fetched is fetched again when due
 (conditionally; a 304 or an unchanged page is a WARC revisit record), so an agent with only future
 revisits is idle, not done, and runs until stopped; with --exit-when-done it needs --recrawl-horizon,
 and stops once no revisit is planned within it. Exit codes: 0 done or stopped, 1 an error (the message

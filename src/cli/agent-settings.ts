@@ -104,6 +104,9 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
           recrawl: {
             mode: flags.recrawl,
             intervalMs: flags["recrawl-interval"],
+            minMs: flags["recrawl-min"],
+            maxMs: flags["recrawl-max"],
+            budget: flags["recrawl-budget"],
             ...(flags["recrawl-horizon"] === undefined ? {} : { horizonMs: flags["recrawl-horizon"] }),
           },
         }),

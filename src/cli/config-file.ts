@@ -3,7 +3,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseByteRate } from "./byte-rate.js";
 import { parseDuration } from "./duration.js";
-import { type FlagSpecs, type ParsedFlags, parseFlags } from "./flags.js";
+import { type FlagSpecs, type ParsedFlags, parseFlags, parseNumber } from "./flags.js";
 
 /** Flags that steer the reading of a config file and cannot be set in one. */
 const NOT_IN_FILES = new Set(["config", "print-config", "help"]);
@@ -96,6 +96,10 @@ export async function readConfigFile(path: string, specs: FlagSpecs): Promise<Re
         if ((typeof raw !== "string" && typeof raw !== "number") || raw === "")
           throw wrong("a duration such as 2s, 10m or 7d");
         values[key] = parseDuration(String(raw), `--config ${path}: "${key}"`);
+        break;
+      case "number":
+        if (typeof raw !== "number" && typeof raw !== "string") throw wrong("a number");
+        values[key] = parseNumber(String(raw), `--config ${path}: "${key}"`, spec.min);
         break;
       case "integer": {
         const range = `an integer${spec.min === undefined ? "" : ` >= ${spec.min}`}${spec.max === undefined ? "" : ` <= ${spec.max}`}`;

@@ -37,6 +37,15 @@ export type FlagSpec =
       readonly default?: string;
       readonly placeholder?: string;
     }
+  | {
+      /** A decimal number (`3`, `0.5`). */
+      readonly type: "number";
+      readonly help: string;
+      readonly default?: number;
+      /** The least value accepted. */
+      readonly min?: number;
+      readonly placeholder?: string;
+    }
   | { readonly type: "boolean"; readonly help: string };
 
 /** A command's flags, by long name (without `--`). */
@@ -65,7 +74,11 @@ type ValueOf<S extends FlagSpec> = S extends {
                 ? number
                 : S extends { type: "duration" }
                   ? number | undefined
-                  : boolean;
+                  : S extends { type: "number"; default: number }
+                    ? number
+                    : S extends { type: "number" }
+                      ? number | undefined
+                      : boolean;
 
 /** Parsed flags: one property per spec, plus the positional arguments. */
 export type ParsedFlags<S extends FlagSpecs> = { -readonly [K in keyof S]: ValueOf<S[K]> } & {
@@ -140,6 +153,10 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
       values[name] = parseDuration(raw, `--${name}`);
       continue;
     }
+    if (spec.type === "number") {
+      values[name] = parseNumber(raw, `--${name}`, spec.min);
+      continue;
+    }
     if (!/^-?\d+$/.test(raw)) throw bad(`--${name} must be an integer, got "${raw}"`);
     const number = Number(raw);
     if (spec.min !== undefined && number < spec.min)
@@ -180,6 +197,14 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
 export function formatNameList(rows: readonly (readonly [name: string, summary: string])[]): string {
   const width = Math.max(0, ...rows.map(([name]) => name.length)) + 2;
   return rows.map(([name, summary]) => `  ${name.padEnd(width)}${summary}`).join("\n");
+}
+
+/** A decimal number of at least `min` (`3`, `0.5`); `what` names the flag or key in the error. */
+export function parseNumber(raw: string, what: string, min?: number): number {
+  if (!/^-?(\d+(\.\d*)?|\.\d+)$/.test(raw.trim())) throw bad(`${what} must be a number, got "${raw}"`);
+  const value = Number(raw);
+  if (min !== undefined && value < min) throw bad(`${what} must be at least ${min}, got ${raw}`);
+  return value;
 }
 
 function bad(message: string): UbiError {

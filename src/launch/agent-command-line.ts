@@ -8,7 +8,7 @@ type FlagValue<S extends FlagSpec> = S extends { type: "strings" }
     ? number
     : S extends { type: "boolean" }
       ? boolean
-      : S extends { type: "byte-rate" | "duration" }
+      : S extends { type: "byte-rate" | "duration" | "number" }
         ? string | number
         : string;
 

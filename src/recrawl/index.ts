@@ -1,5 +1,12 @@
-/** Continuous crawling (`--recrawl`): page histories, conditional GETs and revisit schedules. */
+/** Continuous crawling (`--recrawl`): page histories, conditional GETs, change-rate estimates and revisit schedules. */
 
+export {
+  averageFreshness,
+  estimateChangeRate,
+  expectedFreshness,
+  marginalFreshness,
+  optimalFrequencies,
+} from "./change-rate.js";
 export {
   afterVisit,
   conditionalHeaders,
@@ -12,7 +19,9 @@ export {
 } from "./page-history.js";
 export { type PageRevisits, type RecrawlCounts, Recrawler, type RecrawlerDeps } from "./recrawler.js";
 export {
+  AdaptivePolicy,
   FixedPolicy,
+  MIN_INTERVALS_FOR_ESTIMATE,
   RECRAWL_MODES,
   type RecrawlMode,
   type RecrawlOptions,

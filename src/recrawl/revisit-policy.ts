@@ -1,8 +1,10 @@
+import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
+import { estimateChangeRate, optimalFrequencies } from "./change-rate.js";
 import type { PageHistory } from "./page-history.js";
 
-/** The `--recrawl` modes: no revisits (one-shot crawls), or every page at one interval. */
-export const RECRAWL_MODES = ["off", "fixed"] as const;
+/** The `--recrawl` modes: no revisits (one-shot crawls), every page at one interval, or adapted to its change rate. */
+export const RECRAWL_MODES = ["off", "fixed", "adaptive"] as const;
 /** One of {@link RECRAWL_MODES}. */
 export type RecrawlMode = (typeof RECRAWL_MODES)[number];
 
@@ -11,6 +13,12 @@ export interface RecrawlOptions {
   readonly mode: RecrawlMode;
   /** `fixed`: time between two fetches of a page, ms. */
   readonly intervalMs: number;
+  /** `adaptive`: the shortest interval a page gets, ms. */
+  readonly minMs: number;
+  /** `adaptive`: the longest interval a page gets, ms (pages that never change, or change too often). */
+  readonly maxMs: number;
+  /** `adaptive`: revisits a second this agent may spend in all. */
+  readonly budget: number;
   /** No revisit is planned later than this long after the agent started, ms; undefined: no end. */
   readonly horizonMs?: number;
 }
@@ -19,6 +27,9 @@ export interface RecrawlOptions {
 export function validateRecrawlOptions(options: RecrawlOptions): void {
   if (options.mode === "off") return;
   if (!(options.intervalMs > 0)) invalidArgument("--recrawl-interval must be longer than 0");
+  if (!(options.minMs > 0)) invalidArgument("--recrawl-min must be longer than 0");
+  if (options.maxMs < options.minMs) invalidArgument("--recrawl-max must not be shorter than --recrawl-min");
+  if (!(options.budget > 0)) invalidArgument("--recrawl-budget must be a number of pages a second above 0");
   if (options.horizonMs !== undefined && !(options.horizonMs > 0))
     invalidArgument("--recrawl-horizon must be longer than 0");
 }
@@ -39,7 +50,76 @@ export class FixedPolicy implements RevisitPolicy {
   }
 }
 
+/** Intervals a page's history must span before its own change-rate estimate is used. */
+export const MIN_INTERVALS_FOR_ESTIMATE = 2;
+/** The optimal allocation is computed again at most this often (it reads every page's rate). */
+const REALLOCATE_EVERY_MS = 1000;
+
+/**
+ * `--recrawl adaptive`: each page's change rate estimated from its visits (Cho and Garcia-Molina's
+ * estimator, the mean interval standing for I), and its interval the inverse of the frequency the
+ * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
+ * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
+ * Pages with too short a history share their part of the budget evenly.
+ */
+export class AdaptivePolicy implements RevisitPolicy {
+  /** Estimated rates (per second) by page; NaN while a page's history is too short. */
+  private readonly rates = new Map<string, number>();
+  /** The allocation's frequency by page, from the last reallocation. */
+  private frequencies = new Map<string, number>();
+  private allocatedAtMs = Number.NEGATIVE_INFINITY;
+  private dirty = false;
+
+  constructor(
+    private readonly options: Pick<RecrawlOptions, "minMs" | "maxMs" | "budget">,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The page's estimated change rate, per second (NaN while its history is too short). */
+  rateOf(key: string): number {
+    return this.rates.get(key) ?? Number.NaN;
+  }
+
+  /** The interval the page gets now; its new estimate counts from the next reallocation on. */
+  nextIntervalMs(key: string, history: PageHistory): number {
+    const intervals = history.visits - 1;
+    const rate =
+      intervals >= MIN_INTERVALS_FOR_ESTIMATE && history.observedMs > 0
+        ? estimateChangeRate(intervals, history.changes, history.observedMs / intervals / 1000)
+        : Number.NaN;
+    if (!Object.is(this.rates.get(key), rate)) {
+      this.rates.set(key, rate);
+      this.dirty = true;
+    }
+    const now = this.clock.now();
+    if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
+    const frequency = Number.isNaN(rate)
+      ? this.options.budget / this.rates.size
+      : (this.frequencies.get(key) ?? this.options.budget / this.rates.size);
+    const interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
+    return Math.min(this.options.maxMs, Math.max(this.options.minMs, interval));
+  }
+
+  private reallocate(now: number): void {
+    this.allocatedAtMs = now;
+    this.dirty = false;
+    const keys: string[] = [];
+    const rates: number[] = [];
+    for (const [key, rate] of this.rates) {
+      if (Number.isNaN(rate)) continue;
+      keys.push(key);
+      rates.push(rate);
+    }
+    // Pages without an estimate keep their even share; the rest of the budget is allocated.
+    const budget = (this.options.budget * keys.length) / this.rates.size;
+    const frequencies = optimalFrequencies(rates, budget);
+    this.frequencies = new Map(keys.map((key, i) => [key, frequencies[i] ?? 0]));
+  }
+}
+
 /** The policy of `options` (not `off`). */
-export function revisitPolicy(options: RecrawlOptions): RevisitPolicy {
-  return new FixedPolicy(options.intervalMs);
+export function revisitPolicy(options: RecrawlOptions, clock: Clock): RevisitPolicy {
+  return options.mode === "adaptive"
+    ? new AdaptivePolicy(options, clock)
+    : new FixedPolicy(options.intervalMs);
 }

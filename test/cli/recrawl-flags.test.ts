@@ -37,17 +37,23 @@ describe("--recrawl flags", () => {
     expect(flags.recrawl).toBe("off");
     expect(flags["recrawl-interval"]).toBe(86_400_000);
     expect(flags["recrawl-horizon"]).toBeUndefined();
+    expect(flags["recrawl-budget"]).toBe(1);
   });
 
   it("parse on the command line and in a config file alike, the command line winning", async () => {
     const config = join(dir, "agent.yaml");
-    await writeFile(config, "recrawl: fixed\nrecrawl-interval: 10m\nrecrawl-horizon: 2h\n");
-    const flags = await parseFlagsWithConfig(["--config", config, "--recrawl-horizon", "7d"], AGENT_FLAGS);
-    expect(flags.recrawl).toBe("fixed");
-    expect(flags["recrawl-interval"]).toBe(600_000);
-    expect(flags["recrawl-horizon"]).toBe(7 * 86_400_000);
-    await writeFile(config, "recrawl-interval: soon\n");
-    await expect(parseFlagsWithConfig(["--config", config], AGENT_FLAGS)).rejects.toThrow(/recrawl-interval/);
+    await writeFile(
+      config,
+      "recrawl: adaptive\nrecrawl-min: 10m\nrecrawl-max: 7d\nrecrawl-budget: 0.5\nrecrawl-horizon: 2h\n",
+    );
+    const flags = await parseFlagsWithConfig(["--config", config, "--recrawl-budget", "3"], AGENT_FLAGS);
+    expect(flags.recrawl).toBe("adaptive");
+    expect(flags["recrawl-min"]).toBe(600_000);
+    expect(flags["recrawl-max"]).toBe(7 * 86_400_000);
+    expect(flags["recrawl-budget"]).toBe(3);
+    expect(flags["recrawl-horizon"]).toBe(7_200_000);
+    await writeFile(config, "recrawl-budget: lots\n");
+    await expect(parseFlagsWithConfig(["--config", config], AGENT_FLAGS)).rejects.toThrow(/recrawl-budget/);
   });
 
   it("refuse --exit-when-done without a horizon, saying why (a real agent process)", async () => {
@@ -69,7 +75,7 @@ describe("--recrawl flags", () => {
 
   it("are explained in --help", async () => {
     const result = await runUbicrawl(["agent", "--help"]).waitForExit(30_000);
-    expect(result.stdout).toMatch(/--recrawl off\|fixed/);
+    expect(result.stdout).toMatch(/--recrawl off\|fixed\|adaptive/);
     expect(result.stdout).toMatch(/--recrawl-interval DURATION/);
     expect(result.stdout).toMatch(/needed by --exit-when-done/);
   });

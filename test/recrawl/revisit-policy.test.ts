@@ -1,5 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { FixedPolicy, validateRecrawlOptions } from "../../src/recrawl/index.js";
+import {
+  AdaptivePolicy,
+  estimateChangeRate,
+  FixedPolicy,
+  MIN_INTERVALS_FOR_ESTIMATE,
+  optimalFrequencies,
+  type PageHistory,
+  validateRecrawlOptions,
+} from "../../src/recrawl/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const MIN_MS = 1000;
+const MAX_MS = 3_600_000;
+
+/** The history of a page visited `visits` times `intervalMs` apart, `changes` of the revisits finding it changed. */
+function history(visits: number, changes: number, intervalMs: number): PageHistory {
+  return {
+    url: "http://a.test/",
+    depth: 0,
+    visits,
+    changes,
+    observedMs: (visits - 1) * intervalMs,
+    lastAtMs: 0,
+  };
+}
 
 describe("FixedPolicy", () => {
   it("gives every page the interval", () => {
@@ -7,11 +31,72 @@ describe("FixedPolicy", () => {
   });
 });
 
-describe("validateRecrawlOptions", () => {
-  const options = { mode: "fixed", intervalMs: 1000 } as const;
+describe("AdaptivePolicy", () => {
+  it("sends a page that never changed to the longest interval", () => {
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 1 }, new ManualClock());
+    expect(policy.nextIntervalMs("still", history(6, 0, 60_000))).toBe(MAX_MS);
+    expect(policy.rateOf("still")).toBe(0);
+  });
 
-  it("accepts sound options and refuses an empty interval or horizon", () => {
+  it("shares the budget evenly among pages whose history is still short", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
+    const short = history(MIN_INTERVALS_FOR_ESTIMATE, 1, 60_000);
+    expect(policy.nextIntervalMs("a", short)).toBe(2000);
+    // Two pages now: each gets half of 0.5 page/s.
+    expect(policy.nextIntervalMs("b", short)).toBe(4000);
+    expect(Number.isNaN(policy.rateOf("a"))).toBe(true);
+  });
+
+  it("gives a page that changes too often for the budget no visit beyond the longest interval, the others the optimal ones", () => {
+    const clock = new ManualClock();
+    const budget = 0.02;
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
+    const slow = history(11, 1, 60_000);
+    const medium = history(11, 4, 60_000);
+    const hectic = history(21, 20, 1000);
+    for (const key of ["s1", "s2", "m1", "m2"])
+      policy.nextIntervalMs(key, key.startsWith("s") ? slow : medium);
+    policy.nextIntervalMs("hectic", hectic);
+    // The allocation is made again at most once a second.
+    clock.advance(1000);
+    const rates = [
+      estimateChangeRate(10, 1, 60),
+      estimateChangeRate(10, 1, 60),
+      estimateChangeRate(10, 4, 60),
+      estimateChangeRate(10, 4, 60),
+      estimateChangeRate(20, 20, 1),
+    ];
+    const frequencies = optimalFrequencies(rates, budget);
+    expect(frequencies[4]).toBe(0);
+    expect(policy.nextIntervalMs("hectic", hectic)).toBe(MAX_MS);
+    const slowMs = policy.nextIntervalMs("s1", slow);
+    const mediumMs = policy.nextIntervalMs("m1", medium);
+    expect(slowMs).toBeCloseTo(1000 / (frequencies[0] as number), 3);
+    expect(mediumMs).toBeCloseTo(1000 / (frequencies[2] as number), 3);
+    // Within these rates the faster page gets the shorter interval.
+    expect(mediumMs).toBeLessThan(slowMs);
+  });
+
+  it("keeps every interval within the bounds", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: 5000, maxMs: 60_000, budget: 100 }, clock);
+    for (let i = 0; i < 20; i++) {
+      clock.advance(1000);
+      const ms = policy.nextIntervalMs(`p${i}`, history(10, i % 10, 10_000));
+      expect(ms).toBeGreaterThanOrEqual(5000);
+      expect(ms).toBeLessThanOrEqual(60_000);
+    }
+  });
+});
+
+describe("validateRecrawlOptions", () => {
+  const options = { mode: "adaptive", intervalMs: 1000, minMs: 1000, maxMs: 5000, budget: 1 } as const;
+
+  it("accepts sound options and refuses bounds the wrong way round, no budget, an empty interval or horizon", () => {
     expect(() => validateRecrawlOptions(options)).not.toThrow();
+    expect(() => validateRecrawlOptions({ ...options, maxMs: 500 })).toThrow(/--recrawl-max/);
+    expect(() => validateRecrawlOptions({ ...options, budget: 0 })).toThrow(/--recrawl-budget/);
     expect(() => validateRecrawlOptions({ ...options, intervalMs: 0 })).toThrow(/--recrawl-interval/);
     expect(() => validateRecrawlOptions({ ...options, horizonMs: 0 })).toThrow(/--recrawl-horizon/);
   });

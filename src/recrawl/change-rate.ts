@@ -1,0 +1,97 @@
+/**
+ * Change rates and the revisit frequencies that keep a collection freshest, after Cho and
+ * Garcia-Molina ("Estimating frequency of change", "Effective page refresh policies"). Rates are per
+ * second, frequencies visits per second, intervals seconds: pure functions, no clock.
+ */
+
+/**
+ * Cho and Garcia-Molina's estimator of a page's change rate from regular visits: λ̂ = −ln((n − X + 0.5)
+ * / (n + 0.5)) / I, for `n` visits `intervalSeconds` (I) apart of which `changes` (X) found the page
+ * changed. Unlike the naive X / (n·I) it is not biased low by changes a visit could not tell apart, and
+ * stays finite when every visit finds a change. 0 when no visit did; NaN for impossible counts.
+ */
+export function estimateChangeRate(n: number, changes: number, intervalSeconds: number): number {
+  if (!(n >= 0 && changes >= 0 && changes <= n && intervalSeconds > 0)) return Number.NaN;
+  // −ln(a/b) written ln(b/a): no −0 when nothing changed.
+  return Math.log((n + 0.5) / (n - changes + 0.5)) / intervalSeconds;
+}
+
+/**
+ * Expected freshness (the fraction of time the copy equals the page) of a page changing at rate `rate`
+ * (a Poisson process) visited `frequency` times a second at regular intervals: (f/λ)(1 − e^(−λ/f)).
+ * 1 for a page that never changes, 0 for one never visited that does.
+ */
+export function expectedFreshness(rate: number, frequency: number): number {
+  if (rate === 0) return 1;
+  if (frequency <= 0) return 0;
+  const r = rate / frequency;
+  return -Math.expm1(-r) / r;
+}
+
+/**
+ * The gain in freshness of one more visit a second to a page changing at `rate`, visited `frequency`
+ * times a second: ∂F/∂f = (1 − (1 + r)e^(−r)) / λ with r = λ/f; it tends to 1/λ as f → 0. The optimal
+ * allocation gives it one value on every page it visits.
+ */
+export function marginalFreshness(rate: number, frequency: number): number {
+  if (frequency <= 0) return 1 / rate;
+  return riseOf(rate / frequency) / rate;
+}
+
+/** 1 − (1 + r)e^(−r): rises from 0 (r = 0) to 1 (r → ∞). */
+function riseOf(r: number): number {
+  return -Math.expm1(-r) - r * Math.exp(-r);
+}
+
+/** The r of {@link riseOf}(r) = `target` (0 < target < 1), by bisection. */
+function ratioFor(target: number): number {
+  let low = 0;
+  let high = 1;
+  while (riseOf(high) < target) high *= 2;
+  for (let i = 0; i < 100; i++) {
+    const mid = (low + high) / 2;
+    if (riseOf(mid) < target) low = mid;
+    else high = mid;
+  }
+  return (low + high) / 2;
+}
+
+/** A page's visit frequency at Lagrange multiplier `mu`: 0 when even its first visit gains less than mu. */
+function frequencyAt(rate: number, mu: number): number {
+  // marginalFreshness(rate, rate / r) = mu, solved for r.
+  if (!(rate > 0) || rate * mu >= 1) return 0;
+  return rate / ratioFor(rate * mu);
+}
+
+/**
+ * The visit frequencies (visits per second) of pages changing at `rates` that maximize their average
+ * freshness for `budget` visits a second in all (Cho and Garcia-Molina's optimal allocation): every
+ * visited page gets the same marginal gain, so a page that changes faster gets more visits only up to a
+ * point — past it, fewer, and a page that changes too often for the budget none at all (it could not be
+ * kept fresh anyway). A page that never changes gets none either. Sums to `budget` (when any page
+ * changes).
+ */
+export function optimalFrequencies(rates: readonly number[], budget: number): number[] {
+  const changing = rates.filter((rate) => rate > 0);
+  if (changing.length === 0 || !(budget > 0)) return rates.map(() => 0);
+  const total = (mu: number) => changing.reduce((sum, rate) => sum + frequencyAt(rate, mu), 0);
+  // mu above 1/min(rate) visits nothing; the sum grows without bound as mu → 0.
+  let high = 1 / Math.min(...changing);
+  let low = high;
+  while (total(low) < budget) low /= 2;
+  for (let i = 0; i < 200 && high - low > low * 1e-12; i++) {
+    const mid = (low + high) / 2;
+    if (total(mid) > budget) low = mid;
+    else high = mid;
+  }
+  const mu = (low + high) / 2;
+  return rates.map((rate) => frequencyAt(rate, mu));
+}
+
+/** Average expected freshness of pages changing at `rates` visited at `frequencies` (see {@link expectedFreshness}). */
+export function averageFreshness(rates: readonly number[], frequencies: readonly number[]): number {
+  if (rates.length === 0) return 1;
+  let sum = 0;
+  for (const [i, rate] of rates.entries()) sum += expectedFreshness(rate, frequencies[i] ?? 0);
+  return sum / rates.length;
+}
