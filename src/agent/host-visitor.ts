@@ -384,6 +384,8 @@ export class HostVisitor {
       if (isTransient(code)) state.failedInARow++;
       if (code === ErrorCode.TlsFailed) this.tlsFailedAt(host, state, originOf(entry.url), reason);
       this.fail(host, entry, code, clock.now() - startedAtMs, reason);
+      // A page revisited is not given up for an outage: it is planned again.
+      if (previous !== undefined) this.deps.revisits?.missed(host, previous, clock.now());
       await frontier.commit();
       return undefined;
     }

@@ -29,6 +29,11 @@ export interface PageRevisits {
     archived: { readonly change?: PageChange; readonly capture?: StoredCapture },
     previous: PageHistory | undefined,
   ): PageHistory;
+  /**
+   * A revisit of the page `history` records failed for good at `nowMs` (its server unreachable through
+   * every attempt): the page keeps its history and is planned again from now, at the next commit.
+   */
+  missed(host: string, history: PageHistory, nowMs: number): void;
 }
 
 /** What a {@link Recrawler} needs. */
@@ -58,6 +63,8 @@ export interface RecrawlCounts {
   unchanged: number;
   /** Revisits that found the page changed. */
   changed: number;
+  /** Revisits that failed for good (planned again). */
+  missed: number;
 }
 
 /** A planned revisit: only its page's key (the history is read back from the store when it is due). */
@@ -82,7 +89,14 @@ export class Recrawler implements PageRevisits {
   private stopped = false;
   /** No visit is planned after this time, ms since the epoch. */
   private readonly horizonAtMs: number;
-  readonly counts: RecrawlCounts = { queued: 0, revisited: 0, notModified: 0, unchanged: 0, changed: 0 };
+  readonly counts: RecrawlCounts = {
+    queued: 0,
+    revisited: 0,
+    notModified: 0,
+    unchanged: 0,
+    changed: 0,
+    missed: 0,
+  };
 
   constructor(
     options: { readonly horizonMs?: number },
@@ -130,7 +144,7 @@ export class Recrawler implements PageRevisits {
     previous: PageHistory | undefined,
   ): PageHistory {
     const fingerprint = this.deps.fingerprint(entry.url);
-    let history = afterVisit(previous, {
+    const history = afterVisit(previous, {
       url: entry.url,
       depth: entry.depth,
       result,
@@ -141,14 +155,27 @@ export class Recrawler implements PageRevisits {
     if (archived.change === "not-modified") this.counts.notModified++;
     else if (archived.change === "unchanged") this.counts.unchanged++;
     else if (archived.change === "changed") this.counts.changed++;
-    const atMs = result.startedAtMs + this.deps.policy.nextIntervalMs(`${host} ${fingerprint}`, history);
+    return this.plan(host, fingerprint, history, result.startedAtMs);
+  }
+
+  /** See {@link PageRevisits.missed}. */
+  missed(host: string, history: PageHistory, nowMs: number): void {
+    this.counts.missed++;
+    const { nextAtMs: _nextAtMs, ...kept } = history;
+    this.plan(host, this.deps.fingerprint(history.url), kept, nowMs);
+  }
+
+  /** Plans the next visit of a page from `fromMs` (none past the horizon), and writes its history. */
+  private plan(host: string, fingerprint: bigint, history: PageHistory, fromMs: number): PageHistory {
+    let planned = history;
+    const atMs = fromMs + this.deps.policy.nextIntervalMs(`${host} ${fingerprint}`, history);
     if (atMs <= this.horizonAtMs && !this.stopped) {
-      history = { ...history, nextAtMs: atMs };
+      planned = { ...history, nextAtMs: atMs };
       this.planned.push({ atMs, host, fingerprint });
       this.arm();
     }
-    this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(history) });
-    return history;
+    this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(planned) });
+    return planned;
   }
 
   /** Stops planning and queuing revisits. */

@@ -177,6 +177,31 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     second.stop();
   });
 
+  it("plans a revisit that failed for good again from the time it failed, its history kept", async () => {
+    const schedule = recrawler();
+    schedule.visited(
+      HOST,
+      { url: URL_A, depth: 1 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    await committer.commit();
+    clock.advance(INTERVAL_MS);
+    await settle(() => queued.length > 0);
+    const history = (await stored(URL_A)) as PageHistory;
+    clock.advance(700);
+    schedule.missed(HOST, history, clock.now());
+    await committer.commit();
+    const after = await stored(URL_A);
+    expect(after?.nextAtMs).toBe(clock.now() + INTERVAL_MS);
+    expect([after?.visits, after?.etag]).toEqual([1, '"v1"']);
+    expect(schedule.counts.missed).toBe(1);
+    clock.advance(INTERVAL_MS);
+    await settle(() => queued.length > 1);
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A, URL_A]);
+  });
+
   it("plans nothing past the horizon, so a crawl with one ends", async () => {
     const schedule = recrawler(3000);
     clock.advance(1500);
