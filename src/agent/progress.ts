@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { WaitingHosts, WaitReason } from "../frontier/index.js";
 import type { LogFields, Logger } from "../logging/index.js";
+import type { RecrawlCounts } from "../recrawl/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
 /** What the progress output reads from an agent. */
@@ -21,6 +22,12 @@ export interface ProgressSource {
   readonly clock: Clock;
   /** True while fetching is paused (by an operator, or a full disk). */
   readonly isPaused: boolean;
+  /** Continuous crawling's revisits (`--recrawl`); undefined when off. */
+  readonly recrawler?: {
+    readonly counts: RecrawlCounts;
+    readonly plannedRevisits: number;
+    overdueMs(): number;
+  };
 }
 
 /** Progress modes: a live line on a terminal, periodic log records otherwise, or nothing. */
@@ -83,6 +90,7 @@ export class ProgressReporter {
         errors: stats.errorCount,
         paused: this.source.isPaused,
         waiting: scheduler.waiting().map(({ reason, hosts }) => ({ reason, hosts })),
+        ...recrawlFields(this.source),
       },
       text,
     );
@@ -96,7 +104,8 @@ export function progressText(source: ProgressSource): string {
   return (
     `[${source.options.id}] ${source.isPaused ? "PAUSED, " : ""}${stats.pagesFetched} pages, ${stats.pagesPerSecond().toFixed(0)} pages/s, ` +
     `${formatBytes(stats.bytesFetched)}, ${frontier.waitingUrls} queued, ${scheduler.activeHosts} active hosts, ` +
-    `${plural(stats.errorCount, "error")}${waiting === "" ? "" : `; waiting: ${waiting}`}`
+    `${plural(stats.errorCount, "error")}${waiting === "" ? "" : `; waiting: ${waiting}`}` +
+    recrawlText(source)
   );
 }
 
@@ -135,7 +144,7 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
     message:
       `stopped (${reason}) after ${seconds.toFixed(1)} s: ${stats.pagesFetchedThisRun} pages ` +
       `(${pagesPerSecond.toFixed(0)} pages/s), ${stats.pagesFetched} since the crawl began in this data dir, ` +
-      `${formatBytes(stats.bytesFetched)}; ${source.frontier.waitingUrls} queued; errors: ${errors}`,
+      `${formatBytes(stats.bytesFetched)}; ${source.frontier.waitingUrls} queued; errors: ${errors}${recrawlText(source)}`,
     fields: {
       event: "stopped",
       reason,
@@ -155,6 +164,7 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       duplicateBytes: stats.duplicateBytes,
       ...(stats.digestMessages === 0 ? {} : { digestMessages: stats.digestMessages }),
       dropped: Object.fromEntries(stats.dropped),
+      ...recrawlFields(source),
       ...(stats.peers.size === 0
         ? {}
         : {
@@ -186,4 +196,33 @@ export function formatBytes(bytes: number): string {
 /** `count` and `noun`, plural when count is not 1: "1 error", "3 errors". */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/**
+ * `--recrawl`'s figures since the agent started, as log fields (`recrawl`: revisits queued and answered,
+ * 304s, unchanged and changed pages, revisits failed and planned again, plans pending, and how late
+ * the earliest is).
+ */
+function recrawlFields(source: ProgressSource): LogFields {
+  const { recrawler } = source;
+  if (recrawler === undefined) return {};
+  return {
+    recrawl: { ...recrawler.counts, planned: recrawler.plannedRevisits, overdueMs: recrawler.overdueMs() },
+  };
+}
+
+/** `--recrawl`'s figures for people ("" when off): revisits, what they found, plans pending. */
+function recrawlText(source: ProgressSource): string {
+  const { recrawler } = source;
+  if (recrawler === undefined) return "";
+  const { revisited, notModified, unchanged, changed } = recrawler.counts;
+  return (
+    `; ${plural(revisited, "revisit")} (${notModified} not modified, ${unchanged} unchanged, ${changed} changed), ` +
+    `${recrawler.plannedRevisits} planned${overdue(recrawler.overdueMs())}`
+  );
+}
+
+/** ", the earliest 3 s overdue" for a lateness of 3,000 ms; "" under a second. */
+function overdue(ms: number): string {
+  return ms < 1000 ? "" : `, the earliest ${Math.round(ms / 1000)} s overdue`;
 }

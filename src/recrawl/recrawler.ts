@@ -120,13 +120,10 @@ export class Recrawler implements PageRevisits {
     return this.planned.length + this.moving;
   }
 
-  /** Revisits planned for before now (due, not yet queued). */
-  overdue(): number {
-    const now = this.deps.clock.now();
-    let count = 0;
-    // toArray, not the heap's own iterator: that one pops every element.
-    for (const plan of this.planned.toArray()) if (plan.atMs <= now) count++;
-    return count;
+  /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */
+  overdueMs(): number {
+    const next = this.planned.peek();
+    return next === undefined ? 0 : Math.max(0, this.deps.clock.now() - next.atMs);
   }
 
   /** See {@link PageRevisits.history}. */

@@ -5,6 +5,7 @@ import {
   agentDataDir,
   errorLine,
   isRobotsUrl,
+  logEvent,
   readCrawlLogOf,
   readWarcRecords,
   servedPages,
@@ -99,6 +100,20 @@ describe("--recrawl fixed over a changing web", () => {
     // The first visit of every page plans the next one.
     const planned = log.filter((entry) => entry.visits === 1 && !isRobotsUrl(entry.url));
     expect(planned.every((entry) => typeof entry.nextFetch === "string")).toBe(true);
+  });
+
+  it("says in its stop record what its revisits found, as the crawl log does", async () => {
+    const log = await readCrawlLogOf(agentDataDir(fixture, AGENT));
+    const stopped = logEvent(exit.stderr, "stopped");
+    const count = (kind: string) => log.filter((entry) => entry.recrawl === kind).length;
+    expect(stopped?.recrawl).toMatchObject({
+      revisited: log.filter((entry) => (entry.visits as number) > 1).length,
+      notModified: count("not-modified"),
+      unchanged: count("unchanged"),
+      changed: count("changed"),
+      planned: 0,
+    });
+    expect(stopped?.msg).toMatch(/revisits \(\d+ not modified, 0 unchanged, \d+ changed\), 0 planned/);
   });
 
   it("writes 304s as server-not-modified revisits of the page's stored response, read by warcio", async () => {

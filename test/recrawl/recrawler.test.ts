@@ -110,7 +110,7 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     clock.advance(INTERVAL_MS - 1);
     await settle();
     expect(queued).toEqual([]);
-    expect(schedule.overdue()).toBe(0);
+    expect(schedule.overdueMs()).toBe(0);
     clock.advance(1);
     await settle(() => queued.length > 0);
     expect(queued).toEqual([{ url: URL_A, depth: 2, host: HOST }]);
