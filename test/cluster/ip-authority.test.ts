@@ -1,0 +1,142 @@
+import { expect, it } from "vitest";
+import { IP_POLL_MS, IpAuthority, type IpAuthorityOptions } from "../../src/cluster/ip-authority.js";
+import { IP_BACK_OFF } from "../../src/cluster/ip-back-off.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const OPTIONS: IpAuthorityOptions = { maxPerIp: 2, leaseTtlMs: 5_000, slotTtlMs: 10_000, graceMs: 20_000 };
+const IP = "127.0.0.9";
+
+function setUp(owns: (ip: string) => boolean = () => true) {
+  const clock = new ManualClock();
+  const authority = new IpAuthority(OPTIONS, { clock, owns, random: () => 0 });
+  return { clock, authority };
+}
+
+it("leases an address to its only user, and renews the lease while nobody else asks", () => {
+  const { clock, authority } = setUp();
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0 });
+  clock.advance(4_000);
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0 });
+  clock.advance(4_000);
+  // Asking again to start a request under the lease changes nothing.
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 1_000, blockedForMs: 0 });
+});
+
+it("revokes the lease when a second agent asks, counting the holder's limit until it reports", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  // The holder may have maxPerIp requests in flight: the newcomer waits.
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
+  // The holder had one request in flight: it releases the other at once, then that one.
+  authority.release("a", IP, [], 1);
+  const first = authority.ask("b", IP, false);
+  expect(first).toMatchObject({ kind: "slot", ttlMs: 10_000 });
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  authority.release("a", IP, [], 1);
+  expect(authority.ask("a", IP, false)).toMatchObject({ kind: "slot" });
+  expect(authority.inFlight(IP)).toBe(2);
+  clock.advance(1);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  authority.release("b", IP, [(first as { slotId: number }).slotId], 0);
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+});
+
+it("waits out the lease and a slot's lifetime when the revoked holder never answers", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs - 1);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  clock.advance(1);
+  // The holder has not been heard of for longer than a lease: b is alone now.
+  expect(authority.ask("b", IP, false).kind).toBe("lease");
+});
+
+it("never grants more than maxPerIp slots at once, and expires slots whose release never comes", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], 2); // returns its lease: a is still a user, so no lease for b
+  const grants = ["b", "c", "b", "c", "a"].map((agent) => authority.ask(agent, IP, false).kind);
+  expect(grants).toEqual(["slot", "slot", "wait", "wait", "wait"]);
+  clock.advance(OPTIONS.leaseTtlMs - 1);
+  expect(authority.ask("b", IP, false).kind).toBe("wait"); // b and c keep their slots, a is forgotten
+  clock.advance(OPTIONS.slotTtlMs - OPTIONS.leaseTtlMs + 1);
+  expect(authority.inFlight(IP)).toBe(0);
+  // Every slot has expired and the others are quiet: c uses the address alone.
+  expect(authority.ask("c", IP, false).kind).toBe("lease");
+});
+
+it("leases again once the other users have been quiet for a lease's time and every slot is back", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], 2);
+  const slot = authority.ask("b", IP, false) as { slotId: number };
+  authority.release("b", IP, [slot.slotId], 0);
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  clock.advance(OPTIONS.leaseTtlMs);
+  // b's last slot is still out: no lease until it comes back.
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  clock.advance(OPTIONS.slotTtlMs);
+  expect(authority.ask("b", IP, false).kind).toBe("lease");
+});
+
+it("blocks every agent's grants after a push-back: Retry-After as asked, else doubling to a cap", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], 2);
+  authority.ask("b", IP, false);
+  const start = clock.now();
+  expect(authority.refused("a", IP, 3_000)).toBe(start + 3_000);
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 3_000 });
+  clock.advance(3_000);
+  const blocks: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const until = authority.refused("b", IP, undefined);
+    // A second refusal during the block is the same incident.
+    expect(authority.refused("a", IP, undefined)).toBe(until);
+    blocks.push(until - clock.now());
+    clock.advance(until - clock.now());
+  }
+  expect(blocks.slice(0, 4)).toEqual([1_000, 2_000, 4_000, 8_000]);
+  expect(Math.max(...blocks)).toBe(IP_BACK_OFF.capMs);
+  // After a quiet period the curve starts over.
+  clock.advance(IP_BACK_OFF.quietMs + 1);
+  expect(authority.refused("b", IP, undefined) - clock.now()).toBe(IP_BACK_OFF.baseMs);
+});
+
+it("tells a lease holder of a block at its renewal", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  authority.refused("a", IP, undefined);
+  clock.advance(400);
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 600 });
+});
+
+it("jitters blocks upwards only", () => {
+  const clock = new ManualClock();
+  const authority = new IpAuthority(OPTIONS, { clock, owns: () => true, random: () => 0.999 });
+  const block = authority.refused("a", IP, undefined) - clock.now();
+  expect(block).toBeGreaterThan(IP_BACK_OFF.baseMs);
+  expect(block).toBeLessThanOrEqual(IP_BACK_OFF.baseMs * (1 + IP_BACK_OFF.jitter));
+});
+
+it("holds addresses it takes over for the grace, and forgets those it no longer owns", () => {
+  let owned = new Set([IP]);
+  const { clock, authority } = setUp((ip) => owned.has(ip));
+  expect(authority.ask("a", IP, false).kind).toBe("lease");
+  const other = "127.0.0.10";
+  expect(authority.ask("a", other, false).kind).toBe("wait"); // not the authority
+  owned = new Set([other]);
+  authority.viewChanged((ip) => ip === IP);
+  expect(authority.size).toBe(0);
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
+  expect(authority.ask("a", other, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+  clock.advance(OPTIONS.graceMs);
+  expect(authority.ask("a", other, false).kind).toBe("lease");
+  // An address it owned before the change is not held.
+  owned = new Set([other, "127.0.0.11"]);
+  authority.viewChanged((ip) => ip !== "127.0.0.12");
+  expect(authority.ask("a", "127.0.0.11", false).kind).toBe("lease");
+});
