@@ -21,6 +21,7 @@ import {
   Frontier,
   HostScheduler,
   IpGate,
+  type IpLimiter,
   type LoopLoad,
   PageTurns,
   TURN_GOVERNOR_DEFAULTS,
@@ -91,6 +92,8 @@ export interface ClusterHooks {
   readonly isCrawlComplete: () => boolean;
   /** Where payload digests other agents own are asked about (`--dedup cluster`). */
   readonly digests: DigestPeers;
+  /** The cluster-wide per-IP limit (absent: this agent's own `--max-per-ip` only). */
+  readonly ipLimiter?: IpLimiter;
 }
 
 /** An agent's machinery, wired: what {@link assembleAgent} builds and the agent runs. */
@@ -257,7 +260,7 @@ async function openParts(
     { resolver, netPolicy, clock },
   );
   opened.push(fetcher);
-  const ipGate = new IpGate(options.maxPerIp);
+  const ipGate: IpLimiter = deps.cluster?.ipLimiter ?? new IpGate(options.maxPerIp);
   const robots = new RobotsCache(
     {
       userAgent: productToken(options.userAgent) ?? EVERY_CRAWLER,

@@ -2,7 +2,7 @@ import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
-import type { Frontier, IpGate, PageTurns, VisitOutcome, WaitReason } from "../frontier/index.js";
+import type { Frontier, IpLimiter, PageTurns, VisitOutcome, WaitReason } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
 import { conditionalHeaders, type PageHistory, type PageRevisits } from "../recrawl/index.js";
 import type { RobotsRules } from "../robots/index.js";
@@ -16,7 +16,7 @@ import { HostPace } from "./host-pace.js";
 import type { LinkRouter } from "./link-router.js";
 import type { ArchivedPage, PageArchive } from "./page-archive.js";
 import { followLinks, sameLinkBase } from "./page-links.js";
-import { PUSH_BACK_STATUSES } from "./server-push-back.js";
+import { PUSH_BACK_STATUSES, retryAfterMs } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
 import { UnsyncedPages } from "./unsynced-pages.js";
 
@@ -61,7 +61,8 @@ export interface HostVisitorDeps {
     signal: AbortSignal,
     headers?: readonly (readonly [string, string])[],
   ) => Promise<FetchResult>;
-  readonly ipGate: IpGate;
+  /** Requests at once and push-backs per IP address: this agent's, or the cluster's. */
+  readonly ipGate: IpLimiter;
   /** Turns to fetch and process a page, the longest queues served first (see page-turns.ts). */
   readonly turns: Pick<PageTurns, "acquire">;
   readonly archive: PageArchive;
@@ -391,6 +392,9 @@ export class HostVisitor {
     }
     state.failedInARow = 0;
     if (PUSH_BACK_STATUSES.has(result.status)) {
+      // The server's push-back holds every request to its address (the whole cluster's, in a cluster).
+      const retryAfter = retryAfterMs(responseHeader(result, "retry-after"), clock.now());
+      this.deps.ipGate.refused(state.ip as string, retryAfter);
       const attempts = (entry.attempts ?? 0) + 1;
       // Out of attempts, the answer is kept as the page's (archived, counted as a 4xx/5xx).
       if (attempts < this.options.maxFetchAttempts) {

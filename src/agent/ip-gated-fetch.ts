@@ -1,5 +1,5 @@
 import type { Fetcher } from "../fetching/index.js";
-import type { IpGate } from "../frontier/index.js";
+import type { IpLimiter } from "../frontier/index.js";
 
 /** A fetch like {@link Fetcher.fetch}. */
 type Fetch = Pick<Fetcher, "fetch">;
@@ -13,7 +13,7 @@ type Fetch = Pick<Fetcher, "fetch">;
 export function ipGatedFetch(
   fetcher: Fetch,
   resolve: (hostname: string) => Promise<string>,
-  ipGate: IpGate,
+  ipGate: IpLimiter,
 ): Fetch {
   return {
     fetch: async (url, options) => {

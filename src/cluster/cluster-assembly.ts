@@ -7,6 +7,7 @@ import type { Logger } from "../logging/index.js";
 import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
+import { ClusterIpGate } from "./cluster-ip-gate.js";
 import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
 import { ClusterService } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
@@ -15,6 +16,8 @@ import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
 import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
+import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
+import { answerIpRequest } from "./ip-wire.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
@@ -28,6 +31,12 @@ import { ViewStabilizer } from "./view-stabilizer.js";
  * dead owner costs bytes, never a page).
  */
 const DIGEST_DEADLINE_MS = 2_000;
+
+/** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
+const IP_DEADLINE_MS = 2_000;
+
+/** How much longer than the whole-fetch deadline a granted slot lasts when its release never comes, ms. */
+const SLOT_MARGIN_MS = 2_000;
 
 /** The parts one cluster agent is composed of (see {@link assembleCluster}). */
 export interface ClusterParts {
@@ -43,6 +52,10 @@ export interface ClusterParts {
   readonly partition: PartitionStats;
   readonly service: ClusterService;
   readonly blacklist: BlacklistGossip;
+  /** The politeness of the IP addresses this agent is the authority of, for the whole cluster. */
+  readonly ipAuthority: IpAuthority;
+  /** This agent's requests per IP address, limited cluster-wide. */
+  readonly ipGate: ClusterIpGate;
   readonly peers: PeerClientPool;
   /** The client of a member, by id. */
   readonly peerClient: (id: string) => PeerClient;
@@ -109,6 +122,30 @@ export async function assembleCluster(
     return late.parts;
   };
   const owns = (host: string) => ownership.holdsHost(host);
+  const slotTtlMs = agentOptions.fetchTimeoutMs + SLOT_MARGIN_MS;
+  const ipAuthority: IpAuthority = new IpAuthority(
+    {
+      maxPerIp: agentOptions.maxPerIp,
+      leaseTtlMs: IP_LEASE_TTL_MS,
+      slotTtlMs,
+      // Another authority's last lease and slots, and the time its view takes to learn of this one.
+      graceMs: IP_LEASE_TTL_MS + slotTtlMs + options.suspectAfterMs,
+    },
+    {
+      clock,
+      owns: (ip) => ownership.ownerOfIp(ip) === selfId,
+      isAlive: (id) => ownership.assignment.has(id),
+      takeOver: (from, ip) => ipGate.takeOver(from, ip),
+    },
+  );
+  const ipGate: ClusterIpGate = new ClusterIpGate(selfId, agentOptions.maxPerIp, {
+    clock,
+    authorityOf: (ip) => ownership.ownerOfIp(ip),
+    send: async (authority, request) =>
+      authority === selfId
+        ? answerIpRequest(ipAuthority, request)
+        : peerClient(authority).ipGrants(request, { deadlineMs: IP_DEADLINE_MS }),
+  });
   // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
   const byUrl = ownership.partitioning === "url";
   const hooks: ClusterHooks = {
@@ -130,6 +167,7 @@ export async function assembleCluster(
     },
     mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
     isCrawlComplete: () => late.parts?.crawlEnd.isCrawlComplete() ?? false,
+    ipLimiter: ipGate,
     digests: {
       ownerOf: (digest) => ownership.ownerOfDigest(digest),
       check: async (peerId, questions, settlements) =>
@@ -166,6 +204,7 @@ export async function assembleCluster(
         syncBlacklist: (request) => ready().service.syncBlacklist(request),
         checkDigests: (request) => ready().service.checkDigests(request),
         settleDigests: (request) => ready().service.settleDigests(request),
+        ipGrants: (request) => ready().service.ipGrants(request),
       },
       clock,
       logger,
@@ -291,6 +330,15 @@ export async function assembleCluster(
       // A dead agent's claims on payloads would hold others' copies until their lease ran out.
       agent.forgetDigestClaims(id);
     },
+    onOwnershipChanged: (before) => {
+      const after = ownership.assignment;
+      ipAuthority.viewChanged((ip) => {
+        // A self-only view is no evidence: a joining agent has one before it learns of the others; the
+        // address's authority before it joined is the next agent along the circle.
+        const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
+        return previous === selfId ? undefined : previous;
+      });
+    },
     lostHosts: {
       push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
       any: () => desk.holdsLostHosts(),
@@ -337,6 +385,7 @@ export async function assembleCluster(
       partition,
       lastKnown,
       peers,
+      ipGrants: (request) => answerIpRequest(ipAuthority, request),
       leaveAndExit: () => {
         deps.leave().then(
           () => process.kill(process.pid, "SIGTERM"),
@@ -358,6 +407,8 @@ export async function assembleCluster(
     partition,
     service,
     blacklist,
+    ipAuthority,
+    ipGate,
     peers,
     peerClient,
     server,

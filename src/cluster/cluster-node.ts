@@ -258,8 +258,9 @@ export class ClusterNode {
   /** Stops everything; the durable state is kept. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      const { detector, stabilizer, claims, exchange, server, agent, peers, blacklist } = this.parts;
+      const { detector, stabilizer, claims, exchange, server, agent, peers, blacklist, ipGate } = this.parts;
       detector.stop();
+      ipGate.close();
       stabilizer.stop();
       blacklist.stop();
       claims.stop();

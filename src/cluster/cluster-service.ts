@@ -23,6 +23,8 @@ import type {
   HandOverRequest,
   HeartbeatReply,
   HeartbeatRequest,
+  IpReply,
+  IpRequest,
   JoinReply,
   JoinRequest,
   Member,
@@ -77,6 +79,8 @@ export interface ClusterServiceDeps {
   /** The last figures of every member, for the rows of those that cannot be asked; gossiped. */
   readonly lastKnown: LastKnownFigures;
   readonly peers: PeerClientPool;
+  /** Answers asks about the IP addresses this agent is the authority of (see ip-authority.ts). */
+  readonly ipGrants: (request: IpRequest) => IpReply;
   /** Spreads blacklist changes and answers peers' syncs. */
   readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
   /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
@@ -318,6 +322,11 @@ export class ClusterService implements AgentServiceHandlers {
   async settleDigests(request: DigestSettlements): Promise<DigestSettleAck> {
     this.deps.agent.settleDigests(request.fromId, fromWireSettlements(request));
     return {};
+  }
+
+  /** `IpGrants`: releases, refusals and asks about addresses this agent is the authority of. */
+  async ipGrants(request: IpRequest): Promise<IpReply> {
+    return this.deps.ipGrants(request);
   }
 
   /**

@@ -28,14 +28,34 @@ export type IpGrant =
   /** The lease renewed is over: another agent uses the address (or it lapsed). */
   | { readonly kind: "revoked" };
 
+/** What an address's previous authority granted that may still run, as it hands the address over. */
+export interface IpHandOver {
+  /** Requests each agent may still have in flight there. */
+  readonly held: ReadonlyMap<string, number>;
+  /** How long they may still run at most, ms. */
+  readonly untilMs: number;
+  /** How long the address is still blocked by a server's push-back, ms. */
+  readonly blockedForMs: number;
+}
+
 /** What an {@link IpAuthority} needs. */
 export interface IpAuthorityDeps {
   readonly clock: Clock;
   /** True while this agent is the authority of `ip` in its view. */
   readonly owns: (ip: string) => boolean;
+  /** True while agent `id` is alive in this agent's view. */
+  readonly isAlive: (id: string) => boolean;
+  /**
+   * Asks agent `from`, `ip`'s previous authority, to hand it over; resolves with what it answered, or
+   * undefined when it could not be asked.
+   */
+  readonly takeOver: (from: string, ip: string) => Promise<IpHandOver | undefined>;
   /** A number in [0, 1), for the back-off's jitter. */
   readonly random?: () => number;
 }
+
+/** How long an exclusive lease lasts unless renewed, ms: a holder renews it every few seconds while it uses it. */
+export const IP_LEASE_TTL_MS = 5_000;
 
 /** How long an agent asking for slots waits at most before asking again, ms. */
 export const IP_POLL_MS = 100;
@@ -55,8 +75,12 @@ interface LeaseRemainder {
 }
 
 interface IpRecord {
-  /** No grant before this (a takeover's grace). */
-  readonly holdUntilMs: number;
+  /** No grant before this (a crashed previous authority's grace). */
+  holdUntilMs: number;
+  /** True while the previous authority is being asked to hand the address over. */
+  awaitingHandOver: boolean;
+  /** Requests released meanwhile that this authority did not grant, by agent: applied once handed over. */
+  readonly untrackedReleases: Map<string, number>;
   /** Agents that asked, and when they last did. */
   readonly users: Map<string, number>;
   lease?: Lease;
@@ -65,10 +89,14 @@ interface IpRecord {
   readonly backOff: ServerBackOff;
 }
 
-/** A change of the view: until `atMs + graceMs`, fresh addresses this agent did not own then are held. */
+/**
+ * A change of the view: until `atMs + graceMs`, a fresh address whose authority was another agent then
+ * is handed over by it first, or held for the grace if it is gone.
+ */
 interface Takeover {
   readonly atMs: number;
-  readonly wasAuthority: (ip: string) => boolean;
+  /** The authority of an address before the change (undefined: none known but this agent). */
+  readonly previousOf: (ip: string) => string | undefined;
 }
 
 /**
@@ -78,11 +106,14 @@ interface Takeover {
  * renewal; until it reports its requests done, they count as `maxPerIp` in flight until the lease's end
  * and a slot's lifetime), and requests are granted one slot at a time, at most `maxPerIp` at once. A
  * server's push-back blocks every grant for the address (see {@link ServerBackOff}). Fail-safe: an
- * authority new to an address grants nothing there before another's grants have run out.
+ * authority new to an address grants nothing there before its previous authority handed it over (what
+ * it granted counts until released or expired), or, when that one crashed, before the grace is over.
  */
 export class IpAuthority {
   private readonly records = new Map<string, IpRecord>();
   private takeovers: Takeover[] = [];
+  /** Addresses handed over to another authority: nothing is granted there until then. */
+  private readonly handedOff = new Map<string, number>();
   private nextSlotId = 1;
 
   constructor(
@@ -95,14 +126,42 @@ export class IpAuthority {
   }
 
   /**
-   * The view changed (or this agent joined a cluster: `wasAuthority` then says false everywhere):
-   * addresses it no longer owns are forgotten, and those it did not own are held for the grace.
+   * The view changed: addresses this agent no longer owns are forgotten, and a fresh address it owns now
+   * is taken over from `previousOf(ip)`, its authority before, within the grace.
    */
-  viewChanged(wasAuthority: (ip: string) => boolean): void {
+  viewChanged(previousOf: (ip: string) => string | undefined): void {
     const now = this.deps.clock.now();
     this.takeovers = this.takeovers.filter((t) => now < t.atMs + this.options.graceMs);
-    this.takeovers.push({ atMs: now, wasAuthority });
+    this.takeovers.push({ atMs: now, previousOf });
     for (const ip of this.records.keys()) if (!this.deps.owns(ip)) this.records.delete(ip);
+  }
+
+  /**
+   * Another agent, now `ip`'s authority in its view, takes it over: this agent grants nothing there for
+   * the grace, and answers what it granted that may still run.
+   */
+  handOver(ip: string): IpHandOver {
+    const now = this.deps.clock.now();
+    this.handedOff.set(ip, now + this.options.graceMs);
+    const record = this.records.get(ip);
+    this.records.delete(ip);
+    if (!record) return { held: new Map(), untilMs: 0, blockedForMs: 0 };
+    this.expire(record, now);
+    const held = new Map<string, number>();
+    let untilMs = now;
+    const add = (agent: string, count: number, endMs: number) => {
+      held.set(agent, (held.get(agent) ?? 0) + count);
+      untilMs = Math.max(untilMs, endMs);
+    };
+    for (const slot of record.slots.values()) add(slot.agent, 1, slot.untilMs);
+    for (const [agent, r] of record.remainders) add(agent, r.count, r.untilMs);
+    if (record.lease)
+      add(record.lease.holder, this.options.maxPerIp, record.lease.untilMs + this.options.slotTtlMs);
+    return {
+      held,
+      untilMs: untilMs - now,
+      blockedForMs: Math.max(0, record.backOff.blockedUntilMs - now),
+    };
   }
 
   /**
@@ -124,6 +183,7 @@ export class IpAuthority {
       return this.leaseGrant(record, now);
     }
     if (record.lease) return this.leaseGrant(record, now); // the holder asks again: its lease stands
+    if (record.awaitingHandOver) return { kind: "wait", waitMs: IP_POLL_MS };
     const held = Math.max(record.holdUntilMs, record.backOff.blockedUntilMs) - now;
     if (held > 0) return { kind: "wait", waitMs: held };
     const used = this.used(record);
@@ -142,16 +202,25 @@ export class IpAuthority {
    * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
    */
   release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
-    const record = this.records.get(ip);
-    if (!record) return;
     const now = this.deps.clock.now();
+    if (!this.deps.owns(ip) || this.isHandedOff(ip, now)) return;
+    const record = this.record(ip, now);
     record.users.set(agent, now);
-    for (const id of slotIds) if (record.slots.get(id)?.agent === agent) record.slots.delete(id);
-    if (leaseSlots <= 0) return;
-    if (record.lease?.holder === agent) this.endLease(record, record.lease);
+    // A slot this authority does not know was granted by the address's previous one (handed over).
+    let untracked = leaseSlots;
+    for (const id of slotIds) {
+      if (record.slots.get(id)?.agent === agent) record.slots.delete(id);
+      else untracked++;
+    }
+    if (leaseSlots > 0 && record.lease?.holder === agent) this.endLease(record, record.lease);
+    if (untracked === 0) return;
+    if (record.awaitingHandOver) {
+      record.untrackedReleases.set(agent, (record.untrackedReleases.get(agent) ?? 0) + untracked);
+      return;
+    }
     const remainder = record.remainders.get(agent);
     if (!remainder) return;
-    remainder.count -= leaseSlots;
+    remainder.count -= untracked;
     if (remainder.count <= 0) record.remainders.delete(agent);
   }
 
@@ -160,8 +229,8 @@ export class IpAuthority {
    * unsaid): no grant for the address until the back-off ends, which is returned (0: not the authority).
    */
   refused(agent: string, ip: string, retryAfterMs: number | undefined): number {
-    if (!this.deps.owns(ip)) return 0;
     const now = this.deps.clock.now();
+    if (!this.deps.owns(ip) || this.isHandedOff(ip, now)) return 0;
     const record = this.record(ip, now);
     record.users.set(agent, now);
     return record.backOff.refused(now, retryAfterMs);
@@ -181,23 +250,56 @@ export class IpAuthority {
   }
 
   private record(ip: string, now: number): IpRecord {
-    let record = this.records.get(ip);
-    if (!record) {
-      let holdUntilMs = 0;
-      for (const t of this.takeovers) {
-        const end = t.atMs + this.options.graceMs;
-        if (now < end && !t.wasAuthority(ip)) holdUntilMs = Math.max(holdUntilMs, end);
-      }
-      record = {
-        holdUntilMs,
-        users: new Map(),
-        remainders: new Map(),
-        slots: new Map(),
-        backOff: new ServerBackOff(IP_BACK_OFF, this.deps.random ?? Math.random),
-      };
-      this.records.set(ip, record);
+    const existing = this.records.get(ip);
+    if (existing) return existing;
+    const record: IpRecord = {
+      holdUntilMs: 0,
+      awaitingHandOver: false,
+      untrackedReleases: new Map(),
+      users: new Map(),
+      remainders: new Map(),
+      slots: new Map(),
+      backOff: new ServerBackOff(IP_BACK_OFF, this.deps.random ?? Math.random),
+    };
+    this.records.set(ip, record);
+    let from: string | undefined;
+    for (const t of this.takeovers) {
+      const end = t.atMs + this.options.graceMs;
+      const previous = end > now ? t.previousOf(ip) : undefined;
+      if (previous === undefined) continue;
+      if (this.deps.isAlive(previous)) from = previous;
+      else record.holdUntilMs = Math.max(record.holdUntilMs, end); // a crashed authority cannot answer
     }
+    if (from !== undefined) this.askHandOver(ip, record, from);
     return record;
+  }
+
+  private askHandOver(ip: string, record: IpRecord, from: string): void {
+    record.awaitingHandOver = true;
+    const done = (handOver: IpHandOver | undefined) => {
+      record.awaitingHandOver = false;
+      const now = this.deps.clock.now();
+      if (!handOver) {
+        // Unanswered: what it granted may run for a grace yet.
+        record.holdUntilMs = Math.max(record.holdUntilMs, now + this.options.graceMs);
+        return;
+      }
+      for (const [agent, held] of handOver.held) {
+        const count = held - (record.untrackedReleases.get(agent) ?? 0);
+        if (count > 0) record.remainders.set(agent, { count, untilMs: now + handOver.untilMs });
+      }
+      record.untrackedReleases.clear();
+      if (handOver.blockedForMs > 0) record.backOff.refused(now, handOver.blockedForMs);
+    };
+    this.deps.takeOver(from, ip).then(done, () => done(undefined));
+  }
+
+  private isHandedOff(ip: string, now: number): boolean {
+    const untilMs = this.handedOff.get(ip);
+    if (untilMs === undefined) return false;
+    if (now < untilMs) return true;
+    this.handedOff.delete(ip);
+    return false;
   }
 
   /** A lease over (revoked, returned or lapsed): its holder may have `maxPerIp` requests in flight still. */

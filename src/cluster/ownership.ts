@@ -62,6 +62,11 @@ export class Ownership {
     return this.current.ownerOfRareKey(digest);
   }
 
+  /** The authority of IP address `ip` in the current view: addresses are spread over the agents like hosts. */
+  ownerOfIp(ip: string): string {
+    return this.current.ownerOfRareKey(ip);
+  }
+
   /** Owner of `url`, of host `host`, in the current view: its host's owner, or its own under URL partitioning. */
   ownerOfUrl(url: string, host: string): string {
     return this.partitioning === "url" ? this.current.ownerOfRareKey(url) : this.current.ownerOf(host);

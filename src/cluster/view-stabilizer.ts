@@ -1,6 +1,7 @@
 import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { MemberEntry, MemberStatus } from "../failure-detector/index.js";
+import type { Assignment } from "../hashing/index.js";
 import type { Logger } from "../logging/index.js";
 import { traitsOf } from "../storage/index.js";
 import type { Ownership } from "./ownership.js";
@@ -30,6 +31,8 @@ export interface ViewStabilizerDeps {
   readonly capacityOf: (id: string) => number;
   /** Called for every agent gone from the alive set. */
   readonly onGone: (id: string) => void;
+  /** Called when the ownership changed, with the assignment it was before. */
+  readonly onOwnershipChanged?: (previous: Assignment) => void;
   readonly logger: Logger;
 }
 
@@ -127,8 +130,10 @@ export class ViewStabilizer {
     if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
       this.changedAtMs = deps.clock.now();
     }
+    const before = deps.ownership.assignment;
     const changed = deps.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));
     if (!changed) return;
+    deps.onOwnershipChanged?.(before);
     const gone = [...previous].filter((id) => !this.aliveIds.has(id));
     const crashed = gone.filter((id) => !hasLeft(id));
     for (const id of gone) deps.onGone(id);

@@ -14,7 +14,7 @@ export {
   type FrontierDeps,
   type FrontierOptions,
 } from "./frontier.js";
-export { IpGate } from "./ip-gate.js";
+export { IpGate, type IpLimiter } from "./ip-gate.js";
 export { type PageTurnCounts, PageTurns } from "./page-turns.js";
 export {
   DEFAULT_MAX_ACTIVE_HOSTS,

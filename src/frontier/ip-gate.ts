@@ -1,10 +1,24 @@
 import { ErrorCode, UbiError } from "../errors.js";
 
 /**
+ * What limits an agent's requests per IP address: this agent's own {@link IpGate}, or the cluster's
+ * (each address's politeness kept by its authority, cluster/cluster-ip-gate.ts).
+ */
+export interface IpLimiter {
+  /** Waits until a request to `ip` may start; call the returned function exactly once when it ends. */
+  acquire(ip: string, signal?: AbortSignal): Promise<() => void>;
+  /**
+   * `ip`'s server pushed back (429, 503), asking to wait `retryAfterMs` (undefined: unsaid): every
+   * request to the address waits (the whole cluster's, for the cluster's limiter).
+   */
+  refused(ip: string, retryAfterMs: number | undefined): void;
+}
+
+/**
  * Limits concurrent requests per IP address, so hosts that share a server (virtual hosting) are not
  * hammered even though each host has its own worker. Waiters are served first come, first served.
  */
-export class IpGate {
+export class IpGate implements IpLimiter {
   private readonly inUse = new Map<string, number>();
   private readonly waiters = new Map<string, Array<() => void>>();
 
@@ -44,6 +58,9 @@ export class IpGate {
     });
     return this.releaser(ip);
   }
+
+  /** A lone agent's host pace answers its own push-backs (see host-pace.ts): nothing more here. */
+  refused(): void {}
 
   /** Requests in flight to `ip`. */
   inFlight(ip: string): number {

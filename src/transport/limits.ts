@@ -36,6 +36,12 @@ export const MAX_BLACKLIST_ENTRIES = 10_000;
 /** Digests in one `CheckDigests` or `SettleDigests` message at most. */
 export const MAX_DIGESTS_PER_MESSAGE = 500;
 
+/** Asks, releases or refusals in one `IpGrants` message at most, and slots in one release. */
+export const MAX_IP_ENTRIES = 1_000;
+
+/** Characters of an IP address at most (IPv6 text with an embedded IPv4 address fits). */
+export const MAX_IP_CHARS = 45;
+
 /** Characters of a blacklist pattern at most (a host key is at most 262). */
 export const MAX_BLACKLIST_PATTERN_CHARS = 262;
 

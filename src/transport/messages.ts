@@ -40,6 +40,16 @@ import type { HeartbeatReply__Output } from "./generated/ubicrawl/v1/HeartbeatRe
 import type { HeartbeatRequest__Output } from "./generated/ubicrawl/v1/HeartbeatRequest.js";
 import type { HostClaim__Output } from "./generated/ubicrawl/v1/HostClaim.js";
 import type { HostHandOver__Output } from "./generated/ubicrawl/v1/HostHandOver.js";
+import type { IpAsk__Output } from "./generated/ubicrawl/v1/IpAsk.js";
+import type { IpGrant__Output } from "./generated/ubicrawl/v1/IpGrant.js";
+import {
+  type IpGrantKind__Output,
+  IpGrantKind as IpGrantKindEnum,
+} from "./generated/ubicrawl/v1/IpGrantKind.js";
+import type { IpHandOver__Output } from "./generated/ubicrawl/v1/IpHandOver.js";
+import type { IpHeld__Output } from "./generated/ubicrawl/v1/IpHeld.js";
+import type { IpRefusal__Output } from "./generated/ubicrawl/v1/IpRefusal.js";
+import type { IpRelease__Output } from "./generated/ubicrawl/v1/IpRelease.js";
 import type { JoinReply__Output } from "./generated/ubicrawl/v1/JoinReply.js";
 import type { JoinRequest__Output } from "./generated/ubicrawl/v1/JoinRequest.js";
 import type { Member__Output } from "./generated/ubicrawl/v1/Member.js";
@@ -253,6 +263,33 @@ export type DigestSettlements = With<DigestSettlements__Output, { settlements: D
 /** `SettleDigests` reply. */
 export type DigestSettleAck = Record<string, never>;
 
+/** What an IP authority grants (`ubicrawl.v1.IpGrantKind`). */
+export type IpGrantKind = Specified<IpGrantKind__Output>;
+/** The grant kinds, in proto order. */
+export const IP_GRANT_KINDS: readonly IpGrantKind[] = specified(IpGrantKindEnum);
+
+/** `IpGrants` request: releases and refusals taken in first, then asks answered in order. */
+export interface IpRequest {
+  fromId: string;
+  releases: IpRelease__Output[];
+  refusals: IpRefusal__Output[];
+  asks: IpAsk__Output[];
+  /** Addresses the sender took over as their authority (absent: none). */
+  takeOver?: string[];
+}
+
+/** One grant of an `IpGrants` reply. */
+export type IpGrantMessage = With<IpGrant__Output, { kind: IpGrantKind }>;
+
+/** One address handed over by its previous authority (`ubicrawl.v1.IpHandOver`). */
+export type IpHandOverMessage = With<IpHandOver__Output, { held: IpHeld__Output[] }>;
+
+/** `IpGrants` reply: one grant per ask, one hand-over per address taken over, in order. */
+export interface IpReply {
+  grants: IpGrantMessage[];
+  handedOver?: IpHandOverMessage[];
+}
+
 /** What each agent serves; the server validates every request before calling these. */
 export interface AgentServiceHandlers {
   /** A newcomer joins; throw `UbiError(IdConflict)` to refuse it. */
@@ -275,4 +312,6 @@ export interface AgentServiceHandlers {
   checkDigests(request: DigestCheck): Promise<DigestVerdicts>;
   /** What the asker did with the digests it claimed. */
   settleDigests(request: DigestSettlements): Promise<DigestSettleAck>;
+  /** Releases, refusals and asks about addresses this agent is the authority of. */
+  ipGrants(request: IpRequest): Promise<IpReply>;
 }

@@ -21,6 +21,8 @@ import type {
   HandOverRequest,
   HeartbeatReply,
   HeartbeatRequest,
+  IpReply,
+  IpRequest,
   JoinReply,
   JoinRequest,
   StatsReply,
@@ -315,6 +317,16 @@ export class PeerClient {
   settleDigests(request: DigestSettlements, options: PeerCallOptions = {}): Promise<DigestSettleAck> {
     return this.#call(
       "settleDigests",
+      request,
+      options.deadlineMs ?? this.#options.requestDeadlineMs,
+      options.signal,
+    );
+  }
+
+  /** Asks the peer, the authority of some IP addresses, for their politeness grants (`Agent` service). */
+  ipGrants(request: IpRequest, options: PeerCallOptions = {}): Promise<IpReply> {
+    return this.#call(
+      "ipGrants",
       request,
       options.deadlineMs ?? this.#options.requestDeadlineMs,
       options.signal,

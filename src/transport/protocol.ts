@@ -21,6 +21,8 @@ import {
   validateHandOverRequest,
   validateHeartbeatReply,
   validateHeartbeatRequest,
+  validateIpReply,
+  validateIpRequest,
   validateJoinReply,
   validateJoinRequest,
   validateStatsReply,
@@ -175,6 +177,12 @@ export const AGENT_RPCS: { readonly [K in RpcName]: RpcSpec<K> } = {
     services: ["Agent"],
     validateRequest: validateDigestSettlements,
     validateReply: validateDigestSettleAck,
+  },
+  ipGrants: {
+    method: "IpGrants",
+    services: ["Agent"],
+    validateRequest: validateIpRequest,
+    validateReply: validateIpReply,
   },
 };
 

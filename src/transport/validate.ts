@@ -18,6 +18,8 @@ import {
   MAX_ERROR_CLASSES,
   MAX_HOSTS_PER_HAND_OVER,
   MAX_ID_CHARS,
+  MAX_IP_CHARS,
+  MAX_IP_ENTRIES,
   MAX_MEMBERS,
   MAX_REPLY_MESSAGE_CHARS,
   MAX_URL_CHARS,
@@ -50,6 +52,11 @@ import {
   type HeartbeatRequest,
   type HostClaim,
   type HostHandOver,
+  IP_GRANT_KINDS,
+  type IpGrantMessage,
+  type IpHandOverMessage,
+  type IpReply,
+  type IpRequest,
   type JoinReply,
   type JoinRequest,
   MEMBER_STATUSES,
@@ -618,4 +625,72 @@ export function validateDigestSettlements(value: unknown): DigestSettlements {
 export function validateDigestSettleAck(value: unknown): DigestSettleAck {
   record(value, "DigestSettleAck");
   return {};
+}
+
+/** An IP address: IPv4 dotted quads or IPv6 text (hex digits, colons, dots; a zone is not taken). */
+function ipAddress(value: unknown, path: string): string {
+  const ip = text(value, path, MAX_IP_CHARS);
+  if (!/^[0-9A-Fa-f:.]+$/.test(ip)) fail(path, "not an IP address");
+  return ip;
+}
+
+/** Validates an `IpRequest` (`IpGrants` request). */
+export function validateIpRequest(value: unknown): IpRequest {
+  const r = record(value, "IpRequest");
+  return {
+    fromId: agentId(r.fromId, "fromId"),
+    releases: list(r.releases, "releases", MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return {
+        ip: ipAddress(e.ip, `${p}.ip`),
+        slotIds: list(e.slotIds, `${p}.slotIds`, MAX_IP_ENTRIES, uint64),
+        leaseSlots: uint32(e.leaseSlots, `${p}.leaseSlots`),
+      };
+    }),
+    refusals: list(r.refusals, "refusals", MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return {
+        ip: ipAddress(e.ip, `${p}.ip`),
+        retryAfterMs: uint64(e.retryAfterMs, `${p}.retryAfterMs`),
+        hasRetryAfter: bool(e.hasRetryAfter, `${p}.hasRetryAfter`),
+      };
+    }),
+    asks: list(r.asks, "asks", MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return { ip: ipAddress(e.ip, `${p}.ip`), renew: bool(e.renew, `${p}.renew`) };
+    }),
+    takeOver: list(r.takeOver ?? [], "takeOver", MAX_IP_ENTRIES, ipAddress),
+  };
+}
+
+function ipHandOver(value: unknown, path: string): IpHandOverMessage {
+  const h = record(value, path);
+  return {
+    held: list(h.held, `${path}.held`, MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return { agentId: agentId(e.agentId, `${p}.agentId`), count: uint32(e.count, `${p}.count`) };
+    }),
+    untilMs: uint64(h.untilMs, `${path}.untilMs`),
+    blockedForMs: uint64(h.blockedForMs, `${path}.blockedForMs`),
+  };
+}
+
+function ipGrant(value: unknown, path: string): IpGrantMessage {
+  const g = record(value, path);
+  return {
+    kind: oneOf(g.kind, `${path}.kind`, IP_GRANT_KINDS),
+    slotId: uint64(g.slotId, `${path}.slotId`),
+    ttlMs: uint64(g.ttlMs, `${path}.ttlMs`),
+    waitMs: uint64(g.waitMs, `${path}.waitMs`),
+    blockedForMs: uint64(g.blockedForMs, `${path}.blockedForMs`),
+  };
+}
+
+/** Validates an `IpReply` (`IpGrants` reply). */
+export function validateIpReply(value: unknown): IpReply {
+  const r = record(value, "IpReply");
+  return {
+    grants: list(r.grants, "grants", MAX_IP_ENTRIES, ipGrant),
+    handedOver: list(r.handedOver ?? [], "handedOver", MAX_IP_ENTRIES, ipHandOver),
+  };
 }

@@ -6,9 +6,16 @@ import { ManualClock } from "../support/manual-clock.js";
 const OPTIONS: IpAuthorityOptions = { maxPerIp: 2, leaseTtlMs: 5_000, slotTtlMs: 10_000, graceMs: 20_000 };
 const IP = "127.0.0.9";
 
+/** An authority that is alone: nothing to take over from anyone. */
 function setUp(owns: (ip: string) => boolean = () => true) {
   const clock = new ManualClock();
-  const authority = new IpAuthority(OPTIONS, { clock, owns, random: () => 0 });
+  const authority = new IpAuthority(OPTIONS, {
+    clock,
+    owns,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    random: () => 0,
+  });
   return { clock, authority };
 }
 
@@ -116,27 +123,91 @@ it("tells a lease holder of a block at its renewal", () => {
 
 it("jitters blocks upwards only", () => {
   const clock = new ManualClock();
-  const authority = new IpAuthority(OPTIONS, { clock, owns: () => true, random: () => 0.999 });
+  const authority = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    random: () => 0.999,
+  });
   const block = authority.refused("a", IP, undefined) - clock.now();
   expect(block).toBeGreaterThan(IP_BACK_OFF.baseMs);
   expect(block).toBeLessThanOrEqual(IP_BACK_OFF.baseMs * (1 + IP_BACK_OFF.jitter));
 });
 
-it("holds addresses it takes over for the grace, and forgets those it no longer owns", () => {
+it("holds an address taken over from a crashed authority for the grace, and forgets those it no longer owns", () => {
   let owned = new Set([IP]);
   const { clock, authority } = setUp((ip) => owned.has(ip));
   expect(authority.ask("a", IP, false).kind).toBe("lease");
   const other = "127.0.0.10";
   expect(authority.ask("a", other, false).kind).toBe("wait"); // not the authority
   owned = new Set([other]);
-  authority.viewChanged((ip) => ip === IP);
+  const dead = new IpAuthority(OPTIONS, {
+    clock,
+    owns: (ip) => owned.has(ip),
+    isAlive: (id) => id !== "crashed",
+    takeOver: async () => undefined,
+  });
+  authority.viewChanged(() => undefined);
+  dead.viewChanged((ip) => (ip === other ? "crashed" : undefined));
   expect(authority.size).toBe(0);
   expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
-  expect(authority.ask("a", other, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+  expect(dead.ask("a", other, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
   clock.advance(OPTIONS.graceMs);
-  expect(authority.ask("a", other, false).kind).toBe("lease");
-  // An address it owned before the change is not held.
-  owned = new Set([other, "127.0.0.11"]);
-  authority.viewChanged((ip) => ip !== "127.0.0.12");
-  expect(authority.ask("a", "127.0.0.11", false).kind).toBe("lease");
+  expect(dead.ask("a", other, false).kind).toBe("lease");
+});
+
+/** Two authorities, `old` and `next`, with `next` taking addresses over from `old` as the cluster does. */
+function twoAuthorities() {
+  const clock = new ManualClock();
+  const owner = { current: "old" };
+  const make = (id: string): IpAuthority =>
+    new IpAuthority(OPTIONS, {
+      clock,
+      owns: () => owner.current === id,
+      isAlive: () => true,
+      takeOver: async (_from, ip) => authorities.old.handOver(ip),
+      random: () => 0,
+    });
+  const authorities = { old: make("old"), next: make("next") };
+  return { clock, owner, ...authorities };
+}
+
+it("takes an address over from its live previous authority: its grants count until released", async () => {
+  const { clock, owner, old, next } = twoAuthorities();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  old.release("a", IP, [], 2);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  expect(slot.kind).toBe("slot");
+  owner.current = "next";
+  next.viewChanged(() => "old");
+  // Asked first, the new authority waits for the hand-over.
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  await Promise.resolve();
+  // b's slot from the old authority counts here; the old one grants nothing any more.
+  expect(next.inFlight(IP)).toBe(1);
+  expect(old.ask("c", IP, false).kind).toBe("wait");
+  expect(next.ask("a", IP, false).kind).toBe("slot");
+  expect(next.ask("a", IP, false).kind).toBe("wait");
+  // b releases the old authority's slot to the new one.
+  next.release("b", IP, [slot.slotId], 0);
+  expect(next.inFlight(IP)).toBe(1);
+  clock.advance(1);
+  expect(next.ask("a", IP, false).kind).toBe("slot");
+});
+
+it("takes a lease over: the holder's requests count until it returns the lease to the new authority", async () => {
+  const { owner, old, next } = twoAuthorities();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  owner.current = "next";
+  next.viewChanged(() => "old");
+  // The holder's lease release reaches the new authority before it heard from the old one.
+  next.release("a", IP, [], 1);
+  await Promise.resolve();
+  expect(next.inFlight(IP)).toBe(1);
+  expect(old.ask("a", IP, true)).toEqual({ kind: "revoked" });
+  expect(next.ask("b", IP, false).kind).toBe("slot");
+  expect(next.ask("b", IP, false).kind).toBe("wait");
+  next.release("a", IP, [], 1);
+  expect(next.ask("b", IP, false).kind).toBe("slot");
 });

@@ -16,6 +16,7 @@ import {
   type DigestVerdicts,
   type HandOverReply,
   type HeartbeatReply,
+  type IpReply,
   type JoinReply,
   type Member,
   PeerClient,
@@ -92,6 +93,7 @@ export class FakeHandlers implements AgentServiceHandlers {
     syncBlacklist: [],
     checkDigests: [],
     settleDigests: [],
+    ipGrants: [],
   };
 
   get totalCalls(): number {
@@ -182,6 +184,20 @@ export class FakeHandlers implements AgentServiceHandlers {
   async settleDigests(request: Calls["settleDigests"][number]): Promise<DigestSettleAck> {
     this.calls.settleDigests.push(request);
     return {};
+  }
+
+  /** Grants one slot per ask, numbered from 1. */
+  async ipGrants(request: Calls["ipGrants"][number]): Promise<IpReply> {
+    this.calls.ipGrants.push(request);
+    return {
+      grants: request.asks.map((_, i) => ({
+        kind: "IP_GRANT_SLOT" as const,
+        slotId: i + 1,
+        ttlMs: 60_000,
+        waitMs: 0,
+        blockedForMs: 0,
+      })),
+    };
   }
 }
 

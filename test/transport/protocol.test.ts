@@ -49,7 +49,7 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the ten unary Agent RPCs, the bidirectional HeartbeatStream and DigestStream, and the two Admin RPCs", () => {
+  it("defines the eleven unary Agent RPCs, the bidirectional HeartbeatStream and DigestStream, and the two Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
@@ -60,6 +60,7 @@ describe("loadProtocol", () => {
         "GetStats",
         "HandOverHosts",
         "Heartbeat",
+        "IpGrants",
         "Join",
         "SettleDigests",
         "SubmitUrls",

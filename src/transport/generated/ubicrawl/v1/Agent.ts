@@ -14,6 +14,8 @@ import type { HandOverReply as _ubicrawl_v1_HandOverReply, HandOverReply__Output
 import type { HandOverRequest as _ubicrawl_v1_HandOverRequest, HandOverRequest__Output as _ubicrawl_v1_HandOverRequest__Output } from '../../ubicrawl/v1/HandOverRequest.js';
 import type { HeartbeatReply as _ubicrawl_v1_HeartbeatReply, HeartbeatReply__Output as _ubicrawl_v1_HeartbeatReply__Output } from '../../ubicrawl/v1/HeartbeatReply.js';
 import type { HeartbeatRequest as _ubicrawl_v1_HeartbeatRequest, HeartbeatRequest__Output as _ubicrawl_v1_HeartbeatRequest__Output } from '../../ubicrawl/v1/HeartbeatRequest.js';
+import type { IpReply as _ubicrawl_v1_IpReply, IpReply__Output as _ubicrawl_v1_IpReply__Output } from '../../ubicrawl/v1/IpReply.js';
+import type { IpRequest as _ubicrawl_v1_IpRequest, IpRequest__Output as _ubicrawl_v1_IpRequest__Output } from '../../ubicrawl/v1/IpRequest.js';
 import type { JoinReply as _ubicrawl_v1_JoinReply, JoinReply__Output as _ubicrawl_v1_JoinReply__Output } from '../../ubicrawl/v1/JoinReply.js';
 import type { JoinRequest as _ubicrawl_v1_JoinRequest, JoinRequest__Output as _ubicrawl_v1_JoinRequest__Output } from '../../ubicrawl/v1/JoinRequest.js';
 import type { StatsReply as _ubicrawl_v1_StatsReply, StatsReply__Output as _ubicrawl_v1_StatsReply__Output } from '../../ubicrawl/v1/StatsReply.js';
@@ -30,6 +32,7 @@ export interface AgentDefinition {
   HandOverHosts: MethodDefinition<_ubicrawl_v1_HandOverRequest, _ubicrawl_v1_HandOverReply, _ubicrawl_v1_HandOverRequest__Output, _ubicrawl_v1_HandOverReply__Output>
   Heartbeat: MethodDefinition<_ubicrawl_v1_HeartbeatRequest, _ubicrawl_v1_HeartbeatReply, _ubicrawl_v1_HeartbeatRequest__Output, _ubicrawl_v1_HeartbeatReply__Output>
   HeartbeatStream: MethodDefinition<_ubicrawl_v1_HeartbeatRequest, _ubicrawl_v1_HeartbeatReply, _ubicrawl_v1_HeartbeatRequest__Output, _ubicrawl_v1_HeartbeatReply__Output>
+  IpGrants: MethodDefinition<_ubicrawl_v1_IpRequest, _ubicrawl_v1_IpReply, _ubicrawl_v1_IpRequest__Output, _ubicrawl_v1_IpReply__Output>
   Join: MethodDefinition<_ubicrawl_v1_JoinRequest, _ubicrawl_v1_JoinReply, _ubicrawl_v1_JoinRequest__Output, _ubicrawl_v1_JoinReply__Output>
   SettleDigests: MethodDefinition<_ubicrawl_v1_DigestSettlements, _ubicrawl_v1_DigestSettleAck, _ubicrawl_v1_DigestSettlements__Output, _ubicrawl_v1_DigestSettleAck__Output>
   SubmitUrls: MethodDefinition<_ubicrawl_v1_UrlBatch, _ubicrawl_v1_UrlBatchAck, _ubicrawl_v1_UrlBatch__Output, _ubicrawl_v1_UrlBatchAck__Output>

@@ -1,0 +1,343 @@
+import { type Clock, sleep, type TimerHandle } from "../clock.js";
+import { IpGate, type IpLimiter } from "../frontier/index.js";
+import type { IpReply, IpRequest } from "../transport/index.js";
+import type { IpGrant, IpHandOver } from "./ip-authority.js";
+import { IP_BACK_OFF } from "./ip-back-off.js";
+import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
+
+/** What a {@link ClusterIpGate} needs. */
+export interface ClusterIpGateDeps {
+  readonly clock: Clock;
+  /** The authority of `ip` in this agent's current view. */
+  readonly authorityOf: (ip: string) => string;
+  /** Sends `request` to agent `authority` (this agent's own authority answers it in-process). */
+  readonly send: (authority: string, request: IpRequest) => Promise<IpReply>;
+}
+
+/** Releases alone wait this long for company before they are sent, ms. */
+const RELEASE_BATCH_MS = 50;
+
+/** An ask whose authority could not be reached is asked again after this long, ms. */
+const UNREACHABLE_WAIT_MS = 500;
+
+/** Leases are looked at (renewed, returned, ended) this often, ms. */
+const LEASE_TICK_MS = 500;
+
+interface Lease {
+  readonly authority: string;
+  /** The lease's end as this agent counts it: from when it asked, so never after the authority's. */
+  untilMs: number;
+  ttlMs: number;
+  blockedUntilMs: number;
+  inFlight: number;
+  lastUsedMs: number;
+  renewing: boolean;
+  ended: boolean;
+}
+
+interface Ask {
+  readonly ip: string;
+  readonly renew: boolean;
+  readonly resolve: (grant: IpGrant) => void;
+}
+
+interface TakeOver {
+  readonly ip: string;
+  readonly resolve: (handOver: IpHandOver | undefined) => void;
+}
+
+interface Outbox {
+  asks: Ask[];
+  takeOvers: TakeOver[];
+  releases: Map<string, { slotIds: number[]; leaseSlots: number }>;
+  refusals: IpRequest["refusals"];
+  sending: boolean;
+  timer?: TimerHandle;
+}
+
+/**
+ * The cluster-wide per-IP limit, on the side of an agent sending requests: this agent's own `--max-per-ip`
+ * first, then the address's authority (see ip-authority.ts). Under a lease the agent starts requests
+ * with no message; otherwise each asks for a slot, and its release goes back in the next message to the
+ * authority. Messages to one authority go one at a time, each carrying all that waited meanwhile.
+ * Fail-safe: an authority that does not answer grants nothing, and a lease is used only until its end
+ * counted from the ask, renewed while used.
+ */
+export class ClusterIpGate implements IpLimiter {
+  private readonly local: IpGate;
+  private readonly leases = new Map<string, Lease>();
+  private readonly outboxes = new Map<string, Outbox>();
+  /** Until when this agent starts nothing at an address, after its server pushed back here. */
+  private readonly blocks = new Map<string, number>();
+  private ticker: TimerHandle | undefined;
+
+  constructor(
+    readonly selfId: string,
+    readonly maxPerIp: number,
+    private readonly deps: ClusterIpGateDeps,
+  ) {
+    this.local = new IpGate(maxPerIp);
+  }
+
+  /** Waits until a request to `ip` may start, cluster-wide; call the returned function once it ended. */
+  async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+    const releaseLocal = await this.local.acquire(ip, signal);
+    try {
+      return await this.grant(ip, releaseLocal, signal);
+    } catch (error) {
+      releaseLocal();
+      throw error;
+    }
+  }
+
+  /** `ip`'s server pushed back: this agent waits, and the authority makes every agent wait. */
+  refused(ip: string, retryAfterMs: number | undefined): void {
+    const { clock } = this.deps;
+    const untilMs = clock.now() + (retryAfterMs ?? IP_BACK_OFF.baseMs);
+    this.blocks.set(ip, Math.max(this.blocks.get(ip) ?? 0, untilMs));
+    const box = this.outbox(this.deps.authorityOf(ip));
+    box.refusals.push({ ip, retryAfterMs: retryAfterMs ?? 0, hasRetryAfter: retryAfterMs !== undefined });
+    this.schedule(this.deps.authorityOf(ip), true);
+  }
+
+  /** Asks agent `from`, `ip`'s previous authority, to hand it over to this one (see ip-authority.ts). */
+  takeOver(from: string, ip: string): Promise<IpHandOver | undefined> {
+    return new Promise((resolve) => {
+      this.outbox(from).takeOvers.push({ ip, resolve });
+      this.schedule(from, true);
+    });
+  }
+
+  /** Addresses leased to this agent now. */
+  get leased(): number {
+    return this.leases.size;
+  }
+
+  /** Stops renewing leases (they lapse at the authorities). */
+  close(): void {
+    if (this.ticker) this.deps.clock.clearTimeout(this.ticker);
+    this.ticker = undefined;
+  }
+
+  private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<() => void> {
+    const { clock } = this.deps;
+    for (;;) {
+      const blockedMs = (this.blocks.get(ip) ?? 0) - clock.now();
+      if (blockedMs > 0) {
+        await sleep(clock, blockedMs, signal);
+        continue;
+      }
+      this.blocks.delete(ip);
+      const authority = this.deps.authorityOf(ip);
+      const lease = this.usableLease(ip, authority);
+      if (lease) {
+        const leaseBlockedMs = lease.blockedUntilMs - clock.now();
+        if (leaseBlockedMs > 0) {
+          await sleep(clock, leaseBlockedMs, signal);
+          continue;
+        }
+        lease.inFlight++;
+        lease.lastUsedMs = clock.now();
+        return once(() => {
+          lease.inFlight--;
+          if (lease.ended) this.queueRelease(ip, undefined, 1);
+          releaseLocal();
+        });
+      }
+      const askedAtMs = clock.now();
+      const grant = await this.ask(authority, ip, false);
+      if (grant.kind === "slot") {
+        const release = once(() => {
+          this.queueRelease(ip, grant.slotId, 0);
+          releaseLocal();
+        });
+        if (signal?.aborted) {
+          release();
+          signal.throwIfAborted();
+        }
+        return release;
+      }
+      if (grant.kind === "lease") this.takeLease(ip, authority, askedAtMs, grant);
+      else if (grant.kind === "wait") await sleep(clock, grant.waitMs, signal);
+    }
+  }
+
+  /** The lease on `ip` if it may be used now; a lease past its end or of another authority is ended. */
+  private usableLease(ip: string, authority: string): Lease | undefined {
+    const lease = this.leases.get(ip);
+    if (!lease) return undefined;
+    if (lease.authority === authority && this.deps.clock.now() < lease.untilMs) return lease;
+    this.endLease(ip, lease);
+    return undefined;
+  }
+
+  private takeLease(
+    ip: string,
+    authority: string,
+    askedAtMs: number,
+    grant: IpGrant & { kind: "lease" },
+  ): void {
+    const previous = this.leases.get(ip);
+    if (previous && previous.authority === authority && !previous.ended) {
+      previous.untilMs = askedAtMs + grant.ttlMs;
+      previous.blockedUntilMs = askedAtMs + grant.blockedForMs;
+      return;
+    }
+    if (previous) this.endLease(ip, previous);
+    this.leases.set(ip, {
+      authority,
+      untilMs: askedAtMs + grant.ttlMs,
+      ttlMs: grant.ttlMs,
+      blockedUntilMs: askedAtMs + grant.blockedForMs,
+      inFlight: 0,
+      lastUsedMs: askedAtMs,
+      renewing: false,
+      ended: false,
+    });
+    this.startTicker();
+  }
+
+  /** No request starts under `lease` any more: those that did not start are released now, the others as they end. */
+  private endLease(ip: string, lease: Lease): void {
+    if (lease.ended) return;
+    lease.ended = true;
+    if (this.leases.get(ip) === lease) this.leases.delete(ip);
+    this.queueRelease(ip, undefined, this.maxPerIp - lease.inFlight);
+  }
+
+  private startTicker(): void {
+    if (this.ticker) return;
+    this.ticker = this.deps.clock.setTimeout(() => {
+      this.ticker = undefined;
+      this.tick();
+      if (this.leases.size > 0) this.startTicker();
+    }, LEASE_TICK_MS);
+  }
+
+  /** Renews the leases in use that run out within half their time; returns those idle that long. */
+  private tick(): void {
+    const now = this.deps.clock.now();
+    for (const [ip, lease] of this.leases) {
+      if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;
+      const idle = lease.inFlight === 0 && now - lease.lastUsedMs >= lease.ttlMs / 2;
+      if (idle || now >= lease.untilMs || lease.authority !== this.deps.authorityOf(ip)) {
+        this.endLease(ip, lease);
+        continue;
+      }
+      lease.renewing = true;
+      this.ask(lease.authority, ip, true).then((grant) => {
+        lease.renewing = false;
+        if (grant.kind === "lease") {
+          lease.untilMs = now + grant.ttlMs;
+          lease.blockedUntilMs = now + grant.blockedForMs;
+        } else if (grant.kind === "revoked") this.endLease(ip, lease);
+      });
+    }
+  }
+
+  private ask(authority: string, ip: string, renew: boolean): Promise<IpGrant> {
+    return new Promise((resolve) => {
+      this.outbox(authority).asks.push({ ip, renew, resolve });
+      this.schedule(authority, true);
+    });
+  }
+
+  /**
+   * Releases go to the address's authority now, which may not be the one that granted: a new authority
+   * counts what its previous one handed over until the agents release it.
+   */
+  private queueRelease(ip: string, slotId: number | undefined, leaseSlots: number): void {
+    if (slotId === undefined && leaseSlots <= 0) return;
+    const authority = this.deps.authorityOf(ip);
+    const box = this.outbox(authority);
+    const entry = box.releases.get(ip) ?? { slotIds: [], leaseSlots: 0 };
+    if (slotId !== undefined) entry.slotIds.push(slotId);
+    entry.leaseSlots += leaseSlots;
+    box.releases.set(ip, entry);
+    this.schedule(authority, false);
+  }
+
+  private outbox(authority: string): Outbox {
+    let box = this.outboxes.get(authority);
+    if (!box) {
+      box = { asks: [], takeOvers: [], releases: new Map(), refusals: [], sending: false };
+      this.outboxes.set(authority, box);
+    }
+    return box;
+  }
+
+  /** Sends `authority`'s outbox now (`urgent`: asks or refusals wait in it), or after a short batching wait. */
+  private schedule(authority: string, urgent: boolean): void {
+    const box = this.outbox(authority);
+    if (box.sending) return; // sent when the message in flight is answered
+    if (urgent) {
+      if (box.timer) this.deps.clock.clearTimeout(box.timer);
+      box.timer = undefined;
+      queueMicrotask(() => this.flush(authority));
+    } else if (!box.timer) {
+      box.timer = this.deps.clock.setTimeout(() => {
+        box.timer = undefined;
+        this.flush(authority);
+      }, RELEASE_BATCH_MS);
+    }
+  }
+
+  private flush(authority: string): void {
+    const box = this.outbox(authority);
+    if (box.sending || !hasAny(box)) return;
+    const { asks, takeOvers, releases, refusals } = box;
+    box.asks = [];
+    box.takeOvers = [];
+    box.releases = new Map();
+    box.refusals = [];
+    box.sending = true;
+    const request: IpRequest = {
+      fromId: this.selfId,
+      releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
+      refusals,
+      asks: asks.map(({ ip, renew }) => ({ ip, renew })),
+      takeOver: takeOvers.map(({ ip }) => ip),
+    };
+    this.deps.send(authority, request).then(
+      (reply) => {
+        asks.forEach((ask, i) => {
+          const grant = reply.grants[i];
+          ask.resolve(grant ? fromWireGrant(grant) : { kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
+        });
+        takeOvers.forEach((takeOver, i) => {
+          const handOver = reply.handedOver?.[i];
+          takeOver.resolve(handOver ? fromWireHandOver(handOver) : undefined);
+        });
+        this.sent(authority, box);
+      },
+      () => {
+        // Unreached: nothing is granted (releases and refusals are lost: the slots expire there).
+        for (const ask of asks) ask.resolve({ kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
+        for (const takeOver of takeOvers) takeOver.resolve(undefined);
+        this.sent(authority, box);
+      },
+    );
+  }
+
+  private sent(authority: string, box: Outbox): void {
+    box.sending = false;
+    if (box.asks.length > 0 || box.takeOvers.length > 0 || box.refusals.length > 0)
+      this.schedule(authority, true);
+    else if (box.releases.size > 0) this.schedule(authority, false);
+    else if (!box.timer) this.outboxes.delete(authority);
+  }
+}
+
+function hasAny(box: Outbox): boolean {
+  return box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length > 0;
+}
+
+/** `action`, run on the first call only. */
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
+  };
+}

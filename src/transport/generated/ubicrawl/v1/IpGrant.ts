@@ -1,0 +1,56 @@
+// Original file: proto/ubicrawl.proto
+
+import type { IpGrantKind as _ubicrawl_v1_IpGrantKind, IpGrantKind__Output as _ubicrawl_v1_IpGrantKind__Output } from '../../ubicrawl/v1/IpGrantKind.js';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * The answer to one ask.
+ */
+export interface IpGrant {
+  /**
+   * What is granted.
+   */
+  'kind'?: (_ubicrawl_v1_IpGrantKind);
+  /**
+   * With IP_GRANT_SLOT: the slot to release.
+   */
+  'slotId'?: (number | string | Long);
+  /**
+   * With IP_GRANT_LEASE and IP_GRANT_SLOT: how long it lasts, ms.
+   */
+  'ttlMs'?: (number | string | Long);
+  /**
+   * With IP_GRANT_WAIT: when to ask again, ms.
+   */
+  'waitMs'?: (number | string | Long);
+  /**
+   * With IP_GRANT_LEASE: how long the address is blocked by a server's push-back, ms.
+   */
+  'blockedForMs'?: (number | string | Long);
+}
+
+/**
+ * The answer to one ask.
+ */
+export interface IpGrant__Output {
+  /**
+   * What is granted.
+   */
+  'kind': (_ubicrawl_v1_IpGrantKind__Output);
+  /**
+   * With IP_GRANT_SLOT: the slot to release.
+   */
+  'slotId': (number);
+  /**
+   * With IP_GRANT_LEASE and IP_GRANT_SLOT: how long it lasts, ms.
+   */
+  'ttlMs': (number);
+  /**
+   * With IP_GRANT_WAIT: when to ask again, ms.
+   */
+  'waitMs': (number);
+  /**
+   * With IP_GRANT_LEASE: how long the address is blocked by a server's push-back, ms.
+   */
+  'blockedForMs': (number);
+}

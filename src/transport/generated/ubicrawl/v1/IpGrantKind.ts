@@ -1,0 +1,66 @@
+// Original file: proto/ubicrawl.proto
+
+/**
+ * What an authority grants.
+ */
+export const IpGrantKind = {
+  /**
+   * Not set; refused by validation.
+   */
+  IP_GRANT_KIND_UNSPECIFIED: 'IP_GRANT_KIND_UNSPECIFIED',
+  /**
+   * The sender uses the address alone: it applies --max-per-ip itself for `ttl_ms` from its ask, and
+   * starts nothing for `blocked_for_ms`.
+   */
+  IP_GRANT_LEASE: 'IP_GRANT_LEASE',
+  /**
+   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway).
+   */
+  IP_GRANT_SLOT: 'IP_GRANT_SLOT',
+  /**
+   * Nothing may start now: ask again after `wait_ms`.
+   */
+  IP_GRANT_WAIT: 'IP_GRANT_WAIT',
+  /**
+   * The lease asked to be renewed is over: the sender starts nothing under it any more, releases what
+   * it may have started under it, and asks for slots.
+   */
+  IP_GRANT_REVOKED: 'IP_GRANT_REVOKED',
+} as const;
+
+/**
+ * What an authority grants.
+ */
+export type IpGrantKind =
+  /**
+   * Not set; refused by validation.
+   */
+  | 'IP_GRANT_KIND_UNSPECIFIED'
+  | 0
+  /**
+   * The sender uses the address alone: it applies --max-per-ip itself for `ttl_ms` from its ask, and
+   * starts nothing for `blocked_for_ms`.
+   */
+  | 'IP_GRANT_LEASE'
+  | 1
+  /**
+   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway).
+   */
+  | 'IP_GRANT_SLOT'
+  | 2
+  /**
+   * Nothing may start now: ask again after `wait_ms`.
+   */
+  | 'IP_GRANT_WAIT'
+  | 3
+  /**
+   * The lease asked to be renewed is over: the sender starts nothing under it any more, releases what
+   * it may have started under it, and asks for slots.
+   */
+  | 'IP_GRANT_REVOKED'
+  | 4
+
+/**
+ * What an authority grants.
+ */
+export type IpGrantKind__Output = typeof IpGrantKind[keyof typeof IpGrantKind]

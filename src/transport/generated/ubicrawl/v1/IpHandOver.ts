@@ -1,0 +1,40 @@
+// Original file: proto/ubicrawl.proto
+
+import type { IpHeld as _ubicrawl_v1_IpHeld, IpHeld__Output as _ubicrawl_v1_IpHeld__Output } from '../../ubicrawl/v1/IpHeld.js';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * What an address's previous authority granted that may still run.
+ */
+export interface IpHandOver {
+  /**
+   * Requests each agent may still have in flight there (at most 1,000 entries).
+   */
+  'held'?: (_ubicrawl_v1_IpHeld)[];
+  /**
+   * How long they may still run at most, ms.
+   */
+  'untilMs'?: (number | string | Long);
+  /**
+   * How long the address is still blocked by a server's push-back, ms.
+   */
+  'blockedForMs'?: (number | string | Long);
+}
+
+/**
+ * What an address's previous authority granted that may still run.
+ */
+export interface IpHandOver__Output {
+  /**
+   * Requests each agent may still have in flight there (at most 1,000 entries).
+   */
+  'held': (_ubicrawl_v1_IpHeld__Output)[];
+  /**
+   * How long they may still run at most, ms.
+   */
+  'untilMs': (number);
+  /**
+   * How long the address is still blocked by a server's push-back, ms.
+   */
+  'blockedForMs': (number);
+}

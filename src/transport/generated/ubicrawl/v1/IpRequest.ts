@@ -1,0 +1,61 @@
+// Original file: proto/ubicrawl.proto
+
+import type { IpRelease as _ubicrawl_v1_IpRelease, IpRelease__Output as _ubicrawl_v1_IpRelease__Output } from '../../ubicrawl/v1/IpRelease.js';
+import type { IpRefusal as _ubicrawl_v1_IpRefusal, IpRefusal__Output as _ubicrawl_v1_IpRefusal__Output } from '../../ubicrawl/v1/IpRefusal.js';
+import type { IpAsk as _ubicrawl_v1_IpAsk, IpAsk__Output as _ubicrawl_v1_IpAsk__Output } from '../../ubicrawl/v1/IpAsk.js';
+
+/**
+ * What `from_id` asks of the addresses the receiver is the authority of (see `IpGrants`).
+ */
+export interface IpRequest {
+  /**
+   * Id of the asking agent.
+   */
+  'fromId'?: (string);
+  /**
+   * Requests to the receiver's addresses that ended, at most 1,000 entries.
+   */
+  'releases'?: (_ubicrawl_v1_IpRelease)[];
+  /**
+   * Refusals (429, 503) the sender's requests met, at most 1,000.
+   */
+  'refusals'?: (_ubicrawl_v1_IpRefusal)[];
+  /**
+   * At most 1,000 asks, each answered by one grant.
+   */
+  'asks'?: (_ubicrawl_v1_IpAsk)[];
+  /**
+   * Addresses the sender has become the authority of, in its view, whose authority the receiver was
+   * (at most 1,000): the receiver grants nothing there for a grace period and answers each in
+   * `handed_over`.
+   */
+  'takeOver'?: (string)[];
+}
+
+/**
+ * What `from_id` asks of the addresses the receiver is the authority of (see `IpGrants`).
+ */
+export interface IpRequest__Output {
+  /**
+   * Id of the asking agent.
+   */
+  'fromId': (string);
+  /**
+   * Requests to the receiver's addresses that ended, at most 1,000 entries.
+   */
+  'releases': (_ubicrawl_v1_IpRelease__Output)[];
+  /**
+   * Refusals (429, 503) the sender's requests met, at most 1,000.
+   */
+  'refusals': (_ubicrawl_v1_IpRefusal__Output)[];
+  /**
+   * At most 1,000 asks, each answered by one grant.
+   */
+  'asks': (_ubicrawl_v1_IpAsk__Output)[];
+  /**
+   * Addresses the sender has become the authority of, in its view, whose authority the receiver was
+   * (at most 1,000): the receiver grants nothing there for a grace period and answers each in
+   * `handed_over`.
+   */
+  'takeOver': (string)[];
+}

@@ -1,0 +1,96 @@
+import { expect, it } from "vitest";
+import { sleep, systemClock } from "../../src/clock.js";
+import { ClusterIpGate } from "../../src/cluster/cluster-ip-gate.js";
+import { IpAuthority } from "../../src/cluster/ip-authority.js";
+import { answerIpRequest } from "../../src/cluster/ip-wire.js";
+import type { IpRequest } from "../../src/transport/index.js";
+
+const IP = "127.0.0.9";
+const MAX = 2;
+
+/**
+ * Agents `ids`, each with its gate and its authority, on the real clock; `authorityOf` says which one
+ * is the authority of every address. Messages go in-process (the transport has its own tests) and are
+ * counted; requests are timed and the peak at once at the address is kept, as a server would.
+ */
+function cluster(ids: readonly string[], authorityOf: string) {
+  const authorities = new Map<string, IpAuthority>();
+  const sent: IpRequest[] = [];
+  const gates = new Map<string, ClusterIpGate>();
+  for (const id of ids) {
+    authorities.set(
+      id,
+      new IpAuthority(
+        { maxPerIp: MAX, leaseTtlMs: 1_000, slotTtlMs: 5_000, graceMs: 10_000 },
+        {
+          clock: systemClock,
+          owns: () => id === authorityOf,
+          isAlive: () => true,
+          takeOver: async () => undefined,
+        },
+      ),
+    );
+    gates.set(
+      id,
+      new ClusterIpGate(id, MAX, {
+        clock: systemClock,
+        authorityOf: () => authorityOf,
+        send: async (to, request) => {
+          if (to !== id) sent.push(request);
+          return answerIpRequest(authorities.get(to) as IpAuthority, request);
+        },
+      }),
+    );
+  }
+  let inFlight = 0;
+  let peak = 0;
+  const starts: { id: string; atMs: number }[] = [];
+  const request = async (id: string, ms: number) => {
+    const release = await (gates.get(id) as ClusterIpGate).acquire(IP);
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    starts.push({ id, atMs: Date.now() });
+    await sleep(systemClock, ms);
+    inFlight--;
+    release();
+  };
+  const close = () => {
+    for (const gate of gates.values()) gate.close();
+  };
+  return { gates, sent, request, starts, peak: () => peak, close };
+}
+
+it("an address used by one agent costs one message however many requests it gets", async () => {
+  const { sent, request, peak, close } = cluster(["a", "b"], "b");
+  await Promise.all(Array.from({ length: 30 }, () => request("a", 5)));
+  close();
+  expect(peak()).toBe(MAX);
+  // The first requests (one per local slot) ask together, in one message.
+  expect(sent).toHaveLength(1);
+  expect(sent[0]?.asks).toHaveLength(MAX);
+});
+
+it("agents sharing an address never have more than --max-per-ip requests at once there, together", async () => {
+  const { request, peak, sent, starts, close } = cluster(["a", "b", "c"], "a");
+  await Promise.all(["a", "b", "c"].flatMap((id) => Array.from({ length: 8 }, () => request(id, 15))));
+  close();
+  expect(starts).toHaveLength(24);
+  expect(peak()).toBeLessThanOrEqual(MAX);
+  expect(new Set(starts.map((s) => s.id)).size).toBe(3);
+  // Shared, each request asks (in batches): more messages than addresses, fewer than requests twice over.
+  expect(sent.length).toBeGreaterThan(1);
+});
+
+it("a server's push-back to one agent holds the other agents' requests to the address", async () => {
+  const { gates, request, starts, close } = cluster(["a", "b"], "a");
+  // Both agents use the address, so it is shared.
+  await Promise.all([request("a", 5), request("b", 5)]);
+  const refusedAtMs = Date.now();
+  (gates.get("b") as ClusterIpGate).refused(IP, 600);
+  await sleep(systemClock, 20); // the report reaches the authority
+  await request("a", 1);
+  close();
+  const last = starts.at(-1) as { id: string; atMs: number };
+  expect(last.id).toBe("a");
+  expect(last.atMs - refusedAtMs).toBeGreaterThanOrEqual(590);
+});

@@ -1,0 +1,74 @@
+import { expect, it } from "vitest";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { validateIpReply, validateIpRequest } from "../../src/transport/validate.js";
+import { FakeHandlers, failure, startServer } from "./helpers.js";
+
+const REQUEST = {
+  fromId: "agent-a",
+  releases: [{ ip: "127.0.0.9", slotIds: [3, 4], leaseSlots: 0 }],
+  refusals: [{ ip: "::1", retryAfterMs: 2_000, hasRetryAfter: true }],
+  asks: [
+    { ip: "127.0.0.9", renew: false },
+    { ip: "127.0.0.10", renew: true },
+  ],
+  takeOver: ["127.0.0.11"],
+};
+
+function badMessage(check: () => unknown): boolean {
+  try {
+    check();
+  } catch (error) {
+    return isUbiError(error, ErrorCode.BadMessage);
+  }
+  return false;
+}
+
+it("carries releases, refusals and asks to the authority over gRPC, and its grants back", async () => {
+  const handlers = new FakeHandlers();
+  const { client } = await startServer(handlers);
+  const reply = await client.ipGrants(REQUEST);
+  expect(handlers.calls.ipGrants).toEqual([REQUEST]);
+  expect(reply.grants.map((grant) => [grant.kind, grant.slotId])).toEqual([
+    ["IP_GRANT_SLOT", 1],
+    ["IP_GRANT_SLOT", 2],
+  ]);
+});
+
+it("refuses a malformed request as BadMessage before the handler sees it", async () => {
+  const handlers = new FakeHandlers();
+  const { client } = await startServer(handlers);
+  const bad = { ...REQUEST, asks: [{ ip: "127.0.0.1\r\nx", renew: false }] };
+  expect((await failure(client.ipGrants(bad))).code).toBe(ErrorCode.BadMessage);
+  expect(handlers.calls.ipGrants).toHaveLength(0);
+});
+
+it("validates addresses, counts and grant kinds", () => {
+  expect(validateIpRequest(REQUEST)).toEqual(REQUEST);
+  const many = Array.from({ length: 1_001 }, () => ({ ip: "127.0.0.9", renew: false }));
+  for (const bad of [
+    { ...REQUEST, fromId: "a b" },
+    { ...REQUEST, asks: many },
+    { ...REQUEST, asks: [{ ip: "host.test", renew: false }] },
+    { ...REQUEST, asks: [{ ip: "1".repeat(46), renew: false }] },
+    { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
+    { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
+  ]) {
+    expect(badMessage(() => validateIpRequest(bad))).toBe(true);
+  }
+  const grant = { kind: "IP_GRANT_LEASE", slotId: 0, ttlMs: 5_000, waitMs: 0, blockedForMs: 0 };
+  expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
+  const handOver = { held: [{ agentId: "agent-b", count: 2 }], untilMs: 4_000, blockedForMs: 0 };
+  expect(validateIpReply({ grants: [], handedOver: [handOver] })).toEqual({
+    grants: [],
+    handedOver: [handOver],
+  });
+  expect(
+    badMessage(() =>
+      validateIpReply({ grants: [], handedOver: [{ ...handOver, held: [{ agentId: "a b", count: 1 }] }] }),
+    ),
+  ).toBe(true);
+  expect(badMessage(() => validateIpRequest({ ...REQUEST, takeOver: ["not an address"] }))).toBe(true);
+  expect(
+    badMessage(() => validateIpReply({ grants: [{ ...grant, kind: "IP_GRANT_KIND_UNSPECIFIED" }] })),
+  ).toBe(true);
+});
