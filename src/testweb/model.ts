@@ -74,6 +74,8 @@ export interface WebModel {
   readonly crossWeights: Float64Array;
   readonly hostIndexByName: ReadonlyMap<string, number>;
   readonly text: TextPool;
+  /** Addresses of rate-limited host groups, and the requests each takes per second (see `ipGroups`). */
+  readonly rateLimits: ReadonlyMap<string, number>;
 }
 
 /** `scheme://name:port` of a host of `model` (the scheme upper-cased with `upper`, as some links write it). */
@@ -207,6 +209,12 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
   const shares = Array.from({ length: count }, (_, i) => i > 0 && random() < 0.05);
   if (count >= 4 && !shares.includes(true)) shares[1] = true;
 
+  // Shared hosting: the first hosts in groups on one address each (`ipGroups`).
+  const groupOf: number[] = [];
+  for (const [g, group] of resolved.ipGroups.entries()) for (let i = 0; i < group.hosts; i++) groupOf.push(g);
+  const groupIps: string[] = [];
+  const rateLimits = new Map<string, number>();
+
   const hosts: HostInfo[] = [];
   const hostIndexByName = new Map<string, number>();
   let addresses = 0;
@@ -217,7 +225,16 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     let robots = role.get(index);
     if (robots === undefined) robots = u < 0.1 ? "rules-ubicrawl" : u < 0.25 ? "rules" : "none";
     const ruled = robots === "rules" || robots === "rules-ubicrawl";
-    const ip = shares[index] ? lastIp : loopbackAddress(addresses++);
+    const group = groupOf[index];
+    let ip: string;
+    if (group !== undefined) {
+      ip = groupIps[group] ??= loopbackAddress(addresses++);
+      const limit = resolved.ipGroups[group]?.requestsPerSecond;
+      if (limit !== undefined) rateLimits.set(ip, limit);
+    } else {
+      // A host after a group does not join it.
+      ip = shares[index] && groupOf[index - 1] === undefined ? lastIp : loopbackAddress(addresses++);
+    }
     lastIp = ip;
     const name = `h${pad(index, width)}.${DOMAIN}`;
     hostIndexByName.set(name, index);
@@ -308,5 +325,6 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     crossWeights,
     hostIndexByName,
     text: buildTextPool(seed),
+    rateLimits,
   };
 }

@@ -105,6 +105,23 @@ export interface TestWebOptions {
    * @default undefined (every page is the same for ever, with no validators)
    */
   changes?: PageChanges;
+  /**
+   * Groups of hosts sharing one address each (shared hosting): the first group's hosts are the first
+   * normal hosts (`h0000`…), the next group's follow. Hosts in no group are spread as before.
+   * @default [] (about 5% of hosts share an address with the host before them)
+   */
+  ipGroups?: readonly IpGroup[];
+}
+
+/** Hosts sharing one address (see {@link TestWebOptions.ipGroups}). */
+export interface IpGroup {
+  /** How many hosts, at least 2. */
+  readonly hosts: number;
+  /**
+   * The address answers 429 Too Many Requests (`Retry-After: 1`) to a request beyond this many started
+   * there within the last second. @default undefined (no limit)
+   */
+  readonly requestsPerSecond?: number;
 }
 
 /** The schemes the test web serves. */
@@ -132,6 +149,7 @@ export interface ResolvedTestWebOptions {
   readonly http2: boolean;
   readonly servedLogPath: string | undefined;
   readonly changes: PageChanges | undefined;
+  readonly ipGroups: readonly IpGroup[];
 }
 
 /** Default of {@link TestWebOptions.maxArticlesPerHost}. */
@@ -192,7 +210,28 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
             everyMs: integerIn("changes.everyMs", options.changes.everyMs, 100, 365 * 86_400_000),
             percent: integerIn("changes.percent", options.changes.percent, 0, 100),
           },
+    ipGroups: ipGroupsOf(options.ipGroups ?? [], hosts),
   };
+}
+
+function ipGroupsOf(groups: readonly IpGroup[], hosts: number): readonly IpGroup[] {
+  let total = 0;
+  const resolved = groups.map((group, i) => {
+    total += integerIn(`ipGroups[${i}].hosts`, group.hosts, 2, hosts);
+    return group.requestsPerSecond === undefined
+      ? { hosts: group.hosts }
+      : {
+          hosts: group.hosts,
+          requestsPerSecond: integerIn(
+            `ipGroups[${i}].requestsPerSecond`,
+            group.requestsPerSecond,
+            1,
+            1_000_000,
+          ),
+        };
+  });
+  if (total > hosts) invalidArgument(`testweb: ipGroups hold ${total} hosts, the web has ${hosts}`);
+  return resolved;
 }
 
 function rateRange(

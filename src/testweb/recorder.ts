@@ -38,6 +38,9 @@ export class ServedRecorder {
   readonly #peakByIp = new Map<string, number>();
   readonly #byVersion = new Map<string, number>();
   readonly #conditional = new Map<string, number>();
+  readonly #lastStartByIp = new Map<string, number>();
+  readonly #minGapByIp = new Map<string, number>();
+  readonly #refusedByIp = new Map<string, number>();
   /**
    * Since the last reset: time hosts had requests in flight, summed over hosts, and time requests were
    * in flight, summed over requests — integrated up to `#integratedToMs` over the counts below.
@@ -82,6 +85,15 @@ export class ServedRecorder {
     if (byHost > (this.#peakByHost.get(host) ?? 0)) this.#peakByHost.set(host, byHost);
     const byIp = increment(this.#inFlightByIp, ip, 1);
     if (byIp > (this.#peakByIp.get(ip) ?? 0)) this.#peakByIp.set(ip, byIp);
+    const nowMs = this.#now();
+    const lastMs = this.#lastStartByIp.get(ip);
+    if (lastMs !== undefined) {
+      this.#minGapByIp.set(
+        ip,
+        Math.min(this.#minGapByIp.get(ip) ?? Number.POSITIVE_INFINITY, nowMs - lastMs),
+      );
+    }
+    this.#lastStartByIp.set(ip, nowMs);
     return { host, ip, url };
   }
 
@@ -153,6 +165,30 @@ export class ServedRecorder {
     return Math.max(0, ...this.#peakByIp.values());
   }
 
+  /** The largest number of concurrent requests ever seen at address `ip` (0: none). */
+  maxConcurrencyAtIp(ip: string): number {
+    return this.#peakByIp.get(ip) ?? 0;
+  }
+
+  /** The shortest time between the starts of two requests at address `ip`, ms (undefined: fewer than two). */
+  minGapAtIp(ip: string): number | undefined {
+    return this.#minGapByIp.get(ip);
+  }
+
+  /**
+   * `request` was refused (429): it counts among the requests at its address (at once, gaps), not as a
+   * page served.
+   */
+  refused(request: ServedRequest): void {
+    increment(this.#refusedByIp, request.ip, 1);
+    if (increment(this.#counts, request.url, -1) === 0) this.#counts.delete(request.url);
+  }
+
+  /** Requests refused with 429 at address `ip`. */
+  refusedAtIp(ip: string): number {
+    return this.#refusedByIp.get(ip) ?? 0;
+  }
+
   /** Forgets counts and peaks (peaks restart from the requests still in flight). */
   reset(): void {
     this.#counts.clear();
@@ -161,6 +197,8 @@ export class ServedRecorder {
     this.#total = 0;
     this.#peakByHost.clear();
     this.#peakByIp.clear();
+    this.#minGapByIp.clear();
+    this.#refusedByIp.clear();
     this.#integrate();
     this.#busyMs = 0;
     this.#requestMs = 0;

@@ -163,6 +163,19 @@ export async function startTestWeb(
   let port = 0;
   let holds = 0;
   let held: Array<() => void> = [];
+  /** Start times of the last second's requests at each rate-limited address. */
+  const recentStarts = new Map<string, number[]>();
+  /** True when a request starting now at `ip` is beyond its group's rate (see `ipGroups`). */
+  const overRate = (ip: string): boolean => {
+    const limit = model.rateLimits.get(ip);
+    if (limit === undefined) return false;
+    const now = performance.now();
+    const starts = (recentStarts.get(ip) ?? []).filter((atMs) => now - atMs < 1000);
+    recentStarts.set(ip, starts);
+    if (starts.length >= limit) return true;
+    starts.push(now);
+    return false;
+  };
 
   const handler: Handler = (req, res) => {
     const local = (req.socket.localAddress ?? "").replace(/^::ffff:/, "");
@@ -172,6 +185,11 @@ export async function startTestWeb(
     const url = `${hostOrigin(model, name, port)}${rawTarget}`;
     const served = recorder.begin(name, local, url, req.httpVersion);
     res.once("close", () => recorder.end(served, res.statusCode));
+    if (overRate(local)) {
+      recorder.refused(served);
+      res.writeHead(429, { "retry-after": "1", "content-type": "text/plain" }).end("Too Many Requests\n");
+      return;
+    }
     const answer = () => {
       if ("stream" in res ? res.stream.destroyed : res.destroyed) return;
       if (req.method !== "GET" && req.method !== "HEAD") {
