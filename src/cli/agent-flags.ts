@@ -99,7 +99,7 @@ export const AGENT_FLAGS = {
   },
   "max-per-ip": {
     type: "integer",
-    help: "requests in flight to one IP address at most (pages, retries, sitemaps and robots.txt alike)",
+    help: "requests in flight to one IP address at most, from the whole cluster (pages, retries, sitemaps and robots.txt alike)",
     default: AGENT_DEFAULTS.maxPerIp,
     min: 1,
   },
