@@ -78,6 +78,8 @@ export class CrawlStats {
   digestMessages = 0;
   /** Hosts whose name was not found in this run (not saved: each run resolves afresh). */
   unresolvedHostsThisRun = 0;
+  /** Messages sent to other agents, IP addresses' authorities, in this run (not saved). */
+  ipMessagesThisRun = 0;
   /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
   readonly errors = new Map<string, number>();
   /** URLs dropped before a fetch, by reason. */

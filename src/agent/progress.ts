@@ -163,6 +163,7 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       duplicates: stats.duplicates,
       duplicateBytes: stats.duplicateBytes,
       ...(stats.digestMessages === 0 ? {} : { digestMessages: stats.digestMessages }),
+      ...(stats.ipMessagesThisRun === 0 ? {} : { ipMessages: stats.ipMessagesThisRun }),
       dropped: Object.fromEntries(stats.dropped),
       ...recrawlFields(source),
       ...(stats.peers.size === 0

@@ -145,6 +145,9 @@ export async function assembleCluster(
       authority === selfId
         ? answerIpRequest(ipAuthority, request)
         : peerClient(authority).ipGrants(request, { deadlineMs: IP_DEADLINE_MS }),
+    onMessage: () => {
+      if (late.parts) late.parts.agent.stats.ipMessagesThisRun++;
+    },
   });
   // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
   const byUrl = ownership.partitioning === "url";

@@ -12,6 +12,8 @@ export interface ClusterIpGateDeps {
   readonly authorityOf: (ip: string) => string;
   /** Sends `request` to agent `authority` (this agent's own authority answers it in-process). */
   readonly send: (authority: string, request: IpRequest) => Promise<IpReply>;
+  /** Told of each message sent to another agent. */
+  readonly onMessage?: () => void;
 }
 
 /** Releases alone wait this long for company before they are sent, ms. */
@@ -214,16 +216,23 @@ export class ClusterIpGate implements IpLimiter {
     }, LEASE_TICK_MS);
   }
 
-  /** Renews the leases in use that run out within half their time; returns those idle that long. */
+  /**
+   * Ends the leases idle for half their time (returned) or past their end, and renews those in use
+   * once one of the same authority's runs out within half its time: all of them in that message, so
+   * an agent's leases at one authority are renewed together.
+   */
   private tick(): void {
     const now = this.deps.clock.now();
+    const due = new Set<string>();
     for (const [ip, lease] of this.leases) {
       if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;
       const idle = lease.inFlight === 0 && now - lease.lastUsedMs >= lease.ttlMs / 2;
-      if (idle || now >= lease.untilMs || lease.authority !== this.deps.authorityOf(ip)) {
+      if (idle || now >= lease.untilMs || lease.authority !== this.deps.authorityOf(ip))
         this.endLease(ip, lease);
-        continue;
-      }
+      else due.add(lease.authority);
+    }
+    for (const [ip, lease] of this.leases) {
+      if (lease.renewing || !due.has(lease.authority)) continue;
       lease.renewing = true;
       this.ask(lease.authority, ip, true).then((grant) => {
         lease.renewing = false;
@@ -291,6 +300,7 @@ export class ClusterIpGate implements IpLimiter {
     box.releases = new Map();
     box.refusals = [];
     box.sending = true;
+    if (authority !== this.selfId) this.deps.onMessage?.();
     const request: IpRequest = {
       fromId: this.selfId,
       releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),

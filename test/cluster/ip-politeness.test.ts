@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ServedRequest } from "../../src/testweb/index.js";
 import {
   crawlMetrics,
+  logEvent,
   servedPages,
   startWebFixture,
   traceRequests,
@@ -25,11 +26,17 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-async function waitForExits(agents: readonly ClusterAgent[]): Promise<void> {
+type LogRecord = NonNullable<ReturnType<typeof logEvent>>;
+
+/** Waits for every agent to exit 0; returns their `stopped` records. */
+async function waitForExits(agents: readonly ClusterAgent[]): Promise<LogRecord[]> {
+  const stopped: LogRecord[] = [];
   for (const agent of agents) {
     const result = await agent.process.waitForExit(120_000);
     expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
+    stopped.push(logEvent(result.stderr, "stopped") ?? ({} as LogRecord));
   }
+  return stopped;
 }
 
 /** The agents that fetched pages of hosts at `ip`. */
@@ -55,6 +62,22 @@ describe("per-IP politeness across the cluster", () => {
     expect(fixture.web.recorder.maxConcurrencyAtIp(ip)).toBeLessThanOrEqual(2);
     // The address's hosts were crawled by several agents: the limit held across them.
     expect((await agentsAt(fixture, agents, ip)).length).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+
+  it("costs no message per request where each address has one user: a few per address, batched", async () => {
+    fixture = await startWebFixture({ hosts: 40, pages: 2500, seed: 3 });
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4, FLAGS);
+    const stopped = await waitForExits(agents);
+    expect(crawlMetrics(servedPages(fixture.web.recorder), truth.urls).coverage).toBe(1);
+    const messages = stopped.reduce((sum, record) => sum + Number(record.ipMessages ?? 0), 0);
+    const addresses = new Set(fixture.web.model.hosts.map((host) => host.ip)).size;
+    const pages = truth.urls.length;
+    // Without leases it would be one ask a request, and a release: twice the pages, times 3/4.
+    expect(messages, `${messages} messages for ${pages} pages at ${addresses} addresses`).toBeLessThan(
+      pages * 0.1,
+    );
+    expect(messages).toBeGreaterThan(0);
   }, 180_000);
 
   it("holds the limit through a SIGKILL of the address's authority mid-crawl, with full coverage", async () => {
