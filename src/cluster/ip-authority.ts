@@ -60,6 +60,9 @@ export const IP_LEASE_TTL_MS = 5_000;
 /** How long an agent asking for slots waits at most before asking again, ms. */
 export const IP_POLL_MS = 100;
 
+/** Addresses with state at which a sweep first drops those with nothing left to remember. */
+const FIRST_SWEEP_AT = 1024;
+
 /** How long an asker not the authority in this agent's view waits before asking again, ms. */
 const NOT_AUTHORITY_WAIT_MS = 250;
 
@@ -114,6 +117,8 @@ export class IpAuthority {
   private takeovers: Takeover[] = [];
   /** Addresses handed over to another authority: nothing is granted there until then. */
   private readonly handedOff = new Map<string, number>();
+  /** The number of addresses with state at which the next sweep runs: twice what the last one kept. */
+  private sweepAt = FIRST_SWEEP_AT;
   private nextSlotId = 1;
 
   constructor(
@@ -261,6 +266,7 @@ export class IpAuthority {
       slots: new Map(),
       backOff: new ServerBackOff(IP_BACK_OFF, this.deps.random ?? Math.random),
     };
+    if (this.records.size >= this.sweepAt) this.sweep(now);
     this.records.set(ip, record);
     let from: string | undefined;
     for (const t of this.takeovers) {
@@ -292,6 +298,22 @@ export class IpAuthority {
       if (handOver.blockedForMs > 0) record.backOff.refused(now, handOver.blockedForMs);
     };
     this.deps.takeOver(from, ip).then(done, () => done(undefined));
+  }
+
+  /** Drops the addresses with nothing left to remember, so memory follows the addresses in use. */
+  private sweep(now: number): void {
+    for (const [ip, record] of this.records) {
+      this.expire(record, now);
+      const idle =
+        !record.lease &&
+        !record.awaitingHandOver &&
+        record.slots.size + record.remainders.size + record.users.size === 0 &&
+        now >= record.holdUntilMs &&
+        record.backOff.forgettable(now);
+      if (idle) this.records.delete(ip);
+    }
+    for (const [ip, untilMs] of this.handedOff) if (now >= untilMs) this.handedOff.delete(ip);
+    this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.records.size);
   }
 
   private isHandedOff(ip: string, now: number): boolean {

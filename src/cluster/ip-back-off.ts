@@ -38,6 +38,11 @@ export class ServerBackOff {
     return this.blockedUntil;
   }
 
+  /** True when nothing of it is left to remember at `nowMs`: not blocked, and quiet long enough to start over. */
+  forgettable(nowMs: number): boolean {
+    return nowMs >= this.blockedUntil && nowMs - this.lastIncidentAtMs > this.curve.quietMs;
+  }
+
   /**
    * The server refused a request at `nowMs`, asking to wait `retryAfterMs` (undefined: it did not
    * say); returns the end of the block.

@@ -211,3 +211,24 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   next.release("a", IP, [], 1);
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
+
+it("forgets addresses with nothing left to remember, keeping those in use and those backing off", () => {
+  const { clock, authority } = setUp();
+  const use = (ip: string) => {
+    authority.ask("a", ip, false);
+    authority.release("a", ip, [], 2); // returned at once: its remainder is released too
+  };
+  const address = (i: number) => `127.2.${Math.floor(i / 250)}.${1 + (i % 250)}`;
+  for (let i = 0; i < 1_100; i++) use(address(i));
+  authority.ask("b", "127.3.0.1", false); // in use: leased
+  authority.refused("b", "127.3.0.2", 600_000); // blocked
+  expect(authority.size).toBe(1_102);
+  // The first 1,100 are old news a lease's time later: the next sweep (at twice what the last kept)
+  // drops them.
+  clock.advance(OPTIONS.leaseTtlMs);
+  authority.ask("b", "127.3.0.1", true);
+  for (let i = 1_100; i < 2_100; i++) use(address(i));
+  expect(authority.size).toBeLessThan(1_100);
+  expect(authority.ask("c", "127.3.0.2", false).kind).toBe("wait");
+  expect(authority.inFlight("127.3.0.1")).toBe(OPTIONS.maxPerIp);
+});
