@@ -332,6 +332,8 @@ export async function assembleCluster(
       crawlEnd.forget(id);
       // A dead agent's claims on payloads would hold others' copies until their lease ran out.
       agent.forgetDigestClaims(id);
+      // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
+      ipAuthority.agentGone(id);
     },
     onOwnershipChanged: (before) => {
       const after = ownership.assignment;

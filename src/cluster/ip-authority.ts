@@ -142,6 +142,29 @@ export class IpAuthority {
   }
 
   /**
+   * Agent `id` left or was found dead: its requests ended with it (a killed process's connections close).
+   * What it was granted counts one lease's time more — the time an agent suspected wrongly takes to stop
+   * starting requests under its lease — and is forgotten then, instead of after a whole fetch's time.
+   */
+  agentGone(id: string): void {
+    const untilMs = this.deps.clock.now() + this.options.leaseTtlMs;
+    for (const record of this.records.values()) {
+      let held = record.remainders.get(id)?.count ?? 0;
+      if (record.lease?.holder === id) {
+        held += this.options.maxPerIp;
+        record.lease = undefined;
+      }
+      for (const [slotId, slot] of record.slots) {
+        if (slot.agent !== id) continue;
+        held++;
+        record.slots.delete(slotId);
+      }
+      if (held > 0) record.remainders.set(id, { count: held, untilMs });
+      record.users.delete(id);
+    }
+  }
+
+  /**
    * Another agent, now `ip`'s authority in its view, takes it over: this agent grants nothing there for
    * the grace, and answers what it granted that may still run.
    */

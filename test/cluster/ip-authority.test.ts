@@ -232,3 +232,21 @@ it("forgets addresses with nothing left to remember, keeping those in use and th
   expect(authority.ask("c", "127.3.0.2", false).kind).toBe("wait");
   expect(authority.inFlight("127.3.0.1")).toBe(OPTIONS.maxPerIp);
 });
+
+it("forgets a gone agent's lease and slots a lease's time after it is gone, not a fetch's time", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false); // leased to a
+  const other = "127.0.0.12";
+  authority.ask("a", other, false);
+  authority.release("a", other, [], 2);
+  const slot = authority.ask("b", other, false);
+  expect(slot.kind).toBe("slot");
+  authority.agentGone("a");
+  authority.agentGone("b");
+  // Their requests count a lease's time more, then nothing holds the addresses.
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  expect(authority.inFlight(other)).toBe(1);
+  clock.advance(OPTIONS.leaseTtlMs);
+  expect(authority.ask("c", IP, false).kind).toBe("lease");
+  expect(authority.ask("c", other, false).kind).toBe("lease");
+});
