@@ -10,6 +10,7 @@ import {
   DEFAULT_PARTITIONING,
   DEFAULT_RECOVERY_K,
   DEFAULT_TAKEOVER_DELAY_MS,
+  IP_LIMITS,
   PARTITIONINGS,
 } from "../cluster/index.js";
 import { DEDUP_MODES } from "../dedup/index.js";
@@ -315,6 +316,12 @@ export const AGENT_FLAGS = {
     help: "how URLs are spread over the agents: host (by their host's hash: one agent crawls each host) or url (by the URL's own hash: every agent crawls every host, each polite only on its own, and robots.txt is fetched by each; Cho and Garcia-Molina's URL-hash partitioning, for experiments: no hand-over or page recovery, so the membership must not change while crawling); every agent of a cluster must use the same: a newcomer that differs is refused",
     default: DEFAULT_PARTITIONING,
     choices: PARTITIONINGS,
+  },
+  "ip-limit": {
+    type: "string",
+    help: "whose requests --max-per-ip counts: this agent's (agent) or the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, and a 429 or 503 holds every agent's requests there); not the default yet: after a graceful leave or a crash, the addresses the gone agent was the authority of wait a lease's time, --fetch-timeout-ms and --suspect-after-ms before anything is granted there",
+    default: "agent",
+    choices: IP_LIMITS,
   },
   "warc-compression": {
     type: "string",

@@ -198,6 +198,7 @@ async function clusterOptions(flags: AgentFlags): Promise<ClusterOptions | undef
     recoveryK: flags["recovery-k"],
     batchUrls: flags["batch-urls"],
     partitioning: flags.partition,
+    ipLimit: flags["ip-limit"],
     takeoverDelayMs: flags["takeover-delay-ms"],
     joinTimeoutMs: flags["join-timeout-ms"],
     security,

@@ -170,7 +170,8 @@ export async function assembleCluster(
     },
     mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
     isCrawlComplete: () => late.parts?.crawlEnd.isCrawlComplete() ?? false,
-    ipLimiter: ipGate,
+    // Every agent answers as an authority; only `--ip-limit cluster` asks authorities.
+    ...(options.ipLimit === "cluster" ? { ipLimiter: ipGate } : {}),
     digests: {
       ownerOf: (digest) => ownership.ownerOfDigest(digest),
       check: async (peerId, questions, settlements) =>

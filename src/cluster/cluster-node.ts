@@ -11,6 +11,7 @@ import type { CrawlEnd } from "./crawl-end.js";
 import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
+import type { IpLimit } from "./ip-authority.js";
 import { KnownPeers, readKnownPeers } from "./known-peers.js";
 import type { Ownership, Partitioning } from "./ownership.js";
 import { resendUnacked, UNACKED_PEER } from "./unacked-urls.js";
@@ -52,6 +53,11 @@ export interface ClusterOptions {
    * @default 10000
    */
   readonly takeoverDelayMs?: number;
+  /**
+   * Whose requests `--max-per-ip` counts: this agent's, or the whole cluster's (each address's
+   * politeness kept by its authority: see ip-authority.ts). @default "agent"
+   */
+  readonly ipLimit?: IpLimit;
   /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */
   readonly replicasPerUnit?: number;
   /**

@@ -2,6 +2,12 @@ import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { IP_BACK_OFF, ServerBackOff } from "./ip-back-off.js";
 
+/** Whose requests `--max-per-ip` counts: each agent's own, or the whole cluster's. */
+export const IP_LIMITS = ["agent", "cluster"] as const;
+
+/** One of {@link IP_LIMITS}. */
+export type IpLimit = (typeof IP_LIMITS)[number];
+
 /** How an {@link IpAuthority} grants. */
 export interface IpAuthorityOptions {
   /** Requests at once to one address, cluster-wide (`--max-per-ip`). */

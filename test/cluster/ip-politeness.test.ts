@@ -17,7 +17,7 @@ const SHARED_WEB = { hosts: 40, pages: 2500, seed: 3, responseDelayMs: 5, ipGrou
  * The cluster-wide limit under test, and a short whole-fetch deadline: a slot whose release never comes
  * (its agent killed) lasts that long, and so does a crashed authority's grace.
  */
-const FLAGS = ["--max-per-ip", "2", "--fetch-timeout-ms", "4000"];
+const FLAGS = ["--ip-limit", "cluster", "--max-per-ip", "2", "--fetch-timeout-ms", "4000"];
 
 let fixture: WebFixture | undefined;
 
