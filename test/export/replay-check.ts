@@ -56,25 +56,36 @@ export function headingOf(payload: string): string | undefined {
   return /<h1>([^<&]+)<\/h1>/.exec(payload)?.[1];
 }
 
+/** A replay page still without its content this long is loaded again. */
+const RELOAD_AFTER_MS = 15_000;
+
 /**
  * Opens the capture of `line` through the replay server's embedding page and returns the text of the
  * replayed page's frame once it holds `expected` (ReplayWeb.page serves it at `…mp_/<url>`), or what
- * it held when `timeoutMs` ran out.
+ * it held when `timeoutMs` ran out (long: the first page waits for the service worker to install and
+ * load the package, which took over 30 s on CI with two test suites running at once).
  */
 export async function replayedText(
   context: BrowserContext,
   origin: string,
   line: IndexLine,
   expected: string,
-  timeoutMs = 30_000,
+  timeoutMs = 90_000,
 ): Promise<string> {
   const url = line.fields.url as string;
   const page: Page = await context.newPage();
   try {
     await page.goto(`${origin}/?url=${encodeURIComponent(url)}&ts=${line.timestamp}`);
     const deadline = Date.now() + timeoutMs;
+    // A page opened while the service worker was still installing may never get its frame: such a page
+    // is loaded again, as a reader would.
+    let reloadAt = Date.now() + RELOAD_AFTER_MS;
     let text = "";
     while (Date.now() < deadline) {
+      if (Date.now() >= reloadAt && !text.includes(expected)) {
+        reloadAt = Date.now() + RELOAD_AFTER_MS;
+        await page.reload().catch(() => {});
+      }
       const frame = page.frames().find((candidate) => candidate.url().endsWith(`mp_/${url}`));
       if (frame) {
         text = (await frame.textContent("body", { timeout: 1000 }).catch(() => null)) ?? "";

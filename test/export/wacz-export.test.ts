@@ -318,7 +318,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         const text = await replayedText(browser.context, server.origin, line as IndexLine, heading as string);
         expect(text, `${line?.fields.url} (${id})`).toContain(heading);
       }
-    }, 120_000);
+    }, 300_000);
 
     it("renders a revisit whose original another agent archived, with the original's content", async () => {
       const { revisit, original } = crossAgentRevisit();
@@ -326,7 +326,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       expect(heading).toBeDefined();
       const text = await replayedText(browser.context, server.origin, revisit, heading as string);
       expect(text, `${revisit.fields.url}, a revisit of ${original.fields.url}`).toContain(heading);
-    }, 60_000);
+    }, 120_000);
 
     it("renders the same revisit from the package with the compressed (ZipNum) index", async () => {
       const { revisit, original } = crossAgentRevisit();
@@ -339,7 +339,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       } finally {
         await zipnumServer.close();
       }
-    }, 60_000);
+    }, 120_000);
 
     it("sent no request off loopback, and read the package by ranges", () => {
       expect(browser.offLoopback).toEqual([]);
