@@ -53,6 +53,20 @@ export const LAB_CRAWL_FLAGS = {
   },
 } as const satisfies FlagSpecs;
 
+/**
+ * The `--response-ms` flag of an experiment whose test web answers each request after a delay:
+ * `defaultMs` by default.
+ */
+export function responseMsFlag(defaultMs: number, why: string) {
+  return {
+    type: "integer",
+    help: `how long the test web takes to answer each request, ${why}`,
+    default: defaultMs,
+    min: 0,
+    max: 1000,
+  } as const;
+}
+
 /** The values of {@link LAB_CRAWL_FLAGS}. */
 export type LabCrawlFlags = ParsedFlags<typeof LAB_CRAWL_FLAGS>;
 

@@ -245,7 +245,9 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
 
   it("gives the same totals through every agent after a leave, a join and a kill", async () => {
     fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 9, responseDelayMs: 5 });
-    const flags = [...SLOW, "--delay-ms", "20"];
+    // 4 hosts at a time, 10 requests a second each: the crawl lasts ~25 s, so agent-4 joins while hosts
+    // it takes over still have pages to fetch (at 20 ms a crawl could end before it started).
+    const flags = [...SLOW, "--delay-ms", "100"];
     const [one, two, three] = (await startCluster(fixture, 3, flags)) as [
       ClusterAgent,
       ClusterAgent,

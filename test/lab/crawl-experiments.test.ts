@@ -250,6 +250,9 @@ describe("ubicrawl experiment faults", { timeout: EXPERIMENT_TIMEOUT_MS }, () =>
       "3000",
       "--at",
       "20",
+      // A host's pages take time, so agent-4 joins while the hosts it takes over still have pages.
+      "--response-ms",
+      "20",
       "--data",
       data,
     ]);

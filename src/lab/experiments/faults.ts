@@ -6,7 +6,7 @@ import { readFetches } from "../../report/index.js";
 import { hostKey } from "../../url/index.js";
 import { type CrawlMetrics, round } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
-import { LAB_CRAWL_FLAGS, type LabCrawl, LabCrawls } from "../lab-crawls.js";
+import { LAB_CRAWL_FLAGS, type LabCrawl, LabCrawls, responseMsFlag } from "../lab-crawls.js";
 import { choiceList } from "../lists.js";
 import type { LocalClusterFault } from "../local-cluster.js";
 import { markdownTable } from "../report-writer.js";
@@ -112,6 +112,10 @@ const FAULTS_FLAGS = {
     min: 1,
     max: 90,
   },
+  "response-ms": responseMsFlag(
+    10,
+    "so that a host's pages take time (with none, an agent added at --at may start after the crawl's end)",
+  ),
   ...LAB_CRAWL_FLAGS,
 } as const satisfies FlagSpecs;
 
@@ -141,7 +145,7 @@ export const faultsExperiment: Experiment<typeof FAULTS_FLAGS> = {
   summary:
     "agents killed, restarted, added or cut off mid-crawl: pages lost and fetched twice, hosts left waiting",
   description: `Fault tolerance with real agents, which UbiCrawler's authors leave to be measured: in each
-scenario --agents agents crawl the test web as in the modes experiment (exchange mode, seeds of their own
+scenario --agents agents crawl the test web (each answer after --response-ms) as in the modes experiment (exchange mode, seeds of their own
 hosts) and, once --at percent of the crawl's requests are served, --faulty agents are SIGKILLed (the
 last ones started), restarted later on their data folders, added, or cut off from the others (their
 cluster traffic passes through fault proxies that then refuse it both ways). Failure detection:
@@ -153,7 +157,7 @@ with it: URLs sent count the others'.`,
   flags: FAULTS_FLAGS,
   async run(flags, context) {
     const names = choiceList("scenarios", flags.scenarios, SCENARIO_NAMES);
-    const crawls = await LabCrawls.open(flags, "faults");
+    const crawls = await LabCrawls.open(flags, "faults", { responseDelayMs: flags["response-ms"] });
     const afterRequests = Math.round((crawls.expectedRequests * flags.at) / 100);
     const hasher = await loadHasher64();
     const initial = Assignment.build(
@@ -195,6 +199,7 @@ with it: URLs sent count the others'.`,
       agents: flags.agents,
       "faulty agents": flags.faulty,
       "fault at": `${flags.at}% of the requests (${afterRequests})`,
+      "answer time of each request": `${flags["response-ms"]} ms`,
       ...crawls.description,
     });
   },

@@ -3,7 +3,7 @@ import { PARTITIONINGS, type Partitioning } from "../../cluster/index.js";
 import type { ServedRecorder } from "../../testweb/index.js";
 import { type CrawlMetrics, round } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Table } from "../experiment.js";
-import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
+import { LAB_CRAWL_FLAGS, LabCrawls, responseMsFlag } from "../lab-crawls.js";
 import { choiceList, integerList } from "../lists.js";
 import { linePlot } from "../plot.js";
 import { byAgentsTable } from "../report-writer.js";
@@ -27,13 +27,7 @@ const PARTITIONING_FLAGS = {
     default: "1,2,4,8",
     placeholder: "N,N,…",
   },
-  "response-ms": {
-    type: "integer",
-    help: "how long the test web takes to answer each request, so that requests to one host overlap when two agents send them",
-    default: 20,
-    min: 0,
-    max: 1000,
-  },
+  "response-ms": responseMsFlag(20, "so that requests to one host overlap when two agents send them"),
   ...LAB_CRAWL_FLAGS,
 } as const satisfies FlagSpecs;
 
