@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { zstdAvailable } from "../../src/storage/zstd.js";
+import { skipWithout } from "../support/tools.js";
 import { cliRecords, noZstdCli } from "../support/zstd-cli.js";
 import {
   agentDataDir,
@@ -30,8 +31,8 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
-  `--warc-compression zstd${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || skipWithout(noZstdCli))(
+  `--warc-compression zstd${noZlib ? ` (skipped: ${noZlib})` : ""}`,
   () => {
     it("crawls the whole web into .warc.zst files the zstd command reads: a request and a response per fetch", async () => {
       const result = await spawnAgent(fixture, AGENT).waitForExit(120_000);

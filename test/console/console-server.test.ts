@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
@@ -13,6 +12,7 @@ import { ErrorCode } from "../../src/errors.js";
 import { createClusterCertificates } from "../../src/security/index.js";
 import { inProcessAgentOptions } from "../agent/harness.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { opensslMissing, skipWithout } from "../support/tools.js";
 
 const TOKEN = "a-token-of-more-than-16-characters";
 
@@ -205,7 +205,7 @@ describe("the console server", () => {
     }
   });
 
-  describe.skipIf(!hasOpenssl())("with the cluster's mutual TLS", () => {
+  describe.skipIf(skipWithout(opensslMissing))("with the cluster's mutual TLS", () => {
     it("lets operator certificates in, refuses agent certificates and none, and keeps the probes open", async () => {
       const certs = await createClusterCertificates({ outDir: join(dir, "certs"), agents: ["a1"] });
       const agentFiles = certs.agents.get("a1");
@@ -256,13 +256,4 @@ function tlsGet(
     request.on("error", reject);
     request.end();
   });
-}
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WarcWriter } from "../../src/storage/index.js";
 import { UBICRAWL_BIN } from "../agent/harness.js";
+import { GNU_TIME, gnuTimeMissing, skipWithout } from "../support/tools.js";
 import { readZip } from "./wacz-check.js";
 
 /**
@@ -16,7 +16,6 @@ import { readZip } from "./wacz-check.js";
  * crawl.
  */
 
-const TIME = "/usr/bin/time";
 const PAGES_PER_AGENT = 14_000;
 /**
  * Issue 36 asks for under 200 MB. Measured: 128–144 MB on Node 20, 217 MB on Node 26 (beside the rest
@@ -62,7 +61,7 @@ function exportUnderTime(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string; maxRssKb: number }> {
   return new Promise((resolve) => {
-    const child = spawn(TIME, ["-f", "maxrss=%M", process.execPath, UBICRAWL_BIN, "export", ...args], {
+    const child = spawn(GNU_TIME, ["-f", "maxrss=%M", process.execPath, UBICRAWL_BIN, "export", ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -79,51 +78,44 @@ function exportUnderTime(
   });
 }
 
-const timeMissing = existsSync(TIME) ? undefined : `no ${TIME} (apt-get install time)`;
+describe.skipIf(skipWithout(gnuTimeMissing))("export of 42,000 pages in bounded memory", () => {
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "ubicrawl-export-memory-"));
+    for (const agent of ["mem-a", "mem-b", "mem-c"]) await writeAgentFolder(agent);
+  }, 180_000);
 
-describe.skipIf(timeMissing !== undefined)(
-  `export of 42,000 pages in bounded memory${timeMissing ? ` (skipped: ${timeMissing})` : ""}`,
-  () => {
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), "ubicrawl-export-memory-"));
-      for (const agent of ["mem-a", "mem-b", "mem-c"]) await writeAgentFolder(agent);
-    }, 180_000);
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 
-    afterAll(async () => {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
-
-    it("packages every record with a peak RSS under 200 MB", async () => {
-      const out = join(dir, "crawl.wacz");
-      const folders = ["mem-a", "mem-b", "mem-c"].map((agent) => join(dir, agent));
-      const warcFiles = (await Promise.all(folders.map((folder) => readdir(folder)))).flat();
-      expect(warcFiles.filter((name) => name.endsWith(".warc.gz")).length).toBeGreaterThan(3);
-      const result = await exportUnderTime(["--index", "zipnum", "--out", out, ...folders]);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toContain(`index: ${3 * PAGES_PER_AGENT} lines (zipnum)`);
-      expect(result.stdout).toContain(`pages: ${3 * PAGES_PER_AGENT} `);
-      expect((await stat(out)).size).toBeGreaterThan(3 * PAGES_PER_AGENT * 1000);
-      expect(result.maxRssKb).toBeLessThan(RSS_BOUND_KB);
-      // The compressed index: blocks of 3,000 lines, each found through index.idx, in order.
-      const packaged = await readZip(out);
-      const cdx = packaged.get("indexes/index.cdx.gz")?.bytes as Buffer;
-      const blocks = (packaged.get("indexes/index.idx")?.bytes.toString("utf8") ?? "")
-        .split("\n")
-        .filter((line) => line !== "" && !line.startsWith("!meta"));
-      expect(blocks).toHaveLength(Math.ceil((3 * PAGES_PER_AGENT) / 3000));
-      const lines: string[] = [];
-      for (const block of blocks) {
-        const where = JSON.parse(block.slice(block.indexOf(" {"))) as { offset: number; length: number };
-        const text = gunzipSync(cdx.subarray(where.offset, where.offset + where.length)).toString("utf8");
-        const blockLines = text.split("\n").filter((line) => line !== "");
-        expect(blockLines[0]?.startsWith(block.slice(0, block.indexOf(" {")))).toBe(true);
-        lines.push(...blockLines);
-      }
-      expect(lines).toHaveLength(3 * PAGES_PER_AGENT);
-      expect(lines).toEqual([...lines].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-      console.log(
-        `export of ${3 * PAGES_PER_AGENT} pages: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`,
-      );
-    }, 180_000);
-  },
-);
+  it("packages every record with a peak RSS under 200 MB", async () => {
+    const out = join(dir, "crawl.wacz");
+    const folders = ["mem-a", "mem-b", "mem-c"].map((agent) => join(dir, agent));
+    const warcFiles = (await Promise.all(folders.map((folder) => readdir(folder)))).flat();
+    expect(warcFiles.filter((name) => name.endsWith(".warc.gz")).length).toBeGreaterThan(3);
+    const result = await exportUnderTime(["--index", "zipnum", "--out", out, ...folders]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`index: ${3 * PAGES_PER_AGENT} lines (zipnum)`);
+    expect(result.stdout).toContain(`pages: ${3 * PAGES_PER_AGENT} `);
+    expect((await stat(out)).size).toBeGreaterThan(3 * PAGES_PER_AGENT * 1000);
+    expect(result.maxRssKb).toBeLessThan(RSS_BOUND_KB);
+    // The compressed index: blocks of 3,000 lines, each found through index.idx, in order.
+    const packaged = await readZip(out);
+    const cdx = packaged.get("indexes/index.cdx.gz")?.bytes as Buffer;
+    const blocks = (packaged.get("indexes/index.idx")?.bytes.toString("utf8") ?? "")
+      .split("\n")
+      .filter((line) => line !== "" && !line.startsWith("!meta"));
+    expect(blocks).toHaveLength(Math.ceil((3 * PAGES_PER_AGENT) / 3000));
+    const lines: string[] = [];
+    for (const block of blocks) {
+      const where = JSON.parse(block.slice(block.indexOf(" {"))) as { offset: number; length: number };
+      const text = gunzipSync(cdx.subarray(where.offset, where.offset + where.length)).toString("utf8");
+      const blockLines = text.split("\n").filter((line) => line !== "");
+      expect(blockLines[0]?.startsWith(block.slice(0, block.indexOf(" {")))).toBe(true);
+      lines.push(...blockLines);
+    }
+    expect(lines).toHaveLength(3 * PAGES_PER_AGENT);
+    expect(lines).toEqual([...lines].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    console.log(`export of ${3 * PAGES_PER_AGENT} pages: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`);
+  }, 180_000);
+});

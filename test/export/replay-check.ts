@@ -1,4 +1,5 @@
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "../support/chromium.js";
 import type { IndexLine } from "./wacz-check.js";
 
 /**
@@ -6,9 +7,6 @@ import type { IndexLine } from "./wacz-check.js";
  * playwright-core: no browser download), with every request the browser sends to the network recorded,
  * and any but loopback's refused.
  */
-
-/** Debian's chromium. */
-export const CHROMIUM = process.env.UBICRAWL_CHROMIUM ?? "/usr/bin/chromium";
 
 /** A browser whose requests off loopback are recorded and aborted. */
 export interface ReplayBrowser {
@@ -22,19 +20,10 @@ export interface ReplayBrowser {
 
 /** Launches Chromium with nothing of its own on the network, and names resolved to nothing but loopback. */
 export async function launchReplayBrowser(): Promise<ReplayBrowser> {
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-default-apps",
-      "--no-first-run",
-      "--no-sandbox",
-      // A name that escaped ReplayWeb.page's rewriting resolves to nothing rather than to the live web.
-      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    ],
-  });
+  const browser: Browser = await launchChromium([
+    // A name that escaped ReplayWeb.page's rewriting resolves to nothing rather than to the live web.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+  ]);
   const context = await browser.newContext();
   const requested: string[] = [];
   const offLoopback: string[] = [];

@@ -1,17 +1,11 @@
-import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listWarcFiles, readWarcRecords, runUbicrawl } from "../agent/harness.js";
+import { chromiumMissing, skipWithout } from "../support/tools.js";
 import { type CrawledCluster, crawlClusterWithDuplicates } from "./cluster-crawl.js";
-import {
-  CHROMIUM,
-  headingOf,
-  launchReplayBrowser,
-  type ReplayBrowser,
-  replayedText,
-} from "./replay-check.js";
+import { headingOf, launchReplayBrowser, type ReplayBrowser, replayedText } from "./replay-check.js";
 import { type ReplayServer, startReplayServer } from "./replay-server.js";
 import { type IndexLine, parseIndex, readZip, recordAt, sha256Of, type ZipEntryRead } from "./wacz-check.js";
 
@@ -268,12 +262,8 @@ describe("ubicrawl export's refusals", () => {
   });
 });
 
-const chromiumMissing = existsSync(CHROMIUM)
-  ? undefined
-  : `no browser at ${CHROMIUM} (apt-get install chromium)`;
-
-describe.skipIf(chromiumMissing !== undefined)(
-  `the package replayed in ReplayWeb.page in headless Chromium${chromiumMissing ? ` (skipped: ${chromiumMissing})` : ""}`,
+describe.skipIf(skipWithout(chromiumMissing))(
+  "the package replayed in ReplayWeb.page in headless Chromium",
   () => {
     let server: ReplayServer;
     let browser: ReplayBrowser;

@@ -17,6 +17,7 @@ import {
   waitFor,
 } from "../agent/harness.js";
 import { assignmentOf, type ClusterAgent, hostKeyOf, startClusterAgent } from "../cluster/cluster-harness.js";
+import { skipWithout } from "../support/tools.js";
 import { lastPagesOfEachHost } from "../support/unsynced-pages.js";
 import {
   type CutFile,
@@ -32,8 +33,8 @@ import {
  * complete, every page in some agent's WARC files, and only the victim's last fetches are repeated.
  */
 
-const unavailable = unsyncedFsUnavailable();
-if (unavailable) console.warn(`cluster power-cut test skipped: ${unavailable}`);
+/** The FUSE layer is missing here (said aloud; under CI=true, a failure). */
+const skip = skipWithout(unsyncedFsUnavailable());
 
 const SEED = Number(process.env.POWER_CUT_SEED ?? 0x5eed);
 const MAX_ACTIVE_HOSTS = 6;
@@ -59,7 +60,7 @@ let endedAtMs: number;
 let mount: UnsyncedMount | undefined;
 
 beforeAll(async () => {
-  if (unavailable) return;
+  if (skip) return;
   fixture = await startWebFixture({ hosts: 40, pages: 1500, seed: 13, responseDelayMs: 4 });
   truth = fixture.truth();
   trace = traceRequests(fixture.web.recorder);
@@ -108,7 +109,7 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-describe.skipIf(unavailable !== undefined)("a cluster agent whose power is cut mid-crawl", () => {
+describe.skipIf(skip)("a cluster agent whose power is cut mid-crawl", () => {
   it("lost what it had not synced, mid-crawl", () => {
     expect(cutCrawlData(cutFiles), JSON.stringify(cutFiles)).toBe(true);
     expect(requestsAtCut).toBeLessThan(truth.urls.length);

@@ -11,6 +11,7 @@ import { recoverWarcFile } from "../../src/storage/warc-recovery.js";
 import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
 import { zstdAvailable, zstdCompress, zstdDecompress } from "../../src/storage/zstd.js";
 import { buildZstdDictionary, dictionaryFrame } from "../../src/storage/zstd-dictionary.js";
+import { skipWithout } from "../support/tools.js";
 import { cliDictionary, cliRecords, noZstdCli, ZSTD_CLI, zstd } from "../support/zstd-cli.js";
 
 /**
@@ -73,8 +74,8 @@ async function zstFiles(): Promise<string[]> {
 // Compressed by Node's libzstd with the dictionary, decompressed by the zstd command's. (libzstd before
 // 1.5.5, Debian 12's 1.5.4 among them, will not compress with a dictionary whose literal table leaves
 // bytes out, as these do; every version reads what they compressed.)
-describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
-  `Zstandard dictionaries${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || skipWithout(noZstdCli))(
+  `Zstandard dictionaries${noZlib ? ` (skipped: ${noZlib})` : ""}`,
   () => {
     it("are loaded by libzstd and by the zstd command, and round-trip data, whatever the samples", async () => {
       const sampleSets: Buffer[][] = [
@@ -111,8 +112,8 @@ describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
   },
 );
 
-describe.skipIf(noZlib !== undefined || noZstdCli !== undefined)(
-  `WarcWriter with zstd${noZlib || noZstdCli ? ` (skipped: ${noZlib ?? noZstdCli})` : ""}`,
+describe.skipIf(noZlib !== undefined || skipWithout(noZstdCli))(
+  `WarcWriter with zstd${noZlib ? ` (skipped: ${noZlib})` : ""}`,
   () => {
     it.each([true, false])(
       "writes .warc.zst files, each with its dictionary first, that the zstd command and warcio read back (compressInWorker: %s)",

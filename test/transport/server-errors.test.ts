@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect as connectTcp } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +13,7 @@ import { waitFor } from "../agent/harness.js";
 import { identityIn } from "../security/tls-agents.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { recordingLogger } from "../support/recording-logger.js";
+import { opensslMissing, skipWithout } from "../support/tools.js";
 import { FakeHandlers } from "./helpers.js";
 
 /**
@@ -21,15 +21,6 @@ import { FakeHandlers } from "./helpers.js";
  * certificate's, and every connection it refuses before any request (with the peer's address, at a
  * rate a flood cannot turn into a full disk).
  */
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function thrown(run: () => unknown): UbiError {
   try {
@@ -114,7 +105,7 @@ describe("AgentServer.start", () => {
   });
 });
 
-describe.skipIf(!hasOpenssl())("with certificates", () => {
+describe.skipIf(skipWithout(opensslMissing))("with certificates", () => {
   let dir: string;
   let a1: MutualTlsTransport;
   let a2: MutualTlsTransport;

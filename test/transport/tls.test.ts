@@ -10,20 +10,12 @@ import {
   PeerClient,
   type TransportSecurity,
 } from "../../src/transport/index.js";
+import { opensslMissing, skipWithout } from "../support/tools.js";
 import { FakeHandlers, LOAD, member } from "./helpers.js";
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
-describe.skipIf(!hasOpenssl())("mutual TLS", () => {
+describe.skipIf(skipWithout(opensslMissing))("mutual TLS", () => {
   let dir: string;
   let server: MutualTlsTransport;
   let client: MutualTlsTransport;
