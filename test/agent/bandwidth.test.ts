@@ -18,7 +18,7 @@ import {
  */
 
 const KB = 1024;
-/** Low enough that the test web, even on a loaded machine, serves far faster (4 MB/s at the slowest seen). */
+/** Low enough that the test web, even on a loaded machine, serves faster. */
 const BOUND = 1024 * KB;
 
 let fixture: WebFixture;
@@ -59,8 +59,9 @@ describe("--max-bandwidth", () => {
   it("holds the crawl's downloads under the bound, within one page over any second, and uses most of it", async () => {
     const free = await crawl("free", []);
     const bounded = await crawl("bounded", ["--max-bandwidth", "1MB/s"]);
-    // The web is fast enough for the bound to bind.
-    expect(free.rate).toBeGreaterThan(2.5 * BOUND);
+    // The web is fast enough for the bound to bind (2.2 MB/s at the slowest seen, on a machine loaded
+    // by two suites at once).
+    expect(free.rate).toBeGreaterThan(1.5 * BOUND);
     // The same pages, none lost to the bound.
     const urls = (entries: readonly CrawlLogEntry[]) => entries.map((e) => e.url).sort();
     expect(urls(bounded.entries)).toEqual(urls(free.entries));
