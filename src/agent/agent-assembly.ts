@@ -42,10 +42,11 @@ import {
 import { hostKey, UrlFingerprinter } from "../url/index.js";
 import { type AgentOptions, productToken } from "./agent-options.js";
 import { CrawlDelayBound } from "./crawl-delay-bound.js";
+import type { Admission, CrawlRights } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
-import { type CrawlRights, CrossOver } from "./cross-over.js";
+import { CrossOver } from "./cross-over.js";
 import type { HostBlacklist } from "./host-blacklist.js";
-import { type Admission, HostVisitor, type HostVisitorDeps } from "./host-visitor.js";
+import { HostVisitor, type HostVisitorDeps } from "./host-visitor.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { refetchLostPages } from "./lost-pages.js";

@@ -44,9 +44,10 @@ import {
   type BlacklistRestore,
   describeRestore,
   NO_RESTORE,
+  type RestoredByMerge,
   withHost,
 } from "./blacklist-restore.js";
-import type { ClusterFacingAgent } from "./cluster-facing.js";
+import type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { CrossOver } from "./cross-over.js";
 import type { BlacklistEntry, BlacklistMerge, HostBlacklist } from "./host-blacklist.js";
@@ -73,11 +74,6 @@ type RuntimeSetting = keyof typeof RUNTIME_SETTINGS;
 /** Waits that a view change may end: a crashed owner's grace, a claim on a host being handed over. */
 const VIEW_DEPENDENT_WAITS: ReadonlySet<WaitReason> = new Set(["held", "hand-over"]);
 
-/** What a merge of blacklist entries gave back, when it took patterns off the list. */
-export interface RestoredByMerge {
-  readonly restore?: BlacklistRestore;
-}
-
 /** A crawling agent's local machinery, shared by the single-agent and the cluster modes. */
 export interface AgentParts {
   readonly options: AgentOptions;
@@ -87,12 +83,6 @@ export interface AgentParts {
   readonly scheduler: HostScheduler;
   readonly router: LinkRouter;
   readonly stats: CrawlStats;
-}
-
-/** An agent's durable store and the group commit every writer of it shares. */
-export interface AgentStorage {
-  readonly store: StateStore;
-  readonly committer: GroupCommit;
 }
 
 /** What {@link Agent.start} did with the seeds, each counted once. */

@@ -68,6 +68,11 @@ export interface BlacklistRemoval {
   readonly droppedBeforeKeeping: boolean;
 }
 
+/** What a merge of blacklist entries gave back, when it took patterns off the list. */
+export interface RestoredByMerge {
+  readonly restore?: BlacklistRestore;
+}
+
 /**
  * The operator's summary of a restore: how many URLs were queued again and where, and plainly what
  * could not be restored and why. `cap` is the per-host number of URLs kept aside at most.

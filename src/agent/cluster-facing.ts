@@ -1,10 +1,15 @@
 import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
 import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
-import type { QueuedUrl, UrlTraits } from "../storage/index.js";
-import type { AgentStorage, RestoredByMerge } from "./agent.js";
-import type { BlacklistRemoval } from "./blacklist-restore.js";
+import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/index.js";
+import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
+
+/** An agent's durable store and the group commit every writer of it shares. */
+export interface AgentStorage {
+  readonly store: StateStore;
+  readonly committer: GroupCommit;
+}
 
 /**
  * What the cluster layer may do with its agent: queue, hand over and wake hosts, answer page recovery,

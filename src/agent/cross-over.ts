@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import type { UrlTraits } from "../storage/index.js";
-import type { Admission } from "./host-visitor.js";
+import type { CrawlRights } from "./crawl-rights.js";
 
 /**
  * Cho and Garcia-Molina's cross-over mode (*Parallel Crawlers*, §3): an agent crawls its own hosts, and
@@ -37,16 +37,6 @@ export interface CrossOverDeps {
   readonly queue: (url: string, depth: number, host: string, traits: UrlTraits) => void;
   /** Called once a round of links is queued: commits them and wakes their hosts. */
   readonly adopted: () => void;
-}
-
-/** The ownership predicates a host visit asks, as the cluster answers them for the agent's own hosts. */
-export interface CrawlRights {
-  /** True while the agent owns `host` in its current view. */
-  readonly owns: (host: string) => boolean;
-  /** When the agent may begin crawling `host`: 0 for now, or a later time. */
-  readonly admit?: (host: string) => Admission | Promise<Admission>;
-  /** True while the agent may send `host` a request. */
-  readonly mayFetch?: (host: string) => boolean;
 }
 
 /** The cross-over mode's links to other agents' hosts, and the hosts this agent crossed into. */

@@ -10,6 +10,7 @@ import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { hostnameOf, originOf } from "../url/index.js";
 import type { CrawlDelayBound } from "./crawl-delay-bound.js";
 import { crawlDelaySkipLogEntry, failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
+import type { Admission } from "./crawl-rights.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
 import { HostPace } from "./host-pace.js";
@@ -94,9 +95,6 @@ export interface HostVisitorDeps {
   /** Continuous crawling (`--recrawl`): each page's history kept and its next visit planned. Absent: off. */
   readonly revisits?: PageRevisits;
 }
-
-/** Whether a host may be crawled now (0), or until when and why it waits. */
-export type Admission = 0 | { readonly untilMs: number; readonly reason: "held" | "hand-over" };
 
 /** In-memory, per-host facts of the current run. */
 interface HostRuntime {

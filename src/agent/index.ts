@@ -3,7 +3,7 @@
  * archive) and the narrow surface the cluster layer drives it through.
  */
 
-export { Agent, type AgentStorage, type RestoredByMerge } from "./agent.js";
+export { Agent } from "./agent.js";
 export { type ClusterHooks, QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
 export {
@@ -12,8 +12,10 @@ export {
   type BlacklistRestore,
   describeRestore,
   NO_RESTORE,
+  type RestoredByMerge,
 } from "./blacklist-restore.js";
-export type { ClusterFacingAgent } from "./cluster-facing.js";
+export type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
+export type { Admission } from "./crawl-rights.js";
 export {
   type CrawlCounters,
   CrawlStats,
@@ -22,6 +24,5 @@ export {
   type PeerTraffic,
 } from "./crawl-stats.js";
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
-export type { Admission } from "./host-visitor.js";
 export type { UrlExchange, UrlOwnership } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";
