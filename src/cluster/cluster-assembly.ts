@@ -8,7 +8,7 @@ import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index
 import { UrlFingerprinter } from "../url/index.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
-import type { ClusterNode, ClusterOptions } from "./cluster-node.js";
+import type { ClusterOptions } from "./cluster-options.js";
 import { ClusterService } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
@@ -83,7 +83,7 @@ export interface AssembledCluster {
  * Opens the agent with the cluster's hooks, starts its gRPC server, and wires the parts around it: the
  * failure detector and its heartbeats, ownership, the takeover grace, the URL exchange, hand-overs and
  * claims, partition stats, self-stabilization, termination detection, the blacklist gossip and the
- * service. Joins nothing and starts no crawl (see {@link ClusterNode.start}).
+ * service. Joins nothing and starts no crawl (`ClusterNode.start` does).
  */
 export async function assembleCluster(
   agentOptions: AgentOptions,

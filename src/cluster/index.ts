@@ -13,11 +13,11 @@ export {
 export {
   ClusterNode,
   type ClusterNodeDeps,
-  type ClusterOptions,
   DEFAULT_LEAVE_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_SUBMITS,
   type LeaveOutcome,
 } from "./cluster-node.js";
+export type { ClusterOptions } from "./cluster-options.js";
 export { ClusterService } from "./cluster-service.js";
 export { type ClusterTotals, clusterTotals } from "./cluster-totals.js";
 export { CrawlTenure } from "./crawl-tenure.js";
