@@ -41,6 +41,7 @@ export default defineConfig({
       "test/cluster/crawl-end.test.ts",
       "test/cluster/graceful-leave.test.ts",
       "test/cluster/heartbeat-sender.test.ts",
+      "test/cluster/last-known.test.ts",
       "test/cluster/partition-stats.test.ts",
       "test/cluster/view-stabilizer.test.ts",
       "test/agent/crawl-stats.test.ts",

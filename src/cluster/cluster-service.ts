@@ -42,10 +42,10 @@ import { controlCluster } from "./cluster-control.js";
 import type { CrawlEnd } from "./crawl-end.js";
 import { fromWireSettlements, toWireVerdict } from "./digest-wire.js";
 import type { HandOverDesk } from "./hand-over.js";
-import type { LastKnownFigures } from "./last-known.js";
+import { type LastKnownFigures, rememberedStats } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
-import { type PartitionStats, rememberedStats } from "./partition-stats.js";
+import type { PartitionStats } from "./partition-stats.js";
 import type { WorkLoad } from "./termination.js";
 import type { UrlExchange } from "./url-exchange.js";
 

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
+import type { MemberEntry } from "../failure-detector/index.js";
 import type { AgentStats, MemberFigures } from "../transport/index.js";
-import { highest, type LastKnown } from "./partition-stats.js";
+import { toWireMember } from "./members.js";
 import type { WorkLoad } from "./termination.js";
 
 /**
@@ -79,4 +80,100 @@ export class LastKnownFigures {
     }
     return entry;
   }
+}
+
+/**
+ * What an agent last knew of a member: its last full stats and its last heartbeat load, each with when,
+ * and the highest fetch totals the others gossiped of it.
+ */
+export interface LastKnown {
+  stats?: { readonly value: AgentStats; readonly atMs: number };
+  load?: { readonly value: WorkLoad; readonly atMs: number };
+  gossiped?: Omit<MemberFigures, "id">;
+}
+
+/**
+ * The stats row of a member that could not be asked (suspected, left, or not answering): its last
+ * known figures, with its status and their age; zero where nothing is known.
+ */
+export function rememberedStats(
+  member: MemberEntry,
+  known: LastKnown | undefined,
+  nowMs: number,
+): AgentStats {
+  const status = toWireMember(member, nowMs).status;
+  const latestMs = Math.max(known?.stats?.atMs ?? 0, known?.load?.atMs ?? 0);
+  const reportedMsAgo = latestMs === 0 ? 0 : Math.max(0, nowMs - latestMs);
+  const load = known?.load?.value;
+  // Counters only grow: the later of the two readings wins for the ones both have.
+  // The others' gossip too: an agent that joined after this one left heard its totals only so.
+  const gossiped = known?.gossiped;
+  const pagesFetched = Math.max(
+    known?.stats?.value.pagesFetched ?? 0,
+    load?.pagesFetched ?? 0,
+    gossiped?.pagesFetched ?? 0,
+  );
+  const bytesFetched = Math.max(known?.stats?.value.bytesFetched ?? 0, gossiped?.bytesFetched ?? 0);
+  const pagesRecovered = Math.max(known?.stats?.value.pagesRecovered ?? 0, gossiped?.pagesRecovered ?? 0);
+  const errors = highest(known?.stats?.value.errors ?? {}, gossiped?.errors ?? {});
+  const newerLoad = load !== undefined && (known?.load?.atMs ?? 0) >= (known?.stats?.atMs ?? 0);
+  if (known?.stats) {
+    const last = known.stats.value;
+    const queuedUrls = newerLoad ? (load?.queuedUrls ?? last.queuedUrls) : last.queuedUrls;
+    return {
+      ...last,
+      status,
+      reportedMsAgo,
+      pagesFetched,
+      bytesFetched,
+      pagesRecovered,
+      errors,
+      queuedUrls,
+      idle: false,
+      pagesPerSecond: 0,
+    };
+  }
+  return {
+    id: member.id,
+    address: member.address,
+    capacity: member.capacity,
+    replicas: 0,
+    circleShare: 0,
+    view: [],
+    hostsOwned: 0,
+    hostsKnown: 0,
+    hostsActive: 0,
+    hostsDone: 0,
+    pagesFetched,
+    bytesFetched,
+    queuedUrls: load?.queuedUrls ?? 0,
+    peers: [],
+    communicationOverhead: 0,
+    linksToOtherAgents: 0,
+    pagesRecovered,
+    errors,
+    pagesPerSecond: 0,
+    uptimeMs: 0,
+    idle: false,
+    paused: false,
+    hostsHeld: 0,
+    heldFor: [],
+    pagesFetchedThisRun: 0,
+    status,
+    reportedMsAgo,
+    waiting: [],
+    duplicates: 0,
+    duplicateBytes: 0,
+    digestMessages: 0,
+  };
+}
+
+/** Per class, the higher of two readings of counts that only grow. */
+export function highest(
+  a: Readonly<Record<string, number>>,
+  b: Readonly<Record<string, number>>,
+): Record<string, number> {
+  const result: Record<string, number> = { ...a };
+  for (const [name, count] of Object.entries(b)) result[name] = Math.max(result[name] ?? 0, count);
+  return result;
 }
