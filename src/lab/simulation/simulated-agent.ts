@@ -203,11 +203,11 @@ export class SimulatedAgent {
     return this.fetchedByHost.get(host) ?? [];
   }
 
-  /** A batch from `sender` arrived. */
-  receive(sender: SimulatedAgent, urls: readonly number[]): void {
+  /** A batch from another agent's exchange, `from`, arrived. */
+  receive(from: SimulatedExchange, urls: readonly number[]): void {
     // A receiver that is dead, or dies before it answers, resets the call: the sender tries again.
     const failed = () =>
-      this.world.events.after(this.world.timing.latencyMs, () => sender.exchange.failed(this.index, urls));
+      this.world.events.after(this.world.timing.latencyMs, () => from.failed(this.index, urls));
     if (!this.alive) {
       failed();
       return;
@@ -224,9 +224,7 @@ export class SimulatedAgent {
           } else if (this.accept(node)) fresh++;
         }
         this.startHosts();
-        this.world.events.after(this.world.timing.latencyMs, () =>
-          sender.exchange.acked(this.index, urls, fresh),
-        );
+        this.world.events.after(this.world.timing.latencyMs, () => from.acked(this.index, urls, fresh));
       },
       failed,
     );

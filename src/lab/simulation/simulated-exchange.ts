@@ -1,5 +1,6 @@
-import type { ScheduledEvent } from "./event-queue.js";
-import type { SimulatedAgent, SimulatedWorld } from "./simulated-agent.js";
+import type { FlushPolicy } from "../../cluster/index.js";
+import type { EventQueue, ScheduledEvent } from "./event-queue.js";
+import type { SimulationSettings, SimulationTiming } from "./parameters.js";
 
 /**
  * A simulated agent's side of the URL exchange: a buffer per destination agent, sent as a batch when
@@ -9,6 +10,37 @@ import type { SimulatedAgent, SimulatedWorld } from "./simulated-agent.js";
  * again (200 ms, doubling, at most 5 s) until the agent's view says the receiver is dead, and then goes
  * to the new owners.
  */
+
+/** What a {@link SimulatedExchange} asks of the agent it belongs to. */
+export interface ExchangeOwner {
+  /** Started and not killed. */
+  readonly alive: boolean;
+  /** Nothing to fetch: what the flush policy calls the agent's idleness. */
+  readonly crawlIdle: boolean;
+  /** True while `peer` is alive in the agent's view. */
+  sees(peer: number): boolean;
+  /** Routes `node` again, as a URL given back. */
+  reroute(node: number): void;
+}
+
+/** An agent a batch goes to: it answers the sending exchange, {@link SimulatedExchange.acked} or `failed`. */
+export interface ExchangeReceiver {
+  receive(from: SimulatedExchange, urls: readonly number[]): void;
+}
+
+/** What a {@link SimulatedExchange} reaches beyond its agent. */
+export interface ExchangeWorld {
+  /** The simulated time. */
+  readonly events: EventQueue;
+  readonly settings: Pick<SimulationSettings, "batchUrls" | "retryMinMs">;
+  readonly timing: Pick<SimulationTiming, "latencyMs">;
+  /** When a buffer to another agent goes (the real agents' policy). */
+  readonly policy: FlushPolicy;
+  /** The agent of an index. */
+  agent(index: number): ExchangeReceiver;
+  /** Agent `index`'s queued URLs in its last heartbeat (0 when it was idle); undefined before any. */
+  reportedQueued(index: number): number | undefined;
+}
 
 interface Outbox {
   urls: number[];
@@ -34,8 +66,8 @@ export class SimulatedExchange {
   private inFlight = 0;
 
   constructor(
-    private readonly owner: SimulatedAgent,
-    private readonly world: SimulatedWorld,
+    private readonly owner: ExchangeOwner,
+    private readonly world: ExchangeWorld,
   ) {}
 
   /** Nothing buffered, nothing on its way. */
@@ -155,7 +187,7 @@ export class SimulatedExchange {
 
   private deliver(peer: number, urls: readonly number[]): void {
     const receiver = this.world.agent(peer);
-    this.world.events.after(this.world.timing.latencyMs, () => receiver.receive(this.owner, urls));
+    this.world.events.after(this.world.timing.latencyMs, () => receiver.receive(this, urls));
   }
 
   private outboxOf(peer: number): Outbox {
