@@ -12,6 +12,5 @@ export {
 export { DEFAULT_DIAGNOSE_TIMEOUT_MS, diagnoseTls, type TlsDiagnosis } from "./diagnose-tls.js";
 export { type CertificateFiles, certificateFilesOf } from "./issue-certificate.js";
 export { DEFAULT_OPENSSL } from "./openssl.js";
-export { type CertificateRole, certificateRole } from "./roles.js";
 export { DEFAULT_CERT_HOSTS, subjectAltNames } from "./subject-alt-names.js";
 export { KEY_FILE_MODE } from "./work-dir.js";

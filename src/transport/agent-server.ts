@@ -19,8 +19,8 @@ import {
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { certificateRole } from "../security/roles.js";
 import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
+import { certificateRole } from "./certificate-roles.js";
 import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
 import type { AgentServiceHandlers, Sequenced } from "./messages.js";

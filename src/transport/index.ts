@@ -2,6 +2,7 @@
 
 export { formatHostPort, type HostPort, parseHostPort } from "./address.js";
 export { AgentServer, type AgentServerDependencies, type AgentServerOptions } from "./agent-server.js";
+export { type CertificateRole, certificateRole } from "./certificate-roles.js";
 export {
   AGENT_ID_PATTERN,
   DEFAULT_MAX_MESSAGE_BYTES,
