@@ -62,7 +62,7 @@ export async function withConfigFile(argv, cwd = process.cwd()) {
   if (path === undefined) return [...argv];
   const [{ readConfigFile }, { AGENT_FLAGS }] = await Promise.all([
     import(new URL("../dist/cli/config-file.js", import.meta.url).href),
-    import(new URL("../dist/cli/agent-flags.js", import.meta.url).href),
+    import(new URL("../dist/flags/agent-flags.js", import.meta.url).href),
   ]);
   const fromFile = await readConfigFile(resolve(cwd, path), AGENT_FLAGS);
   const added = [];

@@ -16,15 +16,14 @@ import {
 } from "../cluster/index.js";
 import { AgentConsole, type ConsoleServerOptions } from "../console/index.js";
 import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
+import { AGENT_DESCRIPTION, AGENT_FLAGS, AGENT_USAGE, formatHelp } from "../flags/index.js";
 import { createLogger, type Logger } from "../logging/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { corruptStateError, isCorruption } from "../storage/index.js";
-import { AGENT_DESCRIPTION, AGENT_FLAGS, AGENT_USAGE } from "./agent-flags.js";
 import { type AgentSettings, agentSettings, loggingSettings } from "./agent-settings.js";
 import { formatConfig, parseFlagsWithConfig } from "./config-file.js";
 import { nothingFetched, startNotice } from "./crawl-outcome.js";
-import { formatHelp } from "./flags.js";
 
 /**
  * `ubicrawl agent`: runs an agent until done or signalled. A bad flag throws (the CLI says why in one

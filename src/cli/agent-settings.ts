@@ -9,11 +9,10 @@ import {
 } from "../console/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { NetPolicy, readCaFiles, trustedCertificates } from "../fetching/index.js";
+import type { AGENT_FLAGS, ParsedFlags } from "../flags/index.js";
 import type { LogFormat, Logger, LogLevel } from "../logging/index.js";
 import { INSECURE, parseHostPort, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
-import type { AGENT_FLAGS } from "./agent-flags.js";
-import type { ParsedFlags } from "./flags.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
 /** The parsed flags of `ubicrawl agent`. */

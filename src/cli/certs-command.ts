@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { createClusterCertificates, DEFAULT_CERT_HOSTS } from "../security/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 
 const CERTS_FLAGS = {
   out: {

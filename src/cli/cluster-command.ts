@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { type AgentFlagValues, AgentProcess, testWebAgentFlags } from "../launch/index.js";
 import type { LogRecord } from "../logging/index.js";
 import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.js";
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
 import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { formatStats } from "./stats-command.js";
 
 const CLUSTER_FLAGS = {

@@ -1,9 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ErrorCode, UbiError } from "../errors.js";
-import { parseByteRate } from "./byte-rate.js";
-import { parseDuration } from "./duration.js";
-import { type FlagSpecs, type ParsedFlags, parseFlags, parseNumber } from "./flags.js";
+import {
+  type FlagSpecs,
+  type ParsedFlags,
+  parseByteRate,
+  parseDuration,
+  parseFlags,
+  parseNumber,
+} from "../flags/index.js";
 
 /** Flags that steer the reading of a config file and cannot be set in one. */
 const NOT_IN_FILES = new Set(["config", "print-config", "help"]);

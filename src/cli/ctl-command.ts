@@ -1,11 +1,11 @@
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import {
   type AgentControlOutcome,
   type ControlRequest,
   PeerClient,
   type TransportSecurity,
 } from "../transport/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 

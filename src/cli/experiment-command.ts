@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, formatNameList, parseFlags } from "../flags/index.js";
 import {
   balanceExperiment,
   bandwidthExperiment,
@@ -13,7 +14,6 @@ import {
   scalingExperiment,
   writeReport,
 } from "../lab/index.js";
-import { type FlagSpecs, formatHelp, formatNameList, parseFlags } from "./flags.js";
 
 /**
  * The experiments. Each is typed by its own flags; here they are run with flags parsed from those very

@@ -1,6 +1,6 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { exportWacz, INDEX_FORMATS, WACZ_VERSION, ZIPNUM_FROM_LINES } from "../export/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { packageVersion } from "./package-version.js";
 import { readSeeds } from "./seeds.js";
 

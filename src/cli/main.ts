@@ -1,5 +1,5 @@
 import { isUbiError } from "../errors.js";
-import { formatNameList } from "./flags.js";
+import { formatNameList } from "../flags/index.js";
 import { packageVersion } from "./package-version.js";
 
 /** A subcommand: gets its arguments, returns the process exit code. */

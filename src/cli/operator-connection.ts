@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import type { FlagSpecs } from "../flags/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { INSECURE, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
-import type { FlagSpecs } from "./flags.js";
 
 /** How an operator's command (`stats`, `ctl`) reaches an agent's `Admin` service. */
 export const OPERATOR_CONNECTION_FLAGS = {

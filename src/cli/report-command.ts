@@ -1,6 +1,6 @@
 import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { formatReport, measureAgentDirs, readTruthFile } from "../report/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 
 const REPORT_FLAGS = {
   truth: {

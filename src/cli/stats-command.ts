@@ -1,8 +1,8 @@
 import { formatBytes } from "../agent/progress.js";
 import { clusterTotals } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { type AgentStats, PeerClient } from "../transport/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 
 const STATS_FLAGS = {

@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
+import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import {
   computeTruth,
   createTestWebCertificates,
@@ -9,7 +10,6 @@ import {
   TEST_WEB_CA_FILE,
   TEST_WEB_SCHEMES,
 } from "../testweb/index.js";
-import { type FlagSpecs, formatHelp, parseFlags } from "./flags.js";
 
 const TESTWEB_FLAGS = {
   seed: { type: "integer", help: "seed of the generated web", default: 1, min: 0 },

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from "vega-lite";
-import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
+import type { FlagSpecs, ParsedFlags } from "../flags/index.js";
 
 /**
  * The crawl laboratory's shape: an experiment reproduces a measurement of the papers ubicrawl comes from

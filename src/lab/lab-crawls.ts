@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FlagSpecs, ParsedFlags } from "../cli/flags.js";
+import type { FlagSpecs, ParsedFlags } from "../flags/index.js";
 import { loadHasher64 } from "../hashing/index.js";
 import type { AgentFlagValues } from "../launch/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb, type TestWebOptions } from "../testweb/index.js";

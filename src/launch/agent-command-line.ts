@@ -1,5 +1,4 @@
-import { AGENT_FLAGS } from "../cli/agent-flags.js";
-import type { FlagSpec } from "../cli/flags.js";
+import { AGENT_FLAGS, type FlagSpec } from "../flags/index.js";
 
 /** The value a flag of type `S` is given on a command line. */
 type FlagValue<S extends FlagSpec> = S extends { type: "strings" }

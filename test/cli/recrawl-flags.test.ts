@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_FLAGS } from "../../src/cli/agent-flags.js";
 import { parseFlagsWithConfig } from "../../src/cli/config-file.js";
-import { parseDuration } from "../../src/cli/duration.js";
-import { parseFlags } from "../../src/cli/flags.js";
+import { AGENT_FLAGS } from "../../src/flags/agent-flags.js";
+import { parseDuration } from "../../src/flags/duration.js";
+import { parseFlags } from "../../src/flags/flag-parser.js";
 import { runUbicrawl } from "../agent/harness.js";
 
 describe("durations (the ms package)", () => {

@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { AGENT_FLAGS } from "../../src/cli/agent-flags.js";
-import { type ParsedFlags, parseFlags } from "../../src/cli/flags.js";
+import { AGENT_FLAGS } from "../../src/flags/agent-flags.js";
+import { type ParsedFlags, parseFlags } from "../../src/flags/flag-parser.js";
 import { REPO_ROOT } from "../agent/harness.js";
 
 export const DEPLOY_DIR = join(REPO_ROOT, "deploy");

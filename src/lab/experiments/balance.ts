@@ -1,4 +1,4 @@
-import type { FlagSpecs } from "../../cli/flags.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import {
   type AgentSpec,
   Assignment,

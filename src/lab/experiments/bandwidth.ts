@@ -1,7 +1,5 @@
-import { MIN_MAX_BANDWIDTH } from "../../cli/agent-flags.js";
-import { parseByteRate } from "../../cli/byte-rate.js";
-import type { FlagSpecs } from "../../cli/flags.js";
 import { ErrorCode, UbiError } from "../../errors.js";
+import { type FlagSpecs, MIN_MAX_BANDWIDTH, parseByteRate } from "../../flags/index.js";
 import type { AgentFlagValues } from "../../launch/index.js";
 import { readFetches } from "../../report/index.js";
 import { round } from "../crawl-metrics.js";

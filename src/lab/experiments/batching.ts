@@ -1,4 +1,4 @@
-import type { FlagSpecs } from "../../cli/flags.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import { MAX_URLS_PER_BATCH } from "../../transport/index.js";
 import { type CrawlMetrics, round } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";

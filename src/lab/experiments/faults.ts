@@ -1,5 +1,5 @@
-import type { FlagSpecs } from "../../cli/flags.js";
 import { DEFAULT_RECOVERY_K } from "../../cluster/index.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import { Assignment, loadHasher64 } from "../../hashing/index.js";
 import type { AgentFlagValues } from "../../launch/index.js";
 import { readFetches } from "../../report/index.js";

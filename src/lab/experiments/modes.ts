@@ -1,5 +1,5 @@
 import { LINK_MODES, type LinkMode } from "../../agent/link-router.js";
-import type { FlagSpecs } from "../../cli/flags.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import { type CrawlMetrics, EARLY_SHARE, round, TOP_SHARE } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";

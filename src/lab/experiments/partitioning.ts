@@ -1,5 +1,5 @@
-import type { FlagSpecs } from "../../cli/flags.js";
 import { PARTITIONINGS, type Partitioning } from "../../cluster/index.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import type { ServedRecorder } from "../../testweb/index.js";
 import { type CrawlMetrics, round } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Table } from "../experiment.js";

@@ -1,5 +1,5 @@
 import { writeFile } from "node:fs/promises";
-import type { FlagSpecs } from "../../cli/flags.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import { computeTruth } from "../../testweb/index.js";
 import { type CrawlMetrics, round, truthLimits } from "../crawl-metrics.js";
 import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experiment.js";

@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import type { FlagSpecs } from "../../cli/flags.js";
+import type { FlagSpecs } from "../../flags/index.js";
 import { Assignment, loadHasher64 } from "../../hashing/index.js";
 import { FAST_FAILURE_DETECTION } from "../../launch/index.js";
 import { buildModel, computeTruth, type LinkGraph } from "../../testweb/index.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_FLAGS, MIN_MAX_BANDWIDTH } from "../../src/cli/agent-flags.js";
-import { formatByteRate, parseByteRate } from "../../src/cli/byte-rate.js";
-import { formatHelp, parseFlags } from "../../src/cli/flags.js";
 import { ErrorCode } from "../../src/errors.js";
+import { AGENT_FLAGS, MIN_MAX_BANDWIDTH } from "../../src/flags/agent-flags.js";
+import { formatByteRate, parseByteRate } from "../../src/flags/byte-rate.js";
+import { formatHelp, parseFlags } from "../../src/flags/flag-parser.js";
 
 const EXAMPLES = "5MB/s, 512k, 2MiB, 10Mbit/s or 250000 (bytes per second)";
 

@@ -20,7 +20,7 @@ import { DEFAULT_LOG_LEVEL, LOG_FORMATS, LOG_LEVELS } from "../logging/index.js"
 import { RECRAWL_MODES } from "../recrawl/index.js";
 import { WARC_COMPRESSIONS, ZSTD_NODE_VERSION } from "../storage/index.js";
 import { MAX_URLS_PER_BATCH } from "../transport/index.js";
-import type { FlagSpecs } from "./flags.js";
+import type { FlagSpecs } from "./flag-parser.js";
 
 /**
  * The least `--max-bandwidth` taken, in bytes per second (1 KB/s): a bound under it is surely a
