@@ -27,6 +27,7 @@ const TIMEOUT_MS = { wider: 12 * 60_000, subset: 8 * 60_000 };
 
 /** The fast subset: the unit tier (vitest.config.ts) and a few process tests. */
 const SUBSET = [
+  "test/core",
   "test/hashing",
   "test/url",
   "test/frontier",

@@ -3,6 +3,8 @@
  * this interface, so tests substitute fake timers and the laboratory can run on virtual time.
  */
 
+import { watchAbort } from "./abort-watch.js";
+
 /** A handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = { readonly __timer: unique symbol } | object;
 
@@ -36,15 +38,16 @@ export function sleep(clock: Clock, delayMs: number, signal?: AbortSignal): Prom
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
-      clock.clearTimeout(handle);
-      reject(signal?.reason);
-    };
     const handle = clock.setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      unwatch?.();
       resolve();
     }, delayMs);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const unwatch =
+      signal &&
+      watchAbort(signal, () => {
+        clock.clearTimeout(handle);
+        reject(signal.reason);
+      });
   });
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Dispatcher } from "undici";
+import { watchAbort } from "../abort-watch.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { DecodedSizeWatch } from "./decode.js";
@@ -32,7 +33,7 @@ const HEADERS = 2;
  * The undici dispatch handler of one fetch: collects status, raw headers and body chunks up to the cap
  * (a compressed body's decoded size included), and enforces the whole-fetch deadline, the minimum
  * transfer rate and the caller's abort signal. One object per fetch, no closures but the timer
- * callbacks; it also serves as the signal's event listener (`handleEvent`).
+ * callbacks and the signal's watch.
  */
 export class FetchHandler implements Dispatcher.DispatchHandler {
   status = 0;
@@ -57,24 +58,21 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
   /** Wire bytes when the current rate window began. */
   #windowStartBytes = 0;
   #decodedWatch: DecodedSizeWatch | undefined;
+  /** Stops watching the caller's signal. */
+  #unwatch: (() => void) | undefined;
 
   constructor(
     readonly url: string,
     private readonly limits: FetchLimits,
     private readonly clock: Clock,
-    private readonly signal: AbortSignal | undefined,
+    signal: AbortSignal | undefined,
   ) {
     this.promise = new Promise<FetchHandler>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
     this.#timer = clock.setTimeout(this.#onDeadline, limits.totalTimeoutMs);
-    signal?.addEventListener("abort", this, { once: true });
-  }
-
-  /** The caller's signal fired. */
-  handleEvent(): void {
-    this.#fail(this.signal?.reason, false, true);
+    this.#unwatch = signal && watchAbort(signal, () => this.#fail(signal.reason, false, true));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -216,7 +214,7 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     if (this.#timer !== undefined) this.clock.clearTimeout(this.#timer);
     if (this.#rateTimer !== undefined) this.clock.clearTimeout(this.#rateTimer);
     this.#decodedWatch?.close();
-    this.signal?.removeEventListener("abort", this);
+    this.#unwatch?.();
   }
 }
 

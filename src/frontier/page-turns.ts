@@ -1,3 +1,4 @@
+import { watchAbort } from "../abort-watch.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { queueClass } from "./ready-hosts.js";
 
@@ -56,23 +57,24 @@ export class PageTurns {
       const k = queueClass(queued);
       for (let i = this.classes.length; i <= k; i++) this.classes.push([]);
       const queue = this.classes[k] as Waiter[];
-      const onAbort = () => {
-        const index = queue.indexOf(waiter);
-        if (index >= 0) {
-          queue.splice(index, 1);
-          this.waiters--;
-        }
-        reject(signal?.reason);
-      };
+      const unwatch =
+        signal &&
+        watchAbort(signal, () => {
+          const index = queue.indexOf(waiter);
+          if (index >= 0) {
+            queue.splice(index, 1);
+            this.waiters--;
+          }
+          reject(signal.reason);
+        });
       const waiter: Waiter = {
         grant: () => {
-          signal?.removeEventListener("abort", onAbort);
+          unwatch?.();
           resolve();
         },
       };
       queue.push(waiter);
       this.waiters++;
-      signal?.addEventListener("abort", onAbort, { once: true });
     });
     return this.releaser();
   }

@@ -1,0 +1,41 @@
+import { getEventListeners } from "node:events";
+import { describe, expect, it } from "vitest";
+import { watchAbort } from "../../src/abort-watch.js";
+import { sleep, systemClock } from "../../src/clock.js";
+
+describe("watchAbort", () => {
+  it("calls each callback still watching once at the abort, through one listener on the signal", () => {
+    const controller = new AbortController();
+    const called: number[] = [];
+    const unwatches = Array.from({ length: 1000 }, (_, i) =>
+      watchAbort(controller.signal, () => called.push(i)),
+    );
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    for (let i = 0; i < 1000; i += 2) unwatches[i]?.();
+    unwatches[0]?.(); // a second call does nothing
+    controller.abort();
+    controller.abort();
+    expect(called).toEqual(Array.from({ length: 500 }, (_, i) => 2 * i + 1));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("keeps the signals apart", () => {
+    const [a, b] = [new AbortController(), new AbortController()];
+    const called: string[] = [];
+    watchAbort(a.signal, () => called.push("a"));
+    watchAbort(b.signal, () => called.push("b"));
+    b.abort();
+    expect(called).toEqual(["b"]);
+    a.abort();
+    expect(called).toEqual(["b", "a"]);
+  });
+
+  it("lets sleep end early on the signal, and on time without it, watching no more after", async () => {
+    const controller = new AbortController();
+    await sleep(systemClock, 1, controller.signal);
+    const asleep = sleep(systemClock, 60_000, controller.signal);
+    controller.abort(new Error("stopped"));
+    await expect(asleep).rejects.toThrow("stopped");
+    await expect(sleep(systemClock, 1, controller.signal)).rejects.toThrow("stopped");
+  });
+});
