@@ -42,6 +42,7 @@ const FLAGS = {
   hosts: { type: "integer", help: "hosts of the test web", default: 100, min: 2, max: 5000 },
   pages: { type: "integer", help: "pages of the test web (about)", default: 6000, min: 10, max: 1_000_000 },
   "max-active-hosts": { type: "integer", help: "hosts each agent visits at once", default: 16, min: 1 },
+  "delay-ms": { type: "integer", help: "agents' --delay-ms (politeness delay per host)", default: 0, min: 0 },
   "heartbeat-ms": {
     type: "integer",
     help: "failure detector heartbeat of the agents",
@@ -306,7 +307,7 @@ class Cluster {
     if (!this.options.has(id)) this.options.set(id, { seeds });
     const child = startAgentProcess(id, [
       ...["--data", join(this.dir, id)],
-      ...benchAgentFlags(this.files.hostsFile, flags["max-active-hosts"]),
+      ...benchAgentFlags(this.files.hostsFile, flags["max-active-hosts"], { "delay-ms": flags["delay-ms"] }),
       ...[
         "--listen",
         "127.0.0.1:0",
@@ -537,7 +538,7 @@ function printReport() {
   const headers = ["scenario", "run", "seed", "coverage", "overlap", "twice+", "refetches", "max fail", "s"];
   const lines = [
     `ubicrawl bench/membership: test web ${web.hosts} hosts / ${web.truthUrls} truth URLs, --max-active-hosts ` +
-      `${flags["max-active-hosts"]}, heartbeat ${flags["heartbeat-ms"]} ms, suspicion after ${flags["suspect-after-ms"]} ms, ` +
+      `${flags["max-active-hosts"]}, --delay-ms ${flags["delay-ms"]}, heartbeat ${flags["heartbeat-ms"]} ms, suspicion after ${flags["suspect-after-ms"]} ms, ` +
       `seed ${seed}; load average ${machine.loadBefore.join(" ")} before, ${machine.loadAfter.join(" ")} after, ${machine.cpus} CPUs`,
     "",
     formatTable([...headers, "exit codes", "detail"], rows),

@@ -26,7 +26,9 @@ describe("bench/membership.mjs", () => {
     const { stdout } = await run(process.execPath, [
       MEMBERSHIP,
       ...["--scenario", "join-early", "--runs", "1", "--seed", "3", "--timeout-s", "40"],
-      ...["--hosts", "12", "--pages", "600", "--max-active-hosts", "2", "--json"],
+      // 2 hosts at a time, 50 requests a second each: the crawl outlasts the joins (at delay 0 the
+      // first agent finished the web and exited before the second joined).
+      ...["--hosts", "12", "--pages", "600", "--max-active-hosts", "2", "--delay-ms", "20", "--json"],
     ]);
     const document = JSON.parse(stdout) as {
       seed: number;

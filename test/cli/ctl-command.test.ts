@@ -206,7 +206,10 @@ describe("ubicrawl ctl", () => {
 
   it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
     fixture = await startWebFixture(STEERABLE);
-    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
+    // 10 requests a second a host: the crawl (~15 s) outlasts the join and the commands (at 20 ms an
+    // agent could finish its part and exit before it was asked for its list).
+    const slower = ["--delay-ms", "100"];
+    const agents = await startCluster(fixture, 2, slower);
     const [first, second] = agents as [ClusterAgent, ClusterAgent];
     await waitFor(
       () => fixture !== undefined && fixture.web.recorder.totalServed > 100,
@@ -223,7 +226,7 @@ describe("ubicrawl ctl", () => {
     const third = await startClusterAgent(fixture, {
       id: "agent-3",
       join: [first.address],
-      flags: AGENT_FLAGS,
+      flags: slower,
     });
     expect(await listOf(third)).toBe(`${third.address}: blacklist: ${host}`);
     // The others saw it join.
