@@ -1,12 +1,13 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The suite in two tiers, run one after the other by `npm test`:
+ * The suite in tiers, run one after the other by `npm test`:
  * - **unit**: the folders whose tests run in this process only (no agent process, no CLI), in
  *   parallel — `npm run test:unit` for quick feedback;
- * - **system**: everything else — real agents as real processes, clusters, the CLI, experiments and
- *   benches — one file at a time: they crawl at full speed and time their crawls, and on a 2-CPU
- *   machine two of them at once make each other's timing dishonest.
+ * - **system**: real agents as real processes, clusters, the CLI, experiments, two files at a time
+ *   (they crawl at full speed, so two already fill two CPUs; one at a time took 31 min);
+ * - **timed**: the system tests that measure time, rates or memory (gaps between requests, a bandwidth
+ *   bound, a rejoin, benches' figures), one file at a time, alone on the machine.
  */
 const UNIT_FOLDERS = [
   "core",
@@ -22,6 +23,21 @@ const UNIT_FOLDERS = [
   "transport",
   "url",
 ].map((folder) => `test/${folder}/**/*.test.ts`);
+
+/** System tests whose figures a second test file at the same time would distort. */
+const TIMED = [
+  "test/agent/bandwidth.test.ts",
+  "test/agent/crawl-delay-bound.test.ts",
+  "test/agent/crawl-delay.test.ts",
+  "test/agent/page-turns.test.ts",
+  "test/agent/politeness.test.ts",
+  "test/bench/**/*.test.ts",
+  "test/deploy/rejoin.test.ts",
+  "test/export/export-memory.test.ts",
+  "test/hostile/slow-and-big.test.ts",
+  "test/lab/balance-experiment.test.ts",
+  "test/lab/timed-experiments.test.ts",
+];
 
 export default defineConfig({
   test: {
@@ -39,10 +55,15 @@ export default defineConfig({
         test: {
           name: "system",
           include: ["test/**/*.test.ts"],
-          exclude: UNIT_FOLDERS,
-          fileParallelism: false,
+          exclude: [...UNIT_FOLDERS, ...TIMED],
+          fileParallelism: true,
+          maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
+      },
+      {
+        extends: true,
+        test: { name: "timed", include: TIMED, fileParallelism: false, sequence: { groupOrder: 2 } },
       },
     ],
   },

@@ -1,81 +1,25 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parse } from "csv-parse/sync";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
 import { runUbicrawl } from "../agent/harness.js";
+import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./experiment-runs.js";
 
 /**
  * The experiments that run real agents (processes), as a user runs them on a small web. `modes`: the
  * report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0, nothing
  * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
  * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
- * agents take the batch size (one message a URL at 1). `scaling`: the simulation of the real crawls
- * sends the URLs they sent and covers what they covered.
+ * agents take the batch size (one message a URL at 1). The bandwidth and scaling experiments,
+ * which measure rates and times, are in timed-experiments.test.ts.
  */
 
-let dir: string;
-
-type Row = Record<string, string>;
-
-/**
- * Longest an experiment (a test's real crawls, up to four of several agents each) may take: about 30 s
- * on a quiet machine, and more than the suite's 60 s under CI, where the suite of another Node line
- * runs beside it on the same two CPUs.
- */
-const EXPERIMENT_TIMEOUT_MS = 240_000;
-
-/** The rows of CSV table `name` of the report in `out`. */
-async function table(out: string, name = "summary"): Promise<Row[]> {
-  return parse(await readFile(join(out, `${name}.csv`), "utf8"), { columns: true }) as Row[];
-}
-
-/**
- * Runs `ubicrawl experiment NAME ARGS --out DIR`, DIR being `outName` in the test folder, which must
- * succeed; returns its output, its report folder and the rows of its summary.csv.
- */
-async function runExperiment(name: string, args: readonly string[], outName = name) {
-  const out = join(dir, outName);
-  const result = await runUbicrawl(["experiment", name, ...args, "--out", out]).waitForExit(
-    EXPERIMENT_TIMEOUT_MS,
-  );
-  expect(result.code, result.stderr).toBe(0);
-  return { result, out, rows: await table(out) };
-}
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "ubicrawl-lab-modes-"));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-interface LogLine {
-  url: string;
-  status: number;
-  willRetry?: boolean;
-}
-
-/** Each agent's fetched URLs (attempts left out), from the crawl logs of the run in `runDir`. */
-async function fetchesByAgent(runDir: string): Promise<Map<string, string[]>> {
-  const byAgent = new Map<string, string[]>();
-  for (const agent of (await readdir(runDir)).filter((name) => name.startsWith("agent-"))) {
-    const text = await readFile(join(runDir, agent, "crawl.log"), "utf8");
-    const lines = text
-      .split("\n")
-      .filter((line) => line !== "")
-      .map((line) => JSON.parse(line) as LogLine);
-    byAgent.set(
-      agent,
-      lines.filter((line) => line.status > 0 && !line.willRetry).map((line) => line.url),
-    );
-  }
-  return byAgent;
-}
+const experiments = experimentRunner();
+const runExperiment = experiments.run;
 
 describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("runs the three modes with real agents, and each mode does what the paper says", async () => {
-    const data = join(dir, "data");
+    const data = join(experiments.dir, "data");
     const { result, out, rows } = await runExperiment(
       "modes",
       ["--agents", "1,3", "--hosts", "30", "--pages", "900", "--seeds-per-agent", "2", "--data", data],
@@ -145,7 +89,7 @@ describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => 
       "--modes",
       "exchange,flood",
       "--out",
-      join(dir, "x"),
+      join(experiments.dir, "x"),
     ]).waitForExit(30_000);
     expect(badMode.code).toBe(2);
     expect(badMode.stderr).toContain('--modes: "flood" is not one of exchange, firewall, cross');
@@ -155,7 +99,7 @@ describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => 
       "--agents",
       "0,2",
       "--out",
-      join(dir, "y"),
+      join(experiments.dir, "y"),
     ]).waitForExit(30_000);
     expect(badAgents.code).toBe(2);
     expect(badAgents.stderr).toContain('--agents: "0" is not an integer in 1..32');
@@ -194,7 +138,7 @@ describe("ubicrawl experiment batching", { timeout: EXPERIMENT_TIMEOUT_MS }, () 
 
 describe("ubicrawl experiment replication", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("sends fewer URLs when the most linked are replicated, and still fetches each of them once", async () => {
-    const data = join(dir, "replication-data");
+    const data = join(experiments.dir, "replication-data");
     const { result, out, rows } = await runExperiment("replication", [
       "--top",
       "0,50",
@@ -238,7 +182,7 @@ describe("ubicrawl experiment replication", { timeout: EXPERIMENT_TIMEOUT_MS }, 
 
 describe("ubicrawl experiment faults", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("kills, adds and cuts off an agent mid-crawl: nothing lost, a join fetches nothing twice, the others take the dead or cut-off agent's hosts", async () => {
-    const data = join(dir, "faults-data");
+    const data = join(experiments.dir, "faults-data");
     const { rows } = await runExperiment("faults", [
       "--scenarios",
       "takeover,join,partition",
@@ -294,7 +238,7 @@ describe("ubicrawl experiment faults", { timeout: EXPERIMENT_TIMEOUT_MS }, () =>
 
 describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
   it("by host, each agent alone on its own hosts; by URL, each on its own URLs of every host, more URLs sent and hosts hit at once", async () => {
-    const data = join(dir, "partitioning-data");
+    const data = join(experiments.dir, "partitioning-data");
     const { result, out, rows } = await runExperiment("partitioning", [
       "--agents",
       "3",
@@ -347,73 +291,5 @@ describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS },
     const shared = [...agentsOfHost.values()].filter((agents) => agents.size > 1).length;
     expect(shared).toBeGreaterThan(agentsOfHost.size / 2);
     expect(result.stdout).not.toContain("FAILS");
-  });
-});
-
-describe("ubicrawl experiment bandwidth", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
-  it("holds the predictive control under the bound but for one page a second, where no bound goes far over", async () => {
-    const { result, out, rows } = await runExperiment("bandwidth", [
-      "--bound",
-      "1MB/s",
-      "--depths",
-      "10",
-      "--hosts",
-      "20",
-      "--pages",
-      "600",
-      "--pages-per-host",
-      "20",
-    ]);
-    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
-    expect(rows.map((r) => r.control)).toEqual(["none", "stop-and-go", "predictive, depth 10"]);
-    const [none, , predictive] = rows;
-    expect(Number(none?.mean_over_bound)).toBeGreaterThan(1.2);
-    expect(Number(predictive?.mean_over_bound)).toBeLessThanOrEqual(1.05);
-    expect(Number(predictive?.worst_second_excess_kb)).toBeLessThanOrEqual(
-      Number(predictive?.largest_page_kb),
-    );
-    // The same pages whatever the control.
-    expect(new Set(rows.map((r) => r.pages)).size).toBe(1);
-    const series = await table(out, "bandwidth-over-time");
-    expect(series.filter((r) => r.control === "none").length).toBeGreaterThan(0);
-  });
-});
-
-describe("ubicrawl experiment scaling", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
-  it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
-    const { result, out, rows } = await runExperiment("scaling", [
-      "--agents",
-      "1,3",
-      "--simulate",
-      "5,20",
-      "--sim-pages-per-agent",
-      "200",
-      "--hosts",
-      "30",
-      "--pages",
-      "900",
-    ]);
-    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
-    const validation = await table(out, "validation");
-    expect(validation.map((r) => r.agents)).toEqual(["1", "3"]);
-    for (const row of validation) {
-      // The simulator's coverage and communication overhead are the real cluster's.
-      expect(Number(row.real_coverage)).toBe(1);
-      expect(Number(row.sim_coverage)).toBe(1);
-      expect(Math.abs(Number(row.overhead_diff))).toBeLessThanOrEqual(0.05);
-      expect(Number(row.sim_steady_pages_per_s_per_agent)).toBeGreaterThan(0);
-    }
-    expect(Number(validation[1]?.real_overhead)).toBeGreaterThan(0);
-    const summary = rows;
-    const projected = summary.filter((r) => r.kind === "projected");
-    expect(projected.map((r) => r.agents)).toEqual(["5", "20"]);
-    for (const row of projected) {
-      expect(Number(row.coverage)).toBe(1);
-      // An agent killed halfway: its hosts are crawled again after the timeout (5 heartbeats of 1 s).
-      expect(Number(row.recovery_s)).toBeGreaterThanOrEqual(5);
-      expect(Number(row.recovery_s)).toBeLessThan(8);
-      expect(Number(row.refetched_after_kill)).toBeGreaterThan(0);
-    }
-    expect(result.stdout).toMatch(/holds: The simulation sends the URLs the real agents send/);
   });
 });
