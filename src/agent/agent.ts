@@ -20,7 +20,7 @@ import type {
   WaitReason,
 } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
-import type { Recrawler } from "../recrawl/index.js";
+import type { Recrawler, RevisitFigures } from "../recrawl/index.js";
 import type {
   CrawlLog,
   CrawlLogInput,
@@ -381,6 +381,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** Hosts with queued URLs that wait, by reason. */
   waiting(): readonly WaitingHosts[] {
     return this.scheduler.waiting();
+  }
+
+  /** What `--recrawl`'s revisits did since this start, and the plans pending; undefined when off. */
+  revisits(): RevisitFigures | undefined {
+    return this.recrawler?.figures();
   }
 
   /** Hosts being visited now. */

@@ -1,5 +1,6 @@
 import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
 import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
+import type { RevisitFigures } from "../recrawl/index.js";
 import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/index.js";
 import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -28,6 +29,8 @@ export interface ClusterFacingAgent {
   readonly spareHostSlots: number;
   /** Hosts with queued URLs that wait, by reason. */
   waiting(): readonly WaitingHosts[];
+  /** What `--recrawl`'s revisits did since this start, and the plans pending; undefined when off. */
+  revisits(): RevisitFigures | undefined;
   readonly queuedUrls: number;
   /** Queues `url` of `host` (owned here) unless seen, with its traits (attempts failed elsewhere, …); true when queued. */
   accept(url: string, depth: number, host: string, traits?: UrlTraits): boolean;

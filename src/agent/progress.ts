@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { WaitingHosts, WaitReason } from "../frontier/index.js";
 import type { LogFields, Logger } from "../logging/index.js";
-import type { RecrawlCounts } from "../recrawl/index.js";
+import type { RevisitFigures } from "../recrawl/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 
 /** What the progress output reads from an agent. */
@@ -23,11 +23,7 @@ export interface ProgressSource {
   /** True while fetching is paused (by an operator, or a full disk). */
   readonly isPaused: boolean;
   /** Continuous crawling's revisits (`--recrawl`); undefined when off. */
-  readonly recrawler?: {
-    readonly counts: RecrawlCounts;
-    readonly plannedRevisits: number;
-    overdueMs(): number;
-  };
+  readonly recrawler?: { figures(): RevisitFigures };
 }
 
 /** Progress modes: a live line on a terminal, periodic log records otherwise, or nothing. */
@@ -207,19 +203,17 @@ export function plural(count: number, noun: string): string {
 function recrawlFields(source: ProgressSource): LogFields {
   const { recrawler } = source;
   if (recrawler === undefined) return {};
-  return {
-    recrawl: { ...recrawler.counts, planned: recrawler.plannedRevisits, overdueMs: recrawler.overdueMs() },
-  };
+  return { recrawl: recrawler.figures() };
 }
 
 /** `--recrawl`'s figures for people ("" when off): revisits, what they found, plans pending. */
 function recrawlText(source: ProgressSource): string {
   const { recrawler } = source;
   if (recrawler === undefined) return "";
-  const { revisited, notModified, unchanged, changed } = recrawler.counts;
+  const { revisited, notModified, unchanged, changed, planned, overdueMs } = recrawler.figures();
   return (
     `; ${plural(revisited, "revisit")} (${notModified} not modified, ${unchanged} unchanged, ${changed} changed), ` +
-    `${recrawler.plannedRevisits} planned${overdue(recrawler.overdueMs())}`
+    `${planned} planned${overdue(overdueMs)}`
   );
 }
 

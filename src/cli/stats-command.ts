@@ -82,6 +82,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
       }`,
       `  pages: ${stats.pagesFetched} fetched (${stats.pagesFetchedThisRun} this run, ${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} distinct URLs queued, ${stats.pagesRecovered} recovered from previous owners`,
       `  duplicates: ${stats.duplicates} pages stored as revisits, ${formatBytes(stats.duplicateBytes)} not stored again, ${stats.digestMessages} digest messages sent`,
+      ...revisitLines(stats),
       `  waiting hosts: ${waiting || "none"}`,
       `  exchange: overhead ${stats.communicationOverhead.toFixed(3)} URLs sent per page; ${
         stats.peers
@@ -144,4 +145,14 @@ function table(header: string[], rows: string[][]): string {
   );
   const format = (row: string[]) => row.map((cell, column) => cell.padStart(widths[column] ?? 0)).join("  ");
   return [format(header), ...rows.map(format)].join("\n");
+}
+
+/** The report's revisits line (none with `--recrawl off`). */
+function revisitLines(stats: AgentStats): string[] {
+  const r = stats.revisits;
+  if (r === null) return [];
+  const late = r.overdueMs >= 1000 ? `, the earliest ${Math.round(r.overdueMs / 1000)} s overdue` : "";
+  return [
+    `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}`,
+  ];
 }

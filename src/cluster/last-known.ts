@@ -165,6 +165,7 @@ export function rememberedStats(
     duplicates: 0,
     duplicateBytes: 0,
     digestMessages: 0,
+    revisits: null,
   };
 }
 

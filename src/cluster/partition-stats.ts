@@ -20,6 +20,7 @@ export type StatsSource = Pick<
   | "spareHostSlots"
   | "waiting"
   | "forEachHost"
+  | "revisits"
 >;
 
 /** What a {@link PartitionStats} reads. */
@@ -127,6 +128,7 @@ export class PartitionStats {
       duplicates: counted.duplicates ?? 0,
       duplicateBytes: counted.duplicateBytes ?? 0,
       digestMessages: counted.digestMessages ?? 0,
+      revisits: agent.revisits() ?? null,
     };
   }
 }

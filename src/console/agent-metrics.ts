@@ -64,7 +64,7 @@ export class AgentMetrics {
       name: string,
       help: string,
       labelNames: readonly L[],
-      values: (source: MetricsSource) => Iterable<[Partial<Record<L, string>>, number]>,
+      values: (source: MetricsSource, stats: AgentStats) => Iterable<[Partial<Record<L, string>>, number]>,
     ) => {
       const metric: Counter<L> = new Counter<L>({
         name,
@@ -73,7 +73,7 @@ export class AgentMetrics {
         registers: [registry],
         collect: read((source) => {
           metric.reset();
-          for (const [labels, value] of values(source)) metric.inc(labels, value);
+          for (const [labels, value] of values(source, this.statsOf(source))) metric.inc(labels, value);
         }),
       });
       return metric;
@@ -133,6 +133,26 @@ export class AgentMetrics {
       "Messages sent to other agents about payload digests (duplicate detection)",
       [],
       (s) => one(s.counters().digestMessages ?? 0),
+    );
+    counter(
+      "ubicrawl_revisits_total",
+      "Revisits of --recrawl answered since the agent started, by outcome: not_modified (304), unchanged (the same payload), changed, failed (planned again)",
+      ["outcome"],
+      (_s, st) =>
+        st.revisits === null
+          ? []
+          : byLabel("outcome", {
+              not_modified: st.revisits.notModified,
+              unchanged: st.revisits.unchanged,
+              changed: st.revisits.changed,
+              failed: st.revisits.missed,
+            }),
+    );
+    counter(
+      "ubicrawl_revisits_queued_total",
+      "Pages queued again by --recrawl because their revisit was due, since the agent started",
+      [],
+      (_s, st) => (st.revisits === null ? [] : one(st.revisits.queued)),
     );
     counter(
       "ubicrawl_robots_txt_total",
@@ -223,6 +243,15 @@ export class AgentMetrics {
       "Hosts waiting for a page turn; turns go to the longest queues first",
       [],
       (s) => one(s.pageTurns.waiting),
+    );
+    gauge("ubicrawl_revisits_planned", "Pages with a planned revisit (--recrawl)", [], (_s, st) =>
+      st.revisits === null ? [] : one(st.revisits.planned),
+    );
+    gauge(
+      "ubicrawl_revisit_overdue_seconds",
+      "How late the earliest planned revisit is (0 when none is due yet; --recrawl)",
+      [],
+      (_s, st) => (st.revisits === null ? [] : one(st.revisits.overdueMs / 1000)),
     );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(

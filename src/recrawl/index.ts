@@ -17,7 +17,13 @@ export {
   type PageVisit,
   type StoredCapture,
 } from "./page-history.js";
-export { type PageRevisits, type RecrawlCounts, Recrawler, type RecrawlerDeps } from "./recrawler.js";
+export {
+  type PageRevisits,
+  type RecrawlCounts,
+  Recrawler,
+  type RecrawlerDeps,
+  type RevisitFigures,
+} from "./recrawler.js";
 export {
   AdaptivePolicy,
   FixedPolicy,

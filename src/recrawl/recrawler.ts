@@ -67,6 +67,14 @@ export interface RecrawlCounts {
   missed: number;
 }
 
+/** {@link RecrawlCounts} with the plans pending: what stats, metrics and progress lines report. */
+export interface RevisitFigures extends Readonly<RecrawlCounts> {
+  /** Revisits planned (pages with a next fetch time). */
+  readonly planned: number;
+  /** How late the earliest planned revisit is, ms (0: none is due yet). */
+  readonly overdueMs: number;
+}
+
 /** A planned revisit: only its page's key (the history is read back from the store when it is due). */
 interface Planned {
   readonly atMs: number;
@@ -118,6 +126,11 @@ export class Recrawler implements PageRevisits {
   /** Revisits planned and not yet queued (each due page is one until it is queued). */
   get plannedRevisits(): number {
     return this.planned.length + this.moving;
+  }
+
+  /** The counts since this start, the plans pending and how late the earliest is. */
+  figures(): RevisitFigures {
+    return { ...this.counts, planned: this.plannedRevisits, overdueMs: this.overdueMs() };
   }
 
   /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */

@@ -61,6 +61,7 @@ import {
 import type { PayloadOriginal__Output } from "./generated/ubicrawl/v1/PayloadOriginal.js";
 import type { PeerTraffic__Output } from "./generated/ubicrawl/v1/PeerTraffic.js";
 import type { PeerView__Output } from "./generated/ubicrawl/v1/PeerView.js";
+import type { RevisitStats__Output } from "./generated/ubicrawl/v1/RevisitStats.js";
 import type { StatsReply__Output } from "./generated/ubicrawl/v1/StatsReply.js";
 import type { StatsRequest__Output } from "./generated/ubicrawl/v1/StatsRequest.js";
 import type { UrlBatch__Output } from "./generated/ubicrawl/v1/UrlBatch.js";
@@ -175,6 +176,9 @@ export type PeerTraffic = PeerTraffic__Output;
 
 /** Hosts waiting for one reason (`ubicrawl.v1.WaitingHosts`). */
 export type WaitingHostsEntry = WaitingHosts__Output;
+
+/** What a continuous crawl's revisits did (`ubicrawl.v1.RevisitStats`). */
+export type RevisitStats = RevisitStats__Output;
 
 /** One agent's partition statistics (`ubicrawl.v1.AgentStats`). */
 export type AgentStats = With<

@@ -65,6 +65,7 @@ import {
   type PayloadOriginalMessage,
   type PeerTraffic,
   type PeerView,
+  type RevisitStats,
   type StatsReply,
   type StatsRequest,
   type UrlBatch,
@@ -453,6 +454,21 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     duplicates: uint64(s.duplicates, `${path}.duplicates`),
     duplicateBytes: uint64(s.duplicateBytes, `${path}.duplicateBytes`),
     digestMessages: uint64(s.digestMessages, `${path}.digestMessages`),
+    revisits: s.revisits == null ? null : revisitStats(s.revisits, `${path}.revisits`),
+  };
+}
+
+function revisitStats(value: unknown, path: string): RevisitStats {
+  const r = record(value, path);
+  return {
+    planned: uint64(r.planned, `${path}.planned`),
+    queued: uint64(r.queued, `${path}.queued`),
+    revisited: uint64(r.revisited, `${path}.revisited`),
+    notModified: uint64(r.notModified, `${path}.notModified`),
+    unchanged: uint64(r.unchanged, `${path}.unchanged`),
+    changed: uint64(r.changed, `${path}.changed`),
+    missed: uint64(r.missed, `${path}.missed`),
+    overdueMs: uint64(r.overdueMs, `${path}.overdueMs`),
   };
 }
 

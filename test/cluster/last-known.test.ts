@@ -115,6 +115,7 @@ const lastStats: AgentStats = {
   duplicates: 1,
   duplicateBytes: 20,
   digestMessages: 3,
+  revisits: null,
 };
 
 const suspectedB = member("b", "suspected", NOW - 8_000);
@@ -152,6 +153,7 @@ it("gives zeros for a member nothing is known of, with its status, and not idle"
     duplicates: 0,
     duplicateBytes: 0,
     digestMessages: 0,
+    revisits: null,
   } satisfies AgentStats);
   expect(rememberedStats(suspectedB, {}, NOW)).toMatchObject({ pagesFetched: 0, reportedMsAgo: 0 });
 });

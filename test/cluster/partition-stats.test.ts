@@ -4,6 +4,7 @@ import { loneAgentStats, PartitionStats, type StatsSource } from "../../src/clus
 import type { MemberEntry } from "../../src/failure-detector/index.js";
 import type { WaitingHosts } from "../../src/frontier/index.js";
 import { ManualClock } from "../support/manual-clock.js";
+import type { RevisitFigures } from "../../src/recrawl/index.js";
 
 /** Agent "me" as PartitionStats reads it: real crawl counters, the rest set by the test. */
 function fakeAgent(clock: ManualClock) {
@@ -16,6 +17,7 @@ function fakeAgent(clock: ManualClock) {
     waiting: [] as WaitingHosts[],
     /** host, URLs waiting, pages fetched. */
     hosts: [] as [string, number, number][],
+    revisits: undefined as RevisitFigures | undefined,
   };
   const stats = new CrawlStats(clock);
   const agent: StatsSource = {
@@ -37,6 +39,7 @@ function fakeAgent(clock: ManualClock) {
       return state.spareHostSlots;
     },
     waiting: () => state.waiting,
+    revisits: () => state.revisits,
     forEachHost: (visit) => {
       for (const [host, waiting, fetched] of state.hosts) visit(host, waiting, fetched);
     },
@@ -295,4 +298,21 @@ it("gives this agent's own fetch totals, for the heartbeats' gossip", () => {
     pagesRecovered: 0,
     errors: {},
   });
+});
+
+it("gives the revisits of a continuous crawl, and none with --recrawl off", () => {
+  const { state, partition } = setUp();
+  expect(partition.stats().revisits).toBeNull();
+  const figures: RevisitFigures = {
+    queued: 12,
+    revisited: 10,
+    notModified: 4,
+    unchanged: 3,
+    changed: 2,
+    missed: 1,
+    planned: 300,
+    overdueMs: 2500,
+  };
+  state.revisits = figures;
+  expect(partition.stats().revisits).toEqual(figures);
 });

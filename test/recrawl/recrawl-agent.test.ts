@@ -1,6 +1,9 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatStats } from "../../src/cli/stats-command.js";
 import { type CrawlLogEntry, SERVER_NOT_MODIFIED_PROFILE } from "../../src/storage/index.js";
 import { isChanging, type PageChanges } from "../../src/testweb/index.js";
+import type { AgentStats } from "../../src/transport/index.js";
 import {
   agentDataDir,
   errorLine,
@@ -11,8 +14,10 @@ import {
   servedPages,
   spawnAgent,
   startWebFixture,
+  type UbicrawlProcess,
   type WebFixture,
 } from "../agent/harness.js";
+import { HTTP_FLAGS, type MetricFamily, scrape } from "../console/console-harness.js";
 
 /**
  * A real agent process in continuous mode (`--recrawl fixed --recrawl-interval 2s`) over a small test
@@ -25,6 +30,8 @@ const AGENT = { id: "recrawler" };
 describe("--recrawl fixed over a changing web", () => {
   let fixture: WebFixture;
   let exit: { code: number | null; stderr: string };
+  /** `/api/stats` and `/metrics` read while the agent ran, once it had revisited pages. */
+  let live: { stats: AgentStats; metrics: MetricFamily[] } | undefined;
 
   beforeAll(async () => {
     fixture = await startWebFixture({
@@ -46,10 +53,32 @@ describe("--recrawl fixed over a changing web", () => {
         "7s",
         "--sitemaps",
         "off",
+        ...HTTP_FLAGS,
       ],
     });
+    live = await readWhileRevisiting(agent);
     exit = await agent.waitForExit(60_000);
   }, 90_000);
+
+  /** Polls the agent's console until its stats show a changed and a not-modified revisit; then scrapes. */
+  async function readWhileRevisiting(agent: UbicrawlProcess) {
+    let base = "";
+    while (!agent.exited) {
+      base ||= String(logEvent(agent.stderr(), "console")?.url ?? "").replace(/\/$/, "");
+      if (base !== "") {
+        const response = await fetch(`${base}/api/stats`);
+        // 503 until the agent is ready.
+        const stats = response.ok
+          ? ((await response.json()) as { agents: AgentStats[] }).agents[0]
+          : undefined;
+        if ((stats?.revisits?.changed ?? 0) > 0 && (stats?.revisits?.notModified ?? 0) > 0 && stats) {
+          return { stats, metrics: await scrape(base) };
+        }
+      }
+      await delay(50);
+    }
+    return undefined;
+  }
 
   afterAll(async () => {
     await fixture?.stop();
@@ -114,6 +143,35 @@ describe("--recrawl fixed over a changing web", () => {
       planned: 0,
     });
     expect(stopped?.msg).toMatch(/revisits \(\d+ not modified, 0 unchanged, \d+ changed\), 0 planned/);
+  });
+
+  it("shows its revisits in /api/stats, /metrics and the stats report while it runs", () => {
+    const revisits = live?.stats.revisits;
+    expect(revisits, "read while it ran").toBeDefined();
+    if (!live || !revisits) return;
+    expect(revisits.revisited).toBeGreaterThanOrEqual(revisits.notModified + revisits.changed);
+    expect(revisits.queued).toBeGreaterThanOrEqual(revisits.revisited);
+    expect(revisits.planned).toBeGreaterThan(0);
+    // Scraped just after the stats: the counts can only have grown.
+    const sample = (name: string, outcome?: string) =>
+      live?.metrics
+        .find((family) => family.name === name)
+        ?.metrics.find((metric) => outcome === undefined || metric.labels?.outcome === outcome);
+    expect(Number(sample("ubicrawl_revisits_total", "not_modified")?.value)).toBeGreaterThanOrEqual(
+      revisits.notModified,
+    );
+    expect(Number(sample("ubicrawl_revisits_total", "changed")?.value)).toBeGreaterThanOrEqual(
+      revisits.changed,
+    );
+    expect(Number(sample("ubicrawl_revisits_queued_total")?.value)).toBeGreaterThanOrEqual(revisits.queued);
+    expect(Number(sample("ubicrawl_revisits_planned")?.value)).toBeGreaterThan(0);
+    expect(sample("ubicrawl_revisit_overdue_seconds")).toBeDefined();
+    expect(formatStats([live.stats], false)).toMatch(
+      new RegExp(
+        `^ {2}revisits: ${revisits.revisited} answered \\(${revisits.notModified} not modified, ${revisits.unchanged} unchanged, ${revisits.changed} changed, ${revisits.missed} failed\\), ${revisits.queued} queued, ${revisits.planned} planned`,
+        "m",
+      ),
+    );
   });
 
   it("writes 304s as server-not-modified revisits of the page's stored response, read by warcio", async () => {

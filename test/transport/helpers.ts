@@ -76,6 +76,16 @@ export const STATS: AgentStats = {
   duplicates: 9,
   duplicateBytes: 123_456,
   digestMessages: 14,
+  revisits: {
+    planned: 40,
+    queued: 9,
+    revisited: 8,
+    notModified: 3,
+    unchanged: 2,
+    changed: 2,
+    missed: 1,
+    overdueMs: 1500,
+  },
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };

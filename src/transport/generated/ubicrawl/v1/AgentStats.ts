@@ -4,6 +4,7 @@ import type { PeerView as _ubicrawl_v1_PeerView, PeerView__Output as _ubicrawl_v
 import type { PeerTraffic as _ubicrawl_v1_PeerTraffic, PeerTraffic__Output as _ubicrawl_v1_PeerTraffic__Output } from '../../ubicrawl/v1/PeerTraffic.js';
 import type { MemberStatus as _ubicrawl_v1_MemberStatus, MemberStatus__Output as _ubicrawl_v1_MemberStatus__Output } from '../../ubicrawl/v1/MemberStatus.js';
 import type { WaitingHosts as _ubicrawl_v1_WaitingHosts, WaitingHosts__Output as _ubicrawl_v1_WaitingHosts__Output } from '../../ubicrawl/v1/WaitingHosts.js';
+import type { RevisitStats as _ubicrawl_v1_RevisitStats, RevisitStats__Output as _ubicrawl_v1_RevisitStats__Output } from '../../ubicrawl/v1/RevisitStats.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -139,6 +140,11 @@ export interface AgentStats {
    * Messages sent to other agents about payload digests (CheckDigests and SettleDigests calls).
    */
   'digestMessages'?: (number | string | Long);
+  /**
+   * What a continuous crawl's revisits did since the agent's process started (--recrawl fixed or
+   * adaptive); absent with --recrawl off.
+   */
+  'revisits'?: (_ubicrawl_v1_RevisitStats | null);
 }
 
 /**
@@ -274,4 +280,9 @@ export interface AgentStats__Output {
    * Messages sent to other agents about payload digests (CheckDigests and SettleDigests calls).
    */
   'digestMessages': (number);
+  /**
+   * What a continuous crawl's revisits did since the agent's process started (--recrawl fixed or
+   * adaptive); absent with --recrawl off.
+   */
+  'revisits': (_ubicrawl_v1_RevisitStats__Output | null);
 }

@@ -1,0 +1,79 @@
+// Original file: proto/ubicrawl.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * What a continuous crawl's revisits did since the agent's process started, and its plans pending.
+ */
+export interface RevisitStats {
+  /**
+   * Revisits planned (pages with a next fetch time).
+   */
+  'planned'?: (number | string | Long);
+  /**
+   * Due pages queued again.
+   */
+  'queued'?: (number | string | Long);
+  /**
+   * Revisits answered (error pages included).
+   */
+  'revisited'?: (number | string | Long);
+  /**
+   * Revisits answered 304 Not Modified.
+   */
+  'notModified'?: (number | string | Long);
+  /**
+   * Revisits answered 200 with the same payload as last time.
+   */
+  'unchanged'?: (number | string | Long);
+  /**
+   * Revisits that found the page changed.
+   */
+  'changed'?: (number | string | Long);
+  /**
+   * Revisits that failed for good (planned again).
+   */
+  'missed'?: (number | string | Long);
+  /**
+   * How late the earliest planned revisit is, in ms (0: none is due yet).
+   */
+  'overdueMs'?: (number | string | Long);
+}
+
+/**
+ * What a continuous crawl's revisits did since the agent's process started, and its plans pending.
+ */
+export interface RevisitStats__Output {
+  /**
+   * Revisits planned (pages with a next fetch time).
+   */
+  'planned': (number);
+  /**
+   * Due pages queued again.
+   */
+  'queued': (number);
+  /**
+   * Revisits answered (error pages included).
+   */
+  'revisited': (number);
+  /**
+   * Revisits answered 304 Not Modified.
+   */
+  'notModified': (number);
+  /**
+   * Revisits answered 200 with the same payload as last time.
+   */
+  'unchanged': (number);
+  /**
+   * Revisits that found the page changed.
+   */
+  'changed': (number);
+  /**
+   * Revisits that failed for good (planned again).
+   */
+  'missed': (number);
+  /**
+   * How late the earliest planned revisit is, in ms (0: none is due yet).
+   */
+  'overdueMs': (number);
+}
