@@ -3,8 +3,8 @@ import { CrawlStats } from "../../src/agent/index.js";
 import { loneAgentStats, PartitionStats, type StatsSource } from "../../src/cluster/partition-stats.js";
 import type { MemberEntry } from "../../src/failure-detector/index.js";
 import type { WaitingHosts } from "../../src/frontier/index.js";
-import { ManualClock } from "../support/manual-clock.js";
 import type { RevisitFigures } from "../../src/recrawl/index.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 /** Agent "me" as PartitionStats reads it: real crawl counters, the rest set by the test. */
 function fakeAgent(clock: ManualClock) {
