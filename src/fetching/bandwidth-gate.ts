@@ -1,3 +1,4 @@
+import { watchAbort } from "../abort-watch.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { TransferRates } from "./transfer-rates.js";
@@ -62,8 +63,8 @@ interface Waiter {
   readonly host: string;
   readonly resolve: (ticket: BandwidthTicket) => void;
   readonly reject: (reason: unknown) => void;
-  readonly signal: AbortSignal | undefined;
-  readonly onAbort: () => void;
+  /** Stops watching the caller's signal. */
+  unwatch: (() => void) | undefined;
 }
 
 /** See the module's comment. */
@@ -113,19 +114,15 @@ export class BandwidthGate {
   acquire(host: string, signal?: AbortSignal): Promise<BandwidthTicket> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<BandwidthTicket>((resolve, reject) => {
-      const waiter: Waiter = {
-        host,
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
+      const waiter: Waiter = { host, resolve, reject, unwatch: undefined };
+      waiter.unwatch =
+        signal &&
+        watchAbort(signal, () => {
           const index = this.waiting.indexOf(waiter);
           if (index >= 0) this.waiting.splice(index, 1);
-          reject(signal?.reason);
+          reject(signal.reason);
           this.pump();
-        },
-      };
-      signal?.addEventListener("abort", waiter.onAbort, { once: true });
+        });
       this.waiting.push(waiter);
       this.pump();
     });
@@ -190,7 +187,7 @@ export class BandwidthGate {
   }
 
   private admit(waiter: Waiter, settle: (bytes: number) => void): void {
-    waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    waiter.unwatch?.();
     this.inFlight++;
     let ended = false;
     waiter.resolve({

@@ -1,3 +1,4 @@
+import { watchAbort } from "../abort-watch.js";
 import { ErrorCode, UbiError } from "../errors.js";
 
 /**
@@ -34,7 +35,7 @@ export class IpGate implements IpLimiter {
 
   /** Waits for a slot on `ip`; call the returned function exactly once to free it. */
   async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
-    // An "abort" event never fires for a signal aborted already: check it here.
+    // A signal aborted already calls no watcher: check it here.
     signal?.throwIfAborted();
     const used = this.inUse.get(ip) ?? 0;
     if (used < this.maxPerIp) {
@@ -44,17 +45,18 @@ export class IpGate implements IpLimiter {
     await new Promise<void>((resolve, reject) => {
       const queue = this.waiters.get(ip) ?? [];
       this.waiters.set(ip, queue);
-      const onAbort = () => {
-        const index = queue.indexOf(grant);
-        if (index >= 0) queue.splice(index, 1);
-        reject(signal?.reason);
-      };
+      const unwatch =
+        signal &&
+        watchAbort(signal, () => {
+          const index = queue.indexOf(grant);
+          if (index >= 0) queue.splice(index, 1);
+          reject(signal.reason);
+        });
       const grant = () => {
-        signal?.removeEventListener("abort", onAbort);
+        unwatch?.();
         resolve();
       };
       queue.push(grant);
-      signal?.addEventListener("abort", onAbort, { once: true });
     });
     return this.releaser(ip);
   }

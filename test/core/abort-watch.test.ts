@@ -12,11 +12,25 @@ describe("watchAbort", () => {
     );
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
     for (let i = 0; i < 1000; i += 2) unwatches[i]?.();
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
     unwatches[0]?.(); // a second call does nothing
     controller.abort();
     controller.abort();
     expect(called).toEqual(Array.from({ length: 500 }, (_, i) => 2 * i + 1));
     expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("removes the signal's listener with its last watcher, and adds it again for the next", () => {
+    const controller = new AbortController();
+    const called: string[] = [];
+    const first = watchAbort(controller.signal, () => called.push("first"));
+    first();
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    watchAbort(controller.signal, () => called.push("second"));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    first(); // stale: changes nothing
+    controller.abort();
+    expect(called).toEqual(["second"]);
   });
 
   it("keeps the signals apart", () => {
