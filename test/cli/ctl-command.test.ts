@@ -34,7 +34,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A crawl slow enough to steer: 5 ms a response, 20 ms between requests to a host. */
 const STEERABLE = { hosts: 20, pages: 1500, responseDelayMs: 5 } as const;
-const AGENT_FLAGS = ["--delay-ms", "20"] as const;
+/**
+ * 10 requests a second a host: a crawl (~10-15 s) outlasts the commands sent to it (at 20 ms an agent
+ * could finish its part and exit before it was asked: "connection refused").
+ */
+const AGENT_FLAGS = ["--delay-ms", "100"] as const;
 
 describe("ubicrawl ctl", () => {
   let fixture: WebFixture | undefined;
@@ -206,10 +210,7 @@ describe("ubicrawl ctl", () => {
 
   it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
     fixture = await startWebFixture(STEERABLE);
-    // 10 requests a second a host: the crawl (~15 s) outlasts the join and the commands (at 20 ms an
-    // agent could finish its part and exit before it was asked for its list).
-    const slower = ["--delay-ms", "100"];
-    const agents = await startCluster(fixture, 2, slower);
+    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
     const [first, second] = agents as [ClusterAgent, ClusterAgent];
     await waitFor(
       () => fixture !== undefined && fixture.web.recorder.totalServed > 100,
@@ -226,7 +227,7 @@ describe("ubicrawl ctl", () => {
     const third = await startClusterAgent(fixture, {
       id: "agent-3",
       join: [first.address],
-      flags: slower,
+      flags: AGENT_FLAGS,
     });
     expect(await listOf(third)).toBe(`${third.address}: blacklist: ${host}`);
     // The others saw it join.
