@@ -46,6 +46,7 @@ const STATS_FIELDS = [
   "duplicates",
   "duplicateBytes",
   "digestMessages",
+  "revisits",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;
