@@ -12,8 +12,11 @@ import { assignmentOf, type ClusterAgent, startClusterAgent } from "../cluster/c
 /** A small web whose two mirrors serve, byte for byte, two small hosts' pages; slow enough to act mid-crawl. */
 const WEB = { seed: 5, hosts: 24, pages: 900, mirrors: 2, responseDelayMs: 5 } as const;
 
-/** Cross-agent dedup (the test web's flags say local). */
-const DEDUP = ["--dedup", "cluster"];
+/**
+ * Cross-agent dedup (the test web's flags say local), and 10 requests a second a host: the crawl outlasts the join and the restart (at no
+ * delay the joiner could start after the crawl's end and archive nothing).
+ */
+const DEDUP = ["--dedup", "cluster", "--delay-ms", "100"];
 
 /** What the crawl left. */
 export interface CrawledCluster {
