@@ -32,9 +32,6 @@ const TIMED = [
   "test/agent/page-turns.test.ts",
   "test/agent/politeness.test.ts",
   "test/bench/**/*.test.ts",
-  // Under load the digest answers come late and payloads are stored more than once (seen on CI beside
-  // another file: 20 payloads, some four times): what it checks, stored once, needs the machine alone.
-  "test/dedup/duplicates-cluster.test.ts",
   "test/deploy/rejoin.test.ts",
   "test/export/export-memory.test.ts",
   "test/hostile/slow-and-big.test.ts",

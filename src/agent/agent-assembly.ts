@@ -286,6 +286,7 @@ async function openParts(
       clock,
       lookup: (digests) => store.payloadOriginals(digests),
       forEachStored: (visit) => store.forEachPayloadDigest(visit),
+      onCopy: () => stats.payloadCopies++,
       save: (confirmed) => {
         for (const [digest, original] of confirmed) committer.add({ kind: "digest", digest, original });
         // Rides on the pages' next commit; a commit of their own only if none came meanwhile (the crawl
@@ -312,6 +313,7 @@ async function openParts(
             registry: digestRegistry,
             ...(options.dedup === "cluster" && deps.cluster ? { peers: deps.cluster.digests } : {}),
             onMessage: () => stats.digestMessages++,
+            onUnchecked: () => stats.payloadsUnchecked++,
           },
         );
   const recrawl = options.recrawl?.mode === "off" ? undefined : options.recrawl;

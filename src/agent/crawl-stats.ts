@@ -40,6 +40,10 @@ export interface CrawlCounters {
   readonly duplicateBytes?: number;
   /** Messages sent to other agents to ask about or confirm payload digests; absent in older state. */
   readonly digestMessages?: number;
+  /** Copies of payloads stored before, counted for the digests this agent owns; absent in older state. */
+  readonly payloadCopies?: number;
+  /** Payloads stored without the digest owner's answer; absent in older state. */
+  readonly payloadsUnchecked?: number;
   readonly errors: Readonly<Record<string, number>>;
   readonly dropped: Readonly<Record<string, number>>;
   readonly peers: Readonly<Record<string, PeerTraffic>>;
@@ -76,6 +80,13 @@ export class CrawlStats {
   duplicateBytes = 0;
   /** Messages sent to other agents about payload digests (questions and confirmations). */
   digestMessages = 0;
+  /**
+   * Payloads stored again after a first copy, as this agent counts them for the digests it owns (a
+   * claim that ran out, an agent that could not ask).
+   */
+  payloadCopies = 0;
+  /** Payloads this agent stored without an answer from their digest's owner (each a possible copy). */
+  payloadsUnchecked = 0;
   /** Hosts whose name was not found in this run (not saved: each run resolves afresh). */
   unresolvedHostsThisRun = 0;
   /** Messages sent to other agents, IP addresses' authorities, in this run (not saved). */
@@ -136,6 +147,8 @@ export class CrawlStats {
     this.duplicates = counters.duplicates ?? 0;
     this.duplicateBytes = counters.duplicateBytes ?? 0;
     this.digestMessages = counters.digestMessages ?? 0;
+    this.payloadCopies = counters.payloadCopies ?? 0;
+    this.payloadsUnchecked = counters.payloadsUnchecked ?? 0;
     for (const [name, count] of Object.entries(counters.errors)) this.errors.set(name, count);
     for (const [name, count] of Object.entries(counters.dropped)) this.dropped.set(name as DropReason, count);
     for (const [peer, traffic] of Object.entries(counters.peers)) this.peers.set(peer, { ...traffic });
@@ -168,6 +181,8 @@ export class CrawlStats {
       duplicates: this.duplicates,
       duplicateBytes: this.duplicateBytes,
       digestMessages: this.digestMessages,
+      payloadCopies: this.payloadCopies,
+      payloadsUnchecked: this.payloadsUnchecked,
       errors: Object.fromEntries(this.errors),
       dropped: Object.fromEntries(this.dropped),
       // Copies: the live records keep counting after the write, the durable ones must not.

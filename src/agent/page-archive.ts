@@ -78,9 +78,9 @@ export class PageArchive {
       return { change: "unchanged", capture: last, settle: NOTHING_TO_SETTLE };
     }
     const change: { change?: PageChange } = last === undefined ? {} : { change: "changed" };
-    const verdict: Duplicate =
-      checked && this.duplicates ? await this.duplicates.check(payloadDigest, signal) : { kind: "unchecked" };
-    if (verdict.kind === "seen") {
+    const verdict: Duplicate | undefined =
+      checked && this.duplicates ? await this.duplicates.check(payloadDigest, signal) : undefined;
+    if (verdict?.kind === "seen") {
       await this.warc.writeRevisit({ ...exchange, payloadDigest, refersTo: verdict.original });
       return {
         ...change,
@@ -93,12 +93,12 @@ export class PageArchive {
     try {
       recordId = await this.warc.write({ ...exchange, body: result.rawBody, truncated: result.truncated });
     } catch (error) {
-      if (verdict.kind === "claimed") void this.duplicates?.settle(verdict.owner, payloadDigest, undefined);
+      if (verdict !== undefined) void this.duplicates?.settle(verdict.owner, payloadDigest, undefined);
       throw error;
     }
     const original = { url: result.url, date: exchange.date.toISOString(), recordId };
     const capture = payloadDigest === "" ? {} : { capture: { digest: payloadDigest, original } };
-    if (verdict.kind !== "claimed") return { ...change, ...capture, settle: NOTHING_TO_SETTLE };
+    if (verdict === undefined) return { ...change, ...capture, settle: NOTHING_TO_SETTLE };
     return {
       ...change,
       ...capture,

@@ -159,6 +159,8 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       duplicates: stats.duplicates,
       duplicateBytes: stats.duplicateBytes,
       ...(stats.digestMessages === 0 ? {} : { digestMessages: stats.digestMessages }),
+      ...(stats.payloadCopies === 0 ? {} : { payloadCopies: stats.payloadCopies }),
+      ...(stats.payloadsUnchecked === 0 ? {} : { payloadsUnchecked: stats.payloadsUnchecked }),
       ...(stats.ipMessagesThisRun === 0 ? {} : { ipMessages: stats.ipMessagesThisRun }),
       dropped: Object.fromEntries(stats.dropped),
       ...recrawlFields(source),

@@ -81,7 +81,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
           : ""
       }`,
       `  pages: ${stats.pagesFetched} fetched (${stats.pagesFetchedThisRun} this run, ${stats.pagesPerSecond.toFixed(1)}/s), ${formatBytes(stats.bytesFetched)}, ${stats.queuedUrls} distinct URLs queued, ${stats.pagesRecovered} recovered from previous owners`,
-      `  duplicates: ${stats.duplicates} pages stored as revisits, ${formatBytes(stats.duplicateBytes)} not stored again, ${stats.digestMessages} digest messages sent`,
+      `  duplicates: ${stats.duplicates} pages stored as revisits, ${formatBytes(stats.duplicateBytes)} not stored again, ${stats.digestMessages} digest messages sent; ${stats.payloadCopies} copies stored by races, ${stats.payloadsUnchecked} payloads stored unchecked`,
       ...revisitLines(stats),
       `  waiting hosts: ${waiting || "none"}`,
       `  exchange: overhead ${stats.communicationOverhead.toFixed(3)} URLs sent per page; ${

@@ -166,6 +166,8 @@ export function rememberedStats(
     duplicateBytes: 0,
     digestMessages: 0,
     revisits: null,
+    payloadCopies: 0,
+    payloadsUnchecked: 0,
   };
 }
 

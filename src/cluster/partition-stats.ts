@@ -128,6 +128,8 @@ export class PartitionStats {
       duplicates: counted.duplicates ?? 0,
       duplicateBytes: counted.duplicateBytes ?? 0,
       digestMessages: counted.digestMessages ?? 0,
+      payloadCopies: counted.payloadCopies ?? 0,
+      payloadsUnchecked: counted.payloadsUnchecked ?? 0,
       revisits: agent.revisits() ?? null,
     };
   }

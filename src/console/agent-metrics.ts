@@ -135,6 +135,18 @@ export class AgentMetrics {
       (s) => one(s.counters().digestMessages ?? 0),
     );
     counter(
+      "ubicrawl_payload_copies_total",
+      "Payloads stored again after a first copy, counted for the digests this agent owns (a race: a claim that ran out, an agent that could not ask)",
+      [],
+      (s) => one(s.counters().payloadCopies ?? 0),
+    );
+    counter(
+      "ubicrawl_payloads_unchecked_total",
+      "Payloads stored whole without an answer from their digest's owner (slow or unreachable): each a possible copy",
+      [],
+      (s) => one(s.counters().payloadsUnchecked ?? 0),
+    );
+    counter(
       "ubicrawl_revisits_total",
       "Revisits of --recrawl answered since the agent started, by outcome: not_modified (304), unchanged (the same payload), changed, failed (planned again)",
       ["outcome"],

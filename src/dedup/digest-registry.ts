@@ -52,6 +52,11 @@ export interface DigestRegistryDeps {
   readonly save: (confirmed: readonly (readonly [digest: string, original: PayloadOriginal])[]) => void;
   /** Calls `visit` with every digest of the durable index (read once, by {@link DigestRegistry.load}). */
   readonly forEachStored?: (visit: (digest: string) => void) => Promise<void>;
+  /**
+   * Called once per copy: a payload stored again, by a claimant whose lease ran out or an agent that
+   * could not ask (stats).
+   */
+  readonly onCopy?: () => void;
 }
 
 /** A claimant's outcome, told to the digest's owner. */
@@ -173,7 +178,8 @@ export class DigestRegistry {
 
   /**
    * The response with payload `digest` is stored (synced) as `original`: later askers hear `seen`. The
-   * first confirmation of a digest wins (one stored twice, when a claim ran out, keeps its first).
+   * first confirmation of a digest wins; a later one is a copy (a claim ran out, or its agent could not
+   * ask), counted.
    */
   confirm(digest: string, original: PayloadOriginal): void {
     this.settle(undefined, [{ digest, original }]);
@@ -185,8 +191,9 @@ export class DigestRegistry {
   }
 
   /**
-   * What `asker` did with digests it was told were new: each confirmed, or released. The confirmed
-   * ones are saved together.
+   * What `asker` did with digests it was told were new, or stored without asking: each confirmed, or
+   * released. The first confirmation of a digest is saved (those of one call together); one of a payload
+   * stored already is a copy, counted and not saved.
    */
   settle(asker: string | undefined, settlements: readonly DigestSettlement[]): void {
     const confirmed: [string, PayloadOriginal][] = [];
@@ -196,7 +203,10 @@ export class DigestRegistry {
         continue;
       }
       this.claims.delete(digest);
-      if (this.recent.has(digest)) continue;
+      if (this.isStored(digest)) {
+        this.deps.onCopy?.();
+        continue;
+      }
       this.remember(digest, original);
       if (this.stored !== undefined) addKey(this.stored, digest);
       confirmed.push([digest, original]);
@@ -213,6 +223,14 @@ export class DigestRegistry {
   stop(): void {
     if (this.sweeper !== undefined) this.deps.clock.clearTimeout(this.sweeper);
     this.sweeper = undefined;
+  }
+
+  /**
+   * Whether a response with payload `digest` is stored: confirmed lately, or (once loaded) its key is in
+   * the durable index, one in 2^64 a collision.
+   */
+  private isStored(digest: string): boolean {
+    return this.recent.has(digest) || (this.stored !== undefined && hasKey(this.stored, digest));
   }
 
   private remember(digest: string, original: PayloadOriginal): void {

@@ -1,3 +1,4 @@
+import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import type { PayloadOriginal } from "../storage/index.js";
 import { MAX_DIGESTS_PER_MESSAGE } from "../transport/index.js";
@@ -21,6 +22,11 @@ export const DEFAULT_SETTLE_BATCH_MS = 250;
 export const SLOW_OWNER_MS = 500;
 /** How often a slow owner is asked again, to learn whether it is fast again. */
 const SLOW_OWNER_PROBE_MS = 5_000;
+/**
+ * Payloads this agent stored or heard were stored, remembered by digest (the least recently used
+ * forgotten first, ~400 bytes each): a copy fetched here again is a revisit of it without a question.
+ */
+export const DEFAULT_KNOWN_DIGESTS = 4_096;
 /** Weight of the latest answer time in an owner's moving average. */
 const LATENCY_WEIGHT = 0.2;
 /** First wait before asking again about a digest another agent is storing; doubled up to 2 s. */
@@ -50,17 +56,26 @@ export interface DuplicateDetectorDeps {
   readonly peers?: DigestPeers;
   /** Called once per message sent to another agent (stats). */
   readonly onMessage?: () => void;
+  /** Called once per payload to be stored without its owner's answer (stats: each a possible copy). */
+  readonly onUnchecked?: () => void;
 }
 
 /**
  * What to do with a payload: `seen`, write a revisit of `original`; `claimed`, store it and then
- * {@link DuplicateDetector.settle} the claim with `owner`; `unchecked`, store it (its owner could not
- * be asked, or the claim of another agent never ended).
+ * {@link DuplicateDetector.settle} the claim with `owner`; `unchecked`, store it and settle it all the
+ * same (its owner could not be asked, or the claim of another agent never ended): the owner then counts
+ * it as a copy if the payload was stored before, or takes it as the payload's original.
  */
 export type Duplicate =
   | { readonly kind: "seen"; readonly original: PayloadOriginal }
   | { readonly kind: "claimed"; readonly owner: string }
-  | { readonly kind: "unchecked" };
+  | { readonly kind: "unchecked"; readonly owner: string };
+
+/** A payload one of this agent's pages is storing, and what waits for its outcome. */
+interface Storing {
+  readonly stored: Promise<PayloadOriginal | undefined>;
+  readonly resolve: (original: PayloadOriginal | undefined) => void;
+}
 
 interface Outbox<T, R> {
   items: T[];
@@ -75,7 +90,12 @@ interface Outbox<T, R> {
  * it (itself, or a peer: at once when no question to that peer is in flight, else in a batch gathered
  * meanwhile, as Nagle's algorithm does, so a lone host's page waits one round trip and a busy agent's
  * questions still share messages), asks again while another agent is storing the same bytes, and tells
- * the owner once the claimed response is stored.
+ * the owner once the response is stored.
+ *
+ * A payload this agent stored (or heard was stored) lately is a revisit at once, and a copy that comes
+ * while one of its pages is storing the same bytes waits for that page: so an agent stores each payload
+ * once even when its owner cannot be asked, and a race between n agents stores it at most n times —
+ * each copy counted by the owner when it is told.
  */
 export class DuplicateDetector {
   private readonly questions = new Map<string, Outbox<DigestQuestion, DigestVerdict>>();
@@ -86,47 +106,141 @@ export class DuplicateDetector {
   private readonly claimLeaseMs: number;
   /** Each remote owner's answer time (moving average), and when a slow one may be asked again. */
   private readonly owners = new Map<string, { latencyMs: number; probeAtMs: number }>();
+  /** Originals of payloads stored here or answered `seen` lately, least recently used first. */
+  private readonly known = new Map<string, PayloadOriginal>();
+  private readonly knownLimit: number;
+  /** Payloads this agent's pages are storing now, by digest. */
+  private readonly storing = new Map<string, Storing>();
 
   constructor(
-    options: { readonly batchMs?: number; readonly claimLeaseMs: number },
+    options: { readonly batchMs?: number; readonly claimLeaseMs: number; readonly knownDigests?: number },
     private readonly deps: DuplicateDetectorDeps,
   ) {
     this.batchMs = options.batchMs ?? DEFAULT_DIGEST_BATCH_MS;
     this.claimLeaseMs = options.claimLeaseMs;
+    this.knownLimit = options.knownDigests ?? DEFAULT_KNOWN_DIGESTS;
   }
 
   /** Whether the payload with `digest` was stored before, and what to do with it. */
   async check(digest: string, signal?: AbortSignal): Promise<Duplicate> {
     const owner = this.deps.peers?.ownerOf(digest) ?? this.deps.selfId;
     const startedAtMs = this.deps.clock.now();
-    const known = this.owners.get(owner);
-    if (known !== undefined && known.latencyMs > SLOW_OWNER_MS) {
-      if (startedAtMs < known.probeAtMs) return { kind: "unchecked" };
-      // This question is the probe; the others keep going around the slow owner meanwhile.
-      known.probeAtMs = startedAtMs + SLOW_OWNER_PROBE_MS;
-    }
     for (let waitMs = PENDING_RETRY_MS; ; waitMs = Math.min(waitMs * 2, PENDING_RETRY_MAX_MS)) {
-      let verdict: DigestVerdict;
-      try {
-        verdict = await this.ask(owner, { digest, asker: this.deps.selfId });
-      } catch {
-        return { kind: "unchecked" };
+      // Awaited only when another page is storing these bytes: a first question goes out synchronously.
+      const local =
+        this.recall(digest) ??
+        (this.storing.has(digest) ? await this.storedMeanwhile(digest, signal) : undefined);
+      if (local !== undefined) return { kind: "seen", original: local };
+      const verdict = await this.verdictOf(owner, digest, startedAtMs);
+      if (verdict.kind === "seen") {
+        this.remember(digest, verdict.original);
+        return verdict;
       }
-      if (verdict.kind === "seen") return verdict;
+      if (verdict.kind === "pending") {
+        await sleep(this.deps.clock, waitMs, signal);
+        continue;
+      }
+      // Another of this agent's pages began to store these bytes while this one was asking: wait for it.
+      if (this.storing.has(digest)) continue;
+      let resolve: Storing["resolve"] = () => {};
+      const stored = new Promise<PayloadOriginal | undefined>((settled) => {
+        resolve = settled;
+      });
+      this.storing.set(digest, { stored, resolve });
       if (verdict.kind === "new") return { kind: "claimed", owner };
-      // Another agent is storing these bytes: its confirmation comes within its lease, or the lease ends.
-      if (this.deps.clock.now() - startedAtMs > this.claimLeaseMs + PENDING_RETRY_MAX_MS) {
-        return { kind: "unchecked" };
-      }
-      await sleep(this.deps.clock, waitMs, signal);
+      this.deps.onUnchecked?.();
+      return { kind: "unchecked", owner };
     }
   }
 
   /**
-   * Ends a claim: `original` is the stored (and synced) response, or undefined when it could not be
-   * stored. Resolves once the owner knows; a failure leaves the claim to run out at the owner.
+   * The owner's answer about `digest`, or `unchecked` when it cannot be had: the owner is slow (and
+   * this is not its probe), unreachable, or another agent's claim outlived its lease.
+   */
+  private async verdictOf(
+    owner: string,
+    digest: string,
+    startedAtMs: number,
+  ): Promise<DigestVerdict | { readonly kind: "unchecked" }> {
+    const now = this.deps.clock.now();
+    if (now - startedAtMs > this.claimLeaseMs + PENDING_RETRY_MAX_MS) return { kind: "unchecked" };
+    const known = this.owners.get(owner);
+    if (known !== undefined && known.latencyMs > SLOW_OWNER_MS) {
+      if (now < known.probeAtMs) return { kind: "unchecked" };
+      // This question is the probe; the others keep going around the slow owner meanwhile.
+      known.probeAtMs = now + SLOW_OWNER_PROBE_MS;
+    }
+    try {
+      return await this.ask(owner, { digest, asker: this.deps.selfId });
+    } catch {
+      return { kind: "unchecked" };
+    }
+  }
+
+  /** The original of `digest` if this agent stored it or heard it was stored lately. */
+  private recall(digest: string): PayloadOriginal | undefined {
+    const known = this.known.get(digest);
+    if (known !== undefined) this.remember(digest, known);
+    return known;
+  }
+
+  /**
+   * The original of `digest` once another of this agent's pages that is storing it now has stored it:
+   * waited for at most a claim's lease (a page whose commit never comes is not waited for again).
+   */
+  private async storedMeanwhile(
+    digest: string,
+    signal: AbortSignal | undefined,
+  ): Promise<PayloadOriginal | undefined> {
+    const storing = this.storing.get(digest);
+    if (storing === undefined) return undefined;
+    const original = await this.within(storing.stored, this.claimLeaseMs, signal);
+    if (original === undefined && this.storing.get(digest) === storing) this.storing.delete(digest);
+    return original;
+  }
+
+  /** `outcome`, or undefined once `limitMs` have passed first; rejects when `signal` aborts first. */
+  private within<T>(
+    outcome: Promise<T>,
+    limitMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<T | undefined> {
+    const { clock } = this.deps;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const timer = clock.setTimeout(() => {
+        unwatch?.();
+        resolve(undefined);
+      }, limitMs);
+      const unwatch =
+        signal &&
+        watchAbort(signal, () => {
+          clock.clearTimeout(timer);
+          reject(signal.reason);
+        });
+      void outcome.then((value) => {
+        clock.clearTimeout(timer);
+        unwatch?.();
+        resolve(value);
+      });
+    });
+  }
+
+  /**
+   * Ends a `claimed` or `unchecked` verdict of {@link check}: `original` is the stored (and synced)
+   * response, or undefined when it could not be stored. This agent's pages waiting for it go on at once;
+   * resolves once the owner knows. A failure leaves a claim to run out at the owner (and a copy uncounted).
    */
   async settle(owner: string, digest: string, original: PayloadOriginal | undefined): Promise<void> {
+    const storing = this.storing.get(digest);
+    if (storing !== undefined) {
+      this.storing.delete(digest);
+      storing.resolve(original);
+    }
+    if (original !== undefined) this.remember(digest, original);
     const settlement = original === undefined ? { digest } : { digest, original };
     if (owner === this.deps.selfId || !this.deps.peers) {
       this.deps.registry.settle(this.deps.selfId, [settlement]);
@@ -147,6 +261,8 @@ export class DuplicateDetector {
 
   /** Stops the timers of batches not sent yet; their callers are rejected. */
   stop(): void {
+    for (const { resolve } of this.storing.values()) resolve(undefined);
+    this.storing.clear();
     for (const outboxes of [this.questions, this.settlements] as Map<string, Outbox<unknown, unknown>>[]) {
       for (const outbox of outboxes.values()) {
         if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
@@ -154,6 +270,13 @@ export class DuplicateDetector {
       }
       outboxes.clear();
     }
+  }
+
+  /** Keeps `original` as the most recently used of the known payloads, forgetting the least if full. */
+  private remember(digest: string, original: PayloadOriginal): void {
+    this.known.delete(digest);
+    this.known.set(digest, original);
+    if (this.known.size > this.knownLimit) this.known.delete(this.known.keys().next().value as string);
   }
 
   private ask(owner: string, question: DigestQuestion): Promise<DigestVerdict> {

@@ -455,6 +455,8 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     duplicateBytes: uint64(s.duplicateBytes, `${path}.duplicateBytes`),
     digestMessages: uint64(s.digestMessages, `${path}.digestMessages`),
     revisits: s.revisits == null ? null : revisitStats(s.revisits, `${path}.revisits`),
+    payloadCopies: uint64(s.payloadCopies, `${path}.payloadCopies`),
+    payloadsUnchecked: uint64(s.payloadsUnchecked, `${path}.payloadsUnchecked`),
   };
 }
 

@@ -116,6 +116,8 @@ const lastStats: AgentStats = {
   duplicateBytes: 20,
   digestMessages: 3,
   revisits: null,
+  payloadCopies: 1,
+  payloadsUnchecked: 2,
 };
 
 const suspectedB = member("b", "suspected", NOW - 8_000);
@@ -154,6 +156,8 @@ it("gives zeros for a member nothing is known of, with its status, and not idle"
     duplicateBytes: 0,
     digestMessages: 0,
     revisits: null,
+    payloadCopies: 0,
+    payloadsUnchecked: 0,
   } satisfies AgentStats);
   expect(rememberedStats(suspectedB, {}, NOW)).toMatchObject({ pagesFetched: 0, reportedMsAgo: 0 });
 });

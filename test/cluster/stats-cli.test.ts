@@ -47,6 +47,8 @@ const STATS_FIELDS = [
   "duplicateBytes",
   "digestMessages",
   "revisits",
+  "payloadCopies",
+  "payloadsUnchecked",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;
@@ -123,7 +125,7 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
       ),
     );
     expect(single).toMatch(
-      /^ {2}duplicates: \d+ pages stored as revisits, \d+(\.\d)? [KMG]?B not stored again, \d+ digest messages sent$/m,
+      /^ {2}duplicates: \d+ pages stored as revisits, \d+(\.\d)? [KMG]?B not stored again, \d+ digest messages sent; \d+ copies stored by races, \d+ payloads stored unchecked$/m,
     );
     expect(single).toMatch(
       /^ {2}waiting hosts: (none|\d+ \S+ \(next in \d+ s\)(, \d+ \S+ \(next in \d+ s\))*)$/m,

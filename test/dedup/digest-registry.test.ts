@@ -89,6 +89,29 @@ describe("DigestRegistry", () => {
     expect(saved).toEqual([[D1, ORIGINAL]]);
   });
 
+  it("counts a payload stored again (a claim that ran out, an agent that could not ask) as a copy, and keeps the first", async () => {
+    let copies = 0;
+    const saved: (readonly [string, PayloadOriginal])[] = [];
+    const stored = [D2];
+    const reg = new DigestRegistry(
+      {},
+      {
+        clock: new ManualClock(),
+        lookup: async (d) => d.map(() => undefined),
+        save: (confirmed) => saved.push(...confirmed),
+        forEachStored: async (visit) => stored.forEach(visit),
+        onCopy: () => copies++,
+      },
+    );
+    await reg.load();
+    reg.settle("b", [{ digest: D1, original: ORIGINAL }]);
+    reg.settle("c", [{ digest: D1, original: { ...ORIGINAL, url: "http://c.test/" } }]);
+    // D2 is in the durable index only (stored before this process): a copy all the same.
+    reg.settle("c", [{ digest: D2, original: ORIGINAL }]);
+    expect(copies).toBe(2);
+    expect(saved).toEqual([[D1, ORIGINAL]]);
+  });
+
   it("saves the confirmations of one settlement together, at once (one commit, even once the crawl is over)", async () => {
     const clock = new ManualClock();
     const saves: number[] = [];

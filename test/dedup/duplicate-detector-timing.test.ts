@@ -185,7 +185,7 @@ describe("DuplicateDetector timing", () => {
     }
     await flush();
     expect(delays).toEqual([50, 100, 200, 400, 800, 1600, 2000]);
-    expect(result).toEqual({ kind: "unchecked" });
+    expect(result).toEqual({ kind: "unchecked", owner: "a" });
     expect(clock.now() - 1_000_000).toBe(5150);
   });
 
@@ -198,7 +198,7 @@ describe("DuplicateDetector timing", () => {
     // 500 → 420 (one fifth of the way to 100) → 516 (a fifth of the way to 900): slow now.
     expect(await askAfter(setup, digest("B", 3), 900)).toEqual({ kind: "claimed", owner: "b" });
     const sent = setup.messages.length;
-    expect(await setup.detector.check(digest("B", 4))).toEqual({ kind: "unchecked" });
+    expect(await setup.detector.check(digest("B", 4))).toEqual({ kind: "unchecked", owner: "b" });
     expect(setup.messages).toHaveLength(sent);
   });
 
@@ -221,14 +221,14 @@ describe("DuplicateDetector timing", () => {
     await askAfter(setup, digest("B", 1), 600);
     const slowAt = clock.now();
     clock.advance(4_999 - DEFAULT_DIGEST_BATCH_MS);
-    expect(await detector.check(digest("B", 2))).toEqual({ kind: "unchecked" });
+    expect(await detector.check(digest("B", 2))).toEqual({ kind: "unchecked", owner: "b" });
     clock.advance(DEFAULT_DIGEST_BATCH_MS);
     expect(clock.now() - slowAt).toBe(4_999);
     clock.advance(1);
     // The probe: asked. Others meanwhile go around the owner.
     const probe = detector.check(digest("B", 3));
     await flush();
-    expect(await detector.check(digest("B", 4))).toEqual({ kind: "unchecked" });
+    expect(await detector.check(digest("B", 4))).toEqual({ kind: "unchecked", owner: "b" });
     clock.advance(DEFAULT_DIGEST_BATCH_MS);
     expect(messages.map((m) => m.size)).toEqual([1, 1]);
     clock.advance(20);
@@ -248,9 +248,9 @@ describe("DuplicateDetector timing", () => {
     await askAfter(setup, digest("B", 2), 600);
     expect(messages).toHaveLength(2);
     clock.advance(100);
-    expect(await detector.check(digest("B", 3))).toEqual({ kind: "unchecked" });
+    expect(await detector.check(digest("B", 3))).toEqual({ kind: "unchecked", owner: "b" });
     clock.advance(probeSentAt + 5_000 - clock.now() - 1);
-    expect(await detector.check(digest("B", 4))).toEqual({ kind: "unchecked" });
+    expect(await detector.check(digest("B", 4))).toEqual({ kind: "unchecked", owner: "b" });
     clock.advance(1);
     const probe = detector.check(digest("B", 5));
     await flush();
@@ -305,7 +305,7 @@ describe("DuplicateDetector timing", () => {
     await flush();
     clock.advance(DEFAULT_DIGEST_BATCH_MS);
     messages[1]?.fail();
-    expect(await verdict).toEqual({ kind: "unchecked" });
+    expect(await verdict).toEqual({ kind: "unchecked", owner: "b" });
     await flush();
     expect(settled).toBe(true);
   });
@@ -337,7 +337,7 @@ describe("DuplicateDetector timing", () => {
     expect(clock.pendingDelays).toEqual([DEFAULT_DIGEST_BATCH_MS, DEFAULT_SETTLE_BATCH_MS]);
     detector.stop();
     expect(clock.pending).toBe(0);
-    expect(await verdict).toEqual({ kind: "unchecked" });
+    expect(await verdict).toEqual({ kind: "unchecked", owner: "b" });
     await settled;
     expect(messages.map((m) => m.size)).toEqual([1]);
   });

@@ -16,12 +16,21 @@ const original = (url: string): PayloadOriginal => ({
  */
 function pair(options: { failCalls?: boolean; claimLeaseMs?: number; answerDelayMs?: number } = {}) {
   const registries = new Map<string, DigestRegistry>();
+  /** Agents whose peers' calls to them fail, for as long as they are in the set. */
+  const down = new Set<string>();
+  /** Copies each agent's registry counted. */
+  const copies = new Map<string, number>();
   const calls: { from: string; to: string; kind: "check" | "settle"; size: number; riding?: number }[] = [];
   const detectors = new Map<string, DuplicateDetector>();
   for (const id of ["a", "b"]) {
     const registry = new DigestRegistry(
       {},
-      { clock: systemClock, lookup: async (d) => d.map(() => undefined), save: () => {} },
+      {
+        clock: systemClock,
+        lookup: async (d) => d.map(() => undefined),
+        save: () => {},
+        onCopy: () => copies.set(id, (copies.get(id) ?? 0) + 1),
+      },
     );
     registries.set(id, registry);
     const peers: DigestPeers = {
@@ -34,13 +43,14 @@ function pair(options: { failCalls?: boolean; claimLeaseMs?: number; answerDelay
           size: questions.length,
           ...(settlements.length > 0 ? { riding: settlements.length } : {}),
         });
-        if (options.failCalls) throw new Error("unreachable");
+        if (options.failCalls || down.has(peer)) throw new Error("unreachable");
         if (options.answerDelayMs) await new Promise((resolve) => setTimeout(resolve, options.answerDelayMs));
         (registries.get(peer) as DigestRegistry).settle(id, settlements);
         return (registries.get(peer) as DigestRegistry).check(questions);
       },
       settle: async (peer, settlements) => {
         calls.push({ from: id, to: peer, kind: "settle", size: settlements.length });
+        if (down.has(peer)) throw new Error("unreachable");
         (registries.get(peer) as DigestRegistry).settle(id, settlements);
       },
     };
@@ -52,7 +62,13 @@ function pair(options: { failCalls?: boolean; claimLeaseMs?: number; answerDelay
       ),
     );
   }
-  return { a: detectors.get("a") as DuplicateDetector, b: detectors.get("b") as DuplicateDetector, calls };
+  return {
+    a: detectors.get("a") as DuplicateDetector,
+    b: detectors.get("b") as DuplicateDetector,
+    calls,
+    down,
+    copies,
+  };
 }
 
 describe("DuplicateDetector", () => {
@@ -109,7 +125,7 @@ describe("DuplicateDetector", () => {
 
   it("stores the payload whole (unchecked) when the owner cannot be asked", async () => {
     const { a, calls } = pair({ failCalls: true });
-    expect(await a.check(digest("X"))).toEqual({ kind: "unchecked" });
+    expect(await a.check(digest("X"))).toEqual({ kind: "unchecked", owner: "b" });
     expect(calls).toHaveLength(1);
   });
 
@@ -120,7 +136,7 @@ describe("DuplicateDetector", () => {
     // The registry's own lease is the default 30 s: b keeps hearing pending until its patience (lease +
     // 2 s) ends.
     const startedAt = Date.now();
-    expect(await b.check(d)).toEqual({ kind: "unchecked" });
+    expect(await b.check(d)).toEqual({ kind: "unchecked", owner: "a" });
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2100);
   }, 10_000);
 
@@ -128,15 +144,56 @@ describe("DuplicateDetector", () => {
     const { a, calls } = pair({ answerDelayMs: 600 });
     expect(await a.check(digest("P"))).toEqual({ kind: "claimed", owner: "b" });
     const startedAt = Date.now();
-    expect(await a.check(digest("Q"))).toEqual({ kind: "unchecked" });
+    expect(await a.check(digest("Q"))).toEqual({ kind: "unchecked", owner: "b" });
     expect(Date.now() - startedAt).toBeLessThan(100);
     expect(await a.check(digest("C"))).toEqual({ kind: "claimed", owner: "a" });
     expect(calls).toHaveLength(1);
 
     const failing = pair({ failCalls: true });
-    expect(await failing.a.check(digest("X"))).toEqual({ kind: "unchecked" });
-    expect(await failing.a.check(digest("Y"))).toEqual({ kind: "unchecked" });
+    expect(await failing.a.check(digest("X"))).toEqual({ kind: "unchecked", owner: "b" });
+    expect(await failing.a.check(digest("Y"))).toEqual({ kind: "unchecked", owner: "b" });
     expect(failing.calls).toHaveLength(1);
+  });
+
+  it("stores a payload raced while its owner cannot be asked at most once per agent, and the owner counts the copy", async () => {
+    const { a, b, down, copies, calls } = pair();
+    const d = digest("H"); // a's
+    const atA = original("http://h.test/");
+    expect(await a.check(d)).toEqual({ kind: "claimed", owner: "a" });
+    await a.settle("a", d, atA);
+    // b cannot reach a: four of its pages hold the same bytes (a page, its mirror, two URL aliases).
+    down.add("a");
+    const verdicts = [b.check(d), b.check(d), b.check(d), b.check(d)];
+    const first = await Promise.race(verdicts);
+    expect(first).toEqual({ kind: "unchecked", owner: "a" });
+    // The other three wait for the one storing it here, and are revisits of it once it is stored.
+    const atB = original("http://mirror-h.test/");
+    down.delete("a");
+    await b.settle("a", d, atB);
+    const all = await Promise.all(verdicts);
+    expect(all.filter((v) => v.kind === "unchecked")).toHaveLength(1);
+    expect(all.filter((v) => v.kind === "seen")).toEqual(
+      [1, 2, 3].map(() => ({ kind: "seen", original: atB })),
+    );
+    // Told of b's copy, a counted it and kept its own first original.
+    expect(copies.get("a")).toBe(1);
+    expect(await a.check(d)).toEqual({ kind: "seen", original: atA });
+    // A later copy at b is a revisit of b's own, without a question.
+    const asked = calls.length;
+    expect(await b.check(d)).toEqual({ kind: "seen", original: atB });
+    expect(calls).toHaveLength(asked);
+  });
+
+  it("takes a payload stored while its owner could not be asked as the original, once the owner is told", async () => {
+    const { a, b, down, copies } = pair();
+    const d = digest("J"); // a's
+    down.add("a");
+    expect(await b.check(d)).toEqual({ kind: "unchecked", owner: "a" });
+    down.delete("a");
+    await b.settle("a", d, original("http://j.test/"));
+    // Not a copy: the first stored. a's own page of the same bytes is a revisit of b's.
+    expect(copies.get("a")).toBeUndefined();
+    expect(await a.check(d)).toEqual({ kind: "seen", original: original("http://j.test/") });
   });
 
   it("stops waiting when its signal is aborted", async () => {

@@ -37,10 +37,12 @@ function statusOf(record: WarcRecordIn): number {
 }
 
 /**
- * Checks, with warcio's reading of the files, that each successful payload is stored in one response
- * record in the whole cluster and that every revisit resolves to it; returns the revisits.
+ * Checks, with warcio's reading of the files, that each successful payload is stored in at most one
+ * response record per agent (a race of agents that could not ask its owner in time may leave one copy
+ * each, counted) and that every revisit resolves to one of them; returns the revisits, the responses by
+ * digest and the copies (responses beyond each payload's first).
  */
-function checkStoredOnce(records: readonly (WarcRecordIn & { agent: string })[]) {
+function checkStoredOncePerAgent(records: readonly (WarcRecordIn & { agent: string })[]) {
   const responses = records.filter(
     (r) => r.type === "response" && statusOf(r) < 300 && r.headers.get("warc-truncated") === undefined,
   );
@@ -49,25 +51,29 @@ function checkStoredOnce(records: readonly (WarcRecordIn & { agent: string })[])
     const digest = response.headers.get("warc-payload-digest") as string;
     byDigest.set(digest, [...(byDigest.get(digest) ?? []), response]);
   }
-  const storedTwice = [...byDigest.values()].filter((list) => list.length > 1);
+  const storedTwiceByOneAgent = [...byDigest.values()].filter(
+    (list) => new Set(list.map((r) => r.agent)).size < list.length,
+  );
   expect(
-    storedTwice.map((list) => list.map((r) => r.headers.get("warc-target-uri"))),
-    "payloads stored in more than one response record",
+    storedTwiceByOneAgent.map((list) => list.map((r) => `${r.agent} ${r.headers.get("warc-target-uri")}`)),
+    "payloads stored in more than one response record by one agent",
   ).toEqual([]);
+  const copies = [...byDigest.values()].reduce((sum, list) => sum + list.length - 1, 0);
   const revisits = records.filter((r) => r.type === "revisit");
   for (const revisit of revisits) {
     expect(revisit.headers.get("warc-profile")).toBe(IDENTICAL_PAYLOAD_PROFILE);
-    const original = byDigest.get(revisit.headers.get("warc-payload-digest") as string)?.[0];
+    const original = byDigest
+      .get(revisit.headers.get("warc-payload-digest") as string)
+      ?.find((r) => r.headers.get("warc-record-id") === revisit.headers.get("warc-refers-to"));
     expect(original, `the original of ${revisit.headers.get("warc-target-uri")}`).toBeDefined();
     expect(revisit.headers.get("warc-refers-to-target-uri")).toBe(original?.headers.get("warc-target-uri"));
     expect(revisit.headers.get("warc-refers-to-date")).toBe(original?.headers.get("warc-date"));
-    expect(revisit.headers.get("warc-refers-to")).toBe(original?.headers.get("warc-record-id"));
   }
-  return { revisits, byDigest };
+  return { revisits, byDigest, copies };
 }
 
 describe("duplicate content", () => {
-  it("is stored once across two agents owning a host and its mirror; the copies are revisit records that resolve to it", async () => {
+  it("is stored once per agent at most across two agents owning a host and its mirror, a copy a race left counted; the other copies are revisit records that resolve to it", async () => {
     fixture = await startWebFixture(WEB);
     const { model } = fixture.web;
     // Two ids under which at least one mirror and its host have different owners.
@@ -103,7 +109,7 @@ describe("duplicate content", () => {
     expect(mirrorUrls.length).toBeGreaterThan(20);
 
     const records = await recordsOf({ [first.id]: first.dataDir, [second.id]: second.dataDir });
-    const { revisits, byDigest } = checkStoredOnce(records);
+    const { revisits, byDigest, copies } = checkStoredOncePerAgent(records);
     // Each mirror page that answered 200 is a revisit of its host's page, or the other way round.
     const pairHosts = new Set<string>(pairs.flat());
     const onPair = (r: WarcRecordIn) => pairHosts.has(hostKeyOf(r.headers.get("warc-target-uri") as string));
@@ -116,7 +122,9 @@ describe("duplicate content", () => {
     expect(revisits.filter(onPair).length).toBeGreaterThanOrEqual(mirrorPages.length);
     // Across agents: a revisit written by one agent refers to a response the other one stored.
     const across = revisits.filter((revisit) => {
-      const original = byDigest.get(revisit.headers.get("warc-payload-digest") as string)?.[0];
+      const original = byDigest
+        .get(revisit.headers.get("warc-payload-digest") as string)
+        ?.find((r) => r.headers.get("warc-record-id") === revisit.headers.get("warc-refers-to"));
       return original !== undefined && original.agent !== revisit.agent;
     });
     expect(across.length).toBeGreaterThan(5);
@@ -128,6 +136,10 @@ describe("duplicate content", () => {
     const stopped = results.map((result) => logEvent(result.stderr, "stopped"));
     const sum = (field: string) => stopped.reduce((total, record) => total + Number(record?.[field] ?? 0), 0);
     expect(sum("duplicates")).toBe(revisits.length);
+    // Copies a race left (none on a quiet machine; some when an owner is slow to answer) are each
+    // counted by the digest's owner, and each was stored without its answer.
+    expect(sum("payloadCopies")).toBe(copies);
+    expect(sum("payloadsUnchecked")).toBeGreaterThanOrEqual(copies);
     expect(sum("duplicateBytes")).toBeGreaterThan(revisits.length * 100);
     const pages = sum("pagesFetchedThisRun");
     const messages = sum("digestMessages");
@@ -147,7 +159,8 @@ describe("duplicate content", () => {
     const offRecords = await recordsOf({ off: dirs.off });
     expect(offRecords.filter((r) => r.type === "revisit")).toEqual([]);
     const localRecords = await recordsOf({ local: dirs.local });
-    const { revisits } = checkStoredOnce(localRecords);
+    const { revisits, copies: localCopies } = checkStoredOncePerAgent(localRecords);
+    expect(localCopies).toBe(0);
     // The same exchanges, fewer bytes: every revisit stands for a response the other agent stored whole.
     const countOf = (records: readonly WarcRecordIn[], type: string) =>
       records.filter((r) => r.type === type).length;

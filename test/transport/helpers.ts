@@ -86,6 +86,8 @@ export const STATS: AgentStats = {
     missed: 1,
     overdueMs: 1500,
   },
+  payloadCopies: 2,
+  payloadsUnchecked: 5,
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };

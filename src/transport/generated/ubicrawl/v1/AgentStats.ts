@@ -145,6 +145,18 @@ export interface AgentStats {
    * adaptive); absent with --recrawl off.
    */
   'revisits'?: (_ubicrawl_v1_RevisitStats | null);
+  /**
+   * Payloads stored again although a response with the same payload was stored before, as counted by
+   * this agent for the digests it owns when their agents told it: the copies a race left (a claim that
+   * ran out, an agent that could not ask). Each agent stores a payload at most once, so a race of n
+   * agents leaves at most n − 1 copies.
+   */
+  'payloadCopies'?: (number | string | Long);
+  /**
+   * Payloads this agent stored whole without its owner's answer (the owner slow or unreachable, or
+   * another agent's claim outlived its lease): each one a possible copy, told to the owner once stored.
+   */
+  'payloadsUnchecked'?: (number | string | Long);
 }
 
 /**
@@ -285,4 +297,16 @@ export interface AgentStats__Output {
    * adaptive); absent with --recrawl off.
    */
   'revisits': (_ubicrawl_v1_RevisitStats__Output | null);
+  /**
+   * Payloads stored again although a response with the same payload was stored before, as counted by
+   * this agent for the digests it owns when their agents told it: the copies a race left (a claim that
+   * ran out, an agent that could not ask). Each agent stores a payload at most once, so a race of n
+   * agents leaves at most n − 1 copies.
+   */
+  'payloadCopies': (number);
+  /**
+   * Payloads this agent stored whole without its owner's answer (the owner slow or unreachable, or
+   * another agent's claim outlived its lease): each one a possible copy, told to the owner once stored.
+   */
+  'payloadsUnchecked': (number);
 }
