@@ -3,6 +3,7 @@
 export {
   averageFreshness,
   estimateChangeRate,
+  estimateChangeRateFromLastModified,
   expectedFreshness,
   marginalFreshness,
   optimalFrequencies,
@@ -12,6 +13,7 @@ export {
   conditionalHeaders,
   decodeHistory,
   encodeHistory,
+  type LastModifiedRecord,
   type PageChange,
   type PageHistory,
   type PageVisit,
@@ -26,6 +28,7 @@ export {
 } from "./recrawler.js";
 export {
   AdaptivePolicy,
+  estimatedRate,
   FixedPolicy,
   MIN_INTERVALS_FOR_ESTIMATE,
   RECRAWL_MODES,

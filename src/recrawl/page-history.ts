@@ -37,10 +37,30 @@ export interface PageHistory {
   readonly changes: number;
   /** Time between the first visit and the last, ms (the sum of the intervals the changes were looked for in). */
   readonly observedMs: number;
+  /**
+   * What the page's `Last-Modified` told of the intervals between visits where both answers had one
+   * (see {@link LastModifiedRecord}); absent while none did.
+   */
+  readonly lastModifiedRecord?: LastModifiedRecord;
   /** When the last visit started, ms since the epoch. */
   readonly lastAtMs: number;
   /** When the URL is due again, ms since the epoch; absent while it is queued, or when no revisit is planned. */
   readonly nextAtMs?: number;
+}
+
+/**
+ * The intervals between visits whose answers both carried a `Last-Modified` date: how many, how many
+ * saw it move (a change, and when it was), and how long the page is known to have stood unchanged
+ * (the input of Cho and Garcia-Molina's last-modified estimator). `trusted` turns false for good once
+ * the date contradicted the payload (the bytes changed under an unchanged date, as a server stamping
+ * a fixed date does): the estimate then comes from the visits alone.
+ */
+export interface LastModifiedRecord {
+  readonly intervals: number;
+  readonly changes: number;
+  /** Time known unchanged, ms: a whole interval without a change, else the time from the change to the visit. */
+  readonly exposureMs: number;
+  readonly trusted: boolean;
 }
 
 /** A visit of a page, as {@link afterVisit} needs it. */
@@ -65,6 +85,7 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
     responseHeader(result, "last-modified") ?? (notModified ? previous?.lastModified : undefined);
   const first = previous === undefined;
   const capture = notModified ? previous?.capture : visit.capture;
+  const lastModifiedRecord = first ? undefined : nextLastModifiedRecord(previous, visit, lastModified);
   return {
     url: visit.url,
     depth: visit.depth,
@@ -74,8 +95,45 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
     visits: (previous?.visits ?? 0) + 1,
     changes: (previous?.changes ?? 0) + (!first && visit.change === "changed" ? 1 : 0),
     observedMs: first ? 0 : previous.observedMs + Math.max(0, result.startedAtMs - previous.lastAtMs),
+    ...(lastModifiedRecord === undefined ? {} : { lastModifiedRecord }),
     lastAtMs: result.startedAtMs,
   };
+}
+
+/**
+ * The {@link LastModifiedRecord} after a revisit whose answer has the date `lastModified` (a 304 keeps
+ * the stored one): an interval more when both this answer and the last had a readable date. The date
+ * moving is a change, known unchanged from that date on (within the interval: the server's clock is
+ * not ours); the date standing still is none, the whole interval unchanged — unless the payload
+ * changed all the same, which makes the dates untrusted.
+ */
+function nextLastModifiedRecord(
+  previous: PageHistory,
+  visit: PageVisit,
+  lastModified: string | undefined,
+): LastModifiedRecord | undefined {
+  const kept = previous.lastModifiedRecord;
+  const before = httpDateMs(previous.lastModified);
+  const now = httpDateMs(lastModified);
+  if (before === undefined || now === undefined) return kept;
+  const intervalMs = Math.max(0, visit.result.startedAtMs - previous.lastAtMs);
+  const moved = now !== before;
+  const record = kept ?? { intervals: 0, changes: 0, exposureMs: 0, trusted: true };
+  return {
+    intervals: record.intervals + 1,
+    changes: record.changes + (moved ? 1 : 0),
+    exposureMs:
+      record.exposureMs +
+      (moved ? Math.min(intervalMs, Math.max(0, visit.result.startedAtMs - now)) : intervalMs),
+    trusted: record.trusted && (moved || visit.change !== "changed"),
+  };
+}
+
+/** An HTTP date (`Last-Modified`) as ms since the epoch; undefined when absent or unreadable. */
+function httpDateMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /**

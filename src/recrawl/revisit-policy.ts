@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
-import { estimateChangeRate, optimalFrequencies } from "./change-rate.js";
+import { estimateChangeRate, estimateChangeRateFromLastModified, optimalFrequencies } from "./change-rate.js";
 import type { PageHistory } from "./page-history.js";
 
 /** The `--recrawl` modes: no revisits (one-shot crawls), every page at one interval, or adapted to its change rate. */
@@ -56,8 +56,24 @@ export const MIN_INTERVALS_FOR_ESTIMATE = 2;
 const REALLOCATE_EVERY_MS = 1000;
 
 /**
- * `--recrawl adaptive`: each page's change rate estimated from its visits (Cho and Garcia-Molina's
- * estimator, the mean interval standing for I), and its interval the inverse of the frequency the
+ * A page's change rate per second from its history (NaN while it is too short): Cho and
+ * Garcia-Molina's last-modified estimator when the page's `Last-Modified` dates spanned enough
+ * intervals and never contradicted its payload, else their estimator for regular visits, the mean
+ * interval standing for I.
+ */
+export function estimatedRate(history: PageHistory): number {
+  const dated = history.lastModifiedRecord;
+  if (dated?.trusted && dated.intervals >= MIN_INTERVALS_FOR_ESTIMATE && dated.exposureMs > 0) {
+    return estimateChangeRateFromLastModified(dated.intervals, dated.changes, dated.exposureMs / 1000);
+  }
+  const intervals = history.visits - 1;
+  return intervals >= MIN_INTERVALS_FOR_ESTIMATE && history.observedMs > 0
+    ? estimateChangeRate(intervals, history.changes, history.observedMs / intervals / 1000)
+    : Number.NaN;
+}
+
+/**
+ * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
  * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
  * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
  * Pages with too short a history share their part of the budget evenly.
@@ -82,11 +98,7 @@ export class AdaptivePolicy implements RevisitPolicy {
 
   /** The interval the page gets now; its new estimate counts from the next reallocation on. */
   nextIntervalMs(key: string, history: PageHistory): number {
-    const intervals = history.visits - 1;
-    const rate =
-      intervals >= MIN_INTERVALS_FOR_ESTIMATE && history.observedMs > 0
-        ? estimateChangeRate(intervals, history.changes, history.observedMs / intervals / 1000)
-        : Number.NaN;
+    const rate = estimatedRate(history);
     if (!Object.is(this.rates.get(key), rate)) {
       this.rates.set(key, rate);
       this.dirty = true;

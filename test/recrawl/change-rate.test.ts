@@ -3,6 +3,7 @@ import { Mt19937 } from "../../src/hashing/mt19937.js";
 import {
   averageFreshness,
   estimateChangeRate,
+  estimateChangeRateFromLastModified,
   expectedFreshness,
   marginalFreshness,
   optimalFrequencies,
@@ -51,6 +52,73 @@ describe("Cho and Garcia-Molina's change-rate estimator", () => {
     }
     for (const rate of [0.5, 1.5]) {
       expect(simulatedChanges(rate, 20_000, 1, random) / 20_000).toBeLessThan(rate * 0.85);
+    }
+  });
+});
+
+/**
+ * `n` intervals of `intervalSeconds` of a page changing as a Poisson process of `rate`, each looked at
+ * with the page's last-modified date: the intervals that saw a change and the time known unchanged
+ * (the whole interval, or from the last change in it to its end).
+ */
+function simulatedLastModified(rate: number, n: number, intervalSeconds: number, random: () => number) {
+  let changes = 0;
+  let exposureSeconds = 0;
+  for (let i = 0; i < n; i++) {
+    let last: number | undefined;
+    for (
+      let at = -Math.log(1 - random()) / rate;
+      at <= intervalSeconds;
+      at += -Math.log(1 - random()) / rate
+    ) {
+      last = at;
+    }
+    if (last === undefined) exposureSeconds += intervalSeconds;
+    else {
+      changes++;
+      exposureSeconds += intervalSeconds - last;
+    }
+  }
+  return { changes, exposureSeconds };
+}
+
+describe("Cho and Garcia-Molina's estimator with last-modified dates", () => {
+  it("is ((X − 1) − X / (n·ln(1 − X/n))) / T", () => {
+    expect(estimateChangeRateFromLastModified(10, 5, 4)).toBeCloseTo((4 - 5 / (10 * Math.log(0.5))) / 4, 12);
+  });
+
+  it("is 0 when no interval saw a change, (n − 1) / T when every one did, NaN for impossible counts", () => {
+    expect(estimateChangeRateFromLastModified(8, 0, 30)).toBe(0);
+    expect(estimateChangeRateFromLastModified(8, 8, 2)).toBeCloseTo(7 / 2, 12);
+    expect(estimateChangeRateFromLastModified(3, 4, 1)).toBeNaN();
+    expect(estimateChangeRateFromLastModified(3, 1, 0)).toBeNaN();
+    expect(estimateChangeRateFromLastModified(0, 0, 1)).toBeNaN();
+  });
+
+  it("converges to the true rate, even for pages that change several times an interval", () => {
+    const random = uniform(7);
+    for (const rate of [0.1, 0.5, 1.5, 4]) {
+      const { changes, exposureSeconds } = simulatedLastModified(rate, 20_000, 1, random);
+      expect(
+        Math.abs(estimateChangeRateFromLastModified(20_000, changes, exposureSeconds) - rate) / rate,
+      ).toBeLessThan(0.03);
+    }
+  });
+
+  it("is nearly unbiased on short histories, also for pages that change more often than the visits (where the estimator without dates cannot tell)", () => {
+    const random = uniform(11);
+    const histories = 4_000;
+    for (const rate of [0.3, 1, 5]) {
+      let withDates = 0;
+      let without = 0;
+      for (let h = 0; h < histories; h++) {
+        const { changes, exposureSeconds } = simulatedLastModified(rate, 10, 1, random);
+        withDates += estimateChangeRateFromLastModified(10, changes, exposureSeconds);
+        without += estimateChangeRate(10, changes, 1);
+      }
+      expect(Math.abs(withDates / histories - rate) / rate).toBeLessThan(0.05);
+      // Ten visits that all saw a change say at most ln(21) ≈ 3 changes an interval.
+      if (rate > 3) expect(without / histories).toBeLessThan(Math.log(21) + 1e-9);
     }
   });
 });

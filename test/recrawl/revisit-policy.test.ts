@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   AdaptivePolicy,
   estimateChangeRate,
+  estimateChangeRateFromLastModified,
+  estimatedRate,
   FixedPolicy,
   MIN_INTERVALS_FOR_ESTIMATE,
   optimalFrequencies,
@@ -24,6 +26,26 @@ function history(visits: number, changes: number, intervalMs: number): PageHisto
     lastAtMs: 0,
   };
 }
+
+describe("estimatedRate", () => {
+  const dated = { intervals: 5, changes: 4, exposureMs: 90_000, trusted: true };
+
+  it("reads the Last-Modified dates when they span enough intervals and were never contradicted", () => {
+    const page = { ...history(6, 2, 60_000), lastModifiedRecord: dated };
+    expect(estimatedRate(page)).toBeCloseTo(estimateChangeRateFromLastModified(5, 4, 90), 12);
+  });
+
+  it("falls back on the visits when the dates are too few, or untrusted", () => {
+    const visitsOnly = estimateChangeRate(5, 2, 60);
+    expect(
+      estimatedRate({ ...history(6, 2, 60_000), lastModifiedRecord: { ...dated, intervals: 1 } }),
+    ).toBeCloseTo(visitsOnly, 12);
+    expect(
+      estimatedRate({ ...history(6, 2, 60_000), lastModifiedRecord: { ...dated, trusted: false } }),
+    ).toBeCloseTo(visitsOnly, 12);
+    expect(estimatedRate(history(2, 1, 60_000))).toBeNaN();
+  });
+});
 
 describe("FixedPolicy", () => {
   it("gives every page the interval", () => {

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { afterVisit, type PageChange, type PageHistory } from "../../src/recrawl/index.js";
+
+const MINUTE = 60_000;
+const T0 = Date.parse("2026-11-20T00:00:00Z");
+const httpDate = (ms: number) => new Date(ms).toUTCString();
+
+/** A visit at `atMs` answered `status` with `Last-Modified: lastModifiedMs` (none when undefined). */
+function visit(atMs: number, lastModifiedMs: number | undefined, change?: PageChange, status = 200) {
+  return {
+    url: "http://a.test/",
+    depth: 0,
+    result: {
+      status,
+      startedAtMs: atMs,
+      responseHeaders:
+        lastModifiedMs === undefined
+          ? []
+          : ([["last-modified", httpDate(lastModifiedMs)]] as [string, string][]),
+    },
+    ...(change === undefined ? {} : { change }),
+  };
+}
+
+/** The history after visits at 0, 10, 20 … minutes with the given dates and findings. */
+function visited(
+  steps: readonly [lastModifiedMs: number | undefined, change?: PageChange, status?: number][],
+): PageHistory {
+  let history: PageHistory | undefined;
+  for (const [i, [lastModifiedMs, change, status]] of steps.entries()) {
+    history = afterVisit(history, visit(T0 + i * 10 * MINUTE, lastModifiedMs, change, status));
+  }
+  return history as PageHistory;
+}
+
+describe("a page history's Last-Modified record", () => {
+  it("counts an interval where the date moved as a change, known unchanged from the new date to the visit", () => {
+    const history = visited([[T0 - MINUTE], [T0 + 7 * MINUTE, "changed"]]);
+    expect(history.lastModifiedRecord).toEqual({
+      intervals: 1,
+      changes: 1,
+      exposureMs: 3 * MINUTE,
+      trusted: true,
+    });
+  });
+
+  it("counts the whole interval unchanged when the date stood still or the server answered 304 (the date kept)", () => {
+    const history = visited([[T0 - MINUTE], [T0 - MINUTE, "unchanged"], [undefined, "not-modified", 304]]);
+    expect(history.lastModifiedRecord).toEqual({
+      intervals: 2,
+      changes: 0,
+      exposureMs: 20 * MINUTE,
+      trusted: true,
+    });
+    expect(history.lastModified).toBe(httpDate(T0 - MINUTE));
+  });
+
+  it("keeps a server clock ahead of ours within the interval", () => {
+    const history = visited([[T0 - MINUTE], [T0 + 30 * MINUTE, "changed"]]);
+    expect(history.lastModifiedRecord?.exposureMs).toBe(0);
+    const behind = visited([[T0 - MINUTE], [T0 - 30 * MINUTE, "changed"]]);
+    expect(behind.lastModifiedRecord?.exposureMs).toBe(10 * MINUTE);
+  });
+
+  it("stops trusting the dates for good once the payload changed under a date that did not", () => {
+    const history = visited([[T0], [T0, "changed"], [T0 + 15 * MINUTE, "changed"]]);
+    expect(history.lastModifiedRecord).toMatchObject({ intervals: 2, changes: 1, trusted: false });
+  });
+
+  it("records nothing for intervals without a readable date on both sides", () => {
+    expect(visited([[undefined], [T0, "changed"]]).lastModifiedRecord).toBeUndefined();
+    const history = afterVisit(visited([[T0]]), {
+      ...visit(T0 + 10 * MINUTE, undefined, "changed"),
+      result: {
+        status: 200,
+        startedAtMs: T0 + 10 * MINUTE,
+        responseHeaders: [["last-modified", "yesterday"]],
+      },
+    });
+    expect(history.lastModifiedRecord).toBeUndefined();
+    expect(visited([[T0]]).lastModifiedRecord).toBeUndefined();
+  });
+});
