@@ -30,6 +30,7 @@ export {
   AdaptivePolicy,
   estimatedRate,
   FixedPolicy,
+  HINT_SPAN,
   MIN_INTERVALS_FOR_ESTIMATE,
   RECRAWL_MODES,
   type RecrawlMode,

@@ -42,6 +42,13 @@ export interface PageHistory {
    * (see {@link LastModifiedRecord}); absent while none did.
    */
   readonly lastModifiedRecord?: LastModifiedRecord;
+  /**
+   * How long before its first visit the page last changed, ms, as its sitemap `<lastmod>` or its
+   * `Last-Modified` date said (the later of the two): a hint of its change rate (about 1 / age, the
+   * time since a Poisson process's last event being exponential with its rate) for as long as its own
+   * visits are too few to tell. Absent when neither was given.
+   */
+  readonly ageAtFirstVisitMs?: number;
   /** When the last visit started, ms since the epoch. */
   readonly lastAtMs: number;
   /** When the URL is due again, ms since the epoch; absent while it is queued, or when no revisit is planned. */
@@ -73,6 +80,8 @@ export interface PageVisit {
   readonly change?: PageChange;
   /** The response holding the payload now, when it has one. */
   readonly capture?: StoredCapture;
+  /** The `<lastmod>` a sitemap gave the page (W3C datetime), when queued from one. */
+  readonly sitemapLastmod?: string;
 }
 
 /** The history of a page after `visit`, from `previous` (undefined: its first visit); no next time yet. */
@@ -86,6 +95,7 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
   const first = previous === undefined;
   const capture = notModified ? previous?.capture : visit.capture;
   const lastModifiedRecord = first ? undefined : nextLastModifiedRecord(previous, visit, lastModified);
+  const ageAtFirstVisitMs = first ? ageOf(visit, lastModified) : previous.ageAtFirstVisitMs;
   return {
     url: visit.url,
     depth: visit.depth,
@@ -96,6 +106,7 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
     changes: (previous?.changes ?? 0) + (!first && visit.change === "changed" ? 1 : 0),
     observedMs: first ? 0 : previous.observedMs + Math.max(0, result.startedAtMs - previous.lastAtMs),
     ...(lastModifiedRecord === undefined ? {} : { lastModifiedRecord }),
+    ...(ageAtFirstVisitMs === undefined ? {} : { ageAtFirstVisitMs }),
     lastAtMs: result.startedAtMs,
   };
 }
@@ -129,7 +140,17 @@ function nextLastModifiedRecord(
   };
 }
 
-/** An HTTP date (`Last-Modified`) as ms since the epoch; undefined when absent or unreadable. */
+/**
+ * How long before `visit` the page last changed, from the later of its sitemap `<lastmod>` and its
+ * `Last-Modified` (a date in the future, a server clock ahead, counts as a second); undefined without one.
+ */
+function ageOf(visit: PageVisit, lastModified: string | undefined): number | undefined {
+  const dates = [httpDateMs(visit.sitemapLastmod), httpDateMs(lastModified)].filter((ms) => ms !== undefined);
+  if (dates.length === 0) return undefined;
+  return Math.max(1000, visit.result.startedAtMs - Math.max(...dates));
+}
+
+/** An HTTP date (`Last-Modified`) or a W3C datetime as ms since the epoch; undefined when absent or unreadable. */
 function httpDateMs(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);

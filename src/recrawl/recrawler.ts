@@ -160,6 +160,7 @@ export class Recrawler implements PageRevisits {
       result,
       ...(archived.change === undefined ? {} : { change: archived.change }),
       ...(archived.capture === undefined ? {} : { capture: archived.capture }),
+      ...(entry.lastmod === undefined ? {} : { sitemapLastmod: entry.lastmod }),
     });
     if (previous !== undefined) this.counts.revisited++;
     if (archived.change === "not-modified") this.counts.notModified++;

@@ -52,6 +52,11 @@ export class FixedPolicy implements RevisitPolicy {
 
 /** Intervals a page's history must span before its own change-rate estimate is used. */
 export const MIN_INTERVALS_FOR_ESTIMATE = 2;
+/**
+ * How far a hint (a page's age at its first visit, {@link PageHistory.ageAtFirstVisitMs}) may move the
+ * interval of a page without its own estimate from its even share, either way: a hint, not the truth.
+ */
+export const HINT_SPAN = 4;
 /** The optimal allocation is computed again at most this often (it reads every page's rate). */
 const REALLOCATE_EVERY_MS = 1000;
 
@@ -76,7 +81,9 @@ export function estimatedRate(history: PageHistory): number {
  * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
  * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
  * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
- * Pages with too short a history share their part of the budget evenly.
+ * Pages with too short a history share their part of the budget evenly, each one's interval moved
+ * towards its age at its first visit (sitemap `<lastmod>` or `Last-Modified`), within
+ * {@link HINT_SPAN}× of its share.
  */
 export class AdaptivePolicy implements RevisitPolicy {
   /** Estimated rates (per second) by page; NaN while a page's history is too short. */
@@ -105,10 +112,13 @@ export class AdaptivePolicy implements RevisitPolicy {
     }
     const now = this.clock.now();
     if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
-    const frequency = Number.isNaN(rate)
-      ? this.options.budget / this.rates.size
-      : (this.frequencies.get(key) ?? this.options.budget / this.rates.size);
-    const interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
+    const evenShare = this.options.budget / this.rates.size;
+    const frequency = Number.isNaN(rate) ? evenShare : (this.frequencies.get(key) ?? evenShare);
+    let interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
+    const age = history.ageAtFirstVisitMs;
+    if (Number.isNaN(rate) && age !== undefined) {
+      interval = Math.min(interval * HINT_SPAN, Math.max(interval / HINT_SPAN, age));
+    }
     return Math.min(this.options.maxMs, Math.max(this.options.minMs, interval));
   }
 

@@ -33,6 +33,28 @@ function visited(
   return history as PageHistory;
 }
 
+describe("a page's age at its first visit", () => {
+  it("is the time since the later of its sitemap lastmod and its Last-Modified, kept from then on", () => {
+    const first = afterVisit(undefined, {
+      ...visit(T0, T0 - 5 * MINUTE),
+      sitemapLastmod: "2026-11-19T23:58:00Z",
+    });
+    expect(first.ageAtFirstVisitMs).toBe(2 * MINUTE);
+    expect(afterVisit(first, visit(T0 + 10 * MINUTE, T0 + 9 * MINUTE, "changed")).ageAtFirstVisitMs).toBe(
+      2 * MINUTE,
+    );
+    expect(afterVisit(undefined, visit(T0, T0 - 5 * MINUTE)).ageAtFirstVisitMs).toBe(5 * MINUTE);
+  });
+
+  it("is absent without a readable date, and at least a second for a date in the future", () => {
+    expect(afterVisit(undefined, visit(T0, undefined)).ageAtFirstVisitMs).toBeUndefined();
+    expect(
+      afterVisit(undefined, { ...visit(T0, undefined), sitemapLastmod: "soon" }).ageAtFirstVisitMs,
+    ).toBeUndefined();
+    expect(afterVisit(undefined, visit(T0, T0 + MINUTE)).ageAtFirstVisitMs).toBe(1000);
+  });
+});
+
 describe("a page history's Last-Modified record", () => {
   it("counts an interval where the date moved as a change, known unchanged from the new date to the visit", () => {
     const history = visited([[T0 - MINUTE], [T0 + 7 * MINUTE, "changed"]]);

@@ -5,6 +5,7 @@ import {
   estimateChangeRateFromLastModified,
   estimatedRate,
   FixedPolicy,
+  HINT_SPAN,
   MIN_INTERVALS_FOR_ESTIMATE,
   optimalFrequencies,
   type PageHistory,
@@ -58,6 +59,22 @@ describe("AdaptivePolicy", () => {
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 1 }, new ManualClock());
     expect(policy.nextIntervalMs("still", history(6, 0, 60_000))).toBe(MAX_MS);
     expect(policy.rateOf("still")).toBe(0);
+  });
+
+  it("moves a page without an estimate towards its age at its first visit, within HINT_SPAN× of its share", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
+    const short = history(1, 0, 0);
+    // One page: an even share of 0.5 page/s, every 2 s.
+    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 3000 })).toBe(3000);
+    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 86_400_000 })).toBe(2000 * HINT_SPAN);
+    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 1000 })).toBe(
+      Math.max(MIN_MS, 2000 / HINT_SPAN),
+    );
+    // Once the page's own visits tell (at the next reallocation), the hint is not read.
+    clock.advance(1000);
+    const known = { ...history(6, 0, 60_000), ageAtFirstVisitMs: 3000 };
+    expect(policy.nextIntervalMs("a", known)).toBe(MAX_MS);
   });
 
   it("shares the budget evenly among pages whose history is still short", () => {
