@@ -19,7 +19,8 @@ import {
  * conditionally (so each page's history came back from the state store too).
  */
 const AGENT = { id: "phoenix" };
-const RECRAWL = ["--recrawl=fixed", "--recrawl-interval=3s", "--sitemaps=off"];
+/** Long enough that a loaded machine's first pass and its last commits are over well before a page is due. */
+const RECRAWL = ["--recrawl=fixed", "--recrawl-interval=10s", "--sitemaps=off"];
 
 describe("--recrawl across a SIGKILL", () => {
   let fixture: WebFixture;
@@ -39,13 +40,17 @@ describe("--recrawl across a SIGKILL", () => {
     });
     const dataDir = agentDataDir(fixture, AGENT);
     const first = spawnAgent(fixture, { ...AGENT, exitWhenDone: false, flags: RECRAWL });
-    // The first pass is over when the crawl log stops growing; pages are due 3 s after their fetch.
+    // The first pass is over once the crawl log and the pages served stopped growing for a second (its
+    // last commits done); pages are due 10 s after their fetch.
     let lines = -1;
-    for (let stable = 0; stable < 3; ) {
+    let servedCount = -1;
+    for (let stable = 0; stable < 5; ) {
       await delay(200);
       const now = (await readCrawlLogSoFar(dataDir).catch(() => [])).length;
-      stable = now > 0 && now === lines ? stable + 1 : 0;
+      const served = servedPages(fixture.web.recorder).size;
+      stable = now > 0 && now === lines && served === servedCount ? stable + 1 : 0;
       lines = now;
+      servedCount = served;
     }
     first.kill("SIGKILL");
     await first.waitForExit();
@@ -56,8 +61,8 @@ describe("--recrawl across a SIGKILL", () => {
       ...AGENT,
       // Shorter than the interval: the plans read back are the last (the revisits they make plan none).
       flags: [...RECRAWL, "--recrawl-horizon=2s"],
-    }).waitForExit(60_000);
-  }, 90_000);
+    }).waitForExit(90_000);
+  }, 120_000);
 
   afterAll(async () => {
     await fixture?.stop();
