@@ -4,7 +4,17 @@
  */
 
 export { createTestWebCertificates, TEST_WEB_CA_FILE } from "./certificates.js";
-export { isChanging, notModified, type PageChanges, type PageVersion, pageVersion } from "./changes.js";
+export {
+  CHANGE_PROCESSES,
+  changeTimes,
+  DEFAULT_CHANGE_SPREAD,
+  isChanging,
+  meanChangeIntervalMs,
+  notModified,
+  type PageChanges,
+  type PageVersion,
+  pageVersion,
+} from "./changes.js";
 export {
   CONTROL_LABEL,
   controlPaths,

@@ -1,5 +1,5 @@
 import { invalidArgument } from "../errors.js";
-import type { PageChanges } from "./changes.js";
+import { CHANGE_PROCESSES, type PageChanges } from "./changes.js";
 
 /** Options of the synthetic web. Every field is optional; the same options always give the same web. */
 export interface TestWebOptions {
@@ -209,6 +209,7 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
         : {
             everyMs: integerIn("changes.everyMs", options.changes.everyMs, 100, 365 * 86_400_000),
             percent: integerIn("changes.percent", options.changes.percent, 0, 100),
+            ...changeProcessOf(options.changes),
           },
     ipGroups: ipGroupsOf(options.ipGroups ?? [], hosts),
   };
@@ -253,4 +254,18 @@ function schemeOf(value: string): TestWebScheme {
     invalidArgument(`testweb: scheme must be http or https, got ${value}`);
   }
   return value as TestWebScheme;
+}
+
+/** The process and spread of `changes`, checked (see {@link PageChanges.process}). */
+function changeProcessOf(changes: PageChanges): Pick<PageChanges, "process" | "spread"> {
+  const { process, spread } = changes;
+  if (process !== undefined && !(CHANGE_PROCESSES as readonly string[]).includes(process)) {
+    invalidArgument(
+      `testweb: changes.process must be one of ${CHANGE_PROCESSES.join(", ")}, got ${String(process)}`,
+    );
+  }
+  if (spread !== undefined && !(Number.isFinite(spread) && spread >= 1 && spread <= 1000)) {
+    invalidArgument(`testweb: changes.spread must be a number from 1 to 1000, got ${spread}`);
+  }
+  return { ...(process === undefined ? {} : { process }), ...(spread === undefined ? {} : { spread }) };
 }

@@ -26,6 +26,8 @@ export interface RunningTestWeb {
   /** Seed URLs (home pages) from which the whole web is reachable. */
   readonly seeds: string[];
   readonly recorder: ServedRecorder;
+  /** When the web started, ms since the epoch: changing pages count their versions from then (see `changeTimes`). */
+  readonly startedAtMs: number;
   /** The hosts file (`/etc/hosts` format) a crawler must use to resolve the web's names. */
   hostsFileText(): string;
   /** Writes {@link hostsFileText} to `path`. */
@@ -265,6 +267,7 @@ export async function startTestWeb(
 
   return {
     model,
+    startedAtMs,
     port,
     seeds: seedUrls(model, port),
     recorder,

@@ -1,7 +1,9 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  changeTimes,
   isChanging,
+  meanChangeIntervalMs,
   notModified,
   type PageChanges,
   pageVersion,
@@ -41,6 +43,64 @@ describe("changing pages (pure)", () => {
     expect(notModified(page, undefined, new Date(10_000).toUTCString())).toBe(true);
     expect(notModified(page, undefined, new Date(9_000).toUTCString())).toBe(false);
     expect(notModified(page, undefined, undefined)).toBe(false);
+  });
+});
+
+describe("pages changing as Poisson processes", () => {
+  const POISSON: PageChanges = { everyMs: 1000, percent: 60, process: "poisson", spread: 10 };
+  const targets = Array.from({ length: 400 }, (_, i) => `/s0/p${i}.html`);
+  const changing = targets.filter((target) => isChanging(POISSON, target));
+
+  it("gives each changing page its own mean interval, log-uniform within everyMs ÷× spread, and none to the others", () => {
+    const means = changing.map((target) => meanChangeIntervalMs(POISSON, target) as number);
+    expect(Math.min(...means)).toBeGreaterThanOrEqual(100);
+    expect(Math.max(...means)).toBeLessThanOrEqual(10_000);
+    // Log-uniform: about a quarter of the pages in each quarter of the log range.
+    const low = means.filter((mean) => mean < 1000 / Math.sqrt(10)).length / means.length;
+    expect(low).toBeGreaterThan(0.15);
+    expect(low).toBeLessThan(0.35);
+    const still = targets.find((t) => !isChanging(POISSON, t)) as string;
+    expect(meanChangeIntervalMs(POISSON, still)).toBeUndefined();
+    expect(changeTimes(POISSON, 0, still, 1_000_000)).toEqual([]);
+  });
+
+  it("draws each page's change times as the same Poisson process every time, at its rate", () => {
+    const target = changing[0] as string;
+    const mean = meanChangeIntervalMs(POISSON, target) as number;
+    const horizon = mean * 4000;
+    const times = changeTimes(POISSON, 5_000, target, 5_000 + horizon);
+    // About horizon / mean changes (4,000; a Poisson count's deviation is 63).
+    expect(Math.abs(times.length - 4000)).toBeLessThan(300);
+    expect(times.every((t, i) => t > (times[i - 1] ?? 5_000) && t <= 5_000 + horizon)).toBe(true);
+    // Exponential gaps: their deviation is their mean.
+    const gaps = times.map((t, i) => t - (times[i - 1] ?? 5_000));
+    const average = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    const deviation = Math.sqrt(gaps.reduce((sum, gap) => sum + (gap - average) ** 2, 0) / gaps.length);
+    expect(Math.abs(deviation / average - 1)).toBeLessThan(0.1);
+    // The same times asked again, or for a shorter time, from any starting point of the asking.
+    expect(changeTimes(POISSON, 5_000, target, 5_000 + horizon / 2)).toEqual(
+      times.filter((t) => t <= 5_000 + horizon / 2),
+    );
+  });
+
+  it("serves the version the change times give, dated by the last change", () => {
+    const target = changing[1] as string;
+    const times = changeTimes(POISSON, 0, target, 60_000);
+    const at = (times[2] as number) + 1;
+    const page = pageVersion(POISSON, 0, target, HTML, at);
+    expect(page.version).toBe(3);
+    expect(page.lastModified).toBe(new Date(times[2] as number).toUTCString());
+    expect(pageVersion(POISSON, 0, target, HTML, (times[0] as number) - 1).version).toBe(0);
+  });
+
+  it("refuses an unknown process or a spread out of range", async () => {
+    const web = { hosts: 4, pages: 40, seedCount: 1, mirrors: 0, trap: false };
+    await expect(
+      startTestWeb({ ...web, changes: { everyMs: 1000, percent: 10, process: "weekly" as "poisson" } }),
+    ).rejects.toThrow(/changes.process must be one of periodic, poisson/);
+    await expect(
+      startTestWeb({ ...web, changes: { everyMs: 1000, percent: 10, spread: 0.5 } }),
+    ).rejects.toThrow(/changes.spread/);
   });
 });
 
