@@ -256,7 +256,7 @@ export const AGENT_FLAGS = {
   },
   recrawl: {
     type: "string",
-    help: "continuous crawling: off (each URL fetched once per data dir), fixed (every page fetched again every --recrawl-interval) or adaptive (each page's interval from its estimated change rate, within --recrawl-min and --recrawl-max under --recrawl-budget); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
+    help: "continuous crawling: off (each URL fetched once per data dir), fixed (every page fetched again every --recrawl-interval) adaptive (each page's interval from its estimated change rate, within --recrawl-min and --recrawl-max under --recrawl-budget) or proportional (visits in proportion to the estimated rates, under the same bounds: worse than adaptive, for experiments that compare them); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
     default: AGENT_DEFAULTS.recrawlMode,
     choices: RECRAWL_MODES,
   },
@@ -267,17 +267,17 @@ export const AGENT_FLAGS = {
   },
   "recrawl-min": {
     type: "duration",
-    help: "with --recrawl adaptive: the shortest interval a page gets",
+    help: "with --recrawl adaptive or proportional: the shortest interval a page gets",
     default: AGENT_DEFAULTS.recrawlMin,
   },
   "recrawl-max": {
     type: "duration",
-    help: "with --recrawl adaptive: the longest interval a page gets (a page that never changes ends there, and so does one changing too often to be kept fresh at the budget)",
+    help: "with --recrawl adaptive or proportional: the longest interval a page gets (a page that never changes ends there, and so does one changing too often to be kept fresh at the budget)",
     default: AGENT_DEFAULTS.recrawlMax,
   },
   "recrawl-budget": {
     type: "number",
-    help: "with --recrawl adaptive: pages a second this agent spends on revisits, shared out to keep its pages freshest (Cho and Garcia-Molina's optimal policy)",
+    help: "with --recrawl adaptive or proportional: pages a second this agent spends on revisits, shared out to keep its pages freshest (Cho and Garcia-Molina's optimal policy) or in proportion to their change rates",
     default: AGENT_DEFAULTS.recrawlBudget,
     min: 0.000001,
     placeholder: "PAGES/S",

@@ -110,6 +110,17 @@ export function optimalFrequencies(rates: readonly number[], budget: number): nu
   return rates.map((rate) => frequencyAt(rate, mu));
 }
 
+/**
+ * The visit frequencies of the proportional policy: `budget` shared in proportion to the pages' change
+ * rates — the intuitive policy Cho and Garcia-Molina show to be worse than even a uniform one, since
+ * it spends most on pages that change too often to be kept fresh. A page that never changes gets none.
+ */
+export function proportionalFrequencies(rates: readonly number[], budget: number): number[] {
+  const total = rates.reduce((sum, rate) => sum + (rate > 0 ? rate : 0), 0);
+  if (!(total > 0 && budget > 0)) return rates.map(() => 0);
+  return rates.map((rate) => (rate > 0 ? (budget * rate) / total : 0));
+}
+
 /** Average expected freshness of pages changing at `rates` visited at `frequencies` (see {@link expectedFreshness}). */
 export function averageFreshness(rates: readonly number[], frequencies: readonly number[]): number {
   if (rates.length === 0) return 1;

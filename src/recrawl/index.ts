@@ -7,6 +7,7 @@ export {
   expectedFreshness,
   marginalFreshness,
   optimalFrequencies,
+  proportionalFrequencies,
 } from "./change-rate.js";
 export {
   afterVisit,

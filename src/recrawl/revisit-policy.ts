@@ -1,10 +1,19 @@
 import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
-import { estimateChangeRate, estimateChangeRateFromLastModified, optimalFrequencies } from "./change-rate.js";
+import {
+  estimateChangeRate,
+  estimateChangeRateFromLastModified,
+  optimalFrequencies,
+  proportionalFrequencies,
+} from "./change-rate.js";
 import type { PageHistory } from "./page-history.js";
 
-/** The `--recrawl` modes: no revisits (one-shot crawls), every page at one interval, or adapted to its change rate. */
-export const RECRAWL_MODES = ["off", "fixed", "adaptive"] as const;
+/**
+ * The `--recrawl` modes: no revisits (one-shot crawls), every page at one interval, adapted to its
+ * change rate (the freshness-optimal allocation), or in proportion to it (a worse policy, kept for
+ * experiments that compare them).
+ */
+export const RECRAWL_MODES = ["off", "fixed", "adaptive", "proportional"] as const;
 /** One of {@link RECRAWL_MODES}. */
 export type RecrawlMode = (typeof RECRAWL_MODES)[number];
 
@@ -93,9 +102,14 @@ export class AdaptivePolicy implements RevisitPolicy {
   private allocatedAtMs = Number.NEGATIVE_INFINITY;
   private dirty = false;
 
+  /**
+   * `allocate` shares a budget among pages by their rates: the freshness-optimal allocation by
+   * default, {@link proportionalFrequencies} for `--recrawl proportional`.
+   */
   constructor(
     private readonly options: Pick<RecrawlOptions, "minMs" | "maxMs" | "budget">,
     private readonly clock: Clock,
+    private readonly allocate: (rates: readonly number[], budget: number) => number[] = optimalFrequencies,
   ) {}
 
   /** The page's estimated change rate, per second (NaN while its history is too short). */
@@ -134,14 +148,14 @@ export class AdaptivePolicy implements RevisitPolicy {
     }
     // Pages without an estimate keep their even share; the rest of the budget is allocated.
     const budget = (this.options.budget * keys.length) / this.rates.size;
-    const frequencies = optimalFrequencies(rates, budget);
+    const frequencies = this.allocate(rates, budget);
     this.frequencies = new Map(keys.map((key, i) => [key, frequencies[i] ?? 0]));
   }
 }
 
 /** The policy of `options` (not `off`). */
 export function revisitPolicy(options: RecrawlOptions, clock: Clock): RevisitPolicy {
-  return options.mode === "adaptive"
-    ? new AdaptivePolicy(options, clock)
-    : new FixedPolicy(options.intervalMs);
+  if (options.mode === "adaptive") return new AdaptivePolicy(options, clock);
+  if (options.mode === "proportional") return new AdaptivePolicy(options, clock, proportionalFrequencies);
+  return new FixedPolicy(options.intervalMs);
 }

@@ -7,6 +7,7 @@ import {
   expectedFreshness,
   marginalFreshness,
   optimalFrequencies,
+  proportionalFrequencies,
 } from "../../src/recrawl/index.js";
 
 /** Uniform draws in [0, 1) from a seeded Mersenne Twister, so the simulation is the same every run. */
@@ -168,5 +169,26 @@ describe("freshness and its optimal allocation", () => {
     const even = averageFreshness(rates, uniformShare);
     expect(optimal).toBeGreaterThan(even);
     expect(even).toBeGreaterThan(averageFreshness(rates, proportional));
+  });
+});
+
+describe("the proportional allocation", () => {
+  it("shares the budget in proportion to the rates, none to pages that never change", () => {
+    expect(proportionalFrequencies([1, 3, 0], 2)).toEqual([0.5, 1.5, 0]);
+    expect(proportionalFrequencies([0, 0], 2)).toEqual([0, 0]);
+  });
+
+  it("keeps pages less fresh than the uniform allocation, itself less fresh than the optimal one (Cho and Garcia-Molina)", () => {
+    // Rates spread over two orders of magnitude, a budget of one visit per page per mean interval.
+    const rates = Array.from({ length: 50 }, (_, i) => 0.1 * 10 ** (i / 25));
+    const budget = rates.length * 0.5;
+    const uniform = averageFreshness(
+      rates,
+      rates.map(() => budget / rates.length),
+    );
+    const proportional = averageFreshness(rates, proportionalFrequencies(rates, budget));
+    const optimal = averageFreshness(rates, optimalFrequencies(rates, budget));
+    expect(proportional).toBeLessThan(uniform);
+    expect(uniform).toBeLessThan(optimal);
   });
 });

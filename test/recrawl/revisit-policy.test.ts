@@ -9,6 +9,8 @@ import {
   MIN_INTERVALS_FOR_ESTIMATE,
   optimalFrequencies,
   type PageHistory,
+  proportionalFrequencies,
+  revisitPolicy,
   validateRecrawlOptions,
 } from "../../src/recrawl/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -138,5 +140,26 @@ describe("validateRecrawlOptions", () => {
     expect(() => validateRecrawlOptions({ ...options, budget: 0 })).toThrow(/--recrawl-budget/);
     expect(() => validateRecrawlOptions({ ...options, intervalMs: 0 })).toThrow(/--recrawl-interval/);
     expect(() => validateRecrawlOptions({ ...options, horizonMs: 0 })).toThrow(/--recrawl-horizon/);
+  });
+});
+
+describe("revisitPolicy", () => {
+  it("gives --recrawl proportional intervals from the proportional allocation of the estimated rates", () => {
+    const options = { mode: "proportional", intervalMs: 1000, minMs: 1, maxMs: MAX_MS, budget: 1 } as const;
+    const clock = new ManualClock();
+    const policy = revisitPolicy(options, clock);
+    const slow = history(6, 1, 60_000);
+    const fast = history(6, 4, 60_000);
+    policy.nextIntervalMs("slow", slow);
+    policy.nextIntervalMs("fast", fast);
+    // Both rates count from the next reallocation, a second later.
+    clock.advance(1000);
+    const [slowFrequency, fastFrequency] = proportionalFrequencies(
+      [slow, fast].map((h) => estimateChangeRate(5, h.changes, 60)),
+      1,
+    ) as [number, number];
+    expect(policy.nextIntervalMs("slow", slow)).toBeCloseTo(1000 / slowFrequency, 6);
+    expect(policy.nextIntervalMs("fast", fast)).toBeCloseTo(1000 / fastFrequency, 6);
+    expect(fastFrequency).toBeGreaterThan(slowFrequency);
   });
 });
