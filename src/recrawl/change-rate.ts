@@ -116,7 +116,7 @@ export function optimalFrequencies(rates: readonly number[], budget: number): nu
  * it spends most on pages that change too often to be kept fresh. A page that never changes gets none.
  */
 export function proportionalFrequencies(rates: readonly number[], budget: number): number[] {
-  const total = rates.reduce((sum, rate) => sum + (rate > 0 ? rate : 0), 0);
+  const total = rates.reduce((sum, rate) => sum + Math.max(rate, 0), 0);
   if (!(total > 0 && budget > 0)) return rates.map(() => 0);
   return rates.map((rate) => (rate > 0 ? (budget * rate) / total : 0));
 }
