@@ -63,7 +63,7 @@ export class FixedPolicy implements RevisitPolicy {
 export const MIN_INTERVALS_FOR_ESTIMATE = 2;
 /**
  * How far a hint (a page's age at its first visit, {@link PageHistory.ageAtFirstVisitMs}) may move the
- * interval of a page without its own estimate from its even share, either way: a hint, not the truth.
+ * frequency of a page without its own estimate from its even share, either way: a hint, not the truth.
  */
 export const HINT_SPAN = 4;
 /** The optimal allocation is computed again at most this often (it reads every page's rate). */
@@ -90,9 +90,9 @@ export function estimatedRate(history: PageHistory): number {
  * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
  * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
  * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
- * Pages with too short a history share their part of the budget evenly, each one's interval moved
- * towards its age at its first visit (sitemap `<lastmod>` or `Last-Modified`), within
- * {@link HINT_SPAN}× of its share.
+ * Pages with too short a history share their part of the budget, each one weighted by its age at its
+ * first visit (sitemap `<lastmod>` or `Last-Modified`): its frequency moved towards 1 / age, within
+ * {@link HINT_SPAN}× of the even share, and the weights normalized so that the part is spent, not more.
  */
 export class AdaptivePolicy implements RevisitPolicy {
   /** Estimated rates (per second) by page; NaN while a page's history is too short. */
@@ -101,6 +101,9 @@ export class AdaptivePolicy implements RevisitPolicy {
   private frequencies = new Map<string, number>();
   private allocatedAtMs = Number.NEGATIVE_INFINITY;
   private dirty = false;
+  /** The hint's weight of each page without an estimate (1 without a hint), and their sum. */
+  private readonly weights = new Map<string, number>();
+  private weightSum = 0;
 
   /**
    * `allocate` shares a budget among pages by their rates: the freshness-optimal allocation by
@@ -127,13 +130,32 @@ export class AdaptivePolicy implements RevisitPolicy {
     const now = this.clock.now();
     if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
     const evenShare = this.options.budget / this.rates.size;
-    const frequency = Number.isNaN(rate) ? evenShare : (this.frequencies.get(key) ?? evenShare);
-    let interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
-    const age = history.ageAtFirstVisitMs;
-    if (Number.isNaN(rate) && age !== undefined) {
-      interval = Math.min(interval * HINT_SPAN, Math.max(interval / HINT_SPAN, age));
+    let frequency: number;
+    if (Number.isNaN(rate)) {
+      const age = history.ageAtFirstVisitMs;
+      // A page changed 1 / evenShare ago weighs 1; one changed sooner more, one changed long ago less.
+      const weight =
+        age === undefined
+          ? 1
+          : Math.min(HINT_SPAN, Math.max(1 / HINT_SPAN, 1000 / evenShare / Math.max(1, age)));
+      this.weigh(key, weight);
+      frequency = (evenShare * weight * this.weights.size) / this.weightSum;
+    } else {
+      this.weigh(key, undefined);
+      frequency = this.frequencies.get(key) ?? evenShare;
     }
+    const interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
     return Math.min(this.options.maxMs, Math.max(this.options.minMs, interval));
+  }
+
+  /** Sets (or, undefined, clears) the hint weight of page `key`, keeping their sum. */
+  private weigh(key: string, weight: number | undefined): void {
+    this.weightSum -= this.weights.get(key) ?? 0;
+    if (weight === undefined) this.weights.delete(key);
+    else {
+      this.weights.set(key, weight);
+      this.weightSum += weight;
+    }
   }
 
   private reallocate(now: number): void {

@@ -63,20 +63,24 @@ describe("AdaptivePolicy", () => {
     expect(policy.rateOf("still")).toBe(0);
   });
 
-  it("moves a page without an estimate towards its age at its first visit, within HINT_SPAN× of its share", () => {
+  it("weighs pages without an estimate by their age at their first visit, within HINT_SPAN×, spending the budget", () => {
     const clock = new ManualClock();
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
     const short = history(1, 0, 0);
-    // One page: an even share of 0.5 page/s, every 2 s.
-    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 3000 })).toBe(3000);
-    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 86_400_000 })).toBe(2000 * HINT_SPAN);
-    expect(policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 1000 })).toBe(
-      Math.max(MIN_MS, 2000 / HINT_SPAN),
-    );
+    // Two pages: an even share of 0.25 page/s each, every 4 s. One changed 1 s before its first visit
+    // (weight 4, the most), the other has no date (weight 1).
+    policy.nextIntervalMs("b", short);
+    const fresh = policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 1000 });
+    const plain = policy.nextIntervalMs("b", short);
+    expect(fresh).toBeCloseTo(1000 / ((0.25 * 4 * 2) / 5), 6);
+    expect(plain).toBeCloseTo(1000 / ((0.25 * 2) / 5), 6);
+    expect(1000 / fresh + 1000 / plain).toBeCloseTo(0.5, 9);
+    // One untouched for a day weighs 1 / HINT_SPAN.
+    const old = policy.nextIntervalMs("a", { ...short, ageAtFirstVisitMs: 86_400_000 });
+    expect(old).toBeCloseTo(1000 / ((0.25 * (1 / HINT_SPAN) * 2) / (1 + 1 / HINT_SPAN)), 6);
     // Once the page's own visits tell (at the next reallocation), the hint is not read.
     clock.advance(1000);
-    const known = { ...history(6, 0, 60_000), ageAtFirstVisitMs: 3000 };
-    expect(policy.nextIntervalMs("a", known)).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("a", { ...history(6, 0, 60_000), ageAtFirstVisitMs: 1000 })).toBe(MAX_MS);
   });
 
   it("shares the budget evenly among pages whose history is still short", () => {
