@@ -8,6 +8,7 @@ import {
   type Experiment,
   faultsExperiment,
   formatTextTable,
+  freshnessExperiment,
   modesExperiment,
   partitioningExperiment,
   replicationExperiment,
@@ -28,6 +29,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   faultsExperiment as unknown as Experiment,
   bandwidthExperiment as unknown as Experiment,
   scalingExperiment as unknown as Experiment,
+  freshnessExperiment as unknown as Experiment,
 ];
 
 const OUT_FLAG = {

@@ -16,6 +16,7 @@ export { balanceExperiment } from "./experiments/balance.js";
 export { bandwidthExperiment } from "./experiments/bandwidth.js";
 export { batchingExperiment } from "./experiments/batching.js";
 export { faultsExperiment } from "./experiments/faults.js";
+export { freshnessExperiment } from "./experiments/freshness.js";
 export { modesExperiment } from "./experiments/modes.js";
 export { partitioningExperiment } from "./experiments/partitioning.js";
 export { replicationExperiment } from "./experiments/replication.js";
