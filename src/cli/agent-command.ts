@@ -266,7 +266,8 @@ const MIN_JOIN_AFTER_PROBE_MS = 5000;
 /**
  * Starts the cluster node. Before, waits for a --join address, or an agent the data dir remembers, to
  * answer the way this agent talks (failing at once on a --join address's refusal that cannot pass: TLS
- * against plaintext, another CA); when the join fails later all the same, asks the seeds why (gRPC
+ * against plaintext, another CA) — or, as the first --join address (or with no --join), tries them a
+ * few seconds and starts the cluster; when the join fails later all the same, asks the seeds why (gRPC
  * hides TLS handshake errors behind "unavailable").
  */
 async function startNode(
@@ -284,6 +285,8 @@ async function startNode(
   try {
     chosen = await chooseSeeds({
       named: cluster.join.filter((seed) => !self.has(seed)),
+      // Only the first --join address starts a cluster: the others wait for it (no split brain).
+      founder: cluster.join.length === 0 || self.has(cluster.join[0] as string),
       remembered: remembered.map((peer) => peer.address).filter((address) => !self.has(address)),
       timeoutMs,
       probe: (address) => diagnoseTransport(address, security),

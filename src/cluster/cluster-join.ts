@@ -147,7 +147,10 @@ export async function waitForSeeds(wait: SeedWait): Promise<number> {
   }
 }
 
-/** How long an agent started without `--join` tries the agents its data dir remembers before starting alone. */
+/**
+ * How long an agent that may start the cluster (see {@link SeedChoice.founder}) tries the other agents
+ * it knows of before starting alone.
+ */
 export const REMEMBERED_ONLY_WAIT_MS = 3000;
 
 /** What {@link chooseSeeds} chooses from. */
@@ -156,7 +159,13 @@ export interface SeedChoice {
   readonly named: readonly string[];
   /** Addresses of the agents the data dir remembers (see `KnownPeers`), this agent's own left out. */
   readonly remembered: readonly string[];
-  /** How long to keep trying when `--join` names agents. */
+  /**
+   * True when this agent may start a cluster of its own: it has no `--join`, or it is the first `--join`
+   * address. Every other agent waits for one to answer, so agents of one deployment started at once,
+   * each failing to reach the others, form one cluster (the first address's), never one each.
+   */
+  readonly founder: boolean;
+  /** How long to keep trying when this agent may not start the cluster. */
   readonly timeoutMs: number;
   readonly probe: (address: string) => Promise<SeedProbe>;
   readonly logger: Logger;
@@ -171,40 +180,40 @@ export interface ChosenSeeds {
 }
 
 /**
- * Chooses the addresses to join through. With `--join`: those and every remembered agent, until one
+ * Chooses the addresses to join through: the `--join` ones and every remembered agent, until one
  * answers (a remembered agent's refusal is only a hint gone stale, waited through like a silence, so it
- * never fails a join the named agents would pass). Without: the remembered agents, if one answers
- * within {@link REMEMBERED_ONLY_WAIT_MS}, else none (the agent starts alone, and the others find it at
- * its address when they come back).
+ * never fails a join the named agents would pass). An agent that may start the cluster (the
+ * `founder`) tries them for {@link REMEMBERED_ONLY_WAIT_MS}, taking every refusal as a hint, then
+ * starts alone (the others join it, or find it at its address when they come back); any other waits
+ * for them until the timeout.
  */
 export async function chooseSeeds(choice: SeedChoice): Promise<ChosenSeeds> {
-  const { named, logger } = choice;
+  const { named, logger, founder } = choice;
   const remembered = choice.remembered.filter((address) => !named.includes(address));
-  if (named.length === 0 && remembered.length === 0) return { seeds: [], leftMs: choice.timeoutMs };
   const seeds = [...named, ...remembered];
+  if (seeds.length === 0) return { seeds: [], leftMs: choice.timeoutMs };
   if (remembered.length > 0) {
     logger.info(
       { event: "rejoin-remembered", remembered },
       `${named.length > 0 ? `joining through ${named.join(", ")} or` : "trying"} the ${remembered.length === 1 ? "agent" : `${remembered.length} agents`} this data dir remembers: ${remembered.join(", ")}`,
     );
   }
-  const rememberedSet = new Set(remembered);
+  const hints = new Set(founder ? seeds : remembered);
   const probe = async (address: string): Promise<SeedProbe> => {
     const found = await choice.probe(address);
-    return !found.ok && rememberedSet.has(address) ? { ...found, retryable: true } : found;
+    return !found.ok && hints.has(address) ? { ...found, retryable: true } : found;
   };
-  const wait = { probe, logger, clock: choice.clock };
-  if (named.length > 0) {
-    return { seeds, leftMs: await waitForSeeds({ ...wait, seeds, timeoutMs: choice.timeoutMs }) };
-  }
+  const wait = { probe, logger, clock: choice.clock, seeds };
+  if (!founder) return { seeds, leftMs: await waitForSeeds({ ...wait, timeoutMs: choice.timeoutMs }) };
   try {
-    await waitForSeeds({ ...wait, seeds, timeoutMs: REMEMBERED_ONLY_WAIT_MS });
+    await waitForSeeds({ ...wait, timeoutMs: REMEMBERED_ONLY_WAIT_MS });
     return { seeds, leftMs: choice.timeoutMs };
   } catch (error) {
     if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
     logger.info(
       { event: "rejoin-none-answered" },
-      `none of the agents this data dir remembers answered within ${REMEMBERED_ONLY_WAIT_MS / 1000} s: starting alone (the others rejoin this agent when they are back)`,
+      `none of ${seeds.join(", ")} answered within ${REMEMBERED_ONLY_WAIT_MS / 1000} s: starting the cluster ` +
+        `(${named.length > 0 ? "this agent is the first --join address" : "no --join"}; the others join this agent when they are up)`,
     );
     return { seeds: [], leftMs: choice.timeoutMs };
   }

@@ -196,7 +196,7 @@ export const AGENT_FLAGS = {
   },
   join: {
     type: "strings",
-    help: "addresses of live agents to join through (comma-separated or repeated; one is enough); a restart also tries every agent its data dir saw alive (peers.json), so it rejoins while these are down",
+    help: "addresses of agents to join through, whichever answers (comma-separated or repeated; one live is enough); a restart also tries every agent its data dir saw alive (peers.json), so it rejoins while these are down. Only the agent that is the first address (or has no --join) starts a cluster when none answers; the others wait for one, so every agent may be given the same list",
     placeholder: "HOST:PORT",
   },
   capacity: {

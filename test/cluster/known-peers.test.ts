@@ -175,6 +175,7 @@ describe("chooseSeeds", () => {
     named: string[],
     remembered: string[],
     probe: (address: string, atMs: number) => SeedProbe,
+    founder = named.length === 0,
   ): Promise<{ result?: ChosenSeeds; error?: unknown; tookMs: number }> {
     const clock = new ManualClock();
     const startMs = clock.now();
@@ -183,6 +184,7 @@ describe("chooseSeeds", () => {
     chooseSeeds({
       named,
       remembered,
+      founder,
       timeoutMs: 30_000,
       probe: async (address) => probe(address, clock.now() - startMs),
       logger,
@@ -227,5 +229,26 @@ describe("chooseSeeds", () => {
     const back = await choose([], ["b:1", "c:1"], (address) => (address === "c:1" ? answered : silent));
     expect(back.result?.seeds).toEqual(["b:1", "c:1"]);
     expect((await choose([], [], () => answered)).result?.seeds).toEqual([]);
+  });
+
+  it("as the first --join address, tries the others (refusals as hints) before starting the cluster", async () => {
+    // The others of a deployment started at once wait for it: they do not answer yet.
+    const fresh = await choose(["b:1", "c:1"], [], (address) => (address === "b:1" ? refused : silent), true);
+    expect(fresh.result?.seeds).toEqual([]);
+    expect(fresh.tookMs).toBeGreaterThanOrEqual(REMEMBERED_ONLY_WAIT_MS);
+    expect(fresh.tookMs).toBeLessThan(REMEMBERED_ONLY_WAIT_MS + 1000);
+    // Restarted while the others run: it joins them rather than start a cluster of its own.
+    const back = await choose(["b:1", "c:1"], [], (address) => (address === "c:1" ? answered : silent), true);
+    expect(back.result?.seeds).toEqual(["b:1", "c:1"]);
+  });
+
+  it("as any other --join address, waits for the others past that and never starts alone", async () => {
+    const waiting = await choose(["a:1", "c:1"], [], () => silent, false);
+    expect(isUbiError(waiting.error, ErrorCode.PeerUnreachable)).toBe(true);
+    expect(waiting.tookMs).toBeGreaterThanOrEqual(30_000);
+    const late = await choose(["a:1", "c:1"], [], (address, atMs) =>
+      address === "a:1" && atMs >= 10_000 ? answered : silent,
+    );
+    expect(late.result?.seeds).toEqual(["a:1", "c:1"]);
   });
 });
