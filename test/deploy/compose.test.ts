@@ -63,17 +63,16 @@ describe("the compose file (deploy/compose.yaml)", () => {
     }
   });
 
-  it("chains the joins: agent-1 starts the cluster, the others join it once it is healthy", () => {
-    const first = flagsOf("agent-1");
-    expect(first.join).toEqual([]);
-    const firstPort = parseHostPort(first.listen ?? "")?.port;
+  it("joins every agent through all three, agent-1 first (the one that starts the cluster)", () => {
+    const everyone = SERVICES.map((name) => flagsOf(name).advertise);
+    expect(everyone[0]).toBe(flagsOf("agent-1").advertise);
     for (const name of SERVICES) {
       const flags = flagsOf(name);
       const listen = parseHostPort(flags.listen ?? "");
       expect(listen?.host).toBe("0.0.0.0");
       expect(flags.advertise).toBe(`${name}:${listen?.port}`);
+      expect(flags.join.flatMap((value) => value.split(","))).toEqual(everyone);
       if (name === "agent-1") continue;
-      expect(flags.join).toEqual([`agent-1:${firstPort}`]);
       expect(services[name].depends_on).toEqual({ "agent-1": { condition: "service_healthy" } });
     }
   });

@@ -138,7 +138,7 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
     }
   });
 
-  it("give pod N the id ubicrawl-N, its own DNS name as --advertise, and ubicrawl-0's as --join", () => {
+  it("give pod N the id ubicrawl-N, its own DNS name as --advertise, and the first pods' as --join, ubicrawl-0 first", () => {
     const statefulSet = manifestOfKind("StatefulSet");
     const service = manifestOfKind("Service");
     const name = statefulSet.metadata.name;
@@ -157,7 +157,9 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
         expect(listen?.host).toBe("0.0.0.0");
         expect(listen?.port).toBe(portNumber(container, "grpc"));
         expect(flags.advertise).toBe(`${dnsName(ordinal)}:${listen?.port}`);
-        expect(flags.join).toEqual([`${dnsName(0)}:${listen?.port}`]);
+        expect(flags.join.flatMap((value) => value.split(","))).toEqual(
+          Array.from({ length: replicas }, (_, peer) => `${dnsName(peer)}:${listen?.port}`),
+        );
         expect(parseHostPort(flags.advertise ?? "")).toBeDefined();
         // The Service routes both ports to the container's.
         const servicePorts = (service.spec.ports as Doc[]).map((port) =>
@@ -204,7 +206,9 @@ describe("the Kubernetes manifests (deploy/kubernetes)", () => {
         const { flags } = agentContainer(statefulSet, ordinal);
         ids.push(flags.id as string);
         expect(hosts).toContain(parseHostPort(flags.advertise ?? "")?.host);
-        expect(hosts).toContain(parseHostPort(flags.join[0] ?? "")?.host);
+        for (const address of flags.join.flatMap((value) => value.split(","))) {
+          expect(hosts).toContain(parseHostPort(address)?.host);
+        }
       }
       expect(agents).toEqual(ids);
     }

@@ -24,8 +24,9 @@ import {
  * The deploy files' own command lines, run as real agents on loopback (no Docker, no Kubernetes): each
  * name an agent is dialed at becomes a loopback port, each container path a file of the test. Then
  * the first two agents die; the second, restarted as its container would be, must rejoin through the
- * third although the agent its --join names is down, and the first, restarted, must join
- * the others rather than start a cluster of its own.
+ * third although the first agent its --join names is down, and the first, restarted, must join
+ * the others rather than start a cluster of its own. Started all at once on empty volumes, they must
+ * form one cluster, the first --join address's (never one each: a split brain nothing would merge).
  */
 
 let fixture: WebFixture | undefined;
@@ -119,18 +120,27 @@ async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
   const operatorKey = ["--tls-key", join(certs, "operator.key")];
   return {
     address: (id: string) => `127.0.0.1:${ports.get(id)}`,
-    /** Starts `agent` as its file does; resolves once it listens (rejects if it exits first). */
-    async start(agent: DeployedAgent): Promise<UbicrawlProcess> {
+    /** Starts `agent` as its file does, without waiting for it. */
+    launch(agent: DeployedAgent): UbicrawlProcess {
       const process = runUbicrawl(local(agent), { cwd: web.dir });
       running.push(process);
+      return process;
+    },
+    /** Resolves once `process`, agent `id`, listens (rejects if it exits first). */
+    async listening(process: UbicrawlProcess, id: string): Promise<void> {
       await waitFor(
         () => {
-          if (process.exited) throw new Error(`${agent.id} exited:\n${process.stderr()}`);
+          if (process.exited) throw new Error(`${id} exited:\n${process.stderr()}`);
           return logEvent(process.stderr(), "listening") !== undefined;
         },
-        `${agent.id} to listen`,
+        `${id} to listen`,
         30_000,
       );
+    },
+    /** Starts `agent` as its file does; resolves once it listens (rejects if it exits first). */
+    async start(agent: DeployedAgent): Promise<UbicrawlProcess> {
+      const process = this.launch(agent);
+      await this.listening(process, agent.id);
       return process;
     },
     /** The ids `id` sees alive, asked with the operator's certificate. */
@@ -182,12 +192,48 @@ describe.each([
     );
     console.log(`${second.id} rejoined in ${((performance.now() - restartedAtMs) / 1000).toFixed(1)} s`);
 
+    // The first --join address may start a cluster, but only once none of the others answers.
     const firstBack = await cluster.start(first);
-    expect(logEvent(firstBack.stderr(), "rejoin-remembered")).toBeDefined();
+    expect(logEvent(firstBack.stderr(), "rejoin-none-answered")).toBeUndefined();
     await waitFor(
       async () => (await cluster.aliveSeenBy(first.id)).sort().join() === all.join(),
       `${first.id} to be back in the cluster`,
       20_000,
     );
+  }, 120_000);
+
+  it("started all at once, fresh, form one cluster: the first --join address's", async () => {
+    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 5, responseDelayMs: 5 });
+    const agents = agentsOf();
+    const [first, ...others] = agents as [DeployedAgent, ...DeployedAgent[]];
+    const cluster = await deployment(agents, fixture);
+    // The others first: none answers the others (each waits for a live agent), so each would start a
+    // cluster of its own if it could.
+    const waiting = others.map((agent) => ({ agent, process: cluster.launch(agent) }));
+    for (const { agent, process } of waiting) {
+      await waitFor(
+        () => {
+          if (process.exited) throw new Error(`${agent.id} exited:\n${process.stderr()}`);
+          return logEvent(process.stderr(), "join-waiting") !== undefined;
+        },
+        `${agent.id} to wait for a live agent`,
+        30_000,
+      );
+    }
+    const firstProcess = cluster.launch(first);
+    for (const { agent, process } of [...waiting, { agent: first, process: firstProcess }]) {
+      await cluster.listening(process, agent.id);
+    }
+    const all = agents.map((agent) => agent.id).sort();
+    for (const agent of agents) {
+      await waitFor(
+        async () => (await cluster.aliveSeenBy(agent.id)).sort().join() === all.join(),
+        `${agent.id} to see the whole cluster`,
+        30_000,
+      );
+    }
+    expect(logEvent(firstProcess.stderr(), "rejoin-none-answered")).toBeDefined();
+    for (const { process } of waiting)
+      expect(logEvent(process.stderr(), "rejoin-none-answered")).toBeUndefined();
   }, 120_000);
 });
