@@ -13,9 +13,12 @@ import {
   loneAgentStats,
   type PartitionStats,
   readKnownPeers,
+  SeedAddresses,
+  selfAddressMatcher,
 } from "../cluster/index.js";
 import { AgentConsole, type ConsoleServerOptions } from "../console/index.js";
 import { ErrorCode, errorChain, isUbiError, UbiError } from "../errors.js";
+import { HostsFileResolver, lookupAllAddresses } from "../fetching/index.js";
 import { AGENT_DESCRIPTION, AGENT_FLAGS, AGENT_USAGE, formatHelp } from "../flags/index.js";
 import { createLogger, type Logger } from "../logging/index.js";
 import { diagnoseTransport } from "../security/diagnose-tls.js";
@@ -279,6 +282,16 @@ async function startNode(
   const self = new Set([cluster.listen, ...(cluster.advertise === undefined ? [] : [cluster.advertise])]);
   const timeoutMs = cluster.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS;
   const remembered = await readKnownPeers(options.dataDir, logger);
+  // --join names are resolved here, to each of their addresses, through --hosts-file when given.
+  const hosts =
+    options.hostsFile === undefined ? undefined : await HostsFileResolver.fromFile(options.hostsFile);
+  const addresses = new SeedAddresses({
+    lookupAll: hosts === undefined ? lookupAllAddresses : (name) => hosts.resolveAll(name),
+    isSelf: selfAddressMatcher(cluster.listen, cluster.advertise),
+    logger,
+  });
+  const probeOne = (address: string, serverName?: string) =>
+    diagnoseTransport(address, security, undefined, serverName);
   // The clock's timers are unref'd: nothing else holds the process while it waits for a seed.
   const keepAlive = setInterval(() => {}, 60_000);
   let chosen: ChosenSeeds;
@@ -289,24 +302,31 @@ async function startNode(
       founder: cluster.join.length === 0 || self.has(cluster.join[0] as string),
       remembered: remembered.map((peer) => peer.address).filter((address) => !self.has(address)),
       timeoutMs,
-      probe: (address) => diagnoseTransport(address, security),
+      probe: (address) => addresses.probe(address, probeOne),
       logger,
       clock: systemClock,
     });
   } finally {
     clearInterval(keepAlive);
   }
-  const { seeds } = chosen;
+  const seeds = await addresses.expandAll(chosen.seeds);
+  if (seeds.length === 0 && chosen.seeds.length > 0) {
+    throw new UbiError(
+      ErrorCode.PeerUnreachable,
+      `cannot join the cluster: ${chosen.seeds.join(", ")} no longer resolve to another agent`,
+    );
+  }
   // What is left of the timeout, but time enough for the join itself.
   const joinTimeoutMs =
     seeds.length > 0 ? Math.max(chosen.leftMs, Math.min(timeoutMs, MIN_JOIN_AFTER_PROBE_MS)) : timeoutMs;
+  const joining = { ...cluster, join: seeds, joinServerNames: addresses.serverNames, joinTimeoutMs };
   try {
-    return await ClusterNode.start(options, { ...cluster, join: seeds, joinTimeoutMs }, { logger });
+    return await ClusterNode.start(options, joining, { logger });
   } catch (error) {
     if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
     const reasons: string[] = [];
     for (const address of seeds) {
-      const diagnosis = await diagnoseTransport(address, security);
+      const diagnosis = await probeOne(address, addresses.serverNames.get(address));
       if (!diagnosis.ok) reasons.push(diagnosis.message);
     }
     if (reasons.length === 0) throw error;

@@ -113,7 +113,10 @@ export async function assembleCluster(
         `agent ${id} did not come back within --takeover-delay-ms: its hosts are crawled by their new owners`,
       ),
   });
-  const peers = new PeerClientPool({ security: options.security });
+  const peers = new PeerClientPool({
+    security: options.security,
+    ...(options.joinServerNames === undefined ? {} : { serverNames: options.joinServerNames }),
+  });
   const tenure = new CrawlTenure();
   // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
   const late: { parts?: ClusterParts; claims?: HostClaims; exchange?: UrlExchange } = {};

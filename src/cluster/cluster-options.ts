@@ -14,6 +14,11 @@ export interface ClusterOptions {
   readonly advertise?: string;
   /** Addresses of live agents to join through (empty: start a new cluster). */
   readonly join: readonly string[];
+  /**
+   * The name each `join` address resolved from a `--join` name must show a certificate for (see
+   * `SeedAddresses`), by address. @default none: each checked against its own host
+   */
+  readonly joinServerNames?: ReadonlyMap<string, string>;
   /** This agent's capacity: its share of hosts is proportional to it. @default 1 */
   readonly capacity: number;
   /** @default 1000 */

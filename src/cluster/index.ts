@@ -41,6 +41,12 @@ export {
   partitionKey,
 } from "./ownership.js";
 export { loneAgentStats, PartitionStats } from "./partition-stats.js";
+export {
+  type LookupAll,
+  SeedAddresses,
+  type SeedAddressesDeps,
+  selfAddressMatcher,
+} from "./seed-addresses.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
 export { DEFAULT_BATCH_URLS, UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";

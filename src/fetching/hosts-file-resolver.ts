@@ -8,11 +8,13 @@ import { hostKey, ipLiteral, type Resolver } from "./resolver.js";
  * `DnsNotFound` and no DNS server is ever asked, which is what keeps a laboratory crawl on loopback.
  */
 export class HostsFileResolver implements Resolver {
-  readonly #table: Map<string, string>;
+  /** Each name's addresses, in the order of the lines naming it. */
+  readonly #table: Map<string, string[]>;
 
   /**
    * Parses hosts-file text: `#` comments, one IP then one or more names per line, IPv4 and IPv6.
-   * Names are case-insensitive; the first line naming a host wins, as in `/etc/hosts`.
+   * Names are case-insensitive; the first line naming a host is what {@link resolve} answers, as in
+   * `/etc/hosts`, and every line naming it what {@link resolveAll} does.
    * @throws UbiError InvalidArgument when a line does not start with a valid IP address.
    */
   constructor(text: string) {
@@ -36,19 +38,27 @@ export class HostsFileResolver implements Resolver {
   }
 
   /** Resolves from the table; IP literals resolve to themselves. */
-  resolve(hostname: string): Promise<string> {
+  async resolve(hostname: string): Promise<string> {
+    return (await this.resolveAll(hostname))[0] as string;
+  }
+
+  /**
+   * Every address of `hostname` (one per line naming it, in order: a name standing for several
+   * agents, as a headless Service's does); an IP literal resolves to itself.
+   */
+  resolveAll(hostname: string): Promise<string[]> {
     const literal = ipLiteral(hostname);
-    if (literal !== undefined) return Promise.resolve(literal);
-    const ip = this.#table.get(hostKey(hostname));
-    if (ip === undefined) {
+    if (literal !== undefined) return Promise.resolve([literal]);
+    const ips = this.#table.get(hostKey(hostname));
+    if (ips === undefined) {
       return Promise.reject(new UbiError(ErrorCode.DnsNotFound, `${hostname} is not in the hosts file`));
     }
-    return Promise.resolve(ip);
+    return Promise.resolve([...ips]);
   }
 }
 
-function parseHostsText(text: string): Map<string, string> {
-  const table = new Map<string, string>();
+function parseHostsText(text: string): Map<string, string[]> {
+  const table = new Map<string, string[]>();
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const hash = lines[i].indexOf("#");
@@ -65,7 +75,9 @@ function parseHostsText(text: string): Map<string, string> {
     }
     for (let f = 1; f < fields.length; f++) {
       const name = hostKey(fields[f]);
-      if (!table.has(name)) table.set(name, ip);
+      const ips = table.get(name);
+      if (ips === undefined) table.set(name, [ip]);
+      else if (!ips.includes(ip)) ips.push(ip);
     }
   }
   return table;

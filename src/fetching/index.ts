@@ -22,6 +22,11 @@ export {
 export { HostsFileResolver } from "./hosts-file-resolver.js";
 export { NetPolicy, type NetPolicyOptions } from "./net-policy.js";
 export type { Resolver } from "./resolver.js";
-export { SystemResolver, type SystemResolverDeps, type SystemResolverOptions } from "./system-resolver.js";
+export {
+  lookupAllAddresses,
+  SystemResolver,
+  type SystemResolverDeps,
+  type SystemResolverOptions,
+} from "./system-resolver.js";
 export { type TransferForecast, TransferRates } from "./transfer-rates.js";
 export { readCaFiles, trustedCertificates } from "./trust-store.js";

@@ -124,3 +124,18 @@ function abortable(pending: Promise<string>, signal: AbortSignal): Promise<strin
     );
   });
 }
+
+/**
+ * Every address the operating system resolves `hostname` to (`dns.lookup` with `all`, uncached: for
+ * the rare lookups of a `--join` name, whose addresses change as agents come and go); an IP literal
+ * resolves to itself. Rejects with `DnsNotFound`.
+ */
+export async function lookupAllAddresses(hostname: string): Promise<string[]> {
+  const literal = ipLiteral(hostname);
+  if (literal !== undefined) return [literal];
+  try {
+    return (await lookup(hostKey(hostname), { all: true })).map((found) => found.address);
+  } catch (cause) {
+    throw new UbiError(ErrorCode.DnsNotFound, `${hostname} does not resolve`, { cause });
+  }
+}

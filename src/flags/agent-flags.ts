@@ -58,7 +58,7 @@ export const AGENT_FLAGS = {
   },
   "hosts-file": {
     type: "string",
-    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS)",
+    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS), the crawled hosts' and the --join names'",
     placeholder: "FILE",
   },
   "allow-net": {
@@ -196,7 +196,7 @@ export const AGENT_FLAGS = {
   },
   join: {
     type: "strings",
-    help: "addresses of agents to join through, whichever answers (comma-separated or repeated; one live is enough); a restart also tries every agent its data dir saw alive (peers.json), so it rejoins while these are down. Only the agent that is the first address (or has no --join) starts a cluster when none answers; the others wait for one, so every agent may be given the same list",
+    help: "addresses of agents to join through, whichever answers (comma-separated or repeated; one live is enough); a restart also tries every agent its data dir saw alive (peers.json), so it rejoins while these are down. Only the agent that is the first address (or has no --join) starts a cluster when none answers; the others wait for one, so every agent may be given the same list. A name that resolves to several addresses (a headless Service) is tried at each but this agent's own, each peer's certificate checked against the name",
     placeholder: "HOST:PORT",
   },
   capacity: {

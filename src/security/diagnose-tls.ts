@@ -82,14 +82,17 @@ function target(address: string): { host: string; port: number } {
 
 /**
  * Connects to `address` (`host:port`) with `security`'s CA, certificate and key, as a gRPC client
- * would, and explains a failure. Never throws for network reasons; `InvalidArgument` for a bad address.
+ * would, checking the server's certificate against `serverName` (by default the address's host), and
+ * explains a failure. Never throws for network reasons; `InvalidArgument` for a bad address.
  */
 export function diagnoseTls(
   address: string,
   security: MutualTlsTransport,
   timeoutMs = DEFAULT_DIAGNOSE_TIMEOUT_MS,
+  serverName?: string,
 ): Promise<TlsDiagnosis> {
-  const { host, port } = target(address);
+  const { host: dialed, port } = target(address);
+  const host = serverName ?? dialed;
   return new Promise((resolve) => {
     let socket: TLSSocket | undefined;
     let settled = false;
@@ -105,7 +108,7 @@ export function diagnoseTls(
       finish({ ok: false, problem, reason, message, retryable: false }, gently);
     const timer = setTimeout(() => finish(timedOut(address, timeoutMs)), timeoutMs);
     socket = connect({
-      host,
+      host: dialed,
       port,
       ca: security.caPem,
       cert: security.certPem,
@@ -275,15 +278,17 @@ function speaksTls(host: string, port: number, timeoutMs: number): Promise<boole
 }
 
 /**
- * Probes `address` the way an agent with `security` talks to it: {@link diagnoseTls} with TLS,
- * {@link diagnosePlaintext} in plaintext.
+ * Probes `address` the way an agent with `security` talks to it: {@link diagnoseTls} with TLS (the
+ * certificate checked against `serverName`, by default the address's host), {@link diagnosePlaintext}
+ * in plaintext.
  */
 export function diagnoseTransport(
   address: string,
   security: TransportSecurity,
   timeoutMs = DEFAULT_DIAGNOSE_TIMEOUT_MS,
+  serverName?: string,
 ): Promise<TlsDiagnosis> {
   return security.kind === "tls"
-    ? diagnoseTls(address, security, timeoutMs)
+    ? diagnoseTls(address, security, timeoutMs, serverName)
     : diagnosePlaintext(address, timeoutMs);
 }

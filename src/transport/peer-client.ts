@@ -83,6 +83,12 @@ export interface PeerClientOptions {
    * @default 5000
    */
   maxReconnectBackoffMs?: number;
+  /**
+   * The name to check a peer's certificate against, by the `host:port` it is dialed at, for addresses
+   * this agent resolved from a name (each address of a `--join` name); others are checked against
+   * their own host. @default none
+   */
+  serverNames?: ReadonlyMap<string, string>;
 }
 
 /** Per-call options. */
@@ -118,6 +124,7 @@ export function resolvePeerClientOptions(options: PeerClientOptions): ResolvedOp
     requestDeadlineMs: positive(options.requestDeadlineMs ?? 5000, "requestDeadlineMs"),
     handOverDeadlineMs: positive(options.handOverDeadlineMs ?? 30_000, "handOverDeadlineMs"),
     maxReceiveMessageBytes,
+    serverNames: options.serverNames ?? new Map(),
     maxReconnectBackoffMs: positive(options.maxReconnectBackoffMs ?? 5000, "maxReconnectBackoffMs"),
   };
 }
@@ -143,6 +150,7 @@ export class PeerClient {
     const { credentials, options: securityOptions } = channelSecurityFor(
       this.#options.security,
       hostPort.host,
+      this.#options.serverNames.get(address),
     );
     this.#client = new Client(address, credentials, {
       ...securityOptions,

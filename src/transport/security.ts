@@ -79,20 +79,26 @@ export interface ChannelSecurity {
 
 /**
  * Channel (client) credentials for `security` to dial `host`; with TLS, the client presents its
- * certificate and checks the server's against `host` (see {@link IP_TARGET_SERVER_NAME}).
+ * certificate and checks the server's against `serverName` (`host` itself unless an address was
+ * resolved from a name, such as a `--join` name: then that name; see {@link IP_TARGET_SERVER_NAME}).
  */
-export function channelSecurityFor(security: TransportSecurity, host: string): ChannelSecurity {
+export function channelSecurityFor(
+  security: TransportSecurity,
+  host: string,
+  serverName: string = host,
+): ChannelSecurity {
   checkTransportSecurity(security);
   if (security.kind === "insecure") return { credentials: ChannelCredentials.createInsecure(), options: {} };
   const credentials = ChannelCredentials.createSsl(
     pem(security.caPem, "caPem"),
     pem(security.keyPem, "keyPem"),
     pem(security.certPem, "certPem"),
-    { checkServerIdentity: (_name, certificate) => checkServerIdentity(host, certificate) },
+    { checkServerIdentity: (_name, certificate) => checkServerIdentity(serverName, certificate) },
   );
+  const sni = isIP(serverName) === 0 ? serverName : IP_TARGET_SERVER_NAME;
   return {
     credentials,
-    options: isIP(host) === 0 ? {} : { "grpc.ssl_target_name_override": IP_TARGET_SERVER_NAME },
+    options: sni === host ? {} : { "grpc.ssl_target_name_override": sni },
   };
 }
 

@@ -24,6 +24,14 @@ describe("HostsFileResolver", () => {
     expect(await resolver.resolve("v6.test")).toBe("::1");
   });
 
+  it("gives every address of a name named on several lines, in order, for a --join name", async () => {
+    const resolver = new HostsFileResolver(`${HOSTS}127.0.0.1 a.test\n`);
+    expect(await resolver.resolveAll("A.test")).toEqual(["127.0.0.1", "127.0.0.3"]);
+    expect(await resolver.resolveAll("b.test")).toEqual(["127.0.0.2"]);
+    expect(await resolver.resolveAll("[::1]")).toEqual(["::1"]);
+    await expect(resolver.resolveAll("c.test")).rejects.toMatchObject({ code: ErrorCode.DnsNotFound });
+  });
+
   it("fails at once with DnsNotFound for a name not in the file", async () => {
     const resolver = new HostsFileResolver(HOSTS);
     await expect(resolver.resolve("example.com")).rejects.toMatchObject({ code: ErrorCode.DnsNotFound });
