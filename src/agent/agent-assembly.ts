@@ -40,7 +40,7 @@ import {
   warcFileOffloadedOp,
 } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
-import { type AgentOptions, productToken } from "./agent-options.js";
+import { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
 import { CrawlDelayBound } from "./crawl-delay-bound.js";
 import type { Admission, CrawlRights } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -55,6 +55,7 @@ import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
 import { WarcOffload } from "./warc-offload.js";
+import { WarcScrub } from "./warc-scrub.js";
 
 /** Fetches in one host visit before the host gives its slot to waiting hosts. */
 export const QUANTUM_PAGES = 64;
@@ -133,6 +134,8 @@ export interface AssembledAgent {
   readonly guard: StorageGuard;
   /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
   readonly recrawler: Recrawler | undefined;
+  /** The finished WARC files read back against their indexes while the agent runs. */
+  readonly scrub: WarcScrub;
 }
 
 /** What {@link assembleAgent} is given besides the options. */
@@ -371,6 +374,19 @@ async function openParts(
       ...(crossOver ? { crossOver } : {}),
     },
   );
+  const scrub = new WarcScrub(options.scrubIntervalMs ?? AGENT_DEFAULTS.scrubIntervalMs, {
+    store,
+    committer,
+    frontier,
+    warcDir,
+    crawlLogPath: crawlLog.path,
+    // A file the --on-warc-closed hook moves away is gone before the state records it moved.
+    goneIsLost: warcOffload === undefined,
+    ownsHere: (url, host) => router.ownsHere(url, host),
+    markReady: (host) => scheduler?.markReady(host),
+    clock,
+    logger,
+  });
   const turns = new PageTurns(options.maxActiveHosts * UNSYNCED_PAGES_PER_HOST);
   const turnGovernor = new TurnGovernor(
     { turns, loop: loopLoad(), clock },
@@ -486,6 +502,7 @@ async function openParts(
     logger,
     guard,
     recrawler,
+    scrub,
   };
 }
 

@@ -116,6 +116,11 @@ export interface AgentOptions {
   readonly progress: "auto" | "line" | "log" | "off";
   /** Continuous crawling (`--recrawl*`): pages fetched again when due. Absent or `off`: each URL once. */
   readonly recrawl?: RecrawlOptions;
+  /**
+   * Time between two finished WARC files read back against their indexes while the agent runs (see
+   * `warc-scrub.ts`), ms; 0 for none. @default 60000
+   */
+  readonly scrubIntervalMs?: number;
 }
 
 /** Defaults of the optional parts of {@link AgentOptions}. */
@@ -149,6 +154,7 @@ export const AGENT_DEFAULTS = {
   recrawlMin: "1h",
   recrawlMax: "30d",
   recrawlBudget: 1,
+  scrubIntervalMs: 60_000,
 } as const;
 
 const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;

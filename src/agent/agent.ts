@@ -57,6 +57,7 @@ import type { PageArchive } from "./page-archive.js";
 import { BLACKLIST_META_KEY } from "./saved-state.js";
 import type { StorageGuard } from "./storage-guard.js";
 import type { WarcOffload } from "./warc-offload.js";
+import type { ScrubCounts, WarcScrub } from "./warc-scrub.js";
 
 /** On stop, how long fetches in flight may take to finish before they are aborted (and repeated later). */
 const STOP_GRACE_MS = 10_000;
@@ -132,6 +133,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   private readonly bandwidth: BandwidthGate | undefined;
   /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
   readonly recrawler: Recrawler | undefined;
+  private readonly scrub: WarcScrub;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -167,6 +169,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.committer = parts.committer;
     this.warc = parts.warc;
     this.warcOffload = parts.warcOffload;
+    this.scrub = parts.scrub;
     this.crawlLog = parts.crawlLog;
     this.archive = parts.archive;
     this.digestRegistry = parts.digestRegistry;
@@ -216,6 +219,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.crossOver?.start();
     this.turnGovernor.start();
+    this.scrub.start();
     this.seedRouting = { ...routing, errorsBefore };
     return this.seedRouting;
   }
@@ -247,6 +251,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
    */
   get pageTurns(): PageTurnCounts {
     return { limit: this.turns.limit, inUse: this.turns.inUse, waiting: this.turns.waiting };
+  }
+
+  /** What the running check of the finished WARC files found since this process started. */
+  get warcScrub(): ScrubCounts {
+    return this.scrub.found;
   }
 
   /** Downloads waiting for their share of the bandwidth (`--max-bandwidth`; 0 without a bound). */
@@ -594,6 +603,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     try {
       this.guard.stop();
+      await this.scrub.stop();
       this.crossOver?.stop();
       this.turnGovernor.stop();
       this.recrawler?.stop();

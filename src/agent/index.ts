@@ -26,3 +26,4 @@ export {
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 export type { UrlExchange, UrlOwnership } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";
+export type { ScrubCounts } from "./warc-scrub.js";

@@ -101,13 +101,19 @@ export class LinkRouter {
       stats.recordDrop("scope");
       return "dropped";
     }
-    const owner = this.deps.ownership().ownerOfUrl(url, host);
-    if (owner === this.deps.selfId || this.deps.exchange === undefined) {
+    if (this.ownsHere(url, host) || this.deps.exchange === undefined) {
       this.deps.frontier.requeue(url, depth, host, traits);
       return "here";
     }
-    this.deps.exchange.send(owner, url, depth, host, traits);
+    this.deps.exchange.send(this.deps.ownership().ownerOfUrl(url, host), url, depth, host, traits);
     return "sent";
+  }
+
+  /** True when this agent owns `url` (of `host`) in its current view (always, alone). */
+  ownsHere(url: string, host: string): boolean {
+    return (
+      this.deps.exchange === undefined || this.deps.ownership().ownerOfUrl(url, host) === this.deps.selfId
+    );
   }
 
   /**

@@ -113,7 +113,7 @@ async function cutTail(file: DamagedWarcFile, logger: Logger): Promise<number> {
 }
 
 /** The pages (fetches, not attempts or failures) logged in `path` from byte `fromByte` on, by URL. */
-async function fetchesLoggedFrom(
+export async function fetchesLoggedFrom(
   path: string,
   fromByte: number,
 ): Promise<Map<string, { depth: number; traits: UrlTraits }>> {
@@ -153,8 +153,11 @@ async function dropArchived(path: string, candidates: Map<string, unknown>): Pro
   }
 }
 
-/** Forgets the payload digests whose first stored copy is one of the `lost` pages. */
-async function forgetLostOriginals(deps: LostPagesDeps, lost: ReadonlySet<string>): Promise<void> {
+/** Forgets the payload digests whose first stored copy is one of the `lost` pages (at the next commit). */
+export async function forgetLostOriginals(
+  deps: Pick<LostPagesDeps, "store" | "committer">,
+  lost: ReadonlySet<string>,
+): Promise<void> {
   if (lost.size === 0) return;
   const digests: string[] = [];
   await deps.store.forEachPayloadDigest((digest) => digests.push(digest));

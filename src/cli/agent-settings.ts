@@ -85,6 +85,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     fetchRetryMs: flags["fetch-retry-ms"],
     maxBodyBytes: flags["max-body-bytes"],
     fetchTimeoutMs: flags["fetch-timeout-ms"],
+    scrubIntervalMs: flags["scrub-interval-ms"],
     minBytesPerSecond: flags["min-bytes-per-s"],
     minRateWindowMs: flags["min-rate-window-ms"],
     sitemaps: flags.sitemaps,

@@ -1,4 +1,4 @@
-import type { CrawlStats } from "../agent/index.js";
+import type { CrawlStats, ScrubCounts } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import type { PageTurnCounts } from "../frontier/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
@@ -19,6 +19,8 @@ export interface ObservedAgent {
   readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
   /** Pages that may be in progress at once, that are, and hosts waiting for a turn. */
   readonly pageTurns: PageTurnCounts;
+  /** What the running check of the finished WARC files found. */
+  readonly warcScrub: ScrubCounts;
   /** Calls `observer` with every crawl-log line; returns the function that stops it. */
   observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
 }
@@ -75,6 +77,9 @@ export class AgentConsole {
       },
       get pageTurns() {
         return agent.pageTurns;
+      },
+      get warcScrub() {
+        return agent.warcScrub;
       },
       stats: () => source.stats(),
     });

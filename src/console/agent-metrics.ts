@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { CrawlCounters, PeerTraffic } from "../agent/index.js";
+import type { CrawlCounters, PeerTraffic, ScrubCounts } from "../agent/index.js";
 import type { PageTurnCounts } from "../frontier/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
 import type { AgentStats } from "../transport/index.js";
@@ -18,6 +18,8 @@ export interface MetricsSource {
   readonly readyHosts: { readonly hosts: number; readonly longestQueue: number };
   /** Pages that may be in progress at once, that are, and hosts waiting for a turn. */
   readonly pageTurns: PageTurnCounts;
+  /** What the running check of the finished WARC files found (this process's counts). */
+  readonly warcScrub: ScrubCounts;
   /** The agent's partition stats, as `ubicrawl stats --json` shows them. */
   stats(): AgentStats;
 }
@@ -115,6 +117,24 @@ export class AgentMetrics {
       "Fetches that failed for good or answered 4xx/5xx, by error code",
       ["code"],
       (s) => byLabel("code", s.counters().errors),
+    );
+    counter(
+      "ubicrawl_warc_scrubbed_files_total",
+      "Finished WARC files read back against their indexes while the agent runs, since it started",
+      [],
+      (s) => one(s.warcScrub.filesChecked),
+    );
+    counter(
+      "ubicrawl_warc_damaged_files_total",
+      "Finished WARC files found cut short, gone or damaged while the agent runs, since it started",
+      [],
+      (s) => one(s.warcScrub.filesDamaged),
+    );
+    counter(
+      "ubicrawl_warc_lost_records_total",
+      "Records of those files that did not read back (their pages done here are fetched again), since the agent started",
+      [],
+      (s) => one(s.warcScrub.recordsLost),
     );
     counter("ubicrawl_fetch_retries_total", "Failed fetches that will be tried again", [], (s) =>
       one(s.counters().fetchRetries),

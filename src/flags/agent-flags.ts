@@ -161,6 +161,12 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.maxBodyBytes,
     min: 1024,
   },
+  "scrub-interval-ms": {
+    type: "integer",
+    help: "read a finished WARC file back against its .cdxj index every this many ms, file after file, while the agent runs: the pages of records found cut off, deleted or damaged are fetched again (a warc-damaged warning, UBI_ERR_STORAGE_CORRUPT); 0 for none (the files are still checked at each start)",
+    default: AGENT_DEFAULTS.scrubIntervalMs,
+    min: 0,
+  },
   "fetch-timeout-ms": {
     type: "integer",
     help: "whole-fetch deadline",

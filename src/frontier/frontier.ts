@@ -313,16 +313,27 @@ export class Frontier {
 
   /**
    * Makes done `url` of `host` not done and queues it again, counted off the host's pages: its WARC
-   * record is lost (see `src/agent/lost-pages.ts`). Durable at the next {@link commit}.
+   * record is lost (see `src/agent/lost-pages.ts`). Durable at the next {@link commit}. Before the
+   * agent runs only: while it runs, {@link unmarkFetched}, commit, then {@link requeue}.
    */
   fetchAgain(url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.unmarkFetched(url, host);
+    this.requeue(url, depth, host, traits);
+  }
+
+  /**
+   * Makes done `url` of `host` not done, counted off the host's pages, durably at the next
+   * {@link commit}. A running agent commits that before it queues the URL again: a queue that may hold
+   * done URLs checks each against the state before its fetch, and would drop it while the state still
+   * says done.
+   */
+  unmarkFetched(url: string, host: string): void {
     this.committer.add({ kind: "unfetched", host, fingerprint: this.deps.fingerprinter.fingerprint(url) });
     const queue = this.queueOf(host);
     if (queue.record.fetched > 0) {
       queue.record.fetched--;
       this.dirtyHosts.add(host);
     }
-    this.requeue(url, depth, host, traits);
   }
 
   /**

@@ -72,6 +72,30 @@ export function cdxjExtent(text: string): number | undefined {
   return extent;
 }
 
+/** What an index line says of where a record is. */
+export interface CdxjEntry {
+  readonly url: string;
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** The entries of an index's `text`; undefined when a line is not a whole index line. */
+export function cdxjEntries(text: string): CdxjEntry[] | undefined {
+  const entries: CdxjEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    if (!LINE_END.test(line)) return undefined;
+    try {
+      const { url, offset, length } = JSON.parse(line.slice(line.indexOf("{"))) as Record<string, unknown>;
+      if (typeof url !== "string") return undefined;
+      entries.push({ url, offset: Number(offset), length: Number(length) });
+    } catch {
+      return undefined;
+    }
+  }
+  return entries;
+}
+
 /** The last fields of every line {@link cdxjLine} writes. */
 const LINE_END = /^\S+ \d{14} \{.*"length": "(\d+)", "offset": "(\d+)", "filename": "[^"]*"\}$/;
 

@@ -4,6 +4,7 @@
  * never needs, and every agent process would pay ~80 ms of CPU at start-up to load it.
  */
 
+export type { CdxjEntry } from "./cdxj.js";
 export {
   CrawlLog,
   type CrawlLogEntry,
@@ -23,15 +24,18 @@ export {
   traitsOf,
   type UrlTraits,
 } from "./state-store.js";
+export { checkWarcFile, GONE, type WarcFileCheck } from "./warc-check.js";
 export { WARC_COMPRESSIONS, type WarcCompression, warcFileCompression } from "./warc-file-name.js";
 export {
   cutTornWarcTail,
   type DamagedWarcFile,
   findDamagedWarcFiles,
   type RecordedWarcFile,
+  recordedWarcFiles,
   recordWarcFileExtents,
   warcFileOffloadedOp,
   warcFileRecordOp,
+  warcFileScrubbedOp,
 } from "./warc-ledger.js";
 export { IDENTICAL_PAYLOAD_PROFILE, SERVER_NOT_MODIFIED_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";

@@ -24,6 +24,9 @@ const FILE_KEY_PREFIX = "warc-file:";
 /** Metadata key prefix of the WARC files moved off the agent by `--on-warc-closed` (the name follows). */
 const OFFLOADED_KEY_PREFIX = "warc-offloaded:";
 
+/** Metadata key prefix of the WARC files the running check found damaged (the name follows). */
+const SCRUBBED_KEY_PREFIX = "warc-scrub-damaged:";
+
 /** What the state records of one WARC file. */
 export interface RecordedWarcFile {
   /** Its name (finished: without `.open`). */
@@ -57,6 +60,14 @@ export function warcFileRecordOp(file: RecordedWarcFile): StateOp {
  */
 export function warcFileOffloadedOp(name: string): StateOp {
   return { kind: "meta", key: OFFLOADED_KEY_PREFIX + name, value: "" };
+}
+
+/**
+ * The state op that records finished file `name` as found damaged by the running check, its lost
+ * pages queued again: the check does not take it up again.
+ */
+export function warcFileScrubbedOp(name: string, lostPages: number): StateOp {
+  return { kind: "meta", key: SCRUBBED_KEY_PREFIX + name, value: JSON.stringify({ lostPages }) };
 }
 
 /**
@@ -97,20 +108,33 @@ export function recordWarcFileExtents(deps: {
  * are not looked for.
  */
 export async function findDamagedWarcFiles(store: StateStore, warcDir: string): Promise<DamagedWarcFile[]> {
-  const offloaded = new Set<string>();
-  for await (const [key] of store.metaEntries(OFFLOADED_KEY_PREFIX)) {
-    offloaded.add(key.slice(OFFLOADED_KEY_PREFIX.length));
-  }
   const damaged: DamagedWarcFile[] = [];
-  for await (const [key, value] of store.metaEntries(FILE_KEY_PREFIX)) {
-    const name = key.slice(FILE_KEY_PREFIX.length);
-    if (offloaded.has(name)) continue;
-    const { bytes, logFrom } = parseRecord(key, value);
-    const path = join(warcDir, name);
+  for (const file of await recordedWarcFiles(store)) {
+    const path = join(warcDir, file.name);
     const foundBytes = await sizeOf(path);
-    if (foundBytes < bytes) damaged.push({ name, bytes, logFrom, path, foundBytes });
+    if (foundBytes < file.bytes) damaged.push({ ...file, path, foundBytes });
   }
   return damaged.sort((a, b) => a.logFrom - b.logFrom);
+}
+
+/**
+ * The WARC files the state records, but those moved elsewhere ({@link warcFileOffloadedOp}) and,
+ * with `skipScrubbed`, those the running check found damaged already ({@link warcFileScrubbedOp}).
+ */
+export async function recordedWarcFiles(
+  store: StateStore,
+  skipScrubbed = false,
+): Promise<RecordedWarcFile[]> {
+  const skipped = new Set<string>();
+  for (const prefix of skipScrubbed ? [OFFLOADED_KEY_PREFIX, SCRUBBED_KEY_PREFIX] : [OFFLOADED_KEY_PREFIX]) {
+    for await (const [key] of store.metaEntries(prefix)) skipped.add(key.slice(prefix.length));
+  }
+  const files: RecordedWarcFile[] = [];
+  for await (const [key, value] of store.metaEntries(FILE_KEY_PREFIX)) {
+    const name = key.slice(FILE_KEY_PREFIX.length);
+    if (!skipped.has(name)) files.push({ name, ...parseRecord(key, value) });
+  }
+  return files;
 }
 
 /**
