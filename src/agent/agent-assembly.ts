@@ -30,7 +30,7 @@ import {
 import { defaultLogger, type Logger } from "../logging/index.js";
 import { Recrawler, revisitPolicy } from "../recrawl/index.js";
 import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index.js";
-import { prepareDataDir } from "../storage/data-dir.js";
+import { prepareDataDir, recordWarcDir } from "../storage/data-dir.js";
 import {
   CrawlLog,
   GroupCommit,
@@ -160,6 +160,8 @@ export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = 
   const netPolicy = new NetPolicy({ allow: options.allowNet });
   // A file, an unwritable folder or another agent's folder fail here, before LevelDB says it its way.
   await prepareDataDir(options.dataDir, options.id);
+  // So `ubicrawl report` and `ubicrawl export`, given the data dir, find the WARC files elsewhere.
+  await recordWarcDir(options.dataDir, options.warcDir);
   const opened: Closable[] = [];
   try {
     return await openParts(options, { clock, logger, resolver, netPolicy, cluster: deps.cluster }, opened);

@@ -25,10 +25,11 @@ const USAGE =
   "ubicrawl export --out FILE [--force] [--seeds FILE] [--index auto|cdxj|zipnum] [--title TEXT] DIR...";
 const DESCRIPTION = `Packages a crawl as one WACZ ${WACZ_VERSION} file, the format ReplayWeb.page, pywb and
 Browsertrix open, from its agents' data dirs (each agent's --data DIR, copied to one machine; or the
-folders of their WARC files, an agent's --warc-dir): every finished WARC file of DIR/warc (or DIR),
-stored as it is (archive/); one CDXJ index merged from the WARC files' own indexes (sorted, so a
-revisit finds its original in another agent's file: indexes/index.cdxj, or compressed, see --index);
-the pages list (pages/pages.jsonl: every HTML page answered 200, with its title, the --seeds marked);
+folders of their WARC files, an agent's --warc-dir): every finished WARC file of DIR/warc and of the
+--warc-dir DIR records (or of DIR), stored as it is (archive/); one CDXJ index merged from the WARC
+files' own indexes (sorted, so a revisit finds its original in another agent's file:
+indexes/index.cdxj, or compressed, see --index); the pages list (pages/pages.jsonl: every HTML page
+answered 200, with its title, the --seeds marked);
 datapackage.json (each file's SHA-256 and size) and datapackage-digest.json. Streamed: memory stays
 bounded whatever the crawl's size. A WARC file whose index is missing or stale is indexed again (in a
 work folder beside FILE; the data dirs are only read). Live or unrecovered WARC files (.open) are left

@@ -13,7 +13,7 @@ const REPORT_FLAGS = {
 
 const USAGE = "ubicrawl report [--truth FILE] [--json] DIR...";
 const DESCRIPTION = `Reports what a crawl did from its agents' data folders (each agent's --data DIR, holding its
-crawl.log and warc/), for clusters started by hand as for 'ubicrawl cluster': coverage (truth URLs
+crawl.log and warc/, or recording the agent's --warc-dir, whose WARC files are read there), for clusters started by hand as for 'ubicrawl cluster': coverage (truth URLs
 fetched and archived / truth size, with --truth), overlap ((fetches - distinct URLs fetched) / distinct
 URLs), URLs fetched outside the truth, failures (crawl-log lines with status 0 that were not retried),
 retried attempts, pages of the crawl logs with no record in any WARC file (how many, and a few), and

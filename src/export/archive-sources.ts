@@ -1,13 +1,14 @@
 import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
-import { AGENT_ID_FILE, recordedAgentId } from "../storage/data-dir.js";
+import { AGENT_ID_FILE, recordedAgentId, recordedWarcDir, WARC_DIR_FILE } from "../storage/data-dir.js";
 import { OPEN_SUFFIX, warcFileCompression } from "../storage/warc-file-name.js";
 import { cdxjPathOf } from "../storage/warc-indexer.js";
 
 /**
  * What an export reads from agents' data dirs (copied to one machine): each finished WARC file of
- * `DIR/warc`, whose CDXJ index is beside it — or of DIR itself, a WARC folder (an agent's `--warc-dir`).
+ * `DIR/warc` and of the `--warc-dir` DIR records, whose CDXJ index is beside it — or of DIR itself, a
+ * WARC folder (an agent's `--warc-dir`).
  */
 
 /** The WARC folder and crawl log inside a data dir. */
@@ -51,10 +52,12 @@ export async function findArchiveSources(dirs: readonly string[]): Promise<Archi
     const full = resolve(dir);
     if (given.has(full)) throw new UbiError(ErrorCode.InvalidArgument, `${dir} is given twice`);
     given.add(full);
-    const folder = await warcFolderOf(dir);
+    const folders = await warcFoldersOf(dir);
     const id = await recordedAgentId(dir);
     if (id) agentIds.push(id);
-    for (const entry of await warcFilesOf(folder)) {
+    const entries = [];
+    for (const folder of folders) entries.push(...(await warcFilesOf(folder)));
+    for (const entry of entries) {
       if (entry.name.endsWith(OPEN_SUFFIX)) {
         skippedOpen.push(entry.path);
         continue;
@@ -79,10 +82,11 @@ export function indexBeside(warc: WarcSource): string {
 }
 
 /**
- * The folder of `dir`'s WARC files: `dir/warc` of a data dir, `dir` itself when it holds WARC files;
- * rejects a path that is neither, saying what it is.
+ * The folders of `dir`'s WARC files: `dir/warc` of a data dir and the `--warc-dir` it records, `dir`
+ * itself when it holds WARC files; rejects a path that is neither, saying what it is, and a data dir
+ * whose recorded WARC folder is not on this machine.
  */
-async function warcFolderOf(dir: string): Promise<string> {
+async function warcFoldersOf(dir: string): Promise<string[]> {
   let names: string[];
   try {
     if (!(await stat(dir)).isDirectory()) {
@@ -97,14 +101,28 @@ async function warcFolderOf(dir: string): Promise<string> {
       cause: error,
     });
   }
-  if (names.some((name) => warcFileCompression(name) !== undefined)) return dir;
+  if (names.some((name) => warcFileCompression(name) !== undefined)) return [dir];
   if (![AGENT_ID_FILE, CRAWL_LOG, WARC_FOLDER].some((name) => names.includes(name))) {
     throw new UbiError(
       ErrorCode.InvalidArgument,
       `${dir} is not an agent's data dir (it has no ${AGENT_ID_FILE}, ${CRAWL_LOG} or ${WARC_FOLDER}/) nor a folder of WARC files: name the folders given to the agents' --data (or --warc-dir)`,
     );
   }
-  return join(dir, WARC_FOLDER);
+  const folders = [join(dir, WARC_FOLDER)];
+  const recorded = await recordedWarcDir(dir);
+  if (recorded === undefined || resolve(recorded) === resolve(folders[0] as string)) return folders;
+  if (
+    !(await stat(recorded).then(
+      (found) => found.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `${dir} records its WARC files in ${recorded} (${join(dir, WARC_DIR_FILE)}), which is not a folder here: give export a copy of that folder instead of the data dir`,
+    );
+  }
+  return [...folders, recorded];
 }
 
 /** The WARC files (finished and `.open`) of a WARC folder; none when it does not exist. */

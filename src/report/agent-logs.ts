@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { recordedWarcDir, WARC_DIR_FILE } from "../storage/data-dir.js";
 import type { CrawlLogEntry } from "../storage/index.js";
 import { readWarcFile } from "../storage/warc-reader.js";
 import { type CrawlReport, CrawlTally } from "./crawl-tally.js";
@@ -21,8 +22,8 @@ const WARC_NAME = /^.+?-\d{14}-\d{5,}-([A-Za-z0-9._-]+)\.warc\.(?:gz|zst)(?:\.op
 /** What {@link measureAgentDirs} reads besides the crawl logs. */
 export interface MeasureOptions {
   /**
-   * Read the WARC files of each folder (`DIR/warc`) too: pages with no record in any of them are
-   * reported, and not counted as covered.
+   * Read the WARC files of each folder too (`DIR/warc`, and the `--warc-dir` the folder records): pages
+   * with no record in any of them are reported, and not counted as covered.
    * @default false
    */
   readonly readWarcs?: boolean;
@@ -51,32 +52,54 @@ export async function measureAgentDirs(
 
 /**
  * Adds to `tally`, for agent `index`, the URLs of the response and revisit records of every WARC file
- * in `warcDir` (the agent's, finished and `.open` files alike); a folder that does not exist adds
- * nothing. A file the reader cannot read to its end counts what was read of it, and is named.
+ * of data folder `dir` (finished and `.open` files alike): in `dir/warc` and in the `--warc-dir` the
+ * folder records. A recorded folder missing on this machine is named, and that agent's pages are not
+ * checked (they are not all in `dir/warc`). A file the reader cannot read to its end counts what was
+ * read of it, and is named.
  */
-async function tallyWarcDir(tally: CrawlTally, index: number, warcDir: string): Promise<void> {
-  let names: string[];
-  try {
-    names = (await readdir(warcDir)).filter((name) => WARC_NAME.test(name)).sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw new UbiError(ErrorCode.InvalidArgument, `cannot read the WARC folder ${warcDir}`, { cause: error });
+async function tallyWarcFiles(tally: CrawlTally, index: number, dir: string): Promise<void> {
+  const recorded = await recordedWarcDir(dir);
+  const folders = [join(dir, "warc")];
+  if (recorded !== undefined && resolve(recorded) !== resolve(folders[0] as string)) {
+    if ((await warcNamesIn(recorded)) === undefined) {
+      tally.addMissingWarcFolder(`${recorded} (recorded in ${join(dir, WARC_DIR_FILE)})`);
+      return;
+    }
+    folders.push(recorded);
   }
   const urls = new Set<string>();
   const unreadable: string[] = [];
-  for (const name of names) {
-    const path = join(warcDir, name);
-    try {
-      for await (const record of readWarcFile(path)) {
-        if (record.type !== "response" && record.type !== "revisit") continue;
-        const url = record.headers.get("warc-target-uri");
-        if (url !== undefined) urls.add(url);
+  let files = 0;
+  let found = false;
+  for (const folder of folders) {
+    const names = await warcNamesIn(folder);
+    if (names === undefined) continue;
+    found = true;
+    files += names.length;
+    for (const name of names) {
+      const path = join(folder, name);
+      try {
+        for await (const record of readWarcFile(path)) {
+          if (record.type !== "response" && record.type !== "revisit") continue;
+          const url = record.headers.get("warc-target-uri");
+          if (url !== undefined) urls.add(url);
+        }
+      } catch (error) {
+        unreadable.push(`${path} (${errorMessage(error)})`);
       }
-    } catch (error) {
-      unreadable.push(`${path} (${errorMessage(error)})`);
     }
   }
-  tally.addArchive(index, urls, names.length, unreadable);
+  if (found) tally.addArchive(index, urls, files, unreadable);
+}
+
+/** The WARC file names of `folder`, sorted; undefined when it does not exist. */
+async function warcNamesIn(folder: string): Promise<string[] | undefined> {
+  try {
+    return (await readdir(folder)).filter((name) => WARC_NAME.test(name)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new UbiError(ErrorCode.InvalidArgument, `cannot read the WARC folder ${folder}`, { cause: error });
+  }
 }
 
 /**
@@ -92,7 +115,7 @@ export async function tallyAgentDir(
 ): Promise<void> {
   const path = join(dir, CRAWL_LOG_FILE);
   const index = tally.addAgent(dir);
-  if (options.readWarcs === true) await tallyWarcDir(tally, index, join(dir, "warc"));
+  if (options.readWarcs === true) await tallyWarcFiles(tally, index, dir);
   let named = false;
   const torn = await forEachLine(path, (text, lineNumber) => {
     const entry = parseEntry(path, text, lineNumber);
@@ -190,13 +213,15 @@ async function forEachLine(
   return rest.trim() !== "";
 }
 
-/** The one agent id the WARC files under `dir/warc` are named with, or undefined (none, or several). */
+/**
+ * The one agent id the WARC files of data folder `dir` (under `dir/warc` and its recorded
+ * `--warc-dir`) are named with, or undefined (none, or several).
+ */
 async function idOfWarcFiles(dir: string): Promise<string | undefined> {
-  let names: string[];
-  try {
-    names = await readdir(join(dir, "warc"));
-  } catch {
-    return undefined;
+  const recorded = await recordedWarcDir(dir).catch(() => undefined);
+  const names: string[] = [];
+  for (const folder of [join(dir, "warc"), ...(recorded === undefined ? [] : [recorded])]) {
+    names.push(...(await readdir(folder).catch(() => [])));
   }
   const ids = new Set<string>();
   for (const name of names) {

@@ -53,6 +53,11 @@ export interface ArchiveCheck {
   /** Files that could not be read to their end (what was read of them counts), each with why. */
   readonly unreadable: string[];
   /**
+   * WARC folders that data folders record (`--warc-dir`) but that are not on this machine: their
+   * agents' pages are not checked.
+   */
+  readonly missingFolders: string[];
+  /**
    * Distinct URLs fetched (crawl-log pages) by agents whose WARC folder was read, with no response or
    * revisit record in any WARC file read.
    */
@@ -116,6 +121,7 @@ export class CrawlTally {
   /** WARC files read; -1 while no WARC folder was. */
   private archiveFiles = -1;
   private readonly unreadableFiles: string[] = [];
+  private readonly missingFolders: string[] = [];
 
   /** Adds an agent (named by its data folder until {@link nameAgent}); returns its index for {@link add}. */
   addAgent(dir: string): number {
@@ -166,6 +172,15 @@ export class CrawlTally {
     for (const url of urls) this.archived.add(url);
     this.archiveFiles = Math.max(this.archiveFiles, 0) + files;
     this.unreadableFiles.push(...unreadable);
+  }
+
+  /**
+   * Records a WARC folder an agent's data folder names but this machine lacks (described as `folder`):
+   * that agent's pages are not checked against the records.
+   */
+  addMissingWarcFolder(folder: string): void {
+    this.archiveFiles = Math.max(this.archiveFiles, 0);
+    this.missingFolders.push(folder);
   }
 
   /** Failed attempts at `url` so far: its lines with status 0 or `willRetry`. */
@@ -241,7 +256,13 @@ export class CrawlTally {
       unarchived++;
       if (examples.length < ARCHIVE_EXAMPLES) examples.push(url);
     }
-    return { files: this.archiveFiles, unreadable: [...this.unreadableFiles], unarchived, examples };
+    return {
+      files: this.archiveFiles,
+      unreadable: [...this.unreadableFiles],
+      missingFolders: [...this.missingFolders],
+      unarchived,
+      examples,
+    };
   }
 
   private agentAt(index: number): AgentCounts {

@@ -30,6 +30,9 @@ export function formatReport(report: CrawlReport, indent = "  "): string[] {
         : `WARC records MISSING: ${archives.unarchived} pages of the crawl logs are in no WARC file ` +
             `(${archives.files} read), e.g. ${archives.examples.join(", ")}; not counted as covered`,
       ...archives.unreadable.map((file) => `WARC file not read to its end: ${file}`),
+      ...archives.missingFolders.map(
+        (folder) => `WARC folder not found (its agent's pages not checked): ${folder}`,
+      ),
     );
   }
   const rows = report.agents.map((agent) => [

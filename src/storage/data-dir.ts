@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { access, link, mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 
 /**
@@ -14,6 +14,13 @@ import { ErrorCode, errorMessage, UbiError } from "../errors.js";
  * its queues, seen set and outbox are that agent's, and another id must not pick them up silently.
  */
 export const AGENT_ID_FILE = "agent-id";
+
+/**
+ * The file of a data dir that records where its agent writes its WARC files when that is not
+ * `DIR/warc` (`--warc-dir`): one absolute path and a newline, so `ubicrawl report` and `ubicrawl export`
+ * given the data dir find them. Absent when the agent writes to `DIR/warc`.
+ */
+export const WARC_DIR_FILE = "warc-dir";
 
 /**
  * Makes `dataDir` ready for agent `agentId`: creates it if missing, checks it is a folder this process
@@ -102,6 +109,48 @@ async function writeAccessError(path: string): Promise<string | undefined> {
       return (error as NodeJS.ErrnoException).code;
     }
   }
+}
+
+/**
+ * Records in `dataDir` the WARC folder its agent writes to from this start on ({@link WARC_DIR_FILE}):
+ * `warcDir` made absolute, or no record when it is undefined (the agent writes to `DIR/warc`).
+ * Rejects with `StorageFailed` when the record cannot be written.
+ */
+export async function recordWarcDir(dataDir: string, warcDir: string | undefined): Promise<void> {
+  const path = join(dataDir, WARC_DIR_FILE);
+  try {
+    if (warcDir === undefined) await unlink(path).catch(ignoreMissing);
+    else if ((await recordedWarcDir(dataDir)) !== resolve(warcDir)) {
+      await writeDurably(dataDir, path, `${resolve(warcDir)}\n`, false);
+    }
+  } catch (error) {
+    throw new UbiError(ErrorCode.StorageFailed, `cannot write ${path}: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The WARC folder recorded in `dataDir` ({@link WARC_DIR_FILE}); undefined when none is (the agent
+ * writes to `DIR/warc`, or the folder is of a version that did not record it).
+ */
+export async function recordedWarcDir(dataDir: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(join(dataDir, WARC_DIR_FILE), "utf8");
+    // Written whole (renamed into place): a record without its newline is not one of ours.
+    return text.endsWith("\n") && text.trim() !== "" ? text.trim() : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new UbiError(
+      ErrorCode.StorageFailed,
+      `cannot read ${join(dataDir, WARC_DIR_FILE)}, the WARC folder of the data dir: ${errorMessage(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }
 
 /** Records `agentId` in a data dir that has no id yet, or checks the one recorded there. */
