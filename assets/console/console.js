@@ -223,6 +223,14 @@ function drawActivity(activity) {
         fetch.status === 0 || fetch.status >= 400 ? "err" : "",
       );
       const url = el("span", fetch.url);
+      if (fetch.replay) {
+        // The page as archived, replayed by the agent in ReplayWeb.page.
+        const replay = el("a", "replay", "replay");
+        replay.href = fetch.replay;
+        replay.target = "_blank";
+        replay.rel = "noopener";
+        url.append(" ", replay);
+      }
       return [new Date(fetch.atMs).toLocaleTimeString(), status, fetch.durationMs, number(fetch.bytes), url];
     }),
   );

@@ -232,6 +232,14 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     return this.archive.observe(observer);
   }
 
+  /**
+   * The folder of this agent's WARC files, and the index line of each record written from now on: the
+   * console replays recent fetches from them.
+   */
+  get archivedCaptures(): PageArchive["captures"] {
+    return this.archive.captures;
+  }
+
   /** Distinct URLs ever queued here (the seen set's size). */
   get seenUrls(): number {
     return this.frontier.seen.size;

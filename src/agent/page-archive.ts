@@ -120,6 +120,11 @@ export class PageArchive {
     this.observers.add(observer);
     return () => this.observers.delete(observer);
   }
+
+  /** The WARC files' folder and their index lines as records are written (see `WarcWriter.observeIndexed`). */
+  get captures(): Pick<WarcWriter, "folder" | "observeIndexed"> {
+    return this.warc;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import type { CrawlLogInput } from "../storage/index.js";
 import { AgentMetrics } from "./agent-metrics.js";
 import { ConsoleServer, type ConsoleServerOptions, type ConsoleSource } from "./console-server.js";
 import { FetchActivity } from "./fetch-activity.js";
+import { RecentCaptures } from "./recent-captures.js";
 
 /** How often the cluster's pages fetched are sampled for its rate, in milliseconds. */
 const CLUSTER_SAMPLE_MS = 1000;
@@ -23,21 +24,28 @@ export interface ObservedAgent {
   readonly warcScrub: ScrubCounts;
   /** Calls `observer` with every crawl-log line; returns the function that stops it. */
   observeFetches(observer: (entry: CrawlLogInput) => void): () => void;
+  /** The folder of its WARC files, and the CDXJ line of each record written from now on. */
+  readonly archivedCaptures: {
+    readonly folder: string;
+    observeIndexed(observer: (line: string) => void): () => void;
+  };
 }
 
 /**
- * One agent's console (`--http`): its metrics, its recent activity and the HTTP server that shows
- * them. Started before the agent joins (so `/healthz` answers while it does), attached once the agent
+ * One agent's console (`--http`): its metrics, its recent activity (with the captures it replays)
+ * and the HTTP server that shows them. Started before the agent joins (so `/healthz` answers while it does), attached once the agent
  * crawls, told when it stops.
  */
 export class AgentConsole {
   private unobserve: (() => void) | undefined;
+  private unobserveCaptures: (() => void) | undefined;
   private clusterSampler: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly server: ConsoleServer,
     private readonly metrics: AgentMetrics,
     private readonly activity: FetchActivity,
+    private readonly captures: RecentCaptures,
     /** The bound `HOST:PORT`. */
     readonly address: string,
   ) {}
@@ -51,7 +59,7 @@ export class AgentConsole {
     const activity = new FetchActivity({}, deps.clock);
     const server = new ConsoleServer(options, { metrics, activity, onError: deps.onError });
     const address = await server.start();
-    return new AgentConsole(server, metrics, activity, address);
+    return new AgentConsole(server, metrics, activity, new RecentCaptures(), address);
   }
 
   /** The agent crawls: serve its figures, and watch its fetches. */
@@ -83,7 +91,9 @@ export class AgentConsole {
       },
       stats: () => source.stats(),
     });
-    this.server.attach(source);
+    this.unobserveCaptures?.();
+    this.unobserveCaptures = agent.archivedCaptures.observeIndexed((line) => this.captures.record(line));
+    this.server.attach(source, { folder: agent.archivedCaptures.folder, captures: this.captures });
     // The cluster's rate is kept from the start, so a dashboard opened later draws it at once.
     clearInterval(this.clusterSampler);
     const sample = () => this.activity.noteClusterPages(source.clusterPagesFetched());
@@ -100,6 +110,7 @@ export class AgentConsole {
   /** Closes the server. */
   async stop(): Promise<void> {
     this.unobserve?.();
+    this.unobserveCaptures?.();
     clearInterval(this.clusterSampler);
     this.metrics.detach();
     await this.server.stop();

@@ -15,6 +15,7 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { type AgentStats, certificateRole, formatHostPort, parseHostPort } from "../transport/index.js";
 import type { AgentMetrics } from "./agent-metrics.js";
 import { type ConsoleAsset, consoleAsset } from "./assets.js";
+import { type CaptureSource, replayLinkOf, serveReplay } from "./capture-replay.js";
 import type { FetchActivity } from "./fetch-activity.js";
 
 /** What the console reads of a running agent once it is ready. */
@@ -56,15 +57,17 @@ type NotReady = "starting" | "stopping" | undefined;
 
 /**
  * The read-only HTTP endpoint of one agent (`--http`): `/metrics` (Prometheus), `/api/stats` (the
- * `stats --json` document, `?cluster=1` for every agent), `/api/activity` (recent fetches, busiest
- * and slowest hosts, pages per second of this agent and of the cluster), `/healthz` and `/readyz` (probes), and `/`, a live dashboard
- * served from the package (no CDN). No request changes anything. On loopback it is open; on any other
+ * `stats --json` document, `?cluster=1` for every agent), `/api/activity` (recent fetches, each with
+ * its `replay` link when archived, busiest and slowest hosts, pages per second of this agent and of the
+ * cluster), `/healthz` and `/readyz` (probes), `/`, a live dashboard served from the package (no
+ * CDN), and the replay of recent captures in ReplayWeb.page (`capture-replay.ts`). No request changes anything. On loopback it is open; on any other
  * address it needs a bearer token or the cluster's mutual TLS with an operator certificate, and
  * refuses to start without one — the probes excepted, which tell nothing but up or ready.
  */
 export class ConsoleServer {
   private server: Server | undefined;
   private source: ConsoleSource | undefined;
+  private replay: CaptureSource | undefined;
   private notReady: NotReady = "starting";
   private readonly token: Buffer | undefined;
 
@@ -108,9 +111,10 @@ export class ConsoleServer {
     return formatHostPort({ host, port: bound.port });
   }
 
-  /** The agent is ready: serve its figures from `source`. */
-  attach(source: ConsoleSource): void {
+  /** The agent is ready: serve its figures from `source`, and replay its recent captures from `replay`. */
+  attach(source: ConsoleSource, replay: CaptureSource): void {
     this.source = source;
+    this.replay = replay;
     this.notReady = undefined;
   }
 
@@ -173,6 +177,7 @@ export class ConsoleServer {
       await this.api(url, response);
       return;
     }
+    if (await serveReplay(url, request.headers.range, this.replay, response)) return;
     const asset = await consoleAsset(url.pathname);
     if (asset === undefined) {
       send(response, 404, "text/plain", "not found\n");
@@ -195,7 +200,11 @@ export class ConsoleServer {
     if (url.pathname === "/api/activity") {
       const { activity } = this.deps;
       document = {
-        recent: activity.recent(),
+        recent: activity.recent().map((fetch) => {
+          const capture = fetch.status > 0 ? this.replay?.captures.latest(fetch.url) : undefined;
+          const replay = capture === undefined ? undefined : replayLinkOf(capture);
+          return replay === undefined ? fetch : { ...fetch, replay };
+        }),
         busiestHosts: activity.busiestHosts(),
         slowestHosts: activity.slowestHosts(),
         pagesPerSecond: activity.history(),

@@ -363,7 +363,7 @@ export const AGENT_FLAGS = {
   "tls-key": { type: "string", help: "PEM private key of this agent", placeholder: "FILE" },
   http: {
     type: "string",
-    help: "serve the read-only console on this address: a live dashboard at /, /metrics (Prometheus), /api/stats, /healthz, /readyz (a non-loopback address needs --http-token-file, or the cluster's --tls-* for HTTPS with operator certificates)",
+    help: "serve the read-only console on this address: a live dashboard at / (its recent fetches linked to their replay in ReplayWeb.page, from this agent's WARC files), /metrics (Prometheus), /api/stats, /healthz, /readyz (a non-loopback address needs --http-token-file, or the cluster's --tls-* for HTTPS with operator certificates)",
     placeholder: "HOST:PORT",
   },
   "http-token-file": {

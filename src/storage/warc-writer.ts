@@ -189,6 +189,7 @@ export class WarcWriter {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly onFileClosed: ((file: ClosedWarcFile) => void) | undefined;
+  private readonly indexObservers = new Set<(line: string) => void>();
 
   private state: "new" | "opening" | "open" | "closed" = "new";
   private nextSerial = 1;
@@ -434,6 +435,21 @@ export class WarcWriter {
     return { ...this.counters };
   }
 
+  /** The folder the files are written to (finished ones, and the live one with `.open`). */
+  get folder(): string {
+    return this.dir;
+  }
+
+  /**
+   * Calls `observer` with the CDXJ index line of each response or revisit record from now on, once the
+   * record is in its file (its `filename` the file's finished name): the console's replay. Returns the
+   * function that stops it.
+   */
+  observeIndexed(observer: (line: string) => void): () => void {
+    this.indexObservers.add(observer);
+    return () => this.indexObservers.delete(observer);
+  }
+
   /** Drafts the request and response records of `exchange` and queues them (digests come later). */
   private enqueueExchange(exchange: WarcExchange): Promise<string> {
     const slot = this.currentSlot();
@@ -564,8 +580,11 @@ export class WarcWriter {
     ) {
       slot.drained++;
       if (place.records === null) continue;
-      if (place.indexed)
-        file.index.add(indexLine(place.indexed, place.records, slot.indexedBytes, slot.name));
+      if (place.indexed) {
+        const line = indexLine(place.indexed, place.records, slot.indexedBytes, slot.name);
+        file.index.add(line);
+        for (const observer of this.indexObservers) observer(line);
+      }
       slot.indexedBytes += totalBytes(place.records);
     }
     if (slot.drained >= DRAINED_APPENDS_KEPT) {

@@ -169,7 +169,8 @@ describe("the console server", () => {
     try {
       expect((await text(`${base}/healthz`)).status).toBe(200);
       expect((await text(`${base}/readyz`)).status).toBe(503);
-      for (const path of ["/metrics", "/", "/api/stats"]) {
+      // The replay of captures too: its page, the service worker, a capture's index and WARC file.
+      for (const path of ["/metrics", "/", "/api/stats", ...REPLAY_PATHS]) {
         const refused = await fetch(`${base}${path}`);
         expect(refused.status, path).toBe(401);
         expect(refused.headers.get("www-authenticate")).toMatch(/^Bearer/);
@@ -226,6 +227,9 @@ describe("the console server", () => {
         expect(await tlsGet(url("/healthz"), { ca: caPem })).toEqual({ status: 200, body: "ok\n" });
         expect((await tlsGet(url("/metrics"), { ca: caPem })).status).toBe(401);
         expect((await tlsGet(url("/metrics"), { ca: caPem, ...served })).status).toBe(403);
+        for (const path of REPLAY_PATHS) {
+          expect((await tlsGet(url(path), { ca: caPem, ...served })).status, path).toBe(403);
+        }
         const asOperator = await tlsGet(url("/metrics"), { ca: caPem, ...(await pems(operator)) });
         expect(asOperator.status).toBe(200);
         expect(asOperator.body).toMatch(/^ubicrawl_agent_info\{id="a1"\} 1$/m);
@@ -235,6 +239,14 @@ describe("the console server", () => {
     });
   });
 });
+
+/** Paths of the replay of captures (`capture-replay.ts`), guarded as the rest. */
+const REPLAY_PATHS = [
+  "/capture?url=http%3A%2F%2Fa.test%2F&ts=20261128120000",
+  "/replay/sw.js",
+  "/archive/20261128120000/aHR0cDovL2EudGVzdC8/index.cdxj",
+  "/archive/20261128120000/aHR0cDovL2EudGVzdC8/x-20261128120000-00001-a.warc.gz",
+];
 
 async function text(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(url);
