@@ -33,7 +33,9 @@ answered 200, with its title, the --seeds marked);
 datapackage.json (each file's SHA-256 and size) and datapackage-digest.json. Streamed: memory stays
 bounded whatever the crawl's size. A WARC file whose index is missing or stale is indexed again (in a
 work folder beside FILE; the data dirs are only read). Live or unrecovered WARC files (.open) are left
-out and named: start their agent once to finish them. FILE appears only once whole.`;
+out and named: start their agent once to finish them. FILE appears only once whole. .warc.zst files are
+packaged and indexed, but ReplayWeb.page cannot replay them (it has no Zstandard decoder): the export
+says how to convert them.`;
 
 /** `ubicrawl export`: agents' data dirs to one WACZ package. */
 export async function exportCommand(argv: string[]): Promise<number> {
@@ -66,7 +68,9 @@ export async function exportCommand(argv: string[]): Promise<number> {
   const zstdFiles = summary.resources.filter((resource) => resource.path.endsWith(".warc.zst")).length;
   if (zstdFiles > 0) {
     lines.push(
-      `${zstdFiles} WARC files are .warc.zst: packaged, but ReplayWeb.page does not read Zstandard WARC files (pywb and warcio-based tools with zstd do)`,
+      `${zstdFiles} WARC files are .warc.zst: packaged and indexed, but not replayable: ReplayWeb.page has no Zstandard decoder (nor has pywb's warcio). ` +
+        "Crawl with --warc-compression gzip what is to be replayed; to replay these, convert each to one gzip member a record " +
+        "(zstd -d -D DICT with the dictionary of its first frame, then warcio recompress FILE.warc FILE.warc.gz) and export those",
     );
   }
   for (const path of summary.skippedOpen) {

@@ -43,11 +43,15 @@ describe.skipIf(!zstdAvailable())(
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    it("packages and indexes them, and says ReplayWeb.page cannot read them", async () => {
+    it("packages and indexes them, and says ReplayWeb.page cannot replay them and what to do", async () => {
       const out = join(dir, "z.wacz");
       const exported = await runUbicrawl(["export", "--out", out, join(dir, "warc-z")]).waitForExit(60_000);
       expect(exported.code, exported.stderr).toBe(0);
       expect(exported.stdout).toContain("1 WARC files are .warc.zst");
+      // Why they do not replay, and what to do instead.
+      expect(exported.stdout).toContain("ReplayWeb.page has no Zstandard decoder");
+      expect(exported.stdout).toContain("--warc-compression gzip");
+      expect(exported.stdout).toContain("warcio recompress");
       const packaged = await readZip(out);
       const index = parseIndex(packaged.get("indexes/index.cdxj")?.bytes.toString("utf8") ?? "");
       expect(index).toHaveLength(PAGES);
