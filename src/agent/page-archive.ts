@@ -121,8 +121,11 @@ export class PageArchive {
     return () => this.observers.delete(observer);
   }
 
-  /** The WARC files' folder and their index lines as records are written (see `WarcWriter.observeIndexed`). */
-  get captures(): Pick<WarcWriter, "folder" | "observeIndexed"> {
+  /**
+   * The WARC files' folder, their index lines as records are written (`WarcWriter.observeIndexed`) and
+   * the live file's whole length: what the console replays and an operator downloads.
+   */
+  get captures(): Pick<WarcWriter, "folder" | "observeIndexed" | "liveExtent"> {
     return this.warc;
   }
 }

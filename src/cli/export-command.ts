@@ -1,6 +1,10 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, rm } from "node:fs/promises";
 import { ErrorCode, UbiError } from "../errors.js";
 import { exportWacz, INDEX_FORMATS, WACZ_VERSION, ZIPNUM_FROM_LINES } from "../export/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
+import { downloadAgentArchives } from "./agent-archives.js";
+import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 import { packageVersion } from "./package-version.js";
 import { readSeeds } from "./seeds.js";
 
@@ -19,10 +23,17 @@ const EXPORT_FLAGS = {
     choices: INDEX_FORMATS,
   },
   title: { type: "string", help: "the collection's title in datapackage.json", default: "ubicrawl crawl" },
+  agent: {
+    type: "string",
+    help: "fetch the WARC files and indexes of this live agent over its Admin service (an operator certificate with --tls-*), instead of or besides DIRs",
+    placeholder: "HOST:PORT",
+  },
+  cluster: { type: "boolean", help: "with --agent: of every agent alive in its view" },
+  ...OPERATOR_CONNECTION_FLAGS,
 } as const satisfies FlagSpecs;
 
 const USAGE =
-  "ubicrawl export --out FILE [--force] [--seeds FILE] [--index auto|cdxj|zipnum] [--title TEXT] DIR...";
+  "ubicrawl export --out FILE [--force] [--seeds FILE] [--index auto|cdxj|zipnum] [--title TEXT] (DIR... | --agent HOST:PORT [--cluster] (--insecure | --tls-*))";
 const DESCRIPTION = `Packages a crawl as one WACZ ${WACZ_VERSION} file, the format ReplayWeb.page, pywb and
 Browsertrix open, from its agents' data dirs (each agent's --data DIR, copied to one machine; or the
 folders of their WARC files, an agent's --warc-dir): every finished WARC file of DIR/warc and of the
@@ -35,7 +46,9 @@ bounded whatever the crawl's size. A WARC file whose index is missing or stale i
 work folder beside FILE; the data dirs are only read). Live or unrecovered WARC files (.open) are left
 out and named: start their agent once to finish them. FILE appears only once whole. .warc.zst files are
 packaged and indexed, but ReplayWeb.page cannot replay them (it has no Zstandard decoder): the export
-says how to convert them.`;
+says how to convert them. With --agent, the files come from live agents over gRPC, streamed to a work
+folder beside FILE (removed after): finished files with their indexes, and the live file as of its
+whole records so far (indexed here).`;
 
 /** `ubicrawl export`: agents' data dirs to one WACZ package. */
 export async function exportCommand(argv: string[]): Promise<number> {
@@ -45,14 +58,50 @@ export async function exportCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (flags.out === undefined) throw new UbiError(ErrorCode.InvalidArgument, `--out is required (${USAGE})`);
-  if (flags.positionals.length === 0) {
-    throw new UbiError(ErrorCode.InvalidArgument, `name at least one agent's data dir (${USAGE})`);
+  if (flags.positionals.length === 0 && flags.agent === undefined) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `name at least one agent's data dir, or --agent (${USAGE})`,
+    );
+  }
+  if (flags.cluster && flags.agent === undefined) {
+    throw new UbiError(ErrorCode.InvalidArgument, "--cluster goes with --agent");
   }
   const seeds = await readSeeds(flags.seeds === undefined ? [] : [flags.seeds]);
   if (seeds.rejected.length > 0) throw new UbiError(ErrorCode.InvalidArgument, seeds.rejected.join("; "));
+  const workDir = `${flags.out}.agents-${randomBytes(4).toString("hex")}`;
+  try {
+    const downloaded =
+      flags.agent === undefined
+        ? { dirs: [], notes: [] }
+        : await downloadAgentArchives({
+            agent: flags.agent,
+            cluster: flags.cluster,
+            security: await securityFrom(flags),
+            timeoutMs: flags["timeout-ms"],
+            workDir: await mkdir(workDir, { recursive: true }).then(() => workDir),
+          });
+    return await packageDirs(
+      { ...flags, out: flags.out },
+      [...flags.positionals, ...downloaded.dirs],
+      seeds.urls,
+      downloaded.notes,
+    );
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Packages `dirs` as `flags` say, and prints what it wrote (with `notes` of the download). */
+async function packageDirs(
+  flags: { out: string; force: boolean; index: (typeof INDEX_FORMATS)[number]; title: string },
+  dirs: string[],
+  seedUrls: readonly string[],
+  notes: readonly string[],
+): Promise<number> {
   const summary = await exportWacz({
-    dirs: flags.positionals,
-    seeds: new Set(seeds.urls),
+    dirs,
+    seeds: new Set(seedUrls),
     indexFormat: flags.index,
     outPath: flags.out,
     force: flags.force,
@@ -73,6 +122,7 @@ export async function exportCommand(argv: string[]): Promise<number> {
         "(zstd -d -D DICT with the dictionary of its first frame, then warcio recompress FILE.warc FILE.warc.gz) and export those",
     );
   }
+  lines.push(...notes);
   for (const path of summary.skippedOpen) {
     lines.push(`left out ${path}: live or unrecovered (start its agent once to finish it)`);
   }

@@ -4,6 +4,7 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import type { Logger } from "../logging/index.js";
+import { WarcFolderListing } from "../storage/index.js";
 import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
@@ -213,6 +214,10 @@ export async function assembleCluster(
         settleDigests: (request) => ready().service.settleDigests(request),
         ipGrants: (request) => ready().service.ipGrants(request),
       },
+      // For `ubicrawl export --agent`: the files in its WARC folder, the live one up to its whole records.
+      archive: new WarcFolderListing(agent.archivedCaptures.folder, agentOptions.id, () =>
+        agent.archivedCaptures.liveExtent(),
+      ),
       clock,
       logger,
     },

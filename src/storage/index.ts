@@ -26,6 +26,7 @@ export {
 } from "./state-store.js";
 export { checkWarcFile, GONE, type WarcFileCheck } from "./warc-check.js";
 export { WARC_COMPRESSIONS, type WarcCompression, warcFileCompression } from "./warc-file-name.js";
+export { type WarcFolderFile, WarcFolderListing } from "./warc-folder-listing.js";
 export {
   cutTornWarcTail,
   type DamagedWarcFile,

@@ -435,6 +435,12 @@ export class WarcWriter {
     return { ...this.counters };
   }
 
+  /** The file being written: its finished name and the length of its whole records; undefined between files. */
+  liveExtent(): WarcFileExtent | undefined {
+    const live = this.file;
+    return live === undefined ? undefined : { name: live.slot.name, bytes: live.goodBytes };
+  }
+
   /** The folder the files are written to (finished ones, and the live one with `.open`). */
   get folder(): string {
     return this.dir;

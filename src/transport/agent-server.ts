@@ -20,6 +20,7 @@ import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
 import { formatHostPort, type HostPort, parseHostPort } from "./address.js";
+import { type ArchiveSource, archiveImplementation } from "./archive-service.js";
 import { certificateRole } from "./certificate-roles.js";
 import { RefusalLog, watchRefusals } from "./handshake-refusals.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
@@ -70,6 +71,8 @@ export interface AgentServerOptions {
 export interface AgentServerDependencies {
   /** What the server serves. */
   handlers: AgentServiceHandlers;
+  /** The agent's WARC files, for the `Admin` service's archive methods (absent: it serves none). */
+  archive?: ArchiveSource;
   /** Timer source for the stop deadline. @default systemClock */
   clock?: Clock;
   /**
@@ -95,6 +98,7 @@ export class AgentServer {
   readonly #maxReceiveMessageBytes: number;
   readonly #stopGraceMs: number;
   readonly #handlers: AgentServiceHandlers;
+  readonly #archive: ArchiveSource | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #refusals: RefusalLog;
@@ -118,6 +122,7 @@ export class AgentServer {
       throw new UbiError(ErrorCode.InvalidArgument, "stopGraceMs must be a non-negative number");
     }
     this.#handlers = dependencies.handlers;
+    this.#archive = dependencies.archive;
     for (const name of Object.keys(AGENT_RPCS) as RpcName[]) {
       if (typeof this.#handlers?.[name] !== "function") {
         throw new UbiError(ErrorCode.InvalidArgument, `handlers.${name} must be a function`);
@@ -153,7 +158,14 @@ export class AgentServer {
       "grpc.enable_channelz": 0,
     });
     server.addService(tolerantDefinition(serviceDefinition("Agent")), this.#implementation("Agent"));
-    server.addService(tolerantDefinition(serviceDefinition("Admin")), this.#implementation("Admin"));
+    server.addService(tolerantDefinition(serviceDefinition("Admin")), {
+      ...this.#implementation("Admin"),
+      ...archiveImplementation(
+        this.#archive,
+        (call) => this.#roleRefusal("Admin", call),
+        (rpc, error) => this.#report(rpc, error),
+      ),
+    });
     watchRefusals(server, this.#security.kind === "tls", this.#refusals);
     this.#server = server;
     let port: number;
@@ -306,7 +318,7 @@ export class AgentServer {
     return { ...(await this.#handle(name, request)), sequence };
   }
 
-  #report(rpc: RpcName, error: unknown): void {
+  #report(rpc: string, error: unknown): void {
     try {
       this.#logger.error({ event: "rpc-failed", rpc, err: error }, `the ${rpc} handler failed`);
     } catch {

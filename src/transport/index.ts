@@ -2,6 +2,8 @@
 
 export { formatHostPort, type HostPort, parseHostPort } from "./address.js";
 export { AgentServer, type AgentServerDependencies, type AgentServerOptions } from "./agent-server.js";
+export { ArchiveClient } from "./archive-client.js";
+export type { ArchiveFileInfo, ArchiveListing, ArchiveSource } from "./archive-service.js";
 export { type CertificateRole, certificateRole } from "./certificate-roles.js";
 export {
   AGENT_ID_PATTERN,

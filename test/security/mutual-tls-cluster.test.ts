@@ -116,6 +116,28 @@ describe("a cluster with mutual TLS", () => {
       expect(agent.view.map((peer) => peer.id).sort()).toEqual(["agent-1", "agent-2"]);
       expect(agent.peers.map((peer) => peer.peerId)).not.toContain("intruder");
     }
+    // The operator certificate fetches both agents' WARC files for an export; an agent's does not.
+    const exported = await runUbicrawl([
+      "export",
+      "--out",
+      join(web.dir, "tls.wacz"),
+      "--agent",
+      one.address,
+      "--cluster",
+      ...operator,
+    ]).waitForExit(60_000);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toMatch(/ of 2 agents \(agent-1, agent-2\)/);
+    const asAgent = await runUbicrawl([
+      "export",
+      "--out",
+      join(web.dir, "refused.wacz"),
+      "--agent",
+      one.address,
+      ...tlsFlags(identityIn(certs, "agent-1")),
+    ]).waitForExit(20_000);
+    expect(asAgent.code).not.toBe(0);
+    expect(asAgent.stderr).toContain("operator certificates only");
     const table = await runUbicrawl(["stats", "--agent", two.address, ...operator]).waitForExit(20_000);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^agent agent-2 at /);

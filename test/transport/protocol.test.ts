@@ -49,7 +49,7 @@ describe("loadProtocol", () => {
     }
   });
 
-  it("defines the eleven unary Agent RPCs, the bidirectional HeartbeatStream and DigestStream, and the two Admin RPCs", () => {
+  it("defines the eleven unary Agent RPCs, the bidirectional HeartbeatStream and DigestStream, and the four Admin RPCs", () => {
     const methods = Object.values(service());
     const unary = methods.filter((m) => !m.requestStream && !m.responseStream);
     expect(unary.map((m) => m.path).sort()).toEqual(
@@ -74,6 +74,8 @@ describe("loadProtocol", () => {
     ).toEqual([
       ["/ubicrawl.v1.Admin/GetStats", false, false],
       ["/ubicrawl.v1.Admin/Control", false, false],
+      ["/ubicrawl.v1.Admin/ListArchive", false, false],
+      ["/ubicrawl.v1.Admin/ReadArchiveFile", false, true],
     ]);
     const streaming = methods.filter((m) => m.requestStream || m.responseStream);
     expect(streaming.map((m) => [m.path, m.requestStream, m.responseStream])).toEqual([
