@@ -1,9 +1,16 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ErrorCode, UbiError } from "../../src/errors.js";
-import { AGENT_ID_FILE, prepareDataDir, recordedAgentId } from "../../src/storage/data-dir.js";
+import {
+  AGENT_ID_FILE,
+  prepareDataDir,
+  recordedAgentId,
+  recordedWarcDir,
+  recordWarcDir,
+  WARC_DIR_FILE,
+} from "../../src/storage/data-dir.js";
 import { StateStore } from "../../src/storage/index.js";
 
 /** A data dir is checked before LevelDB or the file system get to say it their way. */
@@ -85,6 +92,24 @@ describe("prepareDataDir", () => {
     const under = await failure(prepareDataDir(join(file, "sub"), "a1"));
     expect(under.code).toBe(ErrorCode.InvalidArgument);
     expect(under.message).toContain("is under a file");
+  });
+});
+
+describe("the data dir's record of --warc-dir", () => {
+  it("records the folder absolute, replaces it, and removes it at a start without the flag", async () => {
+    const data = join(dir, "warc-dir-record");
+    await prepareDataDir(data, "w1");
+    expect(await recordedWarcDir(data)).toBeUndefined();
+    await recordWarcDir(data, "relative/warcs");
+    expect(await recordedWarcDir(data)).toBe(resolve("relative/warcs"));
+    await recordWarcDir(data, join(dir, "elsewhere"));
+    expect(await readFile(join(data, WARC_DIR_FILE), "utf8")).toBe(`${join(dir, "elsewhere")}\n`);
+    await recordWarcDir(data, undefined);
+    expect(await readdir(data)).not.toContain(WARC_DIR_FILE);
+    await recordWarcDir(data, undefined);
+    // A record without its newline is not one of ours: none.
+    await writeFile(join(data, WARC_DIR_FILE), "/torn/pa");
+    expect(await recordedWarcDir(data)).toBeUndefined();
   });
 });
 
