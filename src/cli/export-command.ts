@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rm } from "node:fs/promises";
 import { ErrorCode, UbiError } from "../errors.js";
-import { exportWacz, INDEX_FORMATS, WACZ_VERSION, ZIPNUM_FROM_LINES } from "../export/index.js";
+import { checkOutput, exportWacz, INDEX_FORMATS, WACZ_VERSION, ZIPNUM_FROM_LINES } from "../export/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { downloadAgentArchives } from "./agent-archives.js";
 import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
@@ -69,6 +69,8 @@ export async function exportCommand(argv: string[]): Promise<number> {
   }
   const seeds = await readSeeds(flags.seeds === undefined ? [] : [flags.seeds]);
   if (seeds.rejected.length > 0) throw new UbiError(ErrorCode.InvalidArgument, seeds.rejected.join("; "));
+  // Before a download that may take long.
+  await checkOutput(flags.out, flags.force);
   const workDir = `${flags.out}.agents-${randomBytes(4).toString("hex")}`;
   try {
     const downloaded =

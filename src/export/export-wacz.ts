@@ -68,18 +68,25 @@ export interface ExportSummary {
 }
 
 /**
+ * Refuses an existing `outPath` without `force` (InvalidArgument), before anything is read or fetched.
+ */
+export async function checkOutput(outPath: string, force: boolean): Promise<void> {
+  if (!force && (await exists(outPath))) {
+    throw new UbiError(
+      ErrorCode.InvalidArgument,
+      `${outPath} exists: give another --out, or --force to replace it`,
+    );
+  }
+}
+
+/**
  * Exports the data dirs of `options` to one WACZ package.
  * @throws UbiError InvalidArgument for an existing output without `force`, bad data dirs (see
  *   {@link findArchiveSources}) or no WARC file at all; StorageFailed for files that cannot be read or
  *   written.
  */
 export async function exportWacz(options: ExportOptions): Promise<ExportSummary> {
-  if (!options.force && (await exists(options.outPath))) {
-    throw new UbiError(
-      ErrorCode.InvalidArgument,
-      `${options.outPath} exists: give another --out, or --force to replace it`,
-    );
-  }
+  await checkOutput(options.outPath, options.force);
   const sources = await findArchiveSources(options.dirs);
   if (sources.warcs.length === 0) {
     throw new UbiError(ErrorCode.InvalidArgument, `no finished WARC file in ${options.dirs.join(", ")}`);

@@ -1,6 +1,7 @@
 /** Packaging a crawl for the people who keep web archives: agents' data dirs to one WACZ file. */
 
 export {
+  checkOutput,
   type ExportOptions,
   type ExportSummary,
   exportWacz,

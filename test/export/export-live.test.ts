@@ -98,7 +98,7 @@ describe("export from live agents over the Admin service", () => {
     expect((await readdir(fixture.dir)).filter((name) => name.startsWith("live.wacz."))).toEqual([]);
   });
 
-  it("refuses --cluster without --agent, and --agent without --insecure or --tls-*", async () => {
+  it("refuses --cluster without --agent, --agent without --insecure or --tls-*, and an existing --out", async () => {
     const lone = await runUbicrawl(["export", "--out", join(fixture.dir, "x.wacz"), "--cluster"]).waitForExit(
       30_000,
     );
@@ -113,5 +113,16 @@ describe("export from live agents over the Admin service", () => {
     ]).waitForExit(30_000);
     expect(plain.code).not.toBe(0);
     expect(plain.stderr).toContain("--insecure");
+    // An existing package is refused before anything is fetched.
+    const again = await runUbicrawl([
+      "export",
+      "--out",
+      out,
+      "--agent",
+      agents[0]?.address as string,
+      "--insecure",
+    ]).waitForExit(30_000);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain("exists");
   });
 });
