@@ -20,7 +20,7 @@ import type {
   WaitReason,
 } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
-import type { Recrawler, RevisitFigures } from "../recrawl/index.js";
+import type { HandedHistories, PageHistory, Recrawler, RevisitFigures } from "../recrawl/index.js";
 import type {
   CrawlLog,
   CrawlLogInput,
@@ -363,6 +363,22 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   adopt(host: string, handOver: AdoptedHost): void {
     // Pages a previous owner fetched that this agent had not seen: never fetched here (page recovery).
     this.stats.pagesRecovered += this.frontier.adopt(host, handOver);
+  }
+
+  /** See {@link ClusterFacingAgent.historiesOf}. */
+  async *historiesOf(host: string, skip: number): AsyncGenerator<PageHistory> {
+    if (this.recrawler) yield* this.recrawler.historiesOf(host, skip);
+  }
+
+  /** See {@link ClusterFacingAgent.adoptHistories}. */
+  async adoptHistories(handed: readonly HandedHistories[]): Promise<void> {
+    if (this.recrawler && handed.length > 0) await this.recrawler.adopt(handed);
+    else await this.commit();
+  }
+
+  /** See {@link ClusterFacingAgent.releaseHistories}. */
+  async releaseHistories(host: string): Promise<void> {
+    await this.recrawler?.release(host);
   }
 
   /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */

@@ -1,6 +1,6 @@
 import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
 import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
-import type { RevisitFigures } from "../recrawl/index.js";
+import type { HandedHistories, PageHistory, RevisitFigures } from "../recrawl/index.js";
 import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/index.js";
 import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -50,6 +50,15 @@ export interface ClusterFacingAgent {
   hostRecord(host: string): { readonly pagesFetched: number; readonly abandoned?: string };
   /** Takes in what another agent handed over of `host` (durable at the next commit). */
   adopt(host: string, handOver: AdoptedHost): void;
+  /** `--recrawl`: the page histories of `host` kept here, after the first `skip` (none when off). */
+  historiesOf(host: string, skip: number): AsyncIterable<PageHistory>;
+  /**
+   * `--recrawl`: takes in page histories handed over with their hosts (the later visit's of each page
+   * kept, and planned), durably in one commit with what was adopted before it; commits even when off.
+   */
+  adoptHistories(handed: readonly HandedHistories[]): Promise<void>;
+  /** `--recrawl`: `host` went to another agent with its histories: its plans here end (at the next commit). */
+  releaseHistories(host: string): Promise<void>;
   noteSentAway(fingerprint: bigint): void;
   wasSentAway(fingerprint: bigint): boolean;
   pause(): void;

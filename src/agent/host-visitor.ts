@@ -283,7 +283,8 @@ export class HostVisitor {
   ): Promise<boolean> {
     const { frontier, stats } = this.deps;
     // A revisit is a done URL by design: its plan was cleared when it was queued, so it is queued once.
-    if (entry.revisit || !frontier.needsFetchedCheck(host)) return false;
+    if (entry.revisit) return this.revisitSuperseded(host, entry);
+    if (!frontier.needsFetchedCheck(host)) return false;
     await unsynced.drain();
     if ((await frontier.wasFetched([entry.url]))[0]) {
       frontier.complete(host, entry, { done: false, counted: false });
@@ -291,6 +292,18 @@ export class HostVisitor {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A queued revisit whose page has a plan again gives way to it: the plan came with a later history
+   * handed over with the host (or planned on its adoption), so fetching now would visit the page twice
+   * for one due time. The plan queues it again when due.
+   */
+  private async revisitSuperseded(host: string, entry: StoredQueueEntry): Promise<boolean> {
+    const history = await this.deps.revisits?.history(host, entry.url);
+    if (history?.nextAtMs === undefined) return false;
+    this.deps.frontier.complete(host, entry, { done: false, counted: false });
+    return true;
   }
 
   private mayFetch(host: string): boolean {

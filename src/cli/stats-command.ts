@@ -153,6 +153,6 @@ function revisitLines(stats: AgentStats): string[] {
   if (r === null) return [];
   const late = r.overdueMs >= 1000 ? `, the earliest ${Math.round(r.overdueMs / 1000)} s overdue` : "";
   return [
-    `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}`,
+    `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}, ${r.received} histories received with hosts`,
   ];
 }

@@ -11,10 +11,14 @@ import {
   type HostHandOver,
   MAX_DONE_BYTES,
   MAX_HOSTS_PER_HAND_OVER,
+  MAX_PAGE_SCHEDULE_BYTES,
+  type PageSchedule,
+  pageScheduleBytes,
 } from "../transport/index.js";
 import type { CrawlTenure } from "./crawl-tenure.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
+import { fromPageSchedules, toPageSchedule } from "./page-schedule-wire.js";
 
 /**
  * How long the old owner of a claimed host waits for its requests in flight to the host before it
@@ -46,7 +50,17 @@ export interface HandOverDeskDeps {
   readonly clock: Clock;
   readonly tenure: CrawlTenure;
   readonly ownership: Pick<Ownership, "ownerOf" | "ownerOnceGone">;
-  readonly agent: Pick<ClusterFacingAgent, "quiesce" | "doneOf" | "hostRecord" | "adopt" | "commit">;
+  readonly agent: Pick<
+    ClusterFacingAgent,
+    | "quiesce"
+    | "doneOf"
+    | "hostRecord"
+    | "adopt"
+    | "commit"
+    | "historiesOf"
+    | "adoptHistories"
+    | "releaseHistories"
+  >;
   /** The failure detector's entry of member `id`. */
   readonly memberOf: (id: string) => MemberEntry | undefined;
   /** A member that called this agent directly: alive (it may change the view, and so the ownership). */
@@ -55,6 +69,18 @@ export interface HandOverDeskDeps {
 
 /** Delivers one pushed hand-over message to agent `peerId`. */
 export type PushSender = (peerId: string, request: HandOverRequest) => Promise<HandOverReply>;
+
+/** Where a host's hand-over goes on from: done fingerprints and page histories already sent. */
+interface Cursor {
+  readonly skip: number;
+  readonly skipPages: number;
+}
+
+/** What is left of one message for done fingerprints (a count) and page histories (bytes). */
+interface Room {
+  done: number;
+  pageBytes: number;
+}
 
 /** What {@link HandOverDesk} says of one claimed host, before the done URLs are added. */
 interface Verdict {
@@ -109,15 +135,22 @@ export class HandOverDesk {
           : true,
       ),
     );
-    let room = MAX_DONE_PER_MESSAGE;
+    const room: Room = { done: MAX_DONE_PER_MESSAGE, pageBytes: MAX_PAGE_SCHEDULE_BYTES };
     const hosts: HostHandOver[] = [];
-    for (const [i, { host, skip }] of request.hosts.entries()) {
+    let released = false;
+    for (const [i, { host, skip, skipPages = 0 }] of request.hosts.entries()) {
       const verdict = verdicts[i] as Verdict;
       const status = settled[i] ? verdict.status : "LATER";
-      const entry = await this.describe(host, status, verdict.holder, skip, room);
-      room -= entry.done.length / 8;
+      const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room);
       hosts.push(entry);
+      // The last part of a host's hand-over: its schedule is the claimant's now (a part lost on the way
+      // is asked again, and comes without its plans: the claimant plans those from their last visits).
+      if (status === "GRANTED" && !entry.more) {
+        await this.deps.agent.releaseHistories(host);
+        released = true;
+      }
     }
+    if (released) await this.deps.agent.commit();
     return { hosts };
   }
 
@@ -148,24 +181,31 @@ export class HandOverDesk {
     if (this.closed)
       throw new UbiError(ErrorCode.Leaving, "this agent is leaving: hand the hosts to another");
     this.deps.heardFrom(fromWireMember(request.from));
-    for (const host of request.hosts) this.adopt(host);
-    await this.deps.agent.commit();
+    await this.adopt(request.hosts);
     for (const host of request.hosts) if (!host.more) this.deps.tenure.take(host.host);
     return { taken: request.hosts.length };
   }
 
   /**
-   * Records what a hand-over says of a host's past crawl (its done URLs, page count, abandonment);
-   * durable at the next commit.
+   * Records what hand-overs say of hosts' past crawls (their done URLs, page counts, abandonment, and
+   * the page histories of `--recrawl`, planned here), durably in one commit. A page history that is
+   * not of its host fails the whole message (`BadMessage`) before anything is recorded.
    */
-  adopt(handOver: HostHandOver): void {
-    const done = unpackFingerprints(handOver.done);
-    if (done.length === 0 && handOver.pagesFetched === 0 && handOver.abandoned === "") return;
-    this.deps.agent.adopt(handOver.host, {
-      done,
-      pagesFetched: handOver.pagesFetched,
-      ...(handOver.abandoned === "" ? {} : { abandoned: handOver.abandoned }),
-    });
+  async adopt(handOvers: readonly HostHandOver[]): Promise<void> {
+    const histories = handOvers.map(({ host, pages = [] }) => ({
+      host,
+      histories: fromPageSchedules(host, pages),
+    }));
+    for (const handOver of handOvers) {
+      const done = unpackFingerprints(handOver.done);
+      if (done.length === 0 && handOver.pagesFetched === 0 && handOver.abandoned === "") continue;
+      this.deps.agent.adopt(handOver.host, {
+        done,
+        pagesFetched: handOver.pagesFetched,
+        ...(handOver.abandoned === "" ? {} : { abandoned: handOver.abandoned }),
+      });
+    }
+    await this.deps.agent.adoptHistories(histories.filter((handed) => handed.histories.length > 0));
   }
 
   /**
@@ -229,7 +269,11 @@ export class HandOverDesk {
           } catch {
             return { handed: 0, failed: group.length };
           }
-          for (const host of ready) this.deps.tenure.pass(host, owner);
+          for (const host of ready) {
+            this.deps.tenure.pass(host, owner);
+            await this.deps.agent.releaseHistories(host);
+          }
+          await this.deps.agent.commit();
           return { handed: ready.length, failed: group.length - ready.length };
         } finally {
           for (const host of group) this.pushing.delete(host);
@@ -242,40 +286,53 @@ export class HandOverDesk {
     };
   }
 
-  /** The pushed hand-overs of `hosts`, split to fit messages (a host's done set may span several). */
+  /**
+   * The pushed hand-overs of `hosts`, split to fit messages (a host's done set and page histories may
+   * span several: the next part of a host starts a new message, so each part has room to move on).
+   */
   private async *messages(hosts: readonly string[]): AsyncGenerator<HostHandOver[]> {
     let message: HostHandOver[] = [];
-    let room = MAX_DONE_PER_MESSAGE;
+    let room = fullRoom();
     for (const host of hosts) {
-      let skip = 0;
+      let cursor: Cursor = { skip: 0, skipPages: 0 };
       for (;;) {
-        if (room === 0 || message.length >= MAX_HOSTS_PER_HAND_OVER) {
+        if (room.done === 0 || room.pageBytes === 0 || message.length >= MAX_HOSTS_PER_HAND_OVER) {
           yield message;
           message = [];
-          room = MAX_DONE_PER_MESSAGE;
+          room = fullRoom();
         }
-        const entry = await this.describe(host, "GRANTED", undefined, skip, room);
-        const count = entry.done.length / 8;
+        const entry = await this.describe(host, "GRANTED", undefined, cursor, room);
         message.push(entry);
-        room -= count;
-        skip += count;
         if (!entry.more) break;
+        cursor = {
+          skip: cursor.skip + entry.done.length / 8,
+          skipPages: cursor.skipPages + (entry.pages?.length ?? 0),
+        };
+        yield message;
+        message = [];
+        room = fullRoom();
       }
     }
     if (message.length > 0) yield message;
   }
 
-  /** One host's hand-over entry, with at most `room` of its done fingerprints after the first `skip`. */
+  /**
+   * One host's hand-over entry from `cursor` on, taking what it carries from `room`: done fingerprints
+   * and page histories, as many as fit.
+   */
   private async describe(
     host: string,
     status: HandOverStatus,
     holderId: string | undefined,
-    skip: number,
-    room: number,
+    cursor: Cursor,
+    room: Room,
   ): Promise<HostHandOver> {
     const { agent, clock } = this.deps;
     // One more than there is room for tells whether more follow.
-    const page = await agent.doneOf(host, skip, room + 1);
+    const page = await agent.doneOf(host, cursor.skip, room.done + 1);
+    const done = page.slice(0, room.done);
+    room.done -= done.length;
+    const { pages, more } = await this.pagesOf(host, cursor.skipPages, room);
     const record = agent.hostRecord(host);
     const holderEntry = holderId === undefined ? undefined : this.deps.memberOf(holderId);
     return {
@@ -283,10 +340,33 @@ export class HandOverDesk {
       // A holder this agent no longer knows (forgotten) cannot be named: the claimant asks on.
       status: holderId !== undefined && holderEntry === undefined ? "NOT_HELD" : status,
       holder: holderEntry === undefined ? null : toWireMember(holderEntry, clock.now()),
-      done: packFingerprints(page.slice(0, room)),
-      more: page.length > room,
+      done: packFingerprints(done),
+      more: page.length > done.length || more,
       pagesFetched: record.pagesFetched,
       abandoned: record.abandoned ?? "",
+      pages,
     };
   }
+
+  /** The page histories of `host` after the first `skip` that fit in `room` (taken from it), and whether more follow. */
+  private async pagesOf(
+    host: string,
+    skip: number,
+    room: Room,
+  ): Promise<{ pages: PageSchedule[]; more: boolean }> {
+    const pages: PageSchedule[] = [];
+    for await (const history of this.deps.agent.historiesOf(host, skip)) {
+      const page = toPageSchedule(history);
+      const bytes = pageScheduleBytes(page);
+      if (bytes > room.pageBytes) return { pages, more: true };
+      room.pageBytes -= bytes;
+      pages.push(page);
+    }
+    return { pages, more: false };
+  }
+}
+
+/** The room of an empty message. */
+function fullRoom(): Room {
+  return { done: MAX_DONE_PER_MESSAGE, pageBytes: MAX_PAGE_SCHEDULE_BYTES };
 }

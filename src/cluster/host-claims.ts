@@ -39,7 +39,7 @@ export interface HostClaimsDeps {
   readonly claim: (peerId: string, request: ClaimRequest) => Promise<ClaimReply>;
   /** An agent named by an answer (it holds or owns a host) that this agent may not know yet. */
   readonly learnOf: (member: Member) => void;
-  /** Where the done URLs the answers carry are recorded. */
+  /** Where the done URLs and page histories the answers carry are recorded (durably). */
   readonly desk: Pick<HandOverDesk, "adopt">;
   readonly agent: Pick<ClusterFacingAgent, "commit">;
 }
@@ -53,6 +53,8 @@ interface Walk {
   next: string | undefined;
   /** Done fingerprints already received from `next` (a continuation after `more`). */
   skip: number;
+  /** Page histories already received from `next` (a continuation after `more`). */
+  skipPages: number;
   /** Settled: 0 to crawl now, or when to claim again. */
   result?: number;
   /** The holder passed the host's crawl to this agent. */
@@ -141,7 +143,13 @@ export class HostClaims {
   }
 
   private async claim(hosts: readonly string[]): Promise<void> {
-    const walks: Walk[] = hosts.map((host) => ({ host, asked: new Set(), next: undefined, skip: 0 }));
+    const walks: Walk[] = hosts.map((host) => ({
+      host,
+      asked: new Set(),
+      next: undefined,
+      skip: 0,
+      skipPages: 0,
+    }));
     let active = walks;
     while (active.length > 0) {
       const byPeer = new Map<string, Walk[]>();
@@ -191,7 +199,7 @@ export class HostClaims {
     try {
       reply = await this.deps.claim(peer, {
         claimant: this.deps.self(),
-        hosts: walks.map((walk) => ({ host: walk.host, skip: walk.skip })),
+        hosts: walks.map((walk) => ({ host: walk.host, skip: walk.skip, skipPages: walk.skipPages })),
       });
     } catch {
       // An agent gone from the view holds nothing to wait for; a live one that did not answer may
@@ -199,22 +207,27 @@ export class HostClaims {
       const retryAt = this.deps.clock.now() + RETRY_MS;
       for (const walk of walks) {
         walk.skip = 0;
+        walk.skipPages = 0;
         walk.next = undefined;
         if (this.deps.isAlive(peer)) walk.result = retryAt;
       }
       return;
     }
+    // What the answers say (done URLs, page histories) is recorded before they are acted on.
+    await this.deps.desk.adopt(reply.hosts);
     for (const [i, walk] of walks.entries()) this.apply(walk, reply.hosts[i] as HostHandOver);
   }
 
-  /** Applies one host's answer to its walk. */
+  /** Applies one host's answer (adopted) to its walk. */
   private apply(walk: Walk, answer: HostHandOver): void {
-    this.deps.desk.adopt(answer);
     if (answer.more) {
-      walk.skip += answer.done.length / 8; // the same agent again, for the rest of its done set
+      // The same agent again, for the rest of its done set and page histories.
+      walk.skip += answer.done.length / 8;
+      walk.skipPages += answer.pages?.length ?? 0;
       return;
     }
     walk.skip = 0;
+    walk.skipPages = 0;
     walk.next = undefined;
     const retryAt = this.deps.clock.now() + RETRY_MS;
     switch (answer.status) {

@@ -187,6 +187,12 @@ export class AgentMetrics {
       (_s, st) => (st.revisits === null ? [] : one(st.revisits.queued)),
     );
     counter(
+      "ubicrawl_revisit_histories_received_total",
+      "Page histories of --recrawl taken in with hosts handed to this agent, since the agent started",
+      [],
+      (_s, st) => (st.revisits === null ? [] : one(st.revisits.received)),
+    );
+    counter(
       "ubicrawl_robots_txt_total",
       "robots.txt answers received, by outcome (parsed, allow-all, unavailable)",
       ["outcome"],

@@ -14,6 +14,7 @@ export {
   conditionalHeaders,
   decodeHistory,
   encodeHistory,
+  laterHistory,
   type LastModifiedRecord,
   type PageChange,
   type PageHistory,
@@ -21,6 +22,7 @@ export {
   type StoredCapture,
 } from "./page-history.js";
 export {
+  type HandedHistories,
   type PageRevisits,
   type RecrawlCounts,
   Recrawler,

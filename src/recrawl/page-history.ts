@@ -170,6 +170,17 @@ export function conditionalHeaders(history: PageHistory | undefined): [string, s
   return headers;
 }
 
+/**
+ * Of two histories of one page (this agent's and one handed over with its host), the one that saw the
+ * later visit, `handed` on a tie (then more visits win): what the page's new owner keeps. The later
+ * visit knows the page's newest validators and capture, and its agent planned the next visit last.
+ */
+export function laterHistory(kept: PageHistory | undefined, handed: PageHistory): PageHistory {
+  if (kept === undefined) return handed;
+  if (kept.lastAtMs !== handed.lastAtMs) return kept.lastAtMs > handed.lastAtMs ? kept : handed;
+  return kept.visits > handed.visits ? kept : handed;
+}
+
 /** The stored form of `history` (the state store's `page` value). */
 export function encodeHistory(history: PageHistory): string {
   return JSON.stringify(history);

@@ -7,6 +7,7 @@ import {
   afterVisit,
   decodeHistory,
   encodeHistory,
+  laterHistory,
   type PageChange,
   type PageHistory,
   type StoredCapture,
@@ -38,7 +39,7 @@ export interface PageRevisits {
 
 /** What a {@link Recrawler} needs. */
 export interface RecrawlerDeps {
-  readonly store: Pick<StateStore, "pageValue" | "pageValues">;
+  readonly store: Pick<StateStore, "pageValue" | "pageValues" | "pageValuesOf">;
   /** The agent's group commit: histories ride in the same batches as the fetches they record. */
   readonly committer: { add(op: StateOp): void; commit(): Promise<void> };
   readonly fingerprint: (url: string) => bigint;
@@ -65,6 +66,8 @@ export interface RecrawlCounts {
   changed: number;
   /** Revisits that failed for good (planned again). */
   missed: number;
+  /** Page histories taken in with hosts handed over (kept, or this agent's later one kept instead). */
+  received: number;
 }
 
 /** {@link RecrawlCounts} with the plans pending: what stats, metrics and progress lines report. */
@@ -73,6 +76,12 @@ export interface RevisitFigures extends Readonly<RecrawlCounts> {
   readonly planned: number;
   /** How late the earliest planned revisit is, ms (0: none is due yet). */
   readonly overdueMs: number;
+}
+
+/** The page histories of one host handed over (see {@link Recrawler.adopt}). */
+export interface HandedHistories {
+  readonly host: string;
+  readonly histories: readonly PageHistory[];
 }
 
 /** A planned revisit: only its page's key (the history is read back from the store when it is due). */
@@ -94,6 +103,8 @@ export class Recrawler implements PageRevisits {
   private timerAtMs = Number.POSITIVE_INFINITY;
   /** Due pages being read back and queued. */
   private moving = 0;
+  /** The last of the store reads and writes that must not interleave (queuing, adopting, releasing). */
+  private serial: Promise<unknown> = Promise.resolve();
   private stopped = false;
   /** No visit is planned after this time, ms since the epoch. */
   private readonly horizonAtMs: number;
@@ -104,6 +115,7 @@ export class Recrawler implements PageRevisits {
     unchanged: 0,
     changed: 0,
     missed: 0,
+    received: 0,
   };
 
   constructor(
@@ -178,15 +190,97 @@ export class Recrawler implements PageRevisits {
 
   /** Plans the next visit of a page from `fromMs` (none past the horizon), and writes its history. */
   private plan(host: string, fingerprint: bigint, history: PageHistory, fromMs: number): PageHistory {
-    let planned = history;
-    const atMs = fromMs + this.deps.policy.nextIntervalMs(`${host} ${fingerprint}`, history);
-    if (atMs <= this.horizonAtMs && !this.stopped) {
-      planned = { ...history, nextAtMs: atMs };
-      this.planned.push({ atMs, host, fingerprint });
+    const planned = this.withPlan(`${host} ${fingerprint}`, history, fromMs);
+    if (planned.nextAtMs !== undefined) {
+      this.planned.push({ atMs: planned.nextAtMs, host, fingerprint });
       this.arm();
     }
     this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(planned) });
     return planned;
+  }
+
+  /** `history` with its next visit planned by the policy from `fromMs`, or as it is past the horizon. */
+  private withPlan(key: string, history: PageHistory, fromMs: number): PageHistory {
+    const atMs = fromMs + this.deps.policy.nextIntervalMs(key, history);
+    return atMs <= this.horizonAtMs && !this.stopped ? { ...history, nextAtMs: atMs } : history;
+  }
+
+  private async readHistory(host: string, fingerprint: bigint): Promise<PageHistory | undefined> {
+    const value = await this.deps.store.pageValue(host, fingerprint);
+    return value === undefined ? undefined : decodeHistory(value);
+  }
+
+  /** Runs `work` after every read-and-write of the store begun before it (they would overwrite each other). */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.serial.then(work);
+    this.serial = result.catch(() => {});
+    return result;
+  }
+
+  /**
+   * The histories of `host`'s pages kept here, after the first `skip`, in a stable order: what a
+   * hand-over of the host sends, plans included (their `nextAtMs`).
+   */
+  async *historiesOf(host: string, skip: number): AsyncGenerator<PageHistory> {
+    for await (const { value } of this.deps.store.pageValuesOf(host, skip)) yield decodeHistory(value);
+  }
+
+  /**
+   * Takes in the page histories of hosts handed to this agent: of each page's history here and the
+   * one handed over, the later visit's is kept ({@link laterHistory}), with its plan; one without a
+   * plan (queued for its revisit at the sender, or released there) is planned from its last visit, so
+   * a page handed over is never left unplanned (a revisit queued here meanwhile gives way to the plan:
+   * see the host visitor). Written in one commit, with whatever the caller added before (the hosts'
+   * done URLs), then planned. Returns the histories received.
+   */
+  adopt(handed: readonly HandedHistories[]): Promise<number> {
+    return this.exclusive(async () => {
+      const chosen = new Map<string, { host: string; fingerprint: bigint; history: PageHistory }>();
+      for (const { host, histories } of handed) {
+        for (const history of histories) {
+          const fingerprint = this.deps.fingerprint(history.url);
+          const key = `${host} ${fingerprint}`;
+          const kept = chosen.get(key)?.history ?? (await this.readHistory(host, fingerprint));
+          let winner = laterHistory(kept, history);
+          if (winner.nextAtMs === undefined) winner = this.withPlan(key, winner, winner.lastAtMs);
+          else if (winner.nextAtMs > this.horizonAtMs || this.stopped) {
+            const { nextAtMs: _beyond, ...unplanned } = winner;
+            winner = unplanned;
+          }
+          chosen.set(key, { host, fingerprint, history: winner });
+        }
+      }
+      for (const { host, fingerprint, history } of chosen.values()) {
+        this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(history) });
+      }
+      await this.deps.committer.commit();
+      // Planned once durable: a plan read back before would not find its time in the store.
+      for (const { host, fingerprint, history } of chosen.values()) {
+        if (history.nextAtMs !== undefined) this.planned.push({ atMs: history.nextAtMs, host, fingerprint });
+      }
+      this.arm();
+      const received = handed.reduce((sum, { histories }) => sum + histories.length, 0);
+      this.counts.received += received;
+      return received;
+    });
+  }
+
+  /**
+   * `host` was handed to another agent, its histories with it: its pages' plans here are cleared (at
+   * the caller's next commit), so this agent never queues them, now or once the host comes back (it
+   * comes back with the later histories). Returns the plans cleared.
+   */
+  release(host: string): Promise<number> {
+    return this.exclusive(async () => {
+      let cleared = 0;
+      for await (const { fingerprint, value } of this.deps.store.pageValuesOf(host)) {
+        const { nextAtMs, ...history } = decodeHistory(value);
+        if (nextAtMs === undefined) continue;
+        this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(history) });
+        cleared++;
+      }
+      return cleared;
+    });
   }
 
   /** Stops planning and queuing revisits. */
@@ -206,7 +300,7 @@ export class Recrawler implements PageRevisits {
       () => {
         this.timer = undefined;
         this.timerAtMs = Number.POSITIVE_INFINITY;
-        this.queueDue().catch((error: unknown) => {
+        this.exclusive(() => this.queueDue()).catch((error: unknown) => {
           this.deps.logger.error({ event: "recrawl-failed", err: error }, "queuing due revisits failed");
         });
       },
@@ -216,19 +310,21 @@ export class Recrawler implements PageRevisits {
 
   /**
    * Queues every page due by now again, its plan cleared in the same commit as its queue entry (so a
-   * crash neither loses nor doubles it). A plan superseded since (the page visited meanwhile) is skipped.
+   * crash neither loses nor doubles it). A plan superseded since (the page visited meanwhile, or a
+   * history handed over) is skipped, and so is a plan made twice (adopted again with its host).
    */
   private async queueDue(): Promise<void> {
     const now = this.deps.clock.now();
-    const due: Planned[] = [];
+    const due = new Map<string, Planned>();
     for (let next = this.planned.peek(); next !== undefined && next.atMs <= now; next = this.planned.peek()) {
-      due.push(this.planned.pop() as Planned);
+      const plan = this.planned.pop() as Planned;
+      due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
     }
-    this.moving += due.length;
-    let left = due.length;
+    this.moving += due.size;
+    let left = due.size;
     let queued = 0;
     try {
-      for (const plan of due) {
+      for (const plan of due.values()) {
         const value = await this.deps.store.pageValue(plan.host, plan.fingerprint);
         this.moving--;
         left--;

@@ -621,6 +621,18 @@ export class StateStore {
     return this.pages.get(host + SEP + fingerprintKey(fingerprint));
   }
 
+  /**
+   * The `page` values of `host` (see the op) after its first `skip`, with their fingerprints, in key
+   * order (what a hand-over of the host sends).
+   */
+  async *pageValuesOf(host: string, skip = 0): AsyncGenerator<{ fingerprint: bigint; value: string }> {
+    let skipped = 0;
+    for await (const [key, value] of this.pages.iterator({ gt: host + SEP, lt: `${host}\u0001` })) {
+      if (skipped++ < skip) continue;
+      yield { fingerprint: BigInt(`0x${key.slice(host.length + 1)}`), value };
+    }
+  }
+
   /** Every `page` value (see the op), with its host and fingerprint, in key order (read at startup). */
   async *pageValues(): AsyncGenerator<{ host: string; fingerprint: bigint; value: string }> {
     for await (const [key, value] of this.pages.iterator()) {

@@ -15,9 +15,11 @@ export {
   MAX_HOSTS_PER_HAND_OVER,
   MAX_ID_CHARS,
   MAX_MEMBERS,
+  MAX_PAGE_SCHEDULE_BYTES,
   MAX_REPLY_MESSAGE_CHARS,
   MAX_URL_CHARS,
   MAX_URLS_PER_BATCH,
+  pageScheduleBytes,
 } from "./limits.js";
 export * from "./messages.js";
 export { type PeerCallOptions, PeerClient, type PeerClientOptions } from "./peer-client.js";

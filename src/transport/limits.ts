@@ -21,6 +21,41 @@ export const MAX_HOSTS_PER_HAND_OVER = 1000;
 /** Most bytes of done fingerprints (8 each) in one hand-over message, all hosts together. */
 export const MAX_DONE_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Most bytes of page histories (`HostHandOver.pages`, as {@link pageScheduleBytes} counts them) in one
+ * hand-over message, all hosts together: with {@link MAX_DONE_BYTES}, within the 4 MiB message limit.
+ */
+export const MAX_PAGE_SCHEDULE_BYTES = 1024 * 1024;
+
+/** Longest ETag of a page history on the wire, in characters. */
+export const MAX_ETAG_CHARS = 1024;
+
+/**
+ * What one page history weighs against {@link MAX_PAGE_SCHEDULE_BYTES}: its text fields' UTF-8 bytes
+ * plus 64 for its numbers and field tags (more than they take). Senders size their messages with it
+ * and receivers check it.
+ */
+export function pageScheduleBytes(page: {
+  readonly url: string;
+  readonly etag: string;
+  readonly lastModified: string;
+  readonly captureDigest: string;
+  readonly captureUrl: string;
+  readonly captureDate: string;
+  readonly captureRecordId: string;
+}): number {
+  const fields = [
+    page.url,
+    page.etag,
+    page.lastModified,
+    page.captureDigest,
+    page.captureUrl,
+    page.captureDate,
+    page.captureRecordId,
+  ];
+  return fields.reduce((sum, field) => sum + Buffer.byteLength(field), 64);
+}
+
 /** Longest batch id, in characters. */
 export const MAX_BATCH_ID_CHARS = 128;
 

@@ -58,6 +58,7 @@ import {
   type MemberStatus__Output,
   MemberStatus as MemberStatusEnum,
 } from "./generated/ubicrawl/v1/MemberStatus.js";
+import type { PageSchedule__Output } from "./generated/ubicrawl/v1/PageSchedule.js";
 import type { PayloadOriginal__Output } from "./generated/ubicrawl/v1/PayloadOriginal.js";
 import type { PeerTraffic__Output } from "./generated/ubicrawl/v1/PeerTraffic.js";
 import type { PeerView__Output } from "./generated/ubicrawl/v1/PeerView.js";
@@ -144,16 +145,19 @@ export type HandOverStatus = Specified<HandOverStatus__Output>;
 /** The hand-over statuses, in proto order. */
 export const HAND_OVER_STATUSES: readonly HandOverStatus[] = specified(HandOverStatusEnum);
 
-/** One host of a `ClaimHosts` request (`ubicrawl.v1.HostClaim`). */
-export type HostClaim = HostClaim__Output;
+/** One host of a `ClaimHosts` request (`ubicrawl.v1.HostClaim`; `skipPages` 0 may be left out). */
+export type HostClaim = With<HostClaim__Output, { skipPages?: number }>;
 
 /** `ClaimHosts` request. */
 export type ClaimRequest = With<ClaimRequest__Output, { claimant: Member; hosts: HostClaim[] }>;
 
-/** One host handed over, or not (`ubicrawl.v1.HostHandOver`). */
+/** One page's revisit history in a hand-over (`ubicrawl.v1.PageSchedule`; empty strings and 0 for none). */
+export type PageSchedule = PageSchedule__Output;
+
+/** One host handed over, or not (`ubicrawl.v1.HostHandOver`; no `pages` may be left out). */
 export type HostHandOver = With<
   HostHandOver__Output,
-  { status: HandOverStatus; holder: Member | null; done: Uint8Array }
+  { status: HandOverStatus; holder: Member | null; done: Uint8Array; pages?: PageSchedule[] }
 >;
 
 /** `ClaimHosts` reply: one entry per claimed host, same order. */

@@ -16,14 +16,17 @@ import {
   MAX_DIGESTS_PER_MESSAGE,
   MAX_DONE_BYTES,
   MAX_ERROR_CLASSES,
+  MAX_ETAG_CHARS,
   MAX_HOSTS_PER_HAND_OVER,
   MAX_ID_CHARS,
   MAX_IP_CHARS,
   MAX_IP_ENTRIES,
   MAX_MEMBERS,
+  MAX_PAGE_SCHEDULE_BYTES,
   MAX_REPLY_MESSAGE_CHARS,
   MAX_URL_CHARS,
   MAX_URLS_PER_BATCH,
+  pageScheduleBytes,
 } from "./limits.js";
 import {
   type AgentControlOutcome,
@@ -62,6 +65,7 @@ import {
   MEMBER_STATUSES,
   type Member,
   type MemberFigures,
+  type PageSchedule,
   type PayloadOriginalMessage,
   type PeerTraffic,
   type PeerView,
@@ -317,7 +321,11 @@ function hostKeyText(value: unknown, path: string): string {
 
 function hostClaim(value: unknown, path: string): HostClaim {
   const c = record(value, path);
-  return { host: hostKeyText(c.host, `${path}.host`), skip: uint64(c.skip, `${path}.skip`) };
+  return {
+    host: hostKeyText(c.host, `${path}.host`),
+    skip: uint64(c.skip, `${path}.skip`),
+    skipPages: c.skipPages === undefined ? 0 : uint64(c.skipPages, `${path}.skipPages`),
+  };
 }
 
 /** Validates a `ClaimRequest`. */
@@ -326,6 +334,55 @@ export function validateClaimRequest(value: unknown): ClaimRequest {
   return {
     claimant: validateMember(r.claimant, "claimant"),
     hosts: list(r.hosts, "hosts", MAX_HOSTS_PER_HAND_OVER, hostClaim),
+  };
+}
+
+/** Longest `Last-Modified`, WARC-Date or payload digest of a page history (a date is about 30). */
+const MAX_PAGE_FIELD_CHARS = 64;
+/** Longest WARC-Record-ID of a page history (`<urn:uuid:…>` is 47). */
+const MAX_RECORD_ID_CHARS = 128;
+
+/** Page histories of one host in a message at most: each weighs at least 64 bytes (`pageScheduleBytes`). */
+const MAX_PAGES_PER_HOST = MAX_PAGE_SCHEDULE_BYTES / 64;
+
+/** A header-like text of a page history: bounded, no control characters; empty allowed. */
+function pageText(value: unknown, path: string, maxChars: number): string {
+  const field = text(value ?? "", path, maxChars, true);
+  if (hasControlChars(field)) fail(path, "control characters");
+  return field;
+}
+
+function pageSchedule(value: unknown, path: string): PageSchedule {
+  const p = record(value, path);
+  const captureDigest = pageText(p.captureDigest, `${path}.captureDigest`, MAX_PAGE_FIELD_CHARS);
+  const captured = captureDigest !== "";
+  const captureUrl = captured ? url(p.captureUrl, `${path}.captureUrl`) : "";
+  const captureDate = pageText(p.captureDate, `${path}.captureDate`, MAX_PAGE_FIELD_CHARS);
+  const captureRecordId = pageText(p.captureRecordId, `${path}.captureRecordId`, MAX_RECORD_ID_CHARS);
+  if (captured && (captureDate === "" || captureRecordId === "")) {
+    fail(`${path}.captureDigest`, "a capture needs its date and record id");
+  }
+  if (!captured && (p.captureUrl || captureDate !== "" || captureRecordId !== "")) {
+    fail(`${path}.captureDigest`, "empty, but other capture fields are set");
+  }
+  const visits = uint32(p.visits, `${path}.visits`);
+  if (visits === 0) fail(`${path}.visits`, "a page history has at least one visit");
+  const changes = uint32(p.changes, `${path}.changes`);
+  if (changes >= visits) fail(`${path}.changes`, "more changes than visits after the first");
+  return {
+    url: url(p.url, `${path}.url`),
+    depth: uint32(p.depth, `${path}.depth`),
+    etag: pageText(p.etag, `${path}.etag`, MAX_ETAG_CHARS),
+    lastModified: pageText(p.lastModified, `${path}.lastModified`, MAX_PAGE_FIELD_CHARS),
+    captureDigest,
+    captureUrl,
+    captureDate,
+    captureRecordId,
+    visits,
+    changes,
+    observedMs: uint64(p.observedMs, `${path}.observedMs`),
+    lastAtMs: uint64(p.lastAtMs, `${path}.lastAtMs`),
+    nextAtMs: uint64(p.nextAtMs, `${path}.nextAtMs`),
   };
 }
 
@@ -347,14 +404,23 @@ function hostHandOver(value: unknown, path: string): HostHandOver {
     more: bool(h.more, `${path}.more`),
     pagesFetched: uint64(h.pagesFetched, `${path}.pagesFetched`),
     abandoned: text(h.abandoned, `${path}.abandoned`, MAX_REPLY_MESSAGE_CHARS, true),
+    // Absent from an agent that predates the field.
+    pages: h.pages === undefined ? [] : list(h.pages, `${path}.pages`, MAX_PAGES_PER_HOST, pageSchedule),
   };
 }
 
 function handOvers(value: unknown, path: string): HostHandOver[] {
   const hosts = list(value, path, MAX_HOSTS_PER_HAND_OVER, hostHandOver);
   let bytes = 0;
-  for (const host of hosts) bytes += host.done.length;
+  let pageBytes = 0;
+  for (const host of hosts) {
+    bytes += host.done.length;
+    for (const page of host.pages ?? []) pageBytes += pageScheduleBytes(page);
+  }
   if (bytes > MAX_DONE_BYTES) fail(path, `more than ${MAX_DONE_BYTES} bytes of done fingerprints`);
+  if (pageBytes > MAX_PAGE_SCHEDULE_BYTES) {
+    fail(path, `more than ${MAX_PAGE_SCHEDULE_BYTES} bytes of page histories`);
+  }
   return hosts;
 }
 
@@ -471,6 +537,8 @@ function revisitStats(value: unknown, path: string): RevisitStats {
     changed: uint64(r.changed, `${path}.changed`),
     missed: uint64(r.missed, `${path}.missed`),
     overdueMs: uint64(r.overdueMs, `${path}.overdueMs`),
+    // Absent from an agent that predates the field.
+    received: r.received === undefined ? 0 : uint64(r.received, `${path}.received`),
   };
 }
 

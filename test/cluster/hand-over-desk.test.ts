@@ -3,6 +3,7 @@ import { CrawlTenure } from "../../src/cluster/crawl-tenure.js";
 import { HandOverDesk, packFingerprints, unpackFingerprints } from "../../src/cluster/hand-over.js";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import type { MemberEntry } from "../../src/failure-detector/index.js";
+import type { HandedHistories, PageHistory } from "../../src/recrawl/index.js";
 import type { HandOverRequest, HostHandOver, Member } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -25,6 +26,9 @@ function desk() {
   const busy = new Set<string>();
   const members = new Map<string, MemberEntry>([["self", member("self")]]);
   const adopted: { host: string; handOver: unknown }[] = [];
+  const histories = new Map<string, PageHistory[]>();
+  const adoptedHistories: HandedHistories[] = [];
+  const released: string[] = [];
   const heard: string[] = [];
   const quiesced: [string, number][] = [];
   let commits = 0;
@@ -48,6 +52,16 @@ function desk() {
       commit: async () => {
         commits++;
       },
+      historiesOf: async function* (host, skip) {
+        yield* (histories.get(host) ?? []).slice(skip);
+      },
+      adoptHistories: async (handed) => {
+        adoptedHistories.push(...handed);
+        commits++;
+      },
+      releaseHistories: async (host) => {
+        released.push(host);
+      },
     },
     memberOf: (id) => members.get(id),
     heardFrom: (entry) => heard.push(entry.id),
@@ -62,6 +76,9 @@ function desk() {
     busy,
     members,
     adopted,
+    histories,
+    adoptedHistories,
+    released,
     heard,
     quiesced,
     commits: () => commits,
@@ -330,26 +347,19 @@ describe("HandOverDesk edges", () => {
     expect(String((error as Error).message)).toBe("this agent is leaving: hand the hosts to another");
   });
 
-  it("adopts a hand-over with only done URLs, or only a page count, or only an abandonment; not an empty one", () => {
+  it("adopts a hand-over with only done URLs, or only a page count, or only an abandonment; not an empty one", async () => {
     const d = desk();
     const base = { status: "GRANTED" as const, holder: null, more: false };
-    d.handOvers.adopt({
-      ...base,
-      host: "done",
-      done: packFingerprints([7n]),
-      pagesFetched: 0,
-      abandoned: "",
-    });
-    d.handOvers.adopt({ ...base, host: "pages", done: packFingerprints([]), pagesFetched: 3, abandoned: "" });
-    d.handOvers.adopt({
-      ...base,
-      host: "gave-up",
-      done: packFingerprints([]),
-      pagesFetched: 0,
-      abandoned: "trap",
-    });
-    d.handOvers.adopt({ ...base, host: "empty", done: packFingerprints([]), pagesFetched: 0, abandoned: "" });
+    await d.handOvers.adopt([
+      { ...base, host: "done", done: packFingerprints([7n]), pagesFetched: 0, abandoned: "" },
+      { ...base, host: "pages", done: packFingerprints([]), pagesFetched: 3, abandoned: "" },
+      { ...base, host: "gave-up", done: packFingerprints([]), pagesFetched: 0, abandoned: "trap" },
+      { ...base, host: "empty", done: packFingerprints([]), pagesFetched: 0, abandoned: "" },
+    ]);
     expect(d.adopted.map((a) => a.host)).toEqual(["done", "pages", "gave-up"]);
+    // No page history came: none is adopted, but what was is committed.
+    expect(d.adoptedHistories).toEqual([]);
+    expect(d.commits()).toBe(1);
   });
 
   it("counts every host it could not push when none was quiet", async () => {
@@ -380,5 +390,114 @@ describe("HandOverDesk edges", () => {
     expect(messages[0]?.map((h) => [h.host, h.done.length / 8, h.more])).toEqual([["h0", MAX_DONE, false]]);
     expect(messages.slice(1).map((m) => m.length)).toEqual([1000, 1]);
     expect(messages.flat().every((h) => h.status === "GRANTED")).toBe(true);
+  });
+});
+
+describe("HandOverDesk and page histories (--recrawl)", () => {
+  /** `count` histories of pages of `host`, each planned; `pad` makes each weigh about that many bytes more. */
+  const histories = (host: string, count: number, pad = 0): PageHistory[] =>
+    Array.from({ length: count }, (_, i) => ({
+      url: `http://${host}/p${i}.html`,
+      depth: 1,
+      etag: `"${"e".repeat(pad)}${i}"`,
+      visits: 1,
+      changes: 0,
+      observedMs: 0,
+      lastAtMs: 1000 + i,
+      nextAtMs: 5000 + i,
+    }));
+
+  it("sends a claimed host's histories with their plans, and releases them only when granted, after the last part", async () => {
+    const d = desk();
+    for (const host of ["held.test", "other.test"]) d.owners.set(host, "c");
+    d.tenure.take("held.test");
+    d.histories.set("held.test", histories("held.test", 2));
+    d.histories.set("other.test", histories("other.test", 1));
+    const reply = await d.handOvers.answer(claim("c", "held.test", "other.test"));
+    expect(reply.hosts.map((h) => [h.host, h.status, h.pages?.map((p) => p.nextAtMs)])).toEqual([
+      ["held.test", "GRANTED", [5000, 5001]],
+      ["other.test", "NOT_HELD", [5000]],
+    ]);
+    expect(reply.hosts[0]?.pages?.[0]).toMatchObject({
+      url: "http://held.test/p0.html",
+      etag: '"0"',
+      lastAtMs: 1000,
+    });
+    expect(d.released).toEqual(["held.test"]);
+  });
+
+  it("splits histories over a claim's answers, from the claimant's skipPages on, releasing after the last", async () => {
+    const d = desk();
+    d.owners.set("big.test", "c");
+    d.tenure.take("big.test");
+    // About 1,100 bytes each: fewer than 1,000 fit in one MiB.
+    d.histories.set("big.test", histories("big.test", 1200, 1000));
+    const [first] = (await d.handOvers.answer(claim("c", "big.test"))).hosts;
+    const sent = first?.pages?.length ?? 0;
+    expect(first?.more).toBe(true);
+    expect(sent).toBeGreaterThan(900);
+    expect(sent).toBeLessThan(1000);
+    expect(d.released).toEqual([]);
+    const rest = await d.handOvers.answer({
+      claimant: wire("c"),
+      hosts: [{ host: "big.test", skip: 0, skipPages: sent }],
+    });
+    expect(rest.hosts[0]?.more).toBe(false);
+    expect(rest.hosts[0]?.pages?.[0]?.url).toBe(`http://big.test/p${sent}.html`);
+    expect(sent + (rest.hosts[0]?.pages?.length ?? 0)).toBe(1200);
+    expect(d.released).toEqual(["big.test"]);
+  });
+
+  it("pushes histories in messages of at most a MiB, and releases them once the owner took them all", async () => {
+    const d = desk();
+    d.tenure.take("big.test");
+    d.owners.set("big.test", "p");
+    d.histories.set("big.test", histories("big.test", 1200, 1000));
+    const messages: number[] = [];
+    let fail = true;
+    const send = async (_owner: string, request: HandOverRequest) => {
+      if (fail) throw new Error("p is down");
+      messages.push(request.hosts.reduce((sum, h) => sum + (h.pages?.length ?? 0), 0));
+      return { taken: request.hosts.length };
+    };
+    expect(await d.handOvers.pushLost(send)).toEqual({ handed: 0, failed: 1 });
+    expect(d.released).toEqual([]);
+    fail = false;
+    expect(await d.handOvers.pushLost(send)).toEqual({ handed: 1, failed: 0 });
+    expect(messages.length).toBe(2);
+    expect(messages[0] + (messages[1] ?? 0)).toBe(1200);
+    expect(d.released).toEqual(["big.test"]);
+  });
+
+  it("adopts the histories a hand-over carries, and refuses one of another host before recording anything", async () => {
+    const d = desk();
+    const base = { status: "GRANTED" as const, holder: null, more: false, pagesFetched: 1, abandoned: "" };
+    const [page] = histories("a.test", 1);
+    const wirePage = {
+      url: page?.url ?? "",
+      depth: 1,
+      etag: '"0"',
+      lastModified: "",
+      captureDigest: "",
+      captureUrl: "",
+      captureDate: "",
+      captureRecordId: "",
+      visits: 1,
+      changes: 0,
+      observedMs: 0,
+      lastAtMs: 1000,
+      nextAtMs: 5000,
+    };
+    await d.handOvers.adopt([{ ...base, host: "a.test", done: packFingerprints([1n]), pages: [wirePage] }]);
+    expect(d.adoptedHistories).toEqual([{ host: "a.test", histories: [page] }]);
+    const error = await d.handOvers
+      .takeIn({
+        from: wire("b"),
+        hosts: [{ ...base, host: "b.test", done: packFingerprints([2n]), pages: [wirePage] }],
+      })
+      .catch((e: unknown) => e);
+    expect(isUbiError(error, ErrorCode.BadMessage)).toBe(true);
+    expect(d.adopted.map((a) => a.host)).toEqual(["a.test"]);
+    expect(d.tenure.heldHosts()).toEqual([]);
   });
 });

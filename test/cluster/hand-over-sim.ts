@@ -45,6 +45,9 @@ export class SimAgent {
       hostRecord: () => ({ pagesFetched: 0 }),
       adopt: () => {},
       commit: async () => {},
+      historiesOf: async function* () {},
+      adoptHistories: async () => {},
+      releaseHistories: async () => {},
     };
     this.desk = new HandOverDesk({
       selfId: id,

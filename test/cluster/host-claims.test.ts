@@ -91,7 +91,11 @@ function setup(options: { maxAsked?: number } = {}) {
         });
       }),
     learnOf: (m) => learned.push(m.id),
-    desk: { adopt: (handOver) => void adopted.push(handOver) },
+    desk: {
+      adopt: async (handOvers) => {
+        adopted.push(...handOvers);
+      },
+    },
     agent: {
       commit: () =>
         holdCommits.on

@@ -312,6 +312,7 @@ it("gives the revisits of a continuous crawl, and none with --recrawl off", () =
     missed: 1,
     planned: 300,
     overdueMs: 2500,
+    received: 7,
   };
   state.revisits = figures;
   expect(partition.stats().revisits).toEqual(figures);

@@ -234,4 +234,94 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect(queued).toEqual([]);
     expect((await stored(URL_A))?.nextAtMs).toBeDefined();
   });
+  /** A history of URL_A handed over: its last visit at `lastAtMs`, due at `nextAtMs` (none: unplanned). */
+  const handed = (lastAtMs: number, nextAtMs?: number, visits = 2): PageHistory => ({
+    url: URL_A,
+    depth: 1,
+    etag: '"v2"',
+    capture: CAPTURE,
+    visits,
+    changes: 1,
+    observedMs: 1000,
+    lastAtMs,
+    ...(nextAtMs === undefined ? {} : { nextAtMs }),
+  });
+
+  it("keeps a handed-over page's plan and queues it when due, not before, and counts it received", async () => {
+    const schedule = recrawler();
+    const dueAtMs = clock.now() + 1500;
+    expect(await schedule.adopt([{ host: HOST, histories: [handed(clock.now() - 500, dueAtMs)] }])).toBe(1);
+    // Durable once adopt resolves (it commits).
+    expect(await stored(URL_A)).toMatchObject({ nextAtMs: dueAtMs, etag: '"v2"', visits: 2 });
+    expect(schedule.plannedRevisits).toBe(1);
+    expect(schedule.counts.received).toBe(1);
+    clock.advance(1499);
+    await settle();
+    expect(queued).toEqual([]);
+    clock.advance(1);
+    await settle(() => queued.length > 0);
+    expect(queued).toEqual([{ url: URL_A, depth: 1, host: HOST }]);
+  });
+
+  it("plans a page handed over without a plan (queued at its sender) from its last visit", async () => {
+    const schedule = recrawler();
+    const lastAtMs = clock.now() - INTERVAL_MS - 100;
+    await schedule.adopt([{ host: HOST, histories: [handed(lastAtMs)] }]);
+    // Overdue already: planned at its last visit plus the interval, and queued at once.
+    expect((await stored(URL_A))?.nextAtMs).toBe(lastAtMs + INTERVAL_MS);
+    clock.advance(0); // the manual clock fires a timer of 0 ms when moved
+    await settle(() => queued.length > 0);
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A]);
+  });
+
+  it("keeps the history with the later visit, the one handed over on a tie, and plans the one kept once", async () => {
+    const schedule = recrawler();
+    const own = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 1 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    await committer.commit();
+    // An older history (another agent's from before): this agent's own, later one stays, its plan too.
+    await schedule.adopt([{ host: HOST, histories: [handed(clock.now() - 10_000, clock.now() + 50)] }]);
+    expect(await stored(URL_A)).toEqual(own);
+    // The same visit handed back (the host went away and came back before it was due): one plan still.
+    await schedule.adopt([{ host: HOST, histories: [{ ...own }] }]);
+    clock.advance(INTERVAL_MS);
+    await settle(() => queued.length > 0);
+    await settle();
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A]);
+    // A later one wins, with its plan; the plan superseded here is not queued.
+    clock.advance(100);
+    const later = handed(clock.now(), clock.now() + 5000, 3);
+    await schedule.adopt([{ host: HOST, histories: [later] }]);
+    expect(await stored(URL_A)).toEqual(later);
+    clock.advance(5000);
+    await settle(() => queued.length > 1);
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A, URL_A]);
+  });
+
+  it("stops planning the pages of a host handed away, and hands their plans over intact before that", async () => {
+    const schedule = recrawler();
+    schedule.visited(
+      HOST,
+      { url: URL_A, depth: 1 },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    await committer.commit();
+    const sent = [];
+    for await (const history of schedule.historiesOf(HOST, 0)) sent.push(history);
+    expect(sent.map((history) => history.nextAtMs)).toEqual([clock.now() + INTERVAL_MS]);
+    expect(await schedule.release(HOST)).toBe(1);
+    await committer.commit();
+    expect((await stored(URL_A))?.nextAtMs).toBeUndefined();
+    // Still owned (a claim granted before the view changed here): its old plan is not queued.
+    clock.advance(INTERVAL_MS);
+    await settle();
+    expect(queued).toEqual([]);
+  });
 });

@@ -85,6 +85,7 @@ export const STATS: AgentStats = {
     changed: 2,
     missed: 1,
     overdueMs: 1500,
+    received: 6,
   },
   payloadCopies: 2,
   payloadsUnchecked: 5,

@@ -45,6 +45,7 @@ const handOver = (overrides: Record<string, unknown> = {}) => ({
   more: false,
   pagesFetched: 2,
   abandoned: "",
+  pages: [],
   ...overrides,
 });
 
@@ -88,7 +89,7 @@ const MESSAGES: { name: string; validate: (value: unknown) => unknown; path: str
     name: "ClaimRequest",
     validate: validateClaimRequest,
     path: "",
-    value: { claimant: member("a"), hosts: [{ host: "h1.test:80", skip: 3 }] },
+    value: { claimant: member("a"), hosts: [{ host: "h1.test:80", skip: 3, skipPages: 2 }] },
   },
   {
     name: "ClaimReply",
@@ -577,5 +578,97 @@ describe("message validation, value by value", () => {
         { digest: DIGEST, original: null },
       ]);
     }
+  });
+});
+
+describe("page histories in hand-overs (--recrawl)", () => {
+  const page = (overrides: Record<string, unknown> = {}) => ({
+    url: "http://h1.test/a.html",
+    depth: 1,
+    etag: '"v1"',
+    lastModified: "Sat, 28 Nov 2026 10:00:00 GMT",
+    captureDigest: DIGEST,
+    captureUrl: ORIGINAL.url,
+    captureDate: ORIGINAL.date,
+    captureRecordId: ORIGINAL.recordId,
+    visits: 3,
+    changes: 1,
+    observedMs: 4000,
+    lastAtMs: 1_700_000_000_000,
+    nextAtMs: 1_700_000_002_000,
+    ...overrides,
+  });
+  const reply =
+    (...pages: object[]) =>
+    () =>
+      validateClaimReply({ hosts: [handOver({ pages })] });
+
+  it("takes a history, with or without its capture, plan and validators", () => {
+    expect(refusal(reply(page()))).toBe("accepted");
+    expect(validateClaimReply({ hosts: [handOver({ pages: [page()] })] }).hosts[0]?.pages).toEqual([page()]);
+    const bare = page({
+      etag: "",
+      lastModified: "",
+      captureDigest: "",
+      captureUrl: "",
+      captureDate: "",
+      captureRecordId: "",
+      nextAtMs: 0,
+    });
+    expect(refusal(reply(bare))).toBe("accepted");
+    // An agent that predates the field sends none.
+    expect(validateClaimReply({ hosts: [handOver()] }).hosts[0]?.pages).toEqual([]);
+  });
+
+  it("refuses a history that cannot be one, naming the field", () => {
+    expect(refusal(reply(page({ visits: 0 })))).toBe(
+      "hosts[0].pages[0].visits: a page history has at least one visit",
+    );
+    expect(refusal(reply(page({ changes: 3 })))).toBe(
+      "hosts[0].pages[0].changes: more changes than visits after the first",
+    );
+    expect(refusal(reply(page({ captureRecordId: "" })))).toBe(
+      "hosts[0].pages[0].captureDigest: a capture needs its date and record id",
+    );
+    expect(refusal(reply(page({ captureDigest: "" })))).toBe(
+      "hosts[0].pages[0].captureDigest: empty, but other capture fields are set",
+    );
+    expect(refusal(reply(page({ etag: "a\r\nSet-Cookie: x" })))).toBe(
+      "hosts[0].pages[0].etag: control characters",
+    );
+    expect(refusal(reply(page({ etag: "e".repeat(1025) })))).toBe(
+      "hosts[0].pages[0].etag: longer than 1024 chars",
+    );
+    expect(refusal(reply(page({ url: "" })))).toBe("hosts[0].pages[0].url: empty");
+    expect(refusal(reply(page({ lastAtMs: -1 })))).toBe(
+      "hosts[0].pages[0].lastAtMs: not a non-negative safe integer",
+    );
+  });
+
+  it("takes at most a MiB of histories in one message, all hosts together", () => {
+    // 64 + 21 (URL) + 1000 (ETag) bytes each: 966 fit in 1 MiB, 967 do not.
+    const heavy = (i: number) =>
+      page({
+        url: `http://h1.test/${String(i).padStart(6, "0")}`,
+        etag: "e".repeat(1000),
+        lastModified: "",
+        captureDigest: "",
+        captureUrl: "",
+        captureDate: "",
+        captureRecordId: "",
+      });
+    const pages = (count: number) => Array.from({ length: count }, (_, i) => heavy(i));
+    expect(refusal(reply(...pages(966)))).toBe("accepted");
+    expect(refusal(reply(...pages(967)))).toBe("hosts: more than 1048576 bytes of page histories");
+  });
+
+  it("takes a claim's skipPages, 0 when absent", () => {
+    const claim = (host: Record<string, unknown>) =>
+      validateClaimRequest({ claimant: member("a"), hosts: [{ host: "h1.test:80", skip: 0, ...host }] });
+    expect(claim({ skipPages: 7 }).hosts[0]?.skipPages).toBe(7);
+    expect(claim({}).hosts[0]?.skipPages).toBe(0);
+    expect(refusal(() => claim({ skipPages: -1 }))).toBe(
+      "hosts[0].skipPages: not a non-negative safe integer",
+    );
   });
 });

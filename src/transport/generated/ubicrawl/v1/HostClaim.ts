@@ -15,6 +15,11 @@ export interface HostClaim {
    * `more`): the answer starts after them.
    */
   'skip'?: (number | string | Long);
+  /**
+   * Page histories (`HostHandOver.pages`) of this host already received from the asked agent (a
+   * continuation after `more`): the answer's start after them.
+   */
+  'skipPages'?: (number | string | Long);
 }
 
 /**
@@ -30,4 +35,9 @@ export interface HostClaim__Output {
    * `more`): the answer starts after them.
    */
   'skip': (number);
+  /**
+   * Page histories (`HostHandOver.pages`) of this host already received from the asked agent (a
+   * continuation after `more`): the answer's start after them.
+   */
+  'skipPages': (number);
 }

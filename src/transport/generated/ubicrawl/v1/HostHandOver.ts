@@ -2,6 +2,7 @@
 
 import type { HandOverStatus as _ubicrawl_v1_HandOverStatus, HandOverStatus__Output as _ubicrawl_v1_HandOverStatus__Output } from '../../ubicrawl/v1/HandOverStatus.js';
 import type { Member as _ubicrawl_v1_Member, Member__Output as _ubicrawl_v1_Member__Output } from '../../ubicrawl/v1/Member.js';
+import type { PageSchedule as _ubicrawl_v1_PageSchedule, PageSchedule__Output as _ubicrawl_v1_PageSchedule__Output } from '../../ubicrawl/v1/PageSchedule.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -37,6 +38,12 @@ export interface HostHandOver {
    * Why the host was given up, if it was (e.g. robots.txt unavailable); empty otherwise.
    */
   'abandoned'?: (string);
+  /**
+   * The revisit schedule of the host's pages the sender keeps (`--recrawl`): one history per page, at
+   * most 1 MiB of them in one message, all hosts together (see `PageSchedule`); `more` also says that
+   * more of them follow (claimed again with `skip_pages`, or, pushed, in a later message).
+   */
+  'pages'?: (_ubicrawl_v1_PageSchedule)[];
 }
 
 /**
@@ -72,4 +79,10 @@ export interface HostHandOver__Output {
    * Why the host was given up, if it was (e.g. robots.txt unavailable); empty otherwise.
    */
   'abandoned': (string);
+  /**
+   * The revisit schedule of the host's pages the sender keeps (`--recrawl`): one history per page, at
+   * most 1 MiB of them in one message, all hosts together (see `PageSchedule`); `more` also says that
+   * more of them follow (claimed again with `skip_pages`, or, pushed, in a later message).
+   */
+  'pages': (_ubicrawl_v1_PageSchedule__Output)[];
 }

@@ -38,6 +38,11 @@ export interface RevisitStats {
    * How late the earliest planned revisit is, in ms (0: none is due yet).
    */
   'overdueMs'?: (number | string | Long);
+  /**
+   * Page histories taken in with hosts handed to this agent (joins, leaves, claims), each planned here
+   * unless this agent's own history of the page was later.
+   */
+  'received'?: (number | string | Long);
 }
 
 /**
@@ -76,4 +81,9 @@ export interface RevisitStats__Output {
    * How late the earliest planned revisit is, in ms (0: none is due yet).
    */
   'overdueMs': (number);
+  /**
+   * Page histories taken in with hosts handed to this agent (joins, leaves, claims), each planned here
+   * unless this agent's own history of the page was later.
+   */
+  'received': (number);
 }
