@@ -300,9 +300,12 @@ export class HostVisitor {
    * for one due time. The plan queues it again when due.
    */
   private async revisitSuperseded(host: string, entry: StoredQueueEntry): Promise<boolean> {
-    const history = await this.deps.revisits?.history(host, entry.url);
-    if (history?.nextAtMs === undefined) return false;
-    this.deps.frontier.complete(host, entry, { done: false, counted: false });
+    const { frontier, revisits } = this.deps;
+    if ((await revisits?.history(host, entry.url))?.nextAtMs === undefined) return false;
+    // The commit that queued it clears its plan, and may not be written yet: wait for it, look again.
+    await frontier.commit();
+    if ((await revisits?.history(host, entry.url))?.nextAtMs === undefined) return false;
+    frontier.complete(host, entry, { done: false, counted: false });
     return true;
   }
 
