@@ -85,8 +85,23 @@ export interface HandedHistories {
 }
 
 /** A planned revisit: only its page's key (the history is read back from the store when it is due). */
+/**
+ * A plan due while its host is another agent's stays in the store: it is looked at again after this
+ * long, then twice as long each time, up to {@link NOT_OWNED_MAX_WAIT_MS}, until it is queued (the host
+ * is this agent's again: a hand-over that never happened, a new owner gone) or found superseded (the
+ * host was handed over, its plans cleared here).
+ */
+const NOT_OWNED_FIRST_WAIT_MS = 1000;
+/** The longest wait of {@link NOT_OWNED_FIRST_WAIT_MS}. */
+const NOT_OWNED_MAX_WAIT_MS = 5 * 60_000;
+
 interface Planned {
+  /** The page's `nextAtMs`: which plan this is. */
   readonly atMs: number;
+  /** When to look at it: `atMs`, or later while its host is another agent's (see {@link NOT_OWNED_FIRST_WAIT_MS}). */
+  readonly dueMs: number;
+  /** The last wait for its host to be this agent's again, ms (0: none yet). */
+  readonly waitMs: number;
   readonly host: string;
   readonly fingerprint: bigint;
 }
@@ -98,7 +113,7 @@ interface Planned {
  * not made, so a crawl with a horizon ends.
  */
 export class Recrawler implements PageRevisits {
-  private readonly planned = new Heap<Planned>((a, b) => a.atMs - b.atMs);
+  private readonly planned = new Heap<Planned>((a, b) => a.dueMs - b.dueMs);
   private timer: TimerHandle | undefined;
   private timerAtMs = Number.POSITIVE_INFINITY;
   /** Due pages being read back and queued. */
@@ -130,7 +145,7 @@ export class Recrawler implements PageRevisits {
   async load(): Promise<void> {
     for await (const { host, fingerprint, value } of this.deps.store.pageValues()) {
       const { nextAtMs } = decodeHistory(value);
-      if (nextAtMs !== undefined) this.planned.push({ atMs: nextAtMs, host, fingerprint });
+      if (nextAtMs !== undefined) this.planned.push(planOf(nextAtMs, host, fingerprint));
     }
     this.arm();
   }
@@ -148,7 +163,7 @@ export class Recrawler implements PageRevisits {
   /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */
   overdueMs(): number {
     const next = this.planned.peek();
-    return next === undefined ? 0 : Math.max(0, this.deps.clock.now() - next.atMs);
+    return next === undefined ? 0 : Math.max(0, this.deps.clock.now() - next.dueMs);
   }
 
   /** See {@link PageRevisits.history}. */
@@ -192,7 +207,7 @@ export class Recrawler implements PageRevisits {
   private plan(host: string, fingerprint: bigint, history: PageHistory, fromMs: number): PageHistory {
     const planned = this.withPlan(`${host} ${fingerprint}`, history, fromMs);
     if (planned.nextAtMs !== undefined) {
-      this.planned.push({ atMs: planned.nextAtMs, host, fingerprint });
+      this.planned.push(planOf(planned.nextAtMs, host, fingerprint));
       this.arm();
     }
     this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(planned) });
@@ -256,7 +271,7 @@ export class Recrawler implements PageRevisits {
       await this.deps.committer.commit();
       // Planned once durable: a plan read back before would not find its time in the store.
       for (const { host, fingerprint, history } of chosen.values()) {
-        if (history.nextAtMs !== undefined) this.planned.push({ atMs: history.nextAtMs, host, fingerprint });
+        if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
       }
       this.arm();
       const received = handed.reduce((sum, { histories }) => sum + histories.length, 0);
@@ -293,9 +308,9 @@ export class Recrawler implements PageRevisits {
   /** Sets the timer for the earliest plan, unless one is set for then or earlier. */
   private arm(): void {
     const next = this.planned.peek();
-    if (this.stopped || next === undefined || next.atMs >= this.timerAtMs) return;
+    if (this.stopped || next === undefined || next.dueMs >= this.timerAtMs) return;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
-    this.timerAtMs = next.atMs;
+    this.timerAtMs = next.dueMs;
     this.timer = this.deps.clock.setTimeout(
       () => {
         this.timer = undefined;
@@ -304,7 +319,7 @@ export class Recrawler implements PageRevisits {
           this.deps.logger.error({ event: "recrawl-failed", err: error }, "queuing due revisits failed");
         });
       },
-      Math.max(0, next.atMs - this.deps.clock.now()),
+      Math.max(0, next.dueMs - this.deps.clock.now()),
     );
   }
 
@@ -316,7 +331,11 @@ export class Recrawler implements PageRevisits {
   private async queueDue(): Promise<void> {
     const now = this.deps.clock.now();
     const due = new Map<string, Planned>();
-    for (let next = this.planned.peek(); next !== undefined && next.atMs <= now; next = this.planned.peek()) {
+    for (
+      let next = this.planned.peek();
+      next !== undefined && next.dueMs <= now;
+      next = this.planned.peek()
+    ) {
       const plan = this.planned.pop() as Planned;
       due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
     }
@@ -330,8 +349,14 @@ export class Recrawler implements PageRevisits {
         left--;
         if (this.stopped || value === undefined) continue;
         const { nextAtMs, ...history } = decodeHistory(value);
-        // Visited since it was planned, or its host has another owner now (its plan stays in the store).
-        if (nextAtMs !== plan.atMs || !this.deps.owns(plan.host)) continue;
+        // Visited since it was planned, or handed over with its host.
+        if (nextAtMs !== plan.atMs) continue;
+        if (!this.deps.owns(plan.host)) {
+          // Another agent's host now: its plan stays in the store, looked at again later.
+          const waitMs = Math.min(NOT_OWNED_MAX_WAIT_MS, Math.max(NOT_OWNED_FIRST_WAIT_MS, plan.waitMs * 2));
+          this.planned.push({ ...plan, dueMs: now + waitMs, waitMs });
+          continue;
+        }
         this.deps.committer.add({
           kind: "page",
           host: plan.host,
@@ -351,4 +376,9 @@ export class Recrawler implements PageRevisits {
     }
     this.arm();
   }
+}
+
+/** A plan to look at when it is due. */
+function planOf(atMs: number, host: string, fingerprint: bigint): Planned {
+  return { atMs, dueMs: atMs, waitMs: 0, host, fingerprint };
 }

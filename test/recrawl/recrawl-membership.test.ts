@@ -20,9 +20,12 @@ import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness
  * gracefully later (they move back). Every page is revisited within its interval plus a grace after
  * each change of owner, by one agent at a time: never twice for one due time, and never forgotten.
  */
-const INTERVAL_MS = 3000;
-/** How late a revisit may be after a change of owner: the join or leave noticed, the host handed over. */
-const GRACE_MS = 5000;
+const INTERVAL_MS = 4000;
+/**
+ * How late a revisit may be: after a change of owner, the join or leave noticed and the host handed
+ * over; at any time, the host's first pass ahead of it in its queue, on a machine shared with others.
+ */
+const GRACE_MS = 8000;
 /** Two visits of a page this much closer than the interval are two visits for one due time. */
 const SLACK_MS = 500;
 const FLAGS = [
@@ -30,7 +33,7 @@ const FLAGS = [
   `--recrawl-interval=${INTERVAL_MS}ms`,
   "--sitemaps=off",
   // Short enough that a host's first pass, ahead of its revisits in its queue, ends within the grace.
-  "--delay-ms=20",
+  "--delay-ms=10",
   "--log-level=info",
   // A continuous crawl without a horizon runs until it is stopped.
   "--exit-when-done=false",

@@ -218,7 +218,7 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect((await stored(URL_A))?.visits).toBe(1);
   });
 
-  it("leaves the plan of a host another agent owns now in the store, unqueued", async () => {
+  it("leaves the plan of a host another agent owns now in the store, unqueued until the host is its own again", async () => {
     const schedule = recrawler();
     schedule.visited(
       HOST,
@@ -233,6 +233,15 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     await settle();
     expect(queued).toEqual([]);
     expect((await stored(URL_A))?.nextAtMs).toBeDefined();
+    // Looked at again 1 s later, then 2 s, …: queued once the host is this agent's again (never
+    // handed over, so its plan was not cleared).
+    clock.advance(1000);
+    await settle();
+    expect(queued).toEqual([]);
+    owned = true;
+    clock.advance(2000);
+    await settle(() => queued.length > 0);
+    expect(queued.map((entry) => entry.url)).toEqual([URL_A]);
   });
   /** A history of URL_A handed over: its last visit at `lastAtMs`, due at `nextAtMs` (none: unplanned). */
   const handed = (lastAtMs: number, nextAtMs?: number, visits = 2): PageHistory => ({
