@@ -432,5 +432,6 @@ so when its seeds were all done before (to crawl them again, give a new --data f
 fixed or adaptive the crawl is continuous instead: each page fetched is fetched again when due
 (conditionally; a 304 or an unchanged page is a WARC revisit record), so an agent with only future
 revisits is idle, not done, and runs until stopped; with --exit-when-done it needs --recrawl-horizon,
-and stops once no revisit is planned within it. Exit codes: 0 done or stopped, 1 an error (the message
+and stops once no revisit is planned within it. In a cluster each page's schedule moves with its host
+(joins, leaves, claims): it is revisited when due by its host's owner, once. Exit codes: 0 done or stopped, 1 an error (the message
 says what to do), 2 a bad flag.`;
