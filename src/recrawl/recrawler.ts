@@ -84,7 +84,6 @@ export interface HandedHistories {
   readonly histories: readonly PageHistory[];
 }
 
-/** A planned revisit: only its page's key (the history is read back from the store when it is due). */
 /**
  * A plan due while its host is another agent's stays in the store: it is looked at again after this
  * long, then twice as long each time, up to {@link NOT_OWNED_MAX_WAIT_MS}, until it is queued (the host
@@ -95,6 +94,7 @@ const NOT_OWNED_FIRST_WAIT_MS = 1000;
 /** The longest wait of {@link NOT_OWNED_FIRST_WAIT_MS}. */
 const NOT_OWNED_MAX_WAIT_MS = 5 * 60_000;
 
+/** A planned revisit: only its page's key (the history is read back from the store when it is due). */
 interface Planned {
   /** The page's `nextAtMs`: which plan this is. */
   readonly atMs: number;
@@ -167,9 +167,8 @@ export class Recrawler implements PageRevisits {
   }
 
   /** See {@link PageRevisits.history}. */
-  async history(host: string, url: string): Promise<PageHistory | undefined> {
-    const value = await this.deps.store.pageValue(host, this.deps.fingerprint(url));
-    return value === undefined ? undefined : decodeHistory(value);
+  history(host: string, url: string): Promise<PageHistory | undefined> {
+    return this.readHistory(host, this.deps.fingerprint(url));
   }
 
   /** See {@link PageRevisits.visited}. */
