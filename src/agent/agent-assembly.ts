@@ -22,6 +22,7 @@ import {
   HostScheduler,
   IpGate,
   type IpLimiter,
+  IpSpacing,
   type LoopLoad,
   PageTurns,
   TURN_GOVERNOR_DEFAULTS,
@@ -40,7 +41,7 @@ import {
   warcFileOffloadedOp,
 } from "../storage/index.js";
 import { hostKey, UrlFingerprinter } from "../url/index.js";
-import { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
+import { AGENT_DEFAULTS, type AgentOptions, ipDelayOf, productToken } from "./agent-options.js";
 import { CrawlDelayBound } from "./crawl-delay-bound.js";
 import type { Admission, CrawlRights } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -266,7 +267,9 @@ async function openParts(
     { resolver, netPolicy, clock },
   );
   opened.push(fetcher);
-  const ipGate: IpLimiter = deps.cluster?.ipLimiter ?? new IpGate(options.maxPerIp);
+  const ipGate: IpLimiter =
+    deps.cluster?.ipLimiter ??
+    new IpGate(options.maxPerIp, { spacing: new IpSpacing(ipDelayOf(options), clock) });
   const robots = new RobotsCache(
     {
       userAgent: productToken(options.userAgent) ?? EVERY_CRAWLER,

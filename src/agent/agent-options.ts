@@ -56,6 +56,11 @@ export interface AgentOptions {
   readonly maxActiveHosts: number;
   /** Requests in flight to one IP address at most. @default 2 */
   readonly maxPerIp: number;
+  /**
+   * The least time between the starts of two requests to one IP address, ms (across the cluster under
+   * `--ip-limit cluster`). @default {@link delayMs}, through {@link ipDelayOf}
+   */
+  readonly ipDelayMs?: number;
   /** Fetches per host at most. @default 50000 */
   readonly maxPagesPerHost: number;
   /** Per-host link depth at most. @default 20 */
@@ -121,6 +126,11 @@ export interface AgentOptions {
    * `warc-scrub.ts`), ms; 0 for none. @default 60000
    */
   readonly scrubIntervalMs?: number;
+}
+
+/** The least gap between two request starts at one IP address: `--ip-delay-ms`, or else the host delay. */
+export function ipDelayOf(options: Pick<AgentOptions, "delayMs" | "ipDelayMs">): number {
+  return options.ipDelayMs ?? options.delayMs;
 }
 
 /** Defaults of the optional parts of {@link AgentOptions}. */

@@ -5,7 +5,7 @@
 
 export { Agent } from "./agent.js";
 export { type ClusterHooks, QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
-export { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
+export { AGENT_DEFAULTS, type AgentOptions, ipDelayOf, productToken } from "./agent-options.js";
 export {
   addRestores,
   type BlacklistRemoval,

@@ -74,6 +74,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
     crawlDelayPolicy: flags["crawl-delay-policy"],
     maxActiveHosts: flags["max-active-hosts"],
     maxPerIp: flags["max-per-ip"],
+    ...(flags["ip-delay-ms"] === undefined ? {} : { ipDelayMs: flags["ip-delay-ms"] }),
     maxPagesPerHost: flags["max-pages-per-host"],
     maxDepth: flags["max-depth"],
     userAgent: flags["user-agent"],

@@ -1,4 +1,4 @@
-import { type Admission, Agent, type AgentOptions, type ClusterHooks } from "../agent/index.js";
+import { type Admission, Agent, type AgentOptions, type ClusterHooks, ipDelayOf } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector } from "../failure-detector/index.js";
@@ -127,9 +127,10 @@ export async function assembleCluster(
   };
   const owns = (host: string) => ownership.holdsHost(host);
   const slotTtlMs = agentOptions.fetchTimeoutMs + SLOT_MARGIN_MS;
+  const ipLimits = { maxPerIp: agentOptions.maxPerIp, ipDelayMs: ipDelayOf(agentOptions) };
   const ipAuthority: IpAuthority = new IpAuthority(
     {
-      maxPerIp: agentOptions.maxPerIp,
+      ...ipLimits,
       leaseTtlMs: IP_LEASE_TTL_MS,
       slotTtlMs,
       // Another authority's last lease and slots, and the time its view takes to learn of this one.
@@ -142,7 +143,7 @@ export async function assembleCluster(
       takeOver: (from, ip) => ipGate.takeOver(from, ip),
     },
   );
-  const ipGate: ClusterIpGate = new ClusterIpGate(selfId, agentOptions.maxPerIp, {
+  const ipGate: ClusterIpGate = new ClusterIpGate(selfId, ipLimits, {
     clock,
     authorityOf: (ip) => ownership.ownerOfIp(ip),
     send: async (authority, request) =>

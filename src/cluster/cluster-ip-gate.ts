@@ -1,9 +1,17 @@
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
-import { IpGate, type IpLimiter } from "../frontier/index.js";
+import { IpGate, type IpLimiter, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
-import type { IpGrant, IpHandOver } from "./ip-authority.js";
+import { IP_START_SLACK_MS, type IpGrant, type IpHandOver } from "./ip-authority.js";
 import { IP_BACK_OFF } from "./ip-back-off.js";
 import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
+
+/** How a {@link ClusterIpGate} limits this agent's requests. */
+export interface ClusterIpGateOptions {
+  /** Requests at once to one address (`--max-per-ip`). */
+  readonly maxPerIp: number;
+  /** The least time between two request starts at one address (`--ip-delay-ms`), ms. */
+  readonly ipDelayMs: number;
+}
 
 /** What a {@link ClusterIpGate} needs. */
 export interface ClusterIpGateDeps {
@@ -30,6 +38,7 @@ interface Lease {
   /** The lease's end as this agent counts it: from when it asked, so never after the authority's. */
   untilMs: number;
   ttlMs: number;
+  /** No start before this: counted from the answer, so never before the authority's. */
   blockedUntilMs: number;
   inFlight: number;
   lastUsedMs: number;
@@ -63,10 +72,14 @@ interface Outbox {
  * with no message; otherwise each asks for a slot, and its release goes back in the next message to the
  * authority. Messages to one authority go one at a time, each carrying all that waited meanwhile.
  * Fail-safe: an authority that does not answer grants nothing, and a lease is used only until its end
- * counted from the ask, renewed while used.
+ * counted from the ask, renewed while used. The IP delay: under a lease this agent spaces its own starts;
+ * the authority spaces the slots it grants, which start within {@link IP_START_SLACK_MS} of their ask or
+ * are given back unused.
  */
 export class ClusterIpGate implements IpLimiter {
   private readonly local: IpGate;
+  /** This agent's own starts, spaced under its leases. */
+  private readonly spacing: IpSpacing;
   private readonly leases = new Map<string, Lease>();
   private readonly outboxes = new Map<string, Outbox>();
   /** Until when this agent starts nothing at an address, after its server pushed back here. */
@@ -75,10 +88,16 @@ export class ClusterIpGate implements IpLimiter {
 
   constructor(
     readonly selfId: string,
-    readonly maxPerIp: number,
+    private readonly options: ClusterIpGateOptions,
     private readonly deps: ClusterIpGateDeps,
   ) {
-    this.local = new IpGate(maxPerIp);
+    this.local = new IpGate(options.maxPerIp);
+    this.spacing = new IpSpacing(options.ipDelayMs, deps.clock);
+  }
+
+  /** Requests at once to one address. */
+  get maxPerIp(): number {
+    return this.options.maxPerIp;
   }
 
   /** Waits until a request to `ip` may start, cluster-wide; call the returned function once it ended. */
@@ -133,11 +152,12 @@ export class ClusterIpGate implements IpLimiter {
       const authority = this.deps.authorityOf(ip);
       const lease = this.usableLease(ip, authority);
       if (lease) {
-        const leaseBlockedMs = lease.blockedUntilMs - clock.now();
+        const leaseBlockedMs = Math.max(lease.blockedUntilMs - clock.now(), this.spacing.waitMs(ip));
         if (leaseBlockedMs > 0) {
           await sleep(clock, leaseBlockedMs, signal);
           continue;
         }
+        this.spacing.started(ip);
         lease.inFlight++;
         lease.lastUsedMs = clock.now();
         return once(() => {
@@ -148,7 +168,17 @@ export class ClusterIpGate implements IpLimiter {
       }
       const askedAtMs = clock.now();
       const grant = await this.ask(authority, ip, false);
+      if (
+        grant.kind === "slot" &&
+        this.options.ipDelayMs > 0 &&
+        clock.now() - askedAtMs > IP_START_SLACK_MS
+      ) {
+        // Too late to start within the authority's spacing of its grants: given back unused.
+        this.queueRelease(ip, grant.slotId, 0);
+        continue;
+      }
       if (grant.kind === "slot") {
+        this.spacing.started(ip);
         const release = once(() => {
           this.queueRelease(ip, grant.slotId, 0);
           releaseLocal();
@@ -180,9 +210,10 @@ export class ClusterIpGate implements IpLimiter {
     grant: IpGrant & { kind: "lease" },
   ): void {
     const previous = this.leases.get(ip);
+    const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
     if (previous && previous.authority === authority && !previous.ended) {
       previous.untilMs = askedAtMs + grant.ttlMs;
-      previous.blockedUntilMs = askedAtMs + grant.blockedForMs;
+      previous.blockedUntilMs = blockedUntilMs;
       return;
     }
     if (previous) this.endLease(ip, previous);
@@ -190,7 +221,7 @@ export class ClusterIpGate implements IpLimiter {
       authority,
       untilMs: askedAtMs + grant.ttlMs,
       ttlMs: grant.ttlMs,
-      blockedUntilMs: askedAtMs + grant.blockedForMs,
+      blockedUntilMs,
       inFlight: 0,
       lastUsedMs: askedAtMs,
       renewing: false,
@@ -238,7 +269,7 @@ export class ClusterIpGate implements IpLimiter {
         lease.renewing = false;
         if (grant.kind === "lease") {
           lease.untilMs = now + grant.ttlMs;
-          lease.blockedUntilMs = now + grant.blockedForMs;
+          lease.blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
         } else if (grant.kind === "revoked") this.endLease(ip, lease);
       });
     }

@@ -12,6 +12,8 @@ export type IpLimit = (typeof IP_LIMITS)[number];
 export interface IpAuthorityOptions {
   /** Requests at once to one address, cluster-wide (`--max-per-ip`). */
   readonly maxPerIp: number;
+  /** The least time between two request starts at one address, cluster-wide (`--ip-delay-ms`), ms. */
+  readonly ipDelayMs: number;
   /** How long an exclusive lease lasts unless renewed, ms. */
   readonly leaseTtlMs: number;
   /** How long a granted slot lasts when its release never comes (a fetch's longest time and a margin), ms. */
@@ -42,6 +44,8 @@ export interface IpHandOver {
   readonly untilMs: number;
   /** How long the address is still blocked by a server's push-back, ms. */
   readonly blockedForMs: number;
+  /** How long the next request there must wait for the IP delay still, ms. */
+  readonly spacedForMs: number;
 }
 
 /** What an {@link IpAuthority} needs. */
@@ -66,6 +70,13 @@ export const IP_LEASE_TTL_MS = 5_000;
 /** How long an agent asking for slots waits at most before asking again, ms. */
 export const IP_POLL_MS = 100;
 
+/**
+ * How long after its ask an agent may still start the request of a slot granted, ms. An authority
+ * cannot know when a granted request starts, only that it starts within this of the grant (the asker
+ * gives back a slot that came later): it spaces its grants by the IP delay and this.
+ */
+export const IP_START_SLACK_MS = 100;
+
 /** Addresses with state at which a sweep first drops those with nothing left to remember. */
 const FIRST_SWEEP_AT = 1024;
 
@@ -81,11 +92,18 @@ interface Lease {
 interface LeaseRemainder {
   count: number;
   readonly untilMs: number;
+  /** Until when its holder may still start requests under the lease (the lease's end, unless known sooner). */
+  startsUntilMs: number;
 }
 
 interface IpRecord {
   /** No grant before this (a crashed previous authority's grace). */
   holdUntilMs: number;
+  /**
+   * The latest time a request granted here may have started, by what this authority knows: the IP delay
+   * counts from it (-Infinity: none).
+   */
+  lastStartMs: number;
   /** True while the previous authority is being asked to hand the address over. */
   awaitingHandOver: boolean;
   /** Requests released meanwhile that this authority did not grant, by agent: applied once handed over. */
@@ -165,7 +183,7 @@ export class IpAuthority {
         held++;
         record.slots.delete(slotId);
       }
-      if (held > 0) record.remainders.set(id, { count: held, untilMs });
+      if (held > 0) record.remainders.set(id, { count: held, untilMs, startsUntilMs: untilMs });
       record.users.delete(id);
     }
   }
@@ -179,7 +197,7 @@ export class IpAuthority {
     this.handedOff.set(ip, now + this.options.graceMs);
     const record = this.records.get(ip);
     this.records.delete(ip);
-    if (!record) return { held: new Map(), untilMs: 0, blockedForMs: 0 };
+    if (!record) return { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
     this.expire(record, now);
     const held = new Map<string, number>();
     let untilMs = now;
@@ -195,6 +213,7 @@ export class IpAuthority {
       held,
       untilMs: untilMs - now,
       blockedForMs: Math.max(0, record.backOff.blockedUntilMs - now),
+      spacedForMs: Math.max(0, this.nextStartAtMs(record, true) - now),
     };
   }
 
@@ -226,6 +245,9 @@ export class IpAuthority {
       return this.leaseGrant(record, now);
     }
     if (used >= this.options.maxPerIp) return { kind: "wait", waitMs: IP_POLL_MS };
+    const spacedMs = this.nextStartAtMs(record, false) - now;
+    if (spacedMs > 0) return { kind: "wait", waitMs: spacedMs };
+    if (this.options.ipDelayMs > 0) record.lastStartMs = now + IP_START_SLACK_MS;
     const slotId = this.nextSlotId++;
     record.slots.set(slotId, { agent, untilMs: now + this.options.slotTtlMs });
     return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
@@ -246,16 +268,21 @@ export class IpAuthority {
       if (record.slots.get(id)?.agent === agent) record.slots.delete(id);
       else untracked++;
     }
-    if (leaseSlots > 0 && record.lease?.holder === agent) this.endLease(record, record.lease);
+    const ownLease = record.lease?.holder === agent;
+    if (leaseSlots > 0 && ownLease) this.endLease(record, record.lease as Lease);
+    // Its lease was ended before this was sent (revoked, or returned whole: nothing of it ran), so nothing
+    // starts under it any more; a part released while it holds one may be of an older lease of its.
+    const remainder = record.remainders.get(agent);
+    if (remainder && leaseSlots > 0 && (!ownLease || leaseSlots >= this.options.maxPerIp))
+      remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
     if (untracked === 0) return;
     if (record.awaitingHandOver) {
       record.untrackedReleases.set(agent, (record.untrackedReleases.get(agent) ?? 0) + untracked);
       return;
     }
-    const remainder = record.remainders.get(agent);
     if (!remainder) return;
     remainder.count -= untracked;
-    if (remainder.count <= 0) record.remainders.delete(agent);
+    if (remainder.count <= 0) this.dropRemainder(record, agent, remainder);
   }
 
   /**
@@ -288,6 +315,7 @@ export class IpAuthority {
     if (existing) return existing;
     const record: IpRecord = {
       holdUntilMs: 0,
+      lastStartMs: Number.NEGATIVE_INFINITY,
       awaitingHandOver: false,
       untrackedReleases: new Map(),
       users: new Map(),
@@ -303,7 +331,11 @@ export class IpAuthority {
       const previous = end > now ? t.previousOf(ip) : undefined;
       if (previous === undefined) continue;
       if (this.deps.isAlive(previous)) from = previous;
-      else record.holdUntilMs = Math.max(record.holdUntilMs, end); // a crashed authority cannot answer
+      else {
+        // A crashed authority cannot answer: what it granted may start until the grace ends.
+        record.holdUntilMs = Math.max(record.holdUntilMs, end);
+        record.lastStartMs = Math.max(record.lastStartMs, end);
+      }
     }
     if (from !== undefined) this.askHandOver(ip, record, from);
     return record;
@@ -315,13 +347,18 @@ export class IpAuthority {
       record.awaitingHandOver = false;
       const now = this.deps.clock.now();
       if (!handOver) {
-        // Unanswered: what it granted may run for a grace yet.
+        // Unanswered: what it granted may run, and start, for a grace yet.
         record.holdUntilMs = Math.max(record.holdUntilMs, now + this.options.graceMs);
+        record.lastStartMs = Math.max(record.lastStartMs, now + this.options.graceMs);
         return;
       }
+      // Its spacing counted from its answer, which came before now; its leases' starts until they end.
+      const startsUntilMs = now + handOver.untilMs;
+      record.lastStartMs = Math.max(record.lastStartMs, now + handOver.spacedForMs - this.options.ipDelayMs);
       for (const [agent, held] of handOver.held) {
         const count = held - (record.untrackedReleases.get(agent) ?? 0);
-        if (count > 0) record.remainders.set(agent, { count, untilMs: now + handOver.untilMs });
+        if (count > 0)
+          record.remainders.set(agent, { count, untilMs: now + handOver.untilMs, startsUntilMs });
       }
       record.untrackedReleases.clear();
       if (handOver.blockedForMs > 0) record.backOff.refused(now, handOver.blockedForMs);
@@ -359,14 +396,35 @@ export class IpAuthority {
     record.remainders.set(lease.holder, {
       count: this.options.maxPerIp,
       untilMs: lease.untilMs + this.options.slotTtlMs,
+      startsUntilMs: lease.untilMs,
     });
   }
 
+  /** A remainder released or expired: the starts it may have made still space the next ones. */
+  private dropRemainder(record: IpRecord, agent: string, remainder: LeaseRemainder): void {
+    record.lastStartMs = Math.max(record.lastStartMs, remainder.startsUntilMs);
+    record.remainders.delete(agent);
+  }
+
+  /**
+   * When the next request may start at the address for the IP delay: that long after the latest start
+   * that may have happened (`withLease`: the running lease's starts too, which run until its end).
+   */
+  private nextStartAtMs(record: IpRecord, withLease: boolean): number {
+    if (this.options.ipDelayMs === 0) return 0;
+    let latest = record.lastStartMs;
+    for (const remainder of record.remainders.values()) latest = Math.max(latest, remainder.startsUntilMs);
+    if (withLease && record.lease) latest = Math.max(latest, record.lease.untilMs);
+    return latest + this.options.ipDelayMs;
+  }
+
+  /** A lease's grant: it starts nothing while the address is blocked, nor before the IP delay since others' starts. */
   private leaseGrant(record: IpRecord, now: number): IpGrant {
+    const startAtMs = Math.max(record.backOff.blockedUntilMs, this.nextStartAtMs(record, false));
     return {
       kind: "lease",
       ttlMs: (record.lease as Lease).untilMs - now,
-      blockedForMs: Math.max(0, record.backOff.blockedUntilMs - now),
+      blockedForMs: Math.max(0, startAtMs - now),
     };
   }
 
@@ -387,7 +445,7 @@ export class IpAuthority {
   private expire(record: IpRecord, now: number): void {
     if (record.lease && now >= record.lease.untilMs) this.endLease(record, record.lease);
     for (const [id, slot] of record.slots) if (now >= slot.untilMs) record.slots.delete(id);
-    for (const [agent, r] of record.remainders) if (now >= r.untilMs) record.remainders.delete(agent);
+    for (const [agent, r] of record.remainders) if (now >= r.untilMs) this.dropRemainder(record, agent, r);
     for (const [user, atMs] of record.users)
       if (now - atMs >= this.options.leaseTtlMs) record.users.delete(user);
   }

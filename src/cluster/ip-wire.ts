@@ -21,6 +21,7 @@ function toWireHandOver(handOver: IpHandOver): IpHandOverMessage {
     held: [...handOver.held].map(([agentId, count]) => ({ agentId, count })),
     untilMs: handOver.untilMs,
     blockedForMs: handOver.blockedForMs,
+    spacedForMs: handOver.spacedForMs,
   };
 }
 
@@ -30,6 +31,7 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
     held: new Map(handOver.held.map(({ agentId, count }) => [agentId, count])),
     untilMs: handOver.untilMs,
     blockedForMs: handOver.blockedForMs,
+    spacedForMs: handOver.spacedForMs,
   };
 }
 

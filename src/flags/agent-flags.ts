@@ -104,6 +104,11 @@ export const AGENT_FLAGS = {
     default: AGENT_DEFAULTS.maxPerIp,
     min: 1,
   },
+  "ip-delay-ms": {
+    type: "integer",
+    help: "least time between the starts of two requests to one IP address (the whole cluster's with --ip-limit cluster); default: --delay-ms",
+    min: 0,
+  },
   "max-pages-per-host": {
     type: "integer",
     help: "fetches per host at most (against traps)",

@@ -1,5 +1,6 @@
 import { watchAbort } from "../abort-watch.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import type { IpSpacing } from "./ip-spacing.js";
 
 /**
  * What limits an agent's requests per IP address: this agent's own {@link IpGate}, or the cluster's
@@ -15,16 +16,26 @@ export interface IpLimiter {
   refused(ip: string, retryAfterMs: number | undefined): void;
 }
 
+/** What an {@link IpGate} needs. */
+export interface IpGateDeps {
+  /** The least gap between two starts at one address (absent: none). */
+  readonly spacing?: IpSpacing;
+}
+
 /**
  * Limits concurrent requests per IP address, so hosts that share a server (virtual hosting) are not
- * hammered even though each host has its own worker. Waiters are served first come, first served.
+ * hammered even though each host has its own worker, and spaces their starts (`--ip-delay-ms`).
+ * Waiters for a slot are served first come, first served.
  */
 export class IpGate implements IpLimiter {
   private readonly inUse = new Map<string, number>();
   private readonly waiters = new Map<string, Array<() => void>>();
 
   /** @param maxPerIp requests allowed at once to one IP address. */
-  constructor(readonly maxPerIp: number) {
+  constructor(
+    readonly maxPerIp: number,
+    private readonly deps: IpGateDeps = {},
+  ) {
     if (!Number.isInteger(maxPerIp) || maxPerIp < 1) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
@@ -33,8 +44,19 @@ export class IpGate implements IpLimiter {
     }
   }
 
-  /** Waits for a slot on `ip`; call the returned function exactly once to free it. */
+  /** Waits for a slot on `ip`, then for its spacing; call the returned function exactly once to free it. */
   async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+    const release = await this.slot(ip, signal);
+    try {
+      await this.deps.spacing?.turn(ip, signal);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  }
+
+  private async slot(ip: string, signal?: AbortSignal): Promise<() => void> {
     // A signal aborted already calls no watcher: check it here.
     signal?.throwIfAborted();
     const used = this.inUse.get(ip) ?? 0;

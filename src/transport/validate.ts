@@ -758,6 +758,7 @@ function ipHandOver(value: unknown, path: string): IpHandOverMessage {
     }),
     untilMs: uint64(h.untilMs, `${path}.untilMs`),
     blockedForMs: uint64(h.blockedForMs, `${path}.blockedForMs`),
+    spacedForMs: uint64(h.spacedForMs, `${path}.spacedForMs`),
   };
 }
 

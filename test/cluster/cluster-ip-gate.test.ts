@@ -13,7 +13,7 @@ const MAX = 2;
  * is the authority of every address. Messages go in-process (the transport has its own tests) and are
  * counted; requests are timed and the peak at once at the address is kept, as a server would.
  */
-function cluster(ids: readonly string[], authorityOf: string) {
+function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0) {
   const authorities = new Map<string, IpAuthority>();
   const sent: IpRequest[] = [];
   const gates = new Map<string, ClusterIpGate>();
@@ -21,7 +21,7 @@ function cluster(ids: readonly string[], authorityOf: string) {
     authorities.set(
       id,
       new IpAuthority(
-        { maxPerIp: MAX, leaseTtlMs: 1_000, slotTtlMs: 5_000, graceMs: 10_000 },
+        { maxPerIp: MAX, ipDelayMs, leaseTtlMs: 1_000, slotTtlMs: 5_000, graceMs: 10_000 },
         {
           clock: systemClock,
           owns: () => id === authorityOf,
@@ -32,14 +32,18 @@ function cluster(ids: readonly string[], authorityOf: string) {
     );
     gates.set(
       id,
-      new ClusterIpGate(id, MAX, {
-        clock: systemClock,
-        authorityOf: () => authorityOf,
-        send: async (to, request) => {
-          if (to !== id) sent.push(request);
-          return answerIpRequest(authorities.get(to) as IpAuthority, request);
+      new ClusterIpGate(
+        id,
+        { maxPerIp: MAX, ipDelayMs },
+        {
+          clock: systemClock,
+          authorityOf: () => authorityOf,
+          send: async (to, request) => {
+            if (to !== id) sent.push(request);
+            return answerIpRequest(authorities.get(to) as IpAuthority, request);
+          },
         },
-      }),
+      ),
     );
   }
   let inFlight = 0;
@@ -93,4 +97,16 @@ it("a server's push-back to one agent holds the other agents' requests to the ad
   const last = starts.at(-1) as { id: string; atMs: number };
   expect(last.id).toBe("a");
   expect(last.atMs - refusedAtMs).toBeGreaterThanOrEqual(590);
+});
+
+it("agents sharing an address start their requests there the IP delay apart, together", async () => {
+  const DELAY = 40;
+  const { request, starts, close } = cluster(["a", "b", "c"], "a", DELAY);
+  await Promise.all(["a", "b", "c"].flatMap((id) => Array.from({ length: 4 }, () => request(id, 5))));
+  close();
+  expect(starts).toHaveLength(12);
+  expect(new Set(starts.map((s) => s.id)).size).toBe(3);
+  const times = starts.map((s) => s.atMs).sort((x, y) => x - y);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
 });

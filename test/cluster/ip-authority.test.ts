@@ -1,15 +1,26 @@
 import { expect, it } from "vitest";
-import { IP_POLL_MS, IpAuthority, type IpAuthorityOptions } from "../../src/cluster/ip-authority.js";
+import {
+  IP_POLL_MS,
+  IP_START_SLACK_MS,
+  IpAuthority,
+  type IpAuthorityOptions,
+} from "../../src/cluster/ip-authority.js";
 import { IP_BACK_OFF } from "../../src/cluster/ip-back-off.js";
 import { ManualClock } from "../support/manual-clock.js";
 
-const OPTIONS: IpAuthorityOptions = { maxPerIp: 2, leaseTtlMs: 5_000, slotTtlMs: 10_000, graceMs: 20_000 };
+const OPTIONS: IpAuthorityOptions = {
+  maxPerIp: 2,
+  ipDelayMs: 0,
+  leaseTtlMs: 5_000,
+  slotTtlMs: 10_000,
+  graceMs: 20_000,
+};
 const IP = "127.0.0.9";
 
 /** An authority that is alone: nothing to take over from anyone. */
-function setUp(owns: (ip: string) => boolean = () => true) {
+function setUp(owns: (ip: string) => boolean = () => true, options: IpAuthorityOptions = OPTIONS) {
   const clock = new ManualClock();
-  const authority = new IpAuthority(OPTIONS, {
+  const authority = new IpAuthority(options, {
     clock,
     owns,
     isAlive: () => true,
@@ -158,11 +169,11 @@ it("holds an address taken over from a crashed authority for the grace, and forg
 });
 
 /** Two authorities, `old` and `next`, with `next` taking addresses over from `old` as the cluster does. */
-function twoAuthorities() {
+function twoAuthorities(options: IpAuthorityOptions = OPTIONS) {
   const clock = new ManualClock();
   const owner = { current: "old" };
   const make = (id: string): IpAuthority =>
-    new IpAuthority(OPTIONS, {
+    new IpAuthority(options, {
       clock,
       owns: () => owner.current === id,
       isAlive: () => true,
@@ -249,4 +260,60 @@ it("forgets a gone agent's lease and slots a lease's time after it is gone, not 
   clock.advance(OPTIONS.leaseTtlMs);
   expect(authority.ask("c", IP, false).kind).toBe("lease");
   expect(authority.ask("c", other, false).kind).toBe("lease");
+});
+
+it("spaces the slots it grants by the IP delay and the start slack", () => {
+  const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
+  // Two users: slots, not a lease. The returned lease may have started a request until its return.
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], 2);
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 1_000 });
+  clock.advance(1_000);
+  const first = authority.ask("b", IP, false);
+  expect(first.kind).toBe("slot");
+  // The second slot is free by count, but the first may start up to the slack after its grant.
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: 1_000 + IP_START_SLACK_MS });
+  clock.advance(1_000 + IP_START_SLACK_MS - 1);
+  expect(authority.ask("a", IP, false).kind).toBe("wait");
+  clock.advance(1);
+  expect(authority.ask("a", IP, false).kind).toBe("slot");
+});
+
+it("counts a revoked lease's starts until its end, or until its holder releases it", () => {
+  const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
+  authority.ask("a", IP, false);
+  clock.advance(1_000);
+  // b asks: the lease is revoked; its holder may start requests until it learns so.
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  clock.advance(500);
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
+  clock.advance(100);
+  // The holder gives back both requests it may have had: it ended its lease before, so the delay counts from now.
+  authority.release("a", IP, [], 2);
+  const releasedAt = clock.now();
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 1_000 });
+  clock.advance(releasedAt + 1_000 - clock.now());
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+});
+
+it("hands its spacing over with the address: the new authority grants nothing before it", async () => {
+  const { clock, owner, old, next } = twoAuthorities({ ...OPTIONS, ipDelayMs: 1_000 });
+  old.ask("a", IP, false);
+  old.release("a", IP, [], 2);
+  clock.advance(1_000);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  expect(slot.kind).toBe("slot");
+  old.release("b", IP, [slot.slotId], 0);
+  owner.current = "next";
+  next.viewChanged(() => "old");
+  next.ask("a", IP, false);
+  await Promise.resolve();
+  // Nothing in flight any more, but the old authority's last grant may have started a slack after it:
+  // the lease a, now alone, gets starts nothing before the delay since.
+  expect(next.inFlight(IP)).toBe(0);
+  expect(next.ask("a", IP, false)).toEqual({
+    kind: "lease",
+    ttlMs: OPTIONS.leaseTtlMs,
+    blockedForMs: 1_000 + IP_START_SLACK_MS,
+  });
 });

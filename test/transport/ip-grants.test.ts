@@ -57,7 +57,12 @@ it("validates addresses, counts and grant kinds", () => {
   }
   const grant = { kind: "IP_GRANT_LEASE", slotId: 0, ttlMs: 5_000, waitMs: 0, blockedForMs: 0 };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
-  const handOver = { held: [{ agentId: "agent-b", count: 2 }], untilMs: 4_000, blockedForMs: 0 };
+  const handOver = {
+    held: [{ agentId: "agent-b", count: 2 }],
+    untilMs: 4_000,
+    blockedForMs: 0,
+    spacedForMs: 300,
+  };
   expect(validateIpReply({ grants: [], handedOver: [handOver] })).toEqual({
     grants: [],
     handedOver: [handOver],
@@ -66,6 +71,9 @@ it("validates addresses, counts and grant kinds", () => {
     badMessage(() =>
       validateIpReply({ grants: [], handedOver: [{ ...handOver, held: [{ agentId: "a b", count: 1 }] }] }),
     ),
+  ).toBe(true);
+  expect(
+    badMessage(() => validateIpReply({ grants: [], handedOver: [{ ...handOver, spacedForMs: -1 }] })),
   ).toBe(true);
   expect(badMessage(() => validateIpRequest({ ...REQUEST, takeOver: ["not an address"] }))).toBe(true);
   expect(

@@ -24,7 +24,8 @@ export interface IpGrant {
    */
   'waitMs'?: (number | string | Long);
   /**
-   * With IP_GRANT_LEASE: how long the address is blocked by a server's push-back, ms.
+   * With IP_GRANT_LEASE: how long the sender starts nothing there, ms: a server's push-back, or the
+   * IP delay (--ip-delay-ms) since the last start others were granted.
    */
   'blockedForMs'?: (number | string | Long);
 }
@@ -50,7 +51,8 @@ export interface IpGrant__Output {
    */
   'waitMs': (number);
   /**
-   * With IP_GRANT_LEASE: how long the address is blocked by a server's push-back, ms.
+   * With IP_GRANT_LEASE: how long the sender starts nothing there, ms: a server's push-back, or the
+   * IP delay (--ip-delay-ms) since the last start others were granted.
    */
   'blockedForMs': (number);
 }

@@ -9,12 +9,14 @@ export const IpGrantKind = {
    */
   IP_GRANT_KIND_UNSPECIFIED: 'IP_GRANT_KIND_UNSPECIFIED',
   /**
-   * The sender uses the address alone: it applies --max-per-ip itself for `ttl_ms` from its ask, and
-   * starts nothing for `blocked_for_ms`.
+   * The sender uses the address alone: it applies --max-per-ip and --ip-delay-ms itself for `ttl_ms`
+   * from its ask, and starts nothing for `blocked_for_ms` from the answer.
    */
   IP_GRANT_LEASE: 'IP_GRANT_LEASE',
   /**
-   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway).
+   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
+   * starts within 100 ms of its ask or not at all (the authority spaces its grants by --ip-delay-ms
+   * and that): a slot that came later is released unused.
    */
   IP_GRANT_SLOT: 'IP_GRANT_SLOT',
   /**
@@ -38,13 +40,15 @@ export type IpGrantKind =
   | 'IP_GRANT_KIND_UNSPECIFIED'
   | 0
   /**
-   * The sender uses the address alone: it applies --max-per-ip itself for `ttl_ms` from its ask, and
-   * starts nothing for `blocked_for_ms`.
+   * The sender uses the address alone: it applies --max-per-ip and --ip-delay-ms itself for `ttl_ms`
+   * from its ask, and starts nothing for `blocked_for_ms` from the answer.
    */
   | 'IP_GRANT_LEASE'
   | 1
   /**
-   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway).
+   * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
+   * starts within 100 ms of its ask or not at all (the authority spaces its grants by --ip-delay-ms
+   * and that): a slot that came later is released unused.
    */
   | 'IP_GRANT_SLOT'
   | 2

@@ -19,6 +19,11 @@ export interface IpHandOver {
    * How long the address is still blocked by a server's push-back, ms.
    */
   'blockedForMs'?: (number | string | Long);
+  /**
+   * How long the next request there must wait still for the IP delay (--ip-delay-ms) since the last
+   * start the sender granted or leased, ms.
+   */
+  'spacedForMs'?: (number | string | Long);
 }
 
 /**
@@ -37,4 +42,9 @@ export interface IpHandOver__Output {
    * How long the address is still blocked by a server's push-back, ms.
    */
   'blockedForMs': (number);
+  /**
+   * How long the next request there must wait still for the IP delay (--ip-delay-ms) since the last
+   * start the sender granted or leased, ms.
+   */
+  'spacedForMs': (number);
 }
