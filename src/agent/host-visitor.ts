@@ -13,7 +13,7 @@ import { crawlDelaySkipLogEntry, failureLogEntry, pageLogEntry } from "./crawl-l
 import type { Admission } from "./crawl-rights.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
-import { HostPace } from "./host-pace.js";
+import { HostPace, PARK_LONGER_WAITS_MS } from "./host-pace.js";
 import type { LinkRouter } from "./link-router.js";
 import type { ArchivedPage, PageArchive } from "./page-archive.js";
 import { followLinks, sameLinkBase } from "./page-links.js";
@@ -339,6 +339,14 @@ export class HostVisitor {
       for (let wait = pace.nextFetchAtMs - clock.now(); wait > 0; wait = pace.nextFetchAtMs - clock.now()) {
         await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
         if (this.deps.mustYield() || !this.mayFetch(host)) break;
+      }
+      // The site's Crawl-delay spaces every request to its server, whichever host they are for; a host
+      // whose server is spaced that long parks, as for its own long waits, rather than hold a worker.
+      if (rules.crawlDelayMs) this.deps.ipGate.crawlDelay(state.ip as string, rules.crawlDelayMs);
+      const spacedMs = this.deps.ipGate.spacingWaitMs(state.ip as string);
+      if (spacedMs > PARK_LONGER_WAITS_MS) {
+        frontier.putBack(host, entry);
+        return { untilMs: clock.now() + spacedMs, reason: "crawl-delay" };
       }
       endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
       release = await this.deps.ipGate.acquire(state.ip as string, signal);

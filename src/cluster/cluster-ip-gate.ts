@@ -1,7 +1,12 @@
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { IpGate, type IpLimiter, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
-import { IP_START_SLACK_MS, type IpGrant, type IpHandOver } from "./ip-authority.js";
+import {
+  IP_CRAWL_DELAY_REPORT_MS,
+  IP_START_SLACK_MS,
+  type IpGrant,
+  type IpHandOver,
+} from "./ip-authority.js";
 import { IP_BACK_OFF } from "./ip-back-off.js";
 import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
 
@@ -62,6 +67,7 @@ interface Outbox {
   takeOvers: TakeOver[];
   releases: Map<string, { slotIds: number[]; leaseSlots: number }>;
   refusals: IpRequest["refusals"];
+  crawlDelays: Map<string, number>;
   sending: boolean;
   timer?: TimerHandle;
 }
@@ -84,6 +90,8 @@ export class ClusterIpGate implements IpLimiter {
   private readonly outboxes = new Map<string, Outbox>();
   /** Until when this agent starts nothing at an address, after its server pushed back here. */
   private readonly blocks = new Map<string, number>();
+  /** The Crawl-delays this agent reported, by address: how long, and when. */
+  private readonly reported = new Map<string, { delayMs: number; atMs: number }>();
   private ticker: TimerHandle | undefined;
 
   constructor(
@@ -119,6 +127,28 @@ export class ClusterIpGate implements IpLimiter {
     const box = this.outbox(this.deps.authorityOf(ip));
     box.refusals.push({ ip, retryAfterMs: retryAfterMs ?? 0, hasRetryAfter: retryAfterMs !== undefined });
     this.schedule(this.deps.authorityOf(ip), true);
+  }
+
+  /**
+   * A host at `ip` asks for a Crawl-delay: this agent spaces its own starts there by it at once, and
+   * reports it to the address's authority, which spaces every agent's (again every
+   * {@link IP_CRAWL_DELAY_REPORT_MS} while this agent still crawls there).
+   */
+  crawlDelay(ip: string, delayMs: number): void {
+    this.spacing.raise(ip, delayMs);
+    const now = this.deps.clock.now();
+    const last = this.reported.get(ip);
+    if (last && last.delayMs >= delayMs && now - last.atMs < IP_CRAWL_DELAY_REPORT_MS) return;
+    this.reported.set(ip, { delayMs: Math.max(delayMs, last?.delayMs ?? 0), atMs: now });
+    const authority = this.deps.authorityOf(ip);
+    const box = this.outbox(authority);
+    box.crawlDelays.set(ip, Math.max(delayMs, box.crawlDelays.get(ip) ?? 0));
+    this.schedule(authority, true);
+  }
+
+  /** How long a request to `ip` would wait for this agent's own spacing of its starts there, ms. */
+  spacingWaitMs(ip: string): number {
+    return this.spacing.waitMs(ip);
   }
 
   /** Asks agent `from`, `ip`'s previous authority, to hand it over to this one (see ip-authority.ts). */
@@ -211,6 +241,7 @@ export class ClusterIpGate implements IpLimiter {
   ): void {
     const previous = this.leases.get(ip);
     const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
+    this.spacing.raise(ip, grant.delayMs);
     if (previous && previous.authority === authority && !previous.ended) {
       previous.untilMs = askedAtMs + grant.ttlMs;
       previous.blockedUntilMs = blockedUntilMs;
@@ -268,6 +299,7 @@ export class ClusterIpGate implements IpLimiter {
       this.ask(lease.authority, ip, true).then((grant) => {
         lease.renewing = false;
         if (grant.kind === "lease") {
+          this.spacing.raise(ip, grant.delayMs);
           lease.untilMs = now + grant.ttlMs;
           lease.blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
         } else if (grant.kind === "revoked") this.endLease(ip, lease);
@@ -300,7 +332,14 @@ export class ClusterIpGate implements IpLimiter {
   private outbox(authority: string): Outbox {
     let box = this.outboxes.get(authority);
     if (!box) {
-      box = { asks: [], takeOvers: [], releases: new Map(), refusals: [], sending: false };
+      box = {
+        asks: [],
+        takeOvers: [],
+        releases: new Map(),
+        refusals: [],
+        crawlDelays: new Map(),
+        sending: false,
+      };
       this.outboxes.set(authority, box);
     }
     return box;
@@ -325,11 +364,12 @@ export class ClusterIpGate implements IpLimiter {
   private flush(authority: string): void {
     const box = this.outbox(authority);
     if (box.sending || !hasAny(box)) return;
-    const { asks, takeOvers, releases, refusals } = box;
+    const { asks, takeOvers, releases, refusals, crawlDelays } = box;
     box.asks = [];
     box.takeOvers = [];
     box.releases = new Map();
     box.refusals = [];
+    box.crawlDelays = new Map();
     box.sending = true;
     if (authority !== this.selfId) this.deps.onMessage?.();
     const request: IpRequest = {
@@ -338,6 +378,7 @@ export class ClusterIpGate implements IpLimiter {
       refusals,
       asks: asks.map(({ ip, renew }) => ({ ip, renew })),
       takeOver: takeOvers.map(({ ip }) => ip),
+      crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
     };
     this.deps.send(authority, request).then(
       (reply) => {
@@ -362,7 +403,7 @@ export class ClusterIpGate implements IpLimiter {
 
   private sent(authority: string, box: Outbox): void {
     box.sending = false;
-    if (box.asks.length > 0 || box.takeOvers.length > 0 || box.refusals.length > 0)
+    if (box.asks.length + box.takeOvers.length + box.refusals.length + box.crawlDelays.size > 0)
       this.schedule(authority, true);
     else if (box.releases.size > 0) this.schedule(authority, false);
     else if (!box.timer) this.outboxes.delete(authority);
@@ -370,7 +411,10 @@ export class ClusterIpGate implements IpLimiter {
 }
 
 function hasAny(box: Outbox): boolean {
-  return box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length > 0;
+  return (
+    box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length + box.crawlDelays.size >
+    0
+  );
 }
 
 /** `action`, run on the first call only. */

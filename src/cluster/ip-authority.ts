@@ -28,7 +28,13 @@ export interface IpAuthorityOptions {
 /** An authority's answer to an ask. */
 export type IpGrant =
   /** The asker is the address's only user: it applies the limit itself until `ttlMs` from its ask. */
-  | { readonly kind: "lease"; readonly ttlMs: number; readonly blockedForMs: number }
+  | {
+      readonly kind: "lease";
+      readonly ttlMs: number;
+      readonly blockedForMs: number;
+      /** The least gap between two starts there: the IP delay, or a longer Crawl-delay of one of its hosts, ms. */
+      readonly delayMs: number;
+    }
   /** One request may start now; release `slotId` when it ends (it expires after `ttlMs` anyway). */
   | { readonly kind: "slot"; readonly slotId: number; readonly ttlMs: number }
   /** Nothing may start now: ask again after `waitMs`. */
@@ -77,6 +83,15 @@ export const IP_POLL_MS = 100;
  */
 export const IP_START_SLACK_MS = 100;
 
+/**
+ * How long an authority applies a Crawl-delay reported for an address, ms: the agents crawling hosts
+ * that ask for one report it again every {@link IP_CRAWL_DELAY_REPORT_MS} while they do.
+ */
+export const IP_CRAWL_DELAY_MEMORY_MS = 60_000;
+
+/** How often an agent reports again a Crawl-delay of an address it still sends requests to, ms. */
+export const IP_CRAWL_DELAY_REPORT_MS = 20_000;
+
 /** Addresses with state at which a sweep first drops those with nothing left to remember. */
 const FIRST_SWEEP_AT = 1024;
 
@@ -104,6 +119,9 @@ interface IpRecord {
    * counts from it (-Infinity: none).
    */
   lastStartMs: number;
+  /** The longest Crawl-delay reported for a host there, ms (0: none), applied until `crawlDelayUntilMs`. */
+  crawlDelayMs: number;
+  crawlDelayUntilMs: number;
   /** True while the previous authority is being asked to hand the address over. */
   awaitingHandOver: boolean;
   /** Requests released meanwhile that this authority did not grant, by agent: applied once handed over. */
@@ -247,7 +265,7 @@ export class IpAuthority {
     if (used >= this.options.maxPerIp) return { kind: "wait", waitMs: IP_POLL_MS };
     const spacedMs = this.nextStartAtMs(record, false) - now;
     if (spacedMs > 0) return { kind: "wait", waitMs: spacedMs };
-    if (this.options.ipDelayMs > 0) record.lastStartMs = now + IP_START_SLACK_MS;
+    if (this.delayOf(record, now) > 0) record.lastStartMs = now + IP_START_SLACK_MS;
     const slotId = this.nextSlotId++;
     record.slots.set(slotId, { agent, untilMs: now + this.options.slotTtlMs });
     return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
@@ -297,6 +315,20 @@ export class IpAuthority {
     return record.backOff.refused(now, retryAfterMs);
   }
 
+  /**
+   * A host at `ip` asks for a robots.txt Crawl-delay of `delayMs`, reported by agent `agent`: every
+   * agent's requests there are spaced by it (the longest reported), for {@link IP_CRAWL_DELAY_MEMORY_MS}.
+   */
+  crawlDelay(agent: string, ip: string, delayMs: number): void {
+    const now = this.deps.clock.now();
+    if (!this.deps.owns(ip) || this.isHandedOff(ip, now)) return;
+    const record = this.record(ip, now);
+    record.users.set(agent, now);
+    if (now >= record.crawlDelayUntilMs) record.crawlDelayMs = 0;
+    record.crawlDelayMs = Math.max(record.crawlDelayMs, delayMs);
+    record.crawlDelayUntilMs = now + IP_CRAWL_DELAY_MEMORY_MS;
+  }
+
   /** Addresses with state here. */
   get size(): number {
     return this.records.size;
@@ -316,6 +348,8 @@ export class IpAuthority {
     const record: IpRecord = {
       holdUntilMs: 0,
       lastStartMs: Number.NEGATIVE_INFINITY,
+      crawlDelayMs: 0,
+      crawlDelayUntilMs: 0,
       awaitingHandOver: false,
       untrackedReleases: new Map(),
       users: new Map(),
@@ -375,6 +409,7 @@ export class IpAuthority {
         !record.awaitingHandOver &&
         record.slots.size + record.remainders.size + record.users.size === 0 &&
         now >= record.holdUntilMs &&
+        now >= record.crawlDelayUntilMs &&
         record.backOff.forgettable(now);
       if (idle) this.records.delete(ip);
     }
@@ -411,11 +446,17 @@ export class IpAuthority {
    * that may have happened (`withLease`: the running lease's starts too, which run until its end).
    */
   private nextStartAtMs(record: IpRecord, withLease: boolean): number {
-    if (this.options.ipDelayMs === 0) return 0;
+    const delayMs = this.delayOf(record, this.deps.clock.now());
+    if (delayMs === 0) return 0;
     let latest = record.lastStartMs;
     for (const remainder of record.remainders.values()) latest = Math.max(latest, remainder.startsUntilMs);
     if (withLease && record.lease) latest = Math.max(latest, record.lease.untilMs);
-    return latest + this.options.ipDelayMs;
+    return latest + delayMs;
+  }
+
+  /** The least gap between two starts at the address: the IP delay, or a longer Crawl-delay reported there. */
+  private delayOf(record: IpRecord, now: number): number {
+    return Math.max(this.options.ipDelayMs, now < record.crawlDelayUntilMs ? record.crawlDelayMs : 0);
   }
 
   /** A lease's grant: it starts nothing while the address is blocked, nor before the IP delay since others' starts. */
@@ -425,6 +466,7 @@ export class IpAuthority {
       kind: "lease",
       ttlMs: (record.lease as Lease).untilMs - now,
       blockedForMs: Math.max(0, startAtMs - now),
+      delayMs: this.delayOf(record, now),
     };
   }
 

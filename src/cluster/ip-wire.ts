@@ -11,6 +11,7 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
     authority.release(from, ip, slotIds, leaseSlots);
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
     authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
+  for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
   const grants = request.asks.map(({ ip, renew }) => toWireGrant(authority.ask(from, ip, renew)));
   const handedOver = (request.takeOver ?? []).map((ip) => toWireHandOver(authority.handOver(ip)));
   return { grants, handedOver };
@@ -36,10 +37,16 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
 }
 
 function toWireGrant(grant: IpGrant): IpGrantMessage {
-  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0 };
+  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0 };
   switch (grant.kind) {
     case "lease":
-      return { ...none, kind: "IP_GRANT_LEASE", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs };
+      return {
+        ...none,
+        kind: "IP_GRANT_LEASE",
+        ttlMs: grant.ttlMs,
+        blockedForMs: grant.blockedForMs,
+        delayMs: grant.delayMs,
+      };
     case "slot":
       return { ...none, kind: "IP_GRANT_SLOT", slotId: grant.slotId, ttlMs: grant.ttlMs };
     case "wait":
@@ -53,7 +60,7 @@ function toWireGrant(grant: IpGrant): IpGrantMessage {
 export function fromWireGrant(grant: IpGrantMessage): IpGrant {
   switch (grant.kind) {
     case "IP_GRANT_LEASE":
-      return { kind: "lease", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs };
+      return { kind: "lease", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs, delayMs: grant.delayMs };
     case "IP_GRANT_SLOT":
       return { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs };
     case "IP_GRANT_WAIT":

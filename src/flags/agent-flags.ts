@@ -106,7 +106,7 @@ export const AGENT_FLAGS = {
   },
   "ip-delay-ms": {
     type: "integer",
-    help: "least time between the starts of two requests to one IP address (the whole cluster's with --ip-limit cluster); default: --delay-ms",
+    help: "least time between the starts of two requests to one IP address, whichever hosts they are for (the whole cluster's with --ip-limit cluster; a host's robots.txt Crawl-delay, when longer, spaces its address too); default: --delay-ms",
     min: 0,
   },
   "max-pages-per-host": {

@@ -14,6 +14,13 @@ export interface IpLimiter {
    * request to the address waits (the whole cluster's, for the cluster's limiter).
    */
   refused(ip: string, retryAfterMs: number | undefined): void;
+  /**
+   * A host at `ip` asks for a robots.txt Crawl-delay of `delayMs`: requests to the address, whichever
+   * host they are for, start at least that far apart (the whole cluster's, for the cluster's limiter).
+   */
+  crawlDelay(ip: string, delayMs: number): void;
+  /** How long a request to `ip` would wait for the spacing of its starts, as far as this agent knows, ms. */
+  spacingWaitMs(ip: string): number;
 }
 
 /** What an {@link IpGate} needs. */
@@ -85,6 +92,16 @@ export class IpGate implements IpLimiter {
 
   /** A lone agent's host pace answers its own push-backs (see host-pace.ts): nothing more here. */
   refused(): void {}
+
+  /** Spaces the starts at `ip` by `delayMs` at least (with no spacing given, nothing does). */
+  crawlDelay(ip: string, delayMs: number): void {
+    this.deps.spacing?.raise(ip, delayMs);
+  }
+
+  /** How long a request to `ip` would wait for the spacing of its starts, ms. */
+  spacingWaitMs(ip: string): number {
+    return this.deps.spacing?.waitMs(ip) ?? 0;
+  }
 
   /** Requests in flight to `ip`. */
   inFlight(ip: string): number {

@@ -214,6 +214,8 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
   for (const [g, group] of resolved.ipGroups.entries()) for (let i = 0; i < group.hosts; i++) groupOf.push(g);
   const groupIps: string[] = [];
   const rateLimits = new Map<string, number>();
+  /** Groups whose Crawl-delay host is chosen already. */
+  const delayAsked = new Set<number>();
 
   const hosts: HostInfo[] = [];
   const hostIndexByName = new Map<string, number>();
@@ -223,9 +225,14 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
     const salt = hash4(seed, index, 0x5a17, 0);
     const u = unit(hash4(seed, index, 0x0b07, 1));
     let robots = role.get(index);
+    const group = groupOf[index];
+    const groupDelayS = group === undefined ? undefined : resolved.ipGroups[group]?.crawlDelaySeconds;
+    const asksGroupDelay =
+      groupDelayS !== undefined && robots === undefined && group !== undefined && !delayAsked.has(group);
+    if (asksGroupDelay) delayAsked.add(group);
+    if (asksGroupDelay) robots = "rules";
     if (robots === undefined) robots = u < 0.1 ? "rules-ubicrawl" : u < 0.25 ? "rules" : "none";
     const ruled = robots === "rules" || robots === "rules-ubicrawl";
-    const group = groupOf[index];
     let ip: string;
     if (group !== undefined) {
       ip = groupIps[group] ??= loopbackAddress(addresses++);
@@ -252,7 +259,11 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
       ip,
       kind: "normal",
       robots,
-      crawlDelaySeconds: ruled && unit(hash4(seed, index, 0xde1a, 3)) < 0.5 ? 0.01 : undefined,
+      crawlDelaySeconds: asksGroupDelay
+        ? groupDelayS
+        : ruled && unit(hash4(seed, index, 0xde1a, 3)) < 0.5
+          ? 0.01
+          : undefined,
       disallowPdf: ruled && unit(hash4(seed, index, 0x0bdf, 4)) < 0.5,
       linksToTrap: resolved.trap && (index === seedHosts[0] || unit(hash4(seed, index, 0x7a1, 5)) < 0.02),
       salt,

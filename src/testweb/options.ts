@@ -122,6 +122,11 @@ export interface IpGroup {
    * there within the last second. @default undefined (no limit)
    */
   readonly requestsPerSecond?: number;
+  /**
+   * The group's first host with no special robots.txt role asks for this `Crawl-delay` (seconds) in a
+   * robots.txt of rules. @default undefined (as any host)
+   */
+  readonly crawlDelaySeconds?: number;
 }
 
 /** The schemes the test web serves. */
@@ -219,17 +224,28 @@ function ipGroupsOf(groups: readonly IpGroup[], hosts: number): readonly IpGroup
   let total = 0;
   const resolved = groups.map((group, i) => {
     total += integerIn(`ipGroups[${i}].hosts`, group.hosts, 2, hosts);
-    return group.requestsPerSecond === undefined
-      ? { hosts: group.hosts }
-      : {
-          hosts: group.hosts,
-          requestsPerSecond: integerIn(
-            `ipGroups[${i}].requestsPerSecond`,
-            group.requestsPerSecond,
-            1,
-            1_000_000,
-          ),
-        };
+    const { crawlDelaySeconds } = group;
+    if (
+      crawlDelaySeconds !== undefined &&
+      !(Number.isFinite(crawlDelaySeconds) && crawlDelaySeconds > 0 && crawlDelaySeconds <= 3600)
+    )
+      invalidArgument(
+        `testweb: ipGroups[${i}].crawlDelaySeconds must be in (0, 3600], got ${crawlDelaySeconds}`,
+      );
+    return {
+      hosts: group.hosts,
+      ...(group.requestsPerSecond === undefined
+        ? {}
+        : {
+            requestsPerSecond: integerIn(
+              `ipGroups[${i}].requestsPerSecond`,
+              group.requestsPerSecond,
+              1,
+              1_000_000,
+            ),
+          }),
+      ...(crawlDelaySeconds === undefined ? {} : { crawlDelaySeconds }),
+    };
   });
   if (total > hosts) invalidArgument(`testweb: ipGroups hold ${total} hosts, the web has ${hosts}`);
   return resolved;

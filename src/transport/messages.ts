@@ -41,6 +41,7 @@ import type { HeartbeatRequest__Output } from "./generated/ubicrawl/v1/Heartbeat
 import type { HostClaim__Output } from "./generated/ubicrawl/v1/HostClaim.js";
 import type { HostHandOver__Output } from "./generated/ubicrawl/v1/HostHandOver.js";
 import type { IpAsk__Output } from "./generated/ubicrawl/v1/IpAsk.js";
+import type { IpCrawlDelay__Output } from "./generated/ubicrawl/v1/IpCrawlDelay.js";
 import type { IpGrant__Output } from "./generated/ubicrawl/v1/IpGrant.js";
 import {
   type IpGrantKind__Output,
@@ -284,6 +285,8 @@ export interface IpRequest {
   asks: IpAsk__Output[];
   /** Addresses the sender took over as their authority (absent: none). */
   takeOver?: string[];
+  /** Crawl-delays of hosts at the receiver's addresses (absent: none). */
+  crawlDelays?: IpCrawlDelay__Output[];
 }
 
 /** One grant of an `IpGrants` reply. */

@@ -746,6 +746,10 @@ export function validateIpRequest(value: unknown): IpRequest {
       return { ip: ipAddress(e.ip, `${p}.ip`), renew: bool(e.renew, `${p}.renew`) };
     }),
     takeOver: list(r.takeOver ?? [], "takeOver", MAX_IP_ENTRIES, ipAddress),
+    crawlDelays: list(r.crawlDelays ?? [], "crawlDelays", MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return { ip: ipAddress(e.ip, `${p}.ip`), delayMs: uint64(e.delayMs, `${p}.delayMs`) };
+    }),
   };
 }
 
@@ -770,6 +774,7 @@ function ipGrant(value: unknown, path: string): IpGrantMessage {
     ttlMs: uint64(g.ttlMs, `${path}.ttlMs`),
     waitMs: uint64(g.waitMs, `${path}.waitMs`),
     blockedForMs: uint64(g.blockedForMs, `${path}.blockedForMs`),
+    delayMs: uint64(g.delayMs, `${path}.delayMs`),
   };
 }
 

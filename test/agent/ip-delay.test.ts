@@ -7,9 +7,9 @@ const IP_DELAY_MS = 200;
 /**
  * The agent spaces its requests as it sends them; the test web stamps them as its event loop reads them,
  * later by the connection's set-up (a first request to a host opens one) and its own loop's delays:
- * a gap seen there was up to 30 ms shorter than the one sent. Only lower bounds are asserted.
+ * a gap seen there was up to 41 ms shorter than the one sent on a loaded machine. Only lower bounds are asserted.
  */
-const TOLERANCE_MS = 40;
+const TOLERANCE_MS = 50;
 /** Three of eight hosts on one address; answers take a little time, so requests there would overlap. */
 const SHARED_WEB = {
   hosts: 8,

@@ -110,3 +110,19 @@ it("agents sharing an address start their requests there the IP delay apart, tog
   const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
 });
+
+it("a Crawl-delay one agent reports for an address spaces the other agents' starts there", async () => {
+  const CRAWL_DELAY = 150;
+  const { gates, request, starts, close } = cluster(["a", "b"], "a");
+  // Both agents use the address, so it is shared.
+  await Promise.all([request("a", 5), request("b", 5)]);
+  (gates.get("b") as ClusterIpGate).crawlDelay(IP, CRAWL_DELAY);
+  await sleep(systemClock, 20); // the report reaches the authority
+  const from = starts.length;
+  await Promise.all([request("a", 1), request("a", 1), request("b", 1)]);
+  close();
+  const times = starts.slice(from).map((s) => s.atMs);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+  expect(gaps).toHaveLength(2);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(CRAWL_DELAY);
+});

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import {
+  IP_CRAWL_DELAY_MEMORY_MS,
   IP_POLL_MS,
   IP_START_SLACK_MS,
   IpAuthority,
@@ -32,12 +33,12 @@ function setUp(owns: (ip: string) => boolean = () => true, options: IpAuthorityO
 
 it("leases an address to its only user, and renews the lease while nobody else asks", () => {
   const { clock, authority } = setUp();
-  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0 });
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
   clock.advance(4_000);
-  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0 });
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
   clock.advance(4_000);
   // Asking again to start a request under the lease changes nothing.
-  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 1_000, blockedForMs: 0 });
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 1_000, blockedForMs: 0, delayMs: 0 });
 });
 
 it("revokes the lease when a second agent asks, counting the holder's limit until it reports", () => {
@@ -129,7 +130,12 @@ it("tells a lease holder of a block at its renewal", () => {
   authority.ask("a", IP, false);
   authority.refused("a", IP, undefined);
   clock.advance(400);
-  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 600 });
+  expect(authority.ask("a", IP, true)).toEqual({
+    kind: "lease",
+    ttlMs: 5_000,
+    blockedForMs: 600,
+    delayMs: 0,
+  });
 });
 
 it("jitters blocks upwards only", () => {
@@ -315,5 +321,22 @@ it("hands its spacing over with the address: the new authority grants nothing be
     kind: "lease",
     ttlMs: OPTIONS.leaseTtlMs,
     blockedForMs: 1_000 + IP_START_SLACK_MS,
+    delayMs: 1_000,
   });
+});
+
+it("spaces every agent's starts by a Crawl-delay reported for the address, for a while after the last report", () => {
+  const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 100 });
+  authority.crawlDelay("a", IP, 2_000);
+  // A lease says how far apart its holder starts its requests.
+  expect(authority.ask("a", IP, false)).toMatchObject({ kind: "lease", delayMs: 2_000 });
+  authority.release("a", IP, [], 2);
+  clock.advance(2_000);
+  // Shared: the slots are granted the Crawl-delay (and the start slack) apart.
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  expect(authority.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: 2_000 + IP_START_SLACK_MS });
+  // A shorter report does not shorten it; unreported for the memory's time, the IP delay is back.
+  authority.crawlDelay("b", IP, 500);
+  clock.advance(IP_CRAWL_DELAY_MEMORY_MS);
+  expect(authority.ask("a", IP, false)).toMatchObject({ kind: "lease", delayMs: 100 });
 });

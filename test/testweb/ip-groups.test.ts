@@ -56,3 +56,19 @@ it("answers 429 with Retry-After beyond a group's rate, and records requests at 
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   expect((await fetchHost(web, hosts[0]?.name as string, "/")).status).toBe(200);
 });
+
+it("gives one host of a group a robots.txt asking for the group's Crawl-delay", () => {
+  const model = buildModel({
+    seed: 2,
+    hosts: 40,
+    pages: 2000,
+    ipGroups: [{ hosts: 10, crawlDelaySeconds: 2 }],
+  });
+  const asking = model.hosts.slice(0, 10).filter((host) => host.crawlDelaySeconds === 2);
+  expect(asking).toHaveLength(1);
+  expect(asking[0]?.robots).toBe("rules");
+  expect(model.hosts.slice(10).filter((host) => host.crawlDelaySeconds === 2)).toEqual([]);
+  expect(() => buildModel({ hosts: 10, pages: 200, ipGroups: [{ hosts: 3, crawlDelaySeconds: 0 }] })).toThrow(
+    /crawlDelaySeconds/,
+  );
+});

@@ -209,6 +209,7 @@ export class FakeHandlers implements AgentServiceHandlers {
         ttlMs: 60_000,
         waitMs: 0,
         blockedForMs: 0,
+        delayMs: 0,
       })),
     };
   }

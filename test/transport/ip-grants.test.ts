@@ -12,6 +12,7 @@ const REQUEST = {
     { ip: "127.0.0.10", renew: true },
   ],
   takeOver: ["127.0.0.11"],
+  crawlDelays: [{ ip: "127.0.0.9", delayMs: 10_000 }],
 };
 
 function badMessage(check: () => unknown): boolean {
@@ -55,7 +56,14 @@ it("validates addresses, counts and grant kinds", () => {
   ]) {
     expect(badMessage(() => validateIpRequest(bad))).toBe(true);
   }
-  const grant = { kind: "IP_GRANT_LEASE", slotId: 0, ttlMs: 5_000, waitMs: 0, blockedForMs: 0 };
+  const grant = {
+    kind: "IP_GRANT_LEASE",
+    slotId: 0,
+    ttlMs: 5_000,
+    waitMs: 0,
+    blockedForMs: 0,
+    delayMs: 3_000,
+  };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
   const handOver = {
     held: [{ agentId: "agent-b", count: 2 }],
@@ -76,6 +84,9 @@ it("validates addresses, counts and grant kinds", () => {
     badMessage(() => validateIpReply({ grants: [], handedOver: [{ ...handOver, spacedForMs: -1 }] })),
   ).toBe(true);
   expect(badMessage(() => validateIpRequest({ ...REQUEST, takeOver: ["not an address"] }))).toBe(true);
+  expect(
+    badMessage(() => validateIpRequest({ ...REQUEST, crawlDelays: [{ ip: "127.0.0.9", delayMs: -1 }] })),
+  ).toBe(true);
   expect(
     badMessage(() => validateIpReply({ grants: [{ ...grant, kind: "IP_GRANT_KIND_UNSPECIFIED" }] })),
   ).toBe(true);

@@ -28,6 +28,11 @@ export interface IpGrant {
    * IP delay (--ip-delay-ms) since the last start others were granted.
    */
   'blockedForMs'?: (number | string | Long);
+  /**
+   * With IP_GRANT_LEASE: the least gap between two starts there, ms: the IP delay, or a longer
+   * Crawl-delay reported for a host at the address.
+   */
+  'delayMs'?: (number | string | Long);
 }
 
 /**
@@ -55,4 +60,9 @@ export interface IpGrant__Output {
    * IP delay (--ip-delay-ms) since the last start others were granted.
    */
   'blockedForMs': (number);
+  /**
+   * With IP_GRANT_LEASE: the least gap between two starts there, ms: the IP delay, or a longer
+   * Crawl-delay reported for a host at the address.
+   */
+  'delayMs': (number);
 }

@@ -3,6 +3,7 @@
 import type { IpRelease as _ubicrawl_v1_IpRelease, IpRelease__Output as _ubicrawl_v1_IpRelease__Output } from '../../ubicrawl/v1/IpRelease.js';
 import type { IpRefusal as _ubicrawl_v1_IpRefusal, IpRefusal__Output as _ubicrawl_v1_IpRefusal__Output } from '../../ubicrawl/v1/IpRefusal.js';
 import type { IpAsk as _ubicrawl_v1_IpAsk, IpAsk__Output as _ubicrawl_v1_IpAsk__Output } from '../../ubicrawl/v1/IpAsk.js';
+import type { IpCrawlDelay as _ubicrawl_v1_IpCrawlDelay, IpCrawlDelay__Output as _ubicrawl_v1_IpCrawlDelay__Output } from '../../ubicrawl/v1/IpCrawlDelay.js';
 
 /**
  * What `from_id` asks of the addresses the receiver is the authority of (see `IpGrants`).
@@ -30,6 +31,12 @@ export interface IpRequest {
    * `handed_over`.
    */
   'takeOver'?: (string)[];
+  /**
+   * Crawl-delays that hosts at the receiver's addresses ask for in their robots.txt (at most 1,000):
+   * every agent's requests to such an address are spaced by the longest, for a minute after its last
+   * report (senders report again every 20 s while they use the address).
+   */
+  'crawlDelays'?: (_ubicrawl_v1_IpCrawlDelay)[];
 }
 
 /**
@@ -58,4 +65,10 @@ export interface IpRequest__Output {
    * `handed_over`.
    */
   'takeOver': (string)[];
+  /**
+   * Crawl-delays that hosts at the receiver's addresses ask for in their robots.txt (at most 1,000):
+   * every agent's requests to such an address are spaced by the longest, for a minute after its last
+   * report (senders report again every 20 s while they use the address).
+   */
+  'crawlDelays': (_ubicrawl_v1_IpCrawlDelay__Output)[];
 }
