@@ -99,6 +99,9 @@ beforeAll(async () => {
     String(DELAY_MS),
     "--max-per-ip",
     String(MAX_PER_IP),
+    // No spacing of starts per address (by default the host delay): --max-per-ip alone is reached.
+    "--ip-delay-ms",
+    "0",
     "--max-active-hosts",
     "16",
     // These servers have no sitemap, and their pages are counted.
