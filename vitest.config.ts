@@ -33,7 +33,6 @@ const TIMED = [
   "test/agent/page-turns.test.ts",
   "test/agent/politeness.test.ts",
   "test/bench/**/*.test.ts",
-  "test/cluster/ip-delay-cluster.test.ts",
   "test/deploy/rejoin.test.ts",
   "test/export/export-memory.test.ts",
   "test/hostile/slow-and-big.test.ts",
