@@ -102,7 +102,9 @@ first pass, and set beside what the model expects for each policy from the true 
       process: "poisson",
       spread: flags.spread,
     };
-    const crawls = await LabCrawls.open(flags, "freshness", { changes });
+    // Each crawl revisits for --run-s after its first pass, and its overdue revisits end it.
+    const timeoutS = Math.max(flags["timeout-s"], 2 * flags["run-s"] + 120);
+    const crawls = await LabCrawls.open({ ...flags, "timeout-s": timeoutS }, "freshness", { changes });
     const runs: PolicyRun[] = [];
     try {
       const pages = crawls.expectedRequests - crawls.web.model.hosts.length;
