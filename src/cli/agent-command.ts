@@ -26,7 +26,7 @@ import { prepareDataDir } from "../storage/data-dir.js";
 import { corruptStateError, isCorruption } from "../storage/index.js";
 import { type AgentSettings, agentSettings, loggingSettings } from "./agent-settings.js";
 import { formatConfig, parseFlagsWithConfig } from "./config-file.js";
-import { nothingFetched, startNotice } from "./crawl-outcome.js";
+import { endWaitNotice, nothingFetched, startNotice } from "./crawl-outcome.js";
 
 /**
  * `ubicrawl agent`: runs an agent until done or signalled. A bad flag throws (the CLI says why in one
@@ -132,6 +132,8 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
     });
     if (notice !== undefined) logger.info({ event: "start-notice" }, notice);
   }
+  const endWait = endWaitNotice(options);
+  if (endWait !== undefined) logger.info({ event: "end-wait-notice" }, endWait);
   const reporter = new ProgressReporter(agent, process.stderr, options.progress, logger);
   const finished = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("interrupted"));

@@ -64,6 +64,29 @@ export function startNotice(state: StartState): string | undefined {
   return undefined;
 }
 
+/** Below this, how long an unavailable robots.txt can hold a crawl's end is not worth a notice. */
+const END_WAIT_NOTICE_MS = 10_000;
+
+/**
+ * A line for an agent started with `--exit-when-done` whose robots.txt retries can hold the crawl's end
+ * for a while, or undefined: a host whose robots.txt is unavailable is tried `maxRobotsAttempts` times
+ * `robotsRetryMs` apart before its pages are given up, and the crawl is not done until then.
+ */
+export function endWaitNotice(options: {
+  readonly exitWhenDone: boolean;
+  readonly maxRobotsAttempts: number;
+  readonly robotsRetryMs: number;
+}): string | undefined {
+  const waitMs = (options.maxRobotsAttempts - 1) * options.robotsRetryMs;
+  if (!options.exitWhenDone || waitMs < END_WAIT_NOTICE_MS) return undefined;
+  return (
+    `with --exit-when-done the crawl ends once every host is done: a host whose robots.txt is unavailable ` +
+    `is tried ${options.maxRobotsAttempts} times ${options.robotsRetryMs / 1000} s apart before its pages are ` +
+    `given up, so the end can wait up to ${Math.round(waitMs / 1000)} s for it after the last page ` +
+    "(--max-robots-attempts, --robots-retry-ms; the progress line shows such hosts as waiting for robots.txt)"
+  );
+}
+
 /** What {@link nothingFetched} reads of an agent that stopped because its crawl was done. */
 export interface EndState {
   readonly id: string;

@@ -209,6 +209,10 @@ describe("a crawl that fetched nothing", () => {
     expect(first.code, first.stderr).toBe(0);
     // The page and the /sitemap.xml tried on its host (site.test's robots.txt names none).
     expect(logEvent(first.stderr, "stopped")?.pagesFetchedThisRun).toBe(2);
+    // Said at the start: how long an unavailable robots.txt could hold the end (the defaults: 3 tries 60 s apart).
+    expect(logEvent(first.stderr, "end-wait-notice")?.msg).toContain(
+      "is tried 3 times 60 s apart before its pages are given up, so the end can wait up to 120 s",
+    );
     const second = await agent(...args);
     expect(second.code, second.stderr).toBe(0);
     expect(logEvent(second.stderr, "start-notice")?.msg).toContain(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
-import { type EndState, nothingFetched } from "../../src/cli/crawl-outcome.js";
+import { type EndState, endWaitNotice, nothingFetched } from "../../src/cli/crawl-outcome.js";
 import { ErrorCode } from "../../src/errors.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -45,5 +45,23 @@ describe("nothingFetched", () => {
     const state = end(true, { [ErrorCode.DnsNotFound]: 9 }, 9);
     state.stats.recordFetch(10, 200);
     expect(nothingFetched(state)).toBeUndefined();
+  });
+});
+
+describe("endWaitNotice", () => {
+  it("says how long an unavailable robots.txt can hold the end of a crawl with --exit-when-done", () => {
+    expect(endWaitNotice({ exitWhenDone: true, maxRobotsAttempts: 3, robotsRetryMs: 60_000 })).toContain(
+      "tried 3 times 60 s apart before its pages are given up, so the end can wait up to 120 s",
+    );
+  });
+
+  it("says nothing without --exit-when-done, or for a wait under 10 s", () => {
+    expect(
+      endWaitNotice({ exitWhenDone: false, maxRobotsAttempts: 3, robotsRetryMs: 60_000 }),
+    ).toBeUndefined();
+    expect(endWaitNotice({ exitWhenDone: true, maxRobotsAttempts: 2, robotsRetryMs: 100 })).toBeUndefined();
+    expect(
+      endWaitNotice({ exitWhenDone: true, maxRobotsAttempts: 1, robotsRetryMs: 60_000 }),
+    ).toBeUndefined();
   });
 });
