@@ -121,11 +121,11 @@ export class WarcScrub {
     const lost = check.lost
       .filter((entry) => entry.offset + entry.length <= file.bytes)
       .map((entry) => entry.url);
-    if (lost.length > 0) await this.refetch(path, file.name, file.logFrom, lost, check.problem);
+    if (lost.length > 0) await this.fetchAgain(path, file.name, file.logFrom, lost, check.problem);
   }
 
   /** Queues again the `lost` pages of file `name` this agent has as done and crawls, and warns. */
-  private async refetch(
+  private async fetchAgain(
     path: string,
     name: string,
     logFrom: number,
