@@ -182,9 +182,20 @@ function drawPartition(self) {
     ["waiting hosts", waiting],
     ["overhead", `${self.communicationOverhead.toFixed(3)} URLs sent per page`],
     ["recovered", `${number(self.pagesRecovered)} pages from previous owners`],
+    [
+      "duplicates",
+      `${number(self.duplicates)} pages stored as revisits (${bytes(self.duplicateBytes)} not stored again), ${number(self.payloadCopies)} copies left by races, ${number(self.payloadsUnchecked)} stored unchecked`,
+    ],
+    ...(self.revisits ? [["revisits", revisitsFact(self.revisits)]] : []),
     ["uptime", `${(self.uptimeMs / 1000).toFixed(0)} s`],
   ];
-  $("#partition").replaceChildren(...facts.flatMap(([term, value]) => [el("dt", term), el("dd", value)]));
+  $("#partition").replaceChildren(
+    ...facts.flatMap(([term, value]) => {
+      const dd = el("dd", value);
+      dd.dataset.fact = term;
+      return [el("dt", term), dd];
+    }),
+  );
   fillRows(
     "#peers",
     self.peers.map((peer) => [
@@ -194,6 +205,18 @@ function drawPartition(self) {
       number(peer.urlsReceived),
       number(peer.batchesReceived),
     ]),
+  );
+}
+
+/** A continuous crawl's revisits (`--recrawl`), in one line: plans, what the revisits found, how late. */
+function revisitsFact(revisits) {
+  const late =
+    revisits.overdueMs > 0 ? `, the earliest ${(revisits.overdueMs / 1000).toFixed(1)} s overdue` : "";
+  return (
+    `${number(revisits.planned)} planned${late}; ${number(revisits.revisited)} revisited: ` +
+    `${number(revisits.notModified)} not modified (304), ${number(revisits.unchanged)} unchanged, ` +
+    `${number(revisits.changed)} changed, ${number(revisits.missed)} missed; ` +
+    `${number(revisits.received)} histories received with hosts`
   );
 }
 

@@ -84,6 +84,11 @@ describe.skipIf(skipWithout(chromiumMissing))("the dashboard in headless Chromiu
       20_000,
     );
     expect(await page.locator("#ring path").count()).toBe(3);
+    expect(await page.textContent('#partition dd[data-fact="duplicates"]')).toMatch(
+      /^[\d,]+ pages stored as revisits \(.+ not stored again\), [\d,]+ copies left by races, [\d,]+ stored unchecked$/,
+    );
+    // No --recrawl: no revisits line.
+    expect(await page.locator('#partition dd[data-fact="revisits"]').count()).toBe(0);
     const pages = async () => Number((await page.textContent("#total-pages"))?.replaceAll(",", ""));
     const first = await pages();
     await waitFor(async () => (await pages()) > first, "the page count to rise", 15_000);

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatStats } from "../../src/cli/stats-command.js";
 import { type CrawlLogEntry, SERVER_NOT_MODIFIED_PROFILE } from "../../src/storage/index.js";
@@ -18,6 +19,8 @@ import {
   type WebFixture,
 } from "../agent/harness.js";
 import { HTTP_FLAGS, type MetricFamily, scrape } from "../console/console-harness.js";
+import { launchChromium } from "../support/chromium.js";
+import { chromiumMissing, skipWithout } from "../support/tools.js";
 
 /**
  * A real agent process in continuous mode (`--recrawl fixed --recrawl-interval 2s`) over a small test
@@ -30,10 +33,15 @@ const AGENT = { id: "recrawler" };
 describe("--recrawl fixed over a changing web", () => {
   let fixture: WebFixture;
   let exit: { code: number | null; stderr: string };
-  /** `/api/stats` and `/metrics` read while the agent ran, once it had revisited pages. */
-  let live: { stats: AgentStats; metrics: MetricFamily[] } | undefined;
+  /**
+   * `/api/stats` and `/metrics` read while the agent ran, once it had revisited pages, and the
+   * dashboard's revisits line as headless Chromium drew it then (when Chromium is here).
+   */
+  let live: { stats: AgentStats; metrics: MetricFamily[]; dashboard?: string } | undefined;
+  let browser: Browser | undefined;
 
   beforeAll(async () => {
+    if (!chromiumMissing) browser = await launchChromium();
     fixture = await startWebFixture({
       hosts: 5,
       pages: 60,
@@ -50,7 +58,7 @@ describe("--recrawl fixed over a changing web", () => {
         "--recrawl-interval",
         "2s",
         "--recrawl-horizon",
-        "7s",
+        "10s",
         "--sitemaps",
         "off",
         ...HTTP_FLAGS,
@@ -72,7 +80,7 @@ describe("--recrawl fixed over a changing web", () => {
           ? ((await response.json()) as { agents: AgentStats[] }).agents[0]
           : undefined;
         if ((stats?.revisits?.changed ?? 0) > 0 && (stats?.revisits?.notModified ?? 0) > 0 && stats) {
-          return { stats, metrics: await scrape(base) };
+          return { stats, metrics: await scrape(base), ...(await dashboardRevisits(base)) };
         }
       }
       await delay(50);
@@ -80,7 +88,22 @@ describe("--recrawl fixed over a changing web", () => {
     return undefined;
   }
 
+  /** The dashboard's revisits line, as headless Chromium draws it from the running agent. */
+  async function dashboardRevisits(base: string): Promise<{ dashboard?: string }> {
+    if (!browser) return {};
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${base}/`);
+      const line = page.locator('#partition dd[data-fact="revisits"]');
+      await line.waitFor({ timeout: 10_000 });
+      return { dashboard: (await line.textContent()) ?? "" };
+    } finally {
+      await page.close();
+    }
+  }
+
   afterAll(async () => {
+    await browser?.close();
     await fixture?.stop();
   });
 
@@ -143,6 +166,12 @@ describe("--recrawl fixed over a changing web", () => {
       planned: 0,
     });
     expect(stopped?.msg).toMatch(/revisits \(\d+ not modified, 0 unchanged, \d+ changed\), 0 planned/);
+  });
+
+  it.skipIf(skipWithout(chromiumMissing))("draws its revisits on the console's dashboard", () => {
+    expect(live?.dashboard, "drawn while it ran").toMatch(
+      /^\d+ planned(, the earliest \d+\.\d s overdue)?; \d+ revisited: \d+ not modified \(304\), \d+ unchanged, [1-9]\d* changed, \d+ missed; 0 histories received with hosts$/,
+    );
   });
 
   it("shows its revisits in /api/stats, /metrics and the stats report while it runs", () => {
