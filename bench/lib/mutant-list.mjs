@@ -45,7 +45,7 @@ export const MUTANTS = [
     name: "no-done-set",
     claim: "a hand-over carries the pages done on the host",
     file: "src/cluster/hand-over.ts",
-    from: "done: packFingerprints(page.slice(0, room)),",
+    from: "done: packFingerprints(done),",
     to: "done: packFingerprints([]),",
     tests: [["test/cluster/membership.test.ts", "SIGTERM is a graceful leave"]],
   },

@@ -127,6 +127,7 @@ describe("ubicrawl experiment balance", () => {
       "faults",
       "bandwidth",
       "scaling",
+      "freshness",
     ]);
     expect(result.stdout).toMatch(/^ {2}partitioning {2,}host hash vs URL hash/m);
   });
