@@ -96,14 +96,15 @@ describe("a cluster of agents on the test web", () => {
 
   it("ends a few round trips after the last page, not heartbeat intervals later, and sums up its exchange", async () => {
     fixture = await startWebFixture({ hosts: 12, pages: 400, seed: 5 });
-    // Rounds every 1.5 s alone would see the end 3 s or more after the last page. The politeness
-    // delay makes the crawl outlast the view's settling after the joins (twice the suspicion timeout).
+    // Rounds every 3 s alone would see the end 6 s or more after the last page (on CI, two test files
+    // at once, the end came 2.7 s after it with rounds of 1.5 s). The politeness delay makes the crawl
+    // outlast the view's settling after the joins (twice the suspicion timeout).
     const flags = [
       ...NO_TAKEOVER,
       "--heartbeat-ms",
-      "1500",
-      "--suspect-after-ms",
       "3000",
+      "--suspect-after-ms",
+      "6000",
       "--delay-ms",
       "150",
     ];
@@ -123,7 +124,7 @@ describe("a cluster of agents on the test web", () => {
     expect(
       lagMs,
       `end ${lagMs} ms after the last page, the crawl took ${lastPageAtMs - startedAtMs} ms`,
-    ).toBeLessThan(1500);
+    ).toBeLessThan(3000);
 
     // Every URL one agent says it sent, another says it received.
     // An agent that exchanged nothing has no exchange in its record (on 12 hosts, now and then one owns none).
