@@ -323,7 +323,11 @@ async function startNode(
     seeds.length > 0 ? Math.max(chosen.leftMs, Math.min(timeoutMs, MIN_JOIN_AFTER_PROBE_MS)) : timeoutMs;
   const joining = { ...cluster, join: seeds, joinServerNames: addresses.serverNames, joinTimeoutMs };
   try {
-    return await ClusterNode.start(options, joining, { logger });
+    // After `ctl leave`, the process ends as on SIGTERM (the leave done, its handler finds it so).
+    return await ClusterNode.start(options, joining, {
+      logger,
+      afterLeave: () => process.kill(process.pid, "SIGTERM"),
+    });
   } catch (error) {
     if (!isUbiError(error, ErrorCode.PeerUnreachable)) throw error;
     const reasons: string[] = [];

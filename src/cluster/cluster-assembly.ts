@@ -5,7 +5,13 @@ import { FailureDetector } from "../failure-detector/index.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import type { Logger } from "../logging/index.js";
 import { WarcFolderListing } from "../storage/index.js";
-import { AgentServer, type PeerClient, PeerClientPool } from "../transport/index.js";
+import {
+  GRPC_TRANSPORT,
+  type PeerClient,
+  PeerClientPool,
+  type PeerServer,
+  type PeerTransport,
+} from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
@@ -60,15 +66,17 @@ export interface ClusterParts {
   readonly peers: PeerClientPool;
   /** The client of a member, by id. */
   readonly peerClient: (id: string) => PeerClient;
-  readonly server: AgentServer;
+  readonly server: PeerServer;
 }
 
 /** What {@link assembleCluster} is given besides the options. */
 export interface ClusterAssemblyDeps {
   readonly clock: Clock;
   readonly logger: Logger;
-  /** A graceful leave of this agent (`ctl leave`, before the process exits). */
+  /** A graceful leave of this agent (`ctl leave`), then what follows it (see `ClusterNodeDeps.afterLeave`). */
   readonly leave: () => Promise<unknown>;
+  /** How this agent reaches its peers and is reached. @default GRPC_TRANSPORT */
+  readonly transport?: PeerTransport;
 }
 
 /** A cluster agent's parts, wired and serving, and the addresses it is reached at. */
@@ -114,10 +122,14 @@ export async function assembleCluster(
         `agent ${id} did not come back within --takeover-delay-ms: its hosts are crawled by their new owners`,
       ),
   });
-  const peers = new PeerClientPool({
-    security: options.security,
-    ...(options.joinServerNames === undefined ? {} : { serverNames: options.joinServerNames }),
-  });
+  const transport = deps.transport ?? GRPC_TRANSPORT;
+  const peers = new PeerClientPool(
+    {
+      security: options.security,
+      ...(options.joinServerNames === undefined ? {} : { serverNames: options.joinServerNames }),
+    },
+    transport,
+  );
   const tenure = new CrawlTenure();
   // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
   const late: { parts?: ClusterParts; claims?: HostClaims; exchange?: UrlExchange } = {};
@@ -199,7 +211,7 @@ export async function assembleCluster(
     },
   };
   const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
-  const server = new AgentServer(
+  const server = transport.server(
     { security: options.security },
     {
       handlers: {
@@ -401,11 +413,10 @@ export async function assembleCluster(
       lastKnown,
       peers,
       ipGrants: (request) => answerIpRequest(ipAuthority, request),
-      leaveAndExit: () => {
-        deps.leave().then(
-          () => process.kill(process.pid, "SIGTERM"),
-          (error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"),
-        );
+      leave: () => {
+        deps
+          .leave()
+          .catch((error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"));
       },
     },
   );

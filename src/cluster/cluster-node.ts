@@ -3,7 +3,7 @@ import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { MemberEntry } from "../failure-detector/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { type AgentStats, parseHostPort } from "../transport/index.js";
+import { type AgentStats, type PeerTransport, parseHostPort } from "../transport/index.js";
 import { assembleCluster, type ClusterParts } from "./cluster-assembly.js";
 import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import type { ClusterOptions } from "./cluster-options.js";
@@ -23,6 +23,13 @@ export interface ClusterNodeDeps {
   readonly clock?: Clock;
   /** Where the node's and its agent's records go. @default JSON records on standard error */
   readonly logger?: Logger;
+  /** How the node reaches its peers and is reached (a `MemoryNetwork`'s, in one process). @default gRPC */
+  readonly transport?: PeerTransport;
+  /**
+   * What follows a graceful leave an operator asked for (`ctl leave`) once it ended: the agent command
+   * ends its process. @default the node stops
+   */
+  readonly afterLeave?: (node: ClusterNode) => void;
 }
 
 /**
@@ -74,13 +81,17 @@ export class ClusterNode {
       );
     }
     const cell: { node?: ClusterNode } = {};
+    const afterLeave = deps.afterLeave ?? ((node: ClusterNode) => void node.stop());
     const { parts, address, listenAddress } = await assembleCluster(agentOptions, options, {
       clock,
       logger,
-      leave: () =>
-        cell.node
-          ? cell.node.leave()
-          : Promise.reject(new UbiError(ErrorCode.PeerUnreachable, "agent is starting")),
+      ...(deps.transport === undefined ? {} : { transport: deps.transport }),
+      leave: async () => {
+        const node = cell.node;
+        if (!node) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
+        await node.leave();
+        afterLeave(node);
+      },
     });
     const node = new ClusterNode(options, address, listenAddress, clock, parts);
     cell.node = node;

@@ -83,8 +83,8 @@ export interface ClusterServiceDeps {
   readonly ipGrants: (request: IpRequest) => IpReply;
   /** Spreads blacklist changes and answers peers' syncs. */
   readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
-  /** Leaves the cluster gracefully and ends the process (the `LEAVE` control action). */
-  readonly leaveAndExit: () => void;
+  /** Starts a graceful leave of the cluster, and what follows it (the `LEAVE` control action). */
+  readonly leave: () => void;
   /** Where operator commands are recorded (an audit trail). */
   readonly logger: Logger;
 }
@@ -364,7 +364,7 @@ export class ClusterService implements AgentServiceHandlers {
         agent.resume();
         return { ok: true, message: "resumed" };
       case "LEAVE":
-        this.deps.leaveAndExit();
+        this.deps.leave();
         return { ok: true, message: "leaving: handing queued URLs to their next owners" };
       case "BLACKLIST_ADD":
         try {

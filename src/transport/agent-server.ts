@@ -28,15 +28,14 @@ import type { AgentServiceHandlers, Sequenced } from "./messages.js";
 import {
   AGENT_RPCS,
   type ReplyOf,
-  type RequestOf,
   RPC_NAMES,
-  type RpcName,
   SERVICE_ROLES,
   type ServiceName,
   STREAMED_RPCS,
   type StreamedRpc,
   serviceDefinition,
 } from "./protocol.js";
+import { answerRequest, checkHandlers, decodeRequest, handleRequest } from "./request-answering.js";
 import {
   checkTlsMaterial,
   checkTransportSecurity,
@@ -45,7 +44,7 @@ import {
   type TransportSecurity,
 } from "./security.js";
 import { type GrpcStatus, statusForError } from "./status-mapping.js";
-import { tolerant, Undecodable } from "./tolerant-decode.js";
+import { tolerant } from "./tolerant-decode.js";
 import { validateSequence } from "./validate.js";
 
 /** Options of an {@link AgentServer}. */
@@ -123,11 +122,7 @@ export class AgentServer {
     }
     this.#handlers = dependencies.handlers;
     this.#archive = dependencies.archive;
-    for (const name of Object.keys(AGENT_RPCS) as RpcName[]) {
-      if (typeof this.#handlers?.[name] !== "function") {
-        throw new UbiError(ErrorCode.InvalidArgument, `handlers.${name} must be a function`);
-      }
-    }
+    checkHandlers(this.#handlers);
     this.#clock = dependencies.clock ?? systemClock;
     this.#logger = dependencies.logger ?? defaultLogger();
     const logger = this.#logger;
@@ -223,7 +218,7 @@ export class AgentServer {
           callback(statusForError(refusal));
           return;
         }
-        this.#serve(name, call.request).then(
+        answerRequest(this.#handlers, name, call.request).then(
           (reply) => callback(null, reply),
           (error: unknown) => {
             if (!(error instanceof UbiError)) this.#report(name, error);
@@ -313,9 +308,9 @@ export class AgentServer {
   }
 
   async #answerOnStream<K extends StreamedRpc>(name: K, raw: unknown): Promise<Sequenced<ReplyOf<K>>> {
-    const request = this.#decode(name, raw);
+    const request = decodeRequest(name, raw);
     const sequence = validateSequence(raw, `${STREAMED_RPCS[name]} request`);
-    return { ...(await this.#handle(name, request)), sequence };
+    return { ...(await handleRequest(this.#handlers, name, request)), sequence };
   }
 
   #report(rpc: string, error: unknown): void {
@@ -324,31 +319,6 @@ export class AgentServer {
     } catch {
       // A failing logger must not turn into an unhandled rejection that kills the agent.
     }
-  }
-
-  async #serve<K extends RpcName>(name: K, raw: unknown): Promise<ReplyOf<K>> {
-    return this.#handle(name, this.#decode(name, raw));
-  }
-
-  /** The validated request of `name`, or `UbiError(BadMessage)`. */
-  #decode<K extends RpcName>(name: K, raw: unknown): RequestOf<K> {
-    if (raw instanceof Undecodable) {
-      throw new UbiError(
-        ErrorCode.BadMessage,
-        `undecodable ${AGENT_RPCS[name].method} request: ${raw.reason}`,
-      );
-    }
-    return AGENT_RPCS[name].validateRequest(raw);
-  }
-
-  async #handle<K extends RpcName>(name: K, request: RequestOf<K>): Promise<ReplyOf<K>> {
-    // Called as a method so class-based handlers keep their `this`.
-    const handler = this.#handlers[name] as unknown as (request: RequestOf<K>) => Promise<ReplyOf<K>>;
-    const reply = await handler.call(this.#handlers, request);
-    if (typeof reply !== "object" || reply === null) {
-      throw new Error(`handler ${name} returned no reply`);
-    }
-    return reply;
   }
 }
 

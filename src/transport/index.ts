@@ -21,9 +21,11 @@ export {
   MAX_URLS_PER_BATCH,
   pageScheduleBytes,
 } from "./limits.js";
+export { type LinkRule, MemoryNetwork, type MemoryNetworkDeps } from "./memory-network.js";
 export * from "./messages.js";
 export { type PeerCallOptions, PeerClient, type PeerClientOptions } from "./peer-client.js";
 export { PeerClientPool } from "./peer-client-pool.js";
+export { GRPC_TRANSPORT, type PeerServer, type PeerTransport } from "./peer-transport.js";
 export { AGENT_SERVICE_NAME, LOADER_OPTIONS, loadProtocol, PROTO_PATH, type RpcName } from "./protocol.js";
 export {
   INSECURE,

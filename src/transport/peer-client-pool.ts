@@ -4,17 +4,21 @@
  */
 
 import { ErrorCode, UbiError } from "../errors.js";
-import { PeerClient, type PeerClientOptions, resolvePeerClientOptions } from "./peer-client.js";
+import { type PeerClient, type PeerClientOptions, resolvePeerClientOptions } from "./peer-client.js";
+import { GRPC_TRANSPORT, type PeerTransport } from "./peer-transport.js";
 
 /** Get-or-create clients by peer address; `closeAll()` on shutdown. */
 export class PeerClientPool {
   readonly #options: PeerClientOptions;
+  readonly #transport: PeerTransport;
   readonly #clients = new Map<string, PeerClient>();
   #closed = false;
 
-  constructor(options: PeerClientOptions = {}) {
+  /** @param transport what the clients' calls travel on */
+  constructor(options: PeerClientOptions = {}, transport: PeerTransport = GRPC_TRANSPORT) {
     // Checked once here so a bad option fails at startup, not at the first peer.
     this.#options = resolvePeerClientOptions(options);
+    this.#transport = transport;
   }
 
   /** The client of `address` (`host:port`), created if needed. */
@@ -22,7 +26,7 @@ export class PeerClientPool {
     if (this.#closed) throw new UbiError(ErrorCode.PeerUnreachable, "peer client pool is closed");
     let client = this.#clients.get(address);
     if (client === undefined) {
-      client = new PeerClient(address, this.#options);
+      client = this.#transport.connect(address, this.#options);
       this.#clients.set(address, client);
     }
     return client;

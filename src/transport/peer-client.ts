@@ -3,7 +3,7 @@
  * PeerUnreachable (retry later or elsewhere), BadMessage (do not retry as is) or IdConflict.
  */
 
-import { Client, Metadata, status } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseHostPort } from "./address.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./limits.js";
@@ -39,10 +39,10 @@ import {
   type StreamedRpc,
   serviceDefinition,
 } from "./protocol.js";
-import { channelSecurityFor, checkTransportSecurity, INSECURE, type TransportSecurity } from "./security.js";
-import { SequencedStreamClient } from "./sequenced-stream-client.js";
-import { errorFromStatus, grpcStatusOf } from "./status-mapping.js";
-import { tolerant, Undecodable } from "./tolerant-decode.js";
+import { GrpcChannel, type RpcChannel } from "./rpc-channel.js";
+import { checkTransportSecurity, INSECURE, type TransportSecurity } from "./security.js";
+import { grpcStatusOf } from "./status-mapping.js";
+import { Undecodable } from "./tolerant-decode.js";
 
 /** Options of a {@link PeerClient} (and of every client of a `PeerClientPool`). */
 export interface PeerClientOptions {
@@ -134,34 +134,28 @@ export class PeerClient {
   /** The peer's `host:port`. */
   readonly address: string;
   readonly #options: ResolvedOptions;
-  readonly #client: Client;
-  /** Heartbeats to this peer as a known member; the stream opens on the first one. */
-  readonly #heartbeats: SequencedStreamClient<"heartbeat">;
-  readonly #digestQuestions: SequencedStreamClient<"checkDigests">;
+  readonly #channel: RpcChannel;
   #closed = false;
 
-  constructor(address: string, options: PeerClientOptions = {}) {
+  /**
+   * @param channel what carries the calls (a `MemoryNetwork`'s, in one process); by default a gRPC
+   * connection made with `options`
+   */
+  constructor(address: string, options: PeerClientOptions = {}, channel?: RpcChannel) {
     const hostPort = typeof address === "string" ? parseHostPort(address) : undefined;
     if (hostPort === undefined) {
       throw new UbiError(ErrorCode.InvalidArgument, `peer address must be host:port, got ${String(address)}`);
     }
     this.address = address;
     this.#options = resolvePeerClientOptions(options);
-    const { credentials, options: securityOptions } = channelSecurityFor(
-      this.#options.security,
-      hostPort.host,
-      this.#options.serverNames.get(address),
-    );
-    this.#client = new Client(address, credentials, {
-      ...securityOptions,
-      "grpc.max_receive_message_length": this.#options.maxReceiveMessageBytes,
-      "grpc.max_reconnect_backoff_ms": this.#options.maxReconnectBackoffMs,
-      "grpc.initial_reconnect_backoff_ms": Math.min(1000, this.#options.maxReconnectBackoffMs),
-      // Channelz (grpc's introspection service, which ubicrawl does not serve) counts every call.
-      "grpc.enable_channelz": 0,
-    });
-    this.#heartbeats = new SequencedStreamClient("heartbeat", address, this.#client);
-    this.#digestQuestions = new SequencedStreamClient("checkDigests", address, this.#client);
+    this.#channel =
+      channel ??
+      new GrpcChannel(address, hostPort.host, {
+        security: this.#options.security,
+        serverName: this.#options.serverNames.get(address),
+        maxReceiveMessageBytes: this.#options.maxReceiveMessageBytes,
+        maxReconnectBackoffMs: this.#options.maxReconnectBackoffMs,
+      });
   }
 
   /** Announces `request.member` to the peer; resolves to the peer's membership table. */
@@ -186,7 +180,7 @@ export class PeerClient {
    */
   streamHeartbeat(request: HeartbeatRequest, options: PeerCallOptions = {}): Promise<HeartbeatReply> {
     return this.#onStream(
-      this.#heartbeats,
+      "heartbeat",
       request,
       options.deadlineMs ?? this.#options.heartbeatDeadlineMs,
       options,
@@ -313,7 +307,7 @@ export class PeerClient {
    */
   streamCheckDigests(request: DigestCheck, options: PeerCallOptions = {}): Promise<DigestVerdicts> {
     return this.#onStream(
-      this.#digestQuestions,
+      "checkDigests",
       request,
       options.deadlineMs ?? this.#options.requestDeadlineMs,
       options,
@@ -345,20 +339,22 @@ export class PeerClient {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#heartbeats.close();
-    this.#digestQuestions.close();
-    this.#client.close();
+    this.#channel.close();
   }
 
-  /** Sends `request` on `stream`, or through `unary` when the peer lacks the stream (UNIMPLEMENTED). */
+  /**
+   * Sends `request` on the stream of `rpc`, or through `unary` when the channel has no stream or the
+   * peer lacks it (UNIMPLEMENTED).
+   */
   async #onStream<K extends StreamedRpc>(
-    stream: SequencedStreamClient<K>,
+    rpc: K,
     request: RequestOf<K>,
     deadlineMs: number,
     options: PeerCallOptions,
     unary: () => Promise<ReplyOf<K>>,
   ): Promise<ReplyOf<K>> {
-    if (stream.available) {
+    const stream = this.#closed ? undefined : this.#channel.stream(rpc);
+    if (stream?.available) {
       try {
         return await stream.send(request, positive(deadlineMs, "deadlineMs"), options.signal);
       } catch (error) {
@@ -392,31 +388,11 @@ export class PeerClient {
         new UbiError(ErrorCode.BadMessage, `cannot encode ${spec.method} request`, { cause: error }),
       );
     }
-    return new Promise<ReplyOf<K>>((resolve, reject) => {
-      const onAbort = () => call.cancel();
-      const call = this.#client.makeUnaryRequest(
-        method.path,
-        (encoded: Buffer) => encoded,
-        tolerant(method.responseDeserialize),
-        bytes,
-        new Metadata(),
-        { deadline: Date.now() + deadlineMs },
-        (error, value) => {
-          signal?.removeEventListener("abort", onAbort);
-          if (error) {
-            reject(signal?.aborted ? signal.reason : errorFromStatus(error, this.address, spec.method));
-          } else if (value instanceof Undecodable) {
-            reject(new UbiError(ErrorCode.BadMessage, `undecodable ${spec.method} reply: ${value.reason}`));
-          } else {
-            try {
-              resolve(spec.validateReply(value));
-            } catch (invalid) {
-              reject(invalid);
-            }
-          }
-        },
-      );
-      signal?.addEventListener("abort", onAbort, { once: true });
+    return this.#channel.unary({ method, methodName: spec.method, bytes, deadlineMs, signal }).then((raw) => {
+      if (raw instanceof Undecodable) {
+        throw new UbiError(ErrorCode.BadMessage, `undecodable ${spec.method} reply: ${raw.reason}`);
+      }
+      return spec.validateReply(raw);
     });
   }
 }
