@@ -322,7 +322,7 @@ export async function assembleCluster(
       ownership,
       isAlive,
       self: () => toWireMember(detector.self, clock.now()),
-      claim: (peerId, request) => peerClient(peerId).claimHosts(request),
+      claim: (peerId, request, signal) => peerClient(peerId).claimHosts(request, { signal }),
       learnOf: (member) => detector.learnOf(fromWireMember(member)),
       desk,
       agent,
@@ -352,6 +352,8 @@ export async function assembleCluster(
     capacityOf: (id) => memberOf(id)?.capacity ?? 1,
     onGone: (id) => {
       crawlEnd.forget(id);
+      // A claim waiting for its answer would wait out the hand-over deadline (30 s) for nothing.
+      claims.peerGone(id);
       // A dead agent's claims on payloads would hold others' copies until their lease ran out.
       agent.forgetDigestClaims(id);
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.

@@ -35,8 +35,8 @@ export interface HostClaimsDeps {
   readonly isAlive: (id: string) => boolean;
   /** This agent's own entry, as sent to the agents it claims from. */
   readonly self: () => Member;
-  /** Sends a claim to agent `peerId`. */
-  readonly claim: (peerId: string, request: ClaimRequest) => Promise<ClaimReply>;
+  /** Sends a claim to agent `peerId`; `signal` aborts it (the agent left the view). */
+  readonly claim: (peerId: string, request: ClaimRequest, signal: AbortSignal) => Promise<ClaimReply>;
   /** An agent named by an answer (it holds or owns a host) that this agent may not know yet. */
   readonly learnOf: (member: Member) => void;
   /** Where the done URLs and page histories the answers carry are recorded (durably). */
@@ -79,6 +79,8 @@ export class HostClaims {
   private readonly maxAsked: number;
   private readonly pending = new Map<string, Pending>();
   private queued: string[] = [];
+  /** Claims on their way, by the agent asked: aborted when it leaves the view. */
+  private readonly asking = new Map<string, Set<AbortController>>();
   private timer: TimerHandle | undefined;
   private stopped = false;
 
@@ -122,6 +124,16 @@ export class HostClaims {
     this.queued = [];
     const retryAt = this.deps.clock.now() + RETRY_MS;
     for (const host of [...this.pending.keys()]) this.settle(host, retryAt);
+  }
+
+  /**
+   * Agent `id` left the view (dead or gone): claims waiting for its answer stop waiting — a message lost
+   * in a partition would otherwise hold their hosts until the hand-over deadline — and go on along the
+   * circle without it.
+   */
+  peerGone(id: string): void {
+    for (const controller of this.asking.get(id) ?? [])
+      controller.abort(new Error(`agent ${id} left the view`));
   }
 
   private flush(): void {
@@ -196,11 +208,18 @@ export class HostClaims {
   private async ask(peer: string, walks: readonly Walk[]): Promise<void> {
     for (const walk of walks) walk.asked.add(peer);
     let reply: ClaimReply;
+    const controller = new AbortController();
+    const asking = this.asking.get(peer) ?? new Set();
+    this.asking.set(peer, asking.add(controller));
     try {
-      reply = await this.deps.claim(peer, {
-        claimant: this.deps.self(),
-        hosts: walks.map((walk) => ({ host: walk.host, skip: walk.skip, skipPages: walk.skipPages })),
-      });
+      reply = await this.deps.claim(
+        peer,
+        {
+          claimant: this.deps.self(),
+          hosts: walks.map((walk) => ({ host: walk.host, skip: walk.skip, skipPages: walk.skipPages })),
+        },
+        controller.signal,
+      );
     } catch {
       // An agent gone from the view holds nothing to wait for; a live one that did not answer may
       // hold the host: ask again later rather than take it.
@@ -212,6 +231,9 @@ export class HostClaims {
         if (this.deps.isAlive(peer)) walk.result = retryAt;
       }
       return;
+    } finally {
+      asking.delete(controller);
+      if (asking.size === 0) this.asking.delete(peer);
     }
     // What the answers say (done URLs, page histories) is recorded before they are acted on.
     await this.deps.desk.adopt(reply.hosts);

@@ -82,6 +82,8 @@ interface PeerOutbox {
   /** When `timer` fires. */
   dueAtMs: number;
   sending: boolean;
+  /** Aborts the batch on its way (its call, or the wait before it is sent again). */
+  call: AbortController | undefined;
   /** Queued URLs in the destination's last heartbeat load. */
   peerQueuedUrls: number | undefined;
   /** Acknowledged batches in a row that were all duplicates to the destination. */
@@ -227,11 +229,17 @@ export class UrlExchange implements UrlExchangeSink {
     for (const [peer, outbox] of this.outboxes) this.schedule(peer, outbox);
   }
 
-  /** After a view change: URLs buffered for agents no longer alive go to their new owners. */
+  /**
+   * After a view change: URLs buffered for agents no longer alive go to their new owners. A batch on
+   * its way to one is not waited for (a call lost in a partition would wait out its 10 s deadline): it
+   * goes to the new owners too.
+   */
   onViewChange(): void {
     for (const [peer, outbox] of this.outboxes) {
-      if (this.deps.isAlive(peer) || outbox.sending) continue;
-      this.rerouteBuffer(peer, outbox);
+      if (this.deps.isAlive(peer)) continue;
+      if (outbox.sending)
+        outbox.call?.abort(new UbiError(ErrorCode.PeerUnreachable, `agent ${peer} left the view`));
+      else this.rerouteBuffer(peer, outbox);
     }
   }
 
@@ -266,8 +274,13 @@ export class UrlExchange implements UrlExchangeSink {
    * `signal` aborts (the batches on the way are then left to end by themselves).
    */
   async drain(signal?: AbortSignal): Promise<void> {
-    for (const peer of this.outboxes.keys()) this.flush(peer);
-    while (!this.isIdle && !this.abort.signal.aborted && !signal?.aborted) await sleep(this.deps.clock, 20);
+    for (;;) {
+      // Again each round: URLs buffered behind a batch on its way (or routed since) go as soon as it is
+      // answered, not when the flush policy would have sent them (up to its longest delay).
+      for (const peer of this.outboxes.keys()) this.flush(peer);
+      if (this.isIdle || this.abort.signal.aborted || signal?.aborted) return;
+      await sleep(this.deps.clock, 20);
+    }
   }
 
   private flush(peer: string): void {
@@ -343,7 +356,7 @@ export class UrlExchange implements UrlExchangeSink {
         // sees them; a failed write is retried like a failed send, so no URL is dropped.
         if (!durable) await this.deps.committer.commit();
         durable = true;
-        const ack = await this.deps.submit(peer, batch, this.abort.signal);
+        const ack = await this.attempt(outbox, (signal) => this.deps.submit(peer, batch, signal));
         outbox.fruitlessBatches = ack.accepted + ack.forwarded === 0 ? outbox.fruitlessBatches + 1 : 0;
         this.acknowledged(urls);
         this.pending -= urls.length;
@@ -360,9 +373,26 @@ export class UrlExchange implements UrlExchangeSink {
           this.deps.stats.recordError("batch_refused");
           return;
         }
-        await sleep(this.deps.clock, delayMs, this.abort.signal).catch(() => {});
+        // A peer gone from the view is not waited for: its URLs go to their new owners at once.
+        if (!this.deps.isAlive(peer)) continue;
+        await this.attempt(outbox, (signal) => sleep(this.deps.clock, delayMs, signal)).catch(() => {});
         delayMs = Math.min(delayMs * 2, this.options.retryMaxMs);
       }
+    }
+  }
+
+  /** Runs one step of a batch's sending (its call, or the wait before the next), abortable by a view change or a stop. */
+  private async attempt<T>(outbox: PeerOutbox, step: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const call = new AbortController();
+    const stop = () => call.abort(this.abort.signal.reason);
+    if (this.abort.signal.aborted) stop();
+    this.abort.signal.addEventListener("abort", stop, { once: true });
+    outbox.call = call;
+    try {
+      return await step(call.signal);
+    } finally {
+      this.abort.signal.removeEventListener("abort", stop);
+      outbox.call = undefined;
     }
   }
 
@@ -393,6 +423,7 @@ export class UrlExchange implements UrlExchangeSink {
         timer: undefined,
         dueAtMs: 0,
         sending: false,
+        call: undefined,
         peerQueuedUrls: undefined,
         fruitlessBatches: 0,
         spareHostSlots: 0,

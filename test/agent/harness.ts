@@ -498,13 +498,17 @@ export function overlappingRequests(requests: readonly TracedRequest[]): [Traced
 /** Polls `predicate` every `intervalMs` until it holds; rejects naming `what` after `timeoutMs`. */
 export async function waitFor(
   predicate: () => boolean | Promise<boolean>,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 30_000,
   intervalMs = 20,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await predicate())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === "function" ? what() : what}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -81,8 +81,9 @@ function setup(options: { maxAsked?: number } = {}) {
     ownership,
     isAlive: (id) => alive.has(id),
     self: () => member("me"),
-    claim: (peer, request) =>
+    claim: (peer, request, signal) =>
       new Promise<ClaimReply>((resolve, reject) => {
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
         asked.push({
           peer,
           request,
@@ -368,6 +369,27 @@ describe("HostClaims: the walk along the circle", () => {
     gone.asked.at(-1)?.fail();
     await settle();
     expect(gone.log()).toEqual(["b:h/0", "b:h/4", "c:h/0"]);
+  });
+
+  it("stops waiting for an agent that leaves the view mid-claim (a lost answer) and goes on without it", async () => {
+    const { admit, clock, alive, claims, log, answerLast, results, tenure } = setup();
+    admit("h1");
+    admit("h2");
+    clock.advance(5);
+    await settle();
+    expect(log()).toEqual(["b:h1/0,h2/0"]);
+    // No answer from b, whose deadline is far: it is declared dead meanwhile.
+    alive.delete("b");
+    claims.peerGone("c");
+    await settle();
+    expect(log()).toHaveLength(1);
+    claims.peerGone("b");
+    await settle();
+    expect(log()).toEqual(["b:h1/0,h2/0", "c:h1/0,h2/0"]);
+    await answerLast("NOT_HELD");
+    await answerLast("NOT_HELD");
+    expect(results.get("h1")).toBe(0);
+    expect(tenure.holds("h2")).toBe(true);
   });
 });
 

@@ -78,6 +78,8 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
     fingerprinter: await UrlFingerprinter.create(),
     submit: (peer, batch, signal) =>
       new Promise<UrlBatchAck>((resolve, reject) => {
+        // As the transport's client does: an aborted call ends with the signal's reason.
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
         calls.push({
           peer,
           batch,
@@ -416,6 +418,20 @@ describe("UrlExchange", () => {
     expect(t.rerouted).toEqual([]);
   });
 
+  it("reroutes a batch on its way to a peer that leaves the view at once, without waiting for its answer", async () => {
+    const t = await setup({ flushDelayMs: 50 });
+    sendAll(t.exchange, "p", [url(1), url(2)]);
+    t.clock.advance(50);
+    await t.callCount(1);
+    // Never answered (lost in a partition); the view drops p long before the call's deadline.
+    t.alive.delete("p");
+    t.exchange.onViewChange();
+    expect(t.calls[0]?.signal.aborted).toBe(true);
+    await vi.waitFor(() => expect([...t.rerouted].sort()).toEqual([url(1), url(2)]));
+    expect(t.exchange.pendingUrls).toBe(0);
+    expect(t.delivered).toEqual([]);
+  });
+
   it("reroutes every URL exactly once when the peer dies, none lost, none acknowledged twice", async () => {
     const t = await setup({ maxBatchUrls: 3, flushDelayMs: 50, retryMinMs: 100 });
     const urls = Array.from({ length: 10 }, (_, i) => url(i));
@@ -605,9 +621,7 @@ describe("UrlExchange rules", () => {
     t.clock.advance(0);
     await t.callCount(2);
     t.alive.delete("p");
-    t.calls[1]?.fail();
-    await t.timersSet(1); // the retry's wait; then the peer is found dead
-    t.clock.advance(200);
+    t.calls[1]?.fail(); // no retry's wait: the peer is found dead at once
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
     expect(t.reroutedAttempts).toEqual([`${url(3)}#2`, `${url(4)}#1`]);
   });
@@ -719,6 +733,26 @@ describe("UrlExchange rules", () => {
     t.exchange.stop();
     await t.exchange.drain();
     expect(t.calls).toHaveLength(2);
+  });
+
+  it("drains what was buffered behind a batch on its way as soon as that batch is answered", async () => {
+    const t = await setup({ flushDelayMs: 10_000 });
+    sendAll(t.exchange, "p", [url(1)]);
+    const draining = t.exchange.drain();
+    await t.callCount(1);
+    // Routed while the first batch is on its way: the flush policy alone would hold it 10 s.
+    sendAll(t.exchange, "p", [url(2)]);
+    t.calls[0]?.ack();
+    await t.quiet();
+    for (let i = 0; i < 3 && t.calls.length < 2; i++) {
+      t.clock.advance(20);
+      await t.quiet();
+    }
+    expect(urlsOf(t.calls[1])).toEqual([url(2)]);
+    t.calls[1]?.ack();
+    for (let i = 0; i < 5 && !t.exchange.isIdle; i++) await t.quiet();
+    t.clock.advance(20);
+    await draining;
   });
 
   it("stops draining when its signal aborts, leaving the batch on the way to end by itself", async () => {
