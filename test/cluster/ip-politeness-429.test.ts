@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ServedRequest } from "../../src/testweb/index.js";
+import {
+  crawlMetrics,
+  servedPages,
+  startWebFixture,
+  traceRequests,
+  type WebFixture,
+} from "../agent/harness.js";
+import { hostKeyOf, startCluster } from "./cluster-harness.js";
+import { agentsAt, FLAGS, waitForExits } from "./ip-politeness-harness.js";
+
+let fixture: WebFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+/** Apart from ip-politeness.test.ts, so the system tier runs the two files side by side. */
+describe("per-IP politeness across the cluster: its messages, and a 429", () => {
+  it("costs no message per request where each address has one user: a few per address, batched", async () => {
+    fixture = await startWebFixture({ hosts: 40, pages: 2500, seed: 3 });
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4, FLAGS);
+    const stopped = await waitForExits(agents);
+    expect(crawlMetrics(servedPages(fixture.web.recorder), truth.urls).coverage).toBe(1);
+    const messages = stopped.reduce((sum, record) => sum + Number(record.ipMessages ?? 0), 0);
+    const addresses = new Set(fixture.web.model.hosts.map((host) => host.ip)).size;
+    const pages = truth.urls.length;
+    // Without leases it would be one ask a request, and a release: twice the pages, times 3/4.
+    expect(messages, `${messages} messages for ${pages} pages at ${addresses} addresses`).toBeLessThan(
+      pages * 0.1,
+    );
+    expect(messages).toBeGreaterThan(0);
+  }, 180_000);
+
+  it("a 429 answered to one agent holds every agent's requests to that address for its Retry-After", async () => {
+    // Six hosts behind an address that takes 5 requests a second, and answers 429 (Retry-After: 1) beyond.
+    fixture = await startWebFixture({
+      hosts: 24,
+      pages: 480,
+      seed: 4,
+      responseDelayMs: 5,
+      ipGroups: [{ hosts: 6, requestsPerSecond: 5 }],
+    });
+    const truth = fixture.truth();
+    const recorder = fixture.web.recorder;
+    const ip = fixture.web.model.hosts[0]?.ip as string;
+    const trace = traceRequests(recorder);
+    const refusedAtMs: number[] = [];
+    const refused = recorder.refused.bind(recorder);
+    recorder.refused = (request: ServedRequest) => {
+      refusedAtMs.push(performance.now());
+      refused(request);
+    };
+    const agents = await startCluster(fixture, 4, [...FLAGS, "--max-fetch-attempts", "10"]);
+    await waitForExits(agents);
+    trace.stop();
+
+    expect(crawlMetrics(servedPages(recorder), truth.urls).coverage).toBe(1);
+    expect(refusedAtMs.length).toBeGreaterThan(0);
+    const startsAtIp = trace.requests.filter((request) => request.ip === ip).map((r) => r.beganAtMs);
+    // After each refusal, the report reaches the address's authority within a round trip, and requests
+    // granted before it start at once: past 250 ms, nothing starts there until the second is over.
+    const early = refusedAtMs.flatMap((atMs) =>
+      startsAtIp
+        .filter((startMs) => startMs > atMs + 250 && startMs < atMs + 950)
+        .map((startMs) => startMs - atMs),
+    );
+    expect(early, `${refusedAtMs.length} refusals of ${startsAtIp.length} requests`).toEqual([]);
+    const byAgent = await agentsAt(fixture, agents, ip);
+    expect(byAgent.length).toBeGreaterThanOrEqual(2);
+    const hostsAtIp = new Set(
+      trace.requests.filter((request) => request.ip === ip).map((request) => hostKeyOf(request.url)),
+    );
+    expect(hostsAtIp.size).toBe(6);
+  }, 240_000);
+});
