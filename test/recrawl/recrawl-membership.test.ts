@@ -4,7 +4,6 @@ import type { CrawlLogEntry } from "../../src/storage/index.js";
 import {
   type ExitResult,
   errorLine,
-  isRobotsUrl,
   logEvent,
   readCrawlLogOf,
   readCrawlLogSoFar,
@@ -13,6 +12,13 @@ import {
   waitFor,
 } from "../agent/harness.js";
 import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness.js";
+import {
+  CHANGING_WEB,
+  INTERVAL_MS,
+  isAnsweredVisit,
+  RECRAWL_FLAGS,
+  waitForRevisit,
+} from "./recrawl-cluster.js";
 
 /**
  * Revisit schedules travel with their hosts: a real agent crawls continuously (`--recrawl fixed`), a
@@ -20,7 +26,6 @@ import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness
  * gracefully later (they move back). Every page is revisited within its interval plus a grace after
  * each change of owner, by one agent at a time: never twice for one due time, and never forgotten.
  */
-const INTERVAL_MS = 4000;
 /**
  * How late a revisit may be: after a change of owner, the join or leave noticed and the host handed
  * over; at any time, the host's first pass ahead of it in its queue, on a machine shared with others.
@@ -28,16 +33,6 @@ const INTERVAL_MS = 4000;
 const GRACE_MS = 8000;
 /** Two visits of a page this much closer than the interval are two visits for one due time. */
 const SLACK_MS = 500;
-const FLAGS = [
-  "--recrawl=fixed",
-  `--recrawl-interval=${INTERVAL_MS}ms`,
-  "--sitemaps=off",
-  // Short enough that a host's first pass, ahead of its revisits in its queue, ends within the grace.
-  "--delay-ms=10",
-  "--log-level=info",
-  // A continuous crawl without a horizon runs until it is stopped.
-  "--exit-when-done=false",
-];
 
 /** Visits of one URL: when (ms since the epoch) and by which agent, in time order. */
 type Visits = { atMs: number; agent: string; visits: number }[];
@@ -53,15 +48,8 @@ describe("--recrawl fixed through a join and a graceful leave", () => {
   let endAtMs: number;
 
   beforeAll(async () => {
-    fixture = await startWebFixture({
-      hosts: 8,
-      pages: 120,
-      seedCount: 1,
-      mirrors: 0,
-      trap: false,
-      changes: { everyMs: 1000, percent: 30 },
-    });
-    first = await startClusterAgent(fixture, { id: "agent-1", seeds: true, flags: FLAGS });
+    fixture = await startWebFixture(CHANGING_WEB);
+    first = await startClusterAgent(fixture, { id: "agent-1", seeds: true, flags: RECRAWL_FLAGS });
     // Mid-crawl: the first pass has begun and is not over.
     await waitFor(
       async () => (await readCrawlLogSoFar(first.dataDir).catch(() => [])).length >= 10,
@@ -72,17 +60,10 @@ describe("--recrawl fixed through a join and a graceful leave", () => {
     second = await startClusterAgent(fixture, {
       id: "agent-2",
       join: [first.address],
-      flags: FLAGS,
+      flags: RECRAWL_FLAGS,
     });
     // The joiner revisits pages whose histories it was handed (their visits go on from agent-1's).
-    await waitFor(
-      async () =>
-        (await readCrawlLogSoFar(second.dataDir).catch(() => [])).some(
-          (entry) => Number(entry.visits ?? 0) > 1,
-        ),
-      "agent-2 to revisit a page handed over",
-      60_000,
-    );
+    await waitForRevisit(second, "agent-2 to revisit a page handed over");
     await delay(INTERVAL_MS + 2000);
     second.process.kill("SIGTERM");
     const secondExit = await second.process.waitForExit(30_000);
@@ -107,7 +88,7 @@ describe("--recrawl fixed through a join and a graceful leave", () => {
       ["agent-2", logs.second],
     ] as const) {
       for (const entry of log) {
-        if (entry.status === 0 || isRobotsUrl(entry.url) || entry.visits === undefined) continue;
+        if (!isAnsweredVisit(entry)) continue;
         const visits = byUrl.get(entry.url) ?? [];
         visits.push({ atMs: Date.parse(entry.ts), agent, visits: entry.visits as number });
         byUrl.set(entry.url, visits);

@@ -4,14 +4,19 @@ import type { CrawlLogEntry } from "../../src/storage/index.js";
 import {
   type ExitResult,
   errorLine,
-  isRobotsUrl,
   readCrawlLogOf,
   readCrawlLogSoFar,
   startWebFixture,
   type WebFixture,
-  waitFor,
 } from "../agent/harness.js";
 import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness.js";
+import {
+  CHANGING_WEB,
+  INTERVAL_MS,
+  isAnsweredVisit,
+  RECRAWL_FLAGS,
+  waitForRevisit,
+} from "./recrawl-cluster.js";
 
 /**
  * A takeover after a crash cannot get the dead agent's page histories: a real agent is SIGKILLed
@@ -19,17 +24,8 @@ import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness
  * (`--takeover-delay-ms 0`). The bound the README states: the dead agent's pages are fetched again
  * (anew, or revisited from an older history), never left unrevisited.
  */
-const INTERVAL_MS = 4000;
 /** How late a revisit may be after the crash: the death noticed, the hosts taken, the pages found again. */
 const GRACE_MS = 8000;
-const FLAGS = [
-  "--recrawl=fixed",
-  `--recrawl-interval=${INTERVAL_MS}ms`,
-  "--sitemaps=off",
-  "--delay-ms=10",
-  "--log-level=info",
-  "--exit-when-done=false",
-];
 
 describe("--recrawl fixed through a SIGKILL and a takeover", () => {
   let fixture: WebFixture;
@@ -41,30 +37,16 @@ describe("--recrawl fixed through a SIGKILL and a takeover", () => {
   let endAtMs: number;
 
   beforeAll(async () => {
-    fixture = await startWebFixture({
-      hosts: 8,
-      pages: 120,
-      seedCount: 1,
-      mirrors: 0,
-      trap: false,
-      changes: { everyMs: 1000, percent: 30 },
-    });
-    survivor = await startClusterAgent(fixture, { id: "agent-1", flags: FLAGS });
+    fixture = await startWebFixture(CHANGING_WEB);
+    survivor = await startClusterAgent(fixture, { id: "agent-1", flags: RECRAWL_FLAGS });
     victim = await startClusterAgent(fixture, {
       id: "agent-2",
       join: [survivor.address],
       seeds: true,
-      flags: FLAGS,
+      flags: RECRAWL_FLAGS,
     });
     // The victim has revisited pages of its own: histories only it has.
-    await waitFor(
-      async () =>
-        (await readCrawlLogSoFar(victim.dataDir).catch(() => [])).some(
-          (entry) => Number(entry.visits ?? 0) > 1,
-        ),
-      "agent-2 to revisit a page",
-      60_000,
-    );
+    await waitForRevisit(victim, "agent-2 to revisit a page");
     victim.process.kill("SIGKILL");
     await victim.process.waitForExit(10_000);
     killedAtMs = Date.now();
@@ -86,7 +68,7 @@ describe("--recrawl fixed through a SIGKILL and a takeover", () => {
   function lastVisits(): Map<string, number> {
     const last = new Map<string, number>();
     for (const entry of [...logs.survivor, ...logs.victim]) {
-      if (entry.status === 0 || isRobotsUrl(entry.url) || entry.visits === undefined) continue;
+      if (!isAnsweredVisit(entry)) continue;
       last.set(entry.url, Math.max(last.get(entry.url) ?? 0, Date.parse(entry.ts)));
     }
     return last;

@@ -1,0 +1,46 @@
+import type { CrawlLogEntry } from "../../src/storage/index.js";
+import type { TestWebOptions } from "../../src/testweb/index.js";
+import { isRobotsUrl, readCrawlLogSoFar, waitFor } from "../agent/harness.js";
+import type { ClusterAgent } from "../cluster/cluster-harness.js";
+
+/** What the continuous-crawl cluster tests share: a web that changes, and agents revisiting it. */
+
+/** Every page is revisited this often (`--recrawl fixed`). */
+export const INTERVAL_MS = 4000;
+
+/** Flags of an agent that crawls continuously, revisiting every page each {@link INTERVAL_MS}. */
+export const RECRAWL_FLAGS = [
+  "--recrawl=fixed",
+  `--recrawl-interval=${INTERVAL_MS}ms`,
+  "--sitemaps=off",
+  // Short enough that a host's first pass, ahead of its revisits in its queue, ends within the grace.
+  "--delay-ms=10",
+  "--log-level=info",
+  // A continuous crawl without a horizon runs until it is stopped.
+  "--exit-when-done=false",
+];
+
+/** A small web, no mirrors nor trap, of which 30% of the pages change every second. */
+export const CHANGING_WEB: TestWebOptions = {
+  hosts: 8,
+  pages: 120,
+  seedCount: 1,
+  mirrors: 0,
+  trap: false,
+  changes: { everyMs: 1000, percent: 30 },
+};
+
+/** True for a page's answered visit (robots.txt aside) counted by the recrawler. */
+export function isAnsweredVisit(entry: CrawlLogEntry): boolean {
+  return entry.status !== 0 && !isRobotsUrl(entry.url) && entry.visits !== undefined;
+}
+
+/** Waits until `agent` has revisited a page (a crawl-log entry of a second visit or more). */
+export async function waitForRevisit(agent: ClusterAgent, what: string): Promise<void> {
+  await waitFor(
+    async () =>
+      (await readCrawlLogSoFar(agent.dataDir).catch(() => [])).some((entry) => Number(entry.visits ?? 0) > 1),
+    what,
+    60_000,
+  );
+}
