@@ -1,17 +1,6 @@
-import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { ClusterNode, type ClusterOptions } from "../../src/cluster/index.js";
-import { silentLogger } from "../../src/logging/index.js";
-import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
-import {
-  crawlMetrics,
-  inProcessAgentOptions,
-  servedPages,
-  startWebFixture,
-  traceRequests,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { startWebFixture, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
+import { MemoryCluster } from "./memory-cluster-harness.js";
 
 /**
  * A whole cluster in this process: five real agents (real frontiers, LevelDB folders, fetches from the
@@ -24,64 +13,33 @@ import {
 const WEB = { hosts: 16, pages: 240, maxArticlesPerHost: 40, seed: 11, responseDelayMs: 2 };
 
 let fixture: WebFixture | undefined;
-const nodes = new Map<string, ClusterNode>();
+let cluster: MemoryCluster | undefined;
 
 afterEach(async () => {
-  await Promise.all([...nodes.values()].map((node) => node.stop()));
-  nodes.clear();
+  await cluster?.stopAll();
+  cluster = undefined;
   await fixture?.stop();
   fixture = undefined;
 });
-
-/** Cluster options of an agent at `address` in the memory network: heartbeats every 50 ms. */
-function clusterOptions(address: string, join: readonly string[]): ClusterOptions {
-  return {
-    listen: address,
-    join,
-    capacity: 1,
-    heartbeatIntervalMs: 50,
-    suspectAfterMs: 400,
-    takeoverDelayMs: 0,
-    security: INSECURE,
-  };
-}
 
 it("5 agents in one process survive a partition, a slow direction, a join and a graceful leave, and cover the web", async () => {
   const web = await startWebFixture(WEB);
   fixture = web;
   const truth = web.truth();
   const trace = traceRequests(web.web.recorder);
-  const network = new MemoryNetwork({ logger: silentLogger });
+  // Slow enough per host that the crawl is still on when the faults come.
+  const agents = new MemoryCluster(web, { agent: { delayMs: 25, robotsRetryMs: 100, maxRobotsAttempts: 2 } });
+  cluster = agents;
+  const { network } = agents;
+  const addressOf = (id: string) => agents.addressOf(id);
   const startedAt = performance.now();
   /** When each step ended, ms into the run: printed, to see where a slow run spent its time. */
   const steps: string[] = [];
   const step = (name: string) => steps.push(`${name} ${Math.round(performance.now() - startedAt)}`);
-  const addressOf = (id: string) => `${id}.memory:7000`;
-  const start = async (id: string, seeds: readonly string[]) => {
-    const node = await ClusterNode.start(
-      inProcessAgentOptions(
-        { id, dataDir: join(web.dir, `data-${id}`), seeds: [...seeds], hostsFile: web.hostsFile },
-        // Slow enough per host that the crawl is still on when the faults come.
-        { delayMs: 25, robotsRetryMs: 100, maxRobotsAttempts: 2 },
-      ),
-      clusterOptions(addressOf(id), id === "a" ? [] : [addressOf("a")]),
-      { transport: network.transport(addressOf(id)), logger: silentLogger },
-    );
-    nodes.set(id, node);
-    return node;
-  };
-  const missing = () => crawlMetrics(servedPages(web.web.recorder), truth.urls).missing;
-  const views = () =>
-    [...nodes.entries()].map(([id, node]) => `${id} sees ${node.alive.map((member) => member.id).join(",")}`);
-  /** Every page some agent still has queued, waiting or on its way: what a stuck crawl is stuck on. */
-  const leftover = () =>
-    [...nodes.values()].map((node) => {
-      const { id, queuedUrls, idle, waiting } = node.stats();
-      return { id, queuedUrls, idle, waiting };
-    });
+  const missing = () => agents.missing();
 
-  await start("a", web.web.seeds);
-  await Promise.all(["b", "c", "d"].map((id) => start(id, [])));
+  await agents.start("a", { seeds: web.web.seeds });
+  await Promise.all(["b", "c", "d"].map((id) => agents.start(id)));
   // Everything b says to c takes 150 ms (c's answers to b are quick).
   network.setLink(addressOf("b"), addressOf("c"), { delayMs: 150 });
   step("started");
@@ -89,34 +47,32 @@ it("5 agents in one process survive a partition, a slow direction, a join and a 
   step("an eighth");
 
   // A join, then a graceful leave of an agent with work queued: neither refetches a page.
-  await start("e", []);
+  await agents.start("e");
   step("e joined");
-  const b = nodes.get("b") as ClusterNode;
+  const b = agents.node("b");
   await waitFor(() => b.stats().queuedUrls > 0 && b.stats().hostsActive > 0, "b crawling a host", 10_000);
-  const outcome = await b.leave();
-  await b.stop();
-  nodes.delete("b");
+  const outcome = await agents.leave("b");
   step("b left");
   const missingWhenLeft = missing().length;
-  const twiceBeforeSplit = crawlMetrics(servedPages(web.web.recorder), truth.urls).repeated;
+  const twiceBeforeSplit = agents.metrics().repeated;
 
   // d is cut off for longer than the others take to suspect it; each side takes the other's hosts.
   network.partition([addressOf("d")], ["a", "c", "e"].map(addressOf));
   const cutAt = performance.now();
   const missingWhenCut = missing().length;
-  await waitFor(() => !nodes.get("a")?.alive.some((member) => member.id === "d"), "a sees d gone", 10_000);
+  await waitFor(() => !agents.node("a").alive.some((member) => member.id === "d"), "a sees d gone", 10_000);
   step("d cut off");
   network.heal();
   await waitFor(
-    () => [...nodes.values()].every((node) => node.alive.map((member) => member.id).join() === "a,c,d,e"),
-    () => `every view whole again: ${views().join("; ")}`,
+    () => agents.viewsAre(["a", "c", "d", "e"]),
+    () => `every view whole again: ${agents.views().join("; ")}`,
     10_000,
   );
 
   step("healed");
   await waitFor(
     () => missing().length === 0,
-    () => `every page fetched; missing ${missing().slice(0, 5).join(", ")}; ${JSON.stringify(leftover())}`,
+    () => `every page fetched; missing ${missing().slice(0, 5).join(", ")}; ${agents.leftover()}`,
     20_000,
   );
   const elapsedMs = performance.now() - startedAt;
@@ -124,14 +80,14 @@ it("5 agents in one process survive a partition, a slow direction, a join and a 
   expect(outcome).toMatchObject({ hostsNotHanded: 0, urlsNotHanded: 0 });
   expect(outcome.hostsHanded).toBeGreaterThan(0);
   // e took hosts over: it crawled them, or was handed what others had crawled there.
-  const joined = nodes.get("e")?.stats();
+  const joined = agents.node("e").stats();
   expect(joined?.hostsOwned).toBeGreaterThan(0);
   expect((joined?.pagesFetched ?? 0) + (joined?.pagesRecovered ?? 0)).toBeGreaterThan(0);
   expect(twiceBeforeSplit).toEqual([]);
   // Each fault came mid-crawl: work was left when b had left, and when d was cut off.
   expect(missingWhenLeft).toBeGreaterThan(truth.urls.length / 5);
   expect(missingWhenCut).toBeGreaterThan(truth.urls.length / 10);
-  const metrics = crawlMetrics(servedPages(web.web.recorder), truth.urls);
+  const metrics = agents.metrics();
   expect(metrics.missing).toEqual([]);
   expect(metrics.extra).toEqual([]);
   // What was fetched twice, the partition's price, was fetched again once it began: d took hosts without

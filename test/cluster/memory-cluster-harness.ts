@@ -1,0 +1,181 @@
+import { join } from "node:path";
+import type { AgentOptions } from "../../src/agent/index.js";
+import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
+import { type Logger, silentLogger } from "../../src/logging/index.js";
+import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
+import { crawlMetrics, inProcessAgentOptions, servedPages, type WebFixture } from "../agent/harness.js";
+
+/**
+ * A cluster of real agents in the test's process, on a {@link MemoryNetwork}: each agent has its own
+ * frontier, LevelDB folder and fetches from the test web over loopback; only the peers' gRPC is
+ * replaced, and every message is still encoded, validated and answered by the real handlers. For the
+ * scenarios that need no real process (joins, leaves, crashes as far as the survivors see them,
+ * restarts on the same data, partitions): seconds instead of a minute of processes.
+ *
+ * A crash here is {@link MemoryCluster.crash}: the node stops without a word to the others and keeps
+ * what it made durable. What a SIGKILL loses besides (pages fetched and not yet synced) needs a real
+ * process and is tested with one.
+ */
+
+/** Heartbeats every 50 ms, suspicion after 400 ms, no takeover grace: membership settles in a blink. */
+export const FAST_MEMBERSHIP: Omit<ClusterOptions, "listen" | "join"> = {
+  capacity: 1,
+  heartbeatIntervalMs: 50,
+  suspectAfterMs: 400,
+  takeoverDelayMs: 0,
+  security: INSECURE,
+};
+
+/** How one agent of a {@link MemoryCluster} starts. */
+export interface MemoryAgentOptions {
+  /** The agent's own seeds. @default none */
+  readonly seeds?: readonly string[];
+  /** The agents it joins through. @default the cluster's first agent (none for that one) */
+  readonly join?: readonly string[];
+  /** Agent options over the in-process defaults (delay, limits…). */
+  readonly agent?: Partial<AgentOptions>;
+  /** Cluster options over {@link FAST_MEMBERSHIP} and the cluster's own. */
+  readonly cluster?: Partial<ClusterOptions>;
+  /** The address it listens on. @default `<id>.memory:7000` */
+  readonly address?: string;
+  /** Node dependencies over the network's transport and the cluster's logger. */
+  readonly deps?: Partial<ClusterNodeDeps>;
+}
+
+/** Options of a whole {@link MemoryCluster}. */
+export interface MemoryClusterOptions {
+  /** Agent options every agent starts with (each agent's own come over them). */
+  readonly agent?: Partial<AgentOptions>;
+  /** Cluster options every agent starts with, over {@link FAST_MEMBERSHIP}. */
+  readonly cluster?: Partial<ClusterOptions>;
+  /** @default silent */
+  readonly logger?: Logger;
+}
+
+/** Agents started, stopped, crashed and restarted by id, on one {@link MemoryNetwork} and test web. */
+export class MemoryCluster {
+  readonly network: MemoryNetwork;
+  /** The running agents by id, in the order they started. */
+  readonly nodes = new Map<string, ClusterNode>();
+  private first: string | undefined;
+  private readonly logger: Logger;
+
+  constructor(
+    readonly web: WebFixture,
+    private readonly options: MemoryClusterOptions = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.network = new MemoryNetwork({ logger: this.logger });
+  }
+
+  /** The address agent `id` listens on by default. */
+  addressOf(id: string): string {
+    return `${id}.memory:7000`;
+  }
+
+  /** The data folder of agent `id` (kept across a crash or a stop, for a restart). */
+  dataDirOf(id: string): string {
+    return join(this.web.dir, `data-${id}`);
+  }
+
+  /** The running agent `id`; throws if it is not running. */
+  node(id: string): ClusterNode {
+    const node = this.nodes.get(id);
+    if (!node) throw new Error(`agent ${id} is not running`);
+    return node;
+  }
+
+  /** Starts agent `id` (again, on its data, if it ran before) and waits until it joined. */
+  async start(id: string, options: MemoryAgentOptions = {}): Promise<ClusterNode> {
+    if (this.nodes.has(id)) throw new Error(`agent ${id} is already running`);
+    this.first ??= id;
+    const address = options.address ?? this.addressOf(id);
+    const join = options.join ?? (id === this.first ? [] : [this.addressOf(this.first)]);
+    const node = await ClusterNode.start(
+      inProcessAgentOptions(
+        { id, dataDir: this.dataDirOf(id), seeds: [...(options.seeds ?? [])], hostsFile: this.web.hostsFile },
+        { ...this.options.agent, ...options.agent },
+      ),
+      { ...FAST_MEMBERSHIP, ...this.options.cluster, ...options.cluster, listen: address, join },
+      {
+        transport: this.network.transport(address),
+        logger: this.logger,
+        // A `ctl leave` ends in a stop, as the agent command's process ends.
+        afterLeave: () => void this.stop(id),
+        ...options.deps,
+      },
+    );
+    this.nodes.set(id, node);
+    return node;
+  }
+
+  /** Gracefully leaves (hands its hosts and URLs over) and stops agent `id`. */
+  async leave(id: string): ReturnType<ClusterNode["leave"]> {
+    const node = this.node(id);
+    const outcome = await node.leave();
+    await this.stop(id);
+    return outcome;
+  }
+
+  /**
+   * Crashes agent `id` as the others see a crash: it stops without telling anyone, keeping only what
+   * it made durable, and they find out by its silence.
+   */
+  async crash(id: string): Promise<void> {
+    await this.stop(id);
+  }
+
+  /** Stops agent `id` if it runs (no leave announced); its data folder stays. */
+  async stop(id: string): Promise<void> {
+    const node = this.nodes.get(id);
+    if (!node) return;
+    this.nodes.delete(id);
+    await node.stop();
+  }
+
+  /** Stops every agent; for `afterEach`. */
+  async stopAll(): Promise<void> {
+    const nodes = [...this.nodes.values()];
+    this.nodes.clear();
+    await Promise.all(nodes.map((node) => node.stop()));
+  }
+
+  /** Each running agent's view, for a failure's message: `a sees a,b,c`. */
+  views(): string[] {
+    return [...this.nodes.entries()].map(
+      ([id, node]) => `${id} sees ${node.alive.map((member) => member.id).join(",")}`,
+    );
+  }
+
+  /** True when every running agent sees exactly `ids` alive. */
+  viewsAre(ids: readonly string[]): boolean {
+    const expected = [...ids].sort().join();
+    return [...this.nodes.values()].every(
+      (node) =>
+        node.alive
+          .map((member) => member.id)
+          .sort()
+          .join() === expected,
+    );
+  }
+
+  /** The test web's pages no agent fetched yet. */
+  missing(): string[] {
+    return crawlMetrics(servedPages(this.web.web.recorder), this.web.truth().urls).missing;
+  }
+
+  /** Coverage so far: pages missing, fetched twice, and fetched though not in the truth. */
+  metrics(): ReturnType<typeof crawlMetrics> {
+    return crawlMetrics(servedPages(this.web.web.recorder), this.web.truth().urls);
+  }
+
+  /** What each running agent still has queued or waiting: what a stuck crawl is stuck on. */
+  leftover(): string {
+    return JSON.stringify(
+      [...this.nodes.values()].map((node) => {
+        const { id, queuedUrls, idle, waiting } = node.stats();
+        return { id, queuedUrls, idle, waiting };
+      }),
+    );
+  }
+}
