@@ -26,6 +26,16 @@ export const FAST_MEMBERSHIP: Omit<ClusterOptions, "listen" | "join"> = {
   security: INSECURE,
 };
 
+/**
+ * Agent options of the test web's agents, as `testWebAgentFlags` gives agent processes: a robots.txt
+ * that failed is retried soon and given up on after two tries, and each agent keeps its own dedup index.
+ */
+export const TEST_WEB_AGENT: Partial<AgentOptions> = {
+  robotsRetryMs: 100,
+  maxRobotsAttempts: 2,
+  dedup: "local",
+};
+
 /** How one agent of a {@link MemoryCluster} starts. */
 export interface MemoryAgentOptions {
   /** The agent's own seeds. @default none */
@@ -44,7 +54,7 @@ export interface MemoryAgentOptions {
 
 /** Options of a whole {@link MemoryCluster}. */
 export interface MemoryClusterOptions {
-  /** Agent options every agent starts with (each agent's own come over them). */
+  /** Agent options every agent starts with, over {@link TEST_WEB_AGENT} (each agent's own come over them). */
   readonly agent?: Partial<AgentOptions>;
   /** Cluster options every agent starts with, over {@link FAST_MEMBERSHIP}. */
   readonly cluster?: Partial<ClusterOptions>;
@@ -94,7 +104,7 @@ export class MemoryCluster {
     const node = await ClusterNode.start(
       inProcessAgentOptions(
         { id, dataDir: this.dataDirOf(id), seeds: [...(options.seeds ?? [])], hostsFile: this.web.hostsFile },
-        { ...this.options.agent, ...options.agent },
+        { ...TEST_WEB_AGENT, ...this.options.agent, ...options.agent },
       ),
       { ...FAST_MEMBERSHIP, ...this.options.cluster, ...options.cluster, listen: address, join },
       {

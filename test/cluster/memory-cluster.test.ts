@@ -28,7 +28,7 @@ it("5 agents in one process survive a partition, a slow direction, a join and a 
   const truth = web.truth();
   const trace = traceRequests(web.web.recorder);
   // Slow enough per host that the crawl is still on when the faults come.
-  const agents = new MemoryCluster(web, { agent: { delayMs: 25, robotsRetryMs: 100, maxRobotsAttempts: 2 } });
+  const agents = new MemoryCluster(web, { agent: { delayMs: 25, dedup: "cluster" } });
   cluster = agents;
   const { network } = agents;
   const addressOf = (id: string) => agents.addressOf(id);
