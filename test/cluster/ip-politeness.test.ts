@@ -30,12 +30,11 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-/** Four agents crawling the shared web, `a` with the seeds. */
+/** Four agents crawling `web` under the cluster-wide limit: the last to join has the seeds. */
 async function startFour(web: WebFixture): Promise<MemoryCluster> {
   const agents = new MemoryCluster(web, IP_LIMITED);
   cluster = agents;
-  await agents.start("a", { seeds: web.web.seeds });
-  for (const id of IDS.slice(1)) await agents.start(id);
+  for (const id of IDS) await agents.start(id, id === IDS.at(-1) ? { seeds: web.web.seeds } : {});
   return agents;
 }
 
