@@ -1,12 +1,18 @@
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
-import {
-  type AgentControlOutcome,
-  type ControlRequest,
+import type {
+  AgentControlOutcome,
+  ControlRequest,
   PeerClient,
-  type TransportSecurity,
+  TransportSecurity,
 } from "../transport/index.js";
-import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
+import {
+  explainCallFailure,
+  GRPC_OPERATOR_LINK,
+  OPERATOR_CONNECTION_FLAGS,
+  type OperatorLink,
+  securityFrom,
+} from "./operator-connection.js";
 import { acceptSeeds, readSeeds } from "./seeds.js";
 
 const CTL_FLAGS = {
@@ -48,8 +54,25 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              each host's next request) or max-active-hosts
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
 
-/** The `Control` request of each command, from its arguments. */
-const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<ControlRequest>>> = {
+/** Where a command prints text: standard output or error, or what a test reads back. */
+export interface TextOutput {
+  write(text: string): unknown;
+}
+
+/** What `ubicrawl ctl` is given rather than reaching for: a test runs it in its own process with them. */
+export interface CtlDeps {
+  /** How the agents are reached. @default {@link GRPC_OPERATOR_LINK} */
+  readonly link?: OperatorLink;
+  /** Where each agent's outcome (and `--help`) is printed. @default process.stdout */
+  readonly stdout?: TextOutput;
+  /** Where the seeds add-seeds skips are told. @default process.stderr */
+  readonly stderr?: TextOutput;
+}
+
+/** The `Control` request of each command, from its arguments; `warn` tells what add-seeds skips. */
+const COMMANDS: Readonly<
+  Record<string, (args: readonly string[], warn: (line: string) => void) => Promise<ControlRequest>>
+> = {
   pause: async (args) => noArguments("pause", args, { action: "PAUSE", argument: "" }),
   resume: async (args) => noArguments("resume", args, { action: "RESUME", argument: "" }),
   leave: async (args) => noArguments("leave", args, { action: "LEAVE", argument: "" }),
@@ -68,23 +91,23 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[]) => Promise<Con
     if (!/^\d+$/.test(value)) throw bad(`set: the value must be a whole number of 0 or more, got "${value}"`);
     return { action: "SET", argument: args[0] as string };
   },
-  "add-seeds": async (args) => {
+  "add-seeds": async (args, warn) => {
     if (args.length === 0) throw bad("add-seeds needs URLs or files of one URL a line");
-    const urls = acceptSeeds(
-      await readSeeds(args, "add-seeds"),
-      args,
-      (line) => process.stderr.write(`ubicrawl ctl: ${line}\n`),
-      "add-seeds",
-    );
+    const urls = acceptSeeds(await readSeeds(args, "add-seeds"), args, warn, "add-seeds");
     return { action: "ADD_SEEDS", argument: "", urls };
   },
 };
 
-/** `ubicrawl ctl`: sends an operator command to one agent, or to every live agent. */
-export async function ctlCommand(argv: string[]): Promise<number> {
+/**
+ * `ubicrawl ctl`: sends an operator command to one agent, or to every live agent; returns the exit
+ * code (bad usage throws, as every command's does).
+ */
+export async function ctlCommand(argv: string[], deps: CtlDeps = {}): Promise<number> {
+  const stdout = deps.stdout ?? process.stdout;
+  const stderr = deps.stderr ?? process.stderr;
   const flags = parseFlags(argv, CTL_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, CTL_FLAGS));
+    stdout.write(formatHelp(USAGE, DESCRIPTION, CTL_FLAGS));
     return 0;
   }
   if (flags.agent === undefined) throw bad("--agent is required");
@@ -100,15 +123,35 @@ export async function ctlCommand(argv: string[]): Promise<number> {
     );
   }
   if (flags.force && name !== "add-seeds") throw bad(`--force is taken by add-seeds only, not ${name}`);
-  const built = await build(args);
+  const built = await build(args, (line) => stderr.write(`ubicrawl ctl: ${line}\n`));
   const request: ControlRequest = flags.force ? { ...built, force: true } : built;
-  const security = await securityFrom(flags);
-  const timeoutMs = flags["timeout-ms"];
+  const operator: Operator = {
+    link: deps.link ?? GRPC_OPERATOR_LINK,
+    security: await securityFrom(flags),
+    timeoutMs: flags["timeout-ms"],
+  };
   const outcomes = flags.cluster
-    ? await throughAgent(flags.agent, request, security, timeoutMs)
-    : [await commandOne({ id: "", address: flags.agent }, request, security, timeoutMs)];
-  for (const { line } of outcomes) process.stdout.write(`${line}\n`);
+    ? await throughAgent(flags.agent, request, operator)
+    : [await commandOne({ id: "", address: flags.agent }, request, operator)];
+  for (const { line } of outcomes) stdout.write(`${line}\n`);
   return outcomes.every((outcome) => outcome.ok) ? 0 : 1;
+}
+
+/** How this command reaches agents: over which link, with which security, within which deadline. */
+interface Operator {
+  readonly link: OperatorLink;
+  readonly security: TransportSecurity;
+  readonly timeoutMs: number;
+}
+
+/** A client of the agent at `address`, for one command. */
+function clientOf(address: string, { link, security, timeoutMs }: Operator): PeerClient {
+  return link.transport.connect(address, { security, requestDeadlineMs: timeoutMs });
+}
+
+/** `error` of a call to the agent at `address`, explained as {@link explainCallFailure} does. */
+function explained(error: unknown, address: string, { link, security }: Operator): Promise<unknown> {
+  return explainCallFailure(error, address, security, link);
 }
 
 /** What one agent did with a command, as printed. */
@@ -132,20 +175,16 @@ function outcomeLine(who: string, request: ControlRequest, ok: boolean, message:
 async function commandOne(
   target: { id: string; address: string },
   request: ControlRequest,
-  security: TransportSecurity,
-  timeoutMs: number,
+  operator: Operator,
 ): Promise<Outcome> {
   const { id, address } = target;
   const who = id === "" ? address : `${id} (${address})`;
-  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+  const client = clientOf(address, operator);
   try {
     const reply = await client.control(request);
     return outcomeLine(who, request, reply.ok, reply.message);
   } catch (error) {
-    return {
-      ok: false,
-      line: `${who}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
-    };
+    return { ok: false, line: `${who}: failed: ${errorMessage(await explained(error, address, operator))}` };
   } finally {
     client.close();
   }
@@ -160,19 +199,15 @@ async function commandOne(
 async function throughAgent(
   address: string,
   request: ControlRequest,
-  security: TransportSecurity,
-  timeoutMs: number,
+  operator: Operator,
 ): Promise<Outcome[]> {
-  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+  const client = clientOf(address, operator);
   let agents: AgentControlOutcome[] | undefined;
   try {
     agents = (await client.control({ ...request, cluster: true })).agents;
   } catch (error) {
     return [
-      {
-        ok: false,
-        line: `${address}: failed: ${errorMessage(await explainCallFailure(error, address, security))}`,
-      },
+      { ok: false, line: `${address}: failed: ${errorMessage(await explained(error, address, operator))}` },
     ];
   } finally {
     client.close();
@@ -182,22 +217,18 @@ async function throughAgent(
       outcomeLine(`${agent.id} (${agent.address})`, request, agent.ok, agent.message),
     );
   }
-  const targets = await liveAgents(address, security, timeoutMs);
-  return Promise.all(targets.map((target) => commandOne(target, request, security, timeoutMs)));
+  const targets = await liveAgents(address, operator);
+  return Promise.all(targets.map((target) => commandOne(target, request, operator)));
 }
 
 /** The live agents of the cluster, as the agent at `address` sees it. */
-async function liveAgents(
-  address: string,
-  security: TransportSecurity,
-  timeoutMs: number,
-): Promise<{ id: string; address: string }[]> {
-  const client = new PeerClient(address, { security, requestDeadlineMs: timeoutMs });
+async function liveAgents(address: string, operator: Operator): Promise<{ id: string; address: string }[]> {
+  const client = clientOf(address, operator);
   try {
     const { agents } = await client.operatorStats({ cluster: true });
     return agents.filter((stats) => stats.status === "ALIVE").map(({ id, address }) => ({ id, address }));
   } catch (error) {
-    throw await explainCallFailure(error, address, security);
+    throw await explained(error, address, operator);
   } finally {
     client.close();
   }

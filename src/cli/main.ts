@@ -82,10 +82,20 @@ export async function main(argv: string[]): Promise<number> {
     const run = await command.load();
     return await run(rest);
   } catch (error) {
-    if (isUbiError(error)) {
-      process.stderr.write(`ubicrawl ${name}: ${error.message} [${error.code}]\n`);
-      return error.code === "UBI_ERR_INVALID_ARGUMENT" ? 2 : 1;
-    }
-    throw error;
+    return commandFailed(name, error);
   }
+}
+
+/**
+ * The exit code of subcommand `name` that threw `error`, said in one line on `stderr`: 2 for bad usage,
+ * 1 for any other `UbiError`; anything else (a bug) is thrown again.
+ */
+export function commandFailed(
+  name: string,
+  error: unknown,
+  stderr: { write(text: string): unknown } = process.stderr,
+): number {
+  if (!isUbiError(error)) throw error;
+  stderr.write(`ubicrawl ${name}: ${error.message} [${error.code}]\n`);
+  return error.code === "UBI_ERR_INVALID_ARGUMENT" ? 2 : 1;
 }

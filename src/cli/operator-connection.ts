@@ -1,9 +1,27 @@
 import { readFile } from "node:fs/promises";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import type { FlagSpecs } from "../flags/index.js";
-import { diagnoseTransport } from "../security/diagnose-tls.js";
-import { INSECURE, type TransportSecurity } from "../transport/index.js";
+import { diagnoseTransport, type TlsDiagnosis } from "../security/diagnose-tls.js";
+import { GRPC_TRANSPORT, INSECURE, type PeerTransport, type TransportSecurity } from "../transport/index.js";
 import { checkTlsMaterial } from "../transport/security.js";
+
+/**
+ * How an operator's command reaches agents: its clients of their `Admin` service, and the probe that
+ * says in words why an agent could not be reached. {@link GRPC_OPERATOR_LINK} by default; a test gives
+ * a `MemoryNetwork`'s transport instead, to steer agents running in its own process.
+ */
+export interface OperatorLink {
+  /** Connects the operator's clients (an operator serves nothing: only `connect` is used). */
+  readonly transport: PeerTransport;
+  /** Probes the agent at `address` after a call could not reach it (see {@link explainCallFailure}). */
+  readonly diagnose: (address: string, security: TransportSecurity) => Promise<TlsDiagnosis>;
+}
+
+/** gRPC, plaintext or mutual TLS, and the TLS (or HTTP/2 preface) probe of an unreachable agent. */
+export const GRPC_OPERATOR_LINK: OperatorLink = {
+  transport: GRPC_TRANSPORT,
+  diagnose: (address, security) => diagnoseTransport(address, security),
+};
 
 /** How an operator's command (`stats`, `ctl`) reaches an agent's `Admin` service. */
 export const OPERATOR_CONNECTION_FLAGS = {
@@ -66,15 +84,16 @@ async function readPem(path: string): Promise<string> {
  * `error` of a call to the agent at `address` made with `security`, explained: gRPC reports a TLS
  * handshake that failed (plaintext against TLS, another cluster's CA, an agent certificate refused) as
  * a bare "unavailable", so an unreachable agent is probed the same way, and the error says what the
- * probe found and what to do. Any other error is returned as it is.
+ * probe found and what to do. Any other error is returned as it is. `link` probes the agent.
  */
 export async function explainCallFailure(
   error: unknown,
   address: string,
   security: TransportSecurity,
+  link: Pick<OperatorLink, "diagnose"> = GRPC_OPERATOR_LINK,
 ): Promise<unknown> {
   if (!isUbiError(error, ErrorCode.PeerUnreachable)) return error;
-  const diagnosis = await diagnoseTransport(address, security);
+  const diagnosis = await link.diagnose(address, security);
   if (diagnosis.ok) return error;
   return new UbiError(
     ErrorCode.PeerUnreachable,
