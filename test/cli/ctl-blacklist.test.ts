@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { LogRecord } from "../../src/logging/index.js";
 import {
-  logRecords,
   readCrawlLogSoFar,
   servedPages,
   startWebFixture,
@@ -8,99 +8,112 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import {
-  type ClusterAgent,
-  hostKeyOf,
-  hostWithMostLeft,
-  startCluster,
-  startClusterAgent,
-} from "../cluster/cluster-harness.js";
-import { AGENT_FLAGS, ctl, STEERABLE } from "./ctl-harness.js";
+import { hostKeyOf, hostWithMostLeft } from "../cluster/cluster-harness.js";
+import { MemoryCluster } from "../cluster/memory-cluster-harness.js";
+import { SMALL_WEB } from "./ctl-harness.js";
+import { crawlEnd, IN_PROCESS_AGENT, memoryCtl, startRecorded } from "./ctl-in-process-harness.js";
 
-/** `ubicrawl ctl blacklist-*` on a running cluster (apart from ctl-command.test.ts, to run beside it). */
+/**
+ * `ubicrawl ctl blacklist-*` on a running cluster, all in this process (see ctl-in-process-harness.ts):
+ * the command's own code against real agents on a MemoryNetwork.
+ */
 describe("ubicrawl ctl blacklist", () => {
   let fixture: WebFixture | undefined;
+  let cluster: MemoryCluster | undefined;
 
   afterEach(async () => {
+    await cluster?.stopAll();
     await fixture?.stop();
+    cluster = undefined;
     fixture = undefined;
   });
 
+  /**
+   * Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds;
+   * returns the cluster and each agent's log records.
+   */
+  async function startAgents(
+    web: WebFixture,
+    ids: readonly string[],
+  ): Promise<{ agents: MemoryCluster; records: Map<string, LogRecord[]> }> {
+    const agents = new MemoryCluster(web, { agent: IN_PROCESS_AGENT });
+    cluster = agents;
+    const records = new Map<string, LogRecord[]>();
+    for (const id of ids) {
+      records.set(
+        id,
+        await startRecorded(agents, id, { seeds: id === ids[ids.length - 1] ? web.web.seeds : [] }),
+      );
+    }
+    return { agents, records };
+  }
+
   it("blacklists a host on every agent: it gets no request once the command returned", async () => {
-    fixture = await startWebFixture(STEERABLE);
-    const trace = traceRequests(fixture.web.recorder);
-    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
-    const truth = fixture.truth();
-    await waitFor(
-      () => fixture !== undefined && fixture.web.recorder.totalServed > 200,
-      "200 pages served",
-      30_000,
-    );
-    const { host, remaining } = hostWithMostLeft(servedPages(fixture.web.recorder), truth.urls);
+    fixture = await startWebFixture(SMALL_WEB);
+    const web = fixture;
+    const trace = traceRequests(web.web.recorder);
+    const { agents } = await startAgents(web, ["agent-1", "agent-2"]);
+    const truth = web.truth();
+    await waitFor(() => web.web.recorder.totalServed > 200, "200 pages served", 30_000);
+    const { host, remaining } = hostWithMostLeft(servedPages(web.web.recorder), truth.urls);
     expect(remaining).toBeGreaterThan(20);
 
-    const done = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-add", host);
+    const done = await memoryCtl(agents, "agent-2", "--cluster", "blacklist-add", host);
     const returnedAt = performance.now();
     expect(done.code, done.stdout).toBe(0);
     expect(done.stdout.match(/blacklisted/g)).toHaveLength(2);
     // Each agent lists it, and another pattern given to one agent only (it spreads it to the other).
-    expect((await ctl(agents[0] as ClusterAgent, "blacklist-add", "*.elsewhere.test")).code).toBe(0);
-    const listed = await ctl(agents[1] as ClusterAgent, "--cluster", "blacklist-list");
+    expect((await memoryCtl(agents, "agent-1", "blacklist-add", "*.elsewhere.test")).code).toBe(0);
+    const listed = await memoryCtl(agents, "agent-2", "--cluster", "blacklist-list");
     expect(listed.code, listed.stdout).toBe(0);
     expect(listed.stdout.trim().split("\n").sort()).toEqual(
       [
-        `agent-1 (${agents[0]?.address}): blacklist: *.elsewhere.test, ${host}`,
-        `agent-2 (${agents[1]?.address}): blacklist: *.elsewhere.test, ${host}`,
+        `agent-1 (${agents.addressOf("agent-1")}): blacklist: *.elsewhere.test, ${host}`,
+        `agent-2 (${agents.addressOf("agent-2")}): blacklist: *.elsewhere.test, ${host}`,
       ].sort(),
     );
-    for (const agent of agents) expect((await agent.process.waitForExit(90_000)).code).toBe(0);
+    // The crawl ends (where each agent's process would exit).
+    await crawlEnd(agents, 60_000);
     trace.stop();
     const late = trace.requests.filter((request) => request.host === host && request.beganAtMs > returnedAt);
     expect(late, `requests to ${host} after the blacklist`).toEqual([]);
     expect(trace.requests.some((request) => request.beganAtMs > returnedAt)).toBe(true);
-  }, 180_000);
+  });
 
   it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
-    fixture = await startWebFixture(STEERABLE);
-    const agents = await startCluster(fixture, 2, AGENT_FLAGS);
-    const [first, second] = agents as [ClusterAgent, ClusterAgent];
-    await waitFor(
-      () => fixture !== undefined && fixture.web.recorder.totalServed > 100,
-      "100 pages served",
-      30_000,
-    );
-    const [host] = [...new Set(fixture.truth().urls.map(hostKeyOf))].sort();
+    fixture = await startWebFixture(SMALL_WEB);
+    const web = fixture;
+    const { agents, records } = await startAgents(web, ["agent-1", "agent-2"]);
+    await waitFor(() => web.web.recorder.totalServed > 100, "100 pages served", 30_000);
+    const [host] = [...new Set(web.truth().urls.map(hostKeyOf))].sort();
     // Told to one agent only (no --cluster): it pushes the change to the other before answering.
-    const added = await ctl(first, "blacklist-add", host as string);
+    const added = await memoryCtl(agents, "agent-1", "blacklist-add", host as string);
     expect(added.code, added.stdout).toBe(0);
-    const listOf = async (agent: ClusterAgent) => (await ctl(agent, "blacklist-list")).stdout.trim();
-    expect(await listOf(second)).toBe(`${second.address}: blacklist: ${host}`);
+    const listOf = async (id: string) => (await memoryCtl(agents, id, "blacklist-list")).stdout.trim();
+    expect(await listOf("agent-2")).toBe(`${agents.addressOf("agent-2")}: blacklist: ${host}`);
     // A third agent joins afterwards: it pulls the blacklist at its join, before it fetches anything.
-    const third = await startClusterAgent(fixture, {
-      id: "agent-3",
-      join: [first.address],
-      flags: AGENT_FLAGS,
-    });
-    expect(await listOf(third)).toBe(`${third.address}: blacklist: ${host}`);
+    await agents.start("agent-3");
+    expect(await listOf("agent-3")).toBe(`${agents.addressOf("agent-3")}: blacklist: ${host}`);
     // The others saw it join.
     expect(
-      logRecords(first.process.stderr())
+      (records.get("agent-1") ?? [])
         .filter((record) => record.event === "agent-joined")
-        .map((r) => r.peer),
+        .map((record) => record.peer),
     ).toContain("agent-3");
     // A removal at the newcomer reaches the others; removing it again changes nothing and is no error.
     const removedAtMs = Date.now();
-    expect((await ctl(third, "blacklist-remove", host as string)).code).toBe(0);
-    const again = await ctl(first, "blacklist-remove", host as string);
+    expect((await memoryCtl(agents, "agent-3", "blacklist-remove", host as string)).code).toBe(0);
+    const again = await memoryCtl(agents, "agent-1", "blacklist-remove", host as string);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`${host} was not blacklisted`);
-    expect(await listOf(first)).toBe(`${first.address}: blacklist: (empty)`);
-    expect(await listOf(second)).toBe(`${second.address}: blacklist: (empty)`);
-    for (const agent of [first, second, third])
-      expect((await agent.process.waitForExit(90_000)).code).toBe(0);
-    const blacklistedFetches = (await readCrawlLogSoFar(third.dataDir)).filter(
+    expect(await listOf("agent-1")).toBe(`${agents.addressOf("agent-1")}: blacklist: (empty)`);
+    expect(await listOf("agent-2")).toBe(`${agents.addressOf("agent-2")}: blacklist: (empty)`);
+    await crawlEnd(agents, 60_000);
+    // Stopped, as the agents' processes would be: every crawl log line is written.
+    await agents.stopAll();
+    const blacklistedFetches = (await readCrawlLogSoFar(agents.dataDirOf("agent-3"))).filter(
       (entry) => hostKeyOf(entry.url) === host && Date.parse(entry.ts) < removedAtMs,
     );
     expect(blacklistedFetches).toEqual([]);
-  }, 180_000);
+  });
 });
