@@ -6,6 +6,7 @@ import { Assignment, loadHasher64 } from "../hashing/index.js";
 import type { Logger } from "../logging/index.js";
 import { WarcFolderListing } from "../storage/index.js";
 import {
+  type AgentServiceHandlers,
   GRPC_TRANSPORT,
   type PeerClient,
   PeerClientPool,
@@ -13,10 +14,11 @@ import {
   type PeerTransport,
 } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
+import { AdminService } from "./admin-service.js";
+import { agentHandlers, deferredHandlers } from "./agent-handlers.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
 import type { ClusterOptions } from "./cluster-options.js";
-import { ClusterService } from "./cluster-service.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
 import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
@@ -27,10 +29,12 @@ import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
 import { answerIpRequest } from "./ip-wire.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
+import { MembershipService } from "./membership-service.js";
 import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { DEFAULT_BATCH_URLS, UrlExchange } from "./url-exchange.js";
+import { UrlIntake } from "./url-intake.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
 
 /**
@@ -57,7 +61,14 @@ export interface ClusterParts {
   readonly stabilizer: ViewStabilizer;
   readonly crawlEnd: CrawlEnd;
   readonly partition: PartitionStats;
-  readonly service: ClusterService;
+  /** Joins, heartbeats and host hand-overs: the membership half of the `Agent` service. */
+  readonly membership: MembershipService;
+  /** URL batches from peers: the receiving half of the URL exchange. */
+  readonly intake: UrlIntake;
+  /** The operator's stats and commands. */
+  readonly admin: AdminService;
+  /** The `Agent` service's handlers, each RPC passed to the part that owns it (a test may replace one). */
+  readonly handlers: AgentServiceHandlers;
   readonly blacklist: BlacklistGossip;
   /** The politeness of the IP addresses this agent is the authority of, for the whole cluster. */
   readonly ipAuthority: IpAuthority;
@@ -214,19 +225,7 @@ export async function assembleCluster(
   const server = transport.server(
     { security: options.security },
     {
-      handlers: {
-        join: (request) => ready().service.join(request),
-        heartbeat: (request) => ready().service.heartbeat(request),
-        submitUrls: (request) => ready().service.submitUrls(request),
-        claimHosts: (request) => ready().service.claimHosts(request),
-        handOverHosts: (request) => ready().service.handOverHosts(request),
-        getStats: (request) => ready().service.getStats(request),
-        control: (request) => ready().service.control(request),
-        syncBlacklist: (request) => ready().service.syncBlacklist(request),
-        checkDigests: (request) => ready().service.checkDigests(request),
-        settleDigests: (request) => ready().service.settleDigests(request),
-        ipGrants: (request) => ready().service.ipGrants(request),
-      },
+      handlers: deferredHandlers(() => ready().handlers),
       // For `ubicrawl export --agent`: the files in its WARC folder, the live one up to its whole records.
       archive: new WarcFolderListing(agent.archivedCaptures.folder, agentOptions.id, () =>
         agent.archivedCaptures.liveExtent(),
@@ -259,11 +258,11 @@ export async function assembleCluster(
         deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
         partitioning: ownership.partitioning,
         load: () => ready().partition.load(),
-        figures: () => ready().service.figures(),
+        figures: () => ready().membership.figures(),
         onReply: (fromId, reply, sentAtMs) => {
           const parts = ready();
           parts.crawlEnd.observeReply(fromId, reply.load, sentAtMs);
-          parts.service.noteLoad(fromId, reply.load);
+          parts.membership.noteLoad(fromId, reply.load);
           lastKnown.noteGossip(reply.figures);
           parts.exchange.notePeerLoad(fromId, reply.load);
         },
@@ -399,29 +398,42 @@ export async function assembleCluster(
       logger,
     },
   );
-  const service = new ClusterService(
+  const membership = new MembershipService({
+    clock,
+    detector,
+    ownership,
+    exchange,
+    crawlEnd,
+    desk,
+    partition,
+    lastKnown,
+  });
+  const intake = new UrlIntake(
     { maxConcurrentSubmits: options.maxConcurrentSubmits },
-    {
-      blacklist,
-      logger,
-      clock,
-      agent,
-      detector,
-      ownership,
-      exchange,
-      crawlEnd,
-      desk,
-      partition,
-      lastKnown,
-      peers,
-      ipGrants: (request) => answerIpRequest(ipAuthority, request),
-      leave: () => {
-        deps
-          .leave()
-          .catch((error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"));
-      },
-    },
+    { agent, ownership, partition },
   );
+  const admin = new AdminService({
+    clock,
+    agent,
+    detector,
+    ownership,
+    partition,
+    lastKnown,
+    peers,
+    blacklist,
+    logger,
+    leave: () => {
+      deps.leave().catch((error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"));
+    },
+  });
+  const handlers = agentHandlers({
+    membership,
+    intake,
+    admin,
+    blacklist,
+    agent,
+    ipGrants: (request) => answerIpRequest(ipAuthority, request),
+  });
   const parts: ClusterParts = {
     agent,
     detector,
@@ -433,7 +445,10 @@ export async function assembleCluster(
     stabilizer,
     crawlEnd,
     partition,
-    service,
+    membership,
+    intake,
+    admin,
+    handlers,
     blacklist,
     ipAuthority,
     ipGate,

@@ -3,17 +3,22 @@ import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { MemberEntry } from "../failure-detector/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { type AgentStats, type PeerTransport, parseHostPort } from "../transport/index.js";
+import {
+  type AgentServiceHandlers,
+  type AgentStats,
+  type PeerTransport,
+  parseHostPort,
+} from "../transport/index.js";
 import { assembleCluster, type ClusterParts } from "./cluster-assembly.js";
 import { DEFAULT_JOIN_TIMEOUT_MS, joinCluster } from "./cluster-join.js";
 import type { ClusterOptions } from "./cluster-options.js";
-import { type ClusterService, DEFAULT_MAX_CONCURRENT_SUBMITS } from "./cluster-service.js";
 import type { CrawlEnd } from "./crawl-end.js";
 import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./graceful-leave.js";
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
 import { KnownPeers, readKnownPeers } from "./known-peers.js";
 import { resendUnacked, UNACKED_PEER } from "./unacked-urls.js";
+import { DEFAULT_MAX_CONCURRENT_SUBMITS } from "./url-intake.js";
 import type { ViewStabilizer } from "./view-stabilizer.js";
 
 export { DEFAULT_LEAVE_TIMEOUT_MS, DEFAULT_MAX_CONCURRENT_SUBMITS, type LeaveOutcome };
@@ -33,8 +38,8 @@ export interface ClusterNodeDeps {
 }
 
 /**
- * One agent in a cluster, composed of an {@link Agent} that crawls and, around it: the gRPC service
- * ({@link ClusterService}), the heartbeat failure detector with gossip membership, the
+ * One agent in a cluster, composed of an {@link Agent} that crawls and, around it: the `Agent` service
+ * (membership, URL intake, the operator's commands: see agent-handlers.ts), the heartbeat failure detector with gossip membership, the
  * consistent-hashing ownership, host hand-overs ({@link HostClaims}, {@link HandOverDesk}: page
  * recovery by host), the URL exchange, the takeover grace, self-stabilization on view changes
  * ({@link ViewStabilizer}), termination detection ({@link CrawlEnd}) and the graceful leave. No
@@ -42,8 +47,8 @@ export interface ClusterNodeDeps {
  */
 export class ClusterNode {
   readonly agent: Agent;
-  /** The agent's gRPC service; its handlers are the `Agent` service of the protocol. */
-  readonly service: ClusterService;
+  /** The handlers of the agent's `Agent` service, as its server calls them (a test may replace one). */
+  readonly handlers: AgentServiceHandlers;
   private readonly parts: ClusterParts;
   private knownPeers: KnownPeers | undefined;
   private leaving: Promise<LeaveOutcome> | undefined;
@@ -60,7 +65,7 @@ export class ClusterNode {
   ) {
     this.parts = parts;
     this.agent = parts.agent;
-    this.service = parts.service;
+    this.handlers = parts.handlers;
   }
 
   /**
@@ -159,7 +164,7 @@ export class ClusterNode {
    * the others' from their heartbeats and gossip): cheap enough to sample every second.
    */
   clusterPagesFetched(): number {
-    return this.parts.service.figures().reduce((sum, figures) => sum + figures.pagesFetched, 0);
+    return this.parts.membership.figures().reduce((sum, figures) => sum + figures.pagesFetched, 0);
   }
 
   /**
@@ -167,7 +172,7 @@ export class ClusterNode {
    * answers): the live ones asked now, the others with their last known figures.
    */
   async clusterStats(): Promise<AgentStats[]> {
-    return (await this.parts.service.getStats({ cluster: true })).agents;
+    return (await this.parts.admin.getStats({ cluster: true })).agents;
   }
 
   /**
@@ -198,10 +203,10 @@ export class ClusterNode {
    * batch would be lost.
    */
   sealIntake(): boolean {
-    const { service, partition } = this.parts;
-    service.closeIntake();
+    const { intake, partition } = this.parts;
+    intake.closeIntake();
     if (partition.load().idle) return true;
-    service.reopenIntake();
+    intake.reopenIntake();
     return false;
   }
 

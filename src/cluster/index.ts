@@ -18,7 +18,6 @@ export {
   type LeaveOutcome,
 } from "./cluster-node.js";
 export type { ClusterOptions } from "./cluster-options.js";
-export { ClusterService } from "./cluster-service.js";
 export { type ClusterTotals, clusterTotals } from "./cluster-totals.js";
 export { CrawlTenure } from "./crawl-tenure.js";
 export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-policy.js";

@@ -26,7 +26,14 @@ export * from "./messages.js";
 export { type PeerCallOptions, PeerClient, type PeerClientOptions } from "./peer-client.js";
 export { PeerClientPool } from "./peer-client-pool.js";
 export { GRPC_TRANSPORT, type PeerServer, type PeerTransport } from "./peer-transport.js";
-export { AGENT_SERVICE_NAME, LOADER_OPTIONS, loadProtocol, PROTO_PATH, type RpcName } from "./protocol.js";
+export {
+  AGENT_SERVICE_NAME,
+  LOADER_OPTIONS,
+  loadProtocol,
+  PROTO_PATH,
+  RPC_NAMES,
+  type RpcName,
+} from "./protocol.js";
 export {
   INSECURE,
   type InsecureTransport,

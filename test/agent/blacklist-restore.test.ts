@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { addRestores, describeRestore, NO_RESTORE } from "../../src/agent/blacklist-restore.js";
-import { removalMessage } from "../../src/cluster/cluster-service.js";
+import { removalMessage } from "../../src/cluster/admin-service.js";
 
 describe("what a removal from the blacklist says", () => {
   const here = { ...NO_RESTORE, hosts: 1, queuedHere: 39 };

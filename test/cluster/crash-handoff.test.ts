@@ -8,12 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vit
 import type { AgentOptions } from "../../src/agent/agent-options.js";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { systemClock } from "../../src/clock.js";
-import {
-  ClusterNode,
-  type ClusterOptions,
-  type ClusterService,
-  UrlExchange,
-} from "../../src/cluster/index.js";
+import { ClusterNode, type ClusterOptions, UrlExchange } from "../../src/cluster/index.js";
 import { resendUnacked } from "../../src/cluster/unacked-urls.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
 import { Frontier } from "../../src/frontier/index.js";
@@ -85,7 +80,8 @@ describe("a hand-off not acknowledged when its sender stops (in process: the sto
     const released = new Promise<void>((resolve) => {
       release = resolve;
     });
-    b.service.submitUrls = async (batch: UrlBatch): Promise<UrlBatchAck> => {
+    const submitUrls = b.handlers.submitUrls;
+    b.handlers.submitUrls = async (batch: UrlBatch): Promise<UrlBatchAck> => {
       held.push(batch);
       await released;
       throw new UbiError(ErrorCode.Overloaded, "held");
@@ -101,7 +97,7 @@ describe("a hand-off not acknowledged when its sender stops (in process: the sto
     await a.stop();
     nodes.splice(nodes.indexOf(a), 1);
     // b answers again, and treats a as dead before a comes back with the same id and data.
-    delete (b.service as Partial<Pick<ClusterService, "submitUrls">>).submitUrls;
+    b.handlers.submitUrls = submitUrls;
     release();
     await waitFor(() => b.alive.every((member) => member.id !== "a"), "b to notice a's death", 15_000);
     a = await ClusterNode.start(agentOptions("a", hostsFile, seeds), clusterOptions([b.address]));

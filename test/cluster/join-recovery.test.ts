@@ -112,8 +112,8 @@ function clusterOptions(joinAddresses: string[]): ClusterOptions {
 /** Counts the hosts `node` is asked to hand over (claims it answers). */
 function countQueries(node: ClusterNode): () => number {
   let queries = 0;
-  const answer = node.service.claimHosts.bind(node.service);
-  node.service.claimHosts = (request: ClaimRequest): Promise<ClaimReply> => {
+  const answer = node.handlers.claimHosts;
+  node.handlers.claimHosts = (request: ClaimRequest): Promise<ClaimReply> => {
     queries += request.hosts.length;
     return answer(request);
   };
@@ -123,8 +123,8 @@ function countQueries(node: ClusterNode): () => number {
 /** Counts the hosts pushed to `node` (by an agent that held them when it learnt they are `node`'s). */
 function countPushes(node: ClusterNode): () => number {
   let pushed = 0;
-  const takeIn = node.service.handOverHosts.bind(node.service);
-  node.service.handOverHosts = (request: HandOverRequest): Promise<HandOverReply> => {
+  const takeIn = node.handlers.handOverHosts;
+  node.handlers.handOverHosts = (request: HandOverRequest): Promise<HandOverReply> => {
     pushed += request.hosts.length;
     return takeIn(request);
   };

@@ -156,13 +156,13 @@ describe("ClusterNode SubmitUrls limit", () => {
     node = await ClusterNode.start(agentOptions(), clusterOptions({ maxConcurrentSubmits: 2 }));
     node.agent.pause(); // nothing is to be fetched here
     const results = await Promise.allSettled(
-      ["b1", "b2", "b3"].map((id) => node?.service.submitUrls(batch(id))),
+      ["b1", "b2", "b3"].map((id) => node?.handlers.submitUrls(batch(id))),
     );
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     const refusal = (results[2] as PromiseRejectedResult).reason;
     expect(isUbiError(refusal, ErrorCode.Overloaded)).toBe(true);
     // The handlers finished: the refused batch is accepted on retry.
-    await expect(node.service.submitUrls(batch("b3"))).resolves.toEqual({
+    await expect(node.handlers.submitUrls(batch("b3"))).resolves.toEqual({
       accepted: 1,
       forwarded: 0,
       duplicates: 0,

@@ -5,84 +5,36 @@ import {
   describeRestore,
 } from "../agent/index.js";
 import type { Clock } from "../clock.js";
-import { ErrorCode, isUbiError, UbiError } from "../errors.js";
+import { ErrorCode, isUbiError } from "../errors.js";
 import type { FailureDetector } from "../failure-detector/index.js";
 import type { Logger } from "../logging/index.js";
 import type {
-  AgentServiceHandlers,
-  BlacklistSync,
-  ClaimReply,
-  ClaimRequest,
   ControlReply,
   ControlRequest,
-  DigestCheck,
-  DigestSettleAck,
-  DigestSettlements,
-  DigestVerdicts,
-  HandOverReply,
-  HandOverRequest,
-  HeartbeatReply,
-  HeartbeatRequest,
-  IpReply,
-  IpRequest,
-  JoinReply,
-  JoinRequest,
-  Member,
-  MemberFigures,
   PeerClientPool,
   StatsReply,
   StatsRequest,
-  UrlBatch,
-  UrlBatchAck,
 } from "../transport/index.js";
 import { MAX_REPLY_MESSAGE_CHARS } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { BlacklistGossip } from "./blacklist-gossip.js";
 import { controlCluster } from "./cluster-control.js";
-import type { CrawlEnd } from "./crawl-end.js";
-import { fromWireSettlements, toWireVerdict } from "./digest-wire.js";
-import type { HandOverDesk } from "./hand-over.js";
 import { type LastKnownFigures, rememberedStats } from "./last-known.js";
-import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
 import type { PartitionStats } from "./partition-stats.js";
-import type { WorkLoad } from "./termination.js";
-import type { UrlExchange } from "./url-exchange.js";
 
-/** Default of {@link ClusterServiceOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
-export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
-
-/** Seen batch ids kept per process to count each received batch once despite retries. */
-const MAX_REMEMBERED_BATCHES = 100_000;
-
-/** Options of a {@link ClusterService}. */
-export interface ClusterServiceOptions {
-  /**
-   * `SubmitUrls` batches handled at once at most; further ones are answered `Overloaded` at once so
-   * their senders back off and retry, which bounds the memory a flood of batches can take.
-   * @default 32
-   */
-  readonly maxConcurrentSubmits?: number;
-}
-
-/** What a {@link ClusterService} needs. */
-export interface ClusterServiceDeps {
+/** What an {@link AdminService} needs. */
+export interface AdminServiceDeps {
   readonly clock: Clock;
   readonly agent: ClusterFacingAgent;
-  readonly detector: Pick<FailureDetector, "members" | "alive" | "onHeartbeat">;
-  readonly ownership: Pick<Ownership, "ownerOfUrl" | "checkNewcomer" | "partitioning">;
-  readonly exchange: Pick<UrlExchange, "notePeerLoad">;
-  readonly crawlEnd: Pick<CrawlEnd, "observeRequest">;
-  /** Answers claims and takes in pushed hosts (host hand-overs). */
-  readonly desk: Pick<HandOverDesk, "answer" | "takeIn">;
-  readonly partition: PartitionStats;
-  /** The last figures of every member, for the rows of those that cannot be asked; gossiped. */
-  readonly lastKnown: LastKnownFigures;
+  readonly detector: Pick<FailureDetector, "members" | "alive">;
+  readonly ownership: Pick<Ownership, "ownerOfUrl">;
+  readonly partition: Pick<PartitionStats, "stats">;
+  /** The last figures of every member, for the rows of those that cannot be asked. */
+  readonly lastKnown: Pick<LastKnownFigures, "noteStats" | "of">;
   readonly peers: PeerClientPool;
-  /** Answers asks about the IP addresses this agent is the authority of (see ip-authority.ts). */
-  readonly ipGrants: (request: IpRequest) => IpReply;
-  /** Spreads blacklist changes and answers peers' syncs. */
-  readonly blacklist: Pick<BlacklistGossip, "answer" | "pushChange">;
+  /** Spreads blacklist changes to the other agents. */
+  readonly blacklist: Pick<BlacklistGossip, "pushChange">;
   /** Starts a graceful leave of the cluster, and what follows it (the `LEAVE` control action). */
   readonly leave: () => void;
   /** Where operator commands are recorded (an audit trail). */
@@ -90,179 +42,13 @@ export interface ClusterServiceDeps {
 }
 
 /**
- * The `Agent` gRPC service of one cluster agent: membership (join, heartbeats), URL intake from
- * peers, host hand-overs, stats and operator control. Every handler is local: no coordinator.
+ * What an operator asks of an agent (`GetStats`, `Control`), served on the `Admin` service and, for
+ * the agents, on the `Agent` service: partition stats of this agent or of the whole cluster, and the
+ * commands — pause, resume, leave, blacklist, add seeds, change a setting — on this agent or, relayed,
+ * on every live one. Each command is logged.
  */
-export class ClusterService implements AgentServiceHandlers {
-  private readonly maxConcurrentSubmits: number;
-  private readonly receivedBatches = new Set<string>();
-  private submitsInProgress = 0;
-  private intakeClosed = false;
-
-  constructor(
-    options: ClusterServiceOptions,
-    private readonly deps: ClusterServiceDeps,
-  ) {
-    this.maxConcurrentSubmits = options.maxConcurrentSubmits ?? DEFAULT_MAX_CONCURRENT_SUBMITS;
-    if (!Number.isSafeInteger(this.maxConcurrentSubmits) || this.maxConcurrentSubmits < 1) {
-      throw new UbiError(ErrorCode.InvalidArgument, "maxConcurrentSubmits must be a positive integer");
-    }
-  }
-
-  /** Refuses URL batches from now on (their senders retry, then re-route once this agent has left). */
-  closeIntake(): void {
-    this.intakeClosed = true;
-  }
-
-  /** Takes URL batches again. */
-  reopenIntake(): void {
-    this.intakeClosed = false;
-  }
-
-  /** `Join`: a newcomer announces itself; refused when its id is taken or its replicas collide. */
-  async join(request: JoinRequest): Promise<JoinReply> {
-    const reply = await this.heartbeat({
-      from: request.member,
-      members: [request.member],
-      load: idleLoad(),
-      unanswered: false,
-    });
-    return { members: reply.members };
-  }
-
-  /** `Heartbeat`: liveness, gossip and load, both ways. */
-  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatReply> {
-    const { detector, clock } = this.deps;
-    const from = fromWireMember(request.from);
-    const partitioning = request.partitioning ?? "host";
-    if (partitioning !== this.deps.ownership.partitioning) {
-      throw new UbiError(
-        ErrorCode.InvalidArgument,
-        `agent ${from.id} partitions by ${partitioning}, this cluster by ${this.deps.ownership.partitioning}: ` +
-          "every agent of a cluster must use the same --partition",
-      );
-    }
-    this.checkNewcomer(request.from);
-    let answer: ReturnType<FailureDetector["onHeartbeat"]>;
-    try {
-      answer = detector.onHeartbeat({
-        from,
-        entries: request.members.map(fromWireMember),
-        unanswered: request.unanswered,
-      });
-    } catch (error) {
-      // The id is alive here at another address: tell the claimant what to do about it.
-      throw withIdAdvice(error);
-    }
-    // Only a sender the detector accepted may report a load (a refused claimant must not fake one).
-    this.deps.crawlEnd.observeRequest(from.id, request.load);
-    this.noteLoad(from.id, request.load);
-    this.deps.lastKnown.noteGossip(request.figures);
-    this.deps.exchange.notePeerLoad(from.id, request.load);
-    const now = clock.now();
-    return {
-      members: answer.entries.map((entry) => toWireMember(entry, now)),
-      load: this.deps.partition.load(),
-      from: toWireMember(answer.from, now),
-      figures: this.figures(),
-    };
-  }
-
-  /**
-   * `SubmitUrls`: queues URLs of hosts this agent owns, forwards the others; acknowledges once durable.
-   * Past `maxConcurrentSubmits` batches in progress, answers `Overloaded` (the sender retries later).
-   */
-  async submitUrls(batch: UrlBatch): Promise<UrlBatchAck> {
-    if (this.intakeClosed)
-      throw new UbiError(ErrorCode.Overloaded, "this agent is leaving: send to the next owner");
-    const limit = this.maxConcurrentSubmits;
-    if (this.submitsInProgress >= limit) {
-      throw new UbiError(ErrorCode.Overloaded, `${limit} batches in progress already; retry later`);
-    }
-    this.submitsInProgress++;
-    try {
-      return await this.queueBatch(batch);
-    } finally {
-      this.submitsInProgress--;
-    }
-  }
-
-  private async queueBatch(batch: UrlBatch): Promise<UrlBatchAck> {
-    let accepted = 0;
-    let forwarded = 0;
-    let duplicates = 0;
-    let invalid = 0;
-    const { agent, ownership } = this.deps;
-    for (const { url, depth, ...traits } of batch.urls) {
-      const canonical = normalizeUrl(url);
-      if (canonical === null) {
-        invalid++;
-        continue;
-      }
-      const host = hostKey(canonical);
-      if (ownership.ownerOfUrl(canonical, host) !== agent.id) {
-        agent.route(canonical, depth, host, traits);
-        forwarded++;
-      } else if (agent.accept(canonical, depth, host, traits)) accepted++;
-      else duplicates++;
-    }
-    if (invalid > 0 && invalid === batch.urls.length) {
-      throw new UbiError(ErrorCode.BadMessage, `batch ${batch.batchId}: no valid http(s) URL in it`);
-    }
-    await agent.commit();
-    if (!this.receivedBatches.has(batch.batchId)) {
-      if (this.receivedBatches.size >= MAX_REMEMBERED_BATCHES) this.receivedBatches.clear();
-      this.receivedBatches.add(batch.batchId);
-      this.deps.partition.batchesReceived++;
-      const traffic = agent.stats.peer(batch.fromId);
-      traffic.batchesReceived++;
-      traffic.urlsReceived += batch.urls.length;
-    }
-    return { accepted, forwarded, duplicates };
-  }
-
-  /** `ClaimHosts`: a new owner asks for hosts this agent may hold (see {@link HandOverDesk.answer}). */
-  async claimHosts(request: ClaimRequest): Promise<ClaimReply> {
-    this.checkNewcomer(request.claimant);
-    try {
-      return await this.deps.desk.answer(request);
-    } catch (error) {
-      throw withIdAdvice(error);
-    }
-  }
-
-  /** `HandOverHosts`: a leaving agent pushes the hosts it held; answered once they are durable here. */
-  async handOverHosts(request: HandOverRequest): Promise<HandOverReply> {
-    this.checkNewcomer(request.from);
-    try {
-      return await this.deps.desk.takeIn(request);
-    } catch (error) {
-      throw withIdAdvice(error);
-    }
-  }
-
-  /** Refuses a sender unknown here whose replicas would collide with a member's (`IdConflict`). */
-  private checkNewcomer(member: Member): void {
-    if (this.deps.detector.members().some((known) => known.id === member.id)) return;
-    try {
-      this.deps.ownership.checkNewcomer({ id: member.id, capacity: member.capacity });
-    } catch (error) {
-      throw withIdAdvice(error);
-    }
-  }
-
-  /** A member's heartbeat load: its figures when it cannot be asked for its stats. */
-  noteLoad(memberId: string, load: WorkLoad): void {
-    this.deps.lastKnown.noteLoad(memberId, load);
-  }
-
-  /** The fetch totals this agent gossips with each heartbeat: its own, and the best known of every member. */
-  figures(): MemberFigures[] {
-    return this.deps.lastKnown.gossip(
-      this.deps.partition.figures(),
-      this.deps.detector.members().map((member) => member.id),
-    );
-  }
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
 
   /**
    * `GetStats`: this agent's partition stats, or every member's: the live ones asked now, the others
@@ -292,41 +78,6 @@ export class ClusterService implements AgentServiceHandlers {
         }),
     );
     return { agents: [own, ...others] };
-  }
-
-  /** `SyncBlacklist`: a peer's blacklist entries, merged; this agent's answered. */
-  syncBlacklist(request: BlacklistSync): Promise<BlacklistSync> {
-    return this.deps.blacklist.answer(request);
-  }
-
-  /** `CheckDigests`: whether payloads with these digests (this agent owns them) were stored before. */
-  async checkDigests(request: DigestCheck): Promise<DigestVerdicts> {
-    const settled = request.settlements ?? [];
-    if (settled.length > 0) {
-      this.deps.agent.settleDigests(
-        request.fromId,
-        fromWireSettlements({ fromId: request.fromId, settlements: settled }),
-      );
-    }
-    const verdicts = await this.deps.agent.checkDigests(
-      request.digests.map((digest) => ({
-        digest,
-        asker: request.fromId,
-        incarnation: request.fromIncarnation,
-      })),
-    );
-    return { verdicts: verdicts.map(toWireVerdict) };
-  }
-
-  /** `SettleDigests`: what the asker did with the digests it claimed. */
-  async settleDigests(request: DigestSettlements): Promise<DigestSettleAck> {
-    this.deps.agent.settleDigests(request.fromId, fromWireSettlements(request));
-    return {};
-  }
-
-  /** `IpGrants`: releases, refusals and asks about addresses this agent is the authority of. */
-  async ipGrants(request: IpRequest): Promise<IpReply> {
-    return this.deps.ipGrants(request);
   }
 
   /**
@@ -517,12 +268,6 @@ export function removalMessage(
   return message;
 }
 
-/** An `IdConflict` refusal with what the claimant should do; any other error as it is. */
-function withIdAdvice(error: unknown): unknown {
-  if (!isUbiError(error, ErrorCode.IdConflict)) return error;
-  return new UbiError(ErrorCode.IdConflict, `${error.message}; choose another agent id`);
-}
-
 /** What each outcome of a forced seed is told as. */
 const FORCED_OUTCOMES = {
   queued: "queued (not seen before)",
@@ -540,17 +285,6 @@ function boundedLines(lines: readonly string[]): string {
     if (length > limit) return `${lines.slice(0, i).join("\n")}\n… and ${lines.length - i} more`;
   }
   return lines.join("\n");
-}
-
-function idleLoad(): WorkLoad {
-  return {
-    idle: true,
-    urlBatchesSent: 0,
-    urlBatchesReceived: 0,
-    pagesFetched: 0,
-    queuedUrls: 0,
-    spareHostSlots: 0,
-  };
 }
 
 /** `urls` normalized, or the refusal of the whole command naming the first that is not http(s). */
