@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { crawlMetrics, servedPages, startWebFixture, type WebFixture } from "../agent/harness.js";
+import { startCluster } from "./cluster-harness.js";
+import { FLAGS, waitForExits } from "./ip-politeness-harness.js";
+
+let fixture: WebFixture | undefined;
+
+afterEach(async () => {
+  await fixture?.stop();
+  fixture = undefined;
+});
+
+/**
+ * What the cluster-wide limit costs in messages, with real agent processes: a crawl at full speed on
+ * two CPUs keeps the lease renewals (one per half lease, whatever the pages) few. In one process the
+ * same crawl takes longer, and its renewals with it.
+ */
+describe("per-IP politeness across the cluster: its messages", () => {
+  it("costs no message per request where each address has one user: a few per address, batched", async () => {
+    fixture = await startWebFixture({ hosts: 40, pages: 2500, seed: 3 });
+    const truth = fixture.truth();
+    const agents = await startCluster(fixture, 4, FLAGS);
+    const stopped = await waitForExits(agents);
+    expect(crawlMetrics(servedPages(fixture.web.recorder), truth.urls).coverage).toBe(1);
+    const messages = stopped.reduce((sum, record) => sum + Number(record.ipMessages ?? 0), 0);
+    const addresses = new Set(fixture.web.model.hosts.map((host) => host.ip)).size;
+    const pages = truth.urls.length;
+    // Without leases it would be one ask a request, and a release: twice the pages, times 3/4.
+    expect(messages, `${messages} messages for ${pages} pages at ${addresses} addresses`).toBeLessThan(
+      pages * 0.1,
+    );
+    expect(messages).toBeGreaterThan(0);
+  }, 180_000);
+});
