@@ -39,7 +39,7 @@ export const MUTANTS = [
     file: "src/cluster/cluster-assembly.ts",
     from: "const claimed = late.claims?.admit(host) ?? clock.now() + 100;",
     to: "const claimed = (tenure.take(host), 0) as number | Promise<number>;",
-    tests: [["test/cluster/membership.test.ts", "three joining a second apart"]],
+    tests: [["test/cluster/membership-in-process.test.ts", "three joining half a second apart"]],
   },
   {
     name: "no-done-set",
@@ -47,7 +47,7 @@ export const MUTANTS = [
     file: "src/cluster/hand-over.ts",
     from: "done: packFingerprints(done),",
     to: "done: packFingerprints([]),",
-    tests: [["test/cluster/membership.test.ts", "SIGTERM is a graceful leave"]],
+    tests: [["test/cluster/membership-in-process.test.ts", "a graceful leave hands its hosts over"]],
   },
   {
     name: "sigterm-stops",
@@ -63,7 +63,7 @@ export const MUTANTS = [
     file: "src/cluster/view-stabilizer.ts",
     from: "exchange.send(ownership.ownerOfUrl(entry.url, host), entry.url, entry.depth, host, traitsOf(entry)),",
     to: "exchange.send(ownership.ownerOfUrl(entry.url, host), entry.url, entry.depth, host, {}),",
-    tests: [["test/cluster/membership.test.ts", "tried --max-fetch-attempts times in all"]],
+    tests: [["test/cluster/membership-in-process.test.ts", "tried maxFetchAttempts times in all"]],
   },
   {
     name: "stats-doubled",
