@@ -50,7 +50,7 @@ async function waitForExits(agents: readonly ClusterAgent[]): Promise<void> {
 }
 
 describe("membership changes", () => {
-  it("SIGTERM is a graceful leave: exit 0 within the leave timeout, saying it handed its hosts over", async () => {
+  it("SIGTERM is a graceful leave: exit 0 within the leave timeout, saying it handed its hosts over and how many pages it fetched", async () => {
     fixture = await startWebFixture(WEB);
     const recorder = fixture.web.recorder;
     const truth = fixture.truth();
@@ -67,6 +67,11 @@ describe("membership changes", () => {
     expect(performance.now() - signalledAt).toBeLessThan(20_000 + 2_000);
     expect(exit.stderr).toMatch(/left: [1-9]\d* hosts handed over/);
     expect(exit.stderr).not.toMatch(/not in time/);
+    // Its summary's count of pages is its crawl log's fetches (in process, the count is checked across
+    // a leave and a return).
+    const since = Number(/(\d+) since the crawl began/.exec(exit.stderr)?.[1]);
+    const logged = (await readCrawlLogSoFar(leaver.dataDir)).filter((entry) => entry.status > 0).length;
+    expect(since, exit.stderr).toBe(logged);
   });
 });
 
