@@ -105,9 +105,9 @@ describe("membership changes", () => {
   it("one agent, then three joining half a second apart early in the crawl: nothing fetched twice", async () => {
     // More hosts, more of them crawled at once, so that many are in flight when the view changes.
     const web = await startWebFixture({
-      hosts: 60,
-      pages: 900,
-      maxArticlesPerHost: 40,
+      hosts: 40,
+      pages: 450,
+      maxArticlesPerHost: 30,
       seed: 11,
       responseDelayMs: 2,
     });
