@@ -17,17 +17,10 @@ import { recordingLogger } from "../support/recording-logger.js";
 export const OPERATOR = "operator.memory:7000";
 
 /**
- * The agents' options of the real-process tests (testWebAgentFlags and AGENT_FLAGS) that differ from
- * the in-process defaults: 100 ms between requests to a host, a robots.txt that failed retried once
- * after 100 ms (not a minute later: a crawl of the test web would not end before), each agent its own
- * payload index.
+ * The agents' options of the real-process ctl tests (AGENT_FLAGS) over the in-process cluster's (which
+ * has the test web's: see memory-cluster-harness.ts): 100 ms between requests to a host.
  */
-export const IN_PROCESS_AGENT = {
-  delayMs: 100,
-  robotsRetryMs: 100,
-  maxRobotsAttempts: 2,
-  dedup: "local",
-} as const satisfies Partial<AgentOptions>;
+export const IN_PROCESS_AGENT = { delayMs: 100 } as const satisfies Partial<AgentOptions>;
 
 /**
  * `ubicrawl ctl --agent <agent id's address> --insecure ARGS…` run here: its exit code, and what it

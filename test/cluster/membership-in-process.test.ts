@@ -32,12 +32,7 @@ import { MemoryCluster, type MemoryClusterOptions } from "./memory-cluster-harne
  * (about 4 s for three agents) outlasts a leave and a restart.
  */
 const WEB: TestWebOptions = { hosts: 20, pages: 500, maxArticlesPerHost: 50, seed: 11, responseDelayMs: 4 };
-/**
- * What the real-process tests' agents are given for the test web (its `testWebAgentFlags`): its
- * robots.txt 503 host given up quickly, and each agent's own payload index.
- */
-const TEST_WEB_AGENT = { robotsRetryMs: 100, maxRobotsAttempts: 2, dedup: "local" } as const;
-const SLOW: MemoryClusterOptions["agent"] = { ...TEST_WEB_AGENT, maxActiveHosts: 6, delayMs: 30 };
+const SLOW: MemoryClusterOptions["agent"] = { maxActiveHosts: 6, delayMs: 30 };
 /** No agent dies for good here: one that comes back, or is falsely suspected on a loaded machine, keeps its hosts a while. */
 const NO_TAKEOVER = { takeoverDelayMs: 10_000 };
 
@@ -113,7 +108,7 @@ describe("membership changes", () => {
     });
     fixture = web;
     const agents = new MemoryCluster(web, {
-      agent: { ...TEST_WEB_AGENT, maxActiveHosts: 16, delayMs: 40 },
+      agent: { maxActiveHosts: 16, delayMs: 40 },
       cluster: NO_TAKEOVER,
     });
     cluster = agents;
@@ -223,7 +218,7 @@ describe("retries across hand-overs", () => {
     await appendFile(web.hostsFile, "127.0.0.1 flaky.test\n");
     const failing = `http://flaky.test:${port}/fail`;
     const agents = new MemoryCluster(web, {
-      agent: { ...TEST_WEB_AGENT, maxFetchAttempts: 3, fetchRetryMs: 1500 },
+      agent: { maxFetchAttempts: 3, fetchRetryMs: 1500 },
       cluster: NO_TAKEOVER,
     });
     cluster = agents;
