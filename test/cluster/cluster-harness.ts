@@ -103,8 +103,10 @@ export async function clusterStats(address: string): Promise<AgentStats[]> {
   }
 }
 
-/** URLs with a response in each agent's crawl log so far, by agent id. */
-export async function fetchedBy(agents: readonly ClusterAgent[]): Promise<Map<string, string[]>> {
+/** URLs with a response in each agent's crawl log so far, by agent id (a process or an in-process agent). */
+export async function fetchedBy(
+  agents: readonly Pick<ClusterAgent, "id" | "dataDir">[],
+): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
   for (const agent of agents) {
     const entries = await readCrawlLogSoFar(agent.dataDir);

@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import type { AgentOptions } from "../../src/agent/index.js";
+import { type AgentOptions, crawlSummary } from "../../src/agent/index.js";
 import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
-import { type Logger, silentLogger } from "../../src/logging/index.js";
+import { type LogFields, type Logger, silentLogger } from "../../src/logging/index.js";
 import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
 import { crawlMetrics, inProcessAgentOptions, servedPages, type WebFixture } from "../agent/harness.js";
 
@@ -133,6 +133,32 @@ export class MemoryCluster {
    */
   async crash(id: string): Promise<void> {
     await this.stop(id);
+  }
+
+  /**
+   * Runs agent `id` to the crawl's end as its process does with `--exit-when-done` (agent-command.ts):
+   * once its crawl is complete and no URL batch slipped in since, it tells the others it leaves on
+   * purpose and stops. Resolves with the fields of the `stopped` record its process would log; rejects
+   * after `timeoutMs`, saying what is left (the agent keeps running then).
+   */
+  async untilDone(id: string, timeoutMs: number): Promise<LogFields> {
+    const node = this.node(id);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${id}'s crawl did not end within ${timeoutMs} ms; ${this.leftover()}`)),
+        timeoutMs,
+      );
+    });
+    try {
+      do await Promise.race([node.agent.whenDone(), timeout]);
+      while (!node.sealIntake());
+    } finally {
+      clearTimeout(timer);
+    }
+    await node.announceLeave();
+    await this.stop(id);
+    return crawlSummary(node.agent, "done").fields;
   }
 
   /** Stops agent `id` if it runs (no leave announced); its data folder stays. */
