@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type ClusterTotals, clusterTotals } from "../../src/cluster/index.js";
+import type { ClusterTotals } from "../../src/cluster/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
 import {
   readCrawlLogSoFar,
@@ -8,7 +8,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
-import { type ClusterAgent, startCluster, startClusterAgent } from "./cluster-harness.js";
+import { type ClusterAgent, startCluster } from "./cluster-harness.js";
 
 const WEB = { hosts: 20, pages: 800, seed: 9, responseDelayMs: 5 };
 const SLOW = ["--max-active-hosts", "4"];
@@ -73,6 +73,10 @@ async function stats(args: readonly string[]): Promise<string> {
   return result.stdout;
 }
 
+/**
+ * `ubicrawl stats` as a process against agent processes: its report, cluster table and JSON. What the
+ * stats say through a crash, a leave and a join is in stats-in-process.test.ts.
+ */
 describe("ubicrawl stats on a running 2-agent cluster", () => {
   it("prints every documented field, as a report, a cluster table and JSON", async () => {
     fixture = await startWebFixture(WEB);
@@ -196,124 +200,4 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
       expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
     }
   });
-
-  it("keeps a killed agent as a row with its last known figures, and its pages in the totals", async () => {
-    fixture = await startWebFixture(WEB);
-    const [one, two] = (await startCluster(fixture, 2, SLOW)) as [ClusterAgent, ClusterAgent];
-    const c1 = new PeerClient(one.address, { security: INSECURE });
-    clients.push(c1);
-    let before: AgentStats | undefined;
-    // Both crawl before the kill: agent-1 has work of its own, so its crawl goes on (and ends) after it.
-    await waitFor(
-      async () => {
-        const gathered = (await c1.getStats({ cluster: true })).agents;
-        before = gathered.find((agent) => agent.id === "agent-2");
-        const own = gathered.find((agent) => agent.id === "agent-1");
-        return (before?.pagesFetched ?? 0) > 0 && (own?.pagesFetched ?? 0) > 0;
-      },
-      "both agents to crawl",
-      30_000,
-      20,
-    );
-    two.process.kill("SIGKILL");
-    await two.process.waitForExit(10_000);
-    await waitFor(
-      async () => (await statsOf(c1)).view.some((peer) => peer.id === "agent-2" && peer.status !== "ALIVE"),
-      "agent-1 to suspect agent-2",
-      15_000,
-    );
-    const reply = JSON.parse(await stats(["--agent", one.address, "--insecure", "--cluster", "--json"])) as {
-      agents: AgentStats[];
-      totals: ClusterTotals;
-    };
-    const dead = reply.agents.find((agent) => agent.id === "agent-2");
-    expect(dead?.status).toBe("SUSPECTED");
-    expect(dead?.reportedMsAgo).toBeGreaterThan(0);
-    // Its last figures: at least what it reported before the kill, and no more than its crawl log holds.
-    const logged = (await readCrawlLogSoFar(two.dataDir)).filter((entry) => entry.status > 0).length;
-    expect(dead?.pagesFetched).toBeGreaterThanOrEqual(before?.pagesFetched ?? 0);
-    expect(dead?.pagesFetched).toBeLessThanOrEqual(logged);
-    expect(reply.totals).toMatchObject({ agents: 2, alive: 1, suspected: 1 });
-    expect(reply.totals.pagesFetched).toBe(reply.agents.reduce((sum, agent) => sum + agent.pagesFetched, 0));
-    const table = await stats(["--agent", one.address, "--insecure", "--cluster"]);
-    // The test cluster takes a dead agent's hosts at once (no takeover grace): it is gone, not held for.
-    expect(reply.agents.find((agent) => agent.id === "agent-1")?.heldFor).toEqual([]);
-    expect(table).toMatch(
-      /^agent agent-2 at \S+: gone \(its hosts are crawled by the others\), last known \d+\.\d s ago$/m,
-    );
-    expect(table).toMatch(/^\s*agent-2\s+gone\s+\d+\s+-\s+-\s+-/m);
-    const last = await one.process.waitForExit(90_000);
-    expect(last.code, last.stderr).toBe(0);
-  }, 120_000);
-
-  it("gives the same totals through every agent after a leave, a join and a kill", async () => {
-    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 9, responseDelayMs: 5 });
-    // 4 hosts at a time, 10 requests a second each: the crawl lasts ~25 s, so agent-4 joins while hosts
-    // it takes over still have pages to fetch (at 20 ms a crawl could end before it started).
-    const flags = [...SLOW, "--delay-ms", "100"];
-    const [one, two, three] = (await startCluster(fixture, 3, flags)) as [
-      ClusterAgent,
-      ClusterAgent,
-      ClusterAgent,
-    ];
-    const client = (agent: ClusterAgent) => {
-      const made = new PeerClient(agent.address, { security: INSECURE });
-      clients.push(made);
-      return made;
-    };
-    const c1 = client(one);
-    const crawled = async (agent: ClusterAgent) => (await statsOf(client(agent))).pagesFetched > 0;
-    await waitFor(
-      async () => (await crawled(three)) && (await crawled(two)),
-      "agents 2 and 3 to crawl",
-      30_000,
-    );
-    // agent-3 leaves before agent-4 exists: agent-4 hears of its pages only from the others.
-    three.process.kill("SIGTERM");
-    expect((await three.process.waitForExit(30_000)).code).toBe(0);
-    const four = await startClusterAgent(fixture, { id: "agent-4", join: [one.address], flags });
-    const c4 = client(four);
-    await waitFor(() => crawled(four), "agent-4 to crawl", 30_000);
-    two.process.kill("SIGKILL");
-    await two.process.waitForExit(10_000);
-    for (const live of [c1, c4]) await live.control({ action: "PAUSE", argument: "" });
-    // Paused, the figures stop moving. Once both take agent-2 for dead (until then each counts it with
-    // the last heartbeat it had from it), both give the same rows and totals (but the rates).
-    const view = async (live: PeerClient) => {
-      const { agents } = await live.getStats({ cluster: true });
-      const { pagesPerSecond: _rate, ...totals } = clusterTotals(agents);
-      const rows = agents
-        .map((agent) => `${agent.id} ${agent.status} ${agent.pagesFetched} ${agent.bytesFetched}`)
-        .sort();
-      return { agents, text: `${rows.join(", ")}; totals ${JSON.stringify(totals)}` };
-    };
-    let through1 = "";
-    let through4 = "";
-    await waitFor(
-      async () => {
-        const [a, b] = [await view(c1), await view(c4)];
-        through1 = a.text;
-        through4 = b.text;
-        const deadSeen = [a, b].every(
-          (seen) => seen.agents.find((agent) => agent.id === "agent-2")?.status !== "ALIVE",
-        );
-        return deadSeen && through1 === through4;
-      },
-      "the same rows and totals through agent-1 and agent-4",
-      20_000,
-    ).catch((error: unknown) => {
-      throw new Error(`${String(error)}\nthrough agent-1: ${through1}\nthrough agent-4: ${through4}`);
-    });
-    const left = (await c4.getStats({ cluster: true })).agents.find((agent) => agent.id === "agent-3");
-    expect(left).toMatchObject({ status: "LEFT" });
-    expect(left?.pagesFetched).toBeGreaterThan(0);
-    // What `stats --cluster --json` prints through agent-4 is what was compared.
-    const printed = JSON.parse(
-      await stats(["--agent", four.address, "--insecure", "--cluster", "--json"]),
-    ) as {
-      totals: ClusterTotals;
-    };
-    expect(printed.totals.pagesFetched).toBe(JSON.parse(through4.split("; totals ")[1] ?? "{}").pagesFetched);
-    for (const agent of [one, four]) agent.process.kill("SIGKILL");
-  }, 150_000);
 });
