@@ -170,31 +170,11 @@ export class MemoryCluster {
   }
 
   /**
-   * Lets agents `ids` crawl until the end, each ending as an agent run with `--exit-when-done` does:
-   * once the cluster's termination detection says the crawl is complete and its intake is sealed, it
-   * tells the others it leaves on purpose and stops (its data folder stays, its stats readable on the
-   * node). Rejects after `timeoutMs`, saying what the agents still running have left.
+   * Runs agents `ids` to the crawl's end at once, each as {@link untilDone} does; rejects after
+   * `timeoutMs` if any has not ended, saying what the agents still running have left.
    */
-  async runToEnd(ids: readonly string[], timeoutMs = 30_000): Promise<void> {
-    const ends = ids.map(async (id) => {
-      const node = this.node(id);
-      do await node.agent.whenDone();
-      while (!node.sealIntake());
-      await node.announceLeave();
-      await this.stop(id);
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the crawl did not end within ${timeoutMs} ms: ${this.leftover()}`)),
-        timeoutMs,
-      );
-    });
-    try {
-      await Promise.race([Promise.all(ends), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+  async runToEnd(ids: readonly string[], timeoutMs = 30_000): Promise<LogFields[]> {
+    return Promise.all(ids.map((id) => this.untilDone(id, timeoutMs)));
   }
 
   /** Stops every agent; for `afterEach`. */
