@@ -1,15 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LogRecord } from "../../src/logging/index.js";
-import {
-  readCrawlLogSoFar,
-  servedPages,
-  startWebFixture,
-  traceRequests,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { readCrawlLogSoFar, servedPages, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { hostKeyOf, hostWithMostLeft } from "../cluster/cluster-harness.js";
-import { MemoryCluster } from "../cluster/memory-cluster-harness.js";
+import { inProcessScope, type MemoryCluster } from "../cluster/memory-cluster-harness.js";
 import { SMALL_WEB } from "./ctl-harness.js";
 import { crawlEnd, IN_PROCESS_AGENT, memoryCtl, startRecorded } from "./ctl-in-process-harness.js";
 
@@ -18,15 +11,7 @@ import { crawlEnd, IN_PROCESS_AGENT, memoryCtl, startRecorded } from "./ctl-in-p
  * the command's own code against real agents on a MemoryNetwork.
  */
 describe("ubicrawl ctl blacklist", () => {
-  let fixture: WebFixture | undefined;
-  let cluster: MemoryCluster | undefined;
-
-  afterEach(async () => {
-    await cluster?.stopAll();
-    await fixture?.stop();
-    cluster = undefined;
-    fixture = undefined;
-  });
+  const scope = inProcessScope();
 
   /**
    * Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds;
@@ -36,8 +21,7 @@ describe("ubicrawl ctl blacklist", () => {
     web: WebFixture,
     ids: readonly string[],
   ): Promise<{ agents: MemoryCluster; records: Map<string, LogRecord[]> }> {
-    const agents = new MemoryCluster(web, { agent: IN_PROCESS_AGENT });
-    cluster = agents;
+    const agents = scope.cluster(web, { agent: IN_PROCESS_AGENT });
     const records = new Map<string, LogRecord[]>();
     for (const id of ids) {
       records.set(
@@ -49,8 +33,7 @@ describe("ubicrawl ctl blacklist", () => {
   }
 
   it("blacklists a host on every agent: it gets no request once the command returned", async () => {
-    fixture = await startWebFixture(SMALL_WEB);
-    const web = fixture;
+    const web = await scope.web(SMALL_WEB);
     const trace = traceRequests(web.web.recorder);
     const { agents } = await startAgents(web, ["agent-1", "agent-2"]);
     const truth = web.truth();
@@ -81,8 +64,7 @@ describe("ubicrawl ctl blacklist", () => {
   });
 
   it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
-    fixture = await startWebFixture(SMALL_WEB);
-    const web = fixture;
+    const web = await scope.web(SMALL_WEB);
     const { agents, records } = await startAgents(web, ["agent-1", "agent-2"]);
     await waitFor(() => web.web.recorder.totalServed > 100, "100 pages served", 30_000);
     const [host] = [...new Set(web.truth().urls.map(hostKeyOf))].sort();

@@ -3,7 +3,7 @@ import { ctlCommand } from "../../src/cli/ctl-command.js";
 import { commandFailed } from "../../src/cli/main.js";
 import type { OperatorLink } from "../../src/cli/operator-connection.js";
 import type { LogRecord } from "../../src/logging/index.js";
-import type { MemoryAgentOptions, MemoryCluster } from "../cluster/memory-cluster-harness.js";
+import { type MemoryAgentOptions, type MemoryCluster, OPERATOR } from "../cluster/memory-cluster-harness.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
 /**
@@ -12,9 +12,6 @@ import { recordingLogger } from "../support/recording-logger.js";
  * `MemoryNetwork` from {@link OPERATOR}. What needs the real process — gRPC to a real agent, an agent
  * process that exits after `ctl leave` — is in ctl-command.test.ts.
  */
-
-/** Where the operator's calls start from on the `MemoryNetwork` (it serves nothing): links from it can be cut. */
-export const OPERATOR = "operator.memory:7000";
 
 /**
  * The agents' options of the real-process ctl tests (AGENT_FLAGS) over the in-process cluster's (which

@@ -3,17 +3,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LogRecord } from "../../src/logging/index.js";
-import {
-  readCrawlLogSoFar,
-  startWebFixture,
-  traceRequests,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { readCrawlLogSoFar, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { assignmentOf, hostKeyOf } from "../cluster/cluster-harness.js";
-import { MemoryCluster } from "../cluster/memory-cluster-harness.js";
+import { inProcessScope, type MemoryCluster, OPERATOR } from "../cluster/memory-cluster-harness.js";
 import { SMALL_WEB, STEERABLE } from "./ctl-harness.js";
-import { crawlEnd, IN_PROCESS_AGENT, memoryCtl, OPERATOR, startRecorded } from "./ctl-in-process-harness.js";
+import { crawlEnd, IN_PROCESS_AGENT, memoryCtl, startRecorded } from "./ctl-in-process-harness.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -23,27 +17,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * processes. The CLI as a process, over gRPC, is in ctl-command.test.ts.
  */
 describe("ubicrawl ctl, in process", () => {
-  let fixture: WebFixture | undefined;
+  const scope = inProcessScope();
   let cluster: MemoryCluster | undefined;
   let orphan: Server | undefined;
 
   afterEach(async () => {
-    await cluster?.stopAll();
-    await fixture?.stop();
     orphan?.closeAllConnections();
     await new Promise((resolve) => (orphan ? orphan.close(resolve) : resolve(undefined)));
-    cluster = undefined;
-    fixture = undefined;
     orphan = undefined;
   });
 
   /** Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds. */
   async function startAgents(web: WebFixture, ids: readonly string[]): Promise<Map<string, LogRecord[]>> {
-    cluster = new MemoryCluster(web, { agent: IN_PROCESS_AGENT });
+    const agents = scope.cluster(web, { agent: IN_PROCESS_AGENT });
+    cluster = agents;
     const records = new Map<string, LogRecord[]>();
     for (const id of ids) {
       const seeds = id === ids[ids.length - 1] ? web.web.seeds : [];
-      records.set(id, await startRecorded(cluster, id, { seeds }));
+      records.set(id, await startRecorded(agents, id, { seeds }));
     }
     return records;
   }
@@ -52,7 +43,7 @@ describe("ubicrawl ctl, in process", () => {
     (records ?? []).filter((record) => record.event === "control");
 
   it("reaches every agent through the one named, when the operator can reach no other", async () => {
-    fixture = await startWebFixture(STEERABLE);
+    const fixture = await scope.web(STEERABLE);
     const ids = ["agent-1", "agent-2", "agent-3"];
     const records = await startAgents(fixture, ids);
     const agents = cluster as MemoryCluster;
@@ -76,7 +67,7 @@ describe("ubicrawl ctl, in process", () => {
   });
 
   it("pauses and resumes every agent, and adds a seed no link leads to, fetched by its host's owner", async () => {
-    fixture = await startWebFixture(SMALL_WEB);
+    const fixture = await scope.web(SMALL_WEB);
     // A host of its own that no page of the test web links to.
     const orphanPaths: string[] = [];
     orphan = createServer((request, response) => {
@@ -147,8 +138,7 @@ describe("ubicrawl ctl, in process", () => {
   });
 
   it("changes the politeness delay of a running agent, and refuses settings that cannot change", async () => {
-    fixture = await startWebFixture(STEERABLE);
-    const web = fixture;
+    const web = await scope.web(STEERABLE);
     const trace = traceRequests(web.web.recorder);
     await startAgents(web, ["agent-1"]);
     const agents = cluster as MemoryCluster;
@@ -194,8 +184,7 @@ describe("ubicrawl ctl, in process", () => {
   });
 
   it("makes an agent leave mid-crawl: it stops, and the crawl ends complete with no page fetched twice", async () => {
-    fixture = await startWebFixture(SMALL_WEB);
-    const web = fixture;
+    const web = await scope.web(SMALL_WEB);
     await startAgents(web, ["agent-1", "agent-2", "agent-3"]);
     const agents = cluster as MemoryCluster;
     // A quarter into the crawl, as in the real-process test (500 of ~1,800 pages).
@@ -213,7 +202,7 @@ describe("ubicrawl ctl, in process", () => {
   });
 
   it("refuses add-seeds with --cluster, asking no agent: the agent named already routes each seed to its owner", async () => {
-    fixture = await startWebFixture(SMALL_WEB);
+    const fixture = await scope.web(SMALL_WEB);
     const records = await startAgents(fixture, ["agent-1"]);
     const agents = cluster as MemoryCluster;
     const seed = fixture.truth().urls[0] as string;

@@ -1,14 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { LogFields } from "../../src/logging/index.js";
-import {
-  readCrawlLogSoFar,
-  startWebFixture,
-  traceRequests,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { readCrawlLogSoFar, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { assignmentOf, fetchedBy, hostKeyOf } from "./cluster-harness.js";
-import { MemoryCluster, type MemoryClusterOptions } from "./memory-cluster-harness.js";
+import {
+  inProcessScope,
+  type MemoryCluster,
+  type MemoryClusterOptions,
+  NO_TAKEOVER,
+} from "./memory-cluster-harness.js";
 
 /**
  * The cluster's crawl-wide behaviour on agents in this process (see memory-cluster-harness.ts): the
@@ -17,36 +16,18 @@ import { MemoryCluster, type MemoryClusterOptions } from "./memory-cluster-harne
  * agents run as the CLI runs them, a SIGKILL and what it loses — is in cluster.test.ts.
  */
 
-/**
- * Where no agent dies, an agent falsely suspected for a moment (one process runs every agent here) keeps
- * its hosts: the others wait the agents' default takeover grace (the harness otherwise takes over at once).
- */
-const NO_TAKEOVER = { takeoverDelayMs: 10_000 };
-
-let fixture: WebFixture | undefined;
-let cluster: MemoryCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stopAll();
-  cluster = undefined;
-  await fixture?.stop();
-  fixture = undefined;
-});
+const scope = inProcessScope();
 
 /** Starts `agent-1` … `agent-<count>`, each joining those before it, the last with the web's seeds. */
-async function startAgents(web: WebFixture, count: number, options: MemoryClusterOptions): Promise<string[]> {
-  const agents = new MemoryCluster(web, options);
-  cluster = agents;
-  const ids: string[] = [];
-  for (let i = 1; i <= count; i++) {
-    const id = `agent-${i}`;
-    await agents.start(id, {
-      join: ids.map((started) => agents.addressOf(started)),
-      seeds: i === count ? web.web.seeds : [],
-    });
-    ids.push(id);
-  }
-  return ids;
+async function startAgents(
+  web: WebFixture,
+  count: number,
+  options: MemoryClusterOptions,
+): Promise<{ agents: MemoryCluster; ids: string[] }> {
+  const ids = Array.from({ length: count }, (_, i) => `agent-${i + 1}`);
+  const agents = scope.cluster(web, options);
+  await agents.startAll(ids, web.web.seeds);
+  return { agents, ids };
 }
 
 /** Runs every agent of `ids` to the crawl's end: each one's `stopped` record and when it stopped. */
@@ -78,8 +59,7 @@ async function idOwningALargeHost(ids: readonly string[], urls: readonly string[
 
 describe("a cluster of agents in one process on the test web", () => {
   it("ends a few round trips after the last page, not heartbeat intervals later, and sums up its exchange", async () => {
-    fixture = await startWebFixture({ hosts: 12, pages: 400, seed: 5 });
-    const web = fixture;
+    const web = await scope.web({ hosts: 12, pages: 400, seed: 5 });
     // Rounds every 3 s alone would see the end 6 s or more after the last page. The politeness delay
     // makes the crawl outlast the view's settling after the joins.
     const options = {
@@ -87,8 +67,7 @@ describe("a cluster of agents in one process on the test web", () => {
       cluster: { ...NO_TAKEOVER, heartbeatIntervalMs: 3000, suspectAfterMs: 6000 },
     };
     const startedAtMs = Date.now();
-    const ids = await startAgents(web, 3, options);
-    const agents = cluster as MemoryCluster;
+    const { agents, ids } = await startAgents(web, 3, options);
     const results = await untilAllDone(agents, ids);
     expect(agents.metrics().coverage).toBe(1);
     const entries = (await Promise.all(ids.map((id) => readCrawlLogSoFar(agents.dataDirOf(id))))).flat();
@@ -124,23 +103,21 @@ describe("a cluster of agents in one process on the test web", () => {
     // Smaller than cluster.test.ts's web, no host over 80 articles, and a longer politeness delay: one
     // process crawls for all five agents here, so the crawl is made long by waits rather than by pages. A
     // newcomer here starts without a process's start, and the crawl still outlasts it.
-    fixture = await startWebFixture({
+    const web = await scope.web({
       hosts: 16,
       pages: 450,
       seed: 7,
       responseDelayMs: 4,
       maxArticlesPerHost: 80,
     });
-    const web = fixture;
     const truth = web.truth();
     const trace = traceRequests(web.web.recorder);
     const startedAtMs = performance.now();
     // Few hosts at once per agent and a politeness delay: the remaining 70% of the crawl lasts seconds.
-    const ids = await startAgents(web, 4, {
+    const { agents, ids } = await startAgents(web, 4, {
       agent: { maxActiveHosts: 6, delayMs: 60 },
       cluster: NO_TAKEOVER,
     });
-    const agents = cluster as MemoryCluster;
     await waitFor(() => agents.missing().length <= truth.urls.length * 0.7, "30% of the crawl", 30_000);
     const joinedAtMs = performance.now();
     const newcomer = await idOwningALargeHost(ids, truth.urls);

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Assignment } from "../../src/hashing/index.js";
-import { readCrawlLogSoFar, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
-import { MemoryCluster } from "./memory-cluster-harness.js";
+import { readCrawlLogSoFar, type WebFixture, waitFor } from "../agent/harness.js";
+import { inProcessScope, type MemoryCluster } from "./memory-cluster-harness.js";
 
 /**
  * The cluster-wide per-IP limit, on agents in this process (a MemoryNetwork between them: the IP
@@ -20,31 +20,18 @@ const IP_LIMITED = { agent: { maxPerIp: 2, fetchTimeoutMs: 4000 }, cluster: { ip
 
 const IDS = ["a", "b", "c", "d"];
 
-let fixture: WebFixture | undefined;
-let cluster: MemoryCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stopAll();
-  cluster = undefined;
-  await fixture?.stop();
-  fixture = undefined;
-});
+const scope = inProcessScope();
 
 /** Four agents crawling `web` under the cluster-wide limit: the last to join has the seeds. */
 async function startFour(web: WebFixture): Promise<MemoryCluster> {
-  const agents = new MemoryCluster(web, IP_LIMITED);
-  cluster = agents;
-  for (const id of IDS) await agents.start(id, id === IDS.at(-1) ? { seeds: web.web.seeds } : {});
+  const agents = scope.cluster(web, IP_LIMITED);
+  await agents.startAll(IDS, web.web.seeds);
   return agents;
 }
 
-/** Waits until every page of the web was fetched and every running agent is idle. */
-async function waitForCrawlEnd(agents: MemoryCluster): Promise<void> {
-  await waitFor(
-    () => agents.missing().length === 0 && [...agents.nodes.values()].every((node) => node.stats().idle),
-    () => `the crawl's end: ${agents.missing().length} pages missing; ${agents.leftover()}`,
-    60_000,
-  );
+/** Runs every running agent to the crawl's end (their crawl logs whole once they stopped). */
+async function runToEnd(agents: MemoryCluster): Promise<void> {
+  await agents.runToEnd([...agents.nodes.keys()], 60_000);
 }
 
 /** The agents among `ids` whose crawl logs have pages of hosts at `ip`. */
@@ -62,10 +49,10 @@ async function agentsAt(agents: MemoryCluster, ids: readonly string[], ip: strin
 
 describe("per-IP politeness across the cluster", () => {
   it("4 agents crawling 6 hosts on one address never have more than --max-per-ip requests at once there", async () => {
-    fixture = await startWebFixture(SHARED_WEB);
+    const fixture = await scope.web(SHARED_WEB);
     const ip = fixture.web.model.hosts[0]?.ip as string;
     const agents = await startFour(fixture);
-    await waitForCrawlEnd(agents);
+    await runToEnd(agents);
 
     const metrics = agents.metrics();
     expect(metrics.missing).toEqual([]);
@@ -76,7 +63,7 @@ describe("per-IP politeness across the cluster", () => {
   });
 
   it("holds the limit through a crash of the address's authority mid-crawl, with full coverage", async () => {
-    fixture = await startWebFixture(SHARED_WEB);
+    const fixture = await scope.web(SHARED_WEB);
     const truth = fixture.truth();
     const recorder = fixture.web.recorder;
     const ip = fixture.web.model.hosts[0]?.ip as string;
@@ -86,7 +73,7 @@ describe("per-IP politeness across the cluster", () => {
     await waitFor(() => agents.missing().length <= truth.urls.length * 0.7, "30% of the crawl", 30_000);
     await agents.crash(victim);
     const missingAtCrash = agents.missing().length;
-    await waitForCrawlEnd(agents);
+    await runToEnd(agents);
 
     const metrics = agents.metrics();
     expect(missingAtCrash).toBeGreaterThan(0);

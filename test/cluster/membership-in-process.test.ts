@@ -6,17 +6,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ClusterNode } from "../../src/cluster/index.js";
 import { StateStore } from "../../src/storage/index.js";
 import type { TestWebOptions } from "../../src/testweb/index.js";
-import {
-  readCrawlLogSoFar,
-  servedPages,
-  startWebFixture,
-  traceRequests,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { readCrawlLogSoFar, servedPages, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { recordingLogger } from "../support/recording-logger.js";
 import { assignmentOf, hostKeyOf } from "./cluster-harness.js";
-import { MemoryCluster, type MemoryClusterOptions } from "./memory-cluster-harness.js";
+import {
+  inProcessScope,
+  type MemoryCluster,
+  type MemoryClusterOptions,
+  NO_TAKEOVER,
+} from "./memory-cluster-harness.js";
 
 /**
  * Membership changes that waste nothing, with real agents in this process on a MemoryNetwork (see
@@ -33,18 +31,7 @@ import { MemoryCluster, type MemoryClusterOptions } from "./memory-cluster-harne
  */
 const WEB: TestWebOptions = { hosts: 20, pages: 500, maxArticlesPerHost: 50, seed: 11, responseDelayMs: 4 };
 const SLOW: MemoryClusterOptions["agent"] = { maxActiveHosts: 6, delayMs: 30 };
-/** No agent dies for good here: one that comes back, or is falsely suspected on a loaded machine, keeps its hosts a while. */
-const NO_TAKEOVER = { takeoverDelayMs: 10_000 };
-
-let fixture: WebFixture | undefined;
-let cluster: MemoryCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stopAll();
-  cluster = undefined;
-  await fixture?.stop();
-  fixture = undefined;
-});
+const scope = inProcessScope();
 
 /** A cluster of agents `agent-1` … `agent-<count>` on `web`: the others join the first, the last gets the seeds. */
 async function startCluster(
@@ -52,11 +39,9 @@ async function startCluster(
   count: number,
   options: MemoryClusterOptions,
 ): Promise<{ agents: MemoryCluster; ids: string[] }> {
-  fixture = web;
-  const agents = new MemoryCluster(web, options);
-  cluster = agents;
+  const agents = scope.cluster(web, options);
   const ids = Array.from({ length: count }, (_, i) => `agent-${i + 1}`);
-  for (const id of ids) await agents.start(id, id === ids.at(-1) ? { seeds: web.web.seeds } : {});
+  await agents.startAll(ids, web.web.seeds);
   return { agents, ids };
 }
 
@@ -99,19 +84,17 @@ async function outboxOf(agents: MemoryCluster, id: string, peer: string): Promis
 describe("membership changes", () => {
   it("one agent, then three joining half a second apart early in the crawl: nothing fetched twice", async () => {
     // More hosts, more of them crawled at once, so that many are in flight when the view changes.
-    const web = await startWebFixture({
+    const web = await scope.web({
       hosts: 40,
       pages: 450,
       maxArticlesPerHost: 30,
       seed: 11,
       responseDelayMs: 2,
     });
-    fixture = web;
-    const agents = new MemoryCluster(web, {
+    const agents = scope.cluster(web, {
       agent: { maxActiveHosts: 16, delayMs: 40 },
       cluster: NO_TAKEOVER,
     });
-    cluster = agents;
     const ids = ["agent-1", "agent-2", "agent-3", "agent-4"];
     await agents.start("agent-1", { seeds: web.web.seeds });
     await waitFor(() => servedPages(web.web.recorder).size >= 20, "the crawl to start", 10_000);
@@ -157,7 +140,7 @@ describe("membership changes", () => {
   });
 
   it("a graceful leave hands its hosts over, and nothing is refetched, even after it comes back", async () => {
-    const web = await startWebFixture(WEB);
+    const web = await scope.web(WEB);
     const recorder = web.web.recorder;
     const truth = web.truth();
     const { agents, ids } = await startCluster(web, 4, { agent: SLOW, cluster: NO_TAKEOVER });
@@ -213,18 +196,15 @@ describe("retries across hand-overs", () => {
     });
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
-    const web = await startWebFixture({ hosts: 5, pages: 50, seed: 3 });
-    fixture = web;
+    const web = await scope.web({ hosts: 5, pages: 50, seed: 3 });
     await appendFile(web.hostsFile, "127.0.0.1 flaky.test\n");
     const failing = `http://flaky.test:${port}/fail`;
-    const agents = new MemoryCluster(web, {
+    const agents = scope.cluster(web, {
       agent: { maxFetchAttempts: 3, fetchRetryMs: 1500 },
       cluster: NO_TAKEOVER,
     });
-    cluster = agents;
     const ids = ["agent-1", "agent-2", "agent-3", "agent-4"];
-    for (const id of ids)
-      await agents.start(id, id === "agent-4" ? { seeds: [`http://flaky.test:${port}/`] } : {});
+    await agents.startAll(ids, [`http://flaky.test:${port}/`]);
     const attempts = async () => {
       const found: { id: string; willRetry: boolean; ts: string }[] = [];
       for (const id of ids) {
@@ -265,7 +245,7 @@ describe("retries across hand-overs", () => {
 
 describe("a crash", () => {
   it("past the takeover grace, the survivors refetch at most the dead agent's own pages, and cover the web", async () => {
-    const web = await startWebFixture(WEB);
+    const web = await scope.web(WEB);
     const recorder = web.web.recorder;
     const truth = web.truth();
     // No grace: the survivors take the dead agent's hosts as soon as they suspect it.
@@ -299,7 +279,7 @@ describe("a crash", () => {
 
 describe("a restart after another agent died meanwhile", () => {
   it("re-sends the URLs the restarted agent had handed the dead one, so the survivors cover the web", async () => {
-    const web = await startWebFixture(WEB);
+    const web = await scope.web(WEB);
     const recorder = web.web.recorder;
     const truth = web.truth();
     const { agents } = await startCluster(web, 3, { agent: SLOW, cluster: { takeoverDelayMs: 500 } });
@@ -320,7 +300,7 @@ describe("a restart after another agent died meanwhile", () => {
 
 describe("an agent's id", () => {
   it("is taken back by the agent restarted at once on a new address, once the others suspect its earlier life", async () => {
-    const web = await startWebFixture(WEB);
+    const web = await scope.web(WEB);
     const recorder = web.web.recorder;
     const truth = web.truth();
     // Suspicion slower than a crash and a restart take, even on a loaded machine.

@@ -1,9 +1,17 @@
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { type AgentOptions, crawlSummary } from "../../src/agent/index.js";
 import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
 import { type LogFields, type Logger, silentLogger } from "../../src/logging/index.js";
+import type { TestWebOptions } from "../../src/testweb/index.js";
 import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
-import { crawlMetrics, inProcessAgentOptions, servedPages, type WebFixture } from "../agent/harness.js";
+import {
+  crawlMetrics,
+  inProcessAgentOptions,
+  servedPages,
+  startWebFixture,
+  type WebFixture,
+} from "../agent/harness.js";
 
 /**
  * A cluster of real agents in the test's process, on a {@link MemoryNetwork}: each agent has its own
@@ -35,6 +43,15 @@ export const TEST_WEB_AGENT: Partial<AgentOptions> = {
   maxRobotsAttempts: 2,
   dedup: "local",
 };
+
+/**
+ * A takeover grace as long as the agents' default: where no agent dies, one falsely suspected for a
+ * moment (one process runs every agent, so a loaded machine delays heartbeats) keeps its hosts.
+ */
+export const NO_TAKEOVER: Partial<ClusterOptions> = { takeoverDelayMs: 10_000 };
+
+/** Where an operator's calls start from on a cluster's `MemoryNetwork` (it serves nothing): links from it can be cut. */
+export const OPERATOR = "operator.memory:7000";
 
 /** How one agent of a {@link MemoryCluster} starts. */
 export interface MemoryAgentOptions {
@@ -117,6 +134,22 @@ export class MemoryCluster {
     );
     this.nodes.set(id, node);
     return node;
+  }
+
+  /**
+   * Starts agents `ids` one after another, each joining those before it, the last with `seeds` — as
+   * the real-process test clusters start (no host moves at the start: the crawl begins once all joined).
+   * `options` apply to each.
+   */
+  async startAll(
+    ids: readonly string[],
+    seeds: readonly string[],
+    options: Omit<MemoryAgentOptions, "seeds" | "join"> = {},
+  ): Promise<void> {
+    for (const [i, id] of ids.entries()) {
+      const join = ids.slice(0, i).map((before) => this.addressOf(before));
+      await this.start(id, { ...options, join, seeds: i === ids.length - 1 ? seeds : [] });
+    }
   }
 
   /** Gracefully leaves (hands its hosts and URLs over) and stops agent `id`. */
@@ -222,4 +255,37 @@ export class MemoryCluster {
       }),
     );
   }
+}
+
+/** What a test of an in-process cluster starts, each stopped after the test by {@link inProcessScope}. */
+export interface InProcessScope {
+  /** Starts a test web. */
+  web(options: TestWebOptions): Promise<WebFixture>;
+  /** Makes a cluster on `web` (its agents are started by the test). */
+  cluster(web: WebFixture, options?: MemoryClusterOptions): MemoryCluster;
+}
+
+/**
+ * For a test file of in-process clusters: after each test, every agent of the clusters it made stops,
+ * then every test web it started. Call once at the top of the file (or of a `describe`).
+ */
+export function inProcessScope(): InProcessScope {
+  const webs: WebFixture[] = [];
+  const clusters: MemoryCluster[] = [];
+  afterEach(async () => {
+    await Promise.all(clusters.splice(0).map((cluster) => cluster.stopAll()));
+    for (const web of webs.splice(0)) await web.stop();
+  });
+  return {
+    web: async (options) => {
+      const web = await startWebFixture(options);
+      webs.push(web);
+      return web;
+    },
+    cluster: (web, options) => {
+      const cluster = new MemoryCluster(web, options);
+      clusters.push(cluster);
+      return cluster;
+    },
+  };
 }

@@ -1,6 +1,6 @@
-import { afterEach, expect, it } from "vitest";
-import { startWebFixture, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
-import { MemoryCluster } from "./memory-cluster-harness.js";
+import { expect, it } from "vitest";
+import { traceRequests, waitFor } from "../agent/harness.js";
+import { inProcessScope } from "./memory-cluster-harness.js";
 
 /**
  * A whole cluster in this process: five real agents (real frontiers, LevelDB folders, fetches from the
@@ -12,24 +12,14 @@ import { MemoryCluster } from "./memory-cluster-harness.js";
 /** No host over 40 articles: the crawl's end is not one big host's alone. */
 const WEB = { hosts: 16, pages: 240, maxArticlesPerHost: 40, seed: 11, responseDelayMs: 2 };
 
-let fixture: WebFixture | undefined;
-let cluster: MemoryCluster | undefined;
-
-afterEach(async () => {
-  await cluster?.stopAll();
-  cluster = undefined;
-  await fixture?.stop();
-  fixture = undefined;
-});
+const scope = inProcessScope();
 
 it("5 agents in one process survive a partition, a slow direction, a join and a graceful leave, and cover the web", async () => {
-  const web = await startWebFixture(WEB);
-  fixture = web;
+  const web = await scope.web(WEB);
   const truth = web.truth();
   const trace = traceRequests(web.web.recorder);
   // Slow enough per host that the crawl is still on when the faults come.
-  const agents = new MemoryCluster(web, { agent: { delayMs: 25, dedup: "cluster" } });
-  cluster = agents;
+  const agents = scope.cluster(web, { agent: { delayMs: 25, dedup: "cluster" } });
   const { network } = agents;
   const addressOf = (id: string) => agents.addressOf(id);
   const startedAt = performance.now();

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { formatStats } from "../../src/cli/stats-command.js";
 import { type ClusterTotals, clusterTotals } from "../../src/cluster/index.js";
 import { type AgentStats, INSECURE, type PeerClient } from "../../src/transport/index.js";
-import { readCrawlLogSoFar, startWebFixture, type WebFixture, waitFor } from "../agent/harness.js";
-import { MemoryCluster } from "./memory-cluster-harness.js";
+import { readCrawlLogSoFar, type WebFixture, waitFor } from "../agent/harness.js";
+import { inProcessScope, type MemoryCluster, OPERATOR } from "./memory-cluster-harness.js";
 
 /**
  * What the cluster's stats say through a crash, a graceful leave and a join, on agents in this process
@@ -17,34 +17,21 @@ import { MemoryCluster } from "./memory-cluster-harness.js";
 const WEB = { hosts: 12, pages: 300, seed: 9, responseDelayMs: 5 };
 /** `--max-active-hosts 4`. */
 const SLOW = { maxActiveHosts: 4 };
-/** Where the operator's calls come from on the cluster's network. */
-const OPERATOR = "operator.memory:7000";
 
-let fixture: WebFixture | undefined;
-let cluster: MemoryCluster | undefined;
+const scope = inProcessScope();
 const clients: PeerClient[] = [];
 
-afterEach(async () => {
+afterEach(() => {
   for (const client of clients.splice(0)) client.close();
-  await cluster?.stopAll();
-  cluster = undefined;
-  await fixture?.stop();
-  fixture = undefined;
 });
 
 /** Starts `agent-1` … `agent-<count>` on `web`, each joining those before it, the last with the seeds. */
 async function startAgents(web: WebFixture, count: number, delayMs?: number): Promise<MemoryCluster> {
-  const agents = new MemoryCluster(web, {
-    agent: { ...SLOW, ...(delayMs === undefined ? {} : { delayMs }) },
-  });
-  cluster = agents;
-  const ids: string[] = [];
-  for (let i = 1; i <= count; i++) {
-    const id = `agent-${i}`;
-    const join = ids.map((started) => agents.addressOf(started));
-    await agents.start(id, { join, seeds: i === count ? web.web.seeds : [] });
-    ids.push(id);
-  }
+  const agents = scope.cluster(web, { agent: { ...SLOW, ...(delayMs === undefined ? {} : { delayMs }) } });
+  await agents.startAll(
+    Array.from({ length: count }, (_, i) => `agent-${i + 1}`),
+    web.web.seeds,
+  );
   return agents;
 }
 
@@ -76,7 +63,7 @@ async function clusterReport(
 
 describe("the cluster's stats, in process", () => {
   it("keeps a crashed agent as a row with its last known figures, and its pages in the totals", async () => {
-    fixture = await startWebFixture(WEB);
+    const fixture = await scope.web(WEB);
     const agents = await startAgents(fixture, 2);
     const c1 = clientOf(agents, "agent-1");
     let before: AgentStats | undefined;
@@ -122,7 +109,7 @@ describe("the cluster's stats, in process", () => {
   }, 120_000);
 
   it("gives the same totals through every agent after a leave, a join and a crash", async () => {
-    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 9, responseDelayMs: 5 });
+    const fixture = await scope.web({ hosts: 30, pages: 3000, seed: 9, responseDelayMs: 5 });
     // 4 hosts at a time, 10 requests a second each: agent-4 joins while hosts it takes over still have
     // pages to fetch.
     const agents = await startAgents(fixture, 3, 100);
