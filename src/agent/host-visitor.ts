@@ -1,25 +1,27 @@
 import { type Clock, sleep } from "../clock.js";
-import { ErrorCode, isUbiError } from "../errors.js";
+import { ErrorCode } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
-import type { Frontier, IpLimiter, PageTurns, VisitOutcome, WaitReason } from "../frontier/index.js";
+import type { Frontier, IpLimiter, PageTurns, VisitOutcome } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
 import { conditionalHeaders, type PageHistory, type PageRevisits } from "../recrawl/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
-import { hostnameOf, originOf } from "../url/index.js";
+import { originOf } from "../url/index.js";
 import type { CrawlDelayBound } from "./crawl-delay-bound.js";
-import { crawlDelaySkipLogEntry, failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
+import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { Admission } from "./crawl-rights.js";
-import type { CrawlStats, DropReason } from "./crawl-stats.js";
+import type { CrawlStats } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
-import { HostPace, PARK_LONGER_WAITS_MS } from "./host-pace.js";
+import { PARK_LONGER_WAITS_MS } from "./host-pace.js";
+import { type HostRuntime, HostRuntimes, markTlsFailed } from "./host-runtime.js";
 import type { LinkRouter } from "./link-router.js";
 import type { ArchivedPage, PageArchive } from "./page-archive.js";
 import { followLinks, sameLinkBase } from "./page-links.js";
 import { PUSH_BACK_STATUSES, retryAfterMs } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
 import { UnsyncedPages } from "./unsynced-pages.js";
+import { checkTakenUrl, type Stop, type TakenUrl, type UrlCheckDeps } from "./url-checks.js";
 
 /** Politeness and trap limits of host visits. */
 export interface HostVisitOptions {
@@ -96,23 +98,8 @@ export interface HostVisitorDeps {
   readonly revisits?: PageRevisits;
 }
 
-/** In-memory, per-host facts of the current run. */
-interface HostRuntime {
-  ip?: string;
-  /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
-  dnsError?: ErrorCode;
-  /**
-   * Origins (`https://host[:port]`) whose TLS handshake failed this run: their URLs fail at once as
-   * `TlsFailed`, and are never fetched over plain HTTP instead. Per origin, since the host's `http:` URLs
-   * are not concerned.
-   */
-  tlsFailed?: Set<string>;
-  /** When the next request may start, and why (this agent's delay, Crawl-delay, a server's push-back). */
-  readonly pace: HostPace;
-  robotsAttempts: number;
-  /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
-  failedInARow: number;
-}
+/** A visit that ends with its host waiting. */
+type ParkedOutcome = Extract<VisitOutcome, { kind: "parked" }>;
 
 /** The turn of a page that has none yet: ending it does nothing. */
 const NO_TURN = (): void => {};
@@ -126,7 +113,9 @@ const POLITENESS_SLICE_MS = 250;
  * the IP gate's limit to its address), archives, and routes the page's links.
  */
 export class HostVisitor {
-  private readonly runtime = new Map<string, HostRuntime>();
+  private readonly runtimes = new HostRuntimes();
+  /** What the checks before each request read and tell. */
+  private readonly checkDeps: UrlCheckDeps;
   /** The politeness delay, ms: `options.delayMs` until an operator changes it ({@link setDelayMs}). */
   private delayMs: number;
 
@@ -135,6 +124,12 @@ export class HostVisitor {
     private readonly deps: HostVisitorDeps,
   ) {
     this.delayMs = options.delayMs;
+    this.checkDeps = {
+      ...deps,
+      mayFetch: (host) => this.mayFetch(host),
+      paced: (state, rules, startedAtMs) => this.paceAfter(state, rules, startedAtMs),
+      log: (line) => deps.archive.log(line),
+    };
   }
 
   /**
@@ -171,7 +166,7 @@ export class HostVisitor {
     signal: AbortSignal,
   ): Promise<VisitOutcome> {
     const { frontier } = this.deps;
-    const state = this.runtimeOf(host);
+    const state = this.runtimes.of(host);
     for (let fetched = 0; fetched < this.options.quantumPages; ) {
       if (this.deps.mustYield() || signal.aborted) return { kind: "yielded" };
       await unsynced.waitForRoom();
@@ -185,83 +180,15 @@ export class HostVisitor {
       const entry = await frontier.take(host);
       if (!entry) return { kind: "drained" };
       try {
-        // Paused, or the host handed over while its URL was being taken: not even robots.txt is asked.
-        if (this.deps.mustYield() || !this.mayFetch(host)) {
-          frontier.putBack(host, entry);
-          return { kind: "yielded" };
+        const url: TakenUrl = { host, entry, state, unsynced, signal };
+        const verdict = await checkTakenUrl(url, this.checkDeps, this.options);
+        const next = verdict.kind === "fetch" ? await this.fetchOne(url, verdict.rules) : verdict;
+        if (next === undefined) fetched++;
+        else if (next.kind === "parked") return next;
+        else {
+          const outcome = await this.settle(host, entry, next);
+          if (outcome !== undefined) return outcome;
         }
-        if (this.deps.blacklisted(host)) {
-          // Not fetched, but not forgotten either: kept aside until the host comes off the blacklist.
-          this.deps.stats.recordDrop("blacklisted");
-          this.deps.frontier.setAside(host, entry);
-          continue;
-        }
-        if (await this.alreadyFetched(host, entry, unsynced)) continue;
-        const record = frontier.record(host);
-        if (record.abandoned !== undefined) {
-          this.drop(host, entry, "abandoned");
-          continue;
-        }
-        // Pages still being committed count once they are: wait for them near the limit. A revisit
-        // counted at its first fetch.
-        const limited = !entry.revisit;
-        if (limited && record.fetched + unsynced.size >= this.options.maxPagesPerHost) await unsynced.drain();
-        if (limited && record.fetched >= this.options.maxPagesPerHost) {
-          this.drop(host, entry, "page-limit");
-          continue;
-        }
-        if (!(await this.ensureAddress(host, state, signal))) {
-          this.fail(host, entry, state.dnsError ?? ErrorCode.DnsNotFound, 0);
-          await frontier.commit();
-          continue;
-        }
-        const origin = originOf(entry.url);
-        if (state.tlsFailed?.has(origin)) {
-          this.fail(host, entry, ErrorCode.TlsFailed, 0);
-          await frontier.commit();
-          continue;
-        }
-        const askedAtMs = this.deps.clock.now();
-        const rules = await this.deps.robots(origin);
-        if (rules.fetchedAtMs >= askedAtMs) {
-          this.deps.stats.recordRobots(rules.status);
-          this.deps.saveRobots(rules);
-          // robots.txt was just requested from this host: that request counts for politeness too.
-          this.paceAfter(state, rules, askedAtMs);
-          this.deps.sitemaps.queueListed(host, rules);
-        }
-        if (rules.status === "unavailable" && rules.error === ErrorCode.TlsFailed) {
-          this.tlsFailedAt(host, state, origin, rules.reason);
-          this.fail(host, entry, ErrorCode.TlsFailed, 0, rules.reason);
-          await frontier.commit();
-          continue;
-        }
-        if (rules.status === "unavailable" && rules.error === ErrorCode.AddressForbidden) {
-          // Refused by --allow-net, not an outage: retrying cannot help, so fail like a missing name.
-          state.dnsError = rules.error;
-          this.fail(host, entry, rules.error, 0);
-          await frontier.commit();
-          continue;
-        }
-        if (rules.status === "unavailable") {
-          frontier.putBack(host, entry);
-          // Only a fresh answer is an attempt: a timer may wake the host a hair before the cached
-          // failure expires, and that must not count as asking again.
-          if (rules.fetchedAtMs < askedAtMs) return this.waitForRobotsRetry(state, rules);
-          return this.robotsUnavailable(host, state, rules);
-        }
-        state.robotsAttempts = 0;
-        if (this.deps.crawlDelayBound.skips(host, rules)) {
-          this.skipForCrawlDelay(host, entry, rules.askedCrawlDelayMs ?? 0);
-          continue;
-        }
-        if (!rules.isAllowed(entry.url)) {
-          this.drop(host, entry, "robots");
-          continue;
-        }
-        const wait = await this.fetchOne(host, entry, state, rules, unsynced, signal);
-        if (wait !== undefined) return { kind: "parked", ...wait };
-        fetched++;
       } catch (error) {
         // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
         if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
@@ -272,61 +199,49 @@ export class HostVisitor {
   }
 
   /**
-   * Skips a URL done before: here (queued again after a peer died), or by a previous owner of the host
-   * (its done set came with the hand-over). The check reads the durable record, so the host's pages
-   * still being committed are waited for first: one of them may be this URL's other copy.
+   * What becomes of a URL that goes no further with no request sent: the one place a check's verdict is
+   * carried out. Returns how the visit ends, when it does.
    */
-  private async alreadyFetched(
-    host: string,
-    entry: StoredQueueEntry,
-    unsynced: UnsyncedPages,
-  ): Promise<boolean> {
+  private async settle(host: string, entry: StoredQueueEntry, stop: Stop): Promise<VisitOutcome | undefined> {
     const { frontier, stats } = this.deps;
-    // A revisit is a done URL by design: its plan was cleared when it was queued, so it is queued once.
-    if (entry.revisit) return this.revisitSuperseded(host, entry);
-    if (!frontier.needsFetchedCheck(host)) return false;
-    await unsynced.drain();
-    if ((await frontier.wasFetched([entry.url]))[0]) {
-      frontier.complete(host, entry, { done: false, counted: false });
-      stats.recordDrop("fetched-before");
-      return true;
+    switch (stop.kind) {
+      case "put-back":
+        frontier.putBack(host, entry);
+        return stop.outcome;
+      case "set-aside":
+        stats.recordDrop("blacklisted");
+        frontier.setAside(host, entry);
+        return undefined;
+      case "drop":
+        stats.recordDrop(stop.reason);
+        frontier.complete(host, entry, { done: false, counted: false });
+        return undefined;
+      case "superseded":
+        frontier.complete(host, entry, { done: false, counted: false });
+        return undefined;
+      case "fail":
+        this.fail(host, entry, stop.code, 0, stop.reason);
+        await frontier.commit();
+        return undefined;
     }
-    return false;
-  }
-
-  /**
-   * A queued revisit whose page has a plan again gives way to it: the plan came with a later history
-   * handed over with the host (or planned on its adoption), so fetching now would visit the page twice
-   * for one due time. The plan queues it again when due.
-   */
-  private async revisitSuperseded(host: string, entry: StoredQueueEntry): Promise<boolean> {
-    const { frontier, revisits } = this.deps;
-    if ((await revisits?.history(host, entry.url))?.nextAtMs === undefined) return false;
-    // The commit that queued it clears its plan, and may not be written yet: wait for it, look again.
-    await frontier.commit();
-    if ((await revisits?.history(host, entry.url))?.nextAtMs === undefined) return false;
-    frontier.complete(host, entry, { done: false, counted: false });
-    return true;
   }
 
   private mayFetch(host: string): boolean {
     return this.deps.mayFetch ? this.deps.mayFetch(host) : this.deps.owns(host);
   }
 
-  private async fetchOne(
-    host: string,
-    entry: StoredQueueEntry,
-    state: HostRuntime,
-    rules: RobotsRules,
-    unsynced: UnsyncedPages,
-    signal: AbortSignal,
-  ): Promise<{ untilMs: number; reason: WaitReason } | undefined> {
+  /**
+   * Waits for the URL's request to be due (politeness, its page turn, its address's slot), sends it and
+   * deals with the answer: undefined when the page was fetched (or failed for good), the host's wait
+   * when it must wait before it is tried again, or what becomes of the URL when no request went out.
+   */
+  private async fetchOne(url: TakenUrl, rules: RobotsRules): Promise<Stop | ParkedOutcome | undefined> {
+    const { host, entry, state, unsynced, signal } = url;
     const { clock, frontier } = this.deps;
     const longWait = state.pace.longWait(clock.now());
     if (longWait !== undefined) {
       // A long wait (a Crawl-delay of minutes, a server's Retry-After): the host parks, freeing its slot.
-      frontier.putBack(host, entry);
-      return longWait;
+      return { kind: "put-back", outcome: { kind: "parked", ...longWait } };
     }
     let previous: PageHistory | undefined;
     let release: () => void;
@@ -345,15 +260,16 @@ export class HostVisitor {
       if (rules.crawlDelayMs) this.deps.ipGate.crawlDelay(state.ip as string, rules.crawlDelayMs);
       const spacedMs = this.deps.ipGate.spacingWaitMs(state.ip as string);
       if (spacedMs > PARK_LONGER_WAITS_MS) {
-        frontier.putBack(host, entry);
-        return { untilMs: clock.now() + spacedMs, reason: "crawl-delay" };
+        return {
+          kind: "put-back",
+          outcome: { kind: "parked", untilMs: clock.now() + spacedMs, reason: "crawl-delay" },
+        };
       }
       endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
       release = await this.deps.ipGate.acquire(state.ip as string, signal);
     } catch (error) {
-      // Stopped while waiting: the URL goes back to the head of its queue, untouched.
+      // Stopped while waiting: the visit puts the URL back at the head of its queue, untouched.
       endTurn();
-      frontier.putBack(host, entry);
       throw error;
     }
     if (this.deps.mustYield() || !this.mayFetch(host) || this.deps.blacklisted(host)) {
@@ -362,8 +278,7 @@ export class HostVisitor {
       // head of its queue, which goes to the new owner with the rest (or is dropped as blacklisted).
       release();
       endTurn();
-      frontier.putBack(host, entry);
-      return undefined;
+      return { kind: "put-back" };
     }
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
@@ -374,7 +289,6 @@ export class HostVisitor {
     } catch (error) {
       if (signal.aborted) {
         endTurn();
-        frontier.putBack(host, entry);
         throw error;
       }
       failure = classifyFetchError(error);
@@ -402,10 +316,11 @@ export class HostVisitor {
         this.deps.stats.fetchRetries++;
         frontier.retryLater(host, entry, attempts);
         await frontier.commit();
-        return { untilMs: retryAt, reason: "retry" };
+        return { kind: "parked", untilMs: retryAt, reason: "retry" };
       }
       if (isTransient(code)) state.failedInARow++;
-      if (code === ErrorCode.TlsFailed) this.tlsFailedAt(host, state, originOf(entry.url), reason);
+      if (code === ErrorCode.TlsFailed)
+        markTlsFailed(state, { host, origin: originOf(entry.url) }, reason, this.deps.logger);
       this.fail(host, entry, code, clock.now() - startedAtMs, reason);
       // A page revisited is not given up for an outage: it is planned again.
       if (previous !== undefined) this.deps.revisits?.missed(host, previous, clock.now());
@@ -513,7 +428,7 @@ export class HostVisitor {
     result: FetchResult,
     state: HostRuntime,
     attempts: number,
-  ): Promise<{ untilMs: number; reason: "throttled" }> {
+  ): Promise<ParkedOutcome> {
     const { clock, frontier } = this.deps;
     const retryAfter = responseHeader(result, "retry-after");
     const untilMs = state.pace.pushedBack(clock.now(), this.delayMs, retryAfter);
@@ -521,68 +436,7 @@ export class HostVisitor {
     this.deps.stats.fetchRetries++;
     frontier.retryLater(host, entry, attempts);
     await frontier.commit();
-    return { untilMs, reason: "throttled" };
-  }
-
-  /** Resolves the host's address once per run; false when it cannot be resolved or reached. */
-  private async ensureAddress(host: string, state: HostRuntime, signal: AbortSignal): Promise<boolean> {
-    if (state.ip !== undefined) return true;
-    if (state.dnsError !== undefined) return false;
-    try {
-      state.ip = await this.deps.resolve(hostnameOf(host), signal);
-      return true;
-    } catch (error) {
-      if (signal.aborted) throw error;
-      state.dnsError = isUbiError(error) ? error.code : ErrorCode.DnsNotFound;
-      if (state.dnsError === ErrorCode.DnsNotFound) this.deps.stats.unresolvedHostsThisRun++;
-      return false;
-    }
-  }
-
-  private robotsUnavailable(host: string, state: HostRuntime, rules: RobotsRules): VisitOutcome {
-    state.robotsAttempts++;
-    if (state.robotsAttempts < this.options.maxRobotsAttempts) return this.waitForRobotsRetry(state, rules);
-    // Given up: its URLs are dropped as they come (see visit), and the reason is kept.
-    this.deps.frontier.record(host).abandoned = "robots-unavailable";
-    this.deps.frontier.touch(host);
-    this.deps.stats.recordError("robots_unavailable");
-    return { kind: "yielded" };
-  }
-
-  /** Parks the host until robots.txt may be asked again (a request to the host: politeness applies). */
-  private waitForRobotsRetry(state: HostRuntime, rules: RobotsRules): VisitOutcome {
-    const now = this.deps.clock.now();
-    const retryAtMs = rules.retryAtMs ?? now + 60_000;
-    return {
-      kind: "parked",
-      untilMs: Math.max(retryAtMs, state.pace.nextFetchAtMs, now + 1),
-      reason: "robots",
-    };
-  }
-
-  /** Drops a URL of a host whose Crawl-delay is over the operator's bound, saying so in the crawl log. */
-  private skipForCrawlDelay(host: string, entry: StoredQueueEntry, crawlDelayMs: number): void {
-    this.deps.archive.log(crawlDelaySkipLogEntry(entry, this.deps.clock.now(), crawlDelayMs));
-    this.drop(host, entry, "crawl-delay-too-long");
-  }
-
-  private drop(host: string, entry: StoredQueueEntry, reason: DropReason): void {
-    this.deps.stats.recordDrop(reason);
-    this.deps.frontier.complete(host, entry, { done: false, counted: false });
-  }
-
-  /**
-   * `origin`'s TLS handshake failed (its certificate could not be verified, or TLS itself failed): its
-   * queued URLs fail at once from now on, and the operator is told why, once per origin.
-   */
-  private tlsFailedAt(host: string, state: HostRuntime, origin: string, reason: string | undefined): void {
-    state.tlsFailed ??= new Set();
-    if (state.tlsFailed.has(origin)) return;
-    state.tlsFailed.add(origin);
-    this.deps.logger.warn(
-      { event: "tls-failed", host, origin, reason },
-      `${origin}: TLS failed (${reason ?? "no reason given"}); its URLs fail as ${ErrorCode.TlsFailed}, never fetched over plain HTTP`,
-    );
+    return { kind: "parked", untilMs, reason: "throttled" };
   }
 
   private fail(
@@ -597,15 +451,6 @@ export class HostVisitor {
     // Failed for good: done, so no later owner of the host (nor a copy queued again) tries it again.
     // A URL no request went out for does not count against the host's page limit.
     this.deps.frontier.complete(host, entry, { done: true, counted: countsAgainstPageLimit(code) });
-  }
-
-  private runtimeOf(host: string): HostRuntime {
-    let state = this.runtime.get(host);
-    if (!state) {
-      state = { pace: new HostPace(), robotsAttempts: 0, failedInARow: 0 };
-      this.runtime.set(host, state);
-    }
-    return state;
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
-import type { Fetcher, FetchOptions, FetchResult } from "../../src/fetching/index.js";
+import type { Fetcher, FetcherOptions, FetchOptions, FetchResult } from "../../src/fetching/index.js";
 import { RobotsCache } from "../../src/robots/index.js";
 import { TEST_TIMEOUTS, useHostileWeb } from "./helpers.js";
 
@@ -9,9 +9,9 @@ import { TEST_TIMEOUTS, useHostileWeb } from "./helpers.js";
 const fixture = useHostileWeb();
 const ROBOTS_MAX_BYTES = 500 * 1024;
 
-/** A RobotsCache on a real fetcher, keeping every FetchResult it got. */
-function robotsCache(): { cache: RobotsCache; results: FetchResult[] } {
-  const fetcher = fixture.fetcher();
+/** A RobotsCache on a real fetcher (the file's short deadlines, or `options`), keeping every FetchResult it got. */
+function robotsCache(options: FetcherOptions = {}): { cache: RobotsCache; results: FetchResult[] } {
+  const fetcher = fixture.fetcher(options);
   const results: FetchResult[] = [];
   const recording: Pick<Fetcher, "fetch"> = {
     async fetch(url: string, options?: FetchOptions) {
@@ -30,7 +30,13 @@ function robotsCache(): { cache: RobotsCache; results: FetchResult[] } {
 describe("hostile robots.txt", () => {
   it("10 MB: only the first 500 KiB are downloaded and applied", async () => {
     const { web } = fixture;
-    const { cache, results } = robotsCache();
+    // Deadlines of seconds, not the file's 800 ms: the cap is under test, not a timeout (500 KiB took
+    // over 800 ms on a loaded machine, and the file came back unavailable).
+    const { cache, results } = robotsCache({
+      headersTimeoutMs: 5000,
+      bodyIdleTimeoutMs: 5000,
+      totalTimeoutMs: 10_000,
+    });
     const rules = await cache.get(web.url("robots-huge", "/"));
     expect(rules.status).toBe("parsed");
     expect(rules.isAllowed(web.url("robots-huge", "/private/secret"))).toBe(false);
