@@ -28,10 +28,13 @@ export const MUTANTS = [
   {
     name: "robots-ignored",
     claim: "no URL robots.txt disallows is fetched",
-    file: "src/agent/host-visitor.ts",
-    from: "if (!rules.isAllowed(entry.url)) {",
-    to: "if (!rules.isAllowed(entry.url) && false) {",
-    tests: [["test/agent/single-agent.test.ts", "requests no URL that robots.txt disallows"]],
+    file: "src/agent/url-checks.ts",
+    from: 'return rules.isAllowed(url.entry.url) ? undefined : { kind: "drop", reason: "robots" };',
+    to: "return undefined;",
+    tests: [
+      ["test/agent/url-checks.test.ts", "drops a URL robots.txt disallows"],
+      ["test/agent/single-agent.test.ts", "requests no URL that robots.txt disallows"],
+    ],
   },
   {
     name: "no-claims",
