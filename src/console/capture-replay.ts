@@ -9,8 +9,9 @@ import type { Capture, RecentCaptures } from "./recent-captures.js";
 /**
  * The console's replay of recent fetches in ReplayWeb.page, served by the agent itself: a page per
  * capture (`/capture?url=…&ts=…`) embedding `<replay-web-page>`, whose source is that capture's own
- * CDXJ index (`/archive/<ts>/<url, base64url>/index.cdxj`: the capture's line, and its original's for a
- * revisit this agent stored lately); ReplayWeb.page reads the records it names from the WARC files
+ * CDXJ index (`/archive/<ts>/<url, base64url>/index.cdxj`: the capture's line and its host's latest
+ * ones, each revisit with its original when this agent stored it lately, so the page's frames render
+ * too; see `RecentCaptures.indexOf`); ReplayWeb.page reads the records it names from the WARC files
  * beside it (`/archive/<ts>/<url>/<file name>`, by byte ranges, the live `.open` file included). Only
  * the files that index names are served, read-only. ReplayWeb.page itself (`ui.js`, `sw.js`) comes from
  * the `replaywebpage` package when it is installed (AGPL-3.0, so not a dependency of ubicrawl).

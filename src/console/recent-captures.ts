@@ -1,6 +1,8 @@
 /** One record of the agent's WARC files as the console replays it: a line of their CDXJ index. */
 export interface Capture {
   readonly url: string;
+  /** The URL's `host[:port]`. */
+  readonly host: string;
   /** `WARC-Date` as 14 digits (the CDXJ timestamp). */
   readonly timestamp: string;
   /** The WARC file's (finished) name. */
@@ -52,17 +54,32 @@ export class RecentCaptures {
   }
 
   /**
-   * The CDXJ index to replay the capture of `url` at `timestamp` from (the capture, and for a revisit its
-   * original when kept), sorted; undefined when that capture is no longer kept.
+   * The CDXJ index to replay the capture of `url` at `timestamp` from, sorted: the capture, then the
+   * latest kept captures of its host, newest first, up to {@link MAX_INDEX_LINES} (so its frames and
+   * iframes, and any link followed in the replay, render from the archive too), each revisit with its
+   * original when kept; undefined when that capture is no longer kept.
    */
   indexOf(url: string, timestamp: string): Capture[] | undefined {
     const capture = this.byUrl.get(url);
     if (capture === undefined || capture.timestamp !== timestamp) return undefined;
-    const original = capture.revisit ? this.originals.get(capture.digest) : undefined;
-    const lines = original === undefined ? [capture] : [capture, original];
-    return lines.sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+    const chosen = new Set<Capture>();
+    const add = (one: Capture): void => {
+      chosen.add(one);
+      const original = one.revisit ? this.originals.get(one.digest) : undefined;
+      if (original !== undefined) chosen.add(original);
+    };
+    add(capture);
+    const newestFirst = [...this.byUrl.values()].reverse();
+    for (const other of newestFirst) {
+      if (chosen.size >= MAX_INDEX_LINES) break;
+      if (other.host === capture.host) add(other);
+    }
+    return [...chosen].sort((a, b) => (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
   }
 }
+
+/** Lines of one capture's replay index at most (ReplayWeb.page loads the whole index at once). */
+export const MAX_INDEX_LINES = 1000;
 
 /** Sets `key` to `value` as the newest entry of `map`, forgetting the oldest past `capacity`. */
 function remember(map: Map<string, Capture>, key: string, value: Capture, capacity: number): void {
@@ -86,8 +103,11 @@ function parseCaptureLine(line: string): Capture | undefined {
   }
   const { url, filename, digest, mime } = fields;
   if (typeof url !== "string" || typeof filename !== "string" || typeof digest !== "string") return undefined;
+  const host = URL.canParse(url) ? new URL(url).host : undefined;
+  if (host === undefined) return undefined;
   return {
     url,
+    host,
     timestamp: match[1] as string,
     filename,
     digest,

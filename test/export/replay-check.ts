@@ -54,7 +54,7 @@ const RELOAD_AFTER_MS = 15_000;
  * it held when `timeoutMs` ran out (long: the first page waits for the service worker to install and
  * load the package, which took over 30 s on CI with two test suites running at once).
  */
-export async function replayedText(
+export function replayedText(
   context: BrowserContext,
   origin: string,
   line: IndexLine,
@@ -62,28 +62,61 @@ export async function replayedText(
   timeoutMs = 90_000,
 ): Promise<string> {
   const url = line.fields.url as string;
+  return frameText(context, `${origin}/?url=${encodeURIComponent(url)}&ts=${line.timestamp}`, {
+    frameUrlEnd: `mp_/${url}`,
+    expected,
+    timeoutMs,
+  });
+}
+
+/**
+ * Opens `pageUrl` (a page embedding ReplayWeb.page) and returns the text of its frame whose URL ends
+ * with `frameUrlEnd` once it holds `expected`, or what it held when `timeoutMs` ran out.
+ */
+export async function frameText(
+  context: BrowserContext,
+  pageUrl: string,
+  wanted: FrameWanted,
+): Promise<string> {
   const page: Page = await context.newPage();
   try {
-    await page.goto(`${origin}/?url=${encodeURIComponent(url)}&ts=${line.timestamp}`);
-    const deadline = Date.now() + timeoutMs;
-    // A page opened while the service worker was still installing may never get its frame: such a page
-    // is loaded again, as a reader would.
-    let reloadAt = Date.now() + RELOAD_AFTER_MS;
-    let text = "";
-    while (Date.now() < deadline) {
-      if (Date.now() >= reloadAt && !text.includes(expected)) {
-        reloadAt = Date.now() + RELOAD_AFTER_MS;
-        await page.reload().catch(() => {});
-      }
-      const frame = page.frames().find((candidate) => candidate.url().endsWith(`mp_/${url}`));
-      if (frame) {
-        text = (await frame.textContent("body", { timeout: 1000 }).catch(() => null)) ?? "";
-        if (text.includes(expected)) return text;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    return text;
+    await page.goto(pageUrl);
+    return await frameTextOf(page, wanted);
   } finally {
     await page.close();
   }
+}
+
+/** The frame a replay test waits for, and what it must come to hold. */
+export interface FrameWanted {
+  readonly frameUrlEnd: string;
+  readonly expected: string;
+  /** @default 90_000 */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * The text of `page`'s frame whose URL ends with `frameUrlEnd` once it holds `expected`, or what it held
+ * when `timeoutMs` ran out; the page is loaded again each {@link RELOAD_AFTER_MS} it goes without.
+ */
+export async function frameTextOf(page: Page, wanted: FrameWanted): Promise<string> {
+  const { frameUrlEnd, expected } = wanted;
+  const deadline = Date.now() + (wanted.timeoutMs ?? 90_000);
+  // A page opened while the service worker was still installing may never get its frame: such a page
+  // is loaded again, as a reader would.
+  let reloadAt = Date.now() + RELOAD_AFTER_MS;
+  let text = "";
+  while (Date.now() < deadline) {
+    if (Date.now() >= reloadAt && !text.includes(expected)) {
+      reloadAt = Date.now() + RELOAD_AFTER_MS;
+      await page.reload().catch(() => {});
+    }
+    const frame = page.frames().find((candidate) => candidate.url().endsWith(frameUrlEnd));
+    if (frame) {
+      text = (await frame.textContent("body", { timeout: 1000 }).catch(() => null)) ?? "";
+      if (text.includes(expected)) return text;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return text;
 }
