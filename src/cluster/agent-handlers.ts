@@ -22,7 +22,7 @@ export interface AgentServiceParts {
   /** Answers digest checks and settlements (cluster dedup: this agent owns some digests). */
   readonly agent: Pick<ClusterFacingAgent, "checkDigests" | "settleDigests">;
   /** Answers asks about the IP addresses this agent is the authority of (see ip-authority.ts). */
-  readonly ipGrants: (request: IpRequest) => IpReply;
+  readonly ipGrants: (request: IpRequest) => IpReply | Promise<IpReply>;
 }
 
 /**

@@ -376,7 +376,7 @@ export class ClusterIpGate implements IpLimiter {
       fromId: this.selfId,
       releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
       refusals,
-      asks: asks.map(({ ip, renew }) => ({ ip, renew })),
+      asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0 })),
       takeOver: takeOvers.map(({ ip }) => ip),
       crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
     };

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { IP_BACK_OFF, ServerBackOff } from "./ip-back-off.js";
+import { IpWaitQueue } from "./ip-wait-queue.js";
 
 /** Whose requests `--max-per-ip` counts: each agent's own, or the whole cluster's. */
 export const IP_LIMITS = ["agent", "cluster"] as const;
@@ -35,9 +36,12 @@ export type IpGrant =
       /** The least gap between two starts there: the IP delay, or a longer Crawl-delay of one of its hosts, ms. */
       readonly delayMs: number;
     }
-  /** One request may start now; release `slotId` when it ends (it expires after `ttlMs` anyway). */
-  | { readonly kind: "slot"; readonly slotId: number; readonly ttlMs: number }
-  /** Nothing may start now: ask again after `waitMs`. */
+  /**
+   * One request may start now; release `slotId` when it ends (it expires after `ttlMs` anyway). `heldMs`:
+   * how long the ask was held before the grant (absent: not held).
+   */
+  | { readonly kind: "slot"; readonly slotId: number; readonly ttlMs: number; readonly heldMs?: number }
+  /** Nothing may start now: ask again after `waitMs` (0: an ask held to its end, asked again at once). */
   | { readonly kind: "wait"; readonly waitMs: number }
   /** The lease renewed is over: another agent uses the address (or it lapsed). */
   | { readonly kind: "revoked" };
@@ -73,8 +77,21 @@ export interface IpAuthorityDeps {
 /** How long an exclusive lease lasts unless renewed, ms: a holder renews it every few seconds while it uses it. */
 export const IP_LEASE_TTL_MS = 5_000;
 
-/** How long an agent asking for slots waits at most before asking again, ms. */
+/** How long an agent asking for slots waits at most before asking again, ms (when its ask is not held). */
 export const IP_POLL_MS = 100;
+
+/**
+ * How long an agent asks the authority to hold an ask for a slot at a full address, ms: it is answered
+ * as soon as a slot frees for it (see {@link IpAuthority.askHeld}), within the transport's deadline.
+ */
+export const IP_HOLD_MS = 1_000;
+
+/** How long an authority holds an ask at most, whatever the asker asked, ms. */
+export const IP_MAX_HOLD_MS = 2_000;
+
+/** Asks an authority holds at one address at most (agents × `--max-per-ip` waiting there), and in all. */
+const MAX_HELD_PER_IP = 64;
+const MAX_HELD = 4_096;
 
 /**
  * How long after its ask an agent may still start the request of a slot granted, ms. An authority
@@ -97,6 +114,14 @@ const FIRST_SWEEP_AT = 1024;
 
 /** How long an asker not the authority in this agent's view waits before asking again, ms. */
 const NOT_AUTHORITY_WAIT_MS = 250;
+
+/** What an ask comes to: a grant, or a wait that a held ask may wait out in the address's line. */
+type Decision =
+  | IpGrant
+  /** At `maxPerIp` (or being handed over): waits for a release. */
+  | { readonly kind: "full" }
+  /** Free but for the IP delay: a slot may be granted at `atMs`. */
+  | { readonly kind: "spaced"; readonly atMs: number };
 
 interface Lease {
   readonly holder: string;
@@ -153,6 +178,8 @@ interface Takeover {
  * server's push-back blocks every grant for the address (see {@link ServerBackOff}). Fail-safe: an
  * authority new to an address grants nothing there before its previous authority handed it over (what
  * it granted counts until released or expired), or, when that one crashed, before the grace is over.
+ * An ask for a slot at a full address may be held ({@link askHeld}) in the address's line (see
+ * {@link IpWaitQueue}), first come first served: a release hands the slot to the first waiter at once.
  */
 export class IpAuthority {
   private readonly records = new Map<string, IpRecord>();
@@ -162,6 +189,7 @@ export class IpAuthority {
   /** The number of addresses with state at which the next sweep runs: twice what the last one kept. */
   private sweepAt = FIRST_SWEEP_AT;
   private nextSlotId = 1;
+  private readonly waiters: IpWaitQueue<IpGrant>;
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -170,6 +198,20 @@ export class IpAuthority {
     if (!Number.isInteger(options.maxPerIp) || options.maxPerIp < 1) {
       throw new UbiError(ErrorCode.InvalidArgument, `max requests per IP must be a positive integer`);
     }
+    this.waiters = new IpWaitQueue<IpGrant>(
+      { maxPerIp: MAX_HELD_PER_IP, maxTotal: MAX_HELD },
+      { clock: deps.clock, wake: (ip) => this.serve(ip), timedOut: () => ({ kind: "wait", waitMs: 0 }) },
+    );
+  }
+
+  /** Answers every ask held, and holds none from now on (this agent stops). */
+  close(): void {
+    this.waiters.close({ kind: "wait", waitMs: IP_POLL_MS });
+  }
+
+  /** Asks held now, at every address. */
+  get held(): number {
+    return this.waiters.size;
   }
 
   /**
@@ -180,7 +222,11 @@ export class IpAuthority {
     const now = this.deps.clock.now();
     this.takeovers = this.takeovers.filter((t) => now < t.atMs + this.options.graceMs);
     this.takeovers.push({ atMs: now, previousOf });
-    for (const ip of this.records.keys()) if (!this.deps.owns(ip)) this.records.delete(ip);
+    for (const ip of this.records.keys()) {
+      if (this.deps.owns(ip)) continue;
+      this.records.delete(ip);
+      this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
+    }
   }
 
   /**
@@ -204,6 +250,8 @@ export class IpAuthority {
       if (held > 0) record.remainders.set(id, { count: held, untilMs, startsUntilMs: untilMs });
       record.users.delete(id);
     }
+    // Nobody listens for their answers any more.
+    this.waiters.dropAgent(id, { kind: "wait", waitMs: IP_POLL_MS });
   }
 
   /**
@@ -215,6 +263,7 @@ export class IpAuthority {
     this.handedOff.set(ip, now + this.options.graceMs);
     const record = this.records.get(ip);
     this.records.delete(ip);
+    this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     if (!record) return { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
     this.expire(record, now);
     const held = new Map<string, number>();
@@ -236,10 +285,37 @@ export class IpAuthority {
   }
 
   /**
-   * Agent `agent` asks to start one request to `ip` (`renew`: to renew the lease it holds). The
-   * caller stops using a lease whose renewal is not answered by a lease.
+   * Agent `agent` asks to start one request to `ip` (`renew`: to renew the lease it holds), answered at
+   * once. The caller stops using a lease whose renewal is not answered by a lease.
    */
   ask(agent: string, ip: string, renew: boolean): IpGrant {
+    return this.toGrant(this.decide(agent, ip, renew, false), this.deps.clock.now());
+  }
+
+  /**
+   * Agent `agent` asks to start one request to `ip`, and may wait `holdMs` for the answer (at most
+   * {@link IP_MAX_HOLD_MS}): when the address is full, or free but for the IP delay within the hold,
+   * the ask waits in the address's line (first come first served) and is answered as soon as a release
+   * (or the delay) lets a slot be granted to it; at the hold's end it is answered `wait` 0 (ask again).
+   * A full line, or an authority stopped, answers at once as {@link ask} does.
+   */
+  askHeld(agent: string, ip: string, holdMs: number): IpGrant | Promise<IpGrant> {
+    const now = this.deps.clock.now();
+    const decision = this.decide(agent, ip, false, false);
+    const holdFor = Math.min(holdMs, IP_MAX_HOLD_MS);
+    const holdable =
+      decision.kind === "full" || (decision.kind === "spaced" && decision.atMs - now < holdFor);
+    const held = holdable ? this.waiters.wait(ip, agent, holdFor) : undefined;
+    if (!held) return this.toGrant(decision, now);
+    if (decision.kind === "spaced") this.waiters.wakeAt(ip, decision.atMs);
+    return held;
+  }
+
+  /**
+   * What an ask comes to now (`queued`: the first asker held in the address's line; any other asker
+   * comes after those waiting there).
+   */
+  private decide(agent: string, ip: string, renew: boolean, queued: boolean): Decision {
     if (!this.deps.owns(ip))
       return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
     const now = this.deps.clock.now();
@@ -254,7 +330,12 @@ export class IpAuthority {
       return this.leaseGrant(record, now);
     }
     if (record.lease) return this.leaseGrant(record, now); // the holder asks again: its lease stands
-    if (record.awaitingHandOver) return { kind: "wait", waitMs: IP_POLL_MS };
+    if (!queued && this.waiters.waiting(ip) > 0) {
+      // Those waiting come first: a slot that lapsed meanwhile is theirs.
+      this.serve(ip);
+      if (this.waiters.waiting(ip) > 0) return { kind: "full" };
+    }
+    if (record.awaitingHandOver) return { kind: "full" };
     const held = Math.max(record.holdUntilMs, record.backOff.blockedUntilMs) - now;
     if (held > 0) return { kind: "wait", waitMs: held };
     const used = this.used(record);
@@ -262,13 +343,36 @@ export class IpAuthority {
       record.lease = { holder: agent, untilMs: now + this.options.leaseTtlMs };
       return this.leaseGrant(record, now);
     }
-    if (used >= this.options.maxPerIp) return { kind: "wait", waitMs: IP_POLL_MS };
+    if (used >= this.options.maxPerIp) return { kind: "full" };
     const spacedMs = this.nextStartAtMs(record, false) - now;
-    if (spacedMs > 0) return { kind: "wait", waitMs: spacedMs };
+    if (spacedMs > 0) return { kind: "spaced", atMs: now + spacedMs };
     if (this.delayOf(record, now) > 0) record.lastStartMs = now + IP_START_SLACK_MS;
     const slotId = this.nextSlotId++;
     record.slots.set(slotId, { agent, untilMs: now + this.options.slotTtlMs });
     return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
+  }
+
+  /** The answer to an ask not held: a wait for what a held ask would wait for in the line. */
+  private toGrant(decision: Decision, now: number): IpGrant {
+    if (decision.kind === "full") return { kind: "wait", waitMs: IP_POLL_MS };
+    if (decision.kind === "spaced") return { kind: "wait", waitMs: decision.atMs - now };
+    return decision;
+  }
+
+  /**
+   * Answers the asks held at `ip` in order while each can be answered: a slot (or a lease) granted, or
+   * a wait that outlasts the ask's hold; the first stays first while the address is full, or until the
+   * IP delay lets a slot be granted (its line wakes then).
+   */
+  private serve(ip: string): void {
+    this.waiters.serve(ip, (agent, waitedMs, leftMs) => {
+      const decision = this.decide(agent, ip, false, true);
+      if (decision.kind === "full") return undefined;
+      const now = this.deps.clock.now();
+      if (decision.kind === "spaced" && decision.atMs - now < leftMs) return { notBeforeMs: decision.atMs };
+      if (decision.kind === "slot") return { answer: { ...decision, heldMs: waitedMs } };
+      return { answer: this.toGrant(decision, now) };
+    });
   }
 
   /**
@@ -278,6 +382,18 @@ export class IpAuthority {
   release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
     const now = this.deps.clock.now();
     if (!this.deps.owns(ip) || this.isHandedOff(ip, now)) return;
+    this.count(agent, ip, slotIds, leaseSlots, now);
+    // What was freed goes to the first waiting there, at once.
+    this.serve(ip);
+  }
+
+  private count(
+    agent: string,
+    ip: string,
+    slotIds: readonly number[],
+    leaseSlots: number,
+    now: number,
+  ): void {
     const record = this.record(ip, now);
     record.users.set(agent, now);
     // A slot this authority does not know was granted by the address's previous one (handed over).
@@ -312,7 +428,9 @@ export class IpAuthority {
     if (!this.deps.owns(ip) || this.isHandedOff(ip, now)) return 0;
     const record = this.record(ip, now);
     record.users.set(agent, now);
-    return record.backOff.refused(now, retryAfterMs);
+    const blockedMs = record.backOff.refused(now, retryAfterMs);
+    this.serve(ip); // those waiting there hear of the block now
+    return blockedMs;
   }
 
   /**
@@ -396,6 +514,7 @@ export class IpAuthority {
       }
       record.untrackedReleases.clear();
       if (handOver.blockedForMs > 0) record.backOff.refused(now, handOver.blockedForMs);
+      if (this.records.get(ip) === record) this.serve(ip);
     };
     this.deps.takeOver(from, ip).then(done, () => done(undefined));
   }
@@ -407,6 +526,7 @@ export class IpAuthority {
       const idle =
         !record.lease &&
         !record.awaitingHandOver &&
+        this.waiters.waiting(ip) === 0 &&
         record.slots.size + record.remainders.size + record.users.size === 0 &&
         now >= record.holdUntilMs &&
         now >= record.crawlDelayUntilMs &&

@@ -26,6 +26,7 @@ export type WaitDecision<T> = { readonly answer: T } | { readonly notBeforeMs: n
 interface Waiter<T> {
   readonly agent: string;
   readonly sinceMs: number;
+  readonly untilMs: number;
   readonly deadline: TimerHandle;
   readonly resolve: (answer: T) => void;
 }
@@ -75,7 +76,8 @@ export class IpWaitQueue<T> {
     return new Promise<T>((resolve) => {
       const waiters = line?.waiters ?? this.open(ip).waiters;
       const deadline = this.deps.clock.setTimeout(() => this.deadlineOf(ip, waiter), holdMs);
-      const waiter: Waiter<T> = { agent, sinceMs: this.deps.clock.now(), deadline, resolve };
+      const now = this.deps.clock.now();
+      const waiter: Waiter<T> = { agent, sinceMs: now, untilMs: now + holdMs, deadline, resolve };
       waiters.push(waiter);
       this.held++;
     });
@@ -83,17 +85,17 @@ export class IpWaitQueue<T> {
 
   /**
    * Answers `ip`'s waiters in order, as long as `decide` gives the first one an answer (given how long
-   * it waited, ms). `{ notBeforeMs }`: it stays first, and the line wakes at that time; undefined: it
-   * stays first until the next call.
+   * it waited and may wait still, ms). `{ notBeforeMs }`: it stays first, and the line wakes at that
+   * time; undefined: it stays first until the next call.
    */
-  serve(ip: string, decide: (agent: string, waitedMs: number) => WaitDecision<T>): void {
+  serve(ip: string, decide: (agent: string, waitedMs: number, leftMs: number) => WaitDecision<T>): void {
     const line = this.lines.get(ip);
     if (!line) return;
     if (line.wake) this.deps.clock.clearTimeout(line.wake);
     line.wake = undefined;
     const now = this.deps.clock.now();
     for (let first = line.waiters[0]; first; first = line.waiters[0]) {
-      const decision = decide(first.agent, now - first.sinceMs);
+      const decision = decide(first.agent, now - first.sinceMs, first.untilMs - now);
       if (decision === undefined) break;
       if ("notBeforeMs" in decision) {
         this.wakeAt(ip, decision.notBeforeMs);

@@ -1,20 +1,32 @@
 import type { IpGrantMessage, IpHandOverMessage, IpReply, IpRequest } from "../transport/index.js";
-import type { IpAuthority, IpGrant, IpHandOver } from "./ip-authority.js";
+import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from "./ip-authority.js";
 
 /**
  * `IpGrants` answered by `authority`: the sender's releases and refusals taken in first, then each ask
- * answered in order, then each address taken over handed over.
+ * answered in order, then each address taken over handed over. A request with an ask that may be held
+ * (`holdMs`) is answered once every such ask is (a promise then); any other at once.
  */
-export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply {
+export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply | Promise<IpReply> {
   const from = request.fromId;
   for (const { ip, slotIds, leaseSlots } of request.releases)
     authority.release(from, ip, slotIds, leaseSlots);
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
     authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
   for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
-  const grants = request.asks.map(({ ip, renew }) => toWireGrant(authority.ask(from, ip, renew)));
+  const answers = request.asks.map(({ ip, renew, holdMs }) =>
+    !renew && (holdMs ?? 0) > 0 ? authority.askHeld(from, ip, holdMs) : authority.ask(from, ip, renew),
+  );
   const handedOver = (request.takeOver ?? []).map((ip) => toWireHandOver(authority.handOver(ip)));
-  return { grants, handedOver };
+  if (answers.every((answer) => !(answer instanceof Promise)))
+    return { grants: (answers as IpGrant[]).map(toWireGrant), handedOver };
+  return Promise.all(answers).then((grants) => ({ grants: grants.map(toWireGrant), handedOver }));
+}
+
+/** How long `request` may be held by its receiver at most (its asks' holds), ms: a caller's deadline adds it. */
+export function ipHoldOf(request: IpRequest): number {
+  let holdMs = 0;
+  for (const ask of request.asks) if (!ask.renew) holdMs = Math.max(holdMs, ask.holdMs ?? 0);
+  return Math.min(holdMs, IP_MAX_HOLD_MS);
 }
 
 function toWireHandOver(handOver: IpHandOver): IpHandOverMessage {
@@ -37,7 +49,7 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
 }
 
 function toWireGrant(grant: IpGrant): IpGrantMessage {
-  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0 };
+  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0, heldMs: 0 };
   switch (grant.kind) {
     case "lease":
       return {
@@ -48,7 +60,13 @@ function toWireGrant(grant: IpGrant): IpGrantMessage {
         delayMs: grant.delayMs,
       };
     case "slot":
-      return { ...none, kind: "IP_GRANT_SLOT", slotId: grant.slotId, ttlMs: grant.ttlMs };
+      return {
+        ...none,
+        kind: "IP_GRANT_SLOT",
+        slotId: grant.slotId,
+        ttlMs: grant.ttlMs,
+        heldMs: grant.heldMs ?? 0,
+      };
     case "wait":
       return { ...none, kind: "IP_GRANT_WAIT", waitMs: grant.waitMs };
     case "revoked":
@@ -62,7 +80,9 @@ export function fromWireGrant(grant: IpGrantMessage): IpGrant {
     case "IP_GRANT_LEASE":
       return { kind: "lease", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs, delayMs: grant.delayMs };
     case "IP_GRANT_SLOT":
-      return { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs };
+      return grant.heldMs > 0
+        ? { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs, heldMs: grant.heldMs }
+        : { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs };
     case "IP_GRANT_WAIT":
       return { kind: "wait", waitMs: grant.waitMs };
     case "IP_GRANT_REVOKED":

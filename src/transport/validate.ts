@@ -743,7 +743,11 @@ export function validateIpRequest(value: unknown): IpRequest {
     }),
     asks: list(r.asks, "asks", MAX_IP_ENTRIES, (v, p) => {
       const e = record(v, p);
-      return { ip: ipAddress(e.ip, `${p}.ip`), renew: bool(e.renew, `${p}.renew`) };
+      return {
+        ip: ipAddress(e.ip, `${p}.ip`),
+        renew: bool(e.renew, `${p}.renew`),
+        holdMs: uint32(e.holdMs ?? 0, `${p}.holdMs`),
+      };
     }),
     takeOver: list(r.takeOver ?? [], "takeOver", MAX_IP_ENTRIES, ipAddress),
     crawlDelays: list(r.crawlDelays ?? [], "crawlDelays", MAX_IP_ENTRIES, (v, p) => {
@@ -775,6 +779,7 @@ function ipGrant(value: unknown, path: string): IpGrantMessage {
     waitMs: uint64(g.waitMs, `${path}.waitMs`),
     blockedForMs: uint64(g.blockedForMs, `${path}.blockedForMs`),
     delayMs: uint64(g.delayMs, `${path}.delayMs`),
+    heldMs: uint64(g.heldMs ?? 0, `${path}.heldMs`),
   };
 }
 

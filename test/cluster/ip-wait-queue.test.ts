@@ -61,16 +61,16 @@ it("a release hands the freed slot to the first waiter only, the others keep the
   expect(queue.waiting(IP)).toBe(1);
 });
 
-it("tells how long the first waiter waited, and wakes a line at the time it is told", async () => {
+it("tells how long the first waiter waited and may wait still, and wakes a line at the time it is told", async () => {
   const { clock, queue, wakes, answers, hold } = setUp();
   hold("a", 1_000);
   clock.advance(30);
-  const waited: number[] = [];
-  queue.serve(IP, (_agent, waitedMs) => {
-    waited.push(waitedMs);
+  const waited: number[][] = [];
+  queue.serve(IP, (_agent, waitedMs, leftMs) => {
+    waited.push([waitedMs, leftMs]);
     return { notBeforeMs: clock.now() + 50 };
   });
-  expect(waited).toEqual([30]);
+  expect(waited).toEqual([[30, 970]]);
   clock.advance(49);
   expect(wakes).toEqual([]);
   clock.advance(1);

@@ -210,6 +210,7 @@ export class FakeHandlers implements AgentServiceHandlers {
         waitMs: 0,
         blockedForMs: 0,
         delayMs: 0,
+        heldMs: 0,
       })),
     };
   }

@@ -8,8 +8,8 @@ const REQUEST = {
   releases: [{ ip: "127.0.0.9", slotIds: [3, 4], leaseSlots: 0 }],
   refusals: [{ ip: "::1", retryAfterMs: 2_000, hasRetryAfter: true }],
   asks: [
-    { ip: "127.0.0.9", renew: false },
-    { ip: "127.0.0.10", renew: true },
+    { ip: "127.0.0.9", renew: false, holdMs: 1_000 },
+    { ip: "127.0.0.10", renew: true, holdMs: 0 },
   ],
   takeOver: ["127.0.0.11"],
   crawlDelays: [{ ip: "127.0.0.9", delayMs: 10_000 }],
@@ -38,7 +38,7 @@ it("carries releases, refusals and asks to the authority over gRPC, and its gran
 it("refuses a malformed request as BadMessage before the handler sees it", async () => {
   const handlers = new FakeHandlers();
   const { client } = await startServer(handlers);
-  const bad = { ...REQUEST, asks: [{ ip: "127.0.0.1\r\nx", renew: false }] };
+  const bad = { ...REQUEST, asks: [{ ip: "127.0.0.1\r\nx", renew: false, holdMs: 0 }] };
   expect((await failure(client.ipGrants(bad))).code).toBe(ErrorCode.BadMessage);
   expect(handlers.calls.ipGrants).toHaveLength(0);
 });
@@ -51,6 +51,7 @@ it("validates addresses, counts and grant kinds", () => {
     { ...REQUEST, asks: many },
     { ...REQUEST, asks: [{ ip: "host.test", renew: false }] },
     { ...REQUEST, asks: [{ ip: "1".repeat(46), renew: false }] },
+    { ...REQUEST, asks: [{ ip: "127.0.0.9", renew: false, holdMs: -1 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
     { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
   ]) {
@@ -63,6 +64,7 @@ it("validates addresses, counts and grant kinds", () => {
     waitMs: 0,
     blockedForMs: 0,
     delayMs: 3_000,
+    heldMs: 0,
   };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
   const handOver = {

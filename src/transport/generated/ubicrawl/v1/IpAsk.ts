@@ -14,6 +14,16 @@ export interface IpAsk {
    * IP_GRANT_REVOKED); false to start one request.
    */
   'renew'?: (boolean);
+  /**
+   * How long the receiver may hold this ask's answer, ms (0: answered at once; the receiver holds at
+   * most 2,000). An ask for a slot at an address that is full (or being handed over) then waits in the
+   * address's line, first come first served across agents, and is answered as soon as a slot frees for
+   * it, or IP_GRANT_WAIT with `wait_ms` 0 at the end of the hold (ask again); a line that is full, or an
+   * agent that stops or is no longer the authority, answers at once as without it. The reply waits for
+   * every held ask of the request, so a sender holds an ask only in a request of its own, with the
+   * call's deadline lengthened by the hold. An agent that predates this field answers at once.
+   */
+  'holdMs'?: (number);
 }
 
 /**
@@ -29,4 +39,14 @@ export interface IpAsk__Output {
    * IP_GRANT_REVOKED); false to start one request.
    */
   'renew': (boolean);
+  /**
+   * How long the receiver may hold this ask's answer, ms (0: answered at once; the receiver holds at
+   * most 2,000). An ask for a slot at an address that is full (or being handed over) then waits in the
+   * address's line, first come first served across agents, and is answered as soon as a slot frees for
+   * it, or IP_GRANT_WAIT with `wait_ms` 0 at the end of the hold (ask again); a line that is full, or an
+   * agent that stops or is no longer the authority, answers at once as without it. The reply waits for
+   * every held ask of the request, so a sender holds an ask only in a request of its own, with the
+   * call's deadline lengthened by the hold. An agent that predates this field answers at once.
+   */
+  'holdMs': (number);
 }

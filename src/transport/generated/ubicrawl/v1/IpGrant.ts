@@ -33,6 +33,12 @@ export interface IpGrant {
    * Crawl-delay reported for a host at the address.
    */
   'delayMs'?: (number | string | Long);
+  /**
+   * With IP_GRANT_SLOT: how long the ask was held (`hold_ms`) before the slot was granted, ms. The
+   * slot's 100 ms to start count from the grant: the sender gives the slot back unused when its round
+   * trip, less this, took longer.
+   */
+  'heldMs'?: (number | string | Long);
 }
 
 /**
@@ -65,4 +71,10 @@ export interface IpGrant__Output {
    * Crawl-delay reported for a host at the address.
    */
   'delayMs': (number);
+  /**
+   * With IP_GRANT_SLOT: how long the ask was held (`hold_ms`) before the slot was granted, ms. The
+   * slot's 100 ms to start count from the grant: the sender gives the slot back unused when its round
+   * trip, less this, took longer.
+   */
+  'heldMs': (number);
 }

@@ -15,12 +15,13 @@ export const IpGrantKind = {
   IP_GRANT_LEASE: 'IP_GRANT_LEASE',
   /**
    * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
-   * starts within 100 ms of its ask or not at all (the authority spaces its grants by --ip-delay-ms
-   * and that): a slot that came later is released unused.
+   * starts within 100 ms of its ask (of its grant, for an ask held: `held_ms`) or not at all (the
+   * authority spaces its grants by --ip-delay-ms and that): a slot that came later is released unused.
    */
   IP_GRANT_SLOT: 'IP_GRANT_SLOT',
   /**
-   * Nothing may start now: ask again after `wait_ms`.
+   * Nothing may start now: ask again after `wait_ms` (0: an ask held to the end of its hold, asked
+   * again at once).
    */
   IP_GRANT_WAIT: 'IP_GRANT_WAIT',
   /**
@@ -47,13 +48,14 @@ export type IpGrantKind =
   | 1
   /**
    * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
-   * starts within 100 ms of its ask or not at all (the authority spaces its grants by --ip-delay-ms
-   * and that): a slot that came later is released unused.
+   * starts within 100 ms of its ask (of its grant, for an ask held: `held_ms`) or not at all (the
+   * authority spaces its grants by --ip-delay-ms and that): a slot that came later is released unused.
    */
   | 'IP_GRANT_SLOT'
   | 2
   /**
-   * Nothing may start now: ask again after `wait_ms`.
+   * Nothing may start now: ask again after `wait_ms` (0: an ask held to the end of its hold, asked
+   * again at once).
    */
   | 'IP_GRANT_WAIT'
   | 3

@@ -1,0 +1,224 @@
+import { expect, it } from "vitest";
+import {
+  IP_MAX_HOLD_MS,
+  IP_POLL_MS,
+  IP_START_SLACK_MS,
+  type IpAuthority,
+  IpAuthority as IpAuthorityClass,
+  type IpAuthorityOptions,
+  type IpGrant,
+} from "../../src/cluster/ip-authority.js";
+import { answerIpRequest } from "../../src/cluster/ip-wire.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+/**
+ * The line of asks held at a full address (IpAuthority.askHeld, over IpWaitQueue): a release hands the
+ * slot to the first waiter at once, instead of leaving it idle until someone polls again.
+ */
+
+const OPTIONS: IpAuthorityOptions = {
+  maxPerIp: 2,
+  ipDelayMs: 0,
+  leaseTtlMs: 5_000,
+  slotTtlMs: 10_000,
+  graceMs: 20_000,
+};
+const IP = "127.0.0.9";
+const HOLD = 1_000;
+
+function setUp(options: IpAuthorityOptions = OPTIONS) {
+  const clock = new ManualClock();
+  let owned = true;
+  const authority = new IpAuthorityClass(options, {
+    clock,
+    owns: () => owned,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    random: () => 0,
+  });
+  const disown = () => {
+    owned = false;
+  };
+  return { clock, authority, disown };
+}
+
+/** Lets resolved promises' callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The slot's id of a grant that must be a slot. */
+function slotOf(grant: IpGrant | undefined): number {
+  if (grant?.kind !== "slot") throw new Error(`not a slot: ${JSON.stringify(grant)}`);
+  return grant.slotId;
+}
+
+/** Agents a and b share the address: two slots out (b's), the address full. */
+function fill(authority: IpAuthority): number[] {
+  authority.ask("a", IP, false); // leased to a, alone
+  authority.release("a", IP, [], OPTIONS.maxPerIp); // a returns it whole; a and b now share the address
+  return [slotOf(authority.ask("b", IP, false)), slotOf(authority.ask("b", IP, false))];
+}
+
+/** Holds `agent`'s ask; its answer lands in `answers` as `agent:kind`. */
+function held(authority: IpAuthority, agent: string, answers: string[], holdMs = HOLD) {
+  const answer = authority.askHeld(agent, IP, holdMs);
+  expect(answer).toBeInstanceOf(Promise);
+  const done = Promise.resolve(answer).then((grant) => {
+    answers.push(`${agent}:${grant.kind}`);
+    return grant;
+  });
+  return done;
+}
+
+it("holds asks at a full address and hands each released slot to the first waiter at once, in order", async () => {
+  const { clock, authority } = setUp();
+  const [s1, s2] = fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers);
+  const a = held(authority, "a", answers);
+  const d = held(authority, "d", answers);
+  expect(authority.held).toBe(3);
+  clock.advance(40);
+  authority.release("b", IP, [s1 as number], 0);
+  await settle();
+  expect(answers).toEqual(["c:slot"]);
+  expect(await c).toMatchObject({ kind: "slot", heldMs: 40 });
+  authority.release("b", IP, [s2 as number], 0);
+  await settle();
+  expect(answers).toEqual(["c:slot", "a:slot"]);
+  // Never more than maxPerIp out: d waits for one of those two.
+  expect(authority.inFlight(IP)).toBe(2);
+  authority.release("a", IP, [slotOf(await a)], 0);
+  await settle();
+  expect(answers).toEqual(["c:slot", "a:slot", "d:slot"]);
+  expect(authority.inFlight(IP)).toBe(2);
+  expect((await d).kind).toBe("slot");
+  expect(authority.held).toBe(0);
+});
+
+it("an ask not held comes after those waiting: it is told to wait, and the waiter gets the slot", async () => {
+  const { authority } = setUp();
+  const [s1] = fill(authority);
+  const answers: string[] = [];
+  held(authority, "c", answers);
+  authority.release("b", IP, [s1 as number], 0);
+  await settle();
+  expect(answers).toEqual(["c:slot"]);
+  held(authority, "d", answers);
+  // Full again; a fresh ask from another agent is not served ahead of d.
+  expect(authority.ask("e", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  expect(authority.held).toBe(1);
+});
+
+it("answers a waiter `wait 0` at the end of its hold (ask again), holding it no longer than the cap", async () => {
+  const { clock, authority } = setUp();
+  fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers, 60_000);
+  clock.advance(IP_MAX_HOLD_MS - 1);
+  await settle();
+  expect(answers).toEqual([]);
+  clock.advance(1);
+  expect(await c).toEqual({ kind: "wait", waitMs: 0 });
+  expect(authority.held).toBe(0);
+  expect(clock.pending).toBe(0);
+});
+
+it("a slot that lapsed (its holder never released it) goes to the first waiter at its deadline", async () => {
+  const options = { ...OPTIONS, slotTtlMs: 800 };
+  const { clock, authority } = setUp(options);
+  fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers, HOLD);
+  clock.advance(HOLD);
+  expect(await c).toMatchObject({ kind: "slot", heldMs: HOLD });
+});
+
+it("holds a bounded line per address: beyond it an ask is answered at once, as without a line", async () => {
+  const { authority } = setUp();
+  fill(authority);
+  const answers: string[] = [];
+  for (let i = 0; i < 64; i++) held(authority, `w${i}`, answers);
+  expect(authority.askHeld("late", IP, HOLD)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  expect(authority.held).toBe(64);
+});
+
+it("answers every waiter when it stops, so no call hangs, and holds nothing after", async () => {
+  const { authority } = setUp();
+  fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers);
+  authority.close();
+  expect(await c).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  expect(authority.askHeld("d", IP, HOLD)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+});
+
+it("a waiter found dead leaves the line: the slot freed next goes to the one behind it", async () => {
+  const { authority } = setUp();
+  const [s1] = fill(authority);
+  const answers: string[] = [];
+  held(authority, "c", answers);
+  held(authority, "d", answers);
+  authority.agentGone("c");
+  await settle();
+  expect(answers).toEqual(["c:wait"]);
+  authority.release("b", IP, [s1 as number], 0);
+  await settle();
+  expect(answers).toEqual(["c:wait", "d:slot"]);
+  // b's other slot still counts: never more than maxPerIp out.
+  expect(authority.inFlight(IP)).toBe(2);
+});
+
+it("answers the line when the address is handed over, or no longer this agent's", async () => {
+  const { authority, disown } = setUp();
+  fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers);
+  authority.handOver(IP);
+  expect((await c).kind).toBe("wait");
+  const second = setUp();
+  fill(second.authority);
+  const d = held(second.authority, "d", answers);
+  second.disown();
+  second.authority.viewChanged(() => undefined);
+  expect((await d).kind).toBe("wait");
+  disown();
+});
+
+it("with an IP delay, a waiter gets its slot when the delay allows it, and its start slack counts from then", async () => {
+  const options = { ...OPTIONS, maxPerIp: 4, ipDelayMs: 300 };
+  const { clock, authority } = setUp(options);
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], options.maxPerIp); // a's lease may have started a request until now
+  clock.advance(300);
+  slotOf(authority.ask("b", IP, false)); // b may start it until IP_START_SLACK_MS from now
+  const answers: string[] = [];
+  const c = held(authority, "c", answers);
+  const spacedMs = IP_START_SLACK_MS + 300;
+  clock.advance(spacedMs - 1);
+  await settle();
+  expect(answers).toEqual([]);
+  clock.advance(1);
+  expect(await c).toMatchObject({ kind: "slot", heldMs: spacedMs });
+});
+
+it("over the wire: a request with a held ask is answered once a slot frees; others at once", async () => {
+  const { authority } = setUp();
+  const [s1] = fill(authority);
+  const request = (from: string, holdMs: number) => ({
+    fromId: from,
+    releases: [],
+    refusals: [],
+    asks: [{ ip: IP, renew: false, holdMs }],
+  });
+  expect(answerIpRequest(authority, request("c", 0))).toMatchObject({
+    grants: [{ kind: "IP_GRANT_WAIT", waitMs: IP_POLL_MS }],
+  });
+  const reply = answerIpRequest(authority, request("c", HOLD));
+  expect(reply).toBeInstanceOf(Promise);
+  answerIpRequest(authority, {
+    ...request("b", 0),
+    asks: [],
+    releases: [{ ip: IP, slotIds: [s1 as number], leaseSlots: 0 }],
+  });
+  expect(await reply).toMatchObject({ grants: [{ kind: "IP_GRANT_SLOT", heldMs: 0 }] });
+});
