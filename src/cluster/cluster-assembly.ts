@@ -26,7 +26,7 @@ import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
 import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
-import { answerIpRequest } from "./ip-wire.js";
+import { answerIpRequest, ipHoldOf } from "./ip-wire.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { MembershipService } from "./membership-service.js";
@@ -172,7 +172,7 @@ export async function assembleCluster(
     send: async (authority, request) =>
       authority === selfId
         ? answerIpRequest(ipAuthority, request)
-        : peerClient(authority).ipGrants(request, { deadlineMs: IP_DEADLINE_MS }),
+        : peerClient(authority).ipGrants(request, { deadlineMs: IP_DEADLINE_MS + ipHoldOf(request) }),
     onMessage: () => {
       if (late.parts) late.parts.agent.stats.ipMessagesThisRun++;
     },

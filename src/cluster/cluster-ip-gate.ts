@@ -1,8 +1,11 @@
+import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { IpGate, type IpLimiter, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
 import {
   IP_CRAWL_DELAY_REPORT_MS,
+  IP_HOLD_MS,
+  IP_POLL_MS,
   IP_START_SLACK_MS,
   type IpGrant,
   type IpHandOver,
@@ -16,6 +19,12 @@ export interface ClusterIpGateOptions {
   readonly maxPerIp: number;
   /** The least time between two request starts at one address (`--ip-delay-ms`), ms. */
   readonly ipDelayMs: number;
+  /**
+   * How long an ask for a slot at a full address waits in the address's line at its authority, ms
+   * (0: not held — it asks again every {@link IP_POLL_MS}, as before the line existed).
+   * @default IP_HOLD_MS
+   */
+  readonly holdMs?: number;
 }
 
 /** What a {@link ClusterIpGate} needs. */
@@ -23,7 +32,10 @@ export interface ClusterIpGateDeps {
   readonly clock: Clock;
   /** The authority of `ip` in this agent's current view. */
   readonly authorityOf: (ip: string) => string;
-  /** Sends `request` to agent `authority` (this agent's own authority answers it in-process). */
+  /**
+   * Sends `request` to agent `authority` (this agent's own authority answers it in-process), with a
+   * deadline lengthened by its asks' holds (`ipHoldOf`).
+   */
   readonly send: (authority: string, request: IpRequest) => Promise<IpReply>;
   /** Told of each message sent to another agent. */
   readonly onMessage?: () => void;
@@ -34,6 +46,12 @@ const RELEASE_BATCH_MS = 50;
 
 /** An ask whose authority could not be reached is asked again after this long, ms. */
 const UNREACHABLE_WAIT_MS = 500;
+
+/** How long an address found contended is treated so, ms (a lease's time). */
+const CONTENDED_MEMORY_MS = 5_000;
+
+/** Contended addresses remembered at most (beyond it, one more is treated as any other). */
+const MAX_CONTENDED_REMEMBERED = 4_096;
 
 /** Leases are looked at (renewed, returned, ended) this often, ms. */
 const LEASE_TICK_MS = 500;
@@ -79,8 +97,11 @@ interface Outbox {
  * authority. Messages to one authority go one at a time, each carrying all that waited meanwhile.
  * Fail-safe: an authority that does not answer grants nothing, and a lease is used only until its end
  * counted from the ask, renewed while used. The IP delay: under a lease this agent spaces its own starts;
- * the authority spaces the slots it grants, which start within {@link IP_START_SLACK_MS} of their ask or
- * are given back unused.
+ * the authority spaces the slots it grants, which start within {@link IP_START_SLACK_MS} of their grant or
+ * are given back unused. An ask told to wait for a full address asks again held (`holdMs`), alone in a
+ * message of its own so nothing else waits behind it: it waits in the address's line at the authority
+ * and is answered as soon as a slot frees for it. At an address found contended so (for a lease's time),
+ * asks go held at once, and releases of slots are sent at once, since someone may wait for them.
  */
 export class ClusterIpGate implements IpLimiter {
   private readonly local: IpGate;
@@ -92,6 +113,11 @@ export class ClusterIpGate implements IpLimiter {
   private readonly blocks = new Map<string, number>();
   /** The Crawl-delays this agent reported, by address: how long, and when. */
   private readonly reported = new Map<string, { delayMs: number; atMs: number }>();
+  /**
+   * Addresses found contended lately (told to wait for a full one, or a slot granted after waiting in
+   * its line), until when: asks there go held at once, and releases of slots there are sent at once.
+   */
+  private readonly contended = new Map<string, number>();
   private ticker: TimerHandle | undefined;
 
   constructor(
@@ -172,6 +198,8 @@ export class ClusterIpGate implements IpLimiter {
 
   private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<() => void> {
     const { clock } = this.deps;
+    const holdMs = this.options.holdMs ?? IP_HOLD_MS;
+    let hold = holdMs > 0 && this.isContended(ip);
     for (;;) {
       const blockedMs = (this.blocks.get(ip) ?? 0) - clock.now();
       if (blockedMs > 0) {
@@ -197,16 +225,25 @@ export class ClusterIpGate implements IpLimiter {
         });
       }
       const askedAtMs = clock.now();
-      const grant = await this.ask(authority, ip, false);
+      const held: boolean = hold;
+      hold = false;
+      const grant: IpGrant = held
+        ? await this.askHeld(authority, ip, holdMs, askedAtMs, signal)
+        : await this.ask(authority, ip, false);
       if (
         grant.kind === "slot" &&
         this.options.ipDelayMs > 0 &&
-        clock.now() - askedAtMs > IP_START_SLACK_MS
+        clock.now() - askedAtMs - (grant.heldMs ?? 0) > IP_START_SLACK_MS
       ) {
         // Too late to start within the authority's spacing of its grants: given back unused.
         this.queueRelease(ip, grant.slotId, 0);
         continue;
       }
+      if (
+        (grant.kind === "slot" && (grant.heldMs ?? 0) > 0) ||
+        (grant.kind === "wait" && grant.waitMs <= IP_POLL_MS)
+      )
+        this.markContended(ip);
       if (grant.kind === "slot") {
         this.spacing.started(ip);
         const release = once(() => {
@@ -220,8 +257,86 @@ export class ClusterIpGate implements IpLimiter {
         return release;
       }
       if (grant.kind === "lease") this.takeLease(ip, authority, askedAtMs, grant);
-      else if (grant.kind === "wait") await sleep(clock, grant.waitMs, signal);
+      else if (grant.kind === "wait") {
+        // A short wait (the address full, or spaced): waited in the address's line, held, at once; a
+        // held ask answered with a wait (an authority that holds nothing) waits it out first.
+        hold = holdMs > 0 && grant.waitMs <= IP_POLL_MS;
+        if (grant.waitMs > 0 && (held || !hold)) await sleep(clock, grant.waitMs, signal);
+      }
     }
+  }
+
+  /**
+   * Asks `authority` for a slot at `ip`, held there up to `holdMs` in the address's line: in a message
+   * of its own, since the reply waits for it. Aborted meanwhile, it rejects at once; a slot or lease that
+   * comes later is given back (a slot released, a lease taken, so it is returned idle).
+   */
+  private askHeld(
+    authority: string,
+    ip: string,
+    holdMs: number,
+    askedAtMs: number,
+    signal?: AbortSignal,
+  ): Promise<IpGrant> {
+    if (authority !== this.selfId) this.deps.onMessage?.();
+    const unreached: IpGrant = { kind: "wait", waitMs: UNREACHABLE_WAIT_MS };
+    // The releases waiting for this authority go with it, taken in before the ask: a slot this agent
+    // frees goes to the first waiter there, and this ask waits behind those already waiting.
+    const box = this.outboxes.get(authority);
+    const releases = box
+      ? [...box.releases].map(([releasedIp, entry]) => ({ ip: releasedIp, ...entry }))
+      : [];
+    if (box) box.releases = new Map();
+    const request: IpRequest = {
+      fromId: this.selfId,
+      releases,
+      refusals: [],
+      asks: [{ ip, renew: false, holdMs }],
+      takeOver: [],
+      crawlDelays: [],
+    };
+    const answered = this.deps.send(authority, request).then(
+      (reply) => {
+        const grant = reply.grants[0];
+        return grant ? fromWireGrant(grant) : unreached;
+      },
+      () => unreached,
+    );
+    if (!signal) return answered;
+    return new Promise<IpGrant>((resolve, reject) => {
+      let aborted = false;
+      const onAbort = () => {
+        aborted = true;
+        reject(signal.reason);
+      };
+      const unwatch = signal.aborted ? undefined : watchAbort(signal, onAbort);
+      if (signal.aborted) onAbort();
+      answered.then((grant) => {
+        unwatch?.();
+        if (!aborted) resolve(grant);
+        else if (grant.kind === "slot") this.queueRelease(ip, grant.slotId, 0);
+        else if (grant.kind === "lease") this.takeLease(ip, authority, askedAtMs, grant);
+      });
+    });
+  }
+
+  /** True when `ip` was found contended lately (see {@link contended}). */
+  private isContended(ip: string): boolean {
+    const untilMs = this.contended.get(ip);
+    if (untilMs === undefined) return false;
+    if (this.deps.clock.now() < untilMs) return true;
+    this.contended.delete(ip);
+    return false;
+  }
+
+  /** `ip` is contended: for a lease's time, asks there go held and releases of slots there at once. */
+  private markContended(ip: string): void {
+    const now = this.deps.clock.now();
+    if (this.contended.size >= MAX_CONTENDED_REMEMBERED) {
+      for (const [other, untilMs] of this.contended) if (now >= untilMs) this.contended.delete(other);
+      if (this.contended.size >= MAX_CONTENDED_REMEMBERED) return;
+    }
+    this.contended.set(ip, now + CONTENDED_MEMORY_MS);
   }
 
   /** The lease on `ip` if it may be used now; a lease past its end or of another authority is ended. */
@@ -326,7 +441,8 @@ export class ClusterIpGate implements IpLimiter {
     if (slotId !== undefined) entry.slotIds.push(slotId);
     entry.leaseSlots += leaseSlots;
     box.releases.set(ip, entry);
-    this.schedule(authority, false);
+    // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
+    this.schedule(authority, slotId !== undefined && this.isContended(ip));
   }
 
   private outbox(authority: string): Outbox {

@@ -221,9 +221,12 @@ export class ClusterNode {
   /** Stops everything; the durable state is kept. Idempotent. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      const { detector, stabilizer, claims, exchange, server, agent, peers, blacklist, ipGate } = this.parts;
+      const { detector, stabilizer, claims, exchange, server, agent, peers, blacklist, ipGate, ipAuthority } =
+        this.parts;
       detector.stop();
       ipGate.close();
+      // Asks held in its addresses' lines are answered now: the server's stop does not wait for them.
+      ipAuthority.close();
       stabilizer.stop();
       blacklist.stop();
       claims.stop();
