@@ -21,7 +21,8 @@ export interface ClusterIpGateOptions {
   readonly ipDelayMs: number;
   /**
    * How long an ask for a slot at a full address waits in the address's line at its authority, ms
-   * (0: not held — it asks again every {@link IP_POLL_MS}, as before the line existed).
+   * (0: not held — it asks again every {@link IP_POLL_MS} and batches its releases, as before the line
+   * existed).
    * @default IP_HOLD_MS
    */
   readonly holdMs?: number;
@@ -442,7 +443,8 @@ export class ClusterIpGate implements IpLimiter {
     entry.leaseSlots += leaseSlots;
     box.releases.set(ip, entry);
     // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
-    this.schedule(authority, slotId !== undefined && this.isContended(ip));
+    const held = (this.options.holdMs ?? IP_HOLD_MS) > 0;
+    this.schedule(authority, slotId !== undefined && held && this.isContended(ip));
   }
 
   private outbox(authority: string): Outbox {

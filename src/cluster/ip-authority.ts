@@ -128,6 +128,17 @@ interface Lease {
   untilMs: number;
 }
 
+/** A slot granted. */
+interface Slot {
+  readonly agent: string;
+  readonly untilMs: number;
+  /**
+   * Under an IP delay: the latest its request may start (its grant and {@link IP_START_SLACK_MS}), and
+   * the latest start that may have happened before it was granted.
+   */
+  readonly spacing?: { readonly startsByMs: number; readonly before: number };
+}
+
 /** Requests a lease's holder may still have in flight once the lease is over, until released. */
 interface LeaseRemainder {
   count: number;
@@ -155,7 +166,7 @@ interface IpRecord {
   readonly users: Map<string, number>;
   lease?: Lease;
   readonly remainders: Map<string, LeaseRemainder>;
-  readonly slots: Map<number, { readonly agent: string; readonly untilMs: number }>;
+  readonly slots: Map<number, Slot>;
   readonly backOff: ServerBackOff;
 }
 
@@ -346,9 +357,13 @@ export class IpAuthority {
     if (used >= this.options.maxPerIp) return { kind: "full" };
     const spacedMs = this.nextStartAtMs(record, false) - now;
     if (spacedMs > 0) return { kind: "spaced", atMs: now + spacedMs };
-    if (this.delayOf(record, now) > 0) record.lastStartMs = now + IP_START_SLACK_MS;
     const slotId = this.nextSlotId++;
-    record.slots.set(slotId, { agent, untilMs: now + this.options.slotTtlMs });
+    const slot: Slot = { agent, untilMs: now + this.options.slotTtlMs };
+    if (this.delayOf(record, now) > 0) {
+      const startsByMs = now + IP_START_SLACK_MS;
+      record.slots.set(slotId, { ...slot, spacing: { startsByMs, before: record.lastStartMs } });
+      record.lastStartMs = startsByMs;
+    } else record.slots.set(slotId, slot);
     return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
   }
 
@@ -399,8 +414,15 @@ export class IpAuthority {
     // A slot this authority does not know was granted by the address's previous one (handed over).
     let untracked = leaseSlots;
     for (const id of slotIds) {
-      if (record.slots.get(id)?.agent === agent) record.slots.delete(id);
-      else untracked++;
+      const slot = record.slots.get(id);
+      if (slot?.agent !== agent) {
+        untracked++;
+        continue;
+      }
+      record.slots.delete(id);
+      // Its request started before its release came: the latest start it set is known sooner.
+      if (slot.spacing && record.lastStartMs === slot.spacing.startsByMs)
+        record.lastStartMs = Math.max(slot.spacing.before, Math.min(now, slot.spacing.startsByMs));
     }
     const ownLease = record.lease?.holder === agent;
     if (leaseSlots > 0 && ownLease) this.endLease(record, record.lease as Lease);

@@ -222,3 +222,18 @@ it("over the wire: a request with a held ask is answered once a slot frees; othe
   });
   expect(await reply).toMatchObject({ grants: [{ kind: "IP_GRANT_SLOT", heldMs: 0 }] });
 });
+
+it("under an IP delay, a released slot's request started by its release: the next is spaced from that, not from the slack", () => {
+  const options = { ...OPTIONS, ipDelayMs: 20 };
+  const { clock, authority } = setUp(options);
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], options.maxPerIp); // a's lease may have started a request until now
+  clock.advance(20);
+  const slot = slotOf(authority.ask("b", IP, false)); // may start until IP_START_SLACK_MS from now
+  expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_START_SLACK_MS + 20 });
+  clock.advance(5);
+  authority.release("b", IP, [slot], 0); // it started, and ended, by now
+  expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 20 });
+  clock.advance(20);
+  expect(authority.ask("c", IP, false).kind).toBe("slot");
+});

@@ -314,13 +314,13 @@ it("hands its spacing over with the address: the new authority grants nothing be
   next.viewChanged(() => "old");
   next.ask("a", IP, false);
   await Promise.resolve();
-  // Nothing in flight any more, but the old authority's last grant may have started a slack after it:
-  // the lease a, now alone, gets starts nothing before the delay since.
+  // Nothing in flight any more, but the old authority's last grant started at its release (here at
+  // once; unreleased, a slack after the grant): the lease a, now alone, starts nothing before the delay since.
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false)).toEqual({
     kind: "lease",
     ttlMs: OPTIONS.leaseTtlMs,
-    blockedForMs: 1_000 + IP_START_SLACK_MS,
+    blockedForMs: 1_000,
     delayMs: 1_000,
   });
 });
