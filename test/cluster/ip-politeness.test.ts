@@ -10,8 +10,9 @@ import { inProcessScope, type MemoryCluster } from "./memory-cluster-harness.js"
  * (a 429 held across agents, the leases' messages) is ip-politeness-429.test.ts.
  *
  * Six hosts of 16 on one address (shared hosting), ~100 pages there; responses take a little time, so
- * requests overlap. The address's requests, ~10 a second under the cluster's leases (a waiting agent
- * asks again every IP_POLL_MS), set the crawl's length.
+ * requests overlap. The address's requests set the crawl's length: ~10 a second before a slot's release
+ * bounded its start under a host's Crawl-delay (0.01 s in this web), and waiting agents polled; about
+ * twice that since (waiting in the address's line at its authority).
  */
 const SHARED_WEB = { hosts: 16, pages: 160, seed: 3, responseDelayMs: 5, ipGroups: [{ hosts: 6 }] };
 
