@@ -31,7 +31,12 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
     summary: "run one of the papers' measurements (the crawl laboratory): CSV, plots, report",
   },
   export: {
-    load: async () => (await import("./export-command.js")).exportCommand,
+    // In a worker whose young generation is capped: the export's memory stays its own (command-worker.ts).
+    load: async () => {
+      const { runCommandInWorker } = await import("./command-worker.js");
+      return (argv) =>
+        runCommandInWorker(new URL("./export-command.js", import.meta.url), "exportCommand", argv);
+    },
     summary: "package agents' data dirs as one WACZ file, for ReplayWeb.page and pywb",
   },
   repair: {

@@ -5,26 +5,30 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WarcWriter } from "../../src/storage/index.js";
-import { UBICRAWL_BIN } from "../agent/harness.js";
+import { startWebFixture, UBICRAWL_BIN, type WebFixture } from "../agent/harness.js";
+import { type ClusterAgent, startClusterAgent } from "../cluster/cluster-harness.js";
 import { GNU_TIME, gnuTimeMissing, skipWithout } from "../support/tools.js";
 import { readZip } from "./wacz-check.js";
 
 /**
- * `ubicrawl export` in bounded memory: three agents' WARC folders of 14,000 HTML pages each (42,000
+ * `ubicrawl export` in bounded memory: three agents' data dirs of 14,000 HTML pages each (42,000
  * records, written by the agents' own WarcWriter, rotated at 8 MB) exported to one package with the
- * compressed index, its peak RSS read by GNU time: under 200 MB, the issue's bound for a 40,000-page
- * crawl.
+ * compressed index, then again from the three agents running on those data dirs (`--agent --cluster`,
+ * over the Admin service); each export's peak RSS read by GNU time: under 200 MB, the issue's bound for
+ * a 40,000-page crawl.
  */
 
 const PAGES_PER_AGENT = 14_000;
+const AGENTS = ["mem-a", "mem-b", "mem-c"];
 /**
- * Issue 36 asks for under 200 MB. Measured: 128–144 MB on Node 20, 217 MB on Node 26 (beside the rest
- * of the suite on CI), whose process starts larger: the bound here is the issue's on Node 20–24 and
- * 240 MB on Node 26, until the export's own memory is cut on that line.
+ * Issue 36 asks for under 200 MB. Measured: 148–175 MB on Node 20 and 165–175 MB on Node 26 (the export
+ * runs in a worker with a capped heap, src/cli/command-worker.ts; in place it took 230–260 MB on Node 26).
  */
-const RSS_BOUND_KB = (Number(process.versions.node.split(".")[0]) >= 26 ? 240 : 200) * 1024;
+const RSS_BOUND_KB = 200 * 1024;
 
 let dir: string;
+/** The web the live agents are given (they crawl nothing: no seeds). */
+let web: WebFixture | undefined;
 
 /** A page of about 3 KB: a title, a heading, text and links, different for each `i`. */
 function page(agent: string, i: number): string {
@@ -32,9 +36,9 @@ function page(agent: string, i: number): string {
   return `<!doctype html><html><head><title>Page ${i} of ${agent}</title></head><body><h1>Page ${i} of ${agent}</h1><p>${words}</p><a href="/p/${i + 1}">next</a></body></html>`;
 }
 
-/** Writes agent `agent`'s folder of pages with the agents' WARC writer. */
+/** Writes agent `agent`'s data dir (`<dir>/<agent>`, its WARC files in `warc/`) with the agents' WARC writer. */
 async function writeAgentFolder(agent: string): Promise<void> {
-  const writer = new WarcWriter({ dir: join(dir, agent), agentId: agent, maxFileBytes: 8_000_000 });
+  const writer = new WarcWriter({ dir: join(dir, agent, "warc"), agentId: agent, maxFileBytes: 8_000_000 });
   await writer.open();
   for (let from = 0; from < PAGES_PER_AGENT; from += 1000) {
     const writes: Promise<unknown>[] = [];
@@ -81,17 +85,18 @@ function exportUnderTime(
 describe.skipIf(skipWithout(gnuTimeMissing))("export of 42,000 pages in bounded memory", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "ubicrawl-export-memory-"));
-    for (const agent of ["mem-a", "mem-b", "mem-c"]) await writeAgentFolder(agent);
+    for (const agent of AGENTS) await writeAgentFolder(agent);
   }, 180_000);
 
   afterAll(async () => {
+    await web?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("packages every record with a peak RSS under 200 MB", async () => {
     const out = join(dir, "crawl.wacz");
-    const folders = ["mem-a", "mem-b", "mem-c"].map((agent) => join(dir, agent));
-    const warcFiles = (await Promise.all(folders.map((folder) => readdir(folder)))).flat();
+    const folders = AGENTS.map((agent) => join(dir, agent));
+    const warcFiles = (await Promise.all(folders.map((folder) => readdir(join(folder, "warc"))))).flat();
     expect(warcFiles.filter((name) => name.endsWith(".warc.gz")).length).toBeGreaterThan(3);
     const result = await exportUnderTime(["--index", "zipnum", "--out", out, ...folders]);
     expect(result.code, result.stderr).toBe(0);
@@ -117,5 +122,39 @@ describe.skipIf(skipWithout(gnuTimeMissing))("export of 42,000 pages in bounded 
     expect(lines).toHaveLength(3 * PAGES_PER_AGENT);
     expect(lines).toEqual([...lines].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     console.log(`export of ${3 * PAGES_PER_AGENT} pages: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`);
+  }, 180_000);
+
+  it("packages them from the live agents over the Admin service in bounded memory too", async () => {
+    // The same data dirs, each now an agent's: up, idle (no seeds), one cluster.
+    web = await startWebFixture({ seed: 9, hosts: 6, pages: 60 });
+    const agents: ClusterAgent[] = [];
+    for (const id of AGENTS) {
+      const joining = agents.length === 0 ? {} : { join: [agents[0]?.address as string] };
+      agents.push(
+        await startClusterAgent(web, {
+          id,
+          dataDir: join(dir, id),
+          ...joining,
+          flags: ["--exit-when-done=false"],
+        }),
+      );
+    }
+    const out = join(dir, "live.wacz");
+    const result = await exportUnderTime([
+      "--out",
+      out,
+      "--agent",
+      agents[0]?.address as string,
+      "--cluster",
+      "--insecure",
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/ of 3 agents \(/);
+    expect(result.stdout).toContain(`pages: ${3 * PAGES_PER_AGENT} `);
+    expect((await stat(out)).size).toBeGreaterThan(3 * PAGES_PER_AGENT * 1000);
+    expect(result.maxRssKb).toBeLessThan(RSS_BOUND_KB);
+    console.log(
+      `export of ${3 * PAGES_PER_AGENT} pages from 3 live agents: peak RSS ${Math.round(result.maxRssKb / 1024)} MB`,
+    );
   }, 180_000);
 });

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+
+/**
+ * A batch command run in a worker thread with a capped heap (src/cli/command-worker.ts), from the built
+ * module: a worker thread loads modules with Node's own loader, which reads no TypeScript.
+ */
+
+const { runCommandInWorker } = (await import(
+  new URL("../../dist/cli/command-worker.js", import.meta.url).href
+)) as typeof import("../../src/cli/command-worker.js");
+const { ErrorCode, isUbiError } = (await import(
+  new URL("../../dist/errors.js", import.meta.url).href
+)) as typeof import("../../src/errors.js");
+
+const COMMANDS = new URL("./fixtures/worker-commands.mjs", import.meta.url);
+
+describe("a command run in a worker", () => {
+  it("gets its arguments and answers its exit code", async () => {
+    expect(await runCommandInWorker(COMMANDS, "echo", ["a", "b"])).toBe(3);
+  });
+
+  it("throws what the command threw: the same UbiError code and message", async () => {
+    const thrown = await runCommandInWorker(COMMANDS, "fail", [ErrorCode.InvalidArgument]).catch(
+      (error) => error,
+    );
+    expect(isUbiError(thrown, ErrorCode.InvalidArgument)).toBe(true);
+    expect((thrown as Error).message).toBe(`failed as ${ErrorCode.InvalidArgument}`);
+  });
+
+  it("says a command that outgrows its heap ran out of memory, as an error the CLI reports", async () => {
+    const thrown = await runCommandInWorker(COMMANDS, "hoard", [], {
+      maxYoungGenerationSizeMb: 2,
+      maxOldGenerationSizeMb: 32,
+    }).catch((error) => error);
+    expect(isUbiError(thrown, ErrorCode.Overloaded)).toBe(true);
+    expect((thrown as Error).message).toBe("hoard ran out of memory: its heap is limited to 32 MB");
+  }, 60_000);
+
+  it("says a name the module does not export", async () => {
+    await expect(runCommandInWorker(COMMANDS, "nothing", [])).rejects.toThrow(/exports no nothing/);
+  });
+});
