@@ -1,9 +1,10 @@
+import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LOOPBACK_CIDR } from "../../src/launch/index.js";
 import { createClusterCertificates } from "../../src/security/index.js";
-import type { AgentStats } from "../../src/transport/index.js";
+import { PeerClient, type TransportSecurity } from "../../src/transport/index.js";
 import {
   logEvent,
   runUbicrawl,
@@ -116,8 +117,16 @@ async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
     }
     return [...words, "--hosts-file", web.hostsFile, "--allow-net", LOOPBACK_CIDR, "--progress", "off"];
   };
-  const operator = ["--tls-ca", join(certs, "ca.pem"), "--tls-cert", join(certs, "operator.pem")];
-  const operatorKey = ["--tls-key", join(certs, "operator.key")];
+  // The operator's certificate, as `ubicrawl stats` would show it (the Admin service takes only it).
+  const [caPem, certPem, keyPem] = await Promise.all(
+    ["ca.pem", "operator.pem", "operator.key"].map((name) => readFile(join(certs, name), "utf8")),
+  );
+  const operator: TransportSecurity = {
+    kind: "tls",
+    caPem: caPem as string,
+    certPem: certPem as string,
+    keyPem: keyPem as string,
+  };
   return {
     address: (id: string) => `127.0.0.1:${ports.get(id)}`,
     /** Starts `agent` as its file does, without waiting for it. */
@@ -143,19 +152,23 @@ async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
       await this.listening(process, agent.id);
       return process;
     },
-    /** The ids `id` sees alive, asked with the operator's certificate. */
+    /**
+     * The ids `id` sees alive, asked with the operator's certificate over mutual TLS, in this process
+     * (a `ubicrawl stats` process per poll took over a second each; stats-cli.test.ts runs that command).
+     */
     async aliveSeenBy(id: string): Promise<string[]> {
-      const result = await runUbicrawl([
-        "stats",
-        "--agent",
-        `127.0.0.1:${ports.get(id)}`,
-        "--json",
-        ...operator,
-        ...operatorKey,
-      ]).waitForExit(20_000);
-      if (result.code !== 0) return [];
-      const [own] = (JSON.parse(result.stdout) as { agents: AgentStats[] }).agents;
-      return (own?.view ?? []).filter((peer) => peer.status === "ALIVE").map((peer) => peer.id);
+      const client = new PeerClient(`127.0.0.1:${ports.get(id)}`, {
+        security: operator,
+        requestDeadlineMs: 5000,
+      });
+      try {
+        const [own] = (await client.operatorStats({ cluster: false })).agents;
+        return (own?.view ?? []).filter((peer) => peer.status === "ALIVE").map((peer) => peer.id);
+      } catch {
+        return [];
+      } finally {
+        client.close();
+      }
     },
   };
 }
@@ -177,6 +190,7 @@ describe.each([
       async () => (await cluster.aliveSeenBy(third.id)).sort().join() === all.join(),
       "one cluster",
       30_000,
+      100,
     );
     for (const process of processes.slice(0, 2)) process.kill("SIGKILL");
     for (const process of processes.slice(0, 2)) await process.waitForExit(10_000);
@@ -189,6 +203,7 @@ describe.each([
       async () => (await cluster.aliveSeenBy(third.id)).includes(second.id),
       `${third.id} to see ${second.id} back`,
       30_000,
+      100,
     );
     console.log(`${second.id} rejoined in ${((performance.now() - restartedAtMs) / 1000).toFixed(1)} s`);
 
@@ -199,6 +214,7 @@ describe.each([
       async () => (await cluster.aliveSeenBy(first.id)).sort().join() === all.join(),
       `${first.id} to be back in the cluster`,
       20_000,
+      100,
     );
   }, 120_000);
 
@@ -230,6 +246,7 @@ describe.each([
         async () => (await cluster.aliveSeenBy(agent.id)).sort().join() === all.join(),
         `${agent.id} to see the whole cluster`,
         30_000,
+        100,
       );
     }
     expect(logEvent(firstProcess.stderr(), "rejoin-none-answered")).toBeDefined();
