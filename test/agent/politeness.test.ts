@@ -24,15 +24,37 @@ let fixture: WebFixture;
 let trace: RequestTrace;
 let run: ExitResult;
 
+const RESPONSE_MS = 60;
+const FACTOR = 4;
+let slow: WebFixture;
+let slowTrace: RequestTrace;
+let slowRun: ExitResult;
+
+/**
+ * The two crawls run at once, each against its own web (two agents, and about ten requests a second
+ * between them on this process's loop, where the webs stamp a request's start and end: a loop too busy
+ * to stamp an end at once would shorten the gap seen after it).
+ */
 beforeAll(async () => {
-  fixture = await startWebFixture({ seed: 3, hosts: 5, pages: 50, trap: false });
+  [fixture, slow] = await Promise.all([
+    startWebFixture({ seed: 3, hosts: 5, pages: 50, trap: false }),
+    startWebFixture({ seed: 4, hosts: 5, pages: 50, trap: false, responseDelayMs: RESPONSE_MS }),
+  ]);
   trace = traceRequests(fixture.web.recorder);
-  run = await spawnAgent(fixture, { id: "polite", delayMs: DELAY_MS }).waitForExit();
+  slowTrace = traceRequests(slow.web.recorder);
+  [run, slowRun] = await Promise.all([
+    spawnAgent(fixture, { id: "polite", delayMs: DELAY_MS }).waitForExit(),
+    spawnAgent(slow, { id: "patient", delayMs: 0, flags: ["--delay-factor", String(FACTOR)] }).waitForExit(
+      120_000,
+    ),
+  ]);
   trace.stop();
-});
+  slowTrace.stop();
+}, 150_000);
 
 afterAll(async () => {
   await fixture?.stop();
+  await slow?.stop();
 });
 
 function byHost(requests: readonly TracedRequest[]): Map<string, TracedRequest[]> {
@@ -74,28 +96,7 @@ describe(`--delay-ms ${DELAY_MS}`, () => {
   });
 });
 
-describe("--delay-factor 4 against a server answering in 60 ms", () => {
-  const RESPONSE_MS = 60;
-  const FACTOR = 4;
-  let slow: WebFixture;
-  let slowTrace: RequestTrace;
-  let slowRun: ExitResult;
-
-  beforeAll(async () => {
-    slow = await startWebFixture({ seed: 4, hosts: 5, pages: 50, trap: false, responseDelayMs: RESPONSE_MS });
-    slowTrace = traceRequests(slow.web.recorder);
-    slowRun = await spawnAgent(slow, {
-      id: "patient",
-      delayMs: 0,
-      flags: ["--delay-factor", String(FACTOR)],
-    }).waitForExit(120_000);
-    slowTrace.stop();
-  }, 150_000);
-
-  afterAll(async () => {
-    await slow?.stop();
-  });
-
+describe(`--delay-factor ${FACTOR} against a server answering in ${RESPONSE_MS} ms`, () => {
   it("waits the factor times each fetch's duration before the host's next request", () => {
     expect(slowRun.code, slowRun.stderr).toBe(0);
     let gaps = 0;
