@@ -22,7 +22,7 @@ describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => 
     const data = join(experiments.dir, "data");
     const { result, out, rows } = await runExperiment(
       "modes",
-      ["--agents", "1,3", "--hosts", "30", "--pages", "900", "--seeds-per-agent", "2", "--data", data],
+      ["--agents", "1,3", "--hosts", "30", "--pages", "300", "--seeds-per-agent", "2", "--data", data],
       "report",
     );
     expect(result.stdout).toMatch(/^mode\s+agents\s+coverage\s+overlap\s+communication_overhead\s+quality/m);
@@ -120,7 +120,7 @@ describe("ubicrawl experiment batching", { timeout: EXPERIMENT_TIMEOUT_MS }, () 
       "--hosts",
       "30",
       "--pages",
-      "900",
+      "300",
     ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
     expect(result.stdout).not.toContain("FAILS");
@@ -151,7 +151,7 @@ describe("ubicrawl experiment replication", { timeout: EXPERIMENT_TIMEOUT_MS }, 
       "--hosts",
       "30",
       "--pages",
-      "900",
+      "300",
       "--data",
       data,
     ]);
@@ -249,7 +249,7 @@ describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS },
       "--hosts",
       "30",
       "--pages",
-      "900",
+      "300",
       "--response-ms",
       "20",
       "--data",
