@@ -15,7 +15,11 @@ import { logRecords, readCrawlLogOf, runUbicrawl } from "./harness.js";
  */
 
 const CRAWL_DELAY_S = 3;
-const SLOW_PAGES = 4;
+/**
+ * Three pages after robots.txt: three gaps of a Crawl-delay each (9 s; 12 s with four), and the slow
+ * host waits from 3 s to 6 s into the crawl, when the first progress record (every 5 s) comes.
+ */
+const SLOW_PAGES = 3;
 const FAST_PAGES = 30;
 /** The fast host answers after this long, so its crawl takes a while but far less than one Crawl-delay. */
 const FAST_ANSWER_MS = 30;
