@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, it, type TestContext } from "vitest";
 import { LOOPBACK_CIDR } from "../../src/launch/index.js";
 import { createClusterCertificates } from "../../src/security/index.js";
 import { PeerClient, type TransportSecurity } from "../../src/transport/index.js";
@@ -30,14 +30,24 @@ import {
  * form one cluster, the first --join address's (never one each: a split brain nothing would merge).
  */
 
-let fixture: WebFixture | undefined;
-const running: UbicrawlProcess[] = [];
-
-afterEach(async () => {
-  for (const agent of running.splice(0)) if (!agent.exited) agent.kill("SIGKILL");
-  await fixture?.stop();
-  fixture = undefined;
-});
+/**
+ * A test web of the test's own, and the list of the agents it starts; both stopped when the test ends.
+ * The tests run at once (each a deployment of its own on its own ports), so this stops only its own
+ * agents (`WebFixture.stop` would kill every agent of the file).
+ */
+async function testWeb(
+  onTestFinished: TestContext["onTestFinished"],
+): Promise<{ web: WebFixture; running: UbicrawlProcess[] }> {
+  const web = await startWebFixture({ hosts: 30, pages: 3000, seed: 5, responseDelayMs: 5 });
+  const running: UbicrawlProcess[] = [];
+  onTestFinished(async () => {
+    for (const agent of running) if (!agent.exited) agent.kill("SIGKILL");
+    await Promise.all(running.map((agent) => agent.waitForExit(10_000).catch(() => undefined)));
+    await web.web.stop();
+    await rm(web.dir, { recursive: true, force: true });
+  });
+  return { web, running };
+}
 
 /** A free loopback port (bound, then released). */
 async function freePort(): Promise<number> {
@@ -77,7 +87,7 @@ function statefulSetAgents(): DeployedAgent[] {
 }
 
 /** Runs the agents of one deploy file on loopback, each as its file starts it. */
-async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
+async function deployment(agents: readonly DeployedAgent[], web: WebFixture, running: UbicrawlProcess[]) {
   const certs = join(web.dir, "certs");
   await createClusterCertificates({
     outDir: certs,
@@ -173,16 +183,22 @@ async function deployment(agents: readonly DeployedAgent[], web: WebFixture) {
   };
 }
 
-describe.each([
+// The four tests at once: each waits on timers (a join's settling, a founder's 3 s) far more than it
+// works, and each has its own web, ports and agents. The rejoin took 5.9-6.5 s so, 6.1-7.0 s one test
+// at a time.
+describe.concurrent.each([
   ["the compose file", composeAgents],
   ["the StatefulSet", statefulSetAgents],
 ])("%s's agents, run as it runs them", (_where, agentsOf) => {
-  it("rejoin while the agent their --join names is down, and the first joins the others back", async () => {
-    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 5, responseDelayMs: 5 });
+  it("rejoin while the agent their --join names is down, and the first joins the others back", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { web, running } = await testWeb(onTestFinished);
     const agents = agentsOf();
     expect(agents).toHaveLength(3);
     const [first, second, third] = agents as [DeployedAgent, DeployedAgent, DeployedAgent];
-    const cluster = await deployment(agents, fixture);
+    const cluster = await deployment(agents, web, running);
     const processes = [];
     for (const agent of agents) processes.push(await cluster.start(agent));
     const all = agents.map((agent) => agent.id).sort();
@@ -218,11 +234,14 @@ describe.each([
     );
   }, 120_000);
 
-  it("started all at once, fresh, form one cluster: the first --join address's", async () => {
-    fixture = await startWebFixture({ hosts: 30, pages: 3000, seed: 5, responseDelayMs: 5 });
+  it("started all at once, fresh, form one cluster: the first --join address's", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { web, running } = await testWeb(onTestFinished);
     const agents = agentsOf();
     const [first, ...others] = agents as [DeployedAgent, ...DeployedAgent[]];
-    const cluster = await deployment(agents, fixture);
+    const cluster = await deployment(agents, web, running);
     // The others first: none answers the others (each waits for a live agent), so each would start a
     // cluster of its own if it could.
     const waiting = others.map((agent) => ({ agent, process: cluster.launch(agent) }));
