@@ -1,0 +1,90 @@
+/**
+ * The vocabulary shared by an address's authority and the agents asking it (see ip-authority.ts and
+ * cluster-ip-gate.ts): what an ask is answered, what a hand-over carries, and the protocol's timings.
+ */
+
+/** Whose requests `--max-per-ip` counts: each agent's own, or the whole cluster's. */
+export const IP_LIMITS = ["agent", "cluster"] as const;
+
+/** One of {@link IP_LIMITS}. */
+export type IpLimit = (typeof IP_LIMITS)[number];
+
+/** How an address's authority (`IpAuthority`, ip-authority.ts) grants. */
+export interface IpAuthorityOptions {
+  /** Requests at once to one address, cluster-wide (`--max-per-ip`). */
+  readonly maxPerIp: number;
+  /** The least time between two request starts at one address, cluster-wide (`--ip-delay-ms`), ms. */
+  readonly ipDelayMs: number;
+  /** How long an exclusive lease lasts unless renewed, ms. */
+  readonly leaseTtlMs: number;
+  /** How long a granted slot lasts when its release never comes (a fetch's longest time and a margin), ms. */
+  readonly slotTtlMs: number;
+  /**
+   * How late another agent may still grant for an address this agent has just become the authority of,
+   * ms: its last leases and slots, and the time its view takes to catch up with this one's.
+   */
+  readonly graceMs: number;
+}
+
+/** An authority's answer to an ask. */
+export type IpGrant =
+  /** The asker is the address's only user: it applies the limit itself until `ttlMs` from its ask. */
+  | {
+      readonly kind: "lease";
+      readonly ttlMs: number;
+      readonly blockedForMs: number;
+      /** The least gap between two starts there: the IP delay, or a longer Crawl-delay of one of its hosts, ms. */
+      readonly delayMs: number;
+    }
+  /**
+   * One request may start now; release `slotId` when it ends (it expires after `ttlMs` anyway). `heldMs`:
+   * how long the ask was held before the grant (absent: not held).
+   */
+  | { readonly kind: "slot"; readonly slotId: number; readonly ttlMs: number; readonly heldMs?: number }
+  /** Nothing may start now: ask again after `waitMs` (0: an ask held to its end, asked again at once). */
+  | { readonly kind: "wait"; readonly waitMs: number }
+  /** The lease renewed is over: another agent uses the address (or it lapsed). */
+  | { readonly kind: "revoked" };
+
+/** What an address's previous authority granted that may still run, as it hands the address over. */
+export interface IpHandOver {
+  /** Requests each agent may still have in flight there. */
+  readonly held: ReadonlyMap<string, number>;
+  /** How long they may still run at most, ms. */
+  readonly untilMs: number;
+  /** How long the address is still blocked by a server's push-back, ms. */
+  readonly blockedForMs: number;
+  /** How long the next request there must wait for the IP delay still, ms. */
+  readonly spacedForMs: number;
+}
+
+/** How long an exclusive lease lasts unless renewed, ms: a holder renews it every few seconds while it uses it. */
+export const IP_LEASE_TTL_MS = 5_000;
+
+/** How long an agent asking for slots waits at most before asking again, ms (when its ask is not held). */
+export const IP_POLL_MS = 100;
+
+/**
+ * How long an agent asks the authority to hold an ask for a slot at a full address, ms: it is answered
+ * as soon as a slot frees for it (see `IpAuthority.askHeld`), within the transport's deadline.
+ */
+export const IP_HOLD_MS = 1_000;
+
+/** How long an authority holds an ask at most, whatever the asker asked, ms. */
+export const IP_MAX_HOLD_MS = 2_000;
+
+/**
+ * How long after its ask an agent may still start the request of a slot granted, ms. An authority
+ * cannot know when a granted request starts, only that it starts within this of the grant (the asker
+ * gives back a slot that came later): it spaces its grants by the IP delay and this.
+ */
+export const IP_START_SLACK_MS = 100;
+
+/**
+ * How long an authority applies a Crawl-delay reported for an address, ms: the agents crawling hosts
+ * that ask for one report it again every {@link IP_CRAWL_DELAY_REPORT_MS} while they do.
+ */
+export const IP_CRAWL_DELAY_MEMORY_MS = 60_000;
+
+/** How often an agent reports again a Crawl-delay of an address it still sends requests to, ms. */
+export const IP_CRAWL_DELAY_REPORT_MS = 20_000;

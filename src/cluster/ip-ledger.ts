@@ -1,0 +1,305 @@
+import { IP_BACK_OFF, ServerBackOff } from "./ip-back-off.js";
+import {
+  IP_CRAWL_DELAY_MEMORY_MS,
+  type IpAuthorityOptions,
+  type IpGrant,
+  type IpHandOver,
+} from "./ip-grant.js";
+import { IpStartSpacing, type SlotSpacing } from "./ip-start-spacing.js";
+
+/** What an ask comes to at a {@link IpLedger}: a grant, or a wait that a held ask may wait out in the address's line. */
+export type IpDecision =
+  | IpGrant
+  /** At `maxPerIp` (or being handed over): waits for a release. */
+  | { readonly kind: "full" }
+  /** Free but for the IP delay: a slot may be granted at `atMs`. */
+  | { readonly kind: "spaced"; readonly atMs: number };
+
+interface Lease {
+  readonly holder: string;
+  untilMs: number;
+}
+
+/** A slot granted. */
+interface Slot {
+  readonly agent: string;
+  readonly untilMs: number;
+  /** Under an IP delay: what its grant set in the address's spacing. */
+  readonly spacing?: SlotSpacing;
+}
+
+/** Requests a lease's holder may still have in flight once the lease is over, until released. */
+interface LeaseRemainder {
+  count: number;
+  readonly untilMs: number;
+  /** Until when its holder may still start requests under the lease (the lease's end, unless known sooner). */
+  startsUntilMs: number;
+}
+
+/**
+ * One address's account at its authority: who may have requests in flight there (the lease, the slots
+ * granted, what ended leases may still run), who asked lately, when the next request may start
+ * ({@link IpStartSpacing}) and the server's push-back ({@link ServerBackOff}). It decides an ask on its
+ * own state; the address's line of held asks, the view and the hand-over messages are its authority's.
+ */
+export class IpLedger {
+  /** No grant before this (a crashed previous authority's grace). */
+  private holdUntilMs = 0;
+  /** True while the previous authority is being asked to hand the address over. */
+  private awaitingHandOver = false;
+  /** Requests released meanwhile that this authority did not grant, by agent: applied once handed over. */
+  private readonly untrackedReleases = new Map<string, number>();
+  /** Agents that asked, and when they last did. */
+  private readonly users = new Map<string, number>();
+  private lease?: Lease;
+  private readonly remainders = new Map<string, LeaseRemainder>();
+  private readonly slots = new Map<number, Slot>();
+  private readonly backOff: ServerBackOff;
+  private readonly spacing: IpStartSpacing;
+
+  /**
+   * @param newSlotId the id of the next slot granted (unique across the authority's addresses).
+   * @param random a number in [0, 1), for the back-off's jitter.
+   */
+  constructor(
+    private readonly options: IpAuthorityOptions,
+    private readonly newSlotId: () => number,
+    random: () => number,
+  ) {
+    this.backOff = new ServerBackOff(IP_BACK_OFF, random);
+    this.spacing = new IpStartSpacing(options.ipDelayMs, IP_CRAWL_DELAY_MEMORY_MS);
+  }
+
+  /** A crashed previous authority's grants may run, and start, until `untilMs`: nothing is granted before. */
+  holdUntil(untilMs: number): void {
+    this.holdUntilMs = Math.max(this.holdUntilMs, untilMs);
+    this.spacing.startedBy(untilMs);
+  }
+
+  /** The previous authority is asked to hand the address over: nothing is granted until {@link handedOver}. */
+  awaitHandOver(): void {
+    this.awaitingHandOver = true;
+  }
+
+  /** The previous authority answered `handOver` (undefined: it could not be asked) at `now`. */
+  handedOver(handOver: IpHandOver | undefined, now: number): void {
+    this.awaitingHandOver = false;
+    if (!handOver) {
+      // Unanswered: what it granted may run, and start, for a grace yet.
+      this.holdUntil(now + this.options.graceMs);
+      return;
+    }
+    // Its spacing counted from its answer, which came before now; its leases' starts until they end.
+    const startsUntilMs = now + handOver.untilMs;
+    this.spacing.startedBy(now + handOver.spacedForMs - this.options.ipDelayMs);
+    for (const [agent, held] of handOver.held) {
+      const count = held - (this.untrackedReleases.get(agent) ?? 0);
+      if (count > 0) this.remainders.set(agent, { count, untilMs: now + handOver.untilMs, startsUntilMs });
+    }
+    this.untrackedReleases.clear();
+    if (handOver.blockedForMs > 0) this.backOff.refused(now, handOver.blockedForMs);
+  }
+
+  /** What this authority granted that may still run, as it hands the address over to another. */
+  handOver(now: number): IpHandOver {
+    this.expire(now);
+    const held = new Map<string, number>();
+    let untilMs = now;
+    const add = (agent: string, count: number, endMs: number) => {
+      held.set(agent, (held.get(agent) ?? 0) + count);
+      untilMs = Math.max(untilMs, endMs);
+    };
+    for (const slot of this.slots.values()) add(slot.agent, 1, slot.untilMs);
+    for (const [agent, r] of this.remainders) add(agent, r.count, r.untilMs);
+    if (this.lease)
+      add(this.lease.holder, this.options.maxPerIp, this.lease.untilMs + this.options.slotTtlMs);
+    return {
+      held,
+      untilMs: untilMs - now,
+      blockedForMs: Math.max(0, this.backOff.blockedUntilMs - now),
+      spacedForMs: Math.max(0, this.nextStartAtMs(now, true) - now),
+    };
+  }
+
+  /** Agent `id` is gone: what it was granted counts as in flight until `untilMs`, then is forgotten. */
+  agentGone(id: string, untilMs: number): void {
+    let held = this.remainders.get(id)?.count ?? 0;
+    if (this.lease?.holder === id) {
+      held += this.options.maxPerIp;
+      this.lease = undefined;
+    }
+    for (const [slotId, slot] of this.slots) {
+      if (slot.agent !== id) continue;
+      held++;
+      this.slots.delete(slotId);
+    }
+    if (held > 0) this.remainders.set(id, { count: held, untilMs, startsUntilMs: untilMs });
+    this.users.delete(id);
+  }
+
+  /**
+   * The lease part of agent `agent`'s ask (`renew`: to renew the lease it holds): another's lease is
+   * revoked; a renewal or the holder's ask is answered here; undefined: no lease decides it, see {@link decide}.
+   */
+  answerLease(agent: string, renew: boolean, now: number): IpGrant | undefined {
+    this.users.set(agent, now);
+    this.expire(now);
+    const { lease } = this;
+    if (lease && lease.holder !== agent) this.endLease(lease);
+    if (renew) {
+      if (this.lease?.holder !== agent) return { kind: "revoked" };
+      this.lease.untilMs = now + this.options.leaseTtlMs;
+      return this.leaseGrant(now);
+    }
+    if (this.lease) return this.leaseGrant(now); // the holder asks again: its lease stands
+    return undefined;
+  }
+
+  /**
+   * What agent `agent`'s ask for one request comes to now, once {@link answerLease} left it undecided:
+   * a lease when it is alone there, else a slot while fewer than `maxPerIp` are out and the delay allows.
+   */
+  decide(agent: string, now: number): IpDecision {
+    if (this.awaitingHandOver) return { kind: "full" };
+    const held = Math.max(this.holdUntilMs, this.backOff.blockedUntilMs) - now;
+    if (held > 0) return { kind: "wait", waitMs: held };
+    const used = this.used();
+    if (used === 0 && this.aloneIn(agent, now)) {
+      this.lease = { holder: agent, untilMs: now + this.options.leaseTtlMs };
+      return this.leaseGrant(now);
+    }
+    if (used >= this.options.maxPerIp) return { kind: "full" };
+    const spacedMs = this.nextStartAtMs(now, false) - now;
+    if (spacedMs > 0) return { kind: "spaced", atMs: now + spacedMs };
+    const slotId = this.newSlotId();
+    const spacing = this.spacing.slotGranted(now);
+    const untilMs = now + this.options.slotTtlMs;
+    this.slots.set(slotId, spacing ? { agent, untilMs, spacing } : { agent, untilMs });
+    return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
+  }
+
+  /**
+   * Agent `agent`'s requests there ended: those of slots `slotIds`, and `leaseSlots` of those it may
+   * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
+   */
+  release(agent: string, slotIds: readonly number[], leaseSlots: number, now: number): void {
+    this.users.set(agent, now);
+    // A slot this authority does not know was granted by the address's previous one (handed over).
+    let untracked = leaseSlots;
+    for (const id of slotIds) {
+      const slot = this.slots.get(id);
+      if (slot?.agent !== agent) {
+        untracked++;
+        continue;
+      }
+      this.slots.delete(id);
+      // Its request started before its release came: the latest start it set is known sooner.
+      if (slot.spacing) this.spacing.slotReleased(slot.spacing, now);
+    }
+    const ownLease = this.lease?.holder === agent;
+    if (leaseSlots > 0 && ownLease) this.endLease(this.lease as Lease);
+    // Its lease was ended before this was sent (revoked, or returned whole: nothing of it ran), so nothing
+    // starts under it any more; a part released while it holds one may be of an older lease of its.
+    const remainder = this.remainders.get(agent);
+    if (remainder && leaseSlots > 0 && (!ownLease || leaseSlots >= this.options.maxPerIp))
+      remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
+    if (untracked === 0) return;
+    if (this.awaitingHandOver) {
+      this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + untracked);
+      return;
+    }
+    if (!remainder) return;
+    remainder.count -= untracked;
+    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
+  }
+
+  /** Agent `agent` was refused by the server: returns how long the address is blocked for, ms. */
+  refused(agent: string, retryAfterMs: number | undefined, now: number): number {
+    this.users.set(agent, now);
+    return this.backOff.refused(now, retryAfterMs);
+  }
+
+  /** Agent `agent` reports a host's Crawl-delay of `delayMs` there. */
+  crawlDelay(agent: string, delayMs: number, now: number): void {
+    this.users.set(agent, now);
+    this.spacing.reportCrawlDelay(delayMs, now);
+  }
+
+  /** Requests the address may have in flight by this count (slots, leases' remainders, a lease's limit). */
+  inFlight(now: number): number {
+    this.expire(now);
+    return this.used() + (this.lease ? this.options.maxPerIp : 0);
+  }
+
+  /** True when nothing is left to remember (no lease, slot, user, hold, Crawl-delay or back-off history). */
+  forgettable(now: number): boolean {
+    this.expire(now);
+    return (
+      !this.lease &&
+      !this.awaitingHandOver &&
+      this.slots.size + this.remainders.size + this.users.size === 0 &&
+      now >= this.holdUntilMs &&
+      this.spacing.forgettable(now) &&
+      this.backOff.forgettable(now)
+    );
+  }
+
+  /** A lease over (revoked, returned or lapsed): its holder may have `maxPerIp` requests in flight still. */
+  private endLease(lease: Lease): void {
+    this.lease = undefined;
+    this.remainders.set(lease.holder, {
+      count: this.options.maxPerIp,
+      untilMs: lease.untilMs + this.options.slotTtlMs,
+      startsUntilMs: lease.untilMs,
+    });
+  }
+
+  /** A remainder released or expired: the starts it may have made still space the next ones. */
+  private dropRemainder(agent: string, remainder: LeaseRemainder): void {
+    this.spacing.startedBy(remainder.startsUntilMs);
+    this.remainders.delete(agent);
+  }
+
+  /**
+   * When the next request may start at the address for the IP delay: that long after the latest start
+   * that may have happened (`withLease`: the running lease's starts too, which run until its end).
+   */
+  private nextStartAtMs(now: number, withLease: boolean): number {
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const remainder of this.remainders.values()) latest = Math.max(latest, remainder.startsUntilMs);
+    if (withLease && this.lease) latest = Math.max(latest, this.lease.untilMs);
+    return this.spacing.nextStartAtMs(now, latest);
+  }
+
+  /** A lease's grant: it starts nothing while the address is blocked, nor before the IP delay since others' starts. */
+  private leaseGrant(now: number): IpGrant {
+    const startAtMs = Math.max(this.backOff.blockedUntilMs, this.nextStartAtMs(now, false));
+    return {
+      kind: "lease",
+      ttlMs: (this.lease as Lease).untilMs - now,
+      blockedForMs: Math.max(0, startAtMs - now),
+      delayMs: this.spacing.delayMs(now),
+    };
+  }
+
+  /** True when no agent but `agent` asked within a lease's time. */
+  private aloneIn(agent: string, now: number): boolean {
+    for (const [user, atMs] of this.users) {
+      if (user !== agent && now - atMs < this.options.leaseTtlMs) return false;
+    }
+    return true;
+  }
+
+  private used(): number {
+    let used = this.slots.size;
+    for (const remainder of this.remainders.values()) used += remainder.count;
+    return used;
+  }
+
+  private expire(now: number): void {
+    if (this.lease && now >= this.lease.untilMs) this.endLease(this.lease);
+    for (const [id, slot] of this.slots) if (now >= slot.untilMs) this.slots.delete(id);
+    for (const [agent, r] of this.remainders) if (now >= r.untilMs) this.dropRemainder(agent, r);
+    for (const [user, atMs] of this.users) if (now - atMs >= this.options.leaseTtlMs) this.users.delete(user);
+  }
+}
