@@ -2,6 +2,7 @@ import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { IpGate, type IpLimiter, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
+import { IP_BACK_OFF } from "./ip-back-off.js";
 import {
   IP_CRAWL_DELAY_REPORT_MS,
   IP_HOLD_MS,
@@ -9,9 +10,8 @@ import {
   IP_START_SLACK_MS,
   type IpGrant,
   type IpHandOver,
-} from "./ip-authority.js";
-import { IP_BACK_OFF } from "./ip-back-off.js";
-import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
+} from "./ip-grant.js";
+import { IpOutboxes } from "./ip-outbox.js";
 
 /** How a {@link ClusterIpGate} limits this agent's requests. */
 export interface ClusterIpGateOptions {
@@ -42,12 +42,6 @@ export interface ClusterIpGateDeps {
   readonly onMessage?: () => void;
 }
 
-/** Releases alone wait this long for company before they are sent, ms. */
-const RELEASE_BATCH_MS = 50;
-
-/** An ask whose authority could not be reached is asked again after this long, ms. */
-const UNREACHABLE_WAIT_MS = 500;
-
 /** How long an address found contended is treated so, ms (a lease's time). */
 const CONTENDED_MEMORY_MS = 5_000;
 
@@ -70,27 +64,6 @@ interface Lease {
   ended: boolean;
 }
 
-interface Ask {
-  readonly ip: string;
-  readonly renew: boolean;
-  readonly resolve: (grant: IpGrant) => void;
-}
-
-interface TakeOver {
-  readonly ip: string;
-  readonly resolve: (handOver: IpHandOver | undefined) => void;
-}
-
-interface Outbox {
-  asks: Ask[];
-  takeOvers: TakeOver[];
-  releases: Map<string, { slotIds: number[]; leaseSlots: number }>;
-  refusals: IpRequest["refusals"];
-  crawlDelays: Map<string, number>;
-  sending: boolean;
-  timer?: TimerHandle;
-}
-
 /**
  * The cluster-wide per-IP limit, on the side of an agent sending requests: this agent's own `--max-per-ip`
  * first, then the address's authority (see ip-authority.ts). Under a lease the agent starts requests
@@ -109,7 +82,7 @@ export class ClusterIpGate implements IpLimiter {
   /** This agent's own starts, spaced under its leases. */
   private readonly spacing: IpSpacing;
   private readonly leases = new Map<string, Lease>();
-  private readonly outboxes = new Map<string, Outbox>();
+  private readonly outboxes: IpOutboxes;
   /** Until when this agent starts nothing at an address, after its server pushed back here. */
   private readonly blocks = new Map<string, number>();
   /** The Crawl-delays this agent reported, by address: how long, and when. */
@@ -128,6 +101,7 @@ export class ClusterIpGate implements IpLimiter {
   ) {
     this.local = new IpGate(options.maxPerIp);
     this.spacing = new IpSpacing(options.ipDelayMs, deps.clock);
+    this.outboxes = new IpOutboxes(selfId, deps);
   }
 
   /** Requests at once to one address. */
@@ -151,9 +125,7 @@ export class ClusterIpGate implements IpLimiter {
     const { clock } = this.deps;
     const untilMs = clock.now() + (retryAfterMs ?? IP_BACK_OFF.baseMs);
     this.blocks.set(ip, Math.max(this.blocks.get(ip) ?? 0, untilMs));
-    const box = this.outbox(this.deps.authorityOf(ip));
-    box.refusals.push({ ip, retryAfterMs: retryAfterMs ?? 0, hasRetryAfter: retryAfterMs !== undefined });
-    this.schedule(this.deps.authorityOf(ip), true);
+    this.outboxes.refused(this.deps.authorityOf(ip), ip, retryAfterMs);
   }
 
   /**
@@ -167,10 +139,7 @@ export class ClusterIpGate implements IpLimiter {
     const last = this.reported.get(ip);
     if (last && last.delayMs >= delayMs && now - last.atMs < IP_CRAWL_DELAY_REPORT_MS) return;
     this.reported.set(ip, { delayMs: Math.max(delayMs, last?.delayMs ?? 0), atMs: now });
-    const authority = this.deps.authorityOf(ip);
-    const box = this.outbox(authority);
-    box.crawlDelays.set(ip, Math.max(delayMs, box.crawlDelays.get(ip) ?? 0));
-    this.schedule(authority, true);
+    this.outboxes.crawlDelay(this.deps.authorityOf(ip), ip, delayMs);
   }
 
   /** How long a request to `ip` would wait for this agent's own spacing of its starts there, ms. */
@@ -180,10 +149,7 @@ export class ClusterIpGate implements IpLimiter {
 
   /** Asks agent `from`, `ip`'s previous authority, to hand it over to this one (see ip-authority.ts). */
   takeOver(from: string, ip: string): Promise<IpHandOver | undefined> {
-    return new Promise((resolve) => {
-      this.outbox(from).takeOvers.push({ ip, resolve });
-      this.schedule(from, true);
-    });
+    return this.outboxes.takeOver(from, ip);
   }
 
   /** Addresses leased to this agent now. */
@@ -230,7 +196,7 @@ export class ClusterIpGate implements IpLimiter {
       hold = false;
       const grant: IpGrant = held
         ? await this.askHeld(authority, ip, holdMs, askedAtMs, signal)
-        : await this.ask(authority, ip, false);
+        : await this.outboxes.ask(authority, ip, false);
       if (
         grant.kind === "slot" &&
         this.options.ipDelayMs > 0 &&
@@ -268,8 +234,8 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   /**
-   * Asks `authority` for a slot at `ip`, held there up to `holdMs` in the address's line: in a message
-   * of its own, since the reply waits for it. Aborted meanwhile, it rejects at once; a slot or lease that
+   * Asks `authority` for a slot at `ip`, held there up to `holdMs` in the address's line (see
+   * {@link IpOutboxes.askHeld}). Aborted meanwhile, it rejects at once; a slot or lease that
    * comes later is given back (a slot released, a lease taken, so it is returned idle).
    */
   private askHeld(
@@ -279,30 +245,7 @@ export class ClusterIpGate implements IpLimiter {
     askedAtMs: number,
     signal?: AbortSignal,
   ): Promise<IpGrant> {
-    if (authority !== this.selfId) this.deps.onMessage?.();
-    const unreached: IpGrant = { kind: "wait", waitMs: UNREACHABLE_WAIT_MS };
-    // The releases waiting for this authority go with it, taken in before the ask: a slot this agent
-    // frees goes to the first waiter there, and this ask waits behind those already waiting.
-    const box = this.outboxes.get(authority);
-    const releases = box
-      ? [...box.releases].map(([releasedIp, entry]) => ({ ip: releasedIp, ...entry }))
-      : [];
-    if (box) box.releases = new Map();
-    const request: IpRequest = {
-      fromId: this.selfId,
-      releases,
-      refusals: [],
-      asks: [{ ip, renew: false, holdMs }],
-      takeOver: [],
-      crawlDelays: [],
-    };
-    const answered = this.deps.send(authority, request).then(
-      (reply) => {
-        const grant = reply.grants[0];
-        return grant ? fromWireGrant(grant) : unreached;
-      },
-      () => unreached,
-    );
+    const answered = this.outboxes.askHeld(authority, ip, holdMs);
     if (!signal) return answered;
     return new Promise<IpGrant>((resolve, reject) => {
       let aborted = false;
@@ -412,7 +355,7 @@ export class ClusterIpGate implements IpLimiter {
     for (const [ip, lease] of this.leases) {
       if (lease.renewing || !due.has(lease.authority)) continue;
       lease.renewing = true;
-      this.ask(lease.authority, ip, true).then((grant) => {
+      this.outboxes.ask(lease.authority, ip, true).then((grant) => {
         lease.renewing = false;
         if (grant.kind === "lease") {
           this.spacing.raise(ip, grant.delayMs);
@@ -423,116 +366,17 @@ export class ClusterIpGate implements IpLimiter {
     }
   }
 
-  private ask(authority: string, ip: string, renew: boolean): Promise<IpGrant> {
-    return new Promise((resolve) => {
-      this.outbox(authority).asks.push({ ip, renew, resolve });
-      this.schedule(authority, true);
-    });
-  }
-
   /**
    * Releases go to the address's authority now, which may not be the one that granted: a new authority
    * counts what its previous one handed over until the agents release it.
    */
   private queueRelease(ip: string, slotId: number | undefined, leaseSlots: number): void {
     if (slotId === undefined && leaseSlots <= 0) return;
-    const authority = this.deps.authorityOf(ip);
-    const box = this.outbox(authority);
-    const entry = box.releases.get(ip) ?? { slotIds: [], leaseSlots: 0 };
-    if (slotId !== undefined) entry.slotIds.push(slotId);
-    entry.leaseSlots += leaseSlots;
-    box.releases.set(ip, entry);
     // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
     const held = (this.options.holdMs ?? IP_HOLD_MS) > 0;
-    this.schedule(authority, slotId !== undefined && held && this.isContended(ip));
+    const urgent = slotId !== undefined && held && this.isContended(ip);
+    this.outboxes.release(this.deps.authorityOf(ip), ip, slotId, leaseSlots, urgent);
   }
-
-  private outbox(authority: string): Outbox {
-    let box = this.outboxes.get(authority);
-    if (!box) {
-      box = {
-        asks: [],
-        takeOvers: [],
-        releases: new Map(),
-        refusals: [],
-        crawlDelays: new Map(),
-        sending: false,
-      };
-      this.outboxes.set(authority, box);
-    }
-    return box;
-  }
-
-  /** Sends `authority`'s outbox now (`urgent`: asks or refusals wait in it), or after a short batching wait. */
-  private schedule(authority: string, urgent: boolean): void {
-    const box = this.outbox(authority);
-    if (box.sending) return; // sent when the message in flight is answered
-    if (urgent) {
-      if (box.timer) this.deps.clock.clearTimeout(box.timer);
-      box.timer = undefined;
-      queueMicrotask(() => this.flush(authority));
-    } else if (!box.timer) {
-      box.timer = this.deps.clock.setTimeout(() => {
-        box.timer = undefined;
-        this.flush(authority);
-      }, RELEASE_BATCH_MS);
-    }
-  }
-
-  private flush(authority: string): void {
-    const box = this.outbox(authority);
-    if (box.sending || !hasAny(box)) return;
-    const { asks, takeOvers, releases, refusals, crawlDelays } = box;
-    box.asks = [];
-    box.takeOvers = [];
-    box.releases = new Map();
-    box.refusals = [];
-    box.crawlDelays = new Map();
-    box.sending = true;
-    if (authority !== this.selfId) this.deps.onMessage?.();
-    const request: IpRequest = {
-      fromId: this.selfId,
-      releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
-      refusals,
-      asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0 })),
-      takeOver: takeOvers.map(({ ip }) => ip),
-      crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
-    };
-    this.deps.send(authority, request).then(
-      (reply) => {
-        asks.forEach((ask, i) => {
-          const grant = reply.grants[i];
-          ask.resolve(grant ? fromWireGrant(grant) : { kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
-        });
-        takeOvers.forEach((takeOver, i) => {
-          const handOver = reply.handedOver?.[i];
-          takeOver.resolve(handOver ? fromWireHandOver(handOver) : undefined);
-        });
-        this.sent(authority, box);
-      },
-      () => {
-        // Unreached: nothing is granted (releases and refusals are lost: the slots expire there).
-        for (const ask of asks) ask.resolve({ kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
-        for (const takeOver of takeOvers) takeOver.resolve(undefined);
-        this.sent(authority, box);
-      },
-    );
-  }
-
-  private sent(authority: string, box: Outbox): void {
-    box.sending = false;
-    if (box.asks.length + box.takeOvers.length + box.refusals.length + box.crawlDelays.size > 0)
-      this.schedule(authority, true);
-    else if (box.releases.size > 0) this.schedule(authority, false);
-    else if (!box.timer) this.outboxes.delete(authority);
-  }
-}
-
-function hasAny(box: Outbox): boolean {
-  return (
-    box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length + box.crawlDelays.size >
-    0
-  );
 }
 
 /** `action`, run on the first call only. */

@@ -1,0 +1,219 @@
+import type { Clock, TimerHandle } from "../clock.js";
+import type { IpReply, IpRequest } from "../transport/index.js";
+import type { IpGrant, IpHandOver } from "./ip-grant.js";
+import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
+
+/** What {@link IpOutboxes} need. */
+export interface IpOutboxesDeps {
+  readonly clock: Clock;
+  /** Sends `request` to agent `authority` (this agent's own authority answers it in-process). */
+  readonly send: (authority: string, request: IpRequest) => Promise<IpReply>;
+  /** Told of each message sent to another agent. */
+  readonly onMessage?: () => void;
+}
+
+/** Releases alone wait this long for company before they are sent, ms. */
+const RELEASE_BATCH_MS = 50;
+
+/** An ask whose authority could not be reached is asked again after this long, ms. */
+export const UNREACHABLE_WAIT_MS = 500;
+
+interface Ask {
+  readonly ip: string;
+  readonly renew: boolean;
+  readonly resolve: (grant: IpGrant) => void;
+}
+
+interface TakeOver {
+  readonly ip: string;
+  readonly resolve: (handOver: IpHandOver | undefined) => void;
+}
+
+interface Outbox {
+  asks: Ask[];
+  takeOvers: TakeOver[];
+  releases: Map<string, { slotIds: number[]; leaseSlots: number }>;
+  refusals: IpRequest["refusals"];
+  crawlDelays: Map<string, number>;
+  sending: boolean;
+  timer?: TimerHandle;
+}
+
+/**
+ * An agent's messages to the IP authorities: one at a time per authority, each carrying every ask,
+ * take-over, release, refusal and Crawl-delay that waited meanwhile; asks and refusals go at once,
+ * releases alone after a short batching wait unless urgent. An authority that cannot be reached grants
+ * nothing: its asks are answered a wait of {@link UNREACHABLE_WAIT_MS}, its take-overs undefined.
+ */
+export class IpOutboxes {
+  private readonly outboxes = new Map<string, Outbox>();
+
+  constructor(
+    private readonly selfId: string,
+    private readonly deps: IpOutboxesDeps,
+  ) {}
+
+  /** Asks `authority` for a slot at `ip` (`renew`: to renew this agent's lease there), in the next message. */
+  ask(authority: string, ip: string, renew: boolean): Promise<IpGrant> {
+    return new Promise((resolve) => {
+      this.outbox(authority).asks.push({ ip, renew, resolve });
+      this.schedule(authority, true);
+    });
+  }
+
+  /** Asks agent `from`, `ip`'s previous authority, to hand it over to this one. */
+  takeOver(from: string, ip: string): Promise<IpHandOver | undefined> {
+    return new Promise((resolve) => {
+      this.outbox(from).takeOvers.push({ ip, resolve });
+      this.schedule(from, true);
+    });
+  }
+
+  /** Queues the release of slot `slotId` and of `leaseSlots` at `ip` (`urgent`: sent at once, not batched). */
+  release(
+    authority: string,
+    ip: string,
+    slotId: number | undefined,
+    leaseSlots: number,
+    urgent: boolean,
+  ): void {
+    const box = this.outbox(authority);
+    const entry = box.releases.get(ip) ?? { slotIds: [], leaseSlots: 0 };
+    if (slotId !== undefined) entry.slotIds.push(slotId);
+    entry.leaseSlots += leaseSlots;
+    box.releases.set(ip, entry);
+    this.schedule(authority, urgent);
+  }
+
+  /** Reports at once that `ip`'s server pushed back, asking to wait `retryAfterMs` (undefined: unsaid). */
+  refused(authority: string, ip: string, retryAfterMs: number | undefined): void {
+    const box = this.outbox(authority);
+    box.refusals.push({ ip, retryAfterMs: retryAfterMs ?? 0, hasRetryAfter: retryAfterMs !== undefined });
+    this.schedule(authority, true);
+  }
+
+  /** Reports at once a Crawl-delay of `delayMs` asked for by a host at `ip` (the longest queued goes). */
+  crawlDelay(authority: string, ip: string, delayMs: number): void {
+    const box = this.outbox(authority);
+    box.crawlDelays.set(ip, Math.max(delayMs, box.crawlDelays.get(ip) ?? 0));
+    this.schedule(authority, true);
+  }
+
+  /**
+   * Asks `authority` for a slot at `ip`, held there up to `holdMs` in the address's line: in a message
+   * of its own, since the reply waits for it, with the releases waiting for that authority.
+   */
+  askHeld(authority: string, ip: string, holdMs: number): Promise<IpGrant> {
+    if (authority !== this.selfId) this.deps.onMessage?.();
+    const unreached: IpGrant = { kind: "wait", waitMs: UNREACHABLE_WAIT_MS };
+    // The releases waiting for this authority go with it, taken in before the ask: a slot this agent
+    // frees goes to the first waiter there, and this ask waits behind those already waiting.
+    const box = this.outboxes.get(authority);
+    const releases = box
+      ? [...box.releases].map(([releasedIp, entry]) => ({ ip: releasedIp, ...entry }))
+      : [];
+    if (box) box.releases = new Map();
+    const request: IpRequest = {
+      fromId: this.selfId,
+      releases,
+      refusals: [],
+      asks: [{ ip, renew: false, holdMs }],
+      takeOver: [],
+      crawlDelays: [],
+    };
+    return this.deps.send(authority, request).then(
+      (reply) => {
+        const grant = reply.grants[0];
+        return grant ? fromWireGrant(grant) : unreached;
+      },
+      () => unreached,
+    );
+  }
+
+  private outbox(authority: string): Outbox {
+    let box = this.outboxes.get(authority);
+    if (!box) {
+      box = {
+        asks: [],
+        takeOvers: [],
+        releases: new Map(),
+        refusals: [],
+        crawlDelays: new Map(),
+        sending: false,
+      };
+      this.outboxes.set(authority, box);
+    }
+    return box;
+  }
+
+  /** Sends `authority`'s outbox now (`urgent`: asks or refusals wait in it), or after a short batching wait. */
+  private schedule(authority: string, urgent: boolean): void {
+    const box = this.outbox(authority);
+    if (box.sending) return; // sent when the message in flight is answered
+    if (urgent) {
+      if (box.timer) this.deps.clock.clearTimeout(box.timer);
+      box.timer = undefined;
+      queueMicrotask(() => this.flush(authority));
+    } else if (!box.timer) {
+      box.timer = this.deps.clock.setTimeout(() => {
+        box.timer = undefined;
+        this.flush(authority);
+      }, RELEASE_BATCH_MS);
+    }
+  }
+
+  private flush(authority: string): void {
+    const box = this.outbox(authority);
+    if (box.sending || !hasAny(box)) return;
+    const { asks, takeOvers, releases, refusals, crawlDelays } = box;
+    box.asks = [];
+    box.takeOvers = [];
+    box.releases = new Map();
+    box.refusals = [];
+    box.crawlDelays = new Map();
+    box.sending = true;
+    if (authority !== this.selfId) this.deps.onMessage?.();
+    const request: IpRequest = {
+      fromId: this.selfId,
+      releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
+      refusals,
+      asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0 })),
+      takeOver: takeOvers.map(({ ip }) => ip),
+      crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
+    };
+    this.deps.send(authority, request).then(
+      (reply) => {
+        asks.forEach((ask, i) => {
+          const grant = reply.grants[i];
+          ask.resolve(grant ? fromWireGrant(grant) : { kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
+        });
+        takeOvers.forEach((takeOver, i) => {
+          const handOver = reply.handedOver?.[i];
+          takeOver.resolve(handOver ? fromWireHandOver(handOver) : undefined);
+        });
+        this.sent(authority, box);
+      },
+      () => {
+        // Unreached: nothing is granted (releases and refusals are lost: the slots expire there).
+        for (const ask of asks) ask.resolve({ kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
+        for (const takeOver of takeOvers) takeOver.resolve(undefined);
+        this.sent(authority, box);
+      },
+    );
+  }
+
+  private sent(authority: string, box: Outbox): void {
+    box.sending = false;
+    if (box.asks.length + box.takeOvers.length + box.refusals.length + box.crawlDelays.size > 0)
+      this.schedule(authority, true);
+    else if (box.releases.size > 0) this.schedule(authority, false);
+    else if (!box.timer) this.outboxes.delete(authority);
+  }
+}
+
+function hasAny(box: Outbox): boolean {
+  return (
+    box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length + box.crawlDelays.size >
+    0
+  );
+}

@@ -1,0 +1,47 @@
+import { expect, it } from "vitest";
+import { IpOutboxes, UNREACHABLE_WAIT_MS } from "../../src/cluster/ip-outbox.js";
+import type { IpReply, IpRequest } from "../../src/transport/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+function outboxes(reply: (request: IpRequest) => Promise<IpReply>) {
+  const clock = new ManualClock();
+  const sent: IpRequest[] = [];
+  let messages = 0;
+  const boxes = new IpOutboxes("self", {
+    clock,
+    send: (_authority, request) => {
+      sent.push(request);
+      return reply(request);
+    },
+    onMessage: () => messages++,
+  });
+  return { clock, sent, boxes, messages: () => messages };
+}
+
+it("sends the asks made together in one message, with the releases that waited", async () => {
+  const { sent, boxes, messages } = outboxes(
+    async (request) =>
+      ({
+        grants: request.asks.map(() => ({ kind: "wait", waitMs: 7 })),
+      }) as unknown as IpReply,
+  );
+  boxes.release("a", "1.1.1.1", 3, 0, false);
+  const answers = Promise.all([boxes.ask("a", "1.1.1.1", false), boxes.ask("a", "2.2.2.2", true)]);
+  await answers;
+  expect(sent).toHaveLength(1);
+  expect(sent[0]?.asks.map((a) => a.ip)).toEqual(["1.1.1.1", "2.2.2.2"]);
+  expect(sent[0]?.releases).toEqual([{ ip: "1.1.1.1", slotIds: [3], leaseSlots: 0 }]);
+  expect(messages()).toBe(1);
+});
+
+it("batches a release alone for a while, and answers asks to an unreachable authority with a wait", async () => {
+  const { clock, sent, boxes } = outboxes(() => Promise.reject(new Error("down")));
+  boxes.release("a", "1.1.1.1", undefined, 2, false);
+  await Promise.resolve();
+  expect(sent).toHaveLength(0);
+  clock.advance(50);
+  expect(sent).toHaveLength(1);
+  await Promise.resolve();
+  expect(await boxes.ask("a", "1.1.1.1", false)).toEqual({ kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
+  expect(await boxes.takeOver("a", "1.1.1.1")).toBeUndefined();
+});
