@@ -34,13 +34,21 @@ describe("per-IP politeness across the cluster: its messages", () => {
       0,
     );
     const seconds = stopped.map((record) => Number(record.seconds).toFixed(1)).join(", ");
+    // The web puts two hosts on one address: when agents contend for it, each request there waits in its
+    // line at the authority and gives its slot back at once (two messages), as the limit requires.
+    const hostsAt = new Map<string, number>();
+    for (const host of fixture.web.model.hosts) hostsAt.set(host.ip, (hostsAt.get(host.ip) ?? 0) + 1);
+    const sharedHosts = new Set(
+      fixture.web.model.hosts.filter((host) => (hostsAt.get(host.ip) ?? 0) > 1).map((host) => host.name),
+    );
+    const sharedPages = truth.urls.filter((url) => sharedHosts.has(new URL(url).hostname)).length;
     console.log(
-      `${messages} messages for ${pages} pages at ${addresses} addresses; ${renewals} renewals in ${seconds} s`,
+      `${messages} messages for ${pages} pages at ${addresses} addresses (${sharedPages} at a shared one); ${renewals} renewals in ${seconds} s`,
     );
     expect(
       messages,
-      `${messages} messages for ${pages} pages at ${addresses} addresses, crawls of ${seconds} s`,
-    ).toBeLessThan(pages * 0.05 + renewals);
+      `${messages} messages for ${pages} pages at ${addresses} addresses (${sharedPages} at a shared one), crawls of ${seconds} s`,
+    ).toBeLessThan(pages * 0.05 + renewals + 2 * sharedPages);
     expect(messages).toBeGreaterThan(0);
   }, 180_000);
 });
