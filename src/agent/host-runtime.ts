@@ -4,6 +4,7 @@ import { HostPace } from "./host-pace.js";
 
 /** In-memory, per-host facts of the current run. */
 export interface HostRuntime {
+  /** The host's address, once resolved this run. */
   ip?: string;
   /** Why the host cannot be reached this run: a DNS miss, or an address --allow-net refuses. */
   dnsError?: ErrorCode;
@@ -15,6 +16,7 @@ export interface HostRuntime {
   tlsFailed?: Set<string>;
   /** When the next request may start, and why (this agent's delay, Crawl-delay, a server's push-back). */
   readonly pace: HostPace;
+  /** Fresh robots.txt answers in a row that said unavailable (the host is given up at the maximum). */
   robotsAttempts: number;
   /** URLs given up in a row after transient failures: a host that keeps failing gets no more retries. */
   failedInARow: number;

@@ -23,12 +23,15 @@ import type { UnsyncedPages } from "./unsynced-pages.js";
 
 /** A URL taken from its host's queue, on its way to a request. */
 export interface TakenUrl {
+  /** The host key of its queue. */
   readonly host: string;
+  /** The queue entry taken: the URL, its depth and traits. */
   readonly entry: StoredQueueEntry;
   /** The host's facts of this run. */
   readonly state: HostRuntime;
   /** The host's pages fetched and not durable yet (the page limit and the done check wait for them). */
   readonly unsynced: UnsyncedPages;
+  /** Aborted when the visit is stopped: a check waiting (a DNS lookup) throws. */
   readonly signal: AbortSignal;
 }
 
@@ -60,9 +63,12 @@ export interface UrlCheckOptions {
 
 /** What the checks read and tell. */
 export interface UrlCheckDeps {
+  /** The done set and the hosts' durable records. */
   readonly frontier: Pick<Frontier, "needsFetchedCheck" | "wasFetched" | "record" | "touch" | "commit">;
+  /** Where robots.txt answers, unresolved hosts and given-up hosts are counted. */
   readonly stats: Pick<CrawlStats, "recordRobots" | "recordError" | "unresolvedHostsThisRun">;
   readonly clock: Clock;
+  /** Where a TLS failure is told, once per origin. */
   readonly logger: Logger;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
@@ -70,12 +76,15 @@ export interface UrlCheckDeps {
   readonly mayFetch: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
+  /** The address of a host name (the agent's resolver, with --allow-net). */
   readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
+  /** An origin's robots.txt rules: cached, or fetched now. */
   readonly robots: (origin: string) => Promise<RobotsRules>;
   /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
   readonly saveRobots: (rules: RobotsRules) => void;
   /** Queues the sitemaps a fresh robots.txt lists. */
   readonly sitemaps: Pick<SitemapReader, "queueListed">;
+  /** The operator's bound on Crawl-delay (--max-crawl-delay, --crawl-delay-policy). */
   readonly crawlDelayBound: Pick<CrawlDelayBound, "skips">;
   /** A request to the host (here robots.txt) that started at `startedAtMs` just ended: its pace counts it. */
   readonly paced: (state: HostRuntime, rules: RobotsRules, startedAtMs: number) => void;

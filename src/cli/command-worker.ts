@@ -54,7 +54,7 @@ export function runCommandInWorker(
         reject(
           new UbiError(
             ErrorCode.Overloaded,
-            `${name} ran out of memory: its heap is limited to ${limits.maxOldGenerationSizeMb} MB`,
+            `ran out of memory: the command's heap is limited to ${limits.maxOldGenerationSizeMb} MB`,
           ),
         );
     });

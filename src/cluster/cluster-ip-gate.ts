@@ -93,6 +93,8 @@ export class ClusterIpGate implements IpLimiter {
    */
   private readonly contended = new Map<string, number>();
   private ticker: TimerHandle | undefined;
+  /** Set by {@link close}: no lease is renewed any more. */
+  private closed = false;
 
   constructor(
     readonly selfId: string,
@@ -159,6 +161,7 @@ export class ClusterIpGate implements IpLimiter {
 
   /** Stops renewing leases (they lapse at the authorities). */
   close(): void {
+    this.closed = true;
     if (this.ticker) this.deps.clock.clearTimeout(this.ticker);
     this.ticker = undefined;
   }
@@ -329,7 +332,8 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   private startTicker(): void {
-    if (this.ticker) return;
+    // Closed, a lease granted to an ask answered late lapses at its authority: no renewal is sent.
+    if (this.ticker || this.closed) return;
     this.ticker = this.deps.clock.setTimeout(() => {
       this.ticker = undefined;
       this.tick();

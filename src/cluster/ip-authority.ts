@@ -84,7 +84,7 @@ export class IpAuthority {
     }
     this.handOvers = new IpHandOvers(options.graceMs, deps.isAlive);
     this.waiters = new IpWaitQueue<IpGrant>(
-      { maxPerIp: MAX_HELD_PER_IP, maxTotal: MAX_HELD },
+      { maxHeldPerIp: MAX_HELD_PER_IP, maxTotal: MAX_HELD },
       { clock: deps.clock, wake: (ip) => this.serve(ip), timedOut: () => ({ kind: "wait", waitMs: 0 }) },
     );
   }
@@ -167,17 +167,14 @@ export class IpAuthority {
 
   /**
    * What an ask comes to now (`queued`: the first asker held in the address's line; any other asker
-   * comes after those waiting there).
-   */
-
-  /**
-   * What an ask comes to now (`queued`: the first asker held in the address's line; any other asker
-   * comes after those waiting there).
+   * comes after those waiting there). An address handed over within the grace is the other authority's,
+   * though this agent's view may not say so yet: nothing is granted there (were this agent its authority
+   * again within the grace, its requests would wait for the grace: slower, never more at once).
    */
   private decide(agent: string, ip: string, renew: boolean, queued: boolean): IpDecision {
-    if (!this.deps.owns(ip))
-      return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
     const now = this.deps.clock.now();
+    if (!this.deps.owns(ip) || this.handOvers.isHandedOff(ip, now))
+      return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
     const ledger = this.ledger(ip, now);
     const leaseAnswer = ledger.answerLease(agent, renew, now);
     if (leaseAnswer) return leaseAnswer;

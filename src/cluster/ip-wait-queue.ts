@@ -3,7 +3,7 @@ import type { Clock, TimerHandle } from "../clock.js";
 /** How many asks an {@link IpWaitQueue} holds. */
 export interface IpWaitQueueOptions {
   /** Asks held at one address at most: beyond it an ask is answered at once. */
-  readonly maxPerIp: number;
+  readonly maxHeldPerIp: number;
   /** Asks held at all addresses together at most. */
   readonly maxTotal: number;
 }
@@ -72,7 +72,7 @@ export class IpWaitQueue<T> {
   wait(ip: string, agent: string, holdMs: number): Promise<T> | undefined {
     const line = this.lines.get(ip);
     if (this.closed || this.held >= this.options.maxTotal) return undefined;
-    if ((line?.waiters.length ?? 0) >= this.options.maxPerIp) return undefined;
+    if ((line?.waiters.length ?? 0) >= this.options.maxHeldPerIp) return undefined;
     return new Promise<T>((resolve) => {
       const waiters = line?.waiters ?? this.open(ip).waiters;
       const deadline = this.deps.clock.setTimeout(() => this.deadlineOf(ip, waiter), holdMs);

@@ -33,7 +33,8 @@ describe("a command run in a worker", () => {
       maxOldGenerationSizeMb: 32,
     }).catch((error) => error);
     expect(isUbiError(thrown, ErrorCode.Overloaded)).toBe(true);
-    expect((thrown as Error).message).toBe("hoard ran out of memory: its heap is limited to 32 MB");
+    // The CLI says it as "ubicrawl <command>: <message> [code]".
+    expect((thrown as Error).message).toBe("ran out of memory: the command's heap is limited to 32 MB");
   }, 60_000);
 
   it("says a name the module does not export", async () => {

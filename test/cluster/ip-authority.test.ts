@@ -213,6 +213,16 @@ it("takes an address over from its live previous authority: its grants count unt
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
+it("grants nothing at an address it handed over, though its view still makes it the authority", () => {
+  // The new authority asked for the address before this one's view changed.
+  const { authority } = setUp(() => true);
+  expect(authority.ask("a", IP, false).kind).toBe("lease");
+  authority.handOver(IP);
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 250 });
+  expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
+  expect(authority.askHeld("b", IP, 1_000)).toEqual({ kind: "wait", waitMs: 250 });
+});
+
 it("takes a lease over: the holder's requests count until it returns the lease to the new authority", async () => {
   const { owner, old, next } = twoAuthorities();
   expect(old.ask("a", IP, false).kind).toBe("lease");

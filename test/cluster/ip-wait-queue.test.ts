@@ -5,11 +5,11 @@ import { ManualClock } from "../support/manual-clock.js";
 const IP = "127.0.0.9";
 
 /** A queue whose timed-out waiters hear `timeout:AGENT`; `wakes` lists the lines woken. */
-function setUp(maxPerIp = 4, maxTotal = 100) {
+function setUp(maxHeldPerIp = 4, maxTotal = 100) {
   const clock = new ManualClock();
   const wakes: string[] = [];
   const queue = new IpWaitQueue<string>(
-    { maxPerIp, maxTotal },
+    { maxHeldPerIp, maxTotal },
     { clock, wake: (ip) => wakes.push(ip), timedOut: (_ip, agent) => `timeout:${agent}` },
   );
   const answers: string[] = [];
@@ -103,7 +103,7 @@ it("a waiter served when its line wakes at its deadline hears the answer, not th
   const clock = new ManualClock();
   let free = false;
   const queue: IpWaitQueue<string> = new IpWaitQueue<string>(
-    { maxPerIp: 4, maxTotal: 100 },
+    { maxHeldPerIp: 4, maxTotal: 100 },
     {
       clock,
       // A slot that lapsed is found when the line is looked at again.
