@@ -51,7 +51,12 @@ export interface LocalClusterFault {
   readonly kill?: number;
   /** Restarts the killed agents on their data folders this long after the kill; never when undefined. */
   readonly restartAfterMs?: number;
-  /** Agents started then (`agent-(n+1)` …), with no seeds. @default 0 */
+  /**
+   * Agents that join then (`agent-(n+1)` …), with no seeds. Their processes start with the others', their
+   * `--join` address a closed door (a proxy holding connections, see {@link FaultProxy}) that opens at
+   * the fault's moment: what follows is the join, not a process's start-up, which on a loaded machine
+   * takes seconds of a crawl that may end meanwhile. @default 0
+   */
   readonly add?: number;
   /**
    * Agents cut off then from all the others, both ways: the last ones started, each alone (two cut off
@@ -75,7 +80,7 @@ interface AgentProxies {
 
 /** When the fault of a {@link runLocalCluster} came, and to whom. */
 export interface InjectedFault {
-  /** Time of the kill or the start of the added agents (epoch ms). */
+  /** Time of the kill, or of the door's opening for the added agents (epoch ms). */
   readonly atMs: number;
   readonly killed: readonly string[];
   /** When the killed agents were started again (epoch ms), if they were. */
@@ -142,13 +147,16 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   const latest = new Map<string, AgentProcess>();
   const quotas: CpuQuotaGroup[] = [];
   const proxies = new Map<string, AgentProxies>();
-  const start = (id: string, join?: string) => {
+  /** The added agents' `--join` address, until the fault's moment a proxy with no target. */
+  let door: FaultProxy | undefined;
+  const start = (id: string, join?: string, flags: AgentFlagValues = {}) => {
     const proxied = proxies.get(id);
     const agent = AgentProcess.start(
       {
         ...testWebAgentFlags(hostsFile),
         ...FAST_FAILURE_DETECTION,
         ...spec.flags,
+        ...flags,
         id,
         data: dataDir(spec, id),
         listen: "127.0.0.1:0",
@@ -196,6 +204,15 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       proxies.get(id)?.ingress.setTarget(addresses[i] as string);
     });
     await untilEveryoneSeesAll(addresses, spec.agents, deadline);
+    const newcomers: AgentProcess[] = [];
+    if ((spec.fault?.add ?? 0) > 0) {
+      door = await FaultProxy.start();
+      for (let i = 0; i < (spec.fault?.add ?? 0); i++) {
+        // Trying to join through the door until it opens, however late the fault comes.
+        const id = `agent-${ids.length + i + 1}`;
+        newcomers.push(start(id, door.address, { "join-timeout-ms": spec.timeoutMs }));
+      }
+    }
     const hasher = await loadHasher64();
     const assignment = Assignment.build(
       ids.map((id) => ({ id })),
@@ -230,7 +247,10 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       ).unref(),
     );
     const fault = spec.fault
-      ? await Promise.race([inject(spec.fault, spec, processes, start, ids, proxies), timeout])
+      ? await Promise.race([
+          inject(spec.fault, spec, { processes, newcomers, door, start, proxies }),
+          timeout,
+        ])
       : undefined;
     // Every process, those the fault started included, until the crawl's end.
     await Promise.race([Promise.all(processes.map((p) => p.exit)), timeout]);
@@ -265,9 +285,10 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
     for (const group of quotas) group.remove();
-    await Promise.all(
-      [...proxies.values()].flatMap(({ ingress, egress }) => [ingress.stop(), egress.stop()]),
-    );
+    await Promise.all([
+      ...[...proxies.values()].flatMap(({ ingress, egress }) => [ingress.stop(), egress.stop()]),
+      door?.stop(),
+    ]);
   }
 }
 
@@ -287,6 +308,17 @@ function cpuSecondsOf(pid: number | undefined): number | undefined {
 /** The kernel's USER_HZ, which /proc reports times in (100 on Linux's every architecture in use). */
 const CLOCK_TICKS_PER_SECOND = 100;
 
+/** The agents of a {@link runLocalCluster}, as {@link inject} acts on them. */
+interface FaultTargets {
+  /** Every process started so far (the fault's restarts are added). */
+  readonly processes: AgentProcess[];
+  /** The agents to add, waiting at the door (empty if none). */
+  readonly newcomers: readonly AgentProcess[];
+  readonly door: FaultProxy | undefined;
+  readonly start: (id: string, join?: string) => AgentProcess;
+  readonly proxies: ReadonlyMap<string, AgentProxies>;
+}
+
 /**
  * Waits for `fault`'s moment, then kills, restarts and adds agents as it says. Throws when the crawl
  * ends first.
@@ -294,13 +326,12 @@ const CLOCK_TICKS_PER_SECOND = 100;
 async function inject(
   fault: LocalClusterFault,
   spec: LocalClusterSpec,
-  processes: AgentProcess[],
-  start: (id: string, join?: string) => AgentProcess,
-  ids: readonly string[],
-  proxies: ReadonlyMap<string, AgentProxies>,
+  { processes, newcomers, door, start, proxies }: FaultTargets,
 ): Promise<InjectedFault> {
+  const waiting = new Set(newcomers);
+  const live = () => processes.filter((p) => !p.done && !waiting.has(p));
   while (spec.web.recorder.totalServed < fault.afterRequests) {
-    if (processes.every((p) => p.done)) {
+    if (live().length === 0) {
       throw new UbiError(
         ErrorCode.ExperimentFailed,
         `the crawl ended after ${spec.web.recorder.totalServed} requests, before the fault's moment (${fault.afterRequests})`,
@@ -308,7 +339,6 @@ async function inject(
     }
     await new Promise((resolve) => setTimeout(resolve, FAULT_POLL_MS));
   }
-  const live = () => processes.filter((p) => !p.done);
   const kill = fault.kill ?? 0;
   const victims = kill === 0 ? [] : live().slice(-kill);
   const atMs = Date.now();
@@ -327,10 +357,9 @@ async function inject(
     if (!peer) throw new UbiError(ErrorCode.ExperimentFailed, "no agent is left to join");
     return peer.listening(LISTEN_TIMEOUT_MS);
   };
-  const added = Array.from({ length: fault.add ?? 0 }, (_, i) => `agent-${ids.length + i + 1}`);
-  if (added.length > 0) {
-    const address = await joinAddress();
-    await Promise.all(added.map((id) => start(id, address).listening(LISTEN_TIMEOUT_MS)));
+  if (door !== undefined) {
+    door.setTarget(await joinAddress());
+    await Promise.all(newcomers.map((agent) => agent.listening(LISTEN_TIMEOUT_MS)));
   }
   let restartedAtMs: number | undefined;
   const restartAfterMs = fault.restartAfterMs;
@@ -357,7 +386,7 @@ async function inject(
     atMs,
     killed: victims.map((victim) => victim.id),
     ...(restartedAtMs === undefined ? {} : { restartedAtMs }),
-    added,
+    added: newcomers.map((agent) => agent.id),
     partitioned,
     ...(healedAtMs === undefined ? {} : { healedAtMs }),
   };

@@ -114,7 +114,7 @@ const FAULTS_FLAGS = {
   },
   "response-ms": responseMsFlag(
     10,
-    "so that a host's pages take time (with none, an agent added at --at may start after the crawl's end)",
+    "so that a host's pages take time (with none, the crawl may end before an agent added at --at has joined)",
   ),
   ...LAB_CRAWL_FLAGS,
 } as const satisfies FlagSpecs;
@@ -147,7 +147,9 @@ export const faultsExperiment: Experiment<typeof FAULTS_FLAGS> = {
   description: `Fault tolerance with real agents, which UbiCrawler's authors leave to be measured: in each
 scenario --agents agents crawl the test web (each answer after --response-ms) as in the modes experiment (exchange mode, seeds of their own
 hosts) and, once --at percent of the crawl's requests are served, --faulty agents are SIGKILLed (the
-last ones started), restarted later on their data folders, added, or cut off from the others (their
+last ones started), restarted later on their data folders, added (started with the others, they join
+then: their --join address is a door that opens at the fault, so what is measured is the join, not a
+process's start-up), or cut off from the others (their
 cluster traffic passes through fault proxies that then refuse it both ways). Failure detection:
 heartbeats every 200 ms, a silent agent suspected after 1.2 s. Scenarios: ${SCENARIO_NAMES.map(
     (name) => `${name} (${SCENARIOS[name].summary})`,
