@@ -48,6 +48,7 @@ import type { CrawlStats } from "./crawl-stats.js";
 import { CrossOver } from "./cross-over.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { HostVisitor, type HostVisitorDeps } from "./host-visitor.js";
+import { IpActivity } from "./ip-activity.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { refetchLostPages } from "./lost-pages.js";
@@ -55,6 +56,7 @@ import { PageArchive } from "./page-archive.js";
 import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
 import { DEFAULT_MAX_SITEMAPS_PER_HOST, SitemapReader } from "./sitemap-reader.js";
 import { StorageGuard } from "./storage-guard.js";
+import { trackedIpLimiter } from "./tracked-ip-limiter.js";
 import { WarcOffload } from "./warc-offload.js";
 import { WarcScrub } from "./warc-scrub.js";
 
@@ -137,6 +139,8 @@ export interface AssembledAgent {
   readonly recrawler: Recrawler | undefined;
   /** The finished WARC files read back against their indexes while the agent runs. */
   readonly scrub: WarcScrub;
+  /** Requests per IP address, for the busiest addresses' report. */
+  readonly ipActivity: IpActivity;
 }
 
 /** What {@link assembleAgent} is given besides the options. */
@@ -267,9 +271,11 @@ async function openParts(
     { resolver, netPolicy, clock },
   );
   opened.push(fetcher);
-  const ipGate: IpLimiter =
+  const ipLimiter: IpLimiter =
     deps.cluster?.ipLimiter ??
     new IpGate(options.maxPerIp, { spacing: new IpSpacing(ipDelayOf(options), clock) });
+  const ipActivity = new IpActivity({}, { clock, politenessAt: (ip) => ipLimiter.politenessAt(ip) });
+  const ipGate = trackedIpLimiter(ipLimiter, ipActivity);
   const robots = new RobotsCache(
     {
       userAgent: productToken(options.userAgent) ?? EVERY_CRAWLER,
@@ -508,6 +514,7 @@ async function openParts(
     guard,
     recrawler,
     scrub,
+    ipActivity,
   };
 }
 

@@ -52,6 +52,7 @@ import type { CrawlStats } from "./crawl-stats.js";
 import type { CrossOver } from "./cross-over.js";
 import type { BlacklistEntry, BlacklistMerge, HostBlacklist } from "./host-blacklist.js";
 import type { HostVisitor } from "./host-visitor.js";
+import type { BusyIp, IpActivity } from "./ip-activity.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
 import { BLACKLIST_META_KEY } from "./saved-state.js";
@@ -134,6 +135,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
   readonly recrawler: Recrawler | undefined;
   private readonly scrub: WarcScrub;
+  private readonly ipActivity: IpActivity;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -183,6 +185,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
     this.turnGovernor = parts.turnGovernor;
     this.router = parts.router;
     this.stats = parts.stats;
+    this.ipActivity = parts.ipActivity;
   }
 
   /** Opens the agent's state under `options.dataDir` and prepares (but does not start) the crawl. */
@@ -414,6 +417,11 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   /** Hosts with queued URLs that wait, by reason. */
   waiting(): readonly WaitingHosts[] {
     return this.scheduler.waiting();
+  }
+
+  /** The `limit` IP addresses this agent's requests were busiest at lately (see ip-activity.ts). */
+  busiestIps(limit: number): BusyIp[] {
+    return this.ipActivity.busiest(limit);
   }
 
   /** What `--recrawl`'s revisits did since this start, and the plans pending; undefined when off. */

@@ -5,6 +5,7 @@ import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/i
 import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
+import type { BusyIp } from "./ip-activity.js";
 
 /** An agent's durable store and the group commit every writer of it shares. */
 export interface AgentStorage {
@@ -31,6 +32,8 @@ export interface ClusterFacingAgent {
   waiting(): readonly WaitingHosts[];
   /** What `--recrawl`'s revisits did since this start, and the plans pending; undefined when off. */
   revisits(): RevisitFigures | undefined;
+  /** The `limit` IP addresses this agent's requests were busiest at lately, busiest first. */
+  busiestIps(limit: number): BusyIp[];
   readonly queuedUrls: number;
   /** Queues `url` of `host` (owned here) unless seen, with its traits (attempts failed elsewhere, …); true when queued. */
   accept(url: string, depth: number, host: string, traits?: UrlTraits): boolean;

@@ -266,7 +266,7 @@ export class HostVisitor {
         };
       }
       endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
-      release = await this.deps.ipGate.acquire(state.ip as string, signal);
+      release = await this.deps.ipGate.acquire(state.ip as string, signal, host);
     } catch (error) {
       // Stopped while waiting: the visit puts the URL back at the head of its queue, untouched.
       endTurn();

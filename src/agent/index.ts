@@ -24,6 +24,7 @@ export {
   type PeerTraffic,
 } from "./crawl-stats.js";
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
+export { activityOf, type BusyIp, byActivity } from "./ip-activity.js";
 export type { UrlExchange, UrlOwnership } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";
 export type { ScrubCounts } from "./warc-scrub.js";

@@ -17,13 +17,14 @@ export function ipGatedFetch(
 ): Fetch {
   return {
     fetch: async (url, options) => {
+      const { hostname, host } = new URL(url);
       let ip: string;
       try {
-        ip = await resolve(new URL(url).hostname);
+        ip = await resolve(hostname);
       } catch {
         return fetcher.fetch(url, options);
       }
-      const release = await ipGate.acquire(ip, options?.signal);
+      const release = await ipGate.acquire(ip, options?.signal, host);
       try {
         return await fetcher.fetch(url, options);
       } finally {

@@ -176,6 +176,7 @@ export async function assembleCluster(
     onMessage: () => {
       if (late.parts) late.parts.agent.stats.ipMessagesThisRun++;
     },
+    kept: (ip) => ipAuthority.politenessAt(ip),
   });
   // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
   const byUrl = ownership.partitioning === "url";

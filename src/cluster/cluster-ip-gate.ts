@@ -1,6 +1,6 @@
 import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep, type TimerHandle } from "../clock.js";
-import { IpGate, type IpLimiter, IpSpacing } from "../frontier/index.js";
+import { IpGate, type IpLimiter, type IpPoliteness, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
 import { IP_BACK_OFF } from "./ip-back-off.js";
 import {
@@ -40,6 +40,8 @@ export interface ClusterIpGateDeps {
   readonly send: (authority: string, request: IpRequest) => Promise<IpReply>;
   /** Told of each message sent to another agent. */
   readonly onMessage?: () => void;
+  /** What this agent's own authority keeps at `ip` (undefined: nothing, or not its authority). */
+  readonly kept?: (ip: string) => IpPoliteness | undefined;
 }
 
 /** How long an address found contended is treated so, ms (a lease's time). */
@@ -147,6 +149,26 @@ export class ClusterIpGate implements IpLimiter {
   /** How long a request to `ip` would wait for this agent's own spacing of its starts there, ms. */
   spacingWaitMs(ip: string): number {
     return this.spacing.waitMs(ip);
+  }
+
+  /**
+   * `ip`'s authority; the whole line there when this agent is it, else this agent's asks held there; the
+   * block and spacing this agent applies or was told of (its own authority's, when it is the authority).
+   */
+  politenessAt(ip: string): IpPoliteness {
+    const keeper = this.deps.authorityOf(ip);
+    const kept = keeper === this.selfId ? this.deps.kept?.(ip) : undefined;
+    const lease = this.leases.get(ip);
+    return {
+      keeper,
+      line: kept?.line ?? this.outboxes.heldAt(ip),
+      blockedUntilMs: Math.max(
+        this.blocks.get(ip) ?? 0,
+        lease?.blockedUntilMs ?? 0,
+        kept?.blockedUntilMs ?? 0,
+      ),
+      delayMs: Math.max(this.spacing.delayOf(ip), kept?.delayMs ?? 0),
+    };
   }
 
   /** Asks agent `from`, `ip`'s previous authority, to hand it over to this one (see ip-authority.ts). */

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import type { IpPoliteness } from "../frontier/index.js";
 import {
   IP_MAX_HOLD_MS,
   IP_POLL_MS,
@@ -251,6 +252,16 @@ export class IpAuthority {
   /** Requests `ip` may have in flight by this authority's count (slots, leases' remainders, a lease's limit). */
   inFlight(ip: string): number {
     return this.ledgers.get(ip)?.inFlight(this.deps.clock.now()) ?? 0;
+  }
+
+  /**
+   * What this authority keeps at `ip`: its line's length, the server's block and the gap between starts
+   * in force; undefined when it keeps nothing there (not its authority, or nothing to remember).
+   */
+  politenessAt(ip: string): IpPoliteness | undefined {
+    const ledger = this.ledgers.get(ip);
+    if (!ledger) return undefined;
+    return { line: this.waiters.waiting(ip), ...ledger.backOffAt(this.deps.clock.now()) };
   }
 
   /** `ip`'s ledger, made when fresh: taken over from its previous authority, or held for a crashed one's grace. */

@@ -231,6 +231,11 @@ export class IpLedger {
     return this.used() + (this.lease ? this.options.maxPerIp : 0);
   }
 
+  /** Until when the server's push-back blocks the address (0: never blocked), and the gap between starts in force, ms. */
+  backOffAt(now: number): { readonly blockedUntilMs: number; readonly delayMs: number } {
+    return { blockedUntilMs: this.backOff.blockedUntilMs, delayMs: this.spacing.delayMs(now) };
+  }
+
   /** True when nothing is left to remember (no lease, slot, user, hold, Crawl-delay or back-off history). */
   forgettable(now: number): boolean {
     this.expire(now);

@@ -47,6 +47,8 @@ interface Outbox {
  */
 export class IpOutboxes {
   private readonly outboxes = new Map<string, Outbox>();
+  /** This agent's asks held in their address's line now, by address. */
+  private readonly held = new Map<string, number>();
 
   constructor(
     private readonly selfId: string,
@@ -99,6 +101,11 @@ export class IpOutboxes {
     this.schedule(authority, true);
   }
 
+  /** This agent's asks held in `ip`'s line at its authority now. */
+  heldAt(ip: string): number {
+    return this.held.get(ip) ?? 0;
+  }
+
   /**
    * Asks `authority` for a slot at `ip`, held there up to `holdMs` in the address's line: in a message
    * of its own, since the reply waits for it, with the releases waiting for that authority.
@@ -121,12 +128,19 @@ export class IpOutboxes {
       takeOver: [],
       crawlDelays: [],
     };
+    this.held.set(ip, this.heldAt(ip) + 1);
+    const answered = (grant: IpGrant): IpGrant => {
+      const left = this.heldAt(ip) - 1;
+      if (left > 0) this.held.set(ip, left);
+      else this.held.delete(ip);
+      return grant;
+    };
     return this.deps.send(authority, request).then(
       (reply) => {
         const grant = reply.grants[0];
-        return grant ? fromWireGrant(grant) : unreached;
+        return answered(grant ? fromWireGrant(grant) : unreached);
       },
-      () => unreached,
+      () => answered(unreached),
     );
   }
 

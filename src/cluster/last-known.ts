@@ -131,6 +131,8 @@ export function rememberedStats(
       queuedUrls,
       idle: false,
       pagesPerSecond: 0,
+      // What it did at addresses lately is not known now: it is not asked.
+      busiestIps: [],
     };
   }
   return {
@@ -168,6 +170,7 @@ export function rememberedStats(
     revisits: null,
     payloadCopies: 0,
     payloadsUnchecked: 0,
+    busiestIps: [],
   };
 }
 

@@ -21,7 +21,11 @@ export type StatsSource = Pick<
   | "waiting"
   | "forEachHost"
   | "revisits"
+  | "busiestIps"
 >;
+
+/** Busiest IP addresses in an agent's stats (`AgentStats.busiest_ips`). */
+export const BUSIEST_IPS_REPORTED = 10;
 
 /** What a {@link PartitionStats} reads. */
 export interface PartitionStatsDeps {
@@ -131,6 +135,11 @@ export class PartitionStats {
       payloadCopies: counted.payloadCopies ?? 0,
       payloadsUnchecked: counted.payloadsUnchecked ?? 0,
       revisits: agent.revisits() ?? null,
+      busiestIps: agent.busiestIps(BUSIEST_IPS_REPORTED).map(({ keeper, hostNames, ...figures }) => ({
+        ...figures,
+        hostNames: [...hostNames],
+        keeper: keeper ?? agent.id,
+      })),
     };
   }
 }

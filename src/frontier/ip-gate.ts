@@ -7,8 +7,11 @@ import type { IpSpacing } from "./ip-spacing.js";
  * (each address's politeness kept by its authority, cluster/cluster-ip-gate.ts).
  */
 export interface IpLimiter {
-  /** Waits until a request to `ip` may start; call the returned function exactly once when it ends. */
-  acquire(ip: string, signal?: AbortSignal): Promise<() => void>;
+  /**
+   * Waits until a request to `ip` may start; call the returned function exactly once when it ends.
+   * `host`, the request's host, is for the busiest addresses' report (the limits ignore it).
+   */
+  acquire(ip: string, signal?: AbortSignal, host?: string): Promise<() => void>;
   /**
    * `ip`'s server pushed back (429, 503), asking to wait `retryAfterMs` (undefined: unsaid): every
    * request to the address waits (the whole cluster's, for the cluster's limiter).
@@ -21,6 +24,23 @@ export interface IpLimiter {
   crawlDelay(ip: string, delayMs: number): void;
   /** How long a request to `ip` would wait for the spacing of its starts, as far as this agent knows, ms. */
   spacingWaitMs(ip: string): number;
+  /** What this agent knows of the politeness kept at `ip` now (for the busiest addresses' report). */
+  politenessAt(ip: string): IpPoliteness;
+}
+
+/** The politeness at one address as an agent knows it (see {@link IpLimiter.politenessAt}). */
+export interface IpPoliteness {
+  /** The agent keeping it: the address's authority (`--ip-limit cluster`); undefined for this agent itself. */
+  readonly keeper?: string;
+  /**
+   * Asks waiting in the address's line at its keeper, as far as this agent knows: the whole line when it
+   * keeps the address, else its own asks held there.
+   */
+  readonly line: number;
+  /** Until when no request starts there after its server pushed back (429, 503), ms since the epoch (0: none). */
+  readonly blockedUntilMs: number;
+  /** The least gap between two starts there in force: the IP delay, or a longer Crawl-delay, ms. */
+  readonly delayMs: number;
 }
 
 /** What an {@link IpGate} needs. */
@@ -101,6 +121,18 @@ export class IpGate implements IpLimiter {
   /** How long a request to `ip` would wait for the spacing of its starts, ms. */
   spacingWaitMs(ip: string): number {
     return this.deps.spacing?.waitMs(ip) ?? 0;
+  }
+
+  /**
+   * A lone agent keeps its addresses itself: its line is its requests waiting for a slot; a push-back
+   * slows the refused host (host-pace.ts), not the address.
+   */
+  politenessAt(ip: string): IpPoliteness {
+    return {
+      line: this.waiters.get(ip)?.length ?? 0,
+      blockedUntilMs: 0,
+      delayMs: this.deps.spacing?.delayOf(ip) ?? 0,
+    };
   }
 
   /** Requests in flight to `ip`. */

@@ -13,6 +13,7 @@ import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
 import type { BlacklistEntry__Output } from "./generated/ubicrawl/v1/BlacklistEntry.js";
 import type { BlacklistRestored__Output } from "./generated/ubicrawl/v1/BlacklistRestored.js";
 import type { BlacklistSync__Output } from "./generated/ubicrawl/v1/BlacklistSync.js";
+import type { BusyAddress__Output } from "./generated/ubicrawl/v1/BusyAddress.js";
 import type { ClaimReply__Output } from "./generated/ubicrawl/v1/ClaimReply.js";
 import type { ClaimRequest__Output } from "./generated/ubicrawl/v1/ClaimRequest.js";
 import {
@@ -184,6 +185,9 @@ export type WaitingHostsEntry = WaitingHosts__Output;
 
 /** What a continuous crawl's revisits did (`ubicrawl.v1.RevisitStats`). */
 export type RevisitStats = RevisitStats__Output;
+
+/** One IP address among an agent's busiest (`ubicrawl.v1.BusyAddress`). */
+export type BusyAddress = BusyAddress__Output;
 
 /** One agent's partition statistics (`ubicrawl.v1.AgentStats`). */
 export type AgentStats = With<

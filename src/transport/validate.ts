@@ -35,6 +35,7 @@ import {
   type BlacklistEntry,
   type BlacklistRestored,
   type BlacklistSync,
+  type BusyAddress,
   type ClaimReply,
   type ClaimRequest,
   CONTROL_ACTIONS,
@@ -80,6 +81,9 @@ import {
 const MAX_UINT32 = 0xffff_ffff;
 /** Wait reasons in one agent's stats at most. */
 const MAX_WAIT_REASONS = 64;
+/** Busiest addresses in one agent's stats at most, and host names listed with each (agents send 10 and 3). */
+const MAX_BUSY_IPS = 100;
+const MAX_BUSY_HOST_NAMES = 16;
 /** C0 controls and DEL never belong in URLs, batch ids or arguments. */
 function hasControlChars(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
@@ -523,6 +527,34 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
     revisits: s.revisits == null ? null : revisitStats(s.revisits, `${path}.revisits`),
     payloadCopies: uint64(s.payloadCopies, `${path}.payloadCopies`),
     payloadsUnchecked: uint64(s.payloadsUnchecked, `${path}.payloadsUnchecked`),
+    // Absent from an agent that predates the field.
+    busiestIps:
+      s.busiestIps === undefined ? [] : list(s.busiestIps, `${path}.busiestIps`, MAX_BUSY_IPS, busyAddress),
+  };
+}
+
+function busyAddress(value: unknown, path: string): BusyAddress {
+  const b = record(value, path);
+  return {
+    ip: ipAddress(b.ip, `${path}.ip`),
+    hosts: uint64(b.hosts, `${path}.hosts`),
+    moreHosts: bool(b.moreHosts, `${path}.moreHosts`),
+    hostNames: list(b.hostNames, `${path}.hostNames`, MAX_BUSY_HOST_NAMES, (name, at) =>
+      text(name, at, MAX_HOST_KEY_CHARS),
+    ),
+    keeper: agentId(b.keeper, `${path}.keeper`),
+    inFlight: uint32(b.inFlight, `${path}.inFlight`),
+    waiting: uint32(b.waiting, `${path}.waiting`),
+    startedRecently: uint64(b.startedRecently, `${path}.startedRecently`),
+    started: uint64(b.started, `${path}.started`),
+    meanWaitMsRecently: uint64(b.meanWaitMsRecently, `${path}.meanWaitMsRecently`),
+    maxWaitMsRecently: uint64(b.maxWaitMsRecently, `${path}.maxWaitMsRecently`),
+    waitedMs: uint64(b.waitedMs, `${path}.waitedMs`),
+    refusalsRecently: uint64(b.refusalsRecently, `${path}.refusalsRecently`),
+    refusals: uint64(b.refusals, `${path}.refusals`),
+    line: uint32(b.line, `${path}.line`),
+    blockedForMs: uint64(b.blockedForMs, `${path}.blockedForMs`),
+    delayMs: uint64(b.delayMs, `${path}.delayMs`),
   };
 }
 

@@ -118,6 +118,27 @@ const lastStats: AgentStats = {
   revisits: null,
   payloadCopies: 1,
   payloadsUnchecked: 2,
+  busiestIps: [
+    {
+      ip: "127.2.0.1",
+      hosts: 3,
+      moreHosts: false,
+      hostNames: ["a.test", "b.test", "c.test:8080"],
+      keeper: "a",
+      inFlight: 1,
+      waiting: 2,
+      startedRecently: 40,
+      started: 90,
+      meanWaitMsRecently: 120,
+      maxWaitMsRecently: 900,
+      waitedMs: 15_000,
+      refusalsRecently: 1,
+      refusals: 2,
+      line: 1,
+      blockedForMs: 500,
+      delayMs: 200,
+    },
+  ],
 };
 
 const suspectedB = member("b", "suspected", NOW - 8_000);
@@ -158,6 +179,7 @@ it("gives zeros for a member nothing is known of, with its status, and not idle"
     revisits: null,
     payloadCopies: 0,
     payloadsUnchecked: 0,
+    busiestIps: [],
   } satisfies AgentStats);
   expect(rememberedStats(suspectedB, {}, NOW)).toMatchObject({ pagesFetched: 0, reportedMsAgo: 0 });
 });
@@ -175,7 +197,7 @@ it("gives a member only heard in heartbeats its pages fetched and queue from its
   });
 });
 
-it("gives a member's last stats, with its status and their age, not idle and fetching nothing now", () => {
+it("gives a member's last stats, with its status and their age, not idle, fetching nothing now and busy at no address", () => {
   const left = member("b", "left", NOW - 1_000);
   const known: LastKnown = { stats: { value: lastStats, atMs: NOW - 4_000 } };
   expect(rememberedStats(left, known, NOW)).toEqual({
@@ -184,6 +206,7 @@ it("gives a member's last stats, with its status and their age, not idle and fet
     reportedMsAgo: 4_000,
     idle: false,
     pagesPerSecond: 0,
+    busiestIps: [],
   });
 });
 

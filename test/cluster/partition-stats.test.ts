@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { CrawlStats } from "../../src/agent/index.js";
+import { IpActivity } from "../../src/agent/ip-activity.js";
 import { loneAgentStats, PartitionStats, type StatsSource } from "../../src/cluster/partition-stats.js";
 import type { MemberEntry } from "../../src/failure-detector/index.js";
 import type { WaitingHosts } from "../../src/frontier/index.js";
@@ -20,6 +21,19 @@ function fakeAgent(clock: ManualClock) {
     revisits: undefined as RevisitFigures | undefined,
   };
   const stats = new CrawlStats(clock);
+  /** Addresses this agent's requests go to: the keeper of 127.2.0.2 is agent "b", of the others "me". */
+  const ips = new IpActivity(
+    {},
+    {
+      clock,
+      politenessAt: (ip) => ({
+        ...(ip === "127.2.0.2" ? { keeper: "b" } : {}),
+        line: 0,
+        blockedUntilMs: 0,
+        delayMs: 0,
+      }),
+    },
+  );
   const agent: StatsSource = {
     id: "me",
     stats,
@@ -40,17 +54,18 @@ function fakeAgent(clock: ManualClock) {
     },
     waiting: () => state.waiting,
     revisits: () => state.revisits,
+    busiestIps: (limit) => ips.busiest(limit),
     forEachHost: (visit) => {
       for (const [host, waiting, fetched] of state.hosts) visit(host, waiting, fetched);
     },
   };
-  return { state, stats, agent };
+  return { state, stats, agent, ips };
 }
 
 /** PartitionStats of agent "me" at "me:7000", capacity 2; it owns the hosts in `owned`. */
 function setUp() {
   const clock = new ManualClock();
-  const { state, stats, agent } = fakeAgent(clock);
+  const { state, stats, agent, ips } = fakeAgent(clock);
   const owned = new Set<string>();
   const heldUntil = new Map<string, number>();
   const exchange = { idle: true };
@@ -66,7 +81,7 @@ function setUp() {
       members: () => members,
     },
   );
-  return { clock, state, stats, owned, heldUntil, exchange, members, partition };
+  return { clock, state, stats, owned, heldUntil, exchange, members, partition, ips };
 }
 
 const member = (id: string, status: MemberEntry["status"], lastHeardMs: number): MemberEntry => ({
@@ -316,4 +331,21 @@ it("gives the revisits of a continuous crawl, and none with --recrawl off", () =
   };
   state.revisits = figures;
   expect(partition.stats().revisits).toEqual(figures);
+});
+
+it("lists the 10 busiest addresses, each with its keeper: this agent's id where it keeps the address itself", () => {
+  const { ips, partition } = setUp();
+  for (let i = 1; i <= 12; i++) {
+    for (let request = 0; request < i; request++) ips.waits(`127.2.0.${i}`, `h${i}.test`).started()();
+  }
+  const busiest = partition.stats().busiestIps;
+  expect(busiest.map((entry) => entry.ip)).toEqual(
+    [12, 11, 10, 9, 8, 7, 6, 5, 4, 3].map((i) => `127.2.0.${i}`),
+  );
+  expect(busiest[0]).toMatchObject({ keeper: "me", hosts: 1, hostNames: ["h12.test"], startedRecently: 12 });
+  ips.waits("127.2.0.2", "h2.test");
+  expect(partition.stats().busiestIps.find((entry) => entry.ip === "127.2.0.2")).toMatchObject({
+    keeper: "b",
+    waiting: 1,
+  });
 });

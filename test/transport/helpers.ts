@@ -89,6 +89,27 @@ export const STATS: AgentStats = {
   },
   payloadCopies: 2,
   payloadsUnchecked: 5,
+  busiestIps: [
+    {
+      ip: "127.2.0.1",
+      hosts: 3,
+      moreHosts: false,
+      hostNames: ["a.test", "b.test", "c.test:8080"],
+      keeper: "agent-b",
+      inFlight: 1,
+      waiting: 2,
+      startedRecently: 40,
+      started: 90,
+      meanWaitMsRecently: 120,
+      maxWaitMsRecently: 900,
+      waitedMs: 15_000,
+      refusalsRecently: 1,
+      refusals: 2,
+      line: 1,
+      blockedForMs: 500,
+      delayMs: 200,
+    },
+  ],
 };
 
 type Calls = { [K in keyof AgentServiceHandlers]: Parameters<AgentServiceHandlers[K]>[0][] };

@@ -5,6 +5,7 @@ import type { PeerTraffic as _ubicrawl_v1_PeerTraffic, PeerTraffic__Output as _u
 import type { MemberStatus as _ubicrawl_v1_MemberStatus, MemberStatus__Output as _ubicrawl_v1_MemberStatus__Output } from '../../ubicrawl/v1/MemberStatus.js';
 import type { WaitingHosts as _ubicrawl_v1_WaitingHosts, WaitingHosts__Output as _ubicrawl_v1_WaitingHosts__Output } from '../../ubicrawl/v1/WaitingHosts.js';
 import type { RevisitStats as _ubicrawl_v1_RevisitStats, RevisitStats__Output as _ubicrawl_v1_RevisitStats__Output } from '../../ubicrawl/v1/RevisitStats.js';
+import type { BusyAddress as _ubicrawl_v1_BusyAddress, BusyAddress__Output as _ubicrawl_v1_BusyAddress__Output } from '../../ubicrawl/v1/BusyAddress.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -157,6 +158,14 @@ export interface AgentStats {
    * another agent's claim outlived its lease): each one a possible copy, told to the owner once stored.
    */
   'payloadsUnchecked'?: (number | string | Long);
+  /**
+   * The IP addresses this agent's requests were busiest at lately, at most 10, busiest first: ranked by
+   * requests started there in the last minute plus those in flight and waiting for a slot now; ties by
+   * the longest wait in the last minute, then by address. Only addresses with a request in the last
+   * minute (started, in flight, waiting or refused) are listed; each agent remembers the 1,024
+   * addresses it used most recently.
+   */
+  'busiestIps'?: (_ubicrawl_v1_BusyAddress)[];
 }
 
 /**
@@ -309,4 +318,12 @@ export interface AgentStats__Output {
    * another agent's claim outlived its lease): each one a possible copy, told to the owner once stored.
    */
   'payloadsUnchecked': (number);
+  /**
+   * The IP addresses this agent's requests were busiest at lately, at most 10, busiest first: ranked by
+   * requests started there in the last minute plus those in flight and waiting for a slot now; ties by
+   * the longest wait in the last minute, then by address. Only addresses with a request in the last
+   * minute (started, in flight, waiting or refused) are listed; each agent remembers the 1,024
+   * addresses it used most recently.
+   */
+  'busiestIps': (_ubicrawl_v1_BusyAddress__Output)[];
 }

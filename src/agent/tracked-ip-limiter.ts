@@ -1,0 +1,33 @@
+import type { IpLimiter } from "../frontier/index.js";
+import type { IpActivity } from "./ip-activity.js";
+
+/**
+ * `limiter`, with each request's wait for its slot, its run and its server's push-backs told to
+ * `activity` (the busiest addresses' report); the limits are `limiter`'s alone.
+ */
+export function trackedIpLimiter(limiter: IpLimiter, activity: IpActivity): IpLimiter {
+  return {
+    acquire: async (ip, signal, host) => {
+      const wait = activity.waits(ip, host);
+      let release: () => void;
+      try {
+        release = await limiter.acquire(ip, signal, host);
+      } catch (error) {
+        wait.gaveUp();
+        throw error;
+      }
+      const ended = wait.started();
+      return () => {
+        ended();
+        release();
+      };
+    },
+    refused: (ip, retryAfterMs) => {
+      activity.refused(ip);
+      limiter.refused(ip, retryAfterMs);
+    },
+    crawlDelay: (ip, delayMs) => limiter.crawlDelay(ip, delayMs),
+    spacingWaitMs: (ip) => limiter.spacingWaitMs(ip),
+    politenessAt: (ip) => limiter.politenessAt(ip),
+  };
+}
