@@ -228,6 +228,45 @@ function drawErrors(errors) {
   );
 }
 
+/**
+ * The cluster's busiest IP addresses (the totals merge the live agents' own lists): each with its
+ * hosts, the agents crawling hosts there, the keeper of its politeness, and the waits and back-off.
+ */
+function drawBusiestIps(busiest) {
+  const backOff = (ip) =>
+    [
+      ip.blockedForMs > 0 ? `blocked ${(ip.blockedForMs / 1000).toFixed(1)} s` : "",
+      ip.delayMs > 0 ? `${number(ip.delayMs)} ms apart` : "",
+      ip.refusalsRecently > 0 ? `${ip.refusalsRecently} refused` : "",
+    ]
+      .filter((part) => part !== "")
+      .join(", ") || "-";
+  fillRows(
+    "#busiest-ips",
+    busiest.length === 0
+      ? [["none lately", "", "", "", "", "", "", "", "", ""]]
+      : busiest.map((ip) => {
+          const hosts = el("span", `${ip.hosts}${ip.moreHosts ? "+" : ""}`);
+          hosts.title = ip.hostNames.join(", ");
+          hosts.append(
+            el("small", ` ${ip.hostNames.join(", ")}${ip.hosts > ip.hostNames.length ? ", …" : ""}`),
+          );
+          return [
+            ip.ip,
+            hosts,
+            ip.agents.join(", "),
+            ip.keeper,
+            ip.inFlight,
+            ip.waiting,
+            number(ip.startedRecently),
+            `${number(ip.meanWaitMsRecently)} / ${number(ip.maxWaitMsRecently)}`,
+            ip.line,
+            backOff(ip),
+          ];
+        }),
+  );
+}
+
 function drawActivity(activity) {
   fillRows(
     "#busiest",
@@ -332,6 +371,7 @@ async function refresh() {
     drawAgents(rows, self.id, hostsTotal);
     drawPartition(self);
     drawErrors(stats.totals.errors);
+    drawBusiestIps(stats.totals.busiestIps);
     drawActivity(activity);
     badge.textContent = `live · ${new Date().toLocaleTimeString()}`;
     badge.className = "badge ok";

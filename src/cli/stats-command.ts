@@ -1,8 +1,8 @@
 import { formatBytes } from "../agent/progress.js";
-import { clusterTotals } from "../cluster/index.js";
+import { type ClusterBusyAddress, clusterTotals } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
-import { type AgentStats, PeerClient } from "../transport/index.js";
+import { type AgentStats, type BusyAddress, PeerClient } from "../transport/index.js";
 import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 
 const STATS_FLAGS = {
@@ -16,9 +16,13 @@ const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
 const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
 pages (since the crawl began in its data dir, and this run), bytes, distinct URLs queued, what waiting
 hosts wait for, URLs exchanged per peer, communication overhead, links to other agents' hosts, pages
-recovered from previous owners, errors, rate.
+recovered from previous owners, errors, rate, and the IP addresses its requests were busiest at lately
+(requests started in the last minute, in flight and waiting): their hosts, the agent keeping their
+politeness (the IP authority with --ip-limit cluster), the requests' waits for a slot, the line there,
+and a server's back-off or Crawl-delay in force.
 With --cluster, every agent's stats are gathered through the one named, with totals: live agents as
-they answer now, suspected and departed ones with their last known figures and how old those are.`;
+they answer now, suspected and departed ones with their last known figures and how old those are; and
+the cluster's busiest addresses, an address several agents crawl hosts at listed once with them all.`;
 
 /** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
 export async function statsCommand(argv: string[]): Promise<number> {
@@ -93,6 +97,7 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
           .join("; ") || "no peers"
       }`,
       `  links to other agents' hosts: ${stats.linksToOtherAgents} (a URL handed away is not sent again)`,
+      ...busyLines(stats.busiestIps),
       `  errors: ${
         Object.entries(stats.errors)
           .map(([name, count]) => `${name}=${count}`)
@@ -131,6 +136,8 @@ export function formatStats(agents: readonly AgentStats[], cluster: boolean): st
       "",
       table(["agent", "status", "pages", "queued", "hosts", "pages/s", "overhead", "idle"], rows),
     );
+    if (totals.busiestIps.length > 0)
+      lines.push("", "busiest addresses (cluster):", busyTable(totals.busiestIps));
   }
   return `${lines.join("\n")}\n`;
 }
@@ -155,4 +162,72 @@ function revisitLines(stats: AgentStats): string[] {
   return [
     `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}, ${r.received} histories received with hosts`,
   ];
+}
+
+/** An agent's busiest addresses, one line each (none when it sent no request lately). */
+function busyLines(busiest: readonly BusyAddress[]): string[] {
+  if (busiest.length === 0) return ["  busiest addresses: none lately"];
+  return [
+    "  busiest addresses (last minute):",
+    ...busiest.map(
+      (ip) =>
+        `    ${ip.ip}: ${hostsOf(ip)}, kept by ${ip.keeper}; ${ip.inFlight} in flight, ${ip.waiting} waiting, ${ip.startedRecently} started (${ip.started} in all); wait ${ip.meanWaitMsRecently} ms mean, ${ip.maxWaitMsRecently} ms max (${seconds(ip.waitedMs)} in all)${politenessOf(ip)}`,
+    ),
+  ];
+}
+
+/** The cluster's busiest addresses as a table. */
+function busyTable(busiest: readonly ClusterBusyAddress[]): string {
+  return table(
+    [
+      "address",
+      "hosts",
+      "agents",
+      "keeper",
+      "in flight",
+      "waiting",
+      "started",
+      "wait mean/max ms",
+      "line",
+      "back-off",
+    ],
+    busiest.map((ip) => [
+      ip.ip,
+      `${ip.hosts}${ip.moreHosts ? "+" : ""}`,
+      ip.agents.join(","),
+      ip.keeper,
+      String(ip.inFlight),
+      String(ip.waiting),
+      String(ip.startedRecently),
+      `${ip.meanWaitMsRecently}/${ip.maxWaitMsRecently}`,
+      String(ip.line),
+      politenessOf(ip).replace(/^; /, "") || "-",
+    ]),
+  );
+}
+
+function hostsOf(ip: BusyAddress): string {
+  const count = `${ip.hosts}${ip.moreHosts ? "+" : ""} host${ip.hosts === 1 && !ip.moreHosts ? "" : "s"}`;
+  const more = ip.moreHosts || ip.hosts > ip.hostNames.length ? ", …" : "";
+  return `${count} (${ip.hostNames.join(", ")}${more})`;
+}
+
+/** The line, a block, a delay and refusals at an address, when any ("; "-led). */
+function politenessOf(ip: {
+  readonly line: number;
+  readonly blockedForMs: number;
+  readonly delayMs: number;
+  readonly refusalsRecently: number;
+}): string {
+  const parts = [
+    ip.line > 0 ? `line ${ip.line}` : "",
+    ip.blockedForMs > 0 ? `blocked ${seconds(ip.blockedForMs)} more` : "",
+    ip.delayMs > 0 ? `${ip.delayMs} ms between starts` : "",
+    ip.refusalsRecently > 0 ? `${ip.refusalsRecently} refused (429/503)` : "",
+  ].filter((part) => part !== "");
+  return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }

@@ -1,4 +1,6 @@
 import type { AgentStats } from "../transport/index.js";
+import { type ClusterBusyAddress, clusterBusiestIps } from "./busy-addresses.js";
+import { BUSIEST_IPS_REPORTED } from "./partition-stats.js";
 
 /** Cluster-wide sums (the JSON form's \`totals\`), and how many agents are in each state. */
 export interface ClusterTotals {
@@ -14,6 +16,8 @@ export interface ClusterTotals {
   readonly pagesPerSecond: number;
   readonly pagesRecovered: number;
   readonly errors: Record<string, number>;
+  /** The cluster's busiest IP addresses, from the live agents' own lists (see busy-addresses.ts). */
+  readonly busiestIps: readonly ClusterBusyAddress[];
 }
 
 /** Sums the agents' figures (a departed agent's pages count: they were fetched). */
@@ -42,5 +46,6 @@ export function clusterTotals(agents: readonly AgentStats[]): ClusterTotals {
     pagesPerSecond: sum((stats) => stats.pagesPerSecond),
     pagesRecovered: sum((stats) => stats.pagesRecovered),
     errors,
+    busiestIps: clusterBusiestIps(agents, BUSIEST_IPS_REPORTED),
   };
 }

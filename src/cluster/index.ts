@@ -3,6 +3,7 @@
  * termination.
  */
 
+export type { ClusterBusyAddress } from "./busy-addresses.js";
 export {
   type ChosenSeeds,
   chooseSeeds,

@@ -3,6 +3,7 @@ import type { CrawlCounters, PeerTraffic, ScrubCounts } from "../agent/index.js"
 import type { PageTurnCounts } from "../frontier/index.js";
 import type { CrawlLogInput } from "../storage/index.js";
 import type { AgentStats } from "../transport/index.js";
+import { registerBusyIpMetrics } from "./busy-ip-metrics.js";
 
 /** What the metrics read of a running agent at each scrape. */
 export interface MetricsSource {
@@ -33,9 +34,9 @@ const SIZE_BUCKETS_BYTES = [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576,
  * An agent's Prometheus metrics (prom-client): Node's process metrics, the crawl's counters and
  * gauges read from the agent at each scrape, and histograms of fetch durations and page sizes fed
  * with each fetch. Names follow Prometheus' conventions (`ubicrawl_` prefix, `_total` counters, base
- * units); labels are bounded (status classes, error codes, reasons, peer agent ids — never a host or
- * a URL). Counters are the agent's durable counters, so they equal `ubicrawl stats`' figures and do
- * not fall back to zero at a restart in the same data dir.
+ * units); labels are bounded (status classes, error codes, reasons, peer agent ids, the 10 busiest IP
+ * addresses — never a host or a URL). Counters are the agent's durable counters, so they equal
+ * `ubicrawl stats`' figures and do not fall back to zero at a restart in the same data dir.
  */
 export class AgentMetrics {
   /** The registry to serve (`/metrics`). */
@@ -338,6 +339,7 @@ export class AgentMetrics {
       one(st.circleShare),
     );
     gauge("ubicrawl_capacity", "This agent's capacity", [], (_s, st) => one(st.capacity));
+    registerBusyIpMetrics(registry, () => (this.source ? this.statsOf(this.source) : undefined));
 
     this.fetchDuration = new Histogram({
       name: "ubicrawl_fetch_duration_seconds",

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { formatStats } from "../../src/cli/stats-command.js";
+import { systemClock } from "../../src/clock.js";
+import type { ClusterBusyAddress, ClusterTotals } from "../../src/cluster/index.js";
+import { AgentConsole } from "../../src/console/index.js";
+import { Assignment } from "../../src/hashing/index.js";
+import type { AgentStats } from "../../src/transport/index.js";
+import { waitFor } from "../agent/harness.js";
+import { inProcessScope } from "../cluster/memory-cluster-harness.js";
+import { scrape } from "./console-harness.js";
+
+/**
+ * The busiest addresses as an operator sees them, from real agents crawling a web where six hosts of
+ * ten share one address: three agents in this process (a MemoryNetwork between them), the IP limit
+ * kept cluster-wide by the address's authority, and the console of one of them over real HTTP.
+ */
+const SHARED_WEB = { hosts: 10, pages: 100, seed: 7, responseDelayMs: 10, ipGroups: [{ hosts: 6 }] };
+const IDS = ["a", "b", "c"];
+
+const scope = inProcessScope();
+
+describe("the busiest addresses", () => {
+  it("show the shared address in stats, the cluster's totals, /metrics and the console: its hosts, agents, keeper and waits", async () => {
+    const fixture = await scope.web(SHARED_WEB);
+    const { model } = fixture.web;
+    const ip = model.hosts[0]?.ip as string;
+    const sharedHosts = model.hosts.filter((host) => host.ip === ip).map((host) => host.name);
+    expect(sharedHosts).toHaveLength(6);
+    const agents = scope.cluster(fixture, {
+      agent: { maxPerIp: 2 },
+      cluster: { ipLimit: "cluster" },
+    });
+    await agents.startAll(IDS, fixture.web.seeds);
+    await waitFor(() => agents.missing().length === 0, "the whole crawl", 30_000);
+    const keeper = (await Assignment.load(IDS.map((id) => ({ id, capacity: 1 })))).ownerOfRareKey(ip);
+
+    // Each agent lists the address among its busiest with the hosts it crawls there.
+    const own = IDS.map((id) => agents.node(id).stats());
+    const listing = own.filter((stats) => stats.busiestIps.some((entry) => entry.ip === ip));
+    expect(listing.length).toBeGreaterThanOrEqual(2);
+    for (const stats of listing) {
+      const entry = stats.busiestIps.find((candidate) => candidate.ip === ip);
+      expect(entry?.keeper).toBe(keeper);
+      // Host keys: the test web's hosts listen on a port of their own.
+      for (const name of entry?.hostNames ?? []) expect(sharedHosts).toContain(name.replace(/:\d+$/, ""));
+    }
+
+    // The cluster's totals, through the console of an agent crawling there: the address once, with them all.
+    const console = await AgentConsole.start(
+      { listen: "127.0.0.1:0" },
+      {
+        agentId: (listing[0] as AgentStats).id,
+        clock: systemClock,
+        onError: (error) => {
+          throw error;
+        },
+      },
+    );
+    try {
+      const node = agents.node((listing[0] as AgentStats).id);
+      console.attach(node.agent, {
+        stats: () => node.stats(),
+        clusterStats: () => node.clusterStats(),
+        clusterPagesFetched: () => node.clusterPagesFetched(),
+      });
+      const base = `http://${console.address}`;
+      const document = (await (await fetch(`${base}/api/stats?cluster=1`)).json()) as {
+        agents: AgentStats[];
+        totals: ClusterTotals;
+      };
+      const shared = document.totals.busiestIps.find((entry) => entry.ip === ip) as ClusterBusyAddress;
+      expect(shared).toBeDefined();
+      expect(shared.agents).toEqual(listing.map((stats) => stats.id).sort());
+      expect(shared.keeper).toBe(keeper);
+      // Every host there crawled by one agent, each counted by its agent.
+      expect(shared.hosts).toBe(6);
+      const pagesThere = fixture.truth().urls.filter((url) => sharedHosts.includes(new URL(url).hostname));
+      // A request per page at least (and the robots.txt of each host).
+      expect(shared.startedRecently).toBeGreaterThanOrEqual(pagesThere.length + 6);
+      expect(shared.inFlight + shared.waiting).toBe(0);
+      // Three agents at two slots: some requests waited for theirs.
+      expect(shared.maxWaitMsRecently).toBeGreaterThan(0);
+      expect(shared.meanWaitMsRecently).toBeLessThanOrEqual(shared.maxWaitMsRecently);
+
+      // `ubicrawl stats --cluster`'s text: the agent's own lines and the cluster's table.
+      const text = formatStats(document.agents, true);
+      expect(text).toContain(`    ${ip}: `);
+      expect(text).toContain(`kept by ${keeper}`);
+      expect(text).toMatch(
+        new RegExp(`^${ip.replaceAll(".", "\\.")}\\s+6\\s+${shared.agents.join(",")}\\s+${keeper}\\s`, "m"),
+      );
+
+      // /metrics: the address as a label of the busiest addresses' gauges only.
+      const families = await scrape(base);
+      const sample = (name: string, labels: string) =>
+        families.find((family) => family.name === name)?.samples.get(`${name}{${labels}}`);
+      const mine = listing[0]?.busiestIps.find((entry) => entry.ip === ip);
+      expect(sample("ubicrawl_busiest_ip_info", `ip="${ip}",keeper="${keeper}"`)).toBe(1);
+      expect(sample("ubicrawl_busiest_ip_hosts", `ip="${ip}"`)).toBe(mine?.hosts);
+      expect(sample("ubicrawl_busiest_ip_requests_started_last_minute", `ip="${ip}"`)).toBeGreaterThan(0);
+      expect(sample("ubicrawl_busiest_ip_wait_seconds", `ip="${ip}",stat="max"`)).toBeGreaterThanOrEqual(0);
+      const ipLabelled = families.filter((family) =>
+        [...family.samples.keys()].some((key) => key.includes(`ip="`)),
+      );
+      expect(ipLabelled.every((family) => family.name.startsWith("ubicrawl_busiest_ip_"))).toBe(true);
+
+      // The dashboard has the panel, and its script draws it from the totals.
+      expect(await (await fetch(`${base}/`)).text()).toContain('id="busiest-ips"');
+      expect(await (await fetch(`${base}/console.js`)).text()).toContain(
+        "drawBusiestIps(stats.totals.busiestIps)",
+      );
+    } finally {
+      await console.stop();
+    }
+  });
+});
