@@ -47,18 +47,24 @@ export interface BusyAddress {
    */
   'started'?: (number | string | Long);
   /**
-   * Mean and longest time the requests started in the last minute waited for their slot, ms.
+   * Mean time the requests started in the last minute waited for their slot, ms.
    */
   'meanWaitMsRecently'?: (number | string | Long);
+  /**
+   * Longest time one of them waited, ms.
+   */
   'maxWaitMsRecently'?: (number | string | Long);
   /**
    * Time all the requests started there waited for their slots, ms.
    */
   'waitedMs'?: (number | string | Long);
   /**
-   * Answers 429 or 503 from the address's server to the agent in the last minute, and in all.
+   * Answers 429 or 503 from the address's server to the agent in the last minute.
    */
   'refusalsRecently'?: (number | string | Long);
+  /**
+   * Such answers since the agent remembers the address.
+   */
   'refusals'?: (number | string | Long);
   /**
    * Asks waiting in the address's line at its keeper, as far as the agent knows: the whole line when
@@ -123,18 +129,24 @@ export interface BusyAddress__Output {
    */
   'started': (number);
   /**
-   * Mean and longest time the requests started in the last minute waited for their slot, ms.
+   * Mean time the requests started in the last minute waited for their slot, ms.
    */
   'meanWaitMsRecently': (number);
+  /**
+   * Longest time one of them waited, ms.
+   */
   'maxWaitMsRecently': (number);
   /**
    * Time all the requests started there waited for their slots, ms.
    */
   'waitedMs': (number);
   /**
-   * Answers 429 or 503 from the address's server to the agent in the last minute, and in all.
+   * Answers 429 or 503 from the address's server to the agent in the last minute.
    */
   'refusalsRecently': (number);
+  /**
+   * Such answers since the agent remembers the address.
+   */
   'refusals': (number);
   /**
    * Asks waiting in the address's line at its keeper, as far as the agent knows: the whole line when
