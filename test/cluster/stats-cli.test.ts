@@ -49,6 +49,7 @@ const STATS_FIELDS = [
   "revisits",
   "payloadCopies",
   "payloadsUnchecked",
+  "busiestIps",
 ] as const satisfies readonly (keyof AgentStats)[];
 
 let fixture: WebFixture | undefined;
@@ -142,6 +143,11 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
     );
     expect(single).toMatch(
       /^ {2}links to other agents' hosts: [1-9]\d* \(a URL handed away is not sent again\)$/m,
+    );
+    // The addresses its requests went to lately (each host of this web has its own).
+    expect(single).toMatch(/^ {2}busiest addresses \(last minute\):$/m);
+    expect(single).toMatch(
+      /^ {4}127\.\d+\.\d+\.\d+: 1 host \(\S+\), kept by agent-1; \d+ in flight, \d+ waiting, /m,
     );
     expect(single).toMatch(/^ {2}errors: \S.*$/m);
     expect(single).toMatch(/^ {2}uptime \d+\.\d s, idle no, paused yes$/m);
