@@ -34,8 +34,13 @@ import { EVERY_CRAWLER, RobotsCache, type RobotsSnapshot } from "../robots/index
 import { prepareDataDir, recordWarcDir } from "../storage/data-dir.js";
 import {
   CrawlLog,
+  digestOp,
+  forEachPayloadDigest,
   GroupCommit,
+  payloadOriginals,
   recordWarcFileExtents,
+  robotsSnapshotOp,
+  robotsSnapshots,
   StateStore,
   WarcWriter,
   warcFileOffloadedOp,
@@ -285,7 +290,7 @@ async function openParts(
     },
     { fetcher: ipGatedFetch(fetcher, (hostname) => resolver.resolve(hostname), ipGate), clock },
   );
-  for await (const snapshot of store.robotsSnapshots()) {
+  for await (const snapshot of robotsSnapshots(store)) {
     try {
       robots.restore(snapshot as RobotsSnapshot);
     } catch {
@@ -298,11 +303,11 @@ async function openParts(
     {},
     {
       clock,
-      lookup: (digests) => store.payloadOriginals(digests),
-      forEachStored: (visit) => store.forEachPayloadDigest(visit),
+      lookup: (digests) => payloadOriginals(store, digests),
+      forEachStored: (visit) => forEachPayloadDigest(store, visit),
       onCopy: () => stats.payloadCopies++,
       save: (confirmed) => {
-        for (const [digest, original] of confirmed) committer.add({ kind: "digest", digest, original });
+        for (const [digest, original] of confirmed) committer.add(digestOp(digest, original));
         // Rides on the pages' next commit; a commit of their own only if none came meanwhile (the crawl
         // may be over, and an uncommitted op keeps the frontier from looking empty). A failed commit
         // keeps its ops for the next one (the storage guard sees the page commits fail).
@@ -433,8 +438,7 @@ async function openParts(
       frontier,
       resolve: (hostname, signal) => resolver.resolve(hostname, signal),
       robots: (origin) => robots.get(origin),
-      saveRobots: (rules) =>
-        committer.add({ kind: "robots", origin: rules.origin, snapshot: rules.toJSON() }),
+      saveRobots: (rules) => committer.add(robotsSnapshotOp(rules.origin, rules.toJSON())),
       fetch: bandwidth
         ? boundedFetch(bandwidth, (url, signal, headers) => fetcher.fetch(url, { signal, headers }), clock)
         : (url, signal, headers) => fetcher.fetch(url, { signal, headers }),

@@ -30,6 +30,7 @@ import type {
   UrlTraits,
   WarcWriter,
 } from "../storage/index.js";
+import { metaOp } from "../storage/index.js";
 import { hostKey, inScope, normalizeUrl } from "../url/index.js";
 import {
   type AssembledAgent,
@@ -575,11 +576,7 @@ export class Agent implements AgentParts, ClusterFacingAgent {
   }
 
   private async saveBlacklist(): Promise<void> {
-    this.committer.add({
-      kind: "meta",
-      key: BLACKLIST_META_KEY,
-      value: JSON.stringify(this.blacklist.entries()),
-    });
+    this.committer.add(metaOp(BLACKLIST_META_KEY, JSON.stringify(this.blacklist.entries())));
     await this.committer.commit();
   }
 

@@ -7,8 +7,11 @@ import {
   type CrawlLogEntry,
   cutTornWarcTail,
   type DamagedWarcFile,
+  digestForgetOp,
   findDamagedWarcFiles,
+  forEachPayloadDigest,
   type GroupCommit,
+  payloadOriginals,
   readCrawlLog,
   type StateStore,
   type UrlTraits,
@@ -160,14 +163,14 @@ export async function forgetLostOriginals(
 ): Promise<void> {
   if (lost.size === 0) return;
   const digests: string[] = [];
-  await deps.store.forEachPayloadDigest((digest) => digests.push(digest));
+  await forEachPayloadDigest(deps.store, (digest) => digests.push(digest));
   for (let start = 0; start < digests.length; start += DIGEST_CHUNK) {
     const chunk = digests.slice(start, start + DIGEST_CHUNK);
-    const originals = await deps.store.payloadOriginals(chunk);
+    const originals = await payloadOriginals(deps.store, chunk);
     originals.forEach((original, i) => {
       const digest = chunk[i];
       if (original !== undefined && digest !== undefined && lost.has(original.url)) {
-        deps.committer.add({ kind: "digest-forget", digest });
+        deps.committer.add(digestForgetOp(digest));
       }
     });
   }

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { Logger } from "../logging/index.js";
 import type { GroupCommit, StateStore } from "../storage/index.js";
+import { getMeta, metaOp } from "../storage/index.js";
 import { type CrawlCounters, CrawlStats } from "./crawl-stats.js";
 import { type BlacklistEntry, checkPattern, HostBlacklist } from "./host-blacklist.js";
 
@@ -25,7 +26,7 @@ export async function restoredStats(
   clock: Clock,
 ): Promise<CrawlStats> {
   const stats = new CrawlStats(clock);
-  const saved = await store.getMeta(COUNTERS_META_KEY);
+  const saved = await getMeta(store, COUNTERS_META_KEY);
   if (saved !== undefined) stats.restore(parseSaved(saved, "crawl counters") as CrawlCounters);
   let lastWritten = JSON.stringify(stats.durable);
   let inBatch: CrawlCounters | undefined;
@@ -33,7 +34,7 @@ export async function restoredStats(
     const counters = stats.counters();
     const json = JSON.stringify(counters);
     if (ops.length > 0 || json !== lastWritten) {
-      ops.push({ kind: "meta", key: COUNTERS_META_KEY, value: json });
+      ops.push(metaOp(COUNTERS_META_KEY, json));
       lastWritten = json;
       inBatch = counters;
     }
@@ -52,7 +53,7 @@ export async function restoredStats(
  */
 export async function loadBlacklist(store: StateStore, logger: Logger): Promise<HostBlacklist> {
   const blacklist = new HostBlacklist();
-  const saved = await store.getMeta(BLACKLIST_META_KEY);
+  const saved = await getMeta(store, BLACKLIST_META_KEY);
   if (saved === undefined) return blacklist;
   for (const item of parseSaved(saved, "host blacklist") as (string | BlacklistEntry)[]) {
     const entry: BlacklistEntry =
@@ -94,11 +95,11 @@ export async function keptAsideSince(
   committer: GroupCommit,
   clock: Clock,
 ): Promise<number> {
-  const saved = await store.getMeta(ASIDE_SINCE_META_KEY);
+  const saved = await getMeta(store, ASIDE_SINCE_META_KEY);
   const since = saved === undefined ? Number.NaN : Number(saved);
   if (Number.isFinite(since)) return since;
   const now = clock.now();
-  committer.add({ kind: "meta", key: ASIDE_SINCE_META_KEY, value: String(now) });
+  committer.add(metaOp(ASIDE_SINCE_META_KEY, String(now)));
   await committer.commit();
   return now;
 }

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
-import { repairStateStore } from "../storage/state-repair.js";
+import { repairStateStore } from "../storage/state/state-repair.js";
 
 const REPAIR_FLAGS = {
   data: { type: "string", help: "the stopped agent's data folder (its --data)", placeholder: "DIR" },

@@ -3,6 +3,7 @@ import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { MemberEntry } from "../failure-detector/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
+import { outboxPeers } from "../storage/index.js";
 import {
   type AgentServiceHandlers,
   type AgentStats,
@@ -128,9 +129,7 @@ export class ClusterNode {
       knownPeers.note(detector.members());
       // URLs handed in an earlier run to agents gone since: re-sent to their hosts' owners now.
       stabilizer.resendForAbsent(
-        (await agent.storage.store.outboxPeers()).filter(
-          (peer) => peer !== UNACKED_PEER && peer !== agent.id,
-        ),
+        (await outboxPeers(agent.storage.store)).filter((peer) => peer !== UNACKED_PEER && peer !== agent.id),
       );
       // The cluster's blacklist before the first fetch: an agent that joins later must not crawl a
       // host the operator blacklisted before.

@@ -1,4 +1,5 @@
 import type { GroupCommit, StateStore } from "../storage/index.js";
+import { outboxDoneOp, outboxEntries } from "../storage/index.js";
 import { hostKey } from "../url/index.js";
 
 /**
@@ -26,9 +27,9 @@ export async function resendUnacked(
   route: RouteAgain,
 ): Promise<number> {
   let count = 0;
-  for await (const { fingerprint, entry } of store.outboxEntries(UNACKED_PEER)) {
+  for await (const { fingerprint, entry } of outboxEntries(store, UNACKED_PEER)) {
     // The mark is cleared before routing: a hand-off of the same URL puts it back, and the later op wins.
-    committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
+    committer.add(outboxDoneOp(UNACKED_PEER, fingerprint));
     route(entry.url, entry.depth, hostKey(entry.url), entry.attempts);
     count++;
   }

@@ -5,6 +5,9 @@ import { type Clock, sleep, type TimerHandle } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import {
   type GroupCommit,
+  outboxDoneOp,
+  outboxEntries,
+  outboxOp,
   type QueuedUrl,
   type StateStore,
   traitsOf,
@@ -192,9 +195,9 @@ export class UrlExchange implements UrlExchangeSink {
     traits: UrlTraits,
   ): void {
     const entry: QueuedUrl = { url, depth, ...traitsOf(traits) };
-    this.deps.committer.add({ kind: "outbox", peer: owner, fingerprint, entry });
+    this.deps.committer.add(outboxOp(owner, fingerprint, entry));
     // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
-    this.deps.committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint, entry });
+    this.deps.committer.add(outboxOp(UNACKED_PEER, fingerprint, entry));
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
     const now = this.deps.clock.now();
@@ -249,10 +252,10 @@ export class UrlExchange implements UrlExchangeSink {
    */
   async redistribute(peer: string): Promise<number> {
     let count = 0;
-    for await (const { fingerprint, entry } of this.deps.store.outboxEntries(peer)) {
-      this.deps.committer.add({ kind: "outbox-done", peer, fingerprint });
+    for await (const { fingerprint, entry } of outboxEntries(this.deps.store, peer)) {
+      this.deps.committer.add(outboxDoneOp(peer, fingerprint));
       // Queued here or handed off again (marked again then) in this same commit.
-      this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
+      this.deps.committer.add(outboxDoneOp(UNACKED_PEER, fingerprint));
       this.deps.requeue(entry.url, entry.depth, hostKey(entry.url), traitsOf(entry));
       count++;
     }
@@ -399,7 +402,7 @@ export class UrlExchange implements UrlExchangeSink {
   /** The peer holds `urls` durably now: a restart need not send them again. */
   private acknowledged(urls: readonly Pending[]): void {
     for (const { fingerprint } of urls) {
-      this.deps.committer.add({ kind: "outbox-done", peer: UNACKED_PEER, fingerprint });
+      this.deps.committer.add(outboxDoneOp(UNACKED_PEER, fingerprint));
     }
     // Written now, not at some later commit: pending ops keep the agent from looking idle.
     this.deps.committer.commit().catch(() => {});

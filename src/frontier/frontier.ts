@@ -1,12 +1,30 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import {
+  asideBeyondOp,
+  asideCounts,
+  asideDoneOp,
+  asideOf,
+  asideOp,
+  dequeueOp,
+  enqueueOp,
+  fetchedOf,
+  fetchedOps,
+  forEachSeen,
   type GroupCommit,
   type HostRecord,
+  hasFetched,
+  hostRecordOp,
+  hostRecords,
+  outboxEntries,
   type QueuedUrl,
+  readQueue,
   type StateStore,
   type StoredQueueEntry,
+  scanQueues,
+  seenOp,
   traitsOf,
   type UrlTraits,
+  unfetchedOps,
 } from "../storage/index.js";
 import type { UrlFingerprinter } from "../url/index.js";
 import { HostQueue } from "./host-queue.js";
@@ -182,7 +200,7 @@ export class Frontier {
           const record: HostRecord = queue.mayRepeat
             ? { ...queue.record, recheck: true }
             : { ...queue.record };
-          ops.push({ kind: "host", host, record });
+          ops.push(hostRecordOp(host, record));
         }
       }
       this.dirtyHosts.clear();
@@ -192,11 +210,11 @@ export class Frontier {
   /** Loads the frontier from the store: seen fingerprints, host records and queue heads. */
   static async open(options: FrontierOptions, deps: FrontierDeps): Promise<Frontier> {
     const seen = new SeenSet();
-    await deps.store.forEachSeen((fingerprint) => seen.add(fingerprint));
+    await forEachSeen(deps.store, (fingerprint) => seen.add(fingerprint));
     const frontier = new Frontier(options, deps, seen);
-    for await (const { fingerprint } of deps.store.outboxEntries()) frontier.sentAway.add(fingerprint);
-    const queues = await deps.store.scanQueues();
-    for await (const [host, record] of deps.store.hostRecords()) {
+    for await (const { fingerprint } of outboxEntries(deps.store)) frontier.sentAway.add(fingerprint);
+    const queues = await scanQueues(deps.store);
+    for await (const [host, record] of hostRecords(deps.store)) {
       const queued = queues.get(host);
       const { recheck, ...kept } = record;
       const queue = new HostQueue(host, kept, queued?.count ?? 0, queued?.headSeq ?? record.nextSeq);
@@ -211,7 +229,7 @@ export class Frontier {
     }
     frontier.waitingTotal = frontier.hosts.totalWaiting();
     frontier.hosts.sweep();
-    for (const [host, count] of await deps.store.asideCounts()) frontier.asideCounts.set(host, count);
+    for (const [host, count] of await asideCounts(deps.store)) frontier.asideCounts.set(host, count);
     return frontier;
   }
 
@@ -267,7 +285,7 @@ export class Frontier {
   add(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     if (this.seen.add(fingerprint)) {
-      this.committer.add({ kind: "seen", fingerprint });
+      this.committer.add(seenOp(fingerprint));
     } else if (this.sentAway.has(fingerprint) && !this.returned.has(fingerprint)) {
       // Seen here, but handed to another agent since (its host changed owner, or its owner died): it
       // comes back now that this agent owns the host again, and must not be lost. Queued once, however
@@ -302,7 +320,7 @@ export class Frontier {
   requeue(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
     const unseen = this.seen.add(fingerprint);
-    if (unseen) this.committer.add({ kind: "seen", fingerprint });
+    if (unseen) this.committer.add(seenOp(fingerprint));
     else {
       const queue = this.queueOf(host);
       if (queue.hasWork || queue.inFlight > 0) this.markRecheck(host);
@@ -328,7 +346,7 @@ export class Frontier {
    * says done.
    */
   unmarkFetched(url: string, host: string): void {
-    this.committer.add({ kind: "unfetched", host, fingerprint: this.deps.fingerprinter.fingerprint(url) });
+    this.committer.add(...unfetchedOps(host, this.deps.fingerprinter.fingerprint(url)));
     const queue = this.queueOf(host);
     if (queue.record.fetched > 0) {
       queue.record.fetched--;
@@ -352,12 +370,12 @@ export class Frontier {
     let outcome: AsideOutcome;
     if (count.kept < this.maxAsidePerHost) {
       // Keyed by fingerprint: a second copy of the URL (queued twice) is kept once, counted once.
-      this.committer.add({ kind: "aside", host, fingerprint, entry: toQueuedUrl(entry) });
+      this.committer.add(asideOp(host, fingerprint, toQueuedUrl(entry)));
       count.kept++;
       outcome = "kept";
     } else {
       count.beyond++;
-      this.committer.add({ kind: "aside-beyond", host, count: count.beyond });
+      this.committer.add(asideBeyondOp(host, count.beyond));
       outcome = "beyond-cap";
     }
     this.complete(host, entry, { done: false, counted: false });
@@ -388,12 +406,15 @@ export class Frontier {
     try {
       // Aside entries still in the commit buffer become readable, and done marks too.
       await this.committer.commit();
-      const kept = await this.deps.store.asideOf(host);
-      const done = await this.deps.store.hasFetched(kept.map(({ fingerprint }) => fingerprint));
+      const kept = await asideOf(this.deps.store, host);
+      const done = await hasFetched(
+        this.deps.store,
+        kept.map(({ fingerprint }) => fingerprint),
+      );
       const beyondCap = this.asideCounts.get(host)?.beyond ?? 0;
       let placed = 0;
       for (const [i, { fingerprint, entry }] of kept.entries()) {
-        this.committer.add({ kind: "aside-done", host, fingerprint });
+        this.committer.add(asideDoneOp(host, fingerprint));
         if (done[i]) continue;
         place(entry);
         placed++;
@@ -403,9 +424,9 @@ export class Frontier {
         // Blacklisted again while restoring: what was set aside since stays for the next removal.
         count.kept = Math.max(0, count.kept - kept.length);
         count.beyond -= beyondCap;
-        this.committer.add({ kind: "aside-beyond", host, count: count.beyond });
+        this.committer.add(asideBeyondOp(host, count.beyond));
       } else {
-        if (beyondCap > 0) this.committer.add({ kind: "aside-beyond", host, count: 0 });
+        if (beyondCap > 0) this.committer.add(asideBeyondOp(host, 0));
         this.asideCounts.delete(host);
       }
       return { placed, doneMeanwhile: kept.length - placed, beyondCap };
@@ -459,11 +480,11 @@ export class Frontier {
       await this.committer.commit();
       const entries: StoredQueueEntry[] = [...queue.window];
       if (!queue.windowComplete) {
-        entries.push(...(await this.deps.store.readQueue(host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
+        entries.push(...(await readQueue(this.deps.store, host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
       }
       for (const entry of entries) {
         handOff?.(toQueuedUrl(entry));
-        this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+        this.committer.add(dequeueOp(host, entry.seq));
       }
       queue.window = [];
       queue.windowComplete = true;
@@ -481,7 +502,7 @@ export class Frontier {
     const queue = this.queueOf(host);
     const seq = queue.record.nextSeq++;
     this.dirtyHosts.add(host);
-    this.committer.add({ kind: "enqueue", host, seq, entry });
+    this.committer.add(enqueueOp(host, seq, entry));
     // Only a window in use grows here: an idle host's URLs wait on disk until it is visited.
     if (queue.windowLive && queue.windowLength < this.queueWindow) {
       queue.window.push({ seq, ...entry });
@@ -505,7 +526,8 @@ export class Frontier {
       // Entries past the window may still be in the commit buffer: make them readable first.
       await this.committer.commit();
       // The host's next sequence number bounds the read, so a short queue costs no range scan.
-      const loaded = await this.deps.store.readQueue(
+      const loaded = await readQueue(
+        this.deps.store,
         host,
         queue.nextReadSeq,
         this.queueWindow,
@@ -540,12 +562,7 @@ export class Frontier {
    */
   retryLater(host: string, entry: StoredQueueEntry, attempts: number): void {
     const updated: StoredQueueEntry = { ...entry, attempts };
-    this.committer.add({
-      kind: "enqueue",
-      host,
-      seq: entry.seq,
-      entry: { ...toQueuedUrl(entry), attempts },
-    });
+    this.committer.add(enqueueOp(host, entry.seq, { ...toQueuedUrl(entry), attempts }));
     this.putBack(host, updated);
   }
 
@@ -571,13 +588,9 @@ export class Frontier {
   /** Records how a taken entry ended; durable at the next {@link commit}. */
   complete(host: string, entry: StoredQueueEntry, completion: Completion): void {
     const queue = this.queueOf(host);
-    this.committer.add({ kind: "dequeue", host, seq: entry.seq });
+    this.committer.add(dequeueOp(host, entry.seq));
     if (completion.done) {
-      this.committer.add({
-        kind: "fetched",
-        host,
-        fingerprint: this.deps.fingerprinter.fingerprint(entry.url),
-      });
+      this.committer.add(...fetchedOps(host, this.deps.fingerprinter.fingerprint(entry.url)));
     }
     if (completion.counted) {
       queue.record.fetched++;
@@ -595,7 +608,10 @@ export class Frontier {
 
   /** For each URL, whether it is done here (fetched, failed for good, or handed over as done). */
   wasFetched(urls: readonly string[]): Promise<boolean[]> {
-    return this.deps.store.hasFetched(urls.map((url) => this.deps.fingerprinter.fingerprint(url)));
+    return hasFetched(
+      this.deps.store,
+      urls.map((url) => this.deps.fingerprinter.fingerprint(url)),
+    );
   }
 
   /**
@@ -621,7 +637,7 @@ export class Frontier {
 
   /** Fingerprints of `host`'s done URLs (skipping `skip`, at most `limit`), from the durable record. */
   doneOf(host: string, skip: number, limit: number): Promise<bigint[]> {
-    return this.deps.store.fetchedOf(host, skip, limit);
+    return fetchedOf(this.deps.store, host, skip, limit);
   }
 
   /**
@@ -634,10 +650,10 @@ export class Frontier {
     let learnt = 0;
     for (const fingerprint of handover.done) {
       if (this.seen.add(fingerprint)) {
-        this.committer.add({ kind: "seen", fingerprint });
+        this.committer.add(seenOp(fingerprint));
         learnt++;
       }
-      this.committer.add({ kind: "fetched", host, fingerprint });
+      this.committer.add(...fetchedOps(host, fingerprint));
     }
     if (handover.done.length > 0 && queue.hasWork) this.markRecheck(host);
     if (handover.pagesFetched > queue.record.fetched) {

@@ -1,4 +1,4 @@
-import type { HostRecord, StoredQueueEntry } from "../storage/state-store.js";
+import type { HostRecord, StoredQueueEntry } from "../storage/index.js";
 
 const WINDOW_COMPLETE = 1;
 const DRAINING = 2;

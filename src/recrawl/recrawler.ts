@@ -2,7 +2,8 @@ import { Heap } from "heap-js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { FetchResult } from "../fetching/index.js";
 import type { Logger } from "../logging/index.js";
-import type { QueuedUrl, StateOp, StateStore } from "../storage/index.js";
+import type { QueuedUrl, StateOp, StateReader } from "../storage/index.js";
+import { pageOp, pageValue, pageValues, pageValuesOf } from "../storage/index.js";
 import {
   afterVisit,
   decodeHistory,
@@ -39,7 +40,8 @@ export interface PageRevisits {
 
 /** What a {@link Recrawler} needs. */
 export interface RecrawlerDeps {
-  readonly store: Pick<StateStore, "pageValue" | "pageValues" | "pageValuesOf">;
+  /** The state, whose page histories the recrawler reads (`src/storage/state/page-records.ts`). */
+  readonly store: StateReader;
   /** The agent's group commit: histories ride in the same batches as the fetches they record. */
   readonly committer: { add(op: StateOp): void; commit(): Promise<void> };
   readonly fingerprint: (url: string) => bigint;
@@ -143,7 +145,7 @@ export class Recrawler implements PageRevisits {
 
   /** Reads the planned revisits from the store (at startup) and arms the timer. */
   async load(): Promise<void> {
-    for await (const { host, fingerprint, value } of this.deps.store.pageValues()) {
+    for await (const { host, fingerprint, value } of pageValues(this.deps.store)) {
       const { nextAtMs } = decodeHistory(value);
       if (nextAtMs !== undefined) this.planned.push(planOf(nextAtMs, host, fingerprint));
     }
@@ -209,7 +211,7 @@ export class Recrawler implements PageRevisits {
       this.planned.push(planOf(planned.nextAtMs, host, fingerprint));
       this.arm();
     }
-    this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(planned) });
+    this.deps.committer.add(pageOp(host, fingerprint, encodeHistory(planned)));
     return planned;
   }
 
@@ -220,7 +222,7 @@ export class Recrawler implements PageRevisits {
   }
 
   private async readHistory(host: string, fingerprint: bigint): Promise<PageHistory | undefined> {
-    const value = await this.deps.store.pageValue(host, fingerprint);
+    const value = await pageValue(this.deps.store, host, fingerprint);
     return value === undefined ? undefined : decodeHistory(value);
   }
 
@@ -236,7 +238,7 @@ export class Recrawler implements PageRevisits {
    * hand-over of the host sends, plans included (their `nextAtMs`).
    */
   async *historiesOf(host: string, skip: number): AsyncGenerator<PageHistory> {
-    for await (const { value } of this.deps.store.pageValuesOf(host, skip)) yield decodeHistory(value);
+    for await (const { value } of pageValuesOf(this.deps.store, host, skip)) yield decodeHistory(value);
   }
 
   /**
@@ -265,7 +267,7 @@ export class Recrawler implements PageRevisits {
         }
       }
       for (const { host, fingerprint, history } of chosen.values()) {
-        this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(history) });
+        this.deps.committer.add(pageOp(host, fingerprint, encodeHistory(history)));
       }
       await this.deps.committer.commit();
       // Planned once durable: a plan read back before would not find its time in the store.
@@ -287,10 +289,10 @@ export class Recrawler implements PageRevisits {
   release(host: string): Promise<number> {
     return this.exclusive(async () => {
       let cleared = 0;
-      for await (const { fingerprint, value } of this.deps.store.pageValuesOf(host)) {
+      for await (const { fingerprint, value } of pageValuesOf(this.deps.store, host)) {
         const { nextAtMs, ...history } = decodeHistory(value);
         if (nextAtMs === undefined) continue;
-        this.deps.committer.add({ kind: "page", host, fingerprint, value: encodeHistory(history) });
+        this.deps.committer.add(pageOp(host, fingerprint, encodeHistory(history)));
         cleared++;
       }
       return cleared;
@@ -343,7 +345,7 @@ export class Recrawler implements PageRevisits {
     let queued = 0;
     try {
       for (const plan of due.values()) {
-        const value = await this.deps.store.pageValue(plan.host, plan.fingerprint);
+        const value = await pageValue(this.deps.store, plan.host, plan.fingerprint);
         this.moving--;
         left--;
         if (this.stopped || value === undefined) continue;
@@ -356,12 +358,7 @@ export class Recrawler implements PageRevisits {
           this.planned.push({ ...plan, dueMs: now + waitMs, waitMs });
           continue;
         }
-        this.deps.committer.add({
-          kind: "page",
-          host: plan.host,
-          fingerprint: plan.fingerprint,
-          value: encodeHistory(history),
-        });
+        this.deps.committer.add(pageOp(plan.host, plan.fingerprint, encodeHistory(history)));
         this.deps.queue(history.url, history.depth, plan.host);
         queued++;
       }

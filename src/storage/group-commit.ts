@@ -1,4 +1,4 @@
-import type { StateOp } from "./state-store.js";
+import type { StateOp } from "./state/key-range.js";
 
 /**
  * Group commit: callers add ops and await {@link GroupCommit.commit}; while one batch is being written,
@@ -27,9 +27,9 @@ export class GroupCommit {
     this.listeners.push(listener);
   }
 
-  /** Queues one op for the next batch. */
-  add(op: StateOp): void {
-    this.pending.push(op);
+  /** Queues ops for the next batch, in order. */
+  add(...ops: StateOp[]): void {
+    for (const op of ops) this.pending.push(op);
   }
 
   /** Number of ops waiting for a batch. */

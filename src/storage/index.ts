@@ -1,7 +1,8 @@
 /**
- * Durable local state: the LevelDB state store with group commit, WARC files and the crawl log. The
- * WARC reader (`./warc-reader.js`, for tests and tools) is not here: it loads warcio, which an agent
- * never needs, and every agent process would pay ~80 ms of CPU at start-up to load it.
+ * Durable local state: the LevelDB state store with group commit and the key ranges of its owners
+ * (`./state/`), WARC files and the crawl log. The WARC reader (`./warc-reader.js`, for tests and
+ * tools) is not here: it loads warcio, which an agent never needs, and every agent process would pay
+ * ~80 ms of CPU at start-up to load it.
  */
 
 export type { CdxjEntry } from "./cdxj.js";
@@ -13,17 +14,46 @@ export {
   readCrawlLog,
 } from "./crawl-log.js";
 export { GroupCommit } from "./group-commit.js";
-export { corruptStateError, damageReported, isCorruption, repairAdvice } from "./state-damage.js";
 export {
-  type HostRecord,
+  type AsideCount,
+  asideBeyondOp,
+  asideCounts,
+  asideDoneOp,
+  asideOf,
+  asideOp,
+} from "./state/aside-records.js";
+export {
+  digestForgetOp,
+  digestOp,
+  forEachPayloadDigest,
   type PayloadOriginal,
-  type QueuedUrl,
+  payloadOriginals,
+} from "./state/digest-records.js";
+export { fetchedOf, fetchedOps, forEachFetched, hasFetched, unfetchedOps } from "./state/fetched-records.js";
+export { type HostRecord, hostRecordOp, hostRecords } from "./state/host-records.js";
+export {
+  delOp,
+  type KeyRange,
+  keyRange,
+  putOp,
   type StateOp,
-  StateStore,
-  type StoredQueueEntry,
-  traitsOf,
-  type UrlTraits,
-} from "./state-store.js";
+  type StateReader,
+} from "./state/key-range.js";
+export { getMeta, metaEntries, metaOp } from "./state/meta-records.js";
+export {
+  type OutboxEntry,
+  outboxDoneOp,
+  outboxEntries,
+  outboxOp,
+  outboxPeers,
+} from "./state/outbox-records.js";
+export { pageOp, pageValue, pageValues, pageValuesOf } from "./state/page-records.js";
+export { dequeueOp, enqueueOp, readQueue, type StoredQueueEntry, scanQueues } from "./state/queue-records.js";
+export { type QueuedUrl, traitsOf, type UrlTraits } from "./state/queued-url.js";
+export { robotsSnapshotOp, robotsSnapshots } from "./state/robots-records.js";
+export { forEachSeen, seenOp } from "./state/seen-records.js";
+export { corruptStateError, damageReported, isCorruption, repairAdvice } from "./state/state-damage.js";
+export { StateStore } from "./state/state-store.js";
 export { checkWarcFile, GONE, type WarcFileCheck } from "./warc-check.js";
 export { WARC_COMPRESSIONS, type WarcCompression, warcFileCompression } from "./warc-file-name.js";
 export { type WarcFolderFile, WarcFolderListing } from "./warc-folder-listing.js";

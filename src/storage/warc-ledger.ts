@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { CrawlLog } from "./crawl-log.js";
 import type { GroupCommit } from "./group-commit.js";
-import type { StateOp, StateStore } from "./state-store.js";
+import type { StateOp, StateReader } from "./state/key-range.js";
+import { metaEntries, metaOp } from "./state/meta-records.js";
 import { OPEN_SUFFIX } from "./warc-file-name.js";
 import { recoverWarcFile } from "./warc-recovery.js";
 import type { WarcWriter } from "./warc-writer.js";
@@ -47,11 +48,7 @@ export interface DamagedWarcFile extends RecordedWarcFile {
 
 /** The state op that records `file`. */
 export function warcFileRecordOp(file: RecordedWarcFile): StateOp {
-  return {
-    kind: "meta",
-    key: FILE_KEY_PREFIX + file.name,
-    value: JSON.stringify({ bytes: file.bytes, logFrom: file.logFrom }),
-  };
+  return metaOp(FILE_KEY_PREFIX + file.name, JSON.stringify({ bytes: file.bytes, logFrom: file.logFrom }));
 }
 
 /**
@@ -59,7 +56,7 @@ export function warcFileRecordOp(file: RecordedWarcFile): StateOp {
  * absence is no loss.
  */
 export function warcFileOffloadedOp(name: string): StateOp {
-  return { kind: "meta", key: OFFLOADED_KEY_PREFIX + name, value: "" };
+  return metaOp(OFFLOADED_KEY_PREFIX + name, "");
 }
 
 /**
@@ -67,7 +64,7 @@ export function warcFileOffloadedOp(name: string): StateOp {
  * pages queued again: the check does not take it up again.
  */
 export function warcFileScrubbedOp(name: string, lostPages: number): StateOp {
-  return { kind: "meta", key: SCRUBBED_KEY_PREFIX + name, value: JSON.stringify({ lostPages }) };
+  return metaOp(SCRUBBED_KEY_PREFIX + name, JSON.stringify({ lostPages }));
 }
 
 /**
@@ -107,7 +104,7 @@ export function recordWarcFileExtents(deps: {
  * order of their crawl-log offsets; files recorded as moved elsewhere ({@link warcFileOffloadedOp})
  * are not looked for.
  */
-export async function findDamagedWarcFiles(store: StateStore, warcDir: string): Promise<DamagedWarcFile[]> {
+export async function findDamagedWarcFiles(store: StateReader, warcDir: string): Promise<DamagedWarcFile[]> {
   const damaged: DamagedWarcFile[] = [];
   for (const file of await recordedWarcFiles(store)) {
     const path = join(warcDir, file.name);
@@ -122,15 +119,15 @@ export async function findDamagedWarcFiles(store: StateStore, warcDir: string): 
  * with `skipScrubbed`, those the running check found damaged already ({@link warcFileScrubbedOp}).
  */
 export async function recordedWarcFiles(
-  store: StateStore,
+  store: StateReader,
   skipScrubbed = false,
 ): Promise<RecordedWarcFile[]> {
   const skipped = new Set<string>();
   for (const prefix of skipScrubbed ? [OFFLOADED_KEY_PREFIX, SCRUBBED_KEY_PREFIX] : [OFFLOADED_KEY_PREFIX]) {
-    for await (const [key] of store.metaEntries(prefix)) skipped.add(key.slice(prefix.length));
+    for await (const [key] of metaEntries(store, prefix)) skipped.add(key.slice(prefix.length));
   }
   const files: RecordedWarcFile[] = [];
-  for await (const [key, value] of store.metaEntries(FILE_KEY_PREFIX)) {
+  for await (const [key, value] of metaEntries(store, FILE_KEY_PREFIX)) {
     const name = key.slice(FILE_KEY_PREFIX.length);
     if (!skipped.has(name)) files.push({ name, ...parseRecord(key, value) });
   }

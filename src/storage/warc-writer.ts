@@ -12,7 +12,7 @@ import {
   type RecordAppender,
   WorkerAppender,
 } from "./record-appender.js";
-import type { PayloadOriginal } from "./state-store.js";
+import type { PayloadOriginal } from "./state/digest-records.js";
 import { WarcDictionarySamples } from "./warc-dictionary-samples.js";
 import type { RecordDraft } from "./warc-draft.js";
 import { OPEN_SUFFIX, type WarcCompression, warcFileName, warcFileSerial } from "./warc-file-name.js";

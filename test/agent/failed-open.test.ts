@@ -3,14 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/index.js";
-import { StateStore } from "../../src/storage/index.js";
+import { getMeta, metaOp, StateStore } from "../../src/storage/index.js";
 import { inProcessAgentOptions } from "./harness.js";
 
 /** Writes `value` under the state's metadata `key` (the agent must be closed); returns what was there. */
 async function writeMeta(dataDir: string, key: string, value: string): Promise<string | undefined> {
   const store = await StateStore.open(join(dataDir, "state"));
-  const before = await store.getMeta(key);
-  await store.write([{ kind: "meta", key, value }]);
+  const before = await getMeta(store, key);
+  await store.write([metaOp(key, value)]);
   await store.close();
   return before;
 }

@@ -13,7 +13,7 @@ import { resendUnacked } from "../../src/cluster/unacked-urls.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
 import { Frontier } from "../../src/frontier/index.js";
 import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
-import { GroupCommit, type StateOp, StateStore } from "../../src/storage/index.js";
+import { GroupCommit, outboxOp, type StateOp, StateStore } from "../../src/storage/index.js";
 import { INSECURE, type UrlBatch, type UrlBatchAck } from "../../src/transport/index.js";
 import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
 import { inProcessAgentOptions, waitFor } from "../agent/harness.js";
@@ -264,15 +264,19 @@ describe("a host drained for its new owner", () => {
     await frontier.drainHost("moved.test", (entry) => {
       handedOff.push(entry.url);
       const fingerprint = fingerprinter.fingerprint(entry.url);
-      committer.add({ kind: "outbox", peer: "b", fingerprint, entry });
+      committer.add(outboxOp("b", fingerprint, entry));
     });
     draining = false;
     await otherWriter;
     await frontier.commit();
 
     expect(handedOff).toEqual(urls);
-    const dequeues = batches.map((ops) => ops.filter((op) => op.kind === "dequeue").length);
-    const handOffs = batches.map((ops) => ops.filter((op) => op.kind === "outbox").length);
+    const dequeues = batches.map(
+      (ops) => ops.filter((op) => op.range.name === "q" && op.type === "del").length,
+    );
+    const handOffs = batches.map(
+      (ops) => ops.filter((op) => op.range.name === "o" && op.type === "put").length,
+    );
     // Whichever commit wrote a dequeue also wrote its hand-off: a crash after it loses neither.
     expect(dequeues).toEqual(handOffs);
     expect(dequeues.reduce((sum, n) => sum + n, 0)).toBe(urls.length);

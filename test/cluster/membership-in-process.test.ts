@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ClusterNode } from "../../src/cluster/index.js";
-import { StateStore } from "../../src/storage/index.js";
+import { outboxEntries, StateStore } from "../../src/storage/index.js";
 import type { TestWebOptions } from "../../src/testweb/index.js";
 import { readCrawlLogSoFar, servedPages, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { recordingLogger } from "../support/recording-logger.js";
@@ -74,7 +74,7 @@ async function outboxOf(agents: MemoryCluster, id: string, peer: string): Promis
   const store = await StateStore.open(join(agents.dataDirOf(id), "state"));
   try {
     let count = 0;
-    for await (const _ of store.outboxEntries(peer)) count++;
+    for await (const _ of outboxEntries(store, peer)) count++;
     return count;
   } finally {
     await store.close();

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { resendUnacked, UNACKED_PEER } from "../../src/cluster/unacked-urls.js";
-import { GroupCommit, StateStore } from "../../src/storage/index.js";
+import { GroupCommit, outboxEntries, outboxOp, StateStore } from "../../src/storage/index.js";
 
 let cleanup: (() => Promise<void>) | undefined;
 
@@ -25,7 +25,7 @@ async function openStore() {
 
 async function fingerprintsOf(store: StateStore, peer: string): Promise<bigint[]> {
   const out: bigint[] = [];
-  for await (const { fingerprint } of store.outboxEntries(peer)) out.push(fingerprint);
+  for await (const { fingerprint } of outboxEntries(store, peer)) out.push(fingerprint);
   return out;
 }
 
@@ -33,15 +33,10 @@ describe("resendUnacked", () => {
   it("routes every unacknowledged URL again with its depth, host and attempts, and clears its mark", async () => {
     const { store, committer } = await openStore();
     await store.write([
-      {
-        kind: "outbox",
-        peer: UNACKED_PEER,
-        fingerprint: 1n,
-        entry: { url: "http://a.test:8080/x", depth: 2, attempts: 1 },
-      },
-      { kind: "outbox", peer: UNACKED_PEER, fingerprint: 2n, entry: { url: "https://b.test/y", depth: 0 } },
+      outboxOp(UNACKED_PEER, 1n, { url: "http://a.test:8080/x", depth: 2, attempts: 1 }),
+      outboxOp(UNACKED_PEER, 2n, { url: "https://b.test/y", depth: 0 }),
       // A real peer's outbox is not this record: it stays as it is.
-      { kind: "outbox", peer: "p", fingerprint: 3n, entry: { url: "http://c.test/z", depth: 1 } },
+      outboxOp("p", 3n, { url: "http://c.test/z", depth: 1 }),
     ]);
     const routed: unknown[] = [];
     const count = await resendUnacked(store, committer, (url, depth, host, attempts) =>
@@ -63,9 +58,9 @@ describe("resendUnacked", () => {
   it("keeps the mark of a URL the route hands off again in the same commit", async () => {
     const { store, committer } = await openStore();
     const entry = { url: "http://a.test/x", depth: 1 };
-    await store.write([{ kind: "outbox", peer: UNACKED_PEER, fingerprint: 7n, entry }]);
+    await store.write([outboxOp(UNACKED_PEER, 7n, entry)]);
     const count = await resendUnacked(store, committer, () =>
-      committer.add({ kind: "outbox", peer: UNACKED_PEER, fingerprint: 7n, entry }),
+      committer.add(outboxOp(UNACKED_PEER, 7n, entry)),
     );
     expect(count).toBe(1);
     expect(await fingerprintsOf(store, UNACKED_PEER)).toEqual([7n]);

@@ -6,7 +6,7 @@ import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { UrlExchange, type UrlExchangeOptions } from "../../src/cluster/index.js";
 import { UNACKED_PEER } from "../../src/cluster/unacked-urls.js";
 import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
-import { GroupCommit, StateStore, type UrlTraits } from "../../src/storage/index.js";
+import { GroupCommit, outboxEntries, StateStore, type UrlTraits } from "../../src/storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../../src/transport/index.js";
 import { hostKey, UrlFingerprinter } from "../../src/url/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -490,7 +490,7 @@ describe("UrlExchange", () => {
     // Acknowledged or not, the outbox keeps them: if p dies, its queue is rebuilt from here.
     const entries = async (peer: string) => {
       const result: { url: string; depth: number }[] = [];
-      for await (const { entry } of t.store.outboxEntries(peer)) result.push(entry);
+      for await (const { entry } of outboxEntries(t.store, peer)) result.push(entry);
       return result.sort((a, b) => a.url.localeCompare(b.url));
     };
     expect(await entries("p")).toEqual(
@@ -522,7 +522,7 @@ describe("UrlExchange", () => {
     t.clock.advance(100);
     await t.callCount(1);
     const durable: string[] = [];
-    for await (const { entry } of t.store.outboxEntries("p")) durable.push(entry.url);
+    for await (const { entry } of outboxEntries(t.store, "p")) durable.push(entry.url);
     expect(durable.sort()).toEqual([url(1), url(2)]);
     t.calls[0]?.ack();
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
@@ -540,7 +540,7 @@ describe("UrlExchange", () => {
     expect(t.calls).toHaveLength(0);
     // The URL stays in the durable outbox for the next start.
     const left: string[] = [];
-    for await (const { entry } of t.store.outboxEntries("p")) left.push(entry.url);
+    for await (const { entry } of outboxEntries(t.store, "p")) left.push(entry.url);
     expect(left).toEqual([url(1)]);
   });
 });
@@ -550,7 +550,7 @@ describe("UrlExchange rules", () => {
   async function outbox(t: Awaited<ReturnType<typeof setup>>, peer: string): Promise<string[]> {
     await t.committer.commit();
     const result: string[] = [];
-    for await (const { entry } of t.store.outboxEntries(peer)) {
+    for await (const { entry } of outboxEntries(t.store, peer)) {
       result.push(entry.attempts === undefined ? entry.url : `${entry.url}#${entry.attempts}`);
     }
     return result.sort();

@@ -6,6 +6,8 @@ import { seededRandom } from "../../bench/lib/prng.mjs";
 import { ErrorCode } from "../../src/errors.js";
 import {
   CrawlLog,
+  getMeta,
+  metaOp,
   readCrawlLog,
   StateStore,
   WarcWriter,
@@ -166,12 +168,12 @@ describe.skipIf(skip)("storage across a power cut", () => {
 
   it("StateStore.write is durable when it resolves", async () => {
     const store = await StateStore.open(join(mountDir, "state"));
-    for (let i = 0; i < 50; i++) await store.write([{ kind: "meta", key: `k${i}`, value: `v${i}` }]);
+    for (let i = 0; i < 50; i++) await store.write([metaOp(`k${i}`, `v${i}`)]);
     await cut(seededRandom(7));
     await store.close().catch(() => {});
     const reopened = await StateStore.open(join(lower, "state"));
     try {
-      for (let i = 0; i < 50; i++) expect(await reopened.getMeta(`k${i}`)).toBe(`v${i}`);
+      for (let i = 0; i < 50; i++) expect(await getMeta(reopened, `k${i}`)).toBe(`v${i}`);
     } finally {
       await reopened.close();
     }

@@ -6,7 +6,7 @@ import { Level } from "level";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { corruptStateError, isCorruption, StateStore } from "../../src/storage/index.js";
-import { repairStateStore } from "../../src/storage/state-repair.js";
+import { repairStateStore } from "../../src/storage/state/state-repair.js";
 import { agentDataDir, logEvent, runUbicrawl, spawnAgent, startWebFixture } from "../agent/harness.js";
 
 /**

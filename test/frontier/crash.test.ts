@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { forEachFetched, forEachSeen, readQueue, scanQueues } from "../../src/storage/index.js";
 import { type FrontierEnv, openFrontierEnv, sharedFingerprinter } from "./helpers.js";
 
 const DIST = fileURLToPath(new URL("../../dist/", import.meta.url));
@@ -115,10 +116,10 @@ describe("Frontier after a SIGKILL", () => {
     }
 
     // What is on disk now: queued URLs per host, fetched and seen fingerprints.
-    const scan = await store.scanQueues();
+    const scan = await scanQueues(store);
     const queued = new Map<string, string>();
     for (const [host, { count, headSeq }] of scan) {
-      const entries = await store.readQueue(host, 0, count + 1);
+      const entries = await readQueue(store, host, 0, count + 1);
       expect(entries).toHaveLength(count);
       expect(entries[0]?.seq).toBe(headSeq);
       expect(frontier.record(host).nextSeq).toBeGreaterThan(entries.at(-1)?.seq ?? -1);
@@ -129,9 +130,9 @@ describe("Frontier after a SIGKILL", () => {
       }
     }
     const fetched = new Set<bigint>();
-    await store.forEachFetched((fp) => fetched.add(fp));
+    await forEachFetched(store, (fp) => fetched.add(fp));
     const seen = new Set<bigint>();
-    await store.forEachSeen((fp) => seen.add(fp));
+    await forEachSeen(store, (fp) => seen.add(fp));
 
     // Seen = queued ∪ fetched, disjoint: the dequeue and the fetch record went in one batch.
     for (const fp of seen) {

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/frontier.js";
-import type { QueuedUrl } from "../../src/storage/state-store.js";
+import type { QueuedUrl } from "../../src/storage/index.js";
+import { dequeueOp, enqueueOp, outboxOp } from "../../src/storage/index.js";
 import {
   deferred,
   type FrontierEnv,
@@ -379,8 +380,8 @@ describe("Frontier recovery from the store", () => {
   it("rebuilds the record of a queue whose host record is missing", async () => {
     const e = await setUp();
     await e.store.write([
-      { kind: "enqueue", host: "orphan.test", seq: 5, entry: { url: "http://orphan.test/a", depth: 1 } },
-      { kind: "enqueue", host: "orphan.test", seq: 6, entry: { url: "http://orphan.test/b", depth: 2 } },
+      enqueueOp("orphan.test", 5, { url: "http://orphan.test/a", depth: 1 }),
+      enqueueOp("orphan.test", 6, { url: "http://orphan.test/b", depth: 2 }),
     ]);
     await e.reopen();
     expect(e.frontier.waitingOf("orphan.test")).toBe(2);
@@ -399,10 +400,7 @@ describe("Frontier recovery from the store", () => {
     for (const url of urlsOf("short.test", 0, 2)) e.frontier.add(url, 0, "short.test");
     await e.frontier.commit();
     // Behind the frontier's back: the entries vanish from the store.
-    await e.store.write([
-      { kind: "dequeue", host: "short.test", seq: 0 },
-      { kind: "dequeue", host: "short.test", seq: 1 },
-    ]);
+    await e.store.write([dequeueOp("short.test", 0), dequeueOp("short.test", 1)]);
     const error = await rejectionOf(e.frontier.take("short.test"));
     expect(isUbiError(error, ErrorCode.StorageFailed)).toBe(true);
     expect((error as Error).message).toBe("queue of short.test is shorter on disk than its count says");
@@ -484,12 +482,27 @@ describe("Frontier take racing a drain and an eviction", () => {
     // The next take of h.test reads its second window from disk; the reply is held until released.
     const readDone = deferred<void>();
     const release = deferred<void>();
-    const realRead = e.store.readQueue.bind(e.store);
-    vi.spyOn(e.store, "readQueue").mockImplementationOnce(async (...args) => {
-      const entries = await realRead(...args);
-      readDone.resolve();
-      await release.promise;
-      return entries;
+    const realRange = e.store.range.bind(e.store);
+    let held = false;
+    vi.spyOn(e.store, "range").mockImplementation((range) => {
+      const reader = realRange(range);
+      if (range.name !== "q" || held) return reader;
+      held = true;
+      // The queue's range, whose next read of entries is held.
+      return new Proxy(reader, {
+        get: (target, name) => {
+          if (name !== "getMany") {
+            const value: unknown = Reflect.get(target, name, target);
+            return typeof value === "function" ? value.bind(target) : value;
+          }
+          return async (keys: string[]) => {
+            const values = await target.getMany(keys);
+            readDone.resolve();
+            await release.promise;
+            return values;
+          };
+        },
+      });
     });
     const loading = e.frontier.take("h.test");
     await readDone.promise;
@@ -540,7 +553,7 @@ describe("URLs handed away", () => {
     e.frontier.markSentAway(fp);
     expect(e.frontier.wasSentAway(fp)).toBe(true);
     expect(e.frontier.wasSentAway(await fingerprint("http://away.test/y"))).toBe(false);
-    await e.store.write([{ kind: "outbox", peer: "peer-1", fingerprint: fp, entry: { url, depth: 0 } }]);
+    await e.store.write([outboxOp("peer-1", fp, { url, depth: 0 })]);
     await e.reopen();
     expect(e.frontier.wasSentAway(fp)).toBe(true);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Frontier, type FrontierOptions } from "../../src/frontier/frontier.js";
 import { GroupCommit } from "../../src/storage/group-commit.js";
-import { StateStore, type StoredQueueEntry } from "../../src/storage/state-store.js";
+import { StateStore, type StoredQueueEntry } from "../../src/storage/index.js";
 import { UrlFingerprinter } from "../../src/url/fingerprint.js";
 
 /** A frontier on a real store in a temp dir, with the hosts reported ready recorded in order. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { QueuedUrl } from "../../src/storage/state-store.js";
+import type { QueuedUrl } from "../../src/storage/index.js";
 import {
   type FrontierEnv,
   mustTake,

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchResult } from "../../src/fetching/index.js";
 import { silentLogger } from "../../src/logging/index.js";
 import { decodeHistory, FixedPolicy, type PageHistory, Recrawler } from "../../src/recrawl/index.js";
-import { GroupCommit, StateStore } from "../../src/storage/index.js";
+import { GroupCommit, pageValue, StateStore } from "../../src/storage/index.js";
 import { UrlFingerprinter } from "../../src/url/index.js";
 import { ManualClock } from "../support/manual-clock.js";
 
@@ -79,7 +79,7 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
   }
 
   async function stored(url: string): Promise<PageHistory | undefined> {
-    const value = await store.pageValue(HOST, fingerprinter.fingerprint(url));
+    const value = await pageValue(store, HOST, fingerprinter.fingerprint(url));
     return value === undefined ? undefined : decodeHistory(value);
   }
 

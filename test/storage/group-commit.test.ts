@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { GroupCommit } from "../../src/storage/group-commit.js";
-import { type StateOp, StateStore } from "../../src/storage/state-store.js";
+import { forEachSeen, metaOp, type StateOp, StateStore, seenOp } from "../../src/storage/index.js";
 
 /** A write function whose calls the test finishes by hand, recording each batch. */
 class ManualWriter {
@@ -52,11 +52,11 @@ async function flush(): Promise<void> {
 }
 
 function seen(n: number): StateOp {
-  return { kind: "seen", fingerprint: BigInt(n) };
+  return seenOp(BigInt(n));
 }
 
 function fingerprintsOf(ops: readonly StateOp[]): number[] {
-  return ops.flatMap((op) => (op.kind === "seen" ? [Number(op.fingerprint)] : []));
+  return ops.flatMap((op) => (op.range.name === "s" ? [Number.parseInt(op.key, 16)] : []));
 }
 
 /** Tracks whether a promise has settled, without awaiting it. */
@@ -187,7 +187,7 @@ describe("GroupCommit", () => {
     let calls = 0;
     group.beforeWrite((ops) => {
       calls++;
-      for (const n of dirty) ops.push({ kind: "meta", key: `dirty-${n}`, value: String(calls) });
+      for (const n of dirty) ops.push(metaOp(`dirty-${n}`, String(calls)));
       dirty = [];
     });
     dirty.push(7);
@@ -204,10 +204,7 @@ describe("GroupCommit", () => {
     writer.finish();
     await flush();
     expect([a.done, b.done, c.done]).toEqual([true, true, true]);
-    expect(writer.batches).toEqual([
-      [seen(1), { kind: "meta", key: "dirty-7", value: "1" }],
-      [{ kind: "meta", key: "dirty-8", value: "2" }],
-    ]);
+    expect(writer.batches).toEqual([[seen(1), metaOp("dirty-7", "1")], [metaOp("dirty-8", "2")]]);
   });
 
   it("runs afterWrite listeners once a batch is durable, before its callers resume, and never for a failed one", async () => {
@@ -243,7 +240,7 @@ describe("GroupCommit", () => {
           group.commit().then(async () => {
             // When a caller's commit resolves, its own op is readable.
             const found: bigint[] = [];
-            await store.forEachSeen((fp) => found.push(fp));
+            await forEachSeen(store, (fp) => found.push(fp));
             expect(found).toContain(BigInt(i));
           }),
         );
@@ -251,7 +248,7 @@ describe("GroupCommit", () => {
       await Promise.all(commits);
       expect(writes).toBeLessThan(10);
       let count = 0;
-      await store.forEachSeen(() => count++);
+      await forEachSeen(store, () => count++);
       expect(count).toBe(200);
       // A write to a closed store fails with StorageFailed and keeps the ops for later.
       await store.close();

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { Level } from "level";
-import { ErrorCode, errorMessage, UbiError } from "../errors.js";
+import { ErrorCode, errorMessage, UbiError } from "../../errors.js";
 import { damageReported, isCorruption } from "./state-damage.js";
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ErrorCode, UbiError } from "../errors.js";
+import { ErrorCode, UbiError } from "../../errors.js";
 
 /**
  * Damage to an agent's state store (its LevelDB folder), told in ubicrawl's words: LevelDB says
