@@ -55,8 +55,11 @@ export { forEachSeen, seenOp } from "./state/seen-records.js";
 export { corruptStateError, damageReported, isCorruption, repairAdvice } from "./state/state-damage.js";
 export { StateStore } from "./state/state-store.js";
 export { checkWarcFile, GONE, type WarcFileCheck } from "./warc-check.js";
+export type { WarcExchange, WarcRevisit } from "./warc-exchange.js";
 export { WARC_COMPRESSIONS, type WarcCompression, warcFileCompression } from "./warc-file-name.js";
+export type { WarcFileExtent } from "./warc-file-slot.js";
 export { type WarcFolderFile, WarcFolderListing } from "./warc-folder-listing.js";
+export type { ClosedWarcFile } from "./warc-folder-scan.js";
 export {
   cutTornWarcTail,
   type DamagedWarcFile,
@@ -70,13 +73,6 @@ export {
 } from "./warc-ledger.js";
 export { IDENTICAL_PAYLOAD_PROFILE, SERVER_NOT_MODIFIED_PROFILE, sha1Digest } from "./warc-record.js";
 export { recoverWarcFile } from "./warc-recovery.js";
-export {
-  type ClosedWarcFile,
-  type WarcExchange,
-  type WarcFileExtent,
-  type WarcRevisit,
-  WarcWriter,
-  type WarcWriterStats,
-} from "./warc-writer.js";
+export { WarcWriter, type WarcWriterStats } from "./warc-writer.js";
 export type { WarcWriterOptions } from "./warc-writer-options.js";
 export { ZSTD_NODE_VERSION, zstdAvailable } from "./zstd.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
 import { OPEN_SUFFIX, warcFileCompression } from "./warc-file-name.js";
-import type { WarcFileExtent } from "./warc-writer.js";
+import type { WarcFileExtent } from "./warc-file-slot.js";
 
 /**
  * An agent's WARC folder as an operator downloads it (`ubicrawl export --agent`): its finished files

@@ -1,8 +1,11 @@
+import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import type { Logger } from "../logging/index.js";
 import { NAME_PART_PATTERN, WARC_COMPRESSIONS, type WarcCompression } from "./warc-file-name.js";
+import type { ClosedWarcFile } from "./warc-folder-scan.js";
 import { ZSTD_NODE_VERSION, zstdAvailable } from "./zstd.js";
 
-/** The options of a `WarcWriter`, their defaults and their checks. */
+/** The options of a `WarcWriter`, their defaults and their checks, and its dependencies. */
 
 /**
  * Default of {@link WarcWriterOptions.level} by compression: gzip level 1 costs half the CPU of 6 for
@@ -117,4 +120,17 @@ export function resolveWarcWriterOptions(options: WarcWriterOptions): ResolvedWa
 
 function invalid(message: string): never {
   throw new UbiError(ErrorCode.InvalidArgument, message);
+}
+
+/** Dependencies of a {@link WarcWriter}. */
+export interface WarcWriterDeps {
+  /** Names files and dates warcinfo records. @default systemClock */
+  clock?: Clock;
+  /** Where an index that could not be written is reported. @default defaultLogger() */
+  logger?: Logger;
+  /**
+   * Told of each finished file once its index is written: as a rotation or the close finishes it, and
+   * at open for every finished file found in the folder (one a crash kept from being told).
+   */
+  onFileClosed?: (file: ClosedWarcFile) => void;
 }

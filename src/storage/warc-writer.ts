@@ -1,26 +1,35 @@
-import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readdir, rename, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { mkdir, rename } from "node:fs/promises";
+import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
 import { ErrorCode, errorMessage, UbiError } from "../errors.js";
-import { defaultLogger, type Logger } from "../logging/index.js";
-import { cdxjLine } from "./cdxj.js";
-import { CdxjJournal } from "./cdxj-journal.js";
+import { defaultLogger } from "../logging/index.js";
 import {
   type AppendedRecords,
   InlineAppender,
   type RecordAppender,
   WorkerAppender,
 } from "./record-appender.js";
-import type { PayloadOriginal } from "./state/digest-records.js";
 import { WarcDictionarySamples } from "./warc-dictionary-samples.js";
 import type { RecordDraft } from "./warc-draft.js";
-import { OPEN_SUFFIX, type WarcCompression, warcFileName, warcFileSerial } from "./warc-file-name.js";
-import { cdxjPathOf, indexCoversFile, indexWarcFile, unfinishedIndexOf } from "./warc-indexer.js";
-import { exchangeDrafts, newRecordId, recordDraft, revisitDrafts } from "./warc-record.js";
-import { recoverWarcFile } from "./warc-recovery.js";
-import { resolveWarcWriterOptions, type WarcWriterOptions } from "./warc-writer-options.js";
-import { dictionaryFrame, type ZstdDictionary } from "./zstd-dictionary.js";
+import { draftExchange, draftRevisit, type WarcExchange, type WarcRevisit } from "./warc-exchange.js";
+import { OPEN_SUFFIX, warcFileName } from "./warc-file-name.js";
+import {
+  estimatedBytes,
+  type FileSlot,
+  type IndexedRecord,
+  newFileSlot,
+  totalBytes,
+  type WarcFileExtent,
+} from "./warc-file-slot.js";
+import { scanWarcFolder } from "./warc-folder-scan.js";
+import { WarcIndexFeed } from "./warc-index-feed.js";
+import { createLiveFile, type LiveFile } from "./warc-live-file.js";
+import {
+  type ResolvedWarcWriterOptions,
+  resolveWarcWriterOptions,
+  type WarcWriterDeps,
+  type WarcWriterOptions,
+} from "./warc-writer-options.js";
 
 /**
  * The WARC 1.1 writer: one gzip member per record (`.warc.gz`), or one Zstandard frame per record
@@ -40,68 +49,13 @@ import { dictionaryFrame, type ZstdDictionary } from "./zstd-dictionary.js";
  * as it is appended, sorted into the index once the file is finished (`cdxj-journal.ts`). At open, a
  * file whose index is missing or falls short of its end (a crash before the index was written) is
  * indexed again from its records.
+ *
+ * Over ~400 lines for a reason: what is left here is one state machine — the slot taking records, the
+ * live file, the tail of appends, the sticky failure and lost writes, the finishing of the previous
+ * file — whose fields every method reads and sets together; its parts with a concept of their own are
+ * apart (`warc-exchange.ts`, `warc-file-slot.ts`, `warc-live-file.ts`, `warc-index-feed.ts`,
+ * `warc-folder-scan.ts`, `warc-writer-options.ts`).
  */
-
-const RECORD_END_BYTES = 4;
-/** Drained appends a file slot keeps before it drops them from its list. */
-const DRAINED_APPENDS_KEPT = 1024;
-
-/** One HTTP fetch to archive as a `request` and a `response` record. */
-export interface WarcExchange {
-  /** The fetched URL (`WARC-Target-URI`). */
-  url: string;
-  /** The server's IP address (`WARC-IP-Address`); empty when unknown. */
-  ip: string;
-  /** When the request was sent (`WARC-Date` of both records). */
-  date: Date;
-  /** Request line and headers through the blank line, one byte per char (latin1), as sent. */
-  requestHeaderBlock: string;
-  /** Status line and headers through the blank line, one byte per char (latin1), as received. */
-  responseHeaderBlock: string;
-  /** The body as on the wire (content-encoded, transfer-decoded). */
-  body: Uint8Array;
-  /** The body was cut at the size cap (`WARC-Truncated: length`). */
-  truncated?: boolean;
-}
-
-/**
- * An HTTP fetch whose payload was stored before, to archive as a `request` and a `revisit` record
- * (identical-payload-digest profile) instead of storing the payload again.
- */
-export interface WarcRevisit extends Omit<WarcExchange, "body" | "truncated"> {
-  /** `sha1:` digest of the payload (the original response's `WARC-Payload-Digest`). */
-  payloadDigest: string;
-  /** The response that stored the payload. */
-  refersTo: PayloadOriginal;
-  /**
-   * The server answered `304 Not Modified` to a conditional GET: written with WARC 1.1's
-   * server-not-modified profile, `refersTo` the URL's last capture and `payloadDigest` its payload's.
-   */
-  notModified?: boolean;
-}
-
-/** Dependencies of a {@link WarcWriter}. */
-export interface WarcWriterDeps {
-  /** Names files and dates warcinfo records. @default systemClock */
-  clock?: Clock;
-  /** Where an index that could not be written is reported. @default defaultLogger() */
-  logger?: Logger;
-  /**
-   * Told of each finished file once its index is written: as a rotation or the close finishes it, and
-   * at open for every finished file found in the folder (one a crash kept from being told).
-   */
-  onFileClosed?: (file: ClosedWarcFile) => void;
-}
-
-/** A finished WARC file with its index. */
-export interface ClosedWarcFile {
-  /** Its name. */
-  readonly name: string;
-  /** Its path. */
-  readonly path: string;
-  /** Its CDXJ index's path. */
-  readonly indexPath: string;
-}
 
 /** Counters of a {@link WarcWriter} since it was opened. */
 export interface WarcWriterStats {
@@ -121,83 +75,19 @@ export interface WarcWriterStats {
   reindexedFiles: number;
 }
 
-/** A WARC file this writer opened, with the bytes of whole records appended to it so far. */
-export interface WarcFileExtent {
-  /** Its name once finished (without `.open`). */
-  readonly name: string;
-  readonly bytes: number;
-}
-
-/** A file that writes are assigned to; it is created when its first record is queued. */
-interface FileSlot {
-  name: string;
-  warcinfoId: string;
-  /** The dictionary of a `.warc.zst` file, written first in it. */
-  dictionary?: ZstdDictionary;
-  /** Bytes assigned so far: compressed sizes once known, uncompressed sizes meanwhile. */
-  bytes: number;
-  /** The open file's descriptor; until then, the records waiting for it, in call order. */
-  fd?: number;
-  /**
-   * Every append to the file in call order, with what it wrote once settled (null: not kept, after a
-   * failure). Appends settle out of call order (those queued before the file opened settle a few
-   * microtasks late), so index lines take their offsets here, in call order, from {@link indexedBytes}.
-   */
-  appends: { indexed: IndexedRecord | undefined; records?: AppendedRecords | null }[];
-  /** How many of {@link appends} have given their index line. */
-  drained: number;
-  /** Offset of the first record of the next append to drain. */
-  indexedBytes: number;
-  waiting: {
-    drafts: RecordDraft[];
-    resolve: (appended: AppendedRecords | PromiseLike<AppendedRecords>) => void;
-    reject: (error: unknown) => void;
-  }[];
-}
-
-/** The file being written: its slot, handle, the length of its whole records, its index lines. */
-interface LiveFile {
-  slot: FileSlot;
-  handle: FileHandle;
-  /** What a failed write cuts the file back to; the offset of the next record. */
-  goodBytes: number;
-  index: CdxjJournal;
-}
-
-/** The record of an append that gets an index line: its place among the drafts and what the line says. */
-interface IndexedRecord {
-  /** Index of the record among the call's drafts. */
-  at: number;
-  url: string;
-  date: Date;
-  responseHeaderBlock: string;
-  /** A revisit's payload digest (`sha1:…`); a response's is computed with its record. */
-  revisitDigest?: string;
-}
-
 /** Appends request/response pairs to rotating compressed WARC 1.1 files, recovering torn files on open. */
 export class WarcWriter {
-  private readonly dir: string;
-  private readonly agentId: string;
-  private readonly filePrefix: string;
-  private readonly maxFileBytes: number;
-  private readonly software: string;
-  private readonly compression: WarcCompression;
-  private readonly dictionaryBytes: number;
+  private readonly options: ResolvedWarcWriterOptions;
   private readonly samples = new WarcDictionarySamples();
   private readonly appender: RecordAppender;
   private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly onFileClosed: ((file: ClosedWarcFile) => void) | undefined;
-  private readonly indexObservers = new Set<(line: string) => void>();
+  private readonly indexFeed: WarcIndexFeed;
 
   private state: "new" | "opening" | "open" | "closed" = "new";
   private nextSerial = 1;
   private slot: FileSlot | undefined;
   /** The live file. */
   private file: LiveFile | undefined;
-  /** Indexes of finished files being sorted and written. */
-  private readonly indexing = new Set<Promise<void>>();
   /** Settles once every record queued so far is appended (or failed). */
   private tail: Promise<void> = Promise.resolve();
   /** The finishing (sync, close, rename) of the file before the live one, while it runs. */
@@ -224,18 +114,14 @@ export class WarcWriter {
 
   constructor(options: WarcWriterOptions, deps: WarcWriterDeps = {}) {
     const resolved = resolveWarcWriterOptions(options);
-    this.dir = resolved.dir;
-    this.agentId = resolved.agentId;
-    this.filePrefix = resolved.filePrefix;
-    this.maxFileBytes = resolved.maxFileBytes;
-    this.software = resolved.software;
-    this.compression = resolved.compression;
-    this.dictionaryBytes = resolved.dictionaryBytes;
+    this.options = resolved;
     const codec = { kind: resolved.compression, level: resolved.level };
     this.appender = resolved.compressInWorker ? new WorkerAppender(codec) : new InlineAppender(codec);
     this.clock = deps.clock ?? systemClock;
-    this.logger = deps.logger ?? defaultLogger();
-    this.onFileClosed = deps.onFileClosed;
+    this.indexFeed = new WarcIndexFeed({
+      logger: deps.logger ?? defaultLogger(),
+      onFileClosed: deps.onFileClosed,
+    });
   }
 
   /**
@@ -246,39 +132,18 @@ export class WarcWriter {
     if (this.state !== "new") throw new UbiError(ErrorCode.StorageFailed, "WarcWriter.open called twice");
     this.state = "opening";
     try {
-      await mkdir(this.dir, { recursive: true });
-      let maxSerial = 0;
-      const finished: string[] = [];
-      for (const entry of await readdir(this.dir)) {
-        const indexed = unfinishedIndexOf(entry);
-        if (indexed !== undefined) {
-          if (warcFileSerial(indexed, this.filePrefix, this.agentId) !== undefined) {
-            await unlink(join(this.dir, entry));
-          }
-          continue;
-        }
-        const serial = warcFileSerial(entry, this.filePrefix, this.agentId);
-        if (serial === undefined) continue;
-        maxSerial = Math.max(maxSerial, serial);
-        if (entry.endsWith(OPEN_SUFFIX)) {
-          const { path } = await recoverWarcFile(join(this.dir, entry));
-          this.counters.recoveredFiles++;
-          if (path !== undefined) finished.push(path);
-        } else {
-          finished.push(join(this.dir, entry));
-        }
-      }
-      for (const path of finished) {
-        if (!(await indexCoversFile(path))) {
-          await indexWarcFile(path);
-          this.counters.reindexedFiles++;
-        }
-        this.tellClosed(path);
-      }
-      this.nextSerial = maxSerial + 1;
+      await mkdir(this.options.dir, { recursive: true });
+      const owner = {
+        dir: this.options.dir,
+        filePrefix: this.options.filePrefix,
+        agentId: this.options.agentId,
+      };
+      this.nextSerial = await scanWarcFolder(owner, this.counters, (file) => this.indexFeed.tellClosed(file));
     } catch (error) {
       this.state = "closed";
-      throw error instanceof UbiError ? error : storageError(`cannot open WARC folder ${this.dir}`, error);
+      throw error instanceof UbiError
+        ? error
+        : storageError(`cannot open WARC folder ${this.options.dir}`, error);
     }
     this.state = "open";
   }
@@ -298,19 +163,7 @@ export class WarcWriter {
   writeRevisit(revisit: WarcRevisit): Promise<void> {
     return this.accept(() => {
       const slot = this.currentSlot();
-      const drafts = revisitDrafts({
-        ...revisit,
-        requestId: newRecordId(),
-        responseId: newRecordId(),
-        warcinfoId: slot.warcinfoId,
-      });
-      const indexed = {
-        at: 1,
-        url: revisit.url,
-        date: revisit.date,
-        responseHeaderBlock: revisit.responseHeaderBlock,
-        revisitDigest: revisit.payloadDigest,
-      };
+      const { drafts, indexed } = draftRevisit(revisit, slot.warcinfoId);
       return this.enqueue(slot, drafts, 1, indexed).then(() => {
         this.counters.revisits++;
       });
@@ -409,7 +262,7 @@ export class WarcWriter {
     this.closing = wasOpen
       ? this.tail
           .then(() => this.finishFile())
-          .finally(() => Promise.all(this.indexing))
+          .finally(() => this.indexFeed.settled())
           .finally(() => this.appender.close())
           .then(() => {
             if (this.failure) throw this.failure;
@@ -443,7 +296,7 @@ export class WarcWriter {
 
   /** The folder the files are written to (finished ones, and the live one with `.open`). */
   get folder(): string {
-    return this.dir;
+    return this.options.dir;
   }
 
   /**
@@ -452,70 +305,34 @@ export class WarcWriter {
    * function that stops it.
    */
   observeIndexed(observer: (line: string) => void): () => void {
-    this.indexObservers.add(observer);
-    return () => this.indexObservers.delete(observer);
+    return this.indexFeed.observe(observer);
   }
 
   /** Drafts the request and response records of `exchange` and queues them (digests come later). */
   private enqueueExchange(exchange: WarcExchange): Promise<string> {
     const slot = this.currentSlot();
-    const responseId = newRecordId();
-    const drafts = exchangeDrafts({
-      url: exchange.url,
-      ip: exchange.ip,
-      date: exchange.date,
-      requestId: newRecordId(),
-      responseId,
-      warcinfoId: slot.warcinfoId,
-      requestHeaderBlock: exchange.requestHeaderBlock,
-      responseHeaderBlock: exchange.responseHeaderBlock,
-      body: exchange.body,
-      truncated: exchange.truncated === true,
-    });
-    if (this.compression === "zstd" && this.dictionaryBytes > 0) this.samples.add(drafts);
-    const indexed = {
-      at: 1,
-      url: exchange.url,
-      date: exchange.date,
-      responseHeaderBlock: exchange.responseHeaderBlock,
-    };
+    const { drafts, indexed, responseId } = draftExchange(exchange, slot.warcinfoId);
+    if (this.options.compression === "zstd" && this.options.dictionaryBytes > 0) this.samples.add(drafts);
     return this.enqueue(slot, drafts, 1, indexed).then(() => responseId);
   }
 
   /** The file slot for the next exchange, starting a new file (and its warcinfo) when the current is full. */
   private currentSlot(): FileSlot {
-    if (this.slot && this.slot.bytes < this.maxFileBytes) return this.slot;
+    if (this.slot && this.slot.bytes < this.options.maxFileBytes) return this.slot;
     const now = new Date(this.clock.now());
-    const name = warcFileName(this.filePrefix, now, this.nextSerial++, this.agentId, this.compression);
-    const slot: FileSlot = {
-      name,
-      warcinfoId: newRecordId(),
-      bytes: 0,
-      waiting: [],
-      appends: [],
-      drained: 0,
-      indexedBytes: 0,
-    };
-    if (this.compression === "zstd" && this.dictionaryBytes > 0) {
-      slot.dictionary = this.samples.dictionary(this.dictionaryBytes);
-    }
-    this.slot = slot;
-    const info = Buffer.from(
-      `software: ${this.software}\r\nformat: WARC File Format 1.1\r\n` +
-        "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n" +
-        `isPartOf: ${this.filePrefix}-${this.agentId}\r\n`,
-      "utf8",
+    const name = warcFileName(
+      this.options.filePrefix,
+      now,
+      this.nextSerial++,
+      this.options.agentId,
+      this.options.compression,
     );
-    const warcinfo = recordDraft({
-      type: "warcinfo",
-      recordId: slot.warcinfoId,
-      date: now,
-      fields: [
-        ["WARC-Filename", name],
-        ["Content-Type", "application/warc-fields"],
-      ],
-      block: [info],
-    });
+    const dictionary =
+      this.options.compression === "zstd" && this.options.dictionaryBytes > 0
+        ? this.samples.dictionary(this.options.dictionaryBytes)
+        : undefined;
+    const { slot, warcinfo } = newFileSlot(name, now, this.options, dictionary);
+    this.slot = slot;
     // Failures surface through `failure` on the next write, flush or close.
     this.enqueue(slot, [warcinfo], 0).catch(() => {});
     return slot;
@@ -532,12 +349,7 @@ export class WarcWriter {
     exchanges: number,
     indexed?: IndexedRecord,
   ): Promise<void> {
-    let estimate = 0;
-    for (const draft of drafts) {
-      estimate += draft.head.length + RECORD_END_BYTES;
-      for (const piece of draft.block)
-        estimate += typeof piece === "string" ? piece.length : piece.byteLength;
-    }
+    const estimate = estimatedBytes(drafts);
     slot.bytes += estimate;
     const place: FileSlot["appends"][number] = { indexed };
     slot.appends.push(place);
@@ -577,26 +389,7 @@ export class WarcWriter {
 
   /** Gives the index lines of `slot`'s settled appends, in call order, up to the first one still pending. */
   private drainIndex(slot: FileSlot): void {
-    const file = this.file;
-    if (file?.slot !== slot) return;
-    for (
-      let place = slot.appends[slot.drained];
-      place?.records !== undefined;
-      place = slot.appends[slot.drained]
-    ) {
-      slot.drained++;
-      if (place.records === null) continue;
-      if (place.indexed) {
-        const line = indexLine(place.indexed, place.records, slot.indexedBytes, slot.name);
-        file.index.add(line);
-        for (const observer of this.indexObservers) observer(line);
-      }
-      slot.indexedBytes += totalBytes(place.records);
-    }
-    if (slot.drained >= DRAINED_APPENDS_KEPT) {
-      slot.appends.splice(0, slot.drained);
-      slot.drained = 0;
-    }
+    if (this.file?.slot === slot) this.indexFeed.drain(this.file);
   }
 
   /**
@@ -632,31 +425,16 @@ export class WarcWriter {
   private async openFile(slot: FileSlot): Promise<number> {
     if (this.failure) throw this.failure;
     await this.finishFile();
-    // "ax": append-only, and never reuse a name that already exists.
-    const path = join(this.dir, slot.name + OPEN_SUFFIX);
-    const handle = await open(path, "ax");
-    let goodBytes = 0;
+    const file = await createLiveFile(this.options.dir, slot);
     if (slot.dictionary) {
-      // The dictionary frame comes first: every record's frame needs it. A file it could not be
-      // written to is removed (it holds nothing yet), and the failure is the writer's.
-      const frame = dictionaryFrame(slot.dictionary);
-      try {
-        const { bytesWritten } = await handle.write(frame, 0, frame.length);
-        if (bytesWritten !== frame.length) throw new Error(`short write: ${bytesWritten} of ${frame.length}`);
-      } catch (error) {
-        await handle.close().catch(() => {});
-        await unlink(path).catch(() => {});
-        throw storageError(`cannot write to WARC file ${slot.name}`, error);
-      }
-      goodBytes = frame.length;
-      slot.bytes += frame.length;
-      this.counters.bytes += frame.length;
-      this.appender.useDictionary(handle.fd, slot.dictionary.bytes);
+      slot.bytes += file.goodBytes;
+      this.counters.bytes += file.goodBytes;
+      this.appender.useDictionary(file.handle.fd, slot.dictionary.bytes);
     }
-    slot.indexedBytes = goodBytes;
-    this.file = { slot, handle, goodBytes, index: new CdxjJournal(join(this.dir, slot.name)) };
+    slot.indexedBytes = file.goodBytes;
+    this.file = file;
     this.counters.files++;
-    return handle.fd;
+    return file.handle.fd;
   }
 
   /** Syncs, closes and renames the live file; after a failure leaves it `.open` for recovery. */
@@ -673,7 +451,7 @@ export class WarcWriter {
   }
 
   private async finish(file: LiveFile): Promise<void> {
-    const openPath = join(this.dir, file.slot.name + OPEN_SUFFIX);
+    const openPath = join(this.options.dir, file.slot.name + OPEN_SUFFIX);
     try {
       try {
         if (!this.failure) await this.sync(file);
@@ -681,7 +459,7 @@ export class WarcWriter {
         // Closed even when the sync failed: the descriptor must not wait for the garbage collector.
         await file.handle.close();
       }
-      if (!this.failure) await rename(openPath, join(this.dir, file.slot.name));
+      if (!this.failure) await rename(openPath, join(this.options.dir, file.slot.name));
     } catch (error) {
       this.failure ??= storageError(`cannot finish WARC file ${file.slot.name}`, error);
       await file.index.discard();
@@ -692,64 +470,9 @@ export class WarcWriter {
       await file.index.discard();
       return;
     }
-    this.writeIndex(file);
-  }
-
-  /**
-   * Sorts and writes the finished `file`'s index in the background (the next file need not wait); a
-   * failure costs only the index, which the next {@link open} writes again.
-   */
-  private writeIndex(file: LiveFile): void {
-    const task = file.index
-      .finish()
-      .then(() => this.tellClosed(join(this.dir, file.slot.name)))
-      .catch((error: unknown) => {
-        this.logger.warn(
-          { event: "warc-index-failed", file: file.slot.name, err: error },
-          `cannot write the CDXJ index of ${file.slot.name}; it is written again when the agent next starts`,
-        );
-      })
-      .finally(() => {
-        this.indexing.delete(task);
-      });
-    this.indexing.add(task);
-  }
-
-  /** Tells {@link WarcWriterDeps.onFileClosed} of the finished, indexed file at `path`. */
-  private tellClosed(path: string): void {
-    this.onFileClosed?.({ name: basename(path), path, indexPath: cdxjPathOf(path) });
+    this.indexFeed.finish(file, this.options.dir);
   }
 }
-
-/** Compressed bytes of all the records of one append. */
-function totalBytes(records: AppendedRecords): number {
-  let bytes = 0;
-  for (const size of records.sizes) bytes += size;
-  return bytes;
-}
-
-/** The index line of `indexed`, appended as `records` at `offset` of the WARC file `filename`. */
-function indexLine(
-  indexed: IndexedRecord,
-  records: AppendedRecords,
-  offset: number,
-  filename: string,
-): string {
-  let at = offset;
-  for (let i = 0; i < indexed.at; i++) at += records.sizes[i] ?? 0;
-  const digest = indexed.revisitDigest ?? `sha1:${records.payloadDigests[indexed.at] ?? ""}`;
-  return cdxjLine({
-    url: indexed.url,
-    date: indexed.date,
-    revisit: indexed.revisitDigest !== undefined,
-    httpHeaderBlock: indexed.responseHeaderBlock,
-    digest: digest.slice("sha1:".length),
-    offset: at,
-    length: records.sizes[indexed.at] ?? 0,
-    filename,
-  });
-}
-
 function storageError(message: string, cause: unknown): UbiError {
   return cause instanceof UbiError ? cause : new UbiError(ErrorCode.StorageFailed, message, { cause });
 }

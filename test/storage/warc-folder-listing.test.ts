@@ -5,9 +5,10 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import type { WarcExchange } from "../../src/storage/warc-exchange.js";
 import { WarcFolderListing } from "../../src/storage/warc-folder-listing.js";
 import { readWarcFile } from "../../src/storage/warc-reader.js";
-import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
+import { WarcWriter } from "../../src/storage/warc-writer.js";
 
 /**
  * An agent's WARC folder as `ubicrawl export --agent` downloads it: finished files with their indexes,

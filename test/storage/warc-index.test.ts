@@ -14,10 +14,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CdxjJournal } from "../../src/storage/cdxj-journal.js";
+import type { WarcExchange } from "../../src/storage/warc-exchange.js";
 import { type WarcCompression, warcFileCompression } from "../../src/storage/warc-file-name.js";
 import { indexWarcFile } from "../../src/storage/warc-indexer.js";
 import { base32 } from "../../src/storage/warc-record.js";
-import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
+import { WarcWriter } from "../../src/storage/warc-writer.js";
 import { zstdAvailable } from "../../src/storage/zstd.js";
 import { cdxjProblems, parseCdxj } from "../support/cdxj-check.js";
 

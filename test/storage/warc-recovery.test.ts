@@ -17,10 +17,11 @@ import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
+import type { WarcExchange } from "../../src/storage/warc-exchange.js";
 import { warcFileCompression } from "../../src/storage/warc-file-name.js";
 import { readWarcFile, splitHttpBlock } from "../../src/storage/warc-reader.js";
 import { recoverWarcFile } from "../../src/storage/warc-recovery.js";
-import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
+import { WarcWriter } from "../../src/storage/warc-writer.js";
 
 let dir: string;
 beforeEach(async () => {

@@ -7,10 +7,11 @@ import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Clock, systemClock } from "../../src/clock.js";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
+import type { WarcExchange } from "../../src/storage/warc-exchange.js";
 import { warcFileCompression } from "../../src/storage/warc-file-name.js";
 import { readWarcFile, splitHttpBlock, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import { base32 } from "../../src/storage/warc-record.js";
-import { type WarcExchange, WarcWriter } from "../../src/storage/warc-writer.js";
+import { WarcWriter } from "../../src/storage/warc-writer.js";
 
 const FILE_NAME = /^ubicrawl-\d{14}-\d{5}-agent-7\.warc\.gz$/;
 const RECORD_ID = /^<urn:uuid:[0-9a-f-]{36}>$/;
