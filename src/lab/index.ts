@@ -19,6 +19,7 @@ export { faultsExperiment } from "./experiments/faults.js";
 export { freshnessExperiment } from "./experiments/freshness.js";
 export { modesExperiment } from "./experiments/modes.js";
 export { partitioningExperiment } from "./experiments/partitioning.js";
+export { politenessExperiment } from "./experiments/politeness.js";
 export { replicationExperiment } from "./experiments/replication.js";
 export { scalingExperiment } from "./experiments/scaling.js";
 export { formatTextTable, markdownTable, type RunInfo, writeReport } from "./report-writer.js";

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DEFAULT_PARTITIONING, type Partitioning, partitionKey } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
@@ -118,6 +119,11 @@ export interface LocalClusterRun {
   readonly seconds: number;
   /** The fault, as it came. */
   readonly fault?: InjectedFault;
+  /**
+   * The longest this process, which serves the test web, was held up from the seeds to the crawl's end
+   * (its event loop's delay), ms: the test web may have stamped a request's start or end that much late.
+   */
+  readonly webLagMs: number;
 }
 
 /** How long an agent may take to listen. */
@@ -126,6 +132,8 @@ const LISTEN_TIMEOUT_MS = 60_000;
 const VIEW_POLL_MS = 100;
 /** How often the test web's count of requests is read, waiting for a fault's moment. */
 const FAULT_POLL_MS = 20;
+/** How often this process's event loop delay is sampled during a crawl, ms. */
+const LAG_RESOLUTION_MS = 10;
 
 /**
  * Runs a crawl of `spec.web` by `spec.agents` agents: starts them all (joining the first), waits until
@@ -188,6 +196,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     return agent;
   };
   const deadline = Date.now() + spec.timeoutMs;
+  const lag = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   try {
     for (const id of ids.slice(ids.length - Math.min(ids.length, spec.fault?.partition ?? 0))) {
       const ingress = await FaultProxy.start();
@@ -225,6 +234,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.child.pid)]));
     // From here the test web's counts are this crawl's: a fault's moment, and what the caller reads after.
     spec.web.recorder.reset();
+    lag.enable();
     const startedAtMs = Date.now();
     await Promise.all(
       ids.map(async (id, i) => {
@@ -280,8 +290,9 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
           : {}),
       });
     }
-    return { seconds, agents, ...(fault === undefined ? {} : { fault }) };
+    return { seconds, agents, webLagMs: lag.max / 1e6, ...(fault === undefined ? {} : { fault }) };
   } finally {
+    lag.disable();
     for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
     for (const group of quotas) group.remove();
