@@ -26,8 +26,9 @@ function increment(map: Map<string, number>, key: string, by: number): number {
 
 /**
  * Records what the test web served: counts per URL (for overlap), robots.txt fetches per host, and
- * the peak number of concurrent in-flight requests per host and per IP, and how many a host had in
- * flight on average while it had any (for politeness checks).
+ * the peak number of concurrent in-flight requests per host and per IP, how many a host had in flight
+ * on average while it had any, the gaps between request starts per IP and the requests refused there
+ * (for politeness checks).
  */
 export class ServedRecorder {
   readonly #counts = new Map<string, number>();
@@ -40,6 +41,8 @@ export class ServedRecorder {
   readonly #conditional = new Map<string, number>();
   readonly #lastStartByIp = new Map<string, number>();
   readonly #minGapByIp = new Map<string, number>();
+  /** Every gap between two consecutive starts at each address, ms, in order. */
+  readonly #gapsByIp = new Map<string, number[]>();
   readonly #refusedByIp = new Map<string, number>();
   /**
    * Since the last reset: time hosts had requests in flight, summed over hosts, and time requests were
@@ -88,10 +91,11 @@ export class ServedRecorder {
     const nowMs = this.#now();
     const lastMs = this.#lastStartByIp.get(ip);
     if (lastMs !== undefined) {
-      this.#minGapByIp.set(
-        ip,
-        Math.min(this.#minGapByIp.get(ip) ?? Number.POSITIVE_INFINITY, nowMs - lastMs),
-      );
+      const gapMs = nowMs - lastMs;
+      this.#minGapByIp.set(ip, Math.min(this.#minGapByIp.get(ip) ?? Number.POSITIVE_INFINITY, gapMs));
+      const gaps = this.#gapsByIp.get(ip);
+      if (gaps === undefined) this.#gapsByIp.set(ip, [gapMs]);
+      else gaps.push(gapMs);
     }
     this.#lastStartByIp.set(ip, nowMs);
     return { host, ip, url };
@@ -176,6 +180,14 @@ export class ServedRecorder {
   }
 
   /**
+   * The times between the starts of consecutive requests at address `ip`, ms, in order (empty: fewer
+   * than two). A copy.
+   */
+  gapsAtIp(ip: string): number[] {
+    return [...(this.#gapsByIp.get(ip) ?? [])];
+  }
+
+  /**
    * `request` was refused (429): it counts among the requests at its address (at once, gaps), not as a
    * page served.
    */
@@ -198,6 +210,7 @@ export class ServedRecorder {
     this.#peakByHost.clear();
     this.#peakByIp.clear();
     this.#minGapByIp.clear();
+    this.#gapsByIp.clear();
     this.#refusedByIp.clear();
     this.#integrate();
     this.#busyMs = 0;
