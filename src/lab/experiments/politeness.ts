@@ -93,8 +93,9 @@ home pages of its own hosts and lets the crawl run to its end. Under --ip-limit 
 the limits for its own requests only; under --ip-limit cluster each address's authority (the agent its
 address hashes to) grants everyone's. Reports, from the test web's own records of each request's start
 and end, the most requests in flight at once and the shortest gap between two starts at the shared
-address, at the limited one and at any address, the 429s answered, coverage, pages a second, and the
-messages the agents sent to IP authorities.`,
+address, at the limited one and at any address (with how late the test web's event loop ran, which a gap
+it saw may be off by), the share of gaps under half the IP delay, the 429s answered, coverage, pages a
+second, and the messages the agents sent to IP authorities.`,
   flags: POLITENESS_FLAGS,
   async run(flags, context) {
     const agentCounts = integerList("agents", flags.agents, 1, 32).sort((a, b) => a - b);
