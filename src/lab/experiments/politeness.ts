@@ -389,7 +389,7 @@ function checks(
   if (paired.length > 0) {
     result.push({
       claim:
-        "A 429 held by every agent: the rate-limited address answers fewer 429s under the cluster limit than under the agents' own",
+        "The rate-limited address answers no more 429s under the cluster limit than under the agents' own (a 429 holds every agent there)",
       holds: paired.every(({ a, c }) => c.limited.refused <= a.limited.refused),
       detail: paired
         .map(({ a, c }) => `${a.agents} agents: ${c.limited.refused} vs ${a.limited.refused}`)
