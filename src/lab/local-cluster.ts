@@ -17,7 +17,16 @@ import type { RunningTestWeb } from "../testweb/index.js";
 import { INSECURE, PeerClient } from "../transport/index.js";
 import { hostKey } from "../url/index.js";
 import { CpuQuotaGroup } from "./cpu-quota.js";
-import { CUT, type FaultMode, FaultProxy, PASS } from "./fault-proxy.js";
+import { FaultProxy } from "./fault-proxy.js";
+import {
+  type AgentProxies,
+  type InjectedFault,
+  injectFault,
+  LISTEN_TIMEOUT_MS,
+  type LocalClusterFault,
+} from "./local-cluster-fault.js";
+
+export type { InjectedFault, LocalClusterFault } from "./local-cluster-fault.js";
 
 /**
  * A crawl of the laboratory: n real agents as processes on the built-in test web, started before any
@@ -42,54 +51,6 @@ export interface LocalClusterSpec {
   readonly fault?: LocalClusterFault;
   /** Caps each agent at this percentage of one CPU, in a cgroup of its own (see cpu-quota.ts). */
   readonly cpuQuotaPercent?: number;
-}
-
-/** A fault of a {@link runLocalCluster}: agents killed (and maybe restarted) or added mid-crawl. */
-export interface LocalClusterFault {
-  /** When: once the test web has served this many requests of this crawl (robots.txt included). */
-  readonly afterRequests: number;
-  /** Agents SIGKILLed then: the last ones started. @default 0 */
-  readonly kill?: number;
-  /** Restarts the killed agents on their data folders this long after the kill; never when undefined. */
-  readonly restartAfterMs?: number;
-  /**
-   * Agents that join then (`agent-(n+1)` …), with no seeds. Their processes start with the others', their
-   * `--join` address a closed door (a proxy holding connections, see {@link FaultProxy}) that opens at
-   * the fault's moment: what follows is the join, not a process's start-up, which on a loaded machine
-   * takes seconds of a crawl that may end meanwhile. @default 0
-   */
-  readonly add?: number;
-  /**
-   * Agents cut off then from all the others, both ways: the last ones started, each alone (two cut off
-   * do not reach each other either). Their cluster traffic goes through fault proxies from the start
-   * (see {@link AgentProxies}). @default 0
-   */
-  readonly partition?: number;
-  /** Joins the partition again this long after it was cut; never when undefined. */
-  readonly healAfterMs?: number;
-}
-
-/**
- * The two proxies an agent's cluster traffic passes through, so that a partition can cut it: `ingress`,
- * the address it advertises (connections to it), and `egress`, the HTTP CONNECT proxy given to it as
- * `grpc_proxy` (connections from it). The laboratory itself talks to it at its bound address.
- */
-interface AgentProxies {
-  readonly ingress: FaultProxy;
-  readonly egress: FaultProxy;
-}
-
-/** When the fault of a {@link runLocalCluster} came, and to whom. */
-export interface InjectedFault {
-  /** Time of the kill, or of the door's opening for the added agents (epoch ms). */
-  readonly atMs: number;
-  readonly killed: readonly string[];
-  /** When the killed agents were started again (epoch ms), if they were. */
-  readonly restartedAtMs?: number;
-  readonly added: readonly string[];
-  /** Agents cut off from the others, and when they were joined again (epoch ms), if they were. */
-  readonly partitioned: readonly string[];
-  readonly healedAtMs?: number;
 }
 
 /** One agent of a finished {@link runLocalCluster}. */
@@ -126,12 +87,8 @@ export interface LocalClusterRun {
   readonly webLagMs: number;
 }
 
-/** How long an agent may take to listen. */
-const LISTEN_TIMEOUT_MS = 60_000;
 /** How often the membership is polled until every agent sees every other. */
 const VIEW_POLL_MS = 100;
-/** How often the test web's count of requests is read, waiting for a fault's moment. */
-const FAULT_POLL_MS = 20;
 /** How often this process's event loop delay is sampled during a crawl, ms. */
 const LAG_RESOLUTION_MS = 10;
 
@@ -258,7 +215,14 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     );
     const fault = spec.fault
       ? await Promise.race([
-          inject(spec.fault, spec, { processes, newcomers, door, start, proxies }),
+          injectFault(spec.fault, {
+            served: () => spec.web.recorder.totalServed,
+            processes,
+            newcomers,
+            door,
+            start,
+            proxies,
+          }),
           timeout,
         ])
       : undefined;
@@ -318,90 +282,6 @@ function cpuSecondsOf(pid: number | undefined): number | undefined {
 
 /** The kernel's USER_HZ, which /proc reports times in (100 on Linux's every architecture in use). */
 const CLOCK_TICKS_PER_SECOND = 100;
-
-/** The agents of a {@link runLocalCluster}, as {@link inject} acts on them. */
-interface FaultTargets {
-  /** Every process started so far (the fault's restarts are added). */
-  readonly processes: AgentProcess[];
-  /** The agents to add, waiting at the door (empty if none). */
-  readonly newcomers: readonly AgentProcess[];
-  readonly door: FaultProxy | undefined;
-  readonly start: (id: string, join?: string) => AgentProcess;
-  readonly proxies: ReadonlyMap<string, AgentProxies>;
-}
-
-/**
- * Waits for `fault`'s moment, then kills, restarts and adds agents as it says. Throws when the crawl
- * ends first.
- */
-async function inject(
-  fault: LocalClusterFault,
-  spec: LocalClusterSpec,
-  { processes, newcomers, door, start, proxies }: FaultTargets,
-): Promise<InjectedFault> {
-  const waiting = new Set(newcomers);
-  const live = () => processes.filter((p) => !p.done && !waiting.has(p));
-  while (spec.web.recorder.totalServed < fault.afterRequests) {
-    if (live().length === 0) {
-      throw new UbiError(
-        ErrorCode.ExperimentFailed,
-        `the crawl ended after ${spec.web.recorder.totalServed} requests, before the fault's moment (${fault.afterRequests})`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, FAULT_POLL_MS));
-  }
-  const kill = fault.kill ?? 0;
-  const victims = kill === 0 ? [] : live().slice(-kill);
-  const atMs = Date.now();
-  const partitioned = [...proxies.keys()];
-  const setPartition = (mode: FaultMode) => {
-    for (const { ingress, egress } of proxies.values()) {
-      ingress.setMode(mode);
-      egress.setMode(mode);
-    }
-  };
-  setPartition(CUT);
-  for (const victim of victims) victim.child.kill("SIGKILL");
-  await Promise.all(victims.map((victim) => victim.exit));
-  const joinAddress = async () => {
-    const peer = live()[0];
-    if (!peer) throw new UbiError(ErrorCode.ExperimentFailed, "no agent is left to join");
-    return peer.listening(LISTEN_TIMEOUT_MS);
-  };
-  if (door !== undefined) {
-    door.setTarget(await joinAddress());
-    await Promise.all(newcomers.map((agent) => agent.listening(LISTEN_TIMEOUT_MS)));
-  }
-  let restartedAtMs: number | undefined;
-  const restartAfterMs = fault.restartAfterMs;
-  if (restartAfterMs !== undefined && victims.length > 0) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + restartAfterMs - Date.now())));
-    restartedAtMs = Date.now();
-    const address = await joinAddress();
-    await Promise.all(
-      victims.map(async (victim) => {
-        // A restarted agent listens on a port of its own: its ingress proxy forwards there now.
-        const listening = await start(victim.id, address).listening(LISTEN_TIMEOUT_MS);
-        proxies.get(victim.id)?.ingress.setTarget(listening);
-      }),
-    );
-  }
-  let healedAtMs: number | undefined;
-  const healAfterMs = fault.healAfterMs;
-  if (healAfterMs !== undefined && partitioned.length > 0) {
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + healAfterMs - Date.now())));
-    healedAtMs = Date.now();
-    setPartition(PASS);
-  }
-  return {
-    atMs,
-    killed: victims.map((victim) => victim.id),
-    ...(restartedAtMs === undefined ? {} : { restartedAtMs }),
-    added: newcomers.map((agent) => agent.id),
-    partitioned,
-    ...(healedAtMs === undefined ? {} : { healedAtMs }),
-  };
-}
 
 function dataDir(spec: LocalClusterSpec, id: string): string {
   return join(spec.dir, id);
