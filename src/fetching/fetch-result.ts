@@ -15,13 +15,18 @@ export interface FetchOptions {
    * `If-None-Match` / `If-Modified-Since`); a value with CR, LF or NUL is refused.
    */
   headers?: readonly (readonly [name: string, value: string])[];
+  /**
+   * The address to send the request to: the one the caller counted it at (its per-IP limits). A
+   * connection kept alive to another address is closed first. @default the resolver's answer now
+   */
+  ip?: string;
 }
 
 /** One HTTP exchange as the archive and the parser need it. */
 export interface FetchResult {
   /** The URL fetched (as given; redirects are not followed). */
   url: string;
-  /** The remote IP address the connection actually used. */
+  /** The remote IP address the request went to (the one asked for, see {@link FetchOptions.ip}). */
   ip: string;
   /** HTTP status code. */
   status: number;

@@ -7,7 +7,7 @@ import { parseContentType } from "./content-type.js";
 import { decodeBody } from "./decode.js";
 import { FetchHandler } from "./fetch-handler.js";
 import type { FetchOptions, FetchResult } from "./fetch-result.js";
-import { guardedConnector, type OriginConnection } from "./guarded-connector.js";
+import { guardedConnector, OriginConnections } from "./guarded-connector.js";
 import type { NetPolicy } from "./net-policy.js";
 import type { Resolver } from "./resolver.js";
 
@@ -56,7 +56,7 @@ export interface FetcherOptions {
 
 /** Dependencies of {@link Fetcher}. */
 export interface FetcherDeps {
-  /** Resolves host names at connect time. */
+  /** Resolves host names, for requests not given the address they go to. */
   resolver: Resolver;
   /** Refuses forbidden addresses at connect time. */
   netPolicy: NetPolicy;
@@ -74,7 +74,9 @@ const DEFAULT_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/
 /**
  * Fetches one URL at a time per origin over undici: a single keep-alive connection per origin, DNS and
  * network policy enforced on every connection, timeouts, a body cap and content decoding. Redirects are
- * returned, not followed.
+ * returned, not followed. Each request goes to one address — the one it names (`FetchOptions.ip`, where
+ * the caller counted it), else the resolver's answer now — and never over a connection kept alive to
+ * another (see {@link OriginConnections}).
  */
 export class Fetcher {
   readonly #agent: Agent;
@@ -86,7 +88,8 @@ export class Fetcher {
   readonly #overflowIsError: boolean;
   readonly #minBytesPerSecond: number;
   readonly #rateWindowMs: number;
-  readonly #connections = new Map<string, OriginConnection>();
+  readonly #resolver: Resolver;
+  readonly #connections = new OriginConnections();
 
   /** @throws UbiError InvalidArgument for an invalid option. */
   constructor(options: FetcherOptions, deps: FetcherDeps) {
@@ -117,6 +120,7 @@ export class Fetcher {
       invalidArgument("Fetcher needs a resolver and a netPolicy");
     }
     this.#clock = deps.clock ?? systemClock;
+    this.#resolver = deps.resolver;
 
     const connections = this.#connections;
     // One TLS context for every connection: parsing hundreds of CA certificates per handshake is not free.
@@ -139,7 +143,7 @@ export class Fetcher {
       ),
     });
     const forget = (origin: URL) => {
-      connections.delete(origin.origin);
+      connections.disconnected(origin.origin);
     };
     this.#agent.on("disconnect", forget);
     this.#agent.on("connectionError", forget);
@@ -177,6 +181,8 @@ export class Fetcher {
     const prefixOnly = callCap !== undefined && callCap < this.#maxBodyBytes;
     const maxBodyBytes = prefixOnly ? callCap : this.#maxBodyBytes;
     const overflowIsError = this.#overflowIsError && !prefixOnly;
+    const ip = options?.ip ?? (await this.#resolver.resolve(target.hostname, signal));
+    const ended = await this.#connections.begin(origin, ip);
 
     const handler = new FetchHandler(
       url,
@@ -191,26 +197,32 @@ export class Fetcher {
       signal,
     );
     const path = target.pathname + target.search;
-    this.#agent.dispatch(
-      {
-        origin,
-        path,
-        method: "GET",
-        headers: [
-          "host",
-          target.host,
-          "user-agent",
-          this.#userAgent,
-          "accept",
-          accept,
-          "accept-encoding",
-          this.#acceptEncoding,
-          ...extra.flat(),
-        ],
-      },
-      handler,
-    );
-    await handler.promise;
+    let h2: boolean;
+    try {
+      this.#agent.dispatch(
+        {
+          origin,
+          path,
+          method: "GET",
+          headers: [
+            "host",
+            target.host,
+            "user-agent",
+            this.#userAgent,
+            "accept",
+            accept,
+            "accept-encoding",
+            this.#acceptEncoding,
+            ...extra.flat(),
+          ],
+        },
+        handler,
+      );
+      await handler.promise;
+      h2 = this.#connections.connectionOf(origin)?.protocol === "h2";
+    } finally {
+      ended();
+    }
 
     const rawBody = handler.body();
     let body = rawBody;
@@ -225,11 +237,9 @@ export class Fetcher {
       truncated ||= decoded.truncated;
     }
     const type = parseContentType(handler.contentType);
-    const connection = this.#connections.get(origin);
-    const h2 = connection?.protocol === "h2";
     const result: FetchResult = {
       url,
-      ip: connection?.ip ?? "",
+      ip,
       status: handler.status,
       // HTTP/2 has no reason phrase: the standard one stands in, for the archived status line.
       statusText: handler.statusText || (h2 ? (STATUS_CODES[handler.status] ?? "") : ""),

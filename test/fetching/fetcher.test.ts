@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
@@ -53,6 +53,32 @@ describe("Fetcher: resolution and network policy", () => {
     expect(ra.requestHeaders[0]).toEqual(["host", `a.test:${a.port}`]);
     expect(ra.requestHeaders).toContainEqual(["user-agent", req.headers["user-agent"]]);
     expect(ra.httpVersion).toBe("1.1");
+  });
+
+  it("sends each request to the address it names, never over a connection kept alive to another", async () => {
+    const seen: string[] = [];
+    const answer = (req: IncomingMessage, res: ServerResponse) => {
+      seen.push(req.socket.localAddress ?? "");
+      res.end("ok");
+    };
+    const first = await serve(answer, "127.0.0.1");
+    // The same port on another loopback address: the origin (a.test:PORT) is the same.
+    const second = createServer(answer);
+    await new Promise<void>((resolve) => second.listen(first.port, "127.0.0.2", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => second.close(() => resolve())));
+    const f = fetcher();
+    const at = async (ip?: string) =>
+      (await f.fetch(url(first, "/", "a.test"), ip === undefined ? {} : { ip })).ip;
+    expect(await at("127.0.0.1")).toBe("127.0.0.1");
+    expect(await at("127.0.0.1")).toBe("127.0.0.1");
+    expect(first.connections).toBe(1);
+    // The host moved: its next request goes to the new address, over a new connection.
+    expect(await at("127.0.0.2")).toBe("127.0.0.2");
+    // Not given one, the resolver's answer now (the hosts file's 127.0.0.1).
+    expect(await at()).toBe("127.0.0.1");
+    expect(seen).toEqual(["127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.1"]);
+    expect(first.connections).toBe(2);
+    second.closeAllConnections();
   });
 
   it("fails at once with DnsNotFound for a name missing from the hosts file", async () => {
