@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, type UbiError } from "../../src/errors.js";
 import { HostsFileResolver, SystemResolver } from "../../src/fetching/index.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { ManualClock } from "./loopback.js";
 
 const HOSTS = `
@@ -67,6 +68,105 @@ describe("HostsFileResolver", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("HostsFileResolver following its file's edits", () => {
+  /** A hosts file in a temp dir, written whole (renamed over), each version a second newer than the last. */
+  async function hostsFile(text: string) {
+    const dir = await mkdtemp(join(tmpdir(), "ubicrawl-hosts-"));
+    const path = join(dir, "hosts");
+    let version = 0;
+    const write = async (next: string) => {
+      const temp = join(dir, `hosts.${++version}`);
+      await writeFile(temp, next);
+      // Distinct modification times, however coarse the file system's.
+      const at = new Date(1_700_000_000_000 + version * 1000);
+      await utimes(temp, at, at);
+      await rename(temp, path);
+    };
+    await write(text);
+    const clock = new ManualClock();
+    const { logger, records } = await recordingLogger();
+    const resolver = await HostsFileResolver.fromFile(path, { checkEveryMs: 1000 }, { clock, logger });
+    return { path, clock, records, resolver, write, remove: () => rm(dir, { recursive: true, force: true }) };
+  }
+
+  it("reads an edited file again once its check is due, and says so", async () => {
+    const file = await hostsFile("127.0.0.1 a.test\n");
+    try {
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      await file.write("127.0.0.7 a.test\n127.0.0.8 b.test\n");
+      file.clock.advance(999);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      file.clock.advance(1);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.7");
+      expect(await file.resolver.resolve("b.test")).toBe("127.0.0.8");
+      expect(file.records.filter((r) => r.event === "hosts-file-reloaded")).toMatchObject([
+        { path: file.path, names: 2 },
+      ]);
+      // Unchanged since: not read again.
+      file.clock.advance(5000);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.7");
+      expect(file.records.filter((r) => r.event === "hosts-file-reloaded")).toHaveLength(1);
+    } finally {
+      await file.remove();
+    }
+  });
+
+  it("keeps the last good table when an edit is bad, empty or the file is gone, and says so once each", async () => {
+    const file = await hostsFile("127.0.0.1 a.test\n");
+    try {
+      await file.write("not-an-ip a.test\n");
+      for (let i = 0; i < 3; i++) {
+        file.clock.advance(1000);
+        expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      }
+      await file.write("# nothing here\n");
+      file.clock.advance(1000);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      await rm(file.path);
+      for (let i = 0; i < 2; i++) {
+        file.clock.advance(1000);
+        expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      }
+      const refused = file.records.filter((r) => r.event === "hosts-file-refused");
+      expect(refused).toMatchObject([
+        { level: "warn", path: file.path },
+        { level: "warn", path: file.path },
+        { level: "warn", path: file.path, code: "ENOENT" },
+      ]);
+      expect(String(refused[0]?.reason)).toContain("not-an-ip");
+      // Fixed: read again, and a later problem is told again.
+      await file.write("127.0.0.2 a.test\n");
+      file.clock.advance(1000);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.2");
+      await file.write("127.0.0.3\n");
+      file.clock.advance(1000);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.2");
+      expect(file.records.filter((r) => r.event === "hosts-file-refused")).toHaveLength(4);
+    } finally {
+      await file.remove();
+    }
+  });
+
+  it("gives a name named on several lines its first line's address, before and after an edit", async () => {
+    const file = await hostsFile("127.0.0.1 a.test\n127.0.0.2 a.test\n");
+    try {
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.1");
+      await file.write("127.0.0.2 a.test\n127.0.0.1 a.test\n");
+      file.clock.advance(1000);
+      expect(await file.resolver.resolve("a.test")).toBe("127.0.0.2");
+      expect(await file.resolver.resolveAll("a.test")).toEqual(["127.0.0.2", "127.0.0.1"]);
+    } finally {
+      await file.remove();
+    }
+  });
+
+  it("refuses a check interval that is not positive", async () => {
+    await expect(HostsFileResolver.fromFile("/nonexistent", { checkEveryMs: 0 })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+    });
   });
 });
 
