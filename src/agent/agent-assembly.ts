@@ -165,7 +165,7 @@ export async function assembleAgent(options: AgentOptions, deps: AssemblyDeps = 
   const logger = deps.logger ?? defaultLogger();
   // Bad flags (CIDRs, a missing hosts file) fail before any state is opened.
   const resolver: Resolver = options.hostsFile
-    ? await HostsFileResolver.fromFile(options.hostsFile)
+    ? await HostsFileResolver.fromFile(options.hostsFile, {}, { clock, logger })
     : new SystemResolver({}, { clock });
   const netPolicy = new NetPolicy({ allow: options.allowNet });
   // A file, an unwritable folder or another agent's folder fail here, before LevelDB says it its way.
@@ -440,8 +440,12 @@ async function openParts(
       robots: (origin) => robots.get(origin),
       saveRobots: (rules) => committer.add(robotsSnapshotOp(rules.origin, rules.toJSON())),
       fetch: bandwidth
-        ? boundedFetch(bandwidth, (url, signal, headers) => fetcher.fetch(url, { signal, headers }), clock)
-        : (url, signal, headers) => fetcher.fetch(url, { signal, headers }),
+        ? boundedFetch(
+            bandwidth,
+            (url, ip, signal, headers) => fetcher.fetch(url, { ip, signal, headers }),
+            clock,
+          )
+        : (url, ip, signal, headers) => fetcher.fetch(url, { ip, signal, headers }),
       ipGate,
       turns,
       archive,
@@ -546,11 +550,11 @@ function boundedFetch(
   download: HostVisitorDeps["fetch"],
   clock: Clock,
 ): HostVisitorDeps["fetch"] {
-  return async (url, signal, headers) => {
+  return async (url, ip, signal, headers) => {
     const ticket = await gate.acquire(hostKey(url), signal);
     const startedAtMs = clock.now();
     try {
-      const result = await download(url, signal, headers);
+      const result = await download(url, ip, signal, headers);
       ticket.done(result.wireBytes, result.durationMs);
       return result;
     } catch (error) {

@@ -91,6 +91,8 @@ export class CrawlStats {
   unresolvedHostsThisRun = 0;
   /** Messages sent to other agents, IP addresses' authorities, in this run (not saved). */
   ipMessagesThisRun = 0;
+  /** Times a host's requests moved to another address in this run, its name resolving anew (not saved). */
+  addressChangesThisRun = 0;
   /** Fetch failures by error class (an {@link ErrorCode} or `http_4xx`/`http_5xx`). */
   readonly errors = new Map<string, number>();
   /** URLs dropped before a fetch, by reason. */

@@ -13,6 +13,7 @@ import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { Admission } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
+import { currentAddress } from "./host-address.js";
 import { PARK_LONGER_WAITS_MS } from "./host-pace.js";
 import { type HostRuntime, HostRuntimes, markTlsFailed } from "./host-runtime.js";
 import type { LinkRouter } from "./link-router.js";
@@ -54,13 +55,18 @@ export interface HostVisitOptions {
 /** What a {@link HostVisitor} needs. */
 export interface HostVisitorDeps {
   readonly frontier: Frontier;
+  /** The agent's resolver: a host name's (first) address, asked again for each request. */
   readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
   readonly robots: (origin: string) => Promise<RobotsRules>;
   /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
   readonly saveRobots: (rules: RobotsRules) => void;
-  /** GETs `url`, with `headers` (a revisit's conditional ones) after the fetcher's own. */
+  /**
+   * GETs `url` from address `ip` (the one its request was counted at), with `headers` (a revisit's
+   * conditional ones) after the fetcher's own.
+   */
   readonly fetch: (
     url: string,
+    ip: string,
     signal: AbortSignal,
     headers?: readonly (readonly [string, string])[],
   ) => Promise<FetchResult>;
@@ -245,6 +251,7 @@ export class HostVisitor {
     }
     let previous: PageHistory | undefined;
     let release: () => void;
+    let ip: string | undefined;
     // The page's turn: held until it is processed (or its fetch failed).
     let endTurn = NO_TURN;
     try {
@@ -255,10 +262,14 @@ export class HostVisitor {
         await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
         if (this.deps.mustYield() || !this.mayFetch(host)) break;
       }
+      // The address the request is counted at and sent to, asked now: a host that moved is counted at
+      // its new address (the one asked before it waits for a slot there).
+      ip = await currentAddress(host, state, signal, this.checkDeps);
+      if (ip === undefined) return { kind: "fail", code: state.dnsError ?? ErrorCode.DnsNotFound };
       // The site's Crawl-delay spaces every request to its server, whichever host they are for; a host
       // whose server is spaced that long parks, as for its own long waits, rather than hold a worker.
-      if (rules.crawlDelayMs) this.deps.ipGate.crawlDelay(state.ip as string, rules.crawlDelayMs);
-      const spacedMs = this.deps.ipGate.spacingWaitMs(state.ip as string);
+      if (rules.crawlDelayMs) this.deps.ipGate.crawlDelay(ip, rules.crawlDelayMs);
+      const spacedMs = this.deps.ipGate.spacingWaitMs(ip);
       if (spacedMs > PARK_LONGER_WAITS_MS) {
         return {
           kind: "put-back",
@@ -266,7 +277,7 @@ export class HostVisitor {
         };
       }
       endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
-      release = await this.deps.ipGate.acquire(state.ip as string, signal, host);
+      release = await this.deps.ipGate.acquire(ip, signal, host);
     } catch (error) {
       // Stopped while waiting: the visit puts the URL back at the head of its queue, untouched.
       endTurn();
@@ -285,7 +296,7 @@ export class HostVisitor {
     let reason: string | undefined;
     const startedAtMs = clock.now();
     try {
-      result = await this.deps.fetch(entry.url, signal, conditionalHeaders(previous));
+      result = await this.deps.fetch(entry.url, ip, signal, conditionalHeaders(previous));
     } catch (error) {
       if (signal.aborted) {
         endTurn();
@@ -331,7 +342,7 @@ export class HostVisitor {
     if (PUSH_BACK_STATUSES.has(result.status)) {
       // The server's push-back holds every request to its address (the whole cluster's, in a cluster).
       const retryAfter = retryAfterMs(responseHeader(result, "retry-after"), clock.now());
-      this.deps.ipGate.refused(state.ip as string, retryAfter);
+      this.deps.ipGate.refused(ip, retryAfter);
       const attempts = (entry.attempts ?? 0) + 1;
       // Out of attempts, the answer is kept as the page's (archived, counted as a 4xx/5xx).
       if (attempts < this.options.maxFetchAttempts) {

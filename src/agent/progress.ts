@@ -162,6 +162,7 @@ export function crawlSummary(source: ProgressSource, reason: string): { message:
       ...(stats.payloadCopies === 0 ? {} : { payloadCopies: stats.payloadCopies }),
       ...(stats.payloadsUnchecked === 0 ? {} : { payloadsUnchecked: stats.payloadsUnchecked }),
       ...(stats.ipMessagesThisRun === 0 ? {} : { ipMessages: stats.ipMessagesThisRun }),
+      ...(stats.addressChangesThisRun === 0 ? {} : { addressChanges: stats.addressChangesThisRun }),
       dropped: Object.fromEntries(stats.dropped),
       ...recrawlFields(source),
       ...(stats.peers.size === 0

@@ -1,14 +1,15 @@
 import type { Clock } from "../clock.js";
-import { ErrorCode, isUbiError } from "../errors.js";
+import { ErrorCode } from "../errors.js";
 import type { Frontier, VisitOutcome } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
 import type { PageRevisits } from "../recrawl/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { CrawlLogInput, StoredQueueEntry } from "../storage/index.js";
-import { hostnameOf, originOf } from "../url/index.js";
+import { originOf } from "../url/index.js";
 import type { CrawlDelayBound } from "./crawl-delay-bound.js";
 import { crawlDelaySkipLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats, DropReason } from "./crawl-stats.js";
+import { currentAddress } from "./host-address.js";
 import { type HostRuntime, markTlsFailed } from "./host-runtime.js";
 import type { SitemapReader } from "./sitemap-reader.js";
 import type { UnsyncedPages } from "./unsynced-pages.js";
@@ -66,9 +67,12 @@ export interface UrlCheckDeps {
   /** The done set and the hosts' durable records. */
   readonly frontier: Pick<Frontier, "needsFetchedCheck" | "wasFetched" | "record" | "touch" | "commit">;
   /** Where robots.txt answers, unresolved hosts and given-up hosts are counted. */
-  readonly stats: Pick<CrawlStats, "recordRobots" | "recordError" | "unresolvedHostsThisRun">;
+  readonly stats: Pick<
+    CrawlStats,
+    "recordRobots" | "recordError" | "unresolvedHostsThisRun" | "addressChangesThisRun"
+  >;
   readonly clock: Clock;
-  /** Where a TLS failure is told, once per origin. */
+  /** Where a TLS failure is told, once per origin, and a host's move to another address. */
   readonly logger: Logger;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
@@ -76,7 +80,7 @@ export interface UrlCheckDeps {
   readonly mayFetch: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
-  /** The address of a host name (the agent's resolver, with --allow-net). */
+  /** The address of a host name (the agent's resolver: its first address). */
   readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
   /** An origin's robots.txt rules: cached, or fetched now. */
   readonly robots: (origin: string) => Promise<RobotsRules>;
@@ -189,19 +193,15 @@ export async function underPageLimit(
   return record.fetched >= options.maxPagesPerHost ? { kind: "drop", reason: "page-limit" } : undefined;
 }
 
-/** Resolves the host's address once per run; a host that cannot be resolved or reached fails its URLs. */
+/**
+ * Resolves the host's address now (see {@link currentAddress}: a moved host is told); a host that cannot
+ * be resolved or reached fails its URLs.
+ */
 export async function addressKnown(url: TakenUrl, deps: UrlCheckDeps): Promise<Stop | undefined> {
-  const { state, signal } = url;
-  if (state.ip === undefined && state.dnsError === undefined) {
-    try {
-      state.ip = await deps.resolve(hostnameOf(url.host), signal);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      state.dnsError = isUbiError(error) ? error.code : ErrorCode.DnsNotFound;
-      if (state.dnsError === ErrorCode.DnsNotFound) deps.stats.unresolvedHostsThisRun++;
-    }
-  }
-  return state.ip === undefined ? { kind: "fail", code: state.dnsError ?? ErrorCode.DnsNotFound } : undefined;
+  const { host, state, signal } = url;
+  return (await currentAddress(host, state, signal, deps)) === undefined
+    ? { kind: "fail", code: state.dnsError ?? ErrorCode.DnsNotFound }
+    : undefined;
 }
 
 /** An origin whose TLS handshake failed this run fails its URLs at once (never fetched over plain HTTP). */

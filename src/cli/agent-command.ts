@@ -286,7 +286,9 @@ async function startNode(
   const remembered = await readKnownPeers(options.dataDir, logger);
   // --join names are resolved here, to each of their addresses, through --hosts-file when given.
   const hosts =
-    options.hostsFile === undefined ? undefined : await HostsFileResolver.fromFile(options.hostsFile);
+    options.hostsFile === undefined
+      ? undefined
+      : await HostsFileResolver.fromFile(options.hostsFile, {}, { logger });
   const addresses = new SeedAddresses({
     lookupAll: hosts === undefined ? lookupAllAddresses : (name) => hosts.resolveAll(name),
     isSelf: selfAddressMatcher(cluster.listen, cluster.advertise),

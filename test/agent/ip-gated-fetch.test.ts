@@ -65,6 +65,25 @@ describe("ipGatedFetch (robots.txt requests under --max-per-ip)", () => {
     expect(started).toEqual(["http://gone.test/robots.txt"]);
   });
 
+  it("resolves each request anew and sends it to the address it was counted at", async () => {
+    const addresses = ["127.0.0.5", "127.0.0.6"];
+    const sentTo: (string | undefined)[] = [];
+    const gate = new IpGate(1);
+    const fetch = ipGatedFetch(
+      {
+        fetch: async (url, options) => {
+          sentTo.push(options?.ip);
+          return { url } as FetchResult;
+        },
+      },
+      async () => addresses.shift() as string,
+      gate,
+    );
+    await fetch.fetch("http://a.test/robots.txt");
+    await fetch.fetch("http://a.test/robots.txt");
+    expect(sentTo).toEqual(["127.0.0.5", "127.0.0.6"]);
+  });
+
   it("gives up waiting for a slot when its signal aborts", async () => {
     const { fetch, started } = setUp(1);
     void fetch.fetch("http://a.test/robots.txt");

@@ -25,6 +25,7 @@ import { RobotsRules, type RobotsRulesInit } from "../../src/robots/robots-rules
 import type { CrawlLogInput } from "../../src/storage/index.js";
 import { type FrontierEnv, mustTake, openFrontierEnv, sharedFingerprinter } from "../frontier/helpers.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { recordingLogger } from "../support/recording-logger.js";
 
 /**
  * Each check a URL taken from its host's queue passes before its request, on a real frontier (LevelDB
@@ -193,13 +194,28 @@ describe("under the host's page limit", () => {
 });
 
 describe("the host's address known", () => {
-  it("resolves the host once per run", async () => {
+  it("asks the resolver for each URL; a host whose address changed moves there, said and counted", async () => {
     const url = await taken();
-    const deps = depsWith();
+    const addresses = ["127.0.0.1", "127.0.0.1", "127.0.0.2"];
+    const { logger, records } = await recordingLogger();
+    const deps = depsWith({
+      logger,
+      resolve: async (hostname) => {
+        told.resolved.push(hostname);
+        return addresses.shift() as string;
+      },
+    });
     expect(await addressKnown(url, deps)).toBeUndefined();
     expect(await addressKnown(url, deps)).toBeUndefined();
-    expect(told.resolved).toEqual([HOST]);
     expect(url.state.ip).toBe("127.0.0.1");
+    expect(stats.addressChangesThisRun).toBe(0);
+    expect(await addressKnown(url, deps)).toBeUndefined();
+    expect(told.resolved).toEqual([HOST, HOST, HOST]);
+    expect(url.state.ip).toBe("127.0.0.2");
+    expect(stats.addressChangesThisRun).toBe(1);
+    expect(records.filter((r) => r.event === "host-address-changed")).toMatchObject([
+      { level: "info", host: HOST, from: "127.0.0.1", to: "127.0.0.2" },
+    ]);
   });
 
   it("fails the URLs of a host with no address, asking once and counting the host once", async () => {
