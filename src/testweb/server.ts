@@ -32,6 +32,12 @@ export interface RunningTestWeb {
   hostsFileText(): string;
   /** Writes {@link hostsFileText} to `path`. */
   writeHostsFile(path: string): Promise<void>;
+  /**
+   * Answers host `name` at address `ip` (one of the web's) as well as at its own, as a site moving to
+   * another server is answered by both while resolvers still give the old address: a crawler that
+   * moves with its resolver's answer is served at either. Elsewhere a host is answered 421.
+   */
+  serveHostAt(name: string, ip: string): void;
   /** Holds every response until the returned function is called (for deterministic concurrency tests). */
   holdResponses(): () => void;
   /** Closes every listener and connection and the served log; idempotent. */
@@ -165,6 +171,8 @@ export async function startTestWeb(
   let port = 0;
   let holds = 0;
   let held: Array<() => void> = [];
+  /** Addresses each host is answered at besides its own (see `serveHostAt`). */
+  const alsoAt = new Map<string, Set<string>>();
   /** Start times of the last second's requests at each rate-limited address. */
   const recentStarts = new Map<string, number[]>();
   /** True when a request starting now at `ip` is beyond its group's rate (see `ipGroups`). */
@@ -199,7 +207,7 @@ export async function startTestWeb(
         return;
       }
       const hostIndex = model.hostIndexByName.get(name) ?? -1;
-      if (hostIndex >= 0 && model.hosts[hostIndex]?.ip !== local) {
+      if (hostIndex >= 0 && model.hosts[hostIndex]?.ip !== local && alsoAt.get(name)?.has(local) !== true) {
         // The name is served on another address: the client resolved it wrongly.
         res.writeHead(421, { "content-type": "text/plain" }).end("Misdirected Request\n");
         return;
@@ -273,6 +281,12 @@ export async function startTestWeb(
     recorder,
     hostsFileText: () => hostsFileText(model),
     writeHostsFile: (path) => writeFile(path, hostsFileText(model)),
+    serveHostAt(name, ip) {
+      const key = name.toLowerCase();
+      if (!model.hostIndexByName.has(key)) invalidArgument(`testweb: no host ${name}`);
+      if (!listenAddresses(model).includes(ip)) invalidArgument(`testweb: the web does not listen on ${ip}`);
+      alsoAt.set(key, new Set([...(alsoAt.get(key) ?? []), ip]));
+    },
     holdResponses() {
       holds++;
       let released = false;
