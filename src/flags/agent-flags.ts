@@ -58,7 +58,7 @@ export const AGENT_FLAGS = {
   },
   "hosts-file": {
     type: "string",
-    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS), the crawled hosts' and the --join names'",
+    help: "resolve names only with this /etc/hosts-format file (names missing fail at once, no DNS), the crawled hosts' and the --join names'; an edit is read within a second (write it whole: a bad one is refused and the names before kept), and a host whose line changes moves to its new address's per-IP limits",
     placeholder: "FILE",
   },
   "allow-net": {
@@ -100,7 +100,7 @@ export const AGENT_FLAGS = {
   },
   "max-per-ip": {
     type: "integer",
-    help: "requests in flight to one IP address at most, from the whole cluster (pages, retries, sitemaps and robots.txt alike)",
+    help: "requests in flight to one IP address at most, from the whole cluster (pages, retries, sitemaps and robots.txt alike; each counted at, and sent to, the first address its host resolves to then)",
     default: AGENT_DEFAULTS.maxPerIp,
     min: 1,
   },
