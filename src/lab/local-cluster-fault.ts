@@ -49,7 +49,7 @@ export interface AgentProxies {
 
 /** When the fault of a local cluster (`runLocalCluster`) came, and to whom. */
 export interface InjectedFault {
-  /** Time of the kill, or of the door's opening for the added agents (epoch ms). */
+  /** The fault's moment, taken just before its kills, its cut or the opening of the added agents' door (epoch ms). */
   readonly atMs: number;
   readonly killed: readonly string[];
   /** When the killed agents were started again (epoch ms), if they were. */

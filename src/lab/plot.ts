@@ -26,7 +26,8 @@ export interface PlotAxis {
 
 /**
  * A line plot with points: `data`'s `x` field against its `y` field, one line (and colour) per value
- * of the `color` field when there is one.
+ * of the `color` field when there is one. Throws when a row lacks a field an axis names: the plot
+ * would be drawn empty, without a word.
  */
 export function linePlot(
   name: string,
@@ -34,6 +35,11 @@ export function linePlot(
   data: readonly Record<string, unknown>[],
   axes: { readonly x: PlotAxis; readonly y: PlotAxis; readonly color?: PlotAxis },
 ): Plot {
+  for (const axis of [axes.x, axes.y, ...(axes.color ? [axes.color] : [])]) {
+    if (data.some((row) => row[axis.field] === undefined)) {
+      throw new Error(`plot ${name}: a data row has no field "${axis.field}" (${axis.title})`);
+    }
+  }
   const scaleOf = (axis: PlotAxis) =>
     axis.log === undefined || axis.log === false
       ? {}

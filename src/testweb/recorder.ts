@@ -201,7 +201,10 @@ export class ServedRecorder {
     return this.#refusedByIp.get(ip) ?? 0;
   }
 
-  /** Forgets counts and peaks (peaks restart from the requests still in flight). */
+  /**
+   * Forgets counts and peaks (peaks restart from the requests still in flight). Each address's last
+   * start is kept: the first gap after a reset is from the request before it, which is a real gap.
+   */
   reset(): void {
     this.#counts.clear();
     this.#robots.clear();
