@@ -143,5 +143,6 @@ describe("ubicrawl experiment politeness", { timeout: EXPERIMENT_TIMEOUT_MS }, (
     expect(result.stdout).toMatch(
       /holds: With --ip-limit cluster, no address ever sees more than --max-per-ip/,
     );
+    expect(result.stdout).toMatch(/holds: Several agents space their starts at an address by the IP delay/);
   });
 });
