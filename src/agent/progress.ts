@@ -44,7 +44,7 @@ export class ProgressReporter {
 
   constructor(
     private readonly source: ProgressSource,
-    private readonly out: NodeJS.WriteStream,
+    private readonly out: { write(text: string): unknown; readonly isTTY?: boolean },
     private readonly mode: ProgressMode,
     private readonly logger: Logger,
   ) {

@@ -25,29 +25,31 @@ import { diagnoseTransport } from "../security/diagnose-tls.js";
 import { prepareDataDir } from "../storage/data-dir.js";
 import { corruptStateError, isCorruption } from "../storage/index.js";
 import { type AgentSettings, agentSettings, loggingSettings } from "./agent-settings.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 import { formatConfig, parseFlagsWithConfig } from "./config-file.js";
 import { endWaitNotice, nothingFetched, startNotice } from "./crawl-outcome.js";
 
 /**
  * `ubicrawl agent`: runs an agent until done or signalled. A bad flag throws (the CLI says why in one
  * line, exit 2); anything that fails once the logger exists is logged as a `fatal` record (exit 1).
+ * `--help` and `--print-config` print on `io.stdout`; the log records and the progress go to `io.stderr`.
  */
-export async function agentCommand(argv: string[]): Promise<number> {
+export async function agentCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = await parseFlagsWithConfig(argv, AGENT_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(AGENT_USAGE, AGENT_DESCRIPTION, AGENT_FLAGS));
+    io.stdout.write(formatHelp(AGENT_USAGE, AGENT_DESCRIPTION, AGENT_FLAGS));
     return 0;
   }
   const logging = loggingSettings(flags);
-  const logger = await createLogger({ ...logging, bindings: { agent: flags.id } });
+  const logger = await createLogger({ ...logging, bindings: { agent: flags.id }, destination: io.stderr });
   // Every flag is checked before anything is created (--data included) or bound.
   const settings = await agentSettings(flags, logger);
   if (flags["print-config"]) {
-    process.stdout.write(formatConfig(flags, AGENT_FLAGS));
+    io.stdout.write(formatConfig(flags, AGENT_FLAGS));
     return 0;
   }
   try {
-    return await runAgent(settings, logger);
+    return await runAgent(settings, logger, io);
   } catch (thrown) {
     // LevelDB's own "Corruption: …", wherever a read met it: named, with the folder and what to do.
     const { dataDir } = settings.options;
@@ -63,8 +65,8 @@ export async function agentCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** Opens (or joins), crawls until done or signalled, stops and logs the summary. */
-async function runAgent(settings: AgentSettings, logger: Logger): Promise<number> {
+/** Opens (or joins), crawls until done or signalled, stops and logs the summary; progress on `io.stderr`. */
+async function runAgent(settings: AgentSettings, logger: Logger, io: CommandIo): Promise<number> {
   const { options, cluster } = settings;
   // Up before the join, so /healthz answers (and /readyz says "starting") while it is waited for.
   const console = settings.console && (await startConsole(settings.console, options.id, logger));
@@ -134,7 +136,7 @@ async function runAgent(settings: AgentSettings, logger: Logger): Promise<number
   }
   const endWait = endWaitNotice(options);
   if (endWait !== undefined) logger.info({ event: "end-wait-notice" }, endWait);
-  const reporter = new ProgressReporter(agent, process.stderr, options.progress, logger);
+  const reporter = new ProgressReporter(agent, io.stderr, options.progress, logger);
   const finished = new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("interrupted"));
     process.once("SIGTERM", () => resolve("terminated"));

@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { createClusterCertificates, DEFAULT_CERT_HOSTS } from "../security/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 
 const CERTS_FLAGS = {
   out: {
@@ -38,12 +39,12 @@ Then: ubicrawl agent ... --tls-ca DIR/ca.pem --tls-cert DIR/<id>.pem --tls-key D
 
 /**
  * `ubicrawl certs`: creates (or extends) a cluster's CA and its agent and operator certificates,
- * keeping those already in --out and saying which it kept and which it made.
+ * keeping those already in --out and saying which it kept and which it made (on `io.stdout`).
  */
-export async function certsCommand(argv: string[]): Promise<number> {
+export async function certsCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, CERTS_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, CERTS_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, CERTS_FLAGS));
     return 0;
   }
   if (flags.positionals.length > 0) throw bad(`unexpected argument "${flags.positionals[0]}"`);
@@ -82,7 +83,7 @@ export async function certsCommand(argv: string[]): Promise<number> {
         "to issue one again (other --hosts, a later expiry), remove its NAME.pem and NAME.key first",
     );
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }
 

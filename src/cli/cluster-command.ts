@@ -11,6 +11,7 @@ import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
 import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
+import { type CommandIo, PROCESS_IO, type TextOutput } from "./command-io.js";
 import { formatStats } from "./stats-command.js";
 
 const CLUSTER_FLAGS = {
@@ -92,11 +93,14 @@ function describeAgentRecord(record: LogRecord): string {
   return record.err?.code === undefined ? record.msg : `${record.msg} [${record.err.code}]`;
 }
 
-/** `ubicrawl cluster`: a whole cluster on this machine, crawling the test web, watched and steered. */
-export async function clusterCommand(argv: string[]): Promise<number> {
+/**
+ * `ubicrawl cluster`: a whole cluster on this machine, crawling the test web, watched and steered;
+ * `--help` on `io.stdout`, the progress, the agents' notes and the report on `io.stderr`.
+ */
+export async function clusterCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, CLUSTER_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, CLUSTER_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, CLUSTER_FLAGS));
     return 0;
   }
   if (flags["suspect-after-ms"] <= flags["heartbeat-ms"]) {
@@ -104,8 +108,8 @@ export async function clusterCommand(argv: string[]): Promise<number> {
   }
   const dir = flags.data ?? (await mkdtemp(join(tmpdir(), "ubicrawl-cluster-")));
   await mkdir(dir, { recursive: true });
-  const web = await testWebFor(dir, { seed: flags.seed, hosts: flags.hosts, pages: flags.pages });
-  const cluster = new LocalCluster(dir, web, flags);
+  const web = await testWebFor(dir, { seed: flags.seed, hosts: flags.hosts, pages: flags.pages }, io.stderr);
+  const cluster = new LocalCluster(dir, web, flags, io.stderr);
   // Interrupted: stop the agents this command started (SIGTERM, then SIGKILL), then exit.
   const onSignal = () => {
     cluster
@@ -145,9 +149,13 @@ const WEB_RECORD_FILE = "testweb.json";
  * Serves the test web of the crawl in `dir`: a new one (recorded there) for a new folder; for a folder
  * of an earlier run, the same web on the same port, so the agents resume where they stopped. Refuses,
  * saying why and what to do, a folder of another web, of a run that did not record its web, or whose
- * port is taken now.
+ * port is taken now. A resumed crawl is told on `stderr`.
  */
-async function testWebFor(dir: string, web: Omit<WebRecord, "port">): Promise<RunningTestWeb> {
+async function testWebFor(
+  dir: string,
+  web: Omit<WebRecord, "port">,
+  stderr: TextOutput,
+): Promise<RunningTestWeb> {
   const recordPath = join(dir, WEB_RECORD_FILE);
   let saved: WebRecord | undefined;
   try {
@@ -175,7 +183,7 @@ async function testWebFor(dir: string, web: Omit<WebRecord, "port">): Promise<Ru
   }
   try {
     const started = await startTestWeb({ ...web, port: saved.port });
-    process.stderr.write(`resuming the crawl in ${dir}: the same test web, on port ${saved.port}\n`);
+    stderr.write(`resuming the crawl in ${dir}: the same test web, on port ${saved.port}\n`);
     return started;
   } catch (error) {
     throw refuse(
@@ -192,7 +200,7 @@ function refuse(message: string): UbiError {
   return new UbiError(ErrorCode.InvalidArgument, message);
 }
 
-/** The agents of `ubicrawl cluster`, with the progress display and the fault keys. */
+/** The agents of `ubicrawl cluster`, with the progress display (on `out`) and the fault keys. */
 class LocalCluster {
   private readonly agents: RunningAgent[] = [];
   private readonly truth: ReadonlySet<string>;
@@ -202,7 +210,7 @@ class LocalCluster {
   private readonly startedAtMs = Date.now();
   private killDone = false;
   private addDone = false;
-  private readonly live = process.stderr.isTTY === true;
+  private readonly live: boolean;
   /** Credentials of this command's own stats calls: the operator certificate, or plaintext. */
   private security: TransportSecurity = INSECURE;
 
@@ -210,7 +218,9 @@ class LocalCluster {
     private readonly dir: string,
     private readonly web: RunningTestWeb,
     private readonly flags: ReturnType<typeof parseFlags<typeof CLUSTER_FLAGS>>,
+    private readonly out: TextOutput,
   ) {
+    this.live = out.isTTY === true;
     this.truth = new Set(
       computeTruth(web.model, web.port, {
         maxDepth: AGENT_DEFAULTS.maxDepth,
@@ -227,7 +237,7 @@ class LocalCluster {
       const made = await createClusterCertificates({ outDir: this.certsDir, agents: [] });
       this.security = await loadMutualTls(made.ca.certPath, made.operator ?? fail("no operator certificate"));
     }
-    process.stderr.write(
+    this.out.write(
       `test web: ${this.web.model.hosts.length} hosts, ${this.truth.size} reachable URLs, port ${this.web.port}\n` +
         `agents' data: ${this.dir}\n` +
         (this.flags.insecure
@@ -415,25 +425,25 @@ class LocalCluster {
       `  most concurrent requests to one host: ${this.web.recorder.maxConcurrencyPerHost()}`,
       `  agents' data (WARC files, crawl logs): ${this.dir}`,
     ];
-    process.stderr.write(`${lines.join("\n")}\n`);
+    this.out.write(`${lines.join("\n")}\n`);
     if (report.coverage !== null && report.coverage.covered === report.coverage.truthSize) return 0;
     const missing =
       report.coverage === null
         ? "no coverage could be measured"
         : `${report.coverage.truthSize - report.coverage.covered} URLs of the ground truth were not fetched`;
-    process.stderr.write(
+    this.out.write(
       `exit 1: ${missing} (a blacklisted host, a crawl stopped early, or a fault; the crawl logs in the data folder say which)\n`,
     );
     return 1;
   }
 
   private progress(text: string): void {
-    if (this.live) process.stderr.write(`\r\x1b[K${text}`);
-    else process.stderr.write(`${new Date().toISOString()} ${text}\n`);
+    if (this.live) this.out.write(`\r\x1b[K${text}`);
+    else this.out.write(`${new Date().toISOString()} ${text}\n`);
   }
 
   private note(text: string): void {
-    process.stderr.write(`${this.live ? "\r\x1b[K" : ""}${text}\n`);
+    this.out.write(`${this.live ? "\r\x1b[K" : ""}${text}\n`);
   }
 }
 

@@ -6,6 +6,7 @@ import type {
   PeerClient,
   TransportSecurity,
 } from "../transport/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 import {
   explainCallFailure,
   GRPC_OPERATOR_LINK,
@@ -54,19 +55,14 @@ certificate is needed: ubicrawl certs writes operator.pem). Commands:
                              each host's next request) or max-active-hosts
 Prints what each agent did; exits 1 when an agent refused or could not be reached, 2 on bad usage.`;
 
-/** Where a command prints text: standard output or error, or what a test reads back. */
-export interface TextOutput {
-  write(text: string): unknown;
-}
-
-/** What `ubicrawl ctl` is given rather than reaching for: a test runs it in its own process with them. */
-export interface CtlDeps {
+/**
+ * What `ubicrawl ctl` is given rather than reaching for: a test runs it in its own process with them.
+ * Each agent's outcome (and `--help`) is printed on `stdout`, the seeds add-seeds skips are told on
+ * `stderr` (the process's by default: {@link PROCESS_IO}).
+ */
+export interface CtlDeps extends Partial<CommandIo> {
   /** How the agents are reached. @default {@link GRPC_OPERATOR_LINK} */
   readonly link?: OperatorLink;
-  /** Where each agent's outcome (and `--help`) is printed. @default process.stdout */
-  readonly stdout?: TextOutput;
-  /** Where the seeds add-seeds skips are told. @default process.stderr */
-  readonly stderr?: TextOutput;
 }
 
 /** The `Control` request of each command, from its arguments; `warn` tells what add-seeds skips. */
@@ -103,8 +99,8 @@ const COMMANDS: Readonly<
  * code (bad usage throws, as every command's does).
  */
 export async function ctlCommand(argv: string[], deps: CtlDeps = {}): Promise<number> {
-  const stdout = deps.stdout ?? process.stdout;
-  const stderr = deps.stderr ?? process.stderr;
+  const stdout = deps.stdout ?? PROCESS_IO.stdout;
+  const stderr = deps.stderr ?? PROCESS_IO.stderr;
   const flags = parseFlags(argv, CTL_FLAGS);
   if (flags.help) {
     stdout.write(formatHelp(USAGE, DESCRIPTION, CTL_FLAGS));

@@ -1,9 +1,10 @@
 import { isUbiError } from "../errors.js";
 import { formatNameList } from "../flags/index.js";
+import { type CommandIo, PROCESS_IO, type TextOutput } from "./command-io.js";
 import { packageVersion } from "./package-version.js";
 
-/** A subcommand: gets its arguments, returns the process exit code. */
-type Command = (argv: string[]) => Promise<number>;
+/** A subcommand: gets its arguments and where to print, returns the process exit code. */
+type Command = (argv: string[], io: CommandIo) => Promise<number>;
 
 /**
  * The subcommands. Each is loaded only when run: an agent does not load the test web or the CA
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   },
   export: {
     // In a worker whose young generation is capped: the export's memory stays its own (command-worker.ts).
+    // It prints on the process's own output: what a worker writes there goes through the main thread.
     load: async () => {
       const { runCommandInWorker } = await import("./command-worker.js");
       return (argv) =>
@@ -67,27 +69,31 @@ ${formatNameList(Object.entries(COMMANDS).map(([name, { summary }]) => [name, su
 Run 'ubicrawl <command> --help' for a command's flags, 'ubicrawl --version' for the version.
 `;
 
-/** The CLI entry: dispatches to a subcommand; bad usage exits 2 with a one-line error. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * The CLI entry: dispatches to a subcommand; bad usage exits 2 with a one-line error. It prints on
+ * `io`, and so do the commands that take one (agent, certs, cluster, ctl, report: a test runs them in
+ * its own process with its own); the others print on the process's output.
+ */
+export async function main(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(USAGE);
+    io.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "-V" || name === "version") {
-    process.stdout.write(`ubicrawl ${await packageVersion()} (Node.js ${process.version})\n`);
+    io.stdout.write(`ubicrawl ${await packageVersion()} (Node.js ${process.version})\n`);
     return 0;
   }
   const command = COMMANDS[name];
   if (!command) {
-    process.stderr.write(`ubicrawl: unknown command "${name}"\n\n${USAGE}`);
+    io.stderr.write(`ubicrawl: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
   try {
     const run = await command.load();
-    return await run(rest);
+    return await run(rest, io);
   } catch (error) {
-    return commandFailed(name, error);
+    return commandFailed(name, error, io.stderr);
   }
 }
 
@@ -95,11 +101,7 @@ export async function main(argv: string[]): Promise<number> {
  * The exit code of subcommand `name` that threw `error`, said in one line on `stderr`: 2 for bad usage,
  * 1 for any other `UbiError`; anything else (a bug) is thrown again.
  */
-export function commandFailed(
-  name: string,
-  error: unknown,
-  stderr: { write(text: string): unknown } = process.stderr,
-): number {
+export function commandFailed(name: string, error: unknown, stderr: TextOutput = PROCESS_IO.stderr): number {
   if (!isUbiError(error)) throw error;
   stderr.write(`ubicrawl ${name}: ${error.message} [${error.code}]\n`);
   return error.code === "UBI_ERR_INVALID_ARGUMENT" ? 2 : 1;

@@ -1,6 +1,7 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { formatReport, measureAgentDirs, readTruthFile } from "../report/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 
 const REPORT_FLAGS = {
   truth: {
@@ -23,12 +24,12 @@ skipped; a WARC file torn at its end counts what is whole and is named).`;
 
 /**
  * `ubicrawl report`: coverage, overlap, failures, missing WARC records and shares of a crawl, from its
- * agents' crawl logs and WARC files.
+ * agents' crawl logs and WARC files, printed on `io.stdout`.
  */
-export async function reportCommand(argv: string[]): Promise<number> {
+export async function reportCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, REPORT_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, REPORT_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, REPORT_FLAGS));
     return 0;
   }
   const dirs = flags.positionals;
@@ -38,13 +39,13 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const truth = flags.truth === undefined ? undefined : await readTruthFile(flags.truth);
   const report = await measureAgentDirs(dirs, truth, { readWarcs: true });
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ truthFile: flags.truth ?? null, ...report }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ truthFile: flags.truth ?? null, ...report }, null, 2)}\n`);
     return 0;
   }
   const header =
     `crawl of ${report.agents.length} agent${report.agents.length === 1 ? "" : "s"}: ` +
     `${report.fetches} pages fetched` +
     (flags.truth === undefined ? " (no --truth: no coverage)" : `, against ${flags.truth}`);
-  process.stdout.write(`${[header, ...formatReport(report)].join("\n")}\n`);
+  io.stdout.write(`${[header, ...formatReport(report)].join("\n")}\n`);
   return 0;
 }

@@ -42,7 +42,7 @@ export interface LoggerOptions {
   /** Fields on every record, e.g. `{ agent: "agent-1" }`. */
   readonly bindings?: Record<string, unknown>;
   /** Where records go. @default the process's stderr, written synchronously (nothing lost at exit) */
-  readonly destination?: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly destination?: { write(text: string): unknown; readonly isTTY?: boolean };
 }
 
 /** A logger that drops everything: for tests that check no output. */
