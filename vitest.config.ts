@@ -2,14 +2,16 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The suite in tiers, run one after the other by `npm test`:
- * - **unit**: the folders whose tests run in this process only (no agent process, no CLI), in
- *   parallel — `npm run test:unit` for quick feedback;
+ * - **unit**: the folders whose tests run in this process only (no agent process, no CLI process: the
+ *   CLI's commands run in process are in test/commands), in parallel — `npm run test:unit` for quick
+ *   feedback;
  * - **system**: real agents as real processes, clusters, the CLI, experiments, two files at a time
  *   (they crawl at full speed, so two already fill two CPUs; one at a time took 31 min);
  * - **timed**: the system tests that measure time, rates or memory (gaps between requests, a bandwidth
  *   bound, a rejoin, benches' figures), one file at a time, alone on the machine.
  */
 const UNIT_FOLDERS = [
+  "commands",
   "core",
   "failure-detector",
   "fetching",
