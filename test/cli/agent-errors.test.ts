@@ -1,6 +1,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,11 +16,14 @@ import {
   waitFor,
 } from "../agent/harness.js";
 import { identityIn } from "../security/tls-agents.js";
+import { type InProcessRun, ubicrawlInProcess } from "../support/in-process-cli.js";
 
 /**
- * `ubicrawl agent` says what is wrong, and what to do: seeds that are not URLs, a crawl that fetched
- * nothing or had nothing left to do, a data dir that is a file, another agent's or in use, an address
- * in use, a certificate and a key that do not match. Real processes, a real web server on loopback.
+ * `ubicrawl agent` says what is wrong, and what to do: a crawl that fetched nothing or had nothing left
+ * to do, a data dir in use, an address in use, a certificate and a key that do not match. Real
+ * processes (but for the certificate's refusal, in process), a real web server on loopback. The refusals
+ * of bad seeds, of no seeds, and of a data dir that is a file or another agent's, in process:
+ * test/commands/agent-refusals.test.ts.
  */
 
 let dir: string;
@@ -71,37 +74,12 @@ async function crawlLogLines(dataDir: string): Promise<number> {
   return (await readCrawlLogSoFar(dataDir).catch(() => [])).length;
 }
 
-function expectError(result: ExitResult, exitCode: number, code: string): string {
+function expectError(result: ExitResult | InProcessRun, exitCode: number, code: string): string {
   expect(result.code, result.stderr).toBe(exitCode);
   const line = errorLine(result.stderr);
   expect(line, result.stderr).toMatch(new RegExp(`\\[${code}\\]$`));
   return line;
 }
-
-describe("--seeds", () => {
-  it("a value that is neither a readable file nor a URL says exactly that", async () => {
-    const line = expectError(
-      await agent("--id", "a", "--data", join(dir, "s1"), "--seeds", "example.com"),
-      2,
-      "UBI_ERR_INVALID_ARGUMENT",
-    );
-    expect(line).toContain('--seeds: "example.com" is neither a readable file nor a URL');
-    expect(line).toContain("http://");
-  });
-
-  it("a file without any http(s) URL is refused, its bad lines named with their numbers", async () => {
-    const seeds = join(dir, "all-bad.txt");
-    await writeFile(seeds, "# a comment\nexample.com\n\nftp://example.com/file\n");
-    const line = expectError(
-      await agent("--id", "a", "--data", join(dir, "s2"), "--seeds", seeds),
-      2,
-      "UBI_ERR_INVALID_ARGUMENT",
-    );
-    expect(line).toContain("no http(s) URL to start from");
-    expect(line).toContain(`${seeds}:2: "example.com" is not an http(s) URL`);
-    expect(line).toContain(`${seeds}:4: "ftp://example.com/file" is not an http(s) URL`);
-  });
-});
 
 describe("a crawl that fetched nothing", () => {
   it("exits 1 naming the network policy and --allow-net; rerun on its data dir, says it was tried before", async () => {
@@ -190,7 +168,7 @@ describe("a crawl that fetched nothing", () => {
     );
   });
 
-  it("a complete crawl run again says it is complete and how to start a new one, and exits 0", async () => {
+  it("a complete crawl run again says it is complete and how to start a new one, and exits 0; without seeds, at once", async () => {
     const data = join(dir, "complete");
     const args = [
       "--id",
@@ -219,28 +197,11 @@ describe("a crawl that fetched nothing", () => {
       `the crawl in data dir ${data} is complete: its seed was tried there before and nothing is queued (2 pages fetched there since it began)`,
     );
     expect(logText(second.stderr)).toContain("start a new crawl with a new --data folder");
-  });
-});
 
-describe("an agent alone with nothing to crawl", () => {
-  it("exits 2 at once without seeds on a data dir that holds no crawl, saying to give --seeds", async () => {
-    // No --exit-when-done: nothing could ever give it work (no --listen), so it does not wait for any.
-    const data = join(dir, "no-seeds");
-    const result = await agent("--id", "n", "--data", data);
-    const line = expectError(result, 2, "UBI_ERR_INVALID_ARGUMENT");
-    expect(line).toContain(`nothing to crawl: no --seeds, and the data dir ${data} holds no crawl to resume`);
-    expect(line).toContain("Give --seeds");
-    // The same with --exit-when-done.
-    expectError(await agent("--id", "n", "--data", data, "--exit-when-done"), 2, "UBI_ERR_INVALID_ARGUMENT");
-  });
-
-  it("restarted without seeds on a complete crawl, says so and exits 0 at once", async () => {
-    const data = join(dir, "done-before");
-    const first = await agent("--id", "r", "--data", data, ...siteSeed(), "--exit-when-done");
-    expect(first.code, first.stderr).toBe(0);
+    // Restarted without seeds (nor --exit-when-done): nothing to do, said, and an exit 0 at once.
     const again = await agent(
       "--id",
-      "r",
+      "c",
       "--data",
       data,
       "--hosts-file",
@@ -257,7 +218,9 @@ describe("an agent alone with nothing to crawl", () => {
     );
     expect(logEvent(again.stderr, "stopped")?.pagesFetchedThisRun).toBe(0);
   });
+});
 
+describe("an agent alone with nothing to crawl", () => {
   it("restarted without seeds on a data dir with queued work, resumes it and runs on", async () => {
     const data = join(dir, "queued-before");
     // A long politeness delay keeps the seed queued after the host's robots.txt.
@@ -300,26 +263,6 @@ describe("an agent alone with nothing to crawl", () => {
 });
 
 describe("--data", () => {
-  it("a file is refused as a bad --data", async () => {
-    const file = join(dir, "a-file");
-    await writeFile(file, "");
-    const line = expectError(await agent("--id", "a", "--data", file), 2, "UBI_ERR_INVALID_ARGUMENT");
-    expect(line).toContain(`--data ${file} is a file, not a folder`);
-  });
-
-  it("another agent's data dir is refused, naming both ids", async () => {
-    const data = join(dir, "owned");
-    const first = await agent("--id", "owner", "--data", data, ...siteSeed(), "--exit-when-done");
-    expect(first.code, first.stderr).toBe(0);
-    const line = expectError(
-      await agent("--id", "intruder", "--data", data, "--exit-when-done"),
-      1,
-      "UBI_ERR_DATA_DIR_OTHER_AGENT",
-    );
-    expect(line).toContain(`the data dir ${data} belongs to agent "owner", not "intruder"`);
-    expect(line).toContain("--id owner");
-  });
-
   it("a data dir in use by a running agent is named as such", async () => {
     const data = join(dir, "busy");
     // Without --exit-when-done an agent alone runs on once its crawl is complete.
@@ -350,37 +293,19 @@ describe("--data", () => {
 
 describe("a cluster agent's own files and address", () => {
   it("an address in use says so", async () => {
-    const first = runUbicrawl(
-      [
-        "agent",
-        "--id",
-        "l1",
-        "--data",
-        join(dir, "l1"),
-        "--listen",
-        "127.0.0.1:0",
-        "--insecure",
-        "--progress",
-        "off",
-      ],
-      { cwd: dir },
-    );
-    let address = "";
-    await waitFor(
-      () => {
-        address = String(logEvent(first.stderr(), "listening")?.address ?? "");
-        return address !== "";
-      },
-      "l1 to listen",
-      20_000,
-    );
-    const result = await agent("--id", "l2", "--data", join(dir, "l2"), "--listen", address, "--insecure");
-    const line = expectError(result, 1, "UBI_ERR_LISTEN_FAILED");
-    expect(line).toContain(`cannot listen on ${address}: the address is already in use`);
-    // No raw grpc-js line.
-    expect(result.stderr).not.toMatch(/No address added/);
-    first.kill("SIGTERM");
-    expect((await first.waitForExit(20_000)).code).toBe(0);
+    // Whatever holds the address: a plain server of the test's.
+    const holder = createNetServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const address = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    try {
+      const result = await agent("--id", "l2", "--data", join(dir, "l2"), "--listen", address, "--insecure");
+      const line = expectError(result, 1, "UBI_ERR_LISTEN_FAILED");
+      expect(line).toContain(`cannot listen on ${address}: the address is already in use`);
+      // No raw grpc-js line.
+      expect(result.stderr).not.toMatch(/No address added/);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it("a TLS certificate and key that do not match say so, naming both files", async () => {
@@ -388,7 +313,9 @@ describe("a cluster agent's own files and address", () => {
     await createClusterCertificates({ outDir: certs, agents: ["t1", "t2"], operator: false });
     const t1 = identityIn(certs, "t1");
     const t2 = identityIn(certs, "t2");
-    const result = await agent(
+    // In process: refused before anything is bound (the CLI's own wiring of a refusal: config-file.test.ts).
+    const result = await ubicrawlInProcess([
+      "agent",
       "--id",
       "t1",
       "--data",
@@ -401,7 +328,7 @@ describe("a cluster agent's own files and address", () => {
       t1.files.certPath,
       "--tls-key",
       t2.files.keyPath,
-    );
+    ]);
     const line = expectError(result, 1, "UBI_ERR_CERTIFICATE");
     expect(line).toContain(`--tls-cert ${t1.files.certPath} and --tls-key ${t2.files.keyPath} do not match`);
   });
