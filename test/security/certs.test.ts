@@ -9,6 +9,7 @@ import { certsCommand } from "../../src/cli/certs-command.js";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { createClusterCertificates, KEY_FILE_MODE, subjectAltNames } from "../../src/security/index.js";
 import { runUbicrawl } from "../agent/harness.js";
+import { type InProcessRun, ubicrawlInProcess } from "../support/in-process-cli.js";
 
 const run = promisify(execFile);
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
@@ -38,6 +39,16 @@ async function certs(args: readonly string[]) {
   return runUbicrawl(["certs", ...args], { cwd: root }).waitForExit(30_000);
 }
 
+/** `ubicrawl certs ARGS…` in this process (as `main` runs it): its exit code and output. */
+function certsInProcess(args: readonly string[]): Promise<InProcessRun> {
+  return ubicrawlInProcess(["certs", ...args]);
+}
+
+/** `text` as it reads, inside a regular expression. */
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 async function certificate(path: string): Promise<X509Certificate> {
   return new X509Certificate(await readFile(path));
 }
@@ -55,6 +66,8 @@ describe("ubicrawl certs", () => {
     ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/created CA/);
+    // Paths under the working directory are shown relative to it.
+    expect(result.stdout).toMatch(/^created agent a1: cluster\/a1\.pem cluster\/a1\.key$/m);
     expect((await readdir(out)).sort()).toEqual(
       ["a1.key", "a1.pem", "a2.key", "a2.pem", "ca.key", "ca.pem", "operator.key", "operator.pem"].sort(),
     );
@@ -83,28 +96,36 @@ describe("ubicrawl certs", () => {
     expect((await readdir(out)).some((name) => name.startsWith("."))).toBe(false);
   });
 
-  it("reuses the CA in --out to add agents later, and defaults to the loopback names", async () => {
+  it("reuses the CA in --out to add agents later, and defaults to the loopback names (in process)", async () => {
     const out = join(root, "grow");
-    expect((await certs(["--out", out, "--agents", "a1"])).code).toBe(0);
+    expect((await certsInProcess(["--out", out, "--agents", "a1"])).code).toBe(0);
     const caBefore = await readFile(join(out, "ca.pem"), "utf8");
     const a1Before = await readFile(join(out, "a1.pem"), "utf8");
     const given = ["a1.pem", "a1.key", "operator.pem", "operator.key"];
     const before = await Promise.all(given.map((name) => readFile(join(out, name), "utf8")));
-    const again = await certs(["--out", out, "--agents", "a2", "--days", "30"]);
+    const again = await certsInProcess(["--out", out, "--agents", "a2", "--days", "30"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/reused CA/);
     // The operator's certificate, handed out already, is kept, and the run says so.
-    expect(again.stdout).toMatch(/^created agent a2: grow\/a2\.pem grow\/a2\.key$/m);
+    // Outside the working directory (the repository's, in process), paths are shown whole.
     expect(again.stdout).toMatch(
-      /^kept operator: grow\/operator\.pem grow\/operator\.key \(as it was, valid until \w+ +\d+ [\d:]+ \d{4} GMT\)$/m,
+      new RegExp(`^created agent a2: ${literal(out)}/a2\\.pem ${literal(out)}/a2\\.key$`, "m"),
     );
-    expect(again.stdout).toContain("kept 1 certificate already in grow, made 1; to issue one again");
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `^kept operator: ${literal(out)}/operator\\.pem ${literal(out)}/operator\\.key \\(as it was, valid until \\w+ +\\d+ [\\d:]+ \\d{4} GMT\\)$`,
+        "m",
+      ),
+    );
+    expect(again.stdout).toContain(`kept 1 certificate already in ${out}, made 1; to issue one again`);
     // Asked again for a1 with a new one: a1 is kept (key and all), a3 made.
-    const more = await certs(["--out", out, "--agents", "a1,a3"]);
+    const more = await certsInProcess(["--out", out, "--agents", "a1,a3"]);
     expect(more.code, more.stderr).toBe(0);
-    expect(more.stdout).toMatch(/^kept agent a1: grow\/a1\.pem grow\/a1\.key \(as it was/m);
+    expect(more.stdout).toMatch(
+      new RegExp(`^kept agent a1: ${literal(out)}/a1\\.pem ${literal(out)}/a1\\.key \\(as it was`, "m"),
+    );
     expect(more.stdout).toMatch(/^created agent a3: /m);
-    expect(more.stdout).toContain("kept 2 certificates already in grow, made 1");
+    expect(more.stdout).toContain(`kept 2 certificates already in ${out}, made 1`);
     expect(await Promise.all(given.map((name) => readFile(join(out, name), "utf8")))).toEqual(before);
     expect(await verifies(join(out, "ca.pem"), join(out, "a3.pem"), "sslserver")).toBe(true);
     expect(await readFile(join(out, "ca.pem"), "utf8")).toBe(caBefore);
@@ -143,7 +164,7 @@ describe("ubicrawl certs", () => {
   });
 
   it("fails clearly without openssl, with a lone CA file, or with a CA key that is not the CA's", async () => {
-    const missing = await certs([
+    const missing = await certsInProcess([
       "--out",
       join(root, "no-openssl"),
       "--agents",
@@ -239,13 +260,13 @@ describe("ubicrawl certs", () => {
     expect(await verifies(join(folder, "ca.pem"), join(folder, "a1.pem"), "sslclient")).toBe(true);
   });
 
-  it("documents itself in --help and in the command list", async () => {
-    const help = await runUbicrawl(["certs", "--help"]).waitForExit(20_000);
+  it("documents itself in --help and in the command list (in process)", async () => {
+    const help = await ubicrawlInProcess(["certs", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--out DIR/);
     expect(help.stdout).toMatch(/--tls-cert DIR\/<id>\.pem/);
     expect(help.stdout).toMatch(/certificates already there\s+\(agents' and operator's\) are kept/);
-    const list = await runUbicrawl(["--help"]).waitForExit(20_000);
+    const list = await ubicrawlInProcess(["--help"]);
     expect(list.stdout).toMatch(/certs\s+make the CA/);
   });
 });
