@@ -11,6 +11,7 @@ afterEach(async () => {
   dir = undefined;
 });
 
+/** `ubicrawl cluster`'s crawls, by real processes; its refusal of bad flags: test/commands/cluster.test.ts. */
 describe("ubicrawl cluster", () => {
   it("crawls the test web with a local cluster, survives a scripted kill and join, and reports full coverage", async () => {
     // The agents' data goes to a folder of the test's own (the command keeps it for the user).
@@ -83,10 +84,4 @@ describe("ubicrawl cluster", () => {
     expect(other.stderr).toMatch(/holds a crawl of another test web \(--seed 1 --hosts 10 --pages 300\)/);
     expect(other.stderr).toContain("use a new --data folder");
   }, 150_000);
-
-  it("rejects bad flags with a clear error", async () => {
-    const result = await runUbicrawl(["cluster", "--agents", "zero"]).waitForExit(20_000);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/--agents must be an integer/);
-  });
 });
