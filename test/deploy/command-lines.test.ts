@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleTarget, healthzUrl } from "../../deploy/healthcheck.mjs";
+import { consoleTarget, healthzUrl, withConfigFile } from "../../deploy/healthcheck.mjs";
 import { type AgentOptions, validateAgentOptions } from "../../src/agent/agent-options.js";
 import { systemClock } from "../../src/clock.js";
 import { AgentMetrics } from "../../src/console/agent-metrics.js";
@@ -12,6 +12,7 @@ import { ConsoleServer, FetchActivity } from "../../src/console/index.js";
 import { createClusterCertificates } from "../../src/security/index.js";
 import { parseHostPort } from "../../src/transport/index.js";
 import { UBICRAWL_BIN } from "../agent/harness.js";
+import { ubicrawlInProcess } from "../support/in-process-cli.js";
 import {
   composeFile,
   DEPLOY_DIR,
@@ -107,14 +108,19 @@ describe("the agent command lines of deploy/", () => {
     }
   });
 
-  it("are accepted by the ubicrawl command itself (parsed, then --help)", () => {
-    for (const { where, words } of lines) {
-      const run = spawnSync(process.execPath, [UBICRAWL_BIN, ...words, "--help"], {
-        encoding: "utf8",
-        timeout: 20_000,
-      });
-      expect(run.status, `${where}: ${run.stderr}`).toBe(0);
-      expect(run.stdout, where).toMatch(/^Usage: ubicrawl agent/);
+  it("are accepted by the ubicrawl command itself (parsed, then --help)", async () => {
+    // The first by the ubicrawl process, the others by its code in this process.
+    const [first, ...others] = lines as [(typeof lines)[number], ...typeof lines];
+    const run = spawnSync(process.execPath, [UBICRAWL_BIN, ...first.words, "--help"], {
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(run.status, `${first.where}: ${run.stderr}`).toBe(0);
+    expect(run.stdout, first.where).toMatch(/^Usage: ubicrawl agent/);
+    for (const { where, words } of others) {
+      const result = await ubicrawlInProcess([...words, "--help"]);
+      expect(result.code, `${where}: ${result.stderr}`).toBe(0);
+      expect(result.stdout, where).toMatch(/^Usage: ubicrawl agent/);
     }
   });
 
@@ -254,30 +260,29 @@ describe("the health check (deploy/healthcheck.mjs)", () => {
   });
 
   it("takes the console from --config as the agent does: the file's --http, the command line winning", async () => {
-    const port = await startConsole();
-    const closed = await startConsole();
-    await servers.pop()?.stop();
     const configDir = join(dir, "config");
     await mkdir(configDir, { recursive: true });
-    await writeFile(join(configDir, "up.yaml"), `id: a\nhttp: 127.0.0.1:${port}\n`);
-    await writeFile(join(configDir, "down.yaml"), `id: a\nhttp: 127.0.0.1:${closed}\n`);
+    await writeFile(join(configDir, "up.yaml"), "id: a\nhttp: 127.0.0.1:8081\n");
+    await writeFile(join(configDir, "down.yaml"), "id: a\nhttp: 127.0.0.1:8082\n");
+    // Where the check dials, in process (that it dials there and reports the answer: the tests above).
+    const target = async (argv: string[], cwd?: string) => consoleTarget(await withConfigFile(argv, cwd));
     // A relative file is found from the agent's working directory.
-    const up = await runHealthcheck(["agent", "--config", "up.yaml"], configDir);
-    expect(up, up.output).toMatchObject({ code: 0 });
-    expect(up.output).toContain(`http://127.0.0.1:${port}/healthz answered 200`);
-    // The file's console is asked (it does not answer): unhealthy, not "no console to ask".
-    const down = await runHealthcheck(["agent", "--config", join(configDir, "down.yaml")]);
-    expect(down.code, down.output).toBe(1);
-    expect(down.output).toContain(`http://127.0.0.1:${closed}/healthz`);
+    expect(await target(["agent", "--config", "up.yaml"], configDir)).toEqual({
+      host: "127.0.0.1",
+      port: 8081,
+      https: false,
+    });
+    // An absolute one too: its console is the one asked, not "no console to ask".
+    expect((await target(["agent", "--config", join(configDir, "down.yaml")]))?.port).toBe(8082);
     // --http given on the command line wins over the file's.
-    const given = await runHealthcheck([
+    const given = await target([
       "agent",
       `--config=${join(configDir, "down.yaml")}`,
       "--http",
-      `127.0.0.1:${port}`,
+      "127.0.0.1:8081",
     ]);
-    expect(given, given.output).toMatchObject({ code: 0 });
-    // A file the agent would refuse is reported, not taken as "no console".
+    expect(given?.port).toBe(8081);
+    // A file the agent would refuse is reported, not taken as "no console": by the script itself.
     await writeFile(join(configDir, "bad.yaml"), "htp: 127.0.0.1:1\n");
     const bad = await runHealthcheck(["agent", "--config", join(configDir, "bad.yaml")]);
     expect(bad.code, bad.output).toBe(1);
