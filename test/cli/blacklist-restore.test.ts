@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   crawlMetrics,
   logRecords,
-  runUbicrawl,
   servedPages,
   startWebFixture,
   type WebFixture,
@@ -15,16 +14,20 @@ import {
   hostWithMostLeft,
   startCluster,
 } from "../cluster/cluster-harness.js";
+import { ubicrawlInProcess } from "../support/in-process-cli.js";
 
-/** `ubicrawl ctl` against a running agent, in plaintext. */
-async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number | null; stdout: string }> {
-  const { code, stdout, stderr } = await runUbicrawl([
+/**
+ * `ubicrawl ctl` against a running agent, in plaintext: the command's code in this process, over gRPC
+ * to the agent's process (ctl's own process: ctl-command.test.ts).
+ */
+async function ctl(agent: ClusterAgent, ...args: string[]): Promise<{ code: number; stdout: string }> {
+  const { code, stdout, stderr } = await ubicrawlInProcess([
     "ctl",
     "--agent",
     agent.address,
     "--insecure",
     ...args,
-  ]).waitForExit(30_000);
+  ]);
   return { code, stdout: stdout + stderr };
 }
 
@@ -39,9 +42,10 @@ describe("ubicrawl ctl blacklist-remove", () => {
   });
 
   it("brings a host back: every URL of it dropped while listed is fetched after the removal, once", async () => {
-    // No host over 200 articles (~250 URLs, not 384): a ~30 s crawl, ~3 times what the commands take on
-    // a loaded machine (the blacklisted host is the one with most left, so it sets the crawl's end).
-    fixture = await startWebFixture({ hosts: 20, pages: 1500, responseDelayMs: 5, maxArticlesPerHost: 200 });
+    // No host over 100 articles (~130 URLs): a ~15 s crawl, 5 times what the commands (run in this
+    // process) and the wait between them take on a loaded machine (the blacklisted host is the one with
+    // most left, so it sets the crawl's end; the next largest, nearly as large, keeps it running meanwhile).
+    fixture = await startWebFixture({ hosts: 20, pages: 750, responseDelayMs: 5, maxArticlesPerHost: 100 });
     const agents = await startCluster(fixture, 2, ["--delay-ms", "100"]);
     const [first, second] = agents as [ClusterAgent, ClusterAgent];
     const truth = fixture.truth();
