@@ -29,7 +29,7 @@ import { peakRssBytes } from "./proxied-cluster.js";
 const WEB = { hosts: 20, pages: 1000, seed: 41, responseDelayMs: 10 };
 const FLAGS = ["--max-active-hosts", "3"];
 const FLOOD_IN_FLIGHT = 200;
-const FLOOD_BATCHES = 600;
+const FLOOD_BATCHES = 400;
 /**
  * Measured about 505 MiB on the reference machine (an agent alone peaks near 230 MiB under a one-batch
  * flood): most of it is the senders' in-flight bytes (200 × ~600 kB, read by HTTP/2 whatever the
