@@ -74,6 +74,17 @@ interface Tally {
   readonly buckets: Bucket[];
 }
 
+/** An active address, with the figures it is ranked by. */
+interface Ranked {
+  readonly ip: string;
+  readonly tally: Tally;
+  readonly recent: Omit<Bucket, "step">;
+  readonly inFlight: number;
+  readonly waiting: number;
+  readonly startedRecently: number;
+  readonly maxWaitMsRecently: number;
+}
+
 /** The recent window's step, ms, and its steps: the last minute, give or take a step. */
 export const BUCKET_MS = 10_000;
 const BUCKETS = 6;
@@ -158,16 +169,30 @@ export class IpActivity {
     this.bucketOf(tally, this.deps.clock.now()).refusals++;
   }
 
-  /** The `limit` busiest addresses, most active first ({@link activityOf}; ties: longest recent waits first). */
+  /**
+   * The `limit` busiest addresses, most active first ({@link activityOf}; ties: longest recent waits
+   * first): ranked on the tallies alone, so the limiter is asked about the addresses reported only.
+   */
   busiest(limit: number): BusyIp[] {
     const now = this.deps.clock.now();
-    const ranked: BusyIp[] = [];
+    const ranked: Ranked[] = [];
     for (const [ip, tally] of this.tallies) {
       const recent = this.recent(tally, now);
-      const entry = { inFlight: tally.inFlight, waiting: tally.waiting, startedRecently: recent.started };
-      if (activityOf(entry) > 0 || recent.refusals > 0) ranked.push(this.report(ip, tally, recent, now));
+      const entry = {
+        ip,
+        tally,
+        recent,
+        inFlight: tally.inFlight,
+        waiting: tally.waiting,
+        startedRecently: recent.started,
+        maxWaitMsRecently: recent.maxWaitMs,
+      };
+      if (activityOf(entry) > 0 || recent.refusals > 0) ranked.push(entry);
     }
-    return ranked.sort(byActivity).slice(0, limit);
+    return ranked
+      .sort(byActivity)
+      .slice(0, limit)
+      .map(({ ip, tally, recent }) => this.report(ip, tally, recent, now));
   }
 
   private report(ip: string, tally: Tally, recent: Omit<Bucket, "step">, now: number): BusyIp {

@@ -108,6 +108,25 @@ describe("IpActivity", () => {
     expect(activity.busiest(2).map((entry) => entry.ip)).toEqual(["127.2.0.1", "127.2.0.2"]);
   });
 
+  it("asks the limiter about the addresses it reports only", () => {
+    const clock = new ManualClock(0);
+    const asked: string[] = [];
+    const activity = new IpActivity(
+      {},
+      {
+        clock,
+        politenessAt: (ip) => {
+          asked.push(ip);
+          return { line: 0, blockedUntilMs: 0, delayMs: 0 };
+        },
+      },
+    );
+    for (let i = 1; i <= 5; i++)
+      for (let n = 0; n < i; n++) activity.waits(`127.2.0.${i}`, "a.test").started()();
+    expect(activity.busiest(2).map((entry) => entry.ip)).toEqual(["127.2.0.5", "127.2.0.4"]);
+    expect(asked).toEqual(["127.2.0.5", "127.2.0.4"]);
+  });
+
   it("remembers the addresses used most recently up to its bound, and a forgotten one's request does not bring it back", () => {
     const { activity } = setUp({ maxIps: 2 });
     const running = activity.waits("127.2.0.1", "a.test").started();
