@@ -24,7 +24,13 @@ export {
   type PeerTraffic,
 } from "./crawl-stats.js";
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
-export { activityOf, type BusyIp, byActivity } from "./ip-activity.js";
+export {
+  type BusyIp,
+  byActivity,
+  DEFAULT_MAX_HOSTS_PER_IP,
+  DEFAULT_MAX_IPS,
+  HOST_NAMES_LISTED,
+} from "./ip-activity.js";
 export type { UrlExchange, UrlOwnership } from "./link-router.js";
 export { crawlSummary, ProgressReporter } from "./progress.js";
 export type { ScrubCounts } from "./warc-scrub.js";

@@ -2,11 +2,24 @@ import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { IpPoliteness } from "../frontier/index.js";
 
+/** Addresses an {@link IpActivity} remembers at most by default (1,024): the ones used last. */
+export const DEFAULT_MAX_IPS = 1024;
+/** Distinct hosts an {@link IpActivity} counts per address at most by default (100). */
+export const DEFAULT_MAX_HOSTS_PER_IP = 100;
+/** Host names a {@link BusyIp} lists (3), and so the cluster's merged rows. */
+export const HOST_NAMES_LISTED = 3;
+
 /** How many addresses and hosts an {@link IpActivity} remembers. */
 export interface IpActivityOptions {
-  /** Addresses remembered at most; beyond it the least recently used is forgotten. @default 1024 */
+  /**
+   * Addresses remembered at most; beyond it the least recently used is forgotten.
+   * @default DEFAULT_MAX_IPS
+   */
   readonly maxIps?: number;
-  /** Distinct hosts counted per address at most (the count says "at least" beyond). @default 100 */
+  /**
+   * Distinct hosts counted per address at most (the count says "at least" beyond).
+   * @default DEFAULT_MAX_HOSTS_PER_IP
+   */
   readonly maxHostsPerIp?: number;
 }
 
@@ -32,7 +45,7 @@ export interface BusyIp {
   readonly inFlight: number;
   /** This agent's requests waiting for a slot there now. */
   readonly waiting: number;
-  /** Requests started there in the last minute (in {@link BUCKET_MS} steps), and since remembered. */
+  /** Requests started there in the last minute (in 10 s steps), and since remembered. */
   readonly startedRecently: number;
   readonly started: number;
   /** Mean and longest wait for a slot of the requests started in the last minute, ms. */
@@ -86,10 +99,8 @@ interface Ranked {
 }
 
 /** The recent window's step, ms, and its steps: the last minute, give or take a step. */
-export const BUCKET_MS = 10_000;
+const BUCKET_MS = 10_000;
 const BUCKETS = 6;
-/** Host names a {@link BusyIp} lists. */
-const HOST_NAMES_LISTED = 3;
 
 /**
  * Per IP address this agent sends requests to: its hosts, requests in flight and waiting, started and
@@ -109,8 +120,8 @@ export class IpActivity {
     options: IpActivityOptions,
     private readonly deps: IpActivityDeps,
   ) {
-    this.maxIps = options.maxIps ?? 1024;
-    this.maxHostsPerIp = options.maxHostsPerIp ?? 100;
+    this.maxIps = options.maxIps ?? DEFAULT_MAX_IPS;
+    this.maxHostsPerIp = options.maxHostsPerIp ?? DEFAULT_MAX_HOSTS_PER_IP;
     for (const [name, value] of [
       ["maxIps", this.maxIps],
       ["maxHostsPerIp", this.maxHostsPerIp],
@@ -266,7 +277,7 @@ export class IpActivity {
  * How busy an address is, for ranking: requests started there in the last minute, plus those in flight
  * and waiting for a slot now (the same whether one agent's figures or the cluster's sums).
  */
-export function activityOf(entry: {
+function activityOf(entry: {
   readonly startedRecently: number;
   readonly inFlight: number;
   readonly waiting: number;

@@ -1,4 +1,4 @@
-import { byActivity } from "../agent/index.js";
+import { byActivity, HOST_NAMES_LISTED } from "../agent/index.js";
 import type { AgentStats, BusyAddress } from "../transport/index.js";
 
 /** One IP address among the cluster's busiest: the live agents' figures there, together. */
@@ -28,9 +28,6 @@ export interface ClusterBusyAddress {
   readonly blockedForMs: number;
   readonly delayMs: number;
 }
-
-/** Host names a {@link ClusterBusyAddress} lists. */
-const HOST_NAMES_LISTED = 3;
 
 /**
  * The `limit` busiest addresses of the cluster, from the live agents' own busiest lists (an agent that

@@ -1,4 +1,5 @@
 import { Gauge, type Registry } from "prom-client";
+import { DEFAULT_MAX_HOSTS_PER_IP } from "../agent/index.js";
 import type { AgentStats, BusyAddress } from "../transport/index.js";
 
 /** One gauge per figure, labelled by address (and by `labels` besides). */
@@ -16,7 +17,7 @@ const FIGURES: readonly {
   },
   {
     name: "ubicrawl_busiest_ip_hosts",
-    help: "Hosts this agent sent requests to at a busiest address (counted up to 100)",
+    help: `Hosts this agent sent requests to at a busiest address (counted up to ${DEFAULT_MAX_HOSTS_PER_IP})`,
     values: (ip) => [[{}, ip.hosts]],
   },
   {

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { BUCKET_MS, IpActivity, type IpActivityOptions } from "../../src/agent/ip-activity.js";
+import { IpActivity, type IpActivityOptions } from "../../src/agent/ip-activity.js";
 import { trackedIpLimiter } from "../../src/agent/tracked-ip-limiter.js";
 import { IpGate, type IpPoliteness, IpSpacing } from "../../src/frontier/index.js";
 import { flush } from "../frontier/helpers.js";
 import { ManualClock } from "../support/manual-clock.js";
+
+/** The recent window's step, as documented ("the figures are kept in 10 s steps"). */
+const STEP_MS = 10_000;
 
 /** An activity on a manual clock whose politeness is set by the test, per address. */
 function setUp(options: IpActivityOptions = {}) {
@@ -61,9 +64,9 @@ describe("IpActivity", () => {
 
   it("keeps the recent figures for the last minute in 10 s steps, the totals for as long as it remembers", () => {
     const { clock, activity } = setUp();
-    clock.advance(5 * BUCKET_MS); // the start of a step
+    clock.advance(5 * STEP_MS); // the start of a step
     activity.waits("127.2.0.1", "a.test").started()();
-    clock.advance(2 * BUCKET_MS);
+    clock.advance(2 * STEP_MS);
     const late = activity.waits("127.2.0.1", "a.test");
     clock.advance(1_000);
     late.started()();
@@ -75,7 +78,7 @@ describe("IpActivity", () => {
       refusalsRecently: 1,
     });
     // Six steps after the first request's, it is out of the window; the second's step is still in.
-    clock.advance(4 * BUCKET_MS - 1_000);
+    clock.advance(4 * STEP_MS - 1_000);
     expect(activity.busiest(10)[0]).toMatchObject({
       startedRecently: 1,
       started: 2,
@@ -84,7 +87,7 @@ describe("IpActivity", () => {
       refusals: 1,
     });
     // Nothing in the last minute: not among the busiest, though remembered.
-    clock.advance(2 * BUCKET_MS);
+    clock.advance(2 * STEP_MS);
     expect(activity.busiest(10)).toEqual([]);
     expect(activity.size).toBe(1);
   });
