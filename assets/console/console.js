@@ -230,7 +230,8 @@ function drawErrors(errors) {
 
 /**
  * The cluster's busiest IP addresses (the totals merge the live agents' own lists): each with its
- * hosts, the agents crawling hosts there, the keeper of its politeness, and the waits and back-off.
+ * hosts, the agents crawling hosts there, the keeper of its politeness ("each agent" when each keeps
+ * its own), and the waits and back-off.
  */
 function drawBusiestIps(busiest) {
   const backOff = (ip) =>
@@ -246,7 +247,9 @@ function drawBusiestIps(busiest) {
     busiest.length === 0
       ? [["none lately", "", "", "", "", "", "", "", "", ""]]
       : busiest.map((ip) => {
-          const hosts = el("span", `${ip.hosts}${ip.moreHosts ? "+" : ""}`);
+          // At most the agents' counts summed, at least the most one counts (they may count the same host).
+          const range = ip.hostsAtLeast === ip.hosts ? "" : `${ip.hostsAtLeast}–`;
+          const hosts = el("span", `${range}${ip.hosts}${ip.moreHosts ? "+" : ""}`);
           hosts.title = ip.hostNames.join(", ");
           hosts.append(
             el("small", ` ${ip.hostNames.join(", ")}${ip.hosts > ip.hostNames.length ? ", …" : ""}`),
@@ -255,7 +258,8 @@ function drawBusiestIps(busiest) {
             ip.ip,
             hosts,
             ip.agents.join(", "),
-            ip.keeper,
+            // With --ip-limit agent each agent keeps its own line.
+            ip.keepers.length === 1 ? ip.keepers[0] : "each agent",
             ip.inFlight,
             ip.waiting,
             number(ip.startedRecently),

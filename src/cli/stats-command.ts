@@ -1,5 +1,6 @@
+import { DEFAULT_MAX_HOSTS_PER_IP, DEFAULT_MAX_IPS, HOST_NAMES_LISTED } from "../agent/index.js";
 import { formatBytes } from "../agent/progress.js";
-import { type ClusterBusyAddress, clusterTotals } from "../cluster/index.js";
+import { BUSIEST_IPS_REPORTED, type ClusterBusyAddress, clusterTotals } from "../cluster/index.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { type AgentStats, type BusyAddress, PeerClient } from "../transport/index.js";
@@ -16,13 +17,19 @@ const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
 const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
 pages (since the crawl began in its data dir, and this run), bytes, distinct URLs queued, what waiting
 hosts wait for, URLs exchanged per peer, communication overhead, links to other agents' hosts, pages
-recovered from previous owners, errors, rate, and the IP addresses its requests were busiest at lately
-(requests started in the last minute, in flight and waiting): their hosts, the agent keeping their
-politeness (the IP authority with --ip-limit cluster), the requests' waits for a slot, the line there,
-and a server's back-off or Crawl-delay in force.
+recovered from previous owners, errors, rate, and the ${BUSIEST_IPS_REPORTED} IP addresses its requests were busiest at lately
+(requests started in the last minute, in flight and waiting; of the ${DEFAULT_MAX_IPS} it used last): their hosts
+(counted up to ${DEFAULT_MAX_HOSTS_PER_IP}, ${HOST_NAMES_LISTED} named), the agent keeping their politeness (the IP authority with
+--ip-limit cluster, itself otherwise), the requests' waits for a slot, the line there, and a server's
+back-off or Crawl-delay in force.
 With --cluster, every agent's stats are gathered through the one named, with totals: live agents as
 they answer now, suspected and departed ones with their last known figures and how old those are; and
-the cluster's busiest addresses, an address several agents crawl hosts at listed once with them all.`;
+the cluster's busiest addresses, an address several agents crawl hosts at listed once with them all,
+their figures summed. Its keeper is "each agent" with --ip-limit agent (each keeps its own line: the
+lines are summed). Its hosts are a range, "least–most", when the agents' counts may overlap: an agent
+counts each host it sent requests to while it remembers the address, so a host handed over from one
+agent to another is counted by both, and with --partition url every agent counts every host; the
+least is the most one agent counts, the most their sum.`;
 
 /** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
 export async function statsCommand(argv: string[]): Promise<number> {
@@ -193,9 +200,9 @@ function busyTable(busiest: readonly ClusterBusyAddress[]): string {
     ],
     busiest.map((ip) => [
       ip.ip,
-      `${ip.hosts}${ip.moreHosts ? "+" : ""}`,
+      `${ip.hostsAtLeast === ip.hosts ? "" : `${ip.hostsAtLeast}–`}${ip.hosts}${ip.moreHosts ? "+" : ""}`,
       ip.agents.join(","),
-      ip.keeper,
+      ip.keepers.length === 1 ? (ip.keepers[0] as string) : "each agent",
       String(ip.inFlight),
       String(ip.waiting),
       String(ip.startedRecently),

@@ -6,14 +6,24 @@ export interface ClusterBusyAddress {
   readonly ip: string;
   /** The agents that list it among their busiest, by id: more than one when its hosts are several agents'. */
   readonly agents: readonly string[];
-  /** Their hosts there, summed (each agent counts its own, up to its bound). */
+  /**
+   * Hosts there, at most: the agents' counts summed. An agent counts each host it sent requests to
+   * while it remembers the address, so a host several agents sent requests to is counted by each: one
+   * handed over from one to another, or every host with `--partition url`.
+   */
   readonly hosts: number;
+  /** Hosts there, at least: the most one agent counts, or the distinct names listed when more. */
+  readonly hostsAtLeast: number;
   /** True when some agent counted more hosts there than it says. */
   readonly moreHosts: boolean;
   /** A few of the hosts there, the agents' in the order of their ids. */
   readonly hostNames: readonly string[];
-  /** The keeper of its politeness: as the keeper itself says when it lists the address, else as most of the agents do. */
-  readonly keeper: string;
+  /**
+   * The agents keeping its politeness: its IP authority alone with `--ip-limit cluster` (as it says
+   * itself when it lists the address, else as most of the agents do); with `--ip-limit agent` each
+   * agent keeps its own, so every listing agent names itself and all of them are listed.
+   */
+  readonly keepers: readonly string[];
   /** Summed over the agents. */
   readonly inFlight: number;
   readonly waiting: number;
@@ -24,7 +34,13 @@ export interface ClusterBusyAddress {
   readonly meanWaitMsRecently: number;
   /** The longest of the agents' (the keeper knows the whole line; the others their own asks in it). */
   readonly maxWaitMsRecently: number;
+  /**
+   * Asks waiting in its line: the keepers' own figures when they list it (a keeper knows its whole
+   * line; with `--ip-limit agent` each agent's line is its own, so they are summed), else the agents'
+   * own asks held in the keeper's line, summed.
+   */
   readonly line: number;
+  /** The most any agent knows. */
   readonly blockedForMs: number;
   readonly delayMs: number;
 }
@@ -55,38 +71,54 @@ export function clusterBusiestIps(agents: readonly AgentStats[], limit: number):
 
 function merged(ip: string, reports: readonly { id: string; entry: BusyAddress }[]): ClusterBusyAddress {
   const entries = reports.map((report) => report.entry);
-  const sum = (pick: (entry: BusyAddress) => number) =>
-    entries.reduce((total, entry) => total + pick(entry), 0);
+  const sum = (of: readonly BusyAddress[], pick: (entry: BusyAddress) => number) =>
+    of.reduce((total, entry) => total + pick(entry), 0);
   const max = (pick: (entry: BusyAddress) => number) => Math.max(...entries.map(pick));
-  const startedRecently = sum((entry) => entry.startedRecently);
+  const startedRecently = sum(entries, (entry) => entry.startedRecently);
+  const hostNames = [...new Set(entries.flatMap((entry) => entry.hostNames))];
+  const keepers = keepersOf(reports);
+  const keeping = reports.filter((report) => keepers.includes(report.id)).map((report) => report.entry);
   return {
     ip,
     agents: reports.map((report) => report.id),
-    hosts: sum((entry) => entry.hosts),
+    hosts: sum(entries, (entry) => entry.hosts),
+    hostsAtLeast: Math.max(
+      hostNames.length,
+      max((entry) => entry.hosts),
+    ),
     moreHosts: entries.some((entry) => entry.moreHosts),
-    hostNames: [...new Set(entries.flatMap((entry) => entry.hostNames))].slice(0, HOST_NAMES_LISTED),
-    keeper: keeperOf(reports),
-    inFlight: sum((entry) => entry.inFlight),
-    waiting: sum((entry) => entry.waiting),
+    hostNames: hostNames.slice(0, HOST_NAMES_LISTED),
+    keepers,
+    inFlight: sum(entries, (entry) => entry.inFlight),
+    waiting: sum(entries, (entry) => entry.waiting),
     startedRecently,
-    started: sum((entry) => entry.started),
-    refusalsRecently: sum((entry) => entry.refusalsRecently),
+    started: sum(entries, (entry) => entry.started),
+    refusalsRecently: sum(entries, (entry) => entry.refusalsRecently),
     meanWaitMsRecently:
       startedRecently === 0
         ? 0
-        : Math.round(sum((entry) => entry.meanWaitMsRecently * entry.startedRecently) / startedRecently),
+        : Math.round(
+            sum(entries, (entry) => entry.meanWaitMsRecently * entry.startedRecently) / startedRecently,
+          ),
     maxWaitMsRecently: max((entry) => entry.maxWaitMsRecently),
-    line: max((entry) => entry.line),
+    line: sum(keeping.length > 0 ? keeping : entries, (entry) => entry.line),
     blockedForMs: max((entry) => entry.blockedForMs),
     delayMs: max((entry) => entry.delayMs),
   };
 }
 
-/** The keeper as it says itself, else the one most agents name (views may differ for a moment). */
-function keeperOf(reports: readonly { id: string; entry: BusyAddress }[]): string {
-  const itself = reports.find((report) => report.id === report.entry.keeper);
-  if (itself) return itself.id;
+/**
+ * The keepers: every agent when each names itself (`--ip-limit agent`), else the one that names itself
+ * (the authority), else the one most agents name (views may differ for a moment).
+ */
+function keepersOf(reports: readonly { id: string; entry: BusyAddress }[]): string[] {
+  const itself = reports.filter((report) => report.id === report.entry.keeper).map((report) => report.id);
+  if (itself.length === reports.length) return itself;
+  if (itself.length > 0) return itself.slice(0, 1);
   const votes = new Map<string, number>();
   for (const { entry } of reports) votes.set(entry.keeper, (votes.get(entry.keeper) ?? 0) + 1);
-  return [...votes].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))[0]?.[0] ?? "";
+  return [...votes]
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, 1)
+    .map(([keeper]) => keeper);
 }

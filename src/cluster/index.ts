@@ -40,7 +40,7 @@ export {
   type Partitioning,
   partitionKey,
 } from "./ownership.js";
-export { loneAgentStats, PartitionStats } from "./partition-stats.js";
+export { BUSIEST_IPS_REPORTED, loneAgentStats, PartitionStats } from "./partition-stats.js";
 export {
   type LookupAll,
   SeedAddresses,

@@ -69,28 +69,60 @@ describe("clusterTotals' busiest addresses", () => {
     expect(totals.busiestIps.map((entry) => entry.ip)).toEqual(["127.2.0.1", "127.2.0.9"]);
     expect(totals.busiestIps[0]).toMatchObject({
       agents: ["agent-a", "agent-b"],
-      keeper: "agent-b",
+      keepers: ["agent-b"],
       hosts: 5,
+      hostsAtLeast: 5, // five names listed
       hostNames: ["a1.test", "a2.test", "b1.test"],
       inFlight: 2,
       waiting: 3,
       startedRecently: 40,
       meanWaitMsRecently: 40, // (10 × 100 + 30 × 20) / 40
       maxWaitMsRecently: 400,
-      line: 5,
+      line: 5, // the keeper's whole line
       blockedForMs: 700,
     });
     expect(JSON.stringify(totals)).toBe(JSON.stringify(clusterTotals([a, gone, b])));
   });
 
-  it("takes the keeper most agents name when the keeper does not list the address", () => {
-    const agent = (id: string, keeper: string) => ({
-      ...STATS,
-      status: "ALIVE" as const,
-      id,
-      busiestIps: [busy("127.2.0.1", { keeper })],
-    });
-    const totals = clusterTotals([agent("a", "k2"), agent("b", "k1"), agent("c", "k2")]);
-    expect(totals.busiestIps[0]?.keeper).toBe("k2");
+  const alive = (id: string, ...busiestIps: (typeof sample)[]) => ({
+    ...STATS,
+    status: "ALIVE" as const,
+    id,
+    busiestIps,
+  });
+
+  it("takes the keeper most agents name when the keeper does not list the address, and sums their asks in its line", () => {
+    const totals = clusterTotals([
+      alive("a", busy("127.2.0.1", { keeper: "k2", line: 2 })),
+      alive("b", busy("127.2.0.1", { keeper: "k1", line: 3 })),
+      alive("c", busy("127.2.0.1", { keeper: "k2", line: 1 })),
+    ]);
+    expect(totals.busiestIps[0]).toMatchObject({ keepers: ["k2"], line: 6 });
+  });
+
+  it("shows each agent keeping its own under --ip-limit agent, their lines summed", () => {
+    // Each agent names itself the keeper: its own line, its own slots.
+    const totals = clusterTotals([
+      alive("b", busy("127.2.0.1", { keeper: "b", line: 3 })),
+      alive("a", busy("127.2.0.1", { keeper: "a", line: 2 })),
+    ]);
+    expect(totals.busiestIps[0]).toMatchObject({ agents: ["a", "b"], keepers: ["a", "b"], line: 5 });
+  });
+
+  it("gives the hosts as a range: at most the agents' counts summed, at least the most one agent counts", () => {
+    // Under --partition url every agent crawls every host: the same three counted by each.
+    const names = ["a.test", "b.test", "c.test"];
+    const totals = clusterTotals([
+      alive("a", busy("127.2.0.1", { keeper: "a", hosts: 3, hostNames: names })),
+      alive("b", busy("127.2.0.1", { keeper: "a", hosts: 3, hostNames: names })),
+      alive("c", busy("127.2.0.1", { keeper: "a", hosts: 2, hostNames: names.slice(1) })),
+    ]);
+    expect(totals.busiestIps[0]).toMatchObject({ hosts: 8, hostsAtLeast: 3, hostNames: names });
+    // Distinct names listed count when they are more than any one agent's count.
+    const apart = clusterTotals([
+      alive("a", busy("127.2.0.1", { keeper: "a", hosts: 1, hostNames: ["a.test"] })),
+      alive("b", busy("127.2.0.1", { keeper: "a", hosts: 1, hostNames: ["b.test"] })),
+    ]);
+    expect(apart.busiestIps[0]).toMatchObject({ hosts: 2, hostsAtLeast: 2 });
   });
 });
