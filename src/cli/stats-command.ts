@@ -208,7 +208,7 @@ function busyTable(busiest: readonly ClusterBusyAddress[]): string {
       String(ip.startedRecently),
       `${ip.meanWaitMsRecently}/${ip.maxWaitMsRecently}`,
       String(ip.line),
-      politenessOf(ip).replace(/^; /, "") || "-",
+      backOffOf(ip).join(", ") || "-",
     ]),
   );
 }
@@ -219,20 +219,23 @@ function hostsOf(ip: BusyAddress): string {
   return `${count} (${ip.hostNames.join(", ")}${more})`;
 }
 
-/** The line, a block, a delay and refusals at an address, when any ("; "-led). */
-function politenessOf(ip: {
-  readonly line: number;
+/** The line and the back-off at an address, when any ("; "-led). */
+function politenessOf(ip: BusyAddress): string {
+  const parts = [ip.line > 0 ? `line ${ip.line}` : "", ...backOffOf(ip)].filter((part) => part !== "");
+  return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
+}
+
+/** The back-off in force at an address: a block, a delay, refusals (the line is not one). */
+function backOffOf(ip: {
   readonly blockedForMs: number;
   readonly delayMs: number;
   readonly refusalsRecently: number;
-}): string {
-  const parts = [
-    ip.line > 0 ? `line ${ip.line}` : "",
+}): string[] {
+  return [
     ip.blockedForMs > 0 ? `blocked ${seconds(ip.blockedForMs)} more` : "",
     ip.delayMs > 0 ? `${ip.delayMs} ms between starts` : "",
     ip.refusalsRecently > 0 ? `${ip.refusalsRecently} refused (429/503)` : "",
   ].filter((part) => part !== "");
-  return parts.length === 0 ? "" : `; ${parts.join(", ")}`;
 }
 
 function seconds(ms: number): string {

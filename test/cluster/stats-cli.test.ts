@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { formatStats } from "../../src/cli/stats-command.js";
 import type { ClusterTotals } from "../../src/cluster/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
 import {
@@ -8,6 +9,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
+import { STATS } from "../transport/helpers.js";
 import { type ClusterAgent, startCluster } from "./cluster-harness.js";
 
 const WEB = { hosts: 20, pages: 800, seed: 9, responseDelayMs: 5 };
@@ -205,5 +207,37 @@ describe("ubicrawl stats on a running 2-agent cluster", () => {
       const result = await agent.process.waitForExit(90_000);
       expect(result.code, `${agent.id} exit code; stderr:\n${result.stderr}`).toBe(0);
     }
+  });
+});
+
+describe("ubicrawl stats' table of the cluster's busiest addresses", () => {
+  const [sample] = STATS.busiestIps;
+  if (!sample) throw new Error("STATS lists a busy address");
+  /** Two live agents listing 127.2.0.1, each with `figures` there, and the table row of the address. */
+  const rowOf = (figures: (id: string) => Partial<typeof sample>) => {
+    const agents = ["agent-a", "agent-b"].map((id) => ({
+      ...STATS,
+      id,
+      busiestIps: [{ ...sample, ...figures(id) }],
+    }));
+    const lines = formatStats(agents, true)
+      .split("\n")
+      .map((line) => line.trim());
+    const header = lines.find((line) => line.startsWith("address"));
+    const row = lines.find((line) => line.startsWith("127.2.0.1 "));
+    return { header, row };
+  };
+
+  it("gives the line its own column only, the back-off column the block, delay and refusals", () => {
+    const { header, row } = rowOf((id) => ({ keeper: "agent-b", line: id === "agent-b" ? 4 : 1 }));
+    expect(header).toMatch(/\bline\s+back-off$/);
+    expect(row).toMatch(/\s4\s+blocked 0\.5 s more, 200 ms between starts, 2 refused \(429\/503\)$/);
+    expect(row).not.toContain("line");
+  });
+
+  it("says each agent keeps the address under --ip-limit agent, and gives hosts that may overlap as a range", () => {
+    const { row } = rowOf((id) => ({ keeper: id }));
+    // Both count the same three hosts, as under --partition url: 3 at least, 6 at most.
+    expect(row?.split(/\s{2,}/).slice(0, 4)).toEqual(["127.2.0.1", "3–6", "agent-a,agent-b", "each agent"]);
   });
 });
