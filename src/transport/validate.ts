@@ -271,6 +271,13 @@ const MAX_HOST_KEY_CHARS = 262;
 /** A host key as `hostKey` makes them: a lower-case name or IP literal, and a port when not the default. */
 const HOST_KEY = /^[a-z0-9._\-[\]:]+$/;
 
+/** A host key that matches {@link HOST_KEY}: no control character, space, or any other character besides. */
+function strictHostKey(value: unknown, path: string): string {
+  const key = text(value, path, MAX_HOST_KEY_CHARS);
+  if (!HOST_KEY.test(key)) fail(path, "not a host key");
+  return key;
+}
+
 /** Longest `lastmod` accepted (a W3C datetime with fractions and zone is about 32 characters). */
 const MAX_LASTMOD_CHARS = 64;
 
@@ -283,8 +290,9 @@ function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
   if (hasControlChars(lastmod) || lastmod.includes(","))
     fail(`${path}.lastmod`, "holds a comma or a control character");
   const sitemapFor =
-    d.sitemapFor === undefined ? "" : text(d.sitemapFor, `${path}.sitemapFor`, MAX_HOST_KEY_CHARS, true);
-  if (sitemapFor !== "" && !HOST_KEY.test(sitemapFor)) fail(`${path}.sitemapFor`, "not a host key");
+    d.sitemapFor === undefined || d.sitemapFor === ""
+      ? ""
+      : strictHostKey(d.sitemapFor, `${path}.sitemapFor`);
   return {
     url: url(d.url, `${path}.url`),
     depth: uint32(d.depth, `${path}.depth`),
@@ -535,13 +543,16 @@ export function validateAgentStats(value: unknown, path = "stats"): AgentStats {
 
 function busyAddress(value: unknown, path: string): BusyAddress {
   const b = record(value, path);
+  const hosts = uint64(b.hosts, `${path}.hosts`);
+  const hostNames = list(b.hostNames, `${path}.hostNames`, MAX_BUSY_HOST_NAMES, strictHostKey);
+  // A few of the hosts counted, so never more than those.
+  if (hostNames.length > hosts)
+    fail(`${path}.hostNames`, `more names (${hostNames.length}) than hosts (${hosts})`);
   return {
     ip: ipAddress(b.ip, `${path}.ip`),
-    hosts: uint64(b.hosts, `${path}.hosts`),
+    hosts,
     moreHosts: bool(b.moreHosts, `${path}.moreHosts`),
-    hostNames: list(b.hostNames, `${path}.hostNames`, MAX_BUSY_HOST_NAMES, (name, at) =>
-      text(name, at, MAX_HOST_KEY_CHARS),
-    ),
+    hostNames,
     keeper: agentId(b.keeper, `${path}.keeper`),
     inFlight: uint32(b.inFlight, `${path}.inFlight`),
     waiting: uint32(b.waiting, `${path}.waiting`),

@@ -402,6 +402,36 @@ describe("message validation, value by value", () => {
     expect(refusal(claim(`${"a".repeat(260)}:80`))).toBe("hosts[0].host: longer than 262 chars");
   });
 
+  it("takes a busy address's host names as host keys, no more of them than its hosts", () => {
+    const [sample] = STATS.busiestIps;
+    const busy = (figures: Record<string, unknown>) => withStats({ busiestIps: [{ ...sample, ...figures }] });
+    expect(refusal(busy({ hosts: 2, hostNames: ["[::1]:8080", "xn--bcher-kva.test"] }))).toBe("accepted");
+    for (const name of [
+      "a.test\u001b[2J",
+      "a b.test",
+      "A.test",
+      "a.test/x",
+      "a\u202e.test",
+      "a\u009b.test",
+    ]) {
+      expect(refusal(busy({ hostNames: [name] })), JSON.stringify(name)).toBe(
+        "stats.busiestIps[0].hostNames[0]: not a host key",
+      );
+    }
+    expect(refusal(busy({ hostNames: [""] }))).toBe("stats.busiestIps[0].hostNames[0]: empty");
+    expect(refusal(busy({ hostNames: [`${"a".repeat(263)}`] }))).toBe(
+      "stats.busiestIps[0].hostNames[0]: longer than 262 chars",
+    );
+    expect(refusal(busy({ hosts: 1, moreHosts: false }))).toBe(
+      "stats.busiestIps[0].hostNames: more names (3) than hosts (1)",
+    );
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `h${i}.test`);
+    expect(refusal(busy({ hosts: 100, hostNames: names(16) }))).toBe("accepted");
+    expect(refusal(busy({ hosts: 100, hostNames: names(17) }))).toBe(
+      "stats.busiestIps[0].hostNames: more than 16 items",
+    );
+  });
+
   it("requires a holder for PASSED and NOT_YOURS hand-overs only", () => {
     const reply = (overrides: Record<string, unknown>) => () =>
       validateClaimReply({ hosts: [handOver(overrides)] });
