@@ -34,8 +34,9 @@ const SIZE_BUCKETS_BYTES = [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576,
  * An agent's Prometheus metrics (prom-client): Node's process metrics, the crawl's counters and
  * gauges read from the agent at each scrape, and histograms of fetch durations and page sizes fed
  * with each fetch. Names follow Prometheus' conventions (`ubicrawl_` prefix, `_total` counters, base
- * units); labels are bounded (status classes, error codes, reasons, peer agent ids, the 10 busiest IP
- * addresses — never a host or a URL). Counters are the agent's durable counters, so they equal
+ * units); labels are bounded (status classes, error codes, reasons, peer agent ids, the busiest IP
+ * addresses' ranks — never a host or a URL; an address is a label of the busiest addresses' info gauge
+ * only, see busy-ip-metrics.ts). Counters are the agent's durable counters, so they equal
  * `ubicrawl stats`' figures and do not fall back to zero at a restart in the same data dir.
  */
 export class AgentMetrics {

@@ -1,12 +1,15 @@
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { formatStats } from "../../src/cli/stats-command.js";
 import { systemClock } from "../../src/clock.js";
 import type { ClusterBusyAddress, ClusterTotals } from "../../src/cluster/index.js";
+import { registerBusyIpMetrics } from "../../src/console/busy-ip-metrics.js";
 import { AgentConsole } from "../../src/console/index.js";
 import { Assignment } from "../../src/hashing/index.js";
 import type { AgentStats } from "../../src/transport/index.js";
 import { waitFor } from "../agent/harness.js";
 import { inProcessScope } from "../cluster/memory-cluster-harness.js";
+import { STATS } from "../transport/helpers.js";
 import { scrape } from "./console-harness.js";
 
 /**
@@ -107,19 +110,22 @@ describe("the busiest addresses", () => {
         ),
       );
 
-      // /metrics: the address as a label of the busiest addresses' gauges only.
+      // /metrics: the address as a label of the busiest addresses' info gauge only, the figures by rank.
       const families = await scrape(base);
-      const sample = (name: string, labels: string) =>
-        families.find((family) => family.name === name)?.samples.get(`${name}{${labels}}`);
+      const family = (name: string) => families.find((candidate) => candidate.name === name);
+      const info = family("ubicrawl_busiest_ip_info")?.metrics.find((metric) => metric.labels?.ip === ip);
+      expect(info).toMatchObject({ value: "1", labels: { keeper } });
+      const rank = info?.labels?.rank as string;
+      const sample = (name: string, labels = "") =>
+        family(name)?.samples.get(`${name}{rank="${rank}"${labels}}`);
       const mine = listing[0]?.busiestIps.find((entry) => entry.ip === ip);
-      expect(sample("ubicrawl_busiest_ip_info", `ip="${ip}",keeper="${keeper}"`)).toBe(1);
-      expect(sample("ubicrawl_busiest_ip_hosts", `ip="${ip}"`)).toBe(mine?.hosts);
-      expect(sample("ubicrawl_busiest_ip_requests_started_last_minute", `ip="${ip}"`)).toBeGreaterThan(0);
-      expect(sample("ubicrawl_busiest_ip_wait_seconds", `ip="${ip}",stat="max"`)).toBeGreaterThanOrEqual(0);
-      const ipLabelled = families.filter((family) =>
-        [...family.samples.keys()].some((key) => key.includes(`ip="`)),
+      expect(sample("ubicrawl_busiest_ip_hosts")).toBe(mine?.hosts);
+      expect(sample("ubicrawl_busiest_ip_requests_started_last_minute")).toBeGreaterThan(0);
+      expect(sample("ubicrawl_busiest_ip_wait_seconds", `,stat="max"`)).toBeGreaterThanOrEqual(0);
+      const ipLabelled = families.filter((candidate) =>
+        [...candidate.samples.keys()].some((key) => /[{,]ip="/.test(key)),
       );
-      expect(ipLabelled.every((family) => family.name.startsWith("ubicrawl_busiest_ip_"))).toBe(true);
+      expect(ipLabelled.map((candidate) => candidate.name)).toEqual(["ubicrawl_busiest_ip_info"]);
 
       // The dashboard has the panel, and its script draws it from the totals.
       expect(await (await fetch(`${base}/`)).text()).toContain('id="busiest-ips"');
@@ -129,5 +135,50 @@ describe("the busiest addresses", () => {
     } finally {
       await console.stop();
     }
+  });
+});
+
+describe("the busiest addresses' gauges", () => {
+  const [sample] = STATS.busiestIps;
+  if (!sample) throw new Error("STATS lists a busy address");
+
+  it("label the figures by rank, so addresses taking turns in the top make no new series; the info gauge names them", async () => {
+    const registry = new Registry();
+    let busiest = [sample, { ...sample, ip: "127.2.0.2", hosts: 1, hostNames: ["d.test"] }];
+    registerBusyIpMetrics(registry, () => ({ ...STATS, busiestIps: busiest }));
+    const seen = new Map<string, Set<string>>();
+    const scrapeOnce = async () => {
+      for (const { name, values } of await registry.getMetricsAsJSON())
+        for (const { labels } of values) {
+          const series = seen.get(name) ?? new Set();
+          series.add(JSON.stringify(labels));
+          seen.set(name, series);
+        }
+    };
+    await scrapeOnce();
+    const first = (await registry.getSingleMetric("ubicrawl_busiest_ip_hosts")?.get())?.values;
+    expect(first).toEqual([
+      { labels: { rank: "1" }, value: 3 },
+      { labels: { rank: "2" }, value: 1 },
+    ]);
+    // Two other addresses take the top two.
+    busiest = [
+      { ...sample, ip: "127.2.0.3", keeper: "agent-a" },
+      { ...sample, ip: "127.2.0.4" },
+    ];
+    await scrapeOnce();
+    for (const [name, series] of seen) {
+      if (name === "ubicrawl_busiest_ip_info") continue;
+      const ranks = [...series].map((labels) => JSON.parse(labels) as Record<string, string>);
+      expect(new Set(ranks.map((labels) => labels.rank)), name).toEqual(new Set(["1", "2"]));
+      expect(
+        ranks.every((labels) => !("ip" in labels)),
+        name,
+      ).toBe(true);
+    }
+    expect((await registry.getSingleMetric("ubicrawl_busiest_ip_info")?.get())?.values).toEqual([
+      { labels: { rank: "1", ip: "127.2.0.3", keeper: "agent-a" }, value: 1 },
+      { labels: { rank: "2", ip: "127.2.0.4", keeper: "agent-b" }, value: 1 },
+    ]);
   });
 });
