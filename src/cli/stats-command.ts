@@ -17,11 +17,11 @@ const USAGE = "ubicrawl stats --agent HOST:PORT [--cluster] [--json]";
 const DESCRIPTION = `Shows an agent's partition stats: its view of the cluster, its share of the circle, hosts,
 pages (since the crawl began in its data dir, and this run), bytes, distinct URLs queued, what waiting
 hosts wait for, URLs exchanged per peer, communication overhead, links to other agents' hosts, pages
-recovered from previous owners, errors, rate, and the ${BUSIEST_IPS_REPORTED} IP addresses its requests were busiest at lately
-(requests started in the last minute, in flight and waiting; of the ${DEFAULT_MAX_IPS} it used last): their hosts
-(counted up to ${DEFAULT_MAX_HOSTS_PER_IP}, ${HOST_NAMES_LISTED} named), the agent keeping their politeness (the IP authority with
---ip-limit cluster, itself otherwise), the requests' waits for a slot, the line there, and a server's
-back-off or Crawl-delay in force.
+recovered from previous owners, errors, rate, and the ${BUSIEST_IPS_REPORTED} IP addresses its requests were
+busiest at lately (requests started in the last minute, in flight and waiting; of the ${DEFAULT_MAX_IPS}
+it used last): their hosts (counted up to ${DEFAULT_MAX_HOSTS_PER_IP}, ${HOST_NAMES_LISTED} named), the agent keeping their
+politeness (the IP authority with --ip-limit cluster, itself otherwise), the requests' waits for a
+slot, the line there, and a server's back-off or Crawl-delay in force.
 With --cluster, every agent's stats are gathered through the one named, with totals: live agents as
 they answer now, suspected and departed ones with their last known figures and how old those are; and
 the cluster's busiest addresses, an address several agents crawl hosts at listed once with them all,
