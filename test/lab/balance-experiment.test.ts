@@ -124,6 +124,7 @@ describe("ubicrawl experiment balance", () => {
       "batching",
       "replication",
       "partitioning",
+      "politeness",
       "faults",
       "bandwidth",
       "scaling",

@@ -11,7 +11,7 @@ import { linePlot } from "../plot.js";
 import { byAgentsTable } from "../report-writer.js";
 
 /**
- * Politeness towards servers, not host names, across the cluster (issue 35): real agents crawl a web
+ * Politeness towards servers, not host names, across the cluster: real agents crawl a web
  * where many hosts share one address and more share another behind a rate limit answering 429, under
  * `--ip-limit agent` (each agent counts its own requests) and `--ip-limit cluster` (each address's
  * authority counts everyone's) — what each address saw, from the test web's own records, and what the
@@ -82,7 +82,7 @@ interface Point extends CrawlMetrics {
 /** `ubicrawl experiment politeness`. */
 export const politenessExperiment: Experiment<typeof POLITENESS_FLAGS> = {
   name: "politeness",
-  summary: "requests at once and gaps per shared IP, with each agent's limit and the cluster's (issue 35)",
+  summary: "requests at once and gaps per shared IP address, under each agent's limit and the cluster's",
   description: `Politeness towards servers across the cluster, with real agents: the test web puts its first
 --shared-hosts hosts on one address and the next --limited-hosts on another, which answers 429
 (Retry-After: 1) to a request beyond --limited-rps started there in the last second; the other hosts have
@@ -377,7 +377,7 @@ function checks(
   const alone = agent.find((p) => p.agents === 1);
   if (several.length > 0) {
     result.push({
-      claim: `With --ip-limit agent, each agent keeps --max-per-ip (${maxPerIp}) for itself only: one agent alone keeps it, several agents together break it at the shared address (issue 35: what happens today)`,
+      claim: `With --ip-limit agent, each agent keeps --max-per-ip (${maxPerIp}) for itself only: one agent alone keeps it, several agents together break it at the shared address`,
       holds: several.every((p) => p.shared.peak > maxPerIp) && (alone?.shared.peak ?? 0) <= maxPerIp,
       detail: `most requests at once at the shared address, by agents: ${list(agent, (p) => p.shared.peak)}`,
     });
