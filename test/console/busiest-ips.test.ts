@@ -92,8 +92,11 @@ describe("the busiest addresses", () => {
       const atLeast = Math.max(named.size, ...listing.map((stats) => hostsAt(stats, ip)));
       expect(shared.hostsAtLeast).toBe(atLeast);
       const pagesThere = fixture.truth().urls.filter((url) => sharedHosts.includes(new URL(url).hostname));
-      // A request per page at least (and the robots.txt of each host).
-      expect(shared.startedRecently).toBeGreaterThanOrEqual(pagesThere.length + 6);
+      // A request per page at least, and none the test web did not see there (robots.txt and sitemaps
+      // included: 91 of 91 in runs here; on CI once 89, which a count of pages and robots.txt missed).
+      const servedThere = fixture.web.recorder.gapsAtIp(ip).length + 1;
+      expect(shared.startedRecently).toBeGreaterThanOrEqual(pagesThere.length);
+      expect(shared.startedRecently).toBeLessThanOrEqual(servedThere);
       expect(shared.inFlight + shared.waiting).toBe(0);
       // Three agents at two slots: some requests waited for theirs.
       expect(shared.maxWaitMsRecently).toBeGreaterThan(0);
