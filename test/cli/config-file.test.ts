@@ -1,9 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { LOOPBACK_CIDR, readCrawlLogOf, runUbicrawl, startWebFixture } from "../agent/harness.js";
+import { tempFiles } from "../support/temp-files.js";
 
 /** `ubicrawl agent` with `args`; its exit code and output. */
 async function agent(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -15,21 +14,8 @@ async function agent(...args: string[]): Promise<{ code: number | null; stdout: 
  * refused, a crawl configured by a file alone. Every other case, in process: test/commands/agent-config.test.ts.
  */
 describe("ubicrawl agent --config", () => {
-  let dir: string;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "ubicrawl-config-"));
-  });
-
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  async function file(name: string, text: string): Promise<string> {
-    const path = join(dir, name);
-    await writeFile(path, text);
-    return path;
-  }
+  const temp = tempFiles("ubicrawl-config-");
+  const file = temp.file;
 
   it("prints the configuration a YAML file gives, with the defaults, on stdout", async () => {
     const seeds = await file("one.txt", "http://a.test/\n");

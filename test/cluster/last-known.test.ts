@@ -4,6 +4,7 @@ import type { WorkLoad } from "../../src/cluster/termination.js";
 import type { MemberEntry } from "../../src/failure-detector/index.js";
 import type { AgentStats } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { STATS } from "../transport/helpers.js";
 
 /**
  * What an agent last knew of each member, and the fetch totals it gossips: the highest heard wins, so
@@ -118,27 +119,8 @@ const lastStats: AgentStats = {
   revisits: null,
   payloadCopies: 1,
   payloadsUnchecked: 2,
-  busiestIps: [
-    {
-      ip: "127.2.0.1",
-      hosts: 3,
-      moreHosts: false,
-      hostNames: ["a.test", "b.test", "c.test:8080"],
-      keeper: "a",
-      inFlight: 1,
-      waiting: 2,
-      startedRecently: 40,
-      started: 90,
-      meanWaitMsRecently: 120,
-      maxWaitMsRecently: 900,
-      waitedMs: 15_000,
-      refusalsRecently: 1,
-      refusals: 2,
-      line: 1,
-      blockedForMs: 500,
-      delayMs: 200,
-    },
-  ],
+  // A busy address, as the transport tests send one; kept by the agent it knows of.
+  busiestIps: STATS.busiestIps.map((address) => ({ ...address, keeper: "a" })),
 };
 
 const suspectedB = member("b", "suspected", NOW - 8_000);

@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { type InProcessRun, ubicrawlInProcess } from "../support/in-process-cli.js";
+import { tempFiles } from "../support/temp-files.js";
 
 /**
  * `ubicrawl agent --config` and `--print-config`, run in this process: what a config file may hold,
@@ -18,21 +17,8 @@ function agent(...args: string[]): Promise<InProcessRun> {
 }
 
 describe("ubicrawl agent --config, in process", () => {
-  let dir: string;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "ubicrawl-config-"));
-  });
-
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  async function file(name: string, text: string): Promise<string> {
-    const path = join(dir, name);
-    await writeFile(path, text);
-    return path;
-  }
+  const temp = tempFiles("ubicrawl-config-");
+  const file = temp.file;
 
   it("takes flags from a YAML file, flags given win, and --print-config shows the result with the defaults", async () => {
     const [one, two, three] = await Promise.all(
@@ -112,7 +98,7 @@ describe("ubicrawl agent --config, in process", () => {
       [["--http", "127.0.0.1:99999"], /--http must be HOST:PORT/],
       [["--allow-net", "banana"], /banana/],
     ] as const) {
-      const data = join(dir, "never-made");
+      const data = join(temp.dir, "never-made");
       const run = await agent("--id", "n1", "--data", data, "--seeds", "http://a.test/", ...flags);
       expect(run.code, flags.join(" ")).toBe(2);
       expect(run.stderr).toMatch(message);
@@ -155,7 +141,7 @@ describe("ubicrawl agent --config, in process", () => {
   });
 
   it("refuses a config file that cannot be read", async () => {
-    const { code, stderr } = await agent("--config", join(dir, "missing.yaml"));
+    const { code, stderr } = await agent("--config", join(temp.dir, "missing.yaml"));
     expect(code).toBe(2);
     expect(stderr).toMatch(/cannot read --config .*missing\.yaml/);
   });
