@@ -49,7 +49,7 @@ export interface HandOverDeskDeps {
   readonly selfId: string;
   readonly clock: Clock;
   readonly tenure: CrawlTenure;
-  readonly ownership: Pick<Ownership, "ownerOf" | "ownerOnceGone">;
+  readonly ownership: Pick<Ownership, "ownerOf" | "ownerOnceGone" | "assignment">;
   readonly agent: Pick<
     ClusterFacingAgent,
     | "quiesce"
@@ -85,7 +85,10 @@ interface Room {
 /** What {@link HandOverDesk} says of one claimed host, before the done URLs are added. */
 interface Verdict {
   readonly status: HandOverStatus;
-  /** PASSED: the agent holding it now; NOT_YOURS: its owner here. */
+  /**
+   * PASSED: the agent holding it now; NOT_YOURS: its owner here; NOT_HELD: the agent that owned it here
+   * before the claimant, when not this one (a claimant whose view lacks it must not take the host).
+   */
   readonly holder?: string;
 }
 
@@ -119,7 +122,8 @@ export class HandOverDesk {
    * NOT_YOURS, naming its owner (the claimant's view lacks an agent). A host the claimant owns that this
    * agent holds, or passed to it before, is GRANTED once no request of this agent to it is in flight
    * (LATER until then, or while this agent is pushing it); one passed to another live agent is PASSED,
-   * naming it; else NOT_HELD. Every answer carries the host's done URLs, at most {@link MAX_DONE_BYTES}
+   * naming it; else NOT_HELD, naming the agent that owned it before the claimant in this view (when not
+   * this one). Every answer carries the host's done URLs, at most {@link MAX_DONE_BYTES}
    * in all (`more` asks for the rest).
    */
   async answer(request: ClaimRequest): Promise<ClaimReply> {
@@ -169,7 +173,11 @@ export class HandOverDesk {
     if (passedTo !== undefined && this.deps.memberOf(passedTo)?.status === "alive") {
       return { status: "PASSED", holder: passedTo };
     }
-    return { status: "NOT_HELD" };
+    // The claimant owns the host: the next agent along the circle here owned it before the claimant.
+    const previous = ownership.assignment.successors(host, 1)[0];
+    return previous === undefined || previous === this.deps.selfId
+      ? { status: "NOT_HELD" }
+      : { status: "NOT_HELD", holder: previous };
   }
 
   /**

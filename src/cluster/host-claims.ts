@@ -71,7 +71,9 @@ interface Pending {
  * asks the agents that may hold it, one after another along the circle from the host (the agents that
  * owned it before: those that would own it without this one), and follows PASSED answers to the
  * holder. The holder passes the crawl on with the host's done URLs, and every agent asked sends the
- * done URLs it knows, so no page fetched before is fetched again. When no agent asked holds the host
+ * done URLs it knows, so no page fetched before is fetched again. An agent that does not hold the host
+ * names the one that owned it before this one in its view: if this agent has not heard from that one
+ * yet, the host waits for it. When no agent asked holds the host
  * (nobody crawled it yet, or its holder crashed and its takeover grace is over), this agent takes it.
  * Claims for the hosts woken together travel in one message per agent.
  */
@@ -257,8 +259,20 @@ export class HostClaims {
         walk.result = 0;
         walk.granted = true;
         return;
-      case "NOT_HELD":
-        return; // the next agent along the circle
+      case "NOT_HELD": {
+        // The asked agent names who owned the host before this one in its view. One this agent has not
+        // heard from yet (a newcomer whose view is still filling in) may be crawling it: it is learnt
+        // of and the host waits, rather than be taken and its done pages fetched again.
+        const previous = answer.holder;
+        if (previous && previous.id !== this.deps.selfId && !walk.asked.has(previous.id)) {
+          if (this.deps.isAlive(previous.id)) walk.next = previous.id;
+          else {
+            this.deps.learnOf(previous);
+            walk.result = retryAt;
+          }
+        }
+        return; // else the next agent along the circle
+      }
       case "LATER":
         walk.result = retryAt;
         return;
@@ -268,9 +282,12 @@ export class HostClaims {
           walk.next = holder.id;
           return;
         }
-        // The agent named was asked already (it does not hold it), or is not alive here: the chain is
-        // broken there; the walk goes on along the circle (an unknown one is pinged meanwhile).
-        if (!this.deps.isAlive(holder.id)) this.deps.learnOf(holder);
+        // One this agent has not heard from yet holds it: learnt of, and asked once it is alive here.
+        if (holder.id !== this.deps.selfId && !this.deps.isAlive(holder.id)) {
+          this.deps.learnOf(holder);
+          walk.result = retryAt;
+        }
+        // The agent named was asked already (it does not hold it): the walk goes on along the circle.
         return;
       }
       case "NOT_YOURS":

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CrawlTenure } from "../../src/cluster/crawl-tenure.js";
 import { HandOverDesk, packFingerprints, unpackFingerprints } from "../../src/cluster/hand-over.js";
+import type { Ownership } from "../../src/cluster/ownership.js";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import type { MemberEntry } from "../../src/failure-detector/index.js";
 import type { HandedHistories, PageHistory } from "../../src/recrawl/index.js";
@@ -17,9 +18,13 @@ const member = (id: string, status: MemberEntry["status"] = "alive"): MemberEntr
 });
 const wire = (id: string): Member => ({ ...member(id), status: "ALIVE", lastHeardMsAgo: 0 });
 
-/** A desk of agent "self" over fakes: owners by host, done sets, busy hosts, known members. */
+/**
+ * A desk of agent "self" over fakes: owners by host, the owners before them (the next along the circle),
+ * done sets, busy hosts, known members.
+ */
 function desk() {
   const owners = new Map<string, string>();
+  const previousOwners = new Map<string, string>();
   const nextOwners = new Map<string, string>();
   const done = new Map<string, bigint[]>();
   const records = new Map<string, { pagesFetched: number; abandoned?: string }>();
@@ -40,6 +45,9 @@ function desk() {
     ownership: {
       ownerOf: (host) => owners.get(host) ?? "self",
       ownerOnceGone: (host) => nextOwners.get(host),
+      assignment: {
+        successors: (host: string) => [previousOwners.get(host) ?? "self"],
+      } as unknown as Ownership["assignment"],
     },
     agent: {
       quiesce: async (host, ms) => {
@@ -70,6 +78,7 @@ function desk() {
     handOvers,
     tenure,
     owners,
+    previousOwners,
     nextOwners,
     done,
     records,
@@ -137,6 +146,16 @@ describe("HandOverDesk.answer", () => {
       ["held", 20_000],
       ["passed-to-c", 20_000],
     ]);
+  });
+
+  it("names the owner before the claimant, when another agent, in a NOT_HELD answer", async () => {
+    // The claimant's view may lack that agent (a newcomer's, filling in): it must not take the host.
+    const d = desk();
+    for (const host of ["was-b", "was-self"]) d.owners.set(host, "c");
+    d.members.set("b", member("b"));
+    d.previousOwners.set("was-b", "b");
+    const reply = await d.handOvers.answer(claim("c", "was-b", "was-self"));
+    expect(summary(reply.hosts)).toEqual(["was-b:NOT_HELD:b:", "was-self:NOT_HELD:-:"]);
   });
 
   it("answers LATER for a granted host with a request still in flight", async () => {

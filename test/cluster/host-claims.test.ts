@@ -326,14 +326,52 @@ describe("HostClaims: the walk along the circle", () => {
     expect(learned).toEqual([]); // all alive here: nothing to learn
   });
 
-  it("learns of a holder named that is not alive here, and goes on along the circle", async () => {
-    const { admit, clock, answerLast, log, learned } = setup();
+  it("learns of a holder named that is not alive here, takes nothing, and claims again in 500 ms", async () => {
+    const { admit, clock, answerLast, log, learned, tenure, results } = setup();
     admit("h");
     clock.advance(5);
     await settle();
     await answerLast("PASSED", { holder: "x" });
     expect(learned).toEqual(["x"]);
-    expect(log()).toEqual(["b:h/0", "c:h/0"]);
+    expect(log()).toEqual(["b:h/0"]);
+    expect(tenure.holds("h")).toBe(false);
+    expect(results.get("h")).toBe(505);
+  });
+
+  it("asks next the agent a NOT_HELD answer names as the host's owner before this one", async () => {
+    const { admit, clock, answerLast, log, tenure, learned } = setup();
+    admit("h");
+    clock.advance(5);
+    await settle();
+    await answerLast("NOT_HELD", { holder: "d" });
+    await answerLast("NOT_HELD", { holder: "b" }); // asked already: on along the circle
+    await answerLast("NOT_HELD", { holder: "me" });
+    expect(log()).toEqual(["b:h/0", "d:h/0", "c:h/0"]);
+    expect(tenure.holds("h")).toBe(true);
+    expect(learned).toEqual([]);
+  });
+
+  it("does not take a host whose owner before it, named by a NOT_HELD answer, it has not heard from yet", async () => {
+    // A newcomer whose view has not filled in yet: agent x held the host, and only b knows of x.
+    const { admit, clock, answerLast, log, tenure, learned, results, alive } = setup();
+    admit("h");
+    clock.advance(5);
+    await settle();
+    await answerLast("NOT_HELD", { holder: "x" });
+    expect(learned).toEqual(["x"]);
+    expect(log()).toEqual(["b:h/0"]);
+    expect(tenure.holds("h")).toBe(false);
+    expect(results.get("h")).toBe(505);
+    // Once x answered heartbeats (alive here), the next claim asks it after b, and x grants the host.
+    alive.add("x");
+    clock.advance(500);
+    admit("h");
+    clock.advance(5);
+    await settle();
+    await answerLast("NOT_HELD", { holder: "x" });
+    await answerLast("GRANTED", { fingerprints: 3 });
+    expect(log()).toEqual(["b:h/0", "b:h/0", "x:h/0"]);
+    expect(tenure.holds("h")).toBe(true);
   });
 
   it("asks the same agent again for the rest of the done URLs, skipping those received", async () => {

@@ -17,7 +17,7 @@ export const HandOverStatus = {
    */
   PASSED: 'PASSED',
   /**
-   * The sender does not hold the host's crawl: ask the next agent along the circle.
+   * The sender does not hold the host's crawl: ask `holder` when set, else the next agent along the circle.
    */
   NOT_HELD: 'NOT_HELD',
   /**
@@ -51,7 +51,7 @@ export type HandOverStatus =
   | 'PASSED'
   | 2
   /**
-   * The sender does not hold the host's crawl: ask the next agent along the circle.
+   * The sender does not hold the host's crawl: ask `holder` when set, else the next agent along the circle.
    */
   | 'NOT_HELD'
   | 3

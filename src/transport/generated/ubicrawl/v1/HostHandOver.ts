@@ -18,7 +18,9 @@ export interface HostHandOver {
    */
   'status'?: (_ubicrawl_v1_HandOverStatus);
   /**
-   * PASSED: the agent that holds the crawl now. NOT_YOURS: the owner in the sender's view.
+   * PASSED: the agent that holds the crawl now. NOT_YOURS: the owner in the sender's view. NOT_HELD
+   * (optional): the agent that owned the host before the claimant in the sender's view; a claimant that
+   * has not heard from it yet waits for it rather than take the host.
    */
   'holder'?: (_ubicrawl_v1_Member | null);
   /**
@@ -59,7 +61,9 @@ export interface HostHandOver__Output {
    */
   'status': (_ubicrawl_v1_HandOverStatus__Output);
   /**
-   * PASSED: the agent that holds the crawl now. NOT_YOURS: the owner in the sender's view.
+   * PASSED: the agent that holds the crawl now. NOT_YOURS: the owner in the sender's view. NOT_HELD
+   * (optional): the agent that owned the host before the claimant in the sender's view; a claimant that
+   * has not heard from it yet waits for it rather than take the host.
    */
   'holder': (_ubicrawl_v1_Member__Output | null);
   /**
