@@ -23,6 +23,7 @@ import {
   hasFetched,
   hostRecordOp,
   hostRecords,
+  type KeyRange,
   keyRange,
   metaEntries,
   metaOp,
@@ -332,6 +333,11 @@ describe("key ranges", () => {
       }
       expect(isUbiError(error, ErrorCode.InvalidArgument)).toBe(true);
     }
+    // Only keyRange makes one (checked by the type checker, which runs on the tests): a literal would
+    // reach the queue's keys without a claim.
+    // @ts-expect-error a KeyRange is branded
+    const literal: KeyRange = { name: "q" };
+    expect(literal.name).toBe("q");
   });
 
   it("apply one batch's operations in order, from several owners at once", async () => {

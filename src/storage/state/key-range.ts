@@ -9,6 +9,9 @@ import { ErrorCode, UbiError } from "../../errors.js";
  * knows no owner's keys or values.
  */
 
+/** Brands a {@link KeyRange}: only {@link keyRange} makes one, so a literal `{ name }` skips no claim check. */
+declare const claimed: unique symbol;
+
 /**
  * One owner's range of the store's keys: a LevelDB sublevel, whose keys are stored as `!name!key`.
  * Claimed once per process with {@link keyRange}; its name is part of the on-disk format.
@@ -16,6 +19,7 @@ import { ErrorCode, UbiError } from "../../errors.js";
 export interface KeyRange {
   /** The sublevel's name. */
   readonly name: string;
+  readonly [claimed]: true;
 }
 
 /** One write of an atomic batch: a put or a delete of one key in one owner's range (UTF-8 strings). */
@@ -39,7 +43,7 @@ export interface StateReader {
 export const SCAN_CHUNK = 1000;
 
 /** Names claimed so far in this process: two owners of one range would read each other's keys. */
-const claimed = new Set<string>();
+const claimedNames = new Set<string>();
 
 /**
  * Claims the range `name` for its owner (a module-level constant of the owner's module). Throws
@@ -52,11 +56,11 @@ export function keyRange(name: string): KeyRange {
       `key range name ${JSON.stringify(name)} is empty or holds "!"`,
     );
   }
-  if (claimed.has(name)) {
+  if (claimedNames.has(name)) {
     throw new UbiError(ErrorCode.InvalidArgument, `key range ${JSON.stringify(name)} is claimed already`);
   }
-  claimed.add(name);
-  return Object.freeze({ name });
+  claimedNames.add(name);
+  return Object.freeze({ name }) as KeyRange;
 }
 
 /** The operation that sets `key` of `range` to `value`. */
