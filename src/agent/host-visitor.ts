@@ -1,24 +1,23 @@
-import { type Clock, sleep } from "../clock.js";
+import type { Clock } from "../clock.js";
 import { ErrorCode } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
 import type { Frontier, IpLimiter, PageTurns, VisitOutcome } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
-import { conditionalHeaders, type PageHistory, type PageRevisits } from "../recrawl/index.js";
+import { conditionalHeaders, type PageRevisits } from "../recrawl/index.js";
 import type { RobotsRules } from "../robots/index.js";
-import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
+import type { StoredQueueEntry } from "../storage/index.js";
 import { originOf } from "../url/index.js";
 import type { CrawlDelayBound } from "./crawl-delay-bound.js";
 import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { Admission } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
-import { currentAddress } from "./host-address.js";
-import { PARK_LONGER_WAITS_MS } from "./host-pace.js";
 import { type HostRuntime, HostRuntimes, markTlsFailed } from "./host-runtime.js";
 import type { LinkRouter } from "./link-router.js";
-import type { ArchivedPage, PageArchive } from "./page-archive.js";
-import { followLinks, sameLinkBase } from "./page-links.js";
+import type { PageArchive } from "./page-archive.js";
+import { PageFinisher } from "./page-finisher.js";
+import { type RequestWaitDeps, waitForRequest } from "./request-wait.js";
 import { PUSH_BACK_STATUSES, retryAfterMs } from "./server-push-back.js";
 import type { SitemapReader } from "./sitemap-reader.js";
 import { UnsyncedPages } from "./unsynced-pages.js";
@@ -107,12 +106,6 @@ export interface HostVisitorDeps {
 /** A visit that ends with its host waiting. */
 type ParkedOutcome = Extract<VisitOutcome, { kind: "parked" }>;
 
-/** The turn of a page that has none yet: ending it does nothing. */
-const NO_TURN = (): void => {};
-
-/** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
-const POLITENESS_SLICE_MS = 250;
-
 /**
  * One worker's visit of one host, breadth-first: takes the host's queued URLs in order, checks
  * robots.txt, waits the politeness delay, fetches (never two requests at once to the host, at most
@@ -122,6 +115,10 @@ export class HostVisitor {
   private readonly runtimes = new HostRuntimes();
   /** What the checks before each request read and tell. */
   private readonly checkDeps: UrlCheckDeps;
+  /** What the wait before each page's request reads and holds. */
+  private readonly requestWaitDeps: RequestWaitDeps;
+  /** Where each fetched page is archived, its links followed and its URL completed. */
+  private readonly pages: PageFinisher;
   /** The politeness delay, ms: `options.delayMs` until an operator changes it ({@link setDelayMs}). */
   private delayMs: number;
 
@@ -136,6 +133,12 @@ export class HostVisitor {
       paced: (state, rules, startedAtMs) => this.paceAfter(state, rules, startedAtMs),
       log: (line) => deps.archive.log(line),
     };
+    this.requestWaitDeps = {
+      ...deps,
+      waitingOf: (host) => deps.frontier.waitingOf(host),
+      waitCut: (host) => deps.mustYield() || !this.mayFetch(host),
+    };
+    this.pages = new PageFinisher(options, deps);
   }
 
   /**
@@ -249,40 +252,10 @@ export class HostVisitor {
       // A long wait (a Crawl-delay of minutes, a server's Retry-After): the host parks, freeing its slot.
       return { kind: "put-back", outcome: { kind: "parked", ...longWait } };
     }
-    let previous: PageHistory | undefined;
-    let release: () => void;
-    let ip: string | undefined;
-    // The page's turn: held until it is processed (or its fetch failed).
-    let endTurn = NO_TURN;
-    try {
-      if (entry.revisit) previous = await this.deps.revisits?.history(host, entry.url);
-      // In slices, so a pause or a hand-over ends the wait early (a leave waits for requests in flight).
-      const { pace } = state;
-      for (let wait = pace.nextFetchAtMs - clock.now(); wait > 0; wait = pace.nextFetchAtMs - clock.now()) {
-        await sleep(clock, Math.min(wait, POLITENESS_SLICE_MS), signal);
-        if (this.deps.mustYield() || !this.mayFetch(host)) break;
-      }
-      // The address the request is counted at and sent to, asked now: a host that moved is counted at
-      // its new address (the one asked before it waits for a slot there).
-      ip = await currentAddress(host, state, signal, this.checkDeps);
-      if (ip === undefined) return { kind: "fail", code: state.dnsError ?? ErrorCode.DnsNotFound };
-      // The site's Crawl-delay spaces every request to its server, whichever host they are for; a host
-      // whose server is spaced that long parks, as for its own long waits, rather than hold a worker.
-      if (rules.crawlDelayMs) this.deps.ipGate.crawlDelay(ip, rules.crawlDelayMs);
-      const spacedMs = this.deps.ipGate.spacingWaitMs(ip);
-      if (spacedMs > PARK_LONGER_WAITS_MS) {
-        return {
-          kind: "put-back",
-          outcome: { kind: "parked", untilMs: clock.now() + spacedMs, reason: "crawl-delay" },
-        };
-      }
-      endTurn = await this.deps.turns.acquire(frontier.waitingOf(host), signal);
-      release = await this.deps.ipGate.acquire(ip, signal, host);
-    } catch (error) {
-      // Stopped while waiting: the visit puts the URL back at the head of its queue, untouched.
-      endTurn();
-      throw error;
-    }
+    const previous = entry.revisit ? await this.deps.revisits?.history(host, entry.url) : undefined;
+    const cleared = await waitForRequest(host, state, rules, signal, this.requestWaitDeps);
+    if (cleared.kind !== "cleared") return cleared;
+    const { ip, release, endTurn } = cleared;
     if (this.deps.mustYield() || !this.mayFetch(host) || this.deps.blacklisted(host)) {
       // Paused or stopping while waiting for politeness, or the host changed hands meanwhile (its new
       // owner may be fetching it already), or was blacklisted: no new request; the URL waits at the
@@ -353,69 +326,8 @@ export class HostVisitor {
       state.pace.answered();
     }
     // Archived and committed in the background: the host's next fetch need not wait for the disk.
-    unsynced.add(this.finishPage(host, entry, result, signal, previous, endTurn));
+    unsynced.add(this.pages.finish(host, entry, result, signal, previous, endTurn));
     return undefined;
-  }
-
-  /**
-   * Archives a fetched page, follows its links, logs it and completes its URL, durably; a failure puts
-   * the URL back at the head of its queue (not archived, so not done) and is thrown. With `--recrawl`,
-   * the page's history (`previous`, for a revisit) is updated in the same commit. The page's turn ends
-   * once it is processed, before its commit.
-   */
-  private async finishPage(
-    host: string,
-    entry: StoredQueueEntry,
-    result: FetchResult,
-    signal: AbortSignal,
-    previous: PageHistory | undefined,
-    endTurn: () => void,
-  ): Promise<void> {
-    const { frontier, revisits } = this.deps;
-    let archived: ArchivedPage;
-    try {
-      archived = await this.deps.archive.store(result, signal, previous?.capture);
-      const { revisitOf, change } = archived;
-      const links = entry.sitemap
-        ? await this.deps.sitemaps.read(host, entry, result)
-        : change === "unchanged" ||
-            change === "not-modified" ||
-            (await this.followedBefore(revisitOf, entry.url))
-          ? 0
-          : followLinks(result, { url: entry.url, depth: entry.depth, host }, this.options, this.deps);
-      this.deps.stats.recordFetch(result.wireBytes, result.status);
-      if (revisitOf !== undefined) this.deps.stats.recordDuplicate(result.rawBody.byteLength);
-      if (result.status >= 400) this.deps.stats.recordError(`http_${Math.floor(result.status / 100)}xx`);
-      // Archived, but only a prefix: an endless, huge or bomb body is a failure worth counting.
-      if (result.truncated) this.deps.stats.recordError(ErrorCode.BodyTooLarge);
-      const history = entry.sitemap ? undefined : revisits?.visited(host, entry, result, archived, previous);
-      this.deps.archive.log({
-        ...pageLogEntry(entry, result, links, revisitOf?.url),
-        ...(history === undefined ? {} : recrawlLogFields(history, change)),
-      });
-      frontier.complete(host, entry, { done: true, counted: !entry.revisit });
-    } catch (error) {
-      // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
-      if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
-      throw error;
-    } finally {
-      endTurn();
-    }
-    await frontier.commit();
-    // Synced: the payload's owner may now point later copies at this response.
-    void archived.settle();
-  }
-
-  /**
-   * Whether the links of a page at `url` whose payload `original` stored first were followed already:
-   * the same bytes under the same base have the same links, and when this agent's durable state has
-   * the original as done, its links were queued or handed on in that same batch. Another agent's
-   * original (or this URL's own, fetched again after its agent died) may have taken its links down
-   * with it: they are followed again (the seen sets drop what is known).
-   */
-  private async followedBefore(original: PayloadOriginal | undefined, url: string): Promise<boolean> {
-    if (original === undefined || original.url === url || !sameLinkBase(original.url, url)) return false;
-    return (await this.deps.frontier.wasFetched([original.url]))[0] === true;
   }
 
   /** A request to the host (robots.txt or a page) that started at `startedAtMs` just ended. */
@@ -463,17 +375,4 @@ export class HostVisitor {
     // A URL no request went out for does not count against the host's page limit.
     this.deps.frontier.complete(host, entry, { done: true, counted: countsAgainstPageLimit(code) });
   }
-}
-
-/**
- * What a recrawled page's crawl log line adds: its visits so far, what a revisit found (`recrawl`:
- * not-modified, unchanged or changed) and when the page is due again (`nextFetch`, absent past the
- * horizon).
- */
-function recrawlLogFields(history: PageHistory, change: string | undefined): Record<string, unknown> {
-  return {
-    visits: history.visits,
-    ...(change === undefined ? {} : { recrawl: change }),
-    ...(history.nextAtMs === undefined ? {} : { nextFetch: new Date(history.nextAtMs).toISOString() }),
-  };
 }
