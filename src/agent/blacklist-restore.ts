@@ -3,7 +3,7 @@ import type { AsideRestore } from "../frontier/index.js";
 // What an agent does with the URLs it kept aside while their hosts were blacklisted, once the hosts
 // come off the list, and how that is said to an operator.
 
-/** What coming off the blacklist gave back, over the hosts restored (see Agent.restoreUnlisted). */
+/** What coming off the blacklist gave back, over the hosts restored (see BlacklistControl.restoreUnlisted). */
 export interface BlacklistRestore {
   /** Hosts whose kept-aside URLs were restored. */
   readonly hosts: number;
@@ -57,7 +57,7 @@ export function withHost(
   });
 }
 
-/** What a removal from the blacklist did here (see Agent.unblacklistHost). */
+/** What a removal from the blacklist did here (see BlacklistControl.remove). */
 export interface BlacklistRemoval {
   /** What the hosts of the pattern (and of any other pattern no longer matching) gave back here. */
   readonly restore: BlacklistRestore;

@@ -19,12 +19,21 @@ export interface AgentStorage {
  * store is shared only through {@link AgentStorage}, for the cluster's durable outbox.
  */
 export interface ClusterFacingAgent {
+  /** This agent's id. */
   readonly id: string;
+  /** The agent's counters, which the cluster adds its own to (messages, URLs exchanged). */
   readonly stats: CrawlStats;
+  /** The durable store and its group commit, shared with the cluster's outbox of handed-off URLs. */
   readonly storage: AgentStorage;
-  /** True when nothing is queued, in flight or unwritten. */
+  /**
+   * True when nothing is queued, in flight or unwritten, (cross-over mode) no link is held to cross
+   * with, and (`--recrawl`) no revisit is planned: with revisits planned, an agent with nothing to
+   * fetch now is waiting, not done.
+   */
   readonly isIdle: boolean;
+  /** True while paused (by an operator or a full disk). */
   readonly isPaused: boolean;
+  /** Hosts being visited now. */
   readonly activeHosts: number;
   /** Hosts this agent could start visiting now but has no URL of. */
   readonly spareHostSlots: number;
@@ -34,16 +43,31 @@ export interface ClusterFacingAgent {
   revisits(): RevisitFigures | undefined;
   /** The `limit` IP addresses this agent's requests were busiest at lately, busiest first. */
   busiestIps(limit: number): BusyIp[];
+  /** URLs waiting in the frontier. */
   readonly queuedUrls: number;
   /** Queues `url` of `host` (owned here) unless seen, with its traits (attempts failed elsewhere, …); true when queued. */
   accept(url: string, depth: number, host: string, traits?: UrlTraits): boolean;
-  /** Routes `url` under the current view, at a depth already computed, with its traits. */
+  /**
+   * Routes `url` of `host` under the current view, at a depth already computed (URLs from peers), with
+   * its traits (the fetch attempts that failed elsewhere, a sitemap mark, a lastmod).
+   */
   route(url: string, depth: number, host: string, traits?: UrlTraits): void;
+  /** Resolves when every change made so far is durable. */
   commit(): Promise<void>;
+  /** Hosts with URLs waiting, but those of other agents this one crossed into (`--mode cross`). */
   hostsWithWork(): string[];
+  /**
+   * Takes every waiting URL of `host` out of its queue (the host belongs to another agent now);
+   * `handOff` gets each one as its dequeue is recorded, so no commit writes one without the other.
+   */
   handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void>;
-  /** URLs taken from their queues and not yet done. */
+  /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */
   readonly urlsInFlight: number;
+  /**
+   * Offers every host with waiting URLs to the scheduler again (after a view change or a pause), and
+   * wakes hosts parked for a hold or a hand-over, which a view change may have ended (a crashed agent
+   * back within its grace, say): otherwise they would sit out a wait that no longer applies.
+   */
   wakeHosts(): void;
   /** Waits (at most `maxWaitMs`) until no request to `host` is in flight, then commits; false if some are. */
   quiesce(host: string, maxWaitMs: number): Promise<boolean>;
@@ -62,13 +86,21 @@ export interface ClusterFacingAgent {
   adoptHistories(handed: readonly HandedHistories[]): Promise<void>;
   /** `--recrawl`: `host` went to another agent with its histories: its plans here end (at the next commit). */
   releaseHistories(host: string): Promise<void>;
+  /** Records that the URL with this fingerprint was handed to another agent. */
   noteSentAway(fingerprint: bigint): void;
+  /** True when the URL with this fingerprint was handed to another agent before. */
   wasSentAway(fingerprint: bigint): boolean;
+  /** Stops starting fetches (those in flight finish); links and batches are still handled. */
   pause(): void;
+  /** Starts fetching again after {@link pause}. */
   resume(): void;
   /** Changes a runtime setting (`delay-ms`, `max-active-hosts`); throws `InvalidArgument` otherwise. */
   applySetting(name: string, value: number): void;
-  /** Adds a host pattern to the blacklist, durably; false when it was there already. */
+  /**
+   * Adds a host pattern to the blacklist: its hosts' queued URLs are dropped as they come, and no new
+   * request goes to them. Resolves once the list is durable; false when the pattern was on it already.
+   * Throws `InvalidArgument` for a malformed pattern.
+   */
   blacklistHost(pattern: string): Promise<boolean>;
   /**
    * Removes a host pattern from the blacklist, durably, and restores the URLs kept aside for its hosts
@@ -91,11 +123,12 @@ export interface ClusterFacingAgent {
    * it takes off restore their hosts' kept-aside URLs (`restore` says what that gave back).
    */
   mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge & RestoredByMerge>;
-  /** Whether payloads with these digests (this agent owns them) were stored before; see DigestRegistry. */
+  /** `CheckDigests`: whether payloads with these digests (this agent owns them) were stored before; see DigestRegistry. */
   checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
-  /** What agent `asker` did with digests it was told were new. */
+  /** `SettleDigests`: what agent `asker` did with digests it was told were new (stored, or not). */
   settleDigests(asker: string, settlements: readonly DigestSettlement[]): void;
-  /** Agent `id` is gone: its claims on payload digests end. */
+  /** Agent `id` is gone: its claims on payload digests end (see DigestRegistry.forget). */
   forgetDigestClaims(id: string): void;
+  /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

@@ -4,8 +4,8 @@
  * page because everything it tried failed, with the reasons and the flags that fix them.
  */
 
-import type { SeedRouting } from "../agent/agent.js";
 import type { CrawlStats } from "../agent/crawl-stats.js";
+import type { SeedRouting } from "../agent/seed-routing.js";
 import { ErrorCode, UbiError } from "../errors.js";
 
 /** The state of an agent just started, as {@link startNotice} reads it. */
