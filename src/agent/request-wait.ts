@@ -9,7 +9,7 @@ import type { Stop } from "./url-checks.js";
 
 // The wait before a page's request, in the order it is waited: the host's politeness delay, its
 // address asked again, the site's Crawl-delay at that address, the page's turn, the address's slot.
-// Taken out of the host visitor, which only learns whether its request may go.
+// The host visitor only learns whether the request may go, and what it holds until it ends.
 
 /** The politeness wait is slept in slices of this many ms at most, checking between them for a pause. */
 const POLITENESS_SLICE_MS = 250;
