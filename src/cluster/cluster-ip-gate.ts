@@ -1,8 +1,9 @@
 import { watchAbort } from "../abort-watch.js";
-import { type Clock, sleep, type TimerHandle } from "../clock.js";
+import { type Clock, sleep } from "../clock.js";
 import { IpGate, type IpLimiter, type IpPoliteness, IpSpacing } from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
 import { IP_BACK_OFF } from "./ip-back-off.js";
+import { ContendedAddresses } from "./ip-contention.js";
 import {
   IP_CRAWL_DELAY_REPORT_MS,
   IP_HOLD_MS,
@@ -11,6 +12,7 @@ import {
   type IpGrant,
   type IpHandOver,
 } from "./ip-grant.js";
+import { IpLeases } from "./ip-leases.js";
 import { IpOutboxes } from "./ip-outbox.js";
 
 /** How a {@link ClusterIpGate} limits this agent's requests. */
@@ -44,28 +46,6 @@ export interface ClusterIpGateDeps {
   readonly kept?: (ip: string) => IpPoliteness | undefined;
 }
 
-/** How long an address found contended is treated so, ms (a lease's time). */
-const CONTENDED_MEMORY_MS = 5_000;
-
-/** Contended addresses remembered at most (beyond it, one more is treated as any other). */
-const MAX_CONTENDED_REMEMBERED = 4_096;
-
-/** Leases are looked at (renewed, returned, ended) this often, ms. */
-const LEASE_TICK_MS = 500;
-
-interface Lease {
-  readonly authority: string;
-  /** The lease's end as this agent counts it: from when it asked, so never after the authority's. */
-  untilMs: number;
-  ttlMs: number;
-  /** No start before this: counted from the answer, so never before the authority's. */
-  blockedUntilMs: number;
-  inFlight: number;
-  lastUsedMs: number;
-  renewing: boolean;
-  ended: boolean;
-}
-
 /**
  * The cluster-wide per-IP limit, on the side of an agent sending requests: this agent's own `--max-per-ip`
  * first, then the address's authority (see ip-authority.ts). Under a lease the agent starts requests
@@ -83,20 +63,14 @@ export class ClusterIpGate implements IpLimiter {
   private readonly local: IpGate;
   /** This agent's own starts, spaced under its leases. */
   private readonly spacing: IpSpacing;
-  private readonly leases = new Map<string, Lease>();
+  private readonly leases: IpLeases;
   private readonly outboxes: IpOutboxes;
   /** Until when this agent starts nothing at an address, after its server pushed back here. */
   private readonly blocks = new Map<string, number>();
   /** The Crawl-delays this agent reported, by address: how long, and when. */
   private readonly reported = new Map<string, { delayMs: number; atMs: number }>();
-  /**
-   * Addresses found contended lately (told to wait for a full one, or a slot granted after waiting in
-   * its line), until when: asks there go held at once, and releases of slots there are sent at once.
-   */
-  private readonly contended = new Map<string, number>();
-  private ticker: TimerHandle | undefined;
-  /** Set by {@link close}: no lease is renewed any more. */
-  private closed = false;
+  /** Addresses found contended lately: asks there go held at once, and releases of slots there are sent at once. */
+  private readonly contended: ContendedAddresses;
 
   constructor(
     readonly selfId: string,
@@ -106,6 +80,14 @@ export class ClusterIpGate implements IpLimiter {
     this.local = new IpGate(options.maxPerIp);
     this.spacing = new IpSpacing(options.ipDelayMs, deps.clock);
     this.outboxes = new IpOutboxes(selfId, deps);
+    this.contended = new ContendedAddresses(deps.clock);
+    this.leases = new IpLeases(options.maxPerIp, {
+      clock: deps.clock,
+      authorityOf: deps.authorityOf,
+      spacing: this.spacing,
+      renew: (authority, ip) => this.outboxes.ask(authority, ip, true),
+      release: (ip, slots) => this.queueRelease(ip, undefined, slots),
+    });
   }
 
   /** Requests at once to one address. */
@@ -158,13 +140,12 @@ export class ClusterIpGate implements IpLimiter {
   politenessAt(ip: string): IpPoliteness {
     const keeper = this.deps.authorityOf(ip);
     const kept = keeper === this.selfId ? this.deps.kept?.(ip) : undefined;
-    const lease = this.leases.get(ip);
     return {
       keeper,
       line: kept?.line ?? this.outboxes.heldAt(ip),
       blockedUntilMs: Math.max(
         this.blocks.get(ip) ?? 0,
-        lease?.blockedUntilMs ?? 0,
+        this.leases.blockedUntilMs(ip) ?? 0,
         kept?.blockedUntilMs ?? 0,
       ),
       delayMs: Math.max(this.spacing.delayOf(ip), kept?.delayMs ?? 0),
@@ -183,15 +164,13 @@ export class ClusterIpGate implements IpLimiter {
 
   /** Stops renewing leases (they lapse at the authorities). */
   close(): void {
-    this.closed = true;
-    if (this.ticker) this.deps.clock.clearTimeout(this.ticker);
-    this.ticker = undefined;
+    this.leases.close();
   }
 
   private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<() => void> {
     const { clock } = this.deps;
     const holdMs = this.options.holdMs ?? IP_HOLD_MS;
-    let hold = holdMs > 0 && this.isContended(ip);
+    let hold = holdMs > 0 && this.contended.has(ip);
     for (;;) {
       const blockedMs = (this.blocks.get(ip) ?? 0) - clock.now();
       if (blockedMs > 0) {
@@ -200,7 +179,7 @@ export class ClusterIpGate implements IpLimiter {
       }
       this.blocks.delete(ip);
       const authority = this.deps.authorityOf(ip);
-      const lease = this.usableLease(ip, authority);
+      const lease = this.leases.usable(ip, authority);
       if (lease) {
         const leaseBlockedMs = Math.max(lease.blockedUntilMs - clock.now(), this.spacing.waitMs(ip));
         if (leaseBlockedMs > 0) {
@@ -208,11 +187,9 @@ export class ClusterIpGate implements IpLimiter {
           continue;
         }
         this.spacing.started(ip);
-        lease.inFlight++;
-        lease.lastUsedMs = clock.now();
+        const ended = this.leases.started(ip, lease);
         return once(() => {
-          lease.inFlight--;
-          if (lease.ended) this.queueRelease(ip, undefined, 1);
+          ended();
           releaseLocal();
         });
       }
@@ -235,7 +212,7 @@ export class ClusterIpGate implements IpLimiter {
         (grant.kind === "slot" && (grant.heldMs ?? 0) > 0) ||
         (grant.kind === "wait" && grant.waitMs <= IP_POLL_MS)
       )
-        this.markContended(ip);
+        this.contended.mark(ip);
       if (grant.kind === "slot") {
         this.spacing.started(ip);
         const release = once(() => {
@@ -248,7 +225,7 @@ export class ClusterIpGate implements IpLimiter {
         }
         return release;
       }
-      if (grant.kind === "lease") this.takeLease(ip, authority, askedAtMs, grant);
+      if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
       else if (grant.kind === "wait") {
         // A short wait (the address full, or spaced): waited in the address's line, held, at once; a
         // held ask answered with a wait (an authority that holds nothing) waits it out first.
@@ -284,112 +261,9 @@ export class ClusterIpGate implements IpLimiter {
         unwatch?.();
         if (!aborted) resolve(grant);
         else if (grant.kind === "slot") this.queueRelease(ip, grant.slotId, 0);
-        else if (grant.kind === "lease") this.takeLease(ip, authority, askedAtMs, grant);
+        else if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
       });
     });
-  }
-
-  /** True when `ip` was found contended lately (see {@link contended}). */
-  private isContended(ip: string): boolean {
-    const untilMs = this.contended.get(ip);
-    if (untilMs === undefined) return false;
-    if (this.deps.clock.now() < untilMs) return true;
-    this.contended.delete(ip);
-    return false;
-  }
-
-  /** `ip` is contended: for a lease's time, asks there go held and releases of slots there at once. */
-  private markContended(ip: string): void {
-    const now = this.deps.clock.now();
-    if (this.contended.size >= MAX_CONTENDED_REMEMBERED) {
-      for (const [other, untilMs] of this.contended) if (now >= untilMs) this.contended.delete(other);
-      if (this.contended.size >= MAX_CONTENDED_REMEMBERED) return;
-    }
-    this.contended.set(ip, now + CONTENDED_MEMORY_MS);
-  }
-
-  /** The lease on `ip` if it may be used now; a lease past its end or of another authority is ended. */
-  private usableLease(ip: string, authority: string): Lease | undefined {
-    const lease = this.leases.get(ip);
-    if (!lease) return undefined;
-    if (lease.authority === authority && this.deps.clock.now() < lease.untilMs) return lease;
-    this.endLease(ip, lease);
-    return undefined;
-  }
-
-  private takeLease(
-    ip: string,
-    authority: string,
-    askedAtMs: number,
-    grant: IpGrant & { kind: "lease" },
-  ): void {
-    const previous = this.leases.get(ip);
-    const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
-    this.spacing.raise(ip, grant.delayMs);
-    if (previous && previous.authority === authority && !previous.ended) {
-      previous.untilMs = askedAtMs + grant.ttlMs;
-      previous.blockedUntilMs = blockedUntilMs;
-      return;
-    }
-    if (previous) this.endLease(ip, previous);
-    this.leases.set(ip, {
-      authority,
-      untilMs: askedAtMs + grant.ttlMs,
-      ttlMs: grant.ttlMs,
-      blockedUntilMs,
-      inFlight: 0,
-      lastUsedMs: askedAtMs,
-      renewing: false,
-      ended: false,
-    });
-    this.startTicker();
-  }
-
-  /** No request starts under `lease` any more: those that did not start are released now, the others as they end. */
-  private endLease(ip: string, lease: Lease): void {
-    if (lease.ended) return;
-    lease.ended = true;
-    if (this.leases.get(ip) === lease) this.leases.delete(ip);
-    this.queueRelease(ip, undefined, this.maxPerIp - lease.inFlight);
-  }
-
-  private startTicker(): void {
-    // Closed, a lease granted to an ask answered late lapses at its authority: no renewal is sent.
-    if (this.ticker || this.closed) return;
-    this.ticker = this.deps.clock.setTimeout(() => {
-      this.ticker = undefined;
-      this.tick();
-      if (this.leases.size > 0) this.startTicker();
-    }, LEASE_TICK_MS);
-  }
-
-  /**
-   * Ends the leases idle for half their time (returned) or past their end, and renews those in use
-   * once one of the same authority's runs out within half its time: all of them in that message, so
-   * an agent's leases at one authority are renewed together.
-   */
-  private tick(): void {
-    const now = this.deps.clock.now();
-    const due = new Set<string>();
-    for (const [ip, lease] of this.leases) {
-      if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;
-      const idle = lease.inFlight === 0 && now - lease.lastUsedMs >= lease.ttlMs / 2;
-      if (idle || now >= lease.untilMs || lease.authority !== this.deps.authorityOf(ip))
-        this.endLease(ip, lease);
-      else due.add(lease.authority);
-    }
-    for (const [ip, lease] of this.leases) {
-      if (lease.renewing || !due.has(lease.authority)) continue;
-      lease.renewing = true;
-      this.outboxes.ask(lease.authority, ip, true).then((grant) => {
-        lease.renewing = false;
-        if (grant.kind === "lease") {
-          this.spacing.raise(ip, grant.delayMs);
-          lease.untilMs = now + grant.ttlMs;
-          lease.blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
-        } else if (grant.kind === "revoked") this.endLease(ip, lease);
-      });
-    }
   }
 
   /**
@@ -400,7 +274,7 @@ export class ClusterIpGate implements IpLimiter {
     if (slotId === undefined && leaseSlots <= 0) return;
     // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
     const held = (this.options.holdMs ?? IP_HOLD_MS) > 0;
-    const urgent = slotId !== undefined && held && this.isContended(ip);
+    const urgent = slotId !== undefined && held && this.contended.has(ip);
     this.outboxes.release(this.deps.authorityOf(ip), ip, slotId, leaseSlots, urgent);
   }
 }

@@ -1,0 +1,157 @@
+import type { Clock, TimerHandle } from "../clock.js";
+import type { IpSpacing } from "../frontier/index.js";
+import type { IpGrant } from "./ip-grant.js";
+
+/** Leases are looked at (renewed, returned, ended) this often, ms. */
+const LEASE_TICK_MS = 500;
+
+/** An address leased to this agent by its authority: requests start there with no message. */
+export interface IpLease {
+  readonly authority: string;
+  /** The lease's end as this agent counts it: from when it asked, so never after the authority's. */
+  untilMs: number;
+  ttlMs: number;
+  /** No start before this: counted from the answer, so never before the authority's. */
+  blockedUntilMs: number;
+  inFlight: number;
+  lastUsedMs: number;
+  renewing: boolean;
+  ended: boolean;
+}
+
+/** What {@link IpLeases} needs. */
+export interface IpLeasesDeps {
+  readonly clock: Clock;
+  /** The authority of `ip` in this agent's current view. */
+  readonly authorityOf: (ip: string) => string;
+  /** This agent's spacing of its own starts: raised to each lease's IP delay. */
+  readonly spacing: Pick<IpSpacing, "raise">;
+  /** Asks `authority` to renew the lease on `ip`. */
+  readonly renew: (authority: string, ip: string) => Promise<IpGrant>;
+  /** Gives `slots` of an ended lease on `ip` back to the address's authority. */
+  readonly release: (ip: string, slots: number) => void;
+}
+
+/**
+ * The addresses leased to an agent (see cluster-ip-gate.ts): each lease is used only until its end
+ * counted from the ask, renewed while in use (an agent's leases at one authority together), returned
+ * when idle for half its time, and ended when its address's authority changes.
+ */
+export class IpLeases {
+  private readonly leases = new Map<string, IpLease>();
+  private ticker: TimerHandle | undefined;
+  /** Set by {@link close}: no lease is renewed any more. */
+  private closed = false;
+
+  constructor(
+    /** Requests at once to one address: what an ended lease gives back, less those still running. */
+    private readonly maxPerIp: number,
+    private readonly deps: IpLeasesDeps,
+  ) {}
+
+  /** Addresses leased now. */
+  get size(): number {
+    return this.leases.size;
+  }
+
+  /** Until when the lease on `ip` starts nothing (undefined: no lease). */
+  blockedUntilMs(ip: string): number | undefined {
+    return this.leases.get(ip)?.blockedUntilMs;
+  }
+
+  /** The lease on `ip` if it may be used now; a lease past its end or of another authority is ended. */
+  usable(ip: string, authority: string): IpLease | undefined {
+    const lease = this.leases.get(ip);
+    if (!lease) return undefined;
+    if (lease.authority === authority && this.deps.clock.now() < lease.untilMs) return lease;
+    this.end(ip, lease);
+    return undefined;
+  }
+
+  /** A request to `ip` starts under `lease`; call the returned function once it ended. */
+  started(ip: string, lease: IpLease): () => void {
+    lease.inFlight++;
+    lease.lastUsedMs = this.deps.clock.now();
+    return () => {
+      lease.inFlight--;
+      if (lease.ended) this.deps.release(ip, 1);
+    };
+  }
+
+  /** `authority` leased `ip` to this agent (asked at `askedAtMs`): a new lease, or the current one renewed. */
+  take(ip: string, authority: string, askedAtMs: number, grant: IpGrant & { kind: "lease" }): void {
+    const previous = this.leases.get(ip);
+    const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
+    this.deps.spacing.raise(ip, grant.delayMs);
+    if (previous && previous.authority === authority && !previous.ended) {
+      previous.untilMs = askedAtMs + grant.ttlMs;
+      previous.blockedUntilMs = blockedUntilMs;
+      return;
+    }
+    if (previous) this.end(ip, previous);
+    this.leases.set(ip, {
+      authority,
+      untilMs: askedAtMs + grant.ttlMs,
+      ttlMs: grant.ttlMs,
+      blockedUntilMs,
+      inFlight: 0,
+      lastUsedMs: askedAtMs,
+      renewing: false,
+      ended: false,
+    });
+    this.startTicker();
+  }
+
+  /** Stops renewing leases (they lapse at the authorities). */
+  close(): void {
+    this.closed = true;
+    if (this.ticker) this.deps.clock.clearTimeout(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /** No request starts under `lease` any more: those that did not start are released now, the others as they end. */
+  private end(ip: string, lease: IpLease): void {
+    if (lease.ended) return;
+    lease.ended = true;
+    if (this.leases.get(ip) === lease) this.leases.delete(ip);
+    this.deps.release(ip, this.maxPerIp - lease.inFlight);
+  }
+
+  private startTicker(): void {
+    // Closed, a lease granted to an ask answered late lapses at its authority: no renewal is sent.
+    if (this.ticker || this.closed) return;
+    this.ticker = this.deps.clock.setTimeout(() => {
+      this.ticker = undefined;
+      this.tick();
+      if (this.leases.size > 0) this.startTicker();
+    }, LEASE_TICK_MS);
+  }
+
+  /**
+   * Ends the leases idle for half their time (returned) or past their end, and renews those in use
+   * once one of the same authority's runs out within half its time: all of them in that message, so
+   * an agent's leases at one authority are renewed together.
+   */
+  private tick(): void {
+    const now = this.deps.clock.now();
+    const due = new Set<string>();
+    for (const [ip, lease] of this.leases) {
+      if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;
+      const idle = lease.inFlight === 0 && now - lease.lastUsedMs >= lease.ttlMs / 2;
+      if (idle || now >= lease.untilMs || lease.authority !== this.deps.authorityOf(ip)) this.end(ip, lease);
+      else due.add(lease.authority);
+    }
+    for (const [ip, lease] of this.leases) {
+      if (lease.renewing || !due.has(lease.authority)) continue;
+      lease.renewing = true;
+      this.deps.renew(lease.authority, ip).then((grant) => {
+        lease.renewing = false;
+        if (grant.kind === "lease") {
+          this.deps.spacing.raise(ip, grant.delayMs);
+          lease.untilMs = now + grant.ttlMs;
+          lease.blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
+        } else if (grant.kind === "revoked") this.end(ip, lease);
+      });
+    }
+  }
+}
