@@ -33,7 +33,8 @@ import { MembershipService } from "./membership-service.js";
 import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
-import { DEFAULT_BATCH_URLS, UrlExchange } from "./url-exchange.js";
+import { UrlExchange } from "./url-exchange.js";
+import { DEFAULT_BATCH_URLS } from "./url-exchange-options.js";
 import { UrlIntake } from "./url-intake.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
 

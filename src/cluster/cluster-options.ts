@@ -1,7 +1,7 @@
 import type { TransportSecurity } from "../transport/index.js";
 import type { IpLimit } from "./ip-authority.js";
 import type { Ownership, Partitioning } from "./ownership.js";
-import type { DEFAULT_BATCH_URLS } from "./url-exchange.js";
+import type { DEFAULT_BATCH_URLS } from "./url-exchange-options.js";
 
 /** How an agent takes part in a cluster; the CLI's `--listen`, `--join`, … flags. */
 export interface ClusterOptions {

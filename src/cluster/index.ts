@@ -49,4 +49,5 @@ export {
 } from "./seed-addresses.js";
 export { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace, type TakeoverGraceDeps } from "./takeover-grace.js";
 export { TerminationDetector, type WorkLoad } from "./termination.js";
-export { DEFAULT_BATCH_URLS, UrlExchange, type UrlExchangeOptions } from "./url-exchange.js";
+export { UrlExchange } from "./url-exchange.js";
+export { DEFAULT_BATCH_URLS, type UrlExchangeOptions } from "./url-exchange-options.js";

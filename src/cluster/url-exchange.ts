@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { CrawlStats } from "../agent/crawl-stats.js";
 import type { UrlExchange as UrlExchangeSink } from "../agent/link-router.js";
-import { type Clock, sleep, type TimerHandle } from "../clock.js";
+import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, isUbiError, UbiError } from "../errors.js";
 import {
   type GroupCommit,
@@ -15,33 +15,10 @@ import {
 } from "../storage/index.js";
 import type { UrlBatch, UrlBatchAck } from "../transport/index.js";
 import { hostKey, type UrlFingerprinter } from "../url/index.js";
-import { FlushPolicy } from "./flush-policy.js";
+import type { FlushPolicy } from "./flush-policy.js";
+import { PeerOutbox, type PendingUrl } from "./peer-outbox.js";
 import { UNACKED_PEER } from "./unacked-urls.js";
-
-/** URLs per batch at most, and the size that makes a batch go at once (`--batch-urls`). */
-export const DEFAULT_BATCH_URLS = 1000;
-
-/** Options of a {@link UrlExchange}. */
-export interface UrlExchangeOptions {
-  /** URLs per batch at most; a full buffer is sent at once. @default {@link DEFAULT_BATCH_URLS} */
-  readonly maxBatchUrls?: number;
-  /** URLs that make a batch worth sending at once (see {@link FlushPolicy}). @default {@link DEFAULT_BATCH_URLS} */
-  readonly targetBatchUrls?: number;
-  /** Longest a URL waits in a buffer before its batch is sent. @default 30000 */
-  readonly flushDelayMs?: number;
-  /**
-   * Wait of an urgent batch (its destination is short of work, or this agent is idle): a burst of links
-   * still travels together, and a peer left idle at the end of a crawl by links that are all duplicates
-   * does not get one batch per page. Capped at `flushDelayMs`. @default 250
-   */
-  readonly urgentDelayMs?: number;
-  /** A destination whose heartbeat reports fewer queued URLs is short of work. @default 20 */
-  readonly starvingQueuedUrls?: number;
-  /** First retry delay of a failed batch; doubles up to `retryMaxMs`. @default 200 */
-  readonly retryMinMs?: number;
-  /** @default 5000 */
-  readonly retryMaxMs?: number;
-}
+import { flushPolicyOf, resolveExchangeOptions, type UrlExchangeOptions } from "./url-exchange-options.js";
 
 /** What a {@link UrlExchange} needs. */
 export interface UrlExchangeDeps {
@@ -71,53 +48,6 @@ export interface UrlExchangeDeps {
   readonly localIdle?: () => boolean;
 }
 
-interface Pending extends QueuedUrl {
-  readonly host: string;
-  /** The URL's fingerprint, the key of its outbox records. */
-  readonly fingerprint: bigint;
-  /** Local time it was buffered. */
-  readonly atMs: number;
-}
-
-interface PeerOutbox {
-  buffer: Pending[];
-  timer: TimerHandle | undefined;
-  /** When `timer` fires. */
-  dueAtMs: number;
-  sending: boolean;
-  /** Aborts the batch on its way (its call, or the wait before it is sent again). */
-  call: AbortController | undefined;
-  /** Queued URLs in the destination's last heartbeat load. */
-  peerQueuedUrls: number | undefined;
-  /** Acknowledged batches in a row that were all duplicates to the destination. */
-  fruitlessBatches: number;
-  /** Visit slots the destination had to spare in its last heartbeat load (hosts it could start now). */
-  spareHostSlots: number;
-  /** Hosts buffered for the destination before (the latest {@link HOSTS_REMEMBERED_PER_PEER}). */
-  hostsSent: Set<string>;
-  /** When the oldest buffered URL of a host not sent to the destination before arrived. */
-  newHostAtMs: number | undefined;
-}
-
-/**
- * Hosts remembered per destination as sent before; past this the memory starts over (the hosts then
- * count as new again: a batch sent sooner, only while the destination has slots to spare).
- */
-const HOSTS_REMEMBERED_PER_PEER = 4096;
-
-const DEFAULTS = {
-  maxBatchUrls: DEFAULT_BATCH_URLS,
-  targetBatchUrls: DEFAULT_BATCH_URLS,
-  flushDelayMs: 30_000,
-  urgentDelayMs: 250,
-  starvingQueuedUrls: 20,
-  retryMinMs: 200,
-  retryMaxMs: 5000,
-} as const;
-
-/** Options that may be 0. */
-const MAY_BE_ZERO = new Set(["flushDelayMs", "urgentDelayMs", "starvingQueuedUrls"]);
-
 /**
  * Hands URLs of hosts owned by other agents to their owners: buffered per destination, sent in
  * batches (when the {@link FlushPolicy} says so, one batch in flight per peer), retried while the peer
@@ -137,21 +67,10 @@ export class UrlExchange implements UrlExchangeSink {
     options: UrlExchangeOptions,
     private readonly deps: UrlExchangeDeps,
   ) {
-    this.options = { ...DEFAULTS, ...options };
+    this.options = resolveExchangeOptions(options);
     // Every batch in flight listens on this signal.
     setMaxListeners(0, this.abort.signal);
-    for (const [name, value] of Object.entries(this.options)) {
-      if (!Number.isInteger(value) || value < (MAY_BE_ZERO.has(name) ? 0 : 1)) {
-        throw new UbiError(ErrorCode.InvalidArgument, `${name} must be a positive integer, got ${value}`);
-      }
-    }
-    const { maxBatchUrls, targetBatchUrls, flushDelayMs, urgentDelayMs, starvingQueuedUrls } = this.options;
-    this.policy = new FlushPolicy({
-      targetBatchUrls: Math.min(targetBatchUrls, maxBatchUrls),
-      maxDelayMs: flushDelayMs,
-      urgentDelayMs: Math.min(urgentDelayMs, flushDelayMs),
-      starvingQueuedUrls,
-    });
+    this.policy = flushPolicyOf(this.options);
   }
 
   /** URLs buffered or in flight, not yet acknowledged. */
@@ -200,13 +119,7 @@ export class UrlExchange implements UrlExchangeSink {
     this.deps.committer.add(outboxOp(UNACKED_PEER, fingerprint, entry));
     this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
-    const now = this.deps.clock.now();
-    if (!outbox.hostsSent.has(host)) {
-      if (outbox.hostsSent.size >= HOSTS_REMEMBERED_PER_PEER) outbox.hostsSent.clear();
-      outbox.hostsSent.add(host);
-      outbox.newHostAtMs ??= now;
-    }
-    outbox.buffer.push({ ...entry, host, fingerprint, atMs: now });
+    outbox.push({ ...entry, host, fingerprint, atMs: this.deps.clock.now() });
     this.pending++;
     this.schedule(owner, outbox);
   }
@@ -222,8 +135,7 @@ export class UrlExchange implements UrlExchangeSink {
     load: { readonly idle: boolean; readonly queuedUrls: number; readonly spareHostSlots: number },
   ): void {
     const outbox = this.outboxOf(peer);
-    outbox.peerQueuedUrls = load.idle ? 0 : load.queuedUrls;
-    outbox.spareHostSlots = load.spareHostSlots;
+    outbox.noteLoad(load);
     this.schedule(peer, outbox);
   }
 
@@ -241,7 +153,7 @@ export class UrlExchange implements UrlExchangeSink {
     for (const [peer, outbox] of this.outboxes) {
       if (this.deps.isAlive(peer)) continue;
       if (outbox.sending)
-        outbox.call?.abort(new UbiError(ErrorCode.PeerUnreachable, `agent ${peer} left the view`));
+        outbox.abortCall(new UbiError(ErrorCode.PeerUnreachable, `agent ${peer} left the view`));
       else this.rerouteBuffer(peer, outbox);
     }
   }
@@ -266,10 +178,7 @@ export class UrlExchange implements UrlExchangeSink {
   /** Stops sending; buffered URLs stay in the durable outbox. */
   stop(): void {
     this.abort.abort(new UbiError(ErrorCode.PeerUnreachable, "exchange stopped"));
-    for (const outbox of this.outboxes.values()) {
-      if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
-      outbox.timer = undefined;
-    }
+    for (const outbox of this.outboxes.values()) outbox.clearTimer(this.deps.clock);
   }
 
   /**
@@ -288,12 +197,10 @@ export class UrlExchange implements UrlExchangeSink {
 
   private flush(peer: string): void {
     const outbox = this.outboxOf(peer);
-    if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
-    outbox.timer = undefined;
+    outbox.clearTimer(this.deps.clock);
     if (outbox.sending || outbox.buffer.length === 0 || this.abort.signal.aborted) return;
     outbox.sending = true;
-    const urls = outbox.buffer.splice(0, batchLength(outbox.buffer, this.options.maxBatchUrls));
-    outbox.newHostAtMs = undefined;
+    const urls = outbox.takeBatch(this.options.maxBatchUrls);
     this.inFlight++;
     this.sendBatch(peer, outbox, urls)
       .catch(() => {})
@@ -318,14 +225,7 @@ export class UrlExchange implements UrlExchangeSink {
       return;
     }
     const delayMs = this.policy.delayMs(
-      {
-        urls: outbox.buffer.length,
-        oldestAtMs: oldest.atMs,
-        peerQueuedUrls: outbox.peerQueuedUrls,
-        localIdle: this.deps.localIdle?.() ?? false,
-        fruitlessBatches: outbox.fruitlessBatches,
-        newHostAtMs: outbox.spareHostSlots > 0 ? outbox.newHostAtMs : undefined,
-      },
+      outbox.batchState(oldest.atMs, this.deps.localIdle?.() ?? false),
       now,
     );
     if (delayMs === 0 && outbox.buffer.length >= this.policy.options.targetBatchUrls) {
@@ -340,7 +240,7 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.timer = this.deps.clock.setTimeout(() => this.flush(peer), delayMs);
   }
 
-  private async sendBatch(peer: string, outbox: PeerOutbox, urls: Pending[]): Promise<void> {
+  private async sendBatch(peer: string, outbox: PeerOutbox, urls: PendingUrl[]): Promise<void> {
     const batch: UrlBatch = {
       batchId: `${this.deps.selfId}.${this.deps.incarnation}.${++this.batchSerial}`,
       fromId: this.deps.selfId,
@@ -359,8 +259,10 @@ export class UrlExchange implements UrlExchangeSink {
         // sees them; a failed write is retried like a failed send, so no URL is dropped.
         if (!durable) await this.deps.committer.commit();
         durable = true;
-        const ack = await this.attempt(outbox, (signal) => this.deps.submit(peer, batch, signal));
-        outbox.fruitlessBatches = ack.accepted + ack.forwarded === 0 ? outbox.fruitlessBatches + 1 : 0;
+        const ack = await outbox.attempt(this.abort.signal, (signal) =>
+          this.deps.submit(peer, batch, signal),
+        );
+        outbox.noteAck(ack);
         this.acknowledged(urls);
         this.pending -= urls.length;
         const traffic = this.deps.stats.peer(peer);
@@ -378,29 +280,16 @@ export class UrlExchange implements UrlExchangeSink {
         }
         // A peer gone from the view is not waited for: its URLs go to their new owners at once.
         if (!this.deps.isAlive(peer)) continue;
-        await this.attempt(outbox, (signal) => sleep(this.deps.clock, delayMs, signal)).catch(() => {});
+        await outbox
+          .attempt(this.abort.signal, (signal) => sleep(this.deps.clock, delayMs, signal))
+          .catch(() => {});
         delayMs = Math.min(delayMs * 2, this.options.retryMaxMs);
       }
     }
   }
 
-  /** Runs one step of a batch's sending (its call, or the wait before the next), abortable by a view change or a stop. */
-  private async attempt<T>(outbox: PeerOutbox, step: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const call = new AbortController();
-    const stop = () => call.abort(this.abort.signal.reason);
-    if (this.abort.signal.aborted) stop();
-    this.abort.signal.addEventListener("abort", stop, { once: true });
-    outbox.call = call;
-    try {
-      return await step(call.signal);
-    } finally {
-      this.abort.signal.removeEventListener("abort", stop);
-      outbox.call = undefined;
-    }
-  }
-
   /** The peer holds `urls` durably now: a restart need not send them again. */
-  private acknowledged(urls: readonly Pending[]): void {
+  private acknowledged(urls: readonly PendingUrl[]): void {
     for (const { fingerprint } of urls) {
       this.deps.committer.add(outboxDoneOp(UNACKED_PEER, fingerprint));
     }
@@ -409,10 +298,8 @@ export class UrlExchange implements UrlExchangeSink {
   }
 
   private rerouteBuffer(peer: string, outbox: PeerOutbox): void {
-    const urls = outbox.buffer;
-    outbox.buffer = [];
-    if (outbox.timer !== undefined) this.deps.clock.clearTimeout(outbox.timer);
-    outbox.timer = undefined;
+    const urls = outbox.takeAll();
+    outbox.clearTimer(this.deps.clock);
     this.pending -= urls.length;
     this.outboxes.delete(peer);
     for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
@@ -421,35 +308,9 @@ export class UrlExchange implements UrlExchangeSink {
   private outboxOf(peer: string): PeerOutbox {
     let outbox = this.outboxes.get(peer);
     if (!outbox) {
-      outbox = {
-        buffer: [],
-        timer: undefined,
-        dueAtMs: 0,
-        sending: false,
-        call: undefined,
-        peerQueuedUrls: undefined,
-        fruitlessBatches: 0,
-        spareHostSlots: 0,
-        hostsSent: new Set(),
-        newHostAtMs: undefined,
-      };
+      outbox = new PeerOutbox();
       this.outboxes.set(peer, outbox);
     }
     return outbox;
   }
-}
-
-/** Characters of URLs per batch at most, well under the 4 MiB message limit of the transport. */
-const MAX_BATCH_CHARS = 2 * 1024 * 1024;
-
-/** How many of the buffered URLs go in the next batch: at most `maxUrls` and {@link MAX_BATCH_CHARS}. */
-function batchLength(buffer: readonly Pending[], maxUrls: number): number {
-  let chars = 0;
-  let count = 0;
-  for (const item of buffer) {
-    if (count >= maxUrls || (count > 0 && chars + item.url.length > MAX_BATCH_CHARS)) break;
-    chars += item.url.length;
-    count++;
-  }
-  return count;
 }
