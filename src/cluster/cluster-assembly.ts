@@ -1,4 +1,4 @@
-import { type Admission, Agent, type AgentOptions, type ClusterHooks, ipDelayOf } from "../agent/index.js";
+import { Agent, type AgentOptions, ipDelayOf } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector } from "../failure-detector/index.js";
@@ -14,44 +14,33 @@ import {
   type PeerTransport,
 } from "../transport/index.js";
 import { UrlFingerprinter } from "../url/index.js";
-import { AdminService } from "./admin-service.js";
-import { agentHandlers, deferredHandlers } from "./agent-handlers.js";
+import { deferredHandlers } from "./agent-handlers.js";
+import { type AgentService, agentService } from "./agent-service.js";
 import { BlacklistGossip } from "./blacklist-gossip.js";
-import { ClusterIpGate } from "./cluster-ip-gate.js";
+import { clusterHooks, digestPeers } from "./cluster-hooks.js";
+import type { ClusterIpGate } from "./cluster-ip-gate.js";
+import { clusterIpLimit } from "./cluster-ip-limit.js";
 import type { ClusterOptions } from "./cluster-options.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
-import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
 import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
-import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
-import { answerIpRequest, ipHoldOf } from "./ip-wire.js";
+import type { IpAuthority } from "./ip-authority.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
-import { MembershipService } from "./membership-service.js";
 import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { UrlExchange } from "./url-exchange.js";
 import { DEFAULT_BATCH_URLS } from "./url-exchange-options.js";
-import { UrlIntake } from "./url-intake.js";
 import { ViewStabilizer } from "./view-stabilizer.js";
 
 /**
- * Longest wait for a peer's answer about payload digests: past it the page is stored whole (a slow or
- * dead owner costs bytes, never a page).
+ * The parts one cluster agent is composed of (see {@link assembleCluster}): those of its `Agent` service
+ * (its handlers, each RPC passed to the part that owns it: a test may replace one), and the others.
  */
-const DIGEST_DEADLINE_MS = 2_000;
-
-/** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
-const IP_DEADLINE_MS = 2_000;
-
-/** How much longer than the whole-fetch deadline a granted slot lasts when its release never comes, ms. */
-const SLOT_MARGIN_MS = 2_000;
-
-/** The parts one cluster agent is composed of (see {@link assembleCluster}). */
-export interface ClusterParts {
+export interface ClusterParts extends AgentService {
   readonly agent: Agent;
   readonly detector: FailureDetector;
   readonly ownership: Ownership;
@@ -62,14 +51,6 @@ export interface ClusterParts {
   readonly stabilizer: ViewStabilizer;
   readonly crawlEnd: CrawlEnd;
   readonly partition: PartitionStats;
-  /** Joins, heartbeats and host hand-overs: the membership half of the `Agent` service. */
-  readonly membership: MembershipService;
-  /** URL batches from peers: the receiving half of the URL exchange. */
-  readonly intake: UrlIntake;
-  /** The operator's stats and commands. */
-  readonly admin: AdminService;
-  /** The `Agent` service's handlers, each RPC passed to the part that owns it (a test may replace one). */
-  readonly handlers: AgentServiceHandlers;
   readonly blacklist: BlacklistGossip;
   /** The politeness of the IP addresses this agent is the authority of, for the whole cluster. */
   readonly ipAuthority: IpAuthority;
@@ -105,6 +86,15 @@ export interface AssembledCluster {
  * failure detector and its heartbeats, ownership, the takeover grace, the URL exchange, hand-overs and
  * claims, partition stats, self-stabilization, termination detection, the blacklist gossip and the
  * service. Joins nothing and starts no crawl (`ClusterNode.start` does).
+ *
+ * The parts are built in the order of what they hold: each is given the parts built before it. Where
+ * two need each other — the agent and the URL exchange, host claims and termination detection its
+ * hooks ask; the failure detector and the figures its heartbeats carry; the exchange, the partition
+ * stats and the view stabilizer — the one built first is given a function that reaches the other, and
+ * calls it only once the cluster runs: on a crawl, a heartbeat or a view change, all started by
+ * `ClusterNode.start` after this returns. The server is the one exception: it listens (and may be
+ * called) before the parts that answer it exist, so until the end of the assembly it refuses every
+ * call as "agent is starting".
  */
 export async function assembleCluster(
   agentOptions: AgentOptions,
@@ -114,7 +104,6 @@ export async function assembleCluster(
   const { clock, logger } = deps;
   const selfId = agentOptions.id;
   const hasher = await loadHasher64();
-  const fingerprinter = new UrlFingerprinter(hasher);
   const ownership = new Ownership(
     selfId,
     options.capacity,
@@ -143,91 +132,54 @@ export async function assembleCluster(
     transport,
   );
   const tenure = new CrawlTenure();
-  // The parts are made after the agent and the server; hooks and handlers reach them through `late`.
-  const late: { parts?: ClusterParts; claims?: HostClaims; exchange?: UrlExchange } = {};
-  const ready = (): ClusterParts => {
-    if (!late.parts) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
-    return late.parts;
-  };
-  const owns = (host: string) => ownership.holdsHost(host);
-  const slotTtlMs = agentOptions.fetchTimeoutMs + SLOT_MARGIN_MS;
-  const ipLimits = { maxPerIp: agentOptions.maxPerIp, ipDelayMs: ipDelayOf(agentOptions) };
-  const ipAuthority: IpAuthority = new IpAuthority(
-    {
-      ...ipLimits,
-      leaseTtlMs: IP_LEASE_TTL_MS,
-      slotTtlMs,
-      // Another authority's last lease and slots, and the time its view takes to learn of this one.
-      graceMs: IP_LEASE_TTL_MS + slotTtlMs + options.suspectAfterMs,
-    },
-    {
-      clock,
-      owns: (ip) => ownership.ownerOfIp(ip) === selfId,
-      isAlive: (id) => ownership.assignment.has(id),
-      takeOver: (from, ip) => ipGate.takeOver(from, ip),
-    },
-  );
-  const ipGate: ClusterIpGate = new ClusterIpGate(selfId, ipLimits, {
+  const {
+    authority: ipAuthority,
+    gate: ipGate,
+    ownershipChanged: ipOwnershipChanged,
+  } = clusterIpLimit({
+    selfId,
     clock,
-    authorityOf: (ip) => ownership.ownerOfIp(ip),
-    send: async (authority, request) =>
-      authority === selfId
-        ? answerIpRequest(ipAuthority, request)
-        : peerClient(authority).ipGrants(request, { deadlineMs: IP_DEADLINE_MS + ipHoldOf(request) }),
+    ownership,
+    maxPerIp: agentOptions.maxPerIp,
+    ipDelayMs: ipDelayOf(agentOptions),
+    fetchTimeoutMs: agentOptions.fetchTimeoutMs,
+    suspectAfterMs: options.suspectAfterMs,
+    peerClient: (id) => peerClient(id),
     onMessage: () => {
-      if (late.parts) late.parts.agent.stats.ipMessagesThisRun++;
+      agent.stats.ipMessagesThisRun++;
     },
-    kept: (ip) => ipAuthority.politenessAt(ip),
   });
-  // Under URL partitioning hosts are not claimed, held or handed over: every agent crawls every host.
-  const byUrl = ownership.partitioning === "url";
-  const hooks: ClusterHooks = {
-    ownership: () => ownership,
+  const hooks = clusterHooks({
+    selfId,
+    clock,
+    ownership,
+    grace,
+    tenure,
     exchange: {
-      send: (owner, url, depth, host, traits) => late.exchange?.send(owner, url, depth, host, traits),
-      offer: (owner, url, depth, host, traits) => late.exchange?.offer(owner, url, depth, host, traits),
+      send: (owner, url, depth, host, traits) => exchange.send(owner, url, depth, host, traits),
+      offer: (owner, url, depth, host, traits) => exchange.offer(owner, url, depth, host, traits),
     },
-    owns,
-    admit: (host) => {
-      if (byUrl) return 0;
-      // A crashed previous owner's hosts wait for it first; then the host is claimed from whoever holds it.
-      const heldUntilMs = grace.heldUntilMs(host);
-      if (heldUntilMs > clock.now()) return { untilMs: heldUntilMs, reason: "held" };
-      const claimed = late.claims?.admit(host) ?? clock.now() + 100;
-      const admission = (atMs: number): Admission =>
-        atMs === 0 ? 0 : { untilMs: atMs, reason: "hand-over" };
-      return typeof claimed === "number" ? admission(claimed) : claimed.then(admission);
-    },
-    mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
-    isCrawlComplete: () => late.parts?.crawlEnd.isCrawlComplete() ?? false,
+    claim: (host) => claims.admit(host),
+    isCrawlComplete: () => crawlEnd.isCrawlComplete(),
     // Every agent answers as an authority; only `--ip-limit cluster` asks authorities.
     ...(options.ipLimit === "cluster" ? { ipLimiter: ipGate } : {}),
-    digests: {
-      ownerOf: (digest) => ownership.ownerOfDigest(digest),
-      check: async (peerId, questions, settlements) =>
-        fromWireVerdicts(
-          await peerClient(peerId).streamCheckDigests(
-            {
-              fromId: selfId,
-              fromIncarnation: detector.self.incarnation,
-              digests: questions.map(({ digest }) => digest),
-              settlements: toWireSettlements(selfId, settlements).settlements,
-            },
-            { deadlineMs: DIGEST_DEADLINE_MS },
-          ),
-        ),
-      settle: async (peerId, settlements) => {
-        await peerClient(peerId).settleDigests(toWireSettlements(selfId, settlements), {
-          deadlineMs: DIGEST_DEADLINE_MS,
-        });
-      },
-    },
-  };
+    digests: digestPeers(
+      selfId,
+      ownership,
+      (id) => peerClient(id),
+      () => detector.self.incarnation,
+    ),
+  });
   const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
+  // Set once every part is built, at the end; until then the server refuses every call.
+  let handlers: AgentServiceHandlers | undefined;
   const server = transport.server(
     { security: options.security },
     {
-      handlers: deferredHandlers(() => ready().handlers),
+      handlers: deferredHandlers(() => {
+        if (!handlers) throw new UbiError(ErrorCode.PeerUnreachable, "agent is starting");
+        return handlers;
+      }),
       // For `ubicrawl export --agent`: the files in its WARC folder, the live one up to its whole records.
       archive: new WarcFolderListing(agent.archivedCaptures.folder, agentOptions.id, () =>
         agent.archivedCaptures.liveExtent(),
@@ -246,7 +198,7 @@ export async function assembleCluster(
   // Others reach this agent (and gossip it) at the advertised address, not necessarily the bound one.
   const address = options.advertise ?? listenAddress;
   const lastKnown = new LastKnownFigures(selfId, clock);
-  const detector = new FailureDetector(
+  const detector: FailureDetector = new FailureDetector(
     {
       self: { id: selfId, address, capacity: options.capacity },
       heartbeatIntervalMs: options.heartbeatIntervalMs,
@@ -259,14 +211,13 @@ export async function assembleCluster(
         peers,
         deadlineMs: Math.max(options.heartbeatIntervalMs, 5_000),
         partitioning: ownership.partitioning,
-        load: () => ready().partition.load(),
-        figures: () => ready().membership.figures(),
+        load: () => partition.load(),
+        figures: () => service.membership.figures(),
         onReply: (fromId, reply, sentAtMs) => {
-          const parts = ready();
-          parts.crawlEnd.observeReply(fromId, reply.load, sentAtMs);
-          parts.membership.noteLoad(fromId, reply.load);
+          crawlEnd.observeReply(fromId, reply.load, sentAtMs);
+          service.membership.noteLoad(fromId, reply.load);
           lastKnown.noteGossip(reply.figures);
-          parts.exchange.notePeerLoad(fromId, reply.load);
+          exchange.notePeerLoad(fromId, reply.load);
         },
       }),
     },
@@ -277,10 +228,21 @@ export async function assembleCluster(
     if (!member) throw new UbiError(ErrorCode.PeerUnreachable, `unknown peer ${peerId}`);
     return peers.get(member.address);
   };
-  const isAlive = (id: string) => late.parts?.stabilizer.isAlive(id) === true;
-  const partitionCell: { current?: PartitionStats } = {};
+  const isAlive = (id: string) => stabilizer.isAlive(id);
+  const partition: PartitionStats = new PartitionStats(
+    { address, capacity: options.capacity },
+    {
+      clock,
+      agent,
+      ownership,
+      grace,
+      // URLs handed to a crashed agent and not re-sent yet are work too.
+      exchangeIdle: () => exchange.isIdle && !stabilizer.redistributing,
+      members: () => detector.members(),
+    },
+  );
   const batchUrls = options.batchUrls ?? DEFAULT_BATCH_URLS;
-  const exchange = new UrlExchange(
+  const exchange: UrlExchange = new UrlExchange(
     { maxBatchUrls: batchUrls, targetBatchUrls: batchUrls },
     {
       selfId,
@@ -288,7 +250,7 @@ export async function assembleCluster(
       clock,
       stats: agent.stats,
       ...agent.storage,
-      fingerprinter,
+      fingerprinter: new UrlFingerprinter(hasher),
       submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
       isAlive,
       reroute: (url, depth, host, traits) => agent.route(url, depth, host, traits),
@@ -296,7 +258,7 @@ export async function assembleCluster(
       sentAwayBefore: (fingerprint) => agent.wasSentAway(fingerprint),
       localIdle: () => agent.isIdle,
       onDelivered: () => {
-        if (partitionCell.current) partitionCell.current.batchesDelivered++;
+        partition.batchesDelivered++;
       },
       requeue: (url, depth, host, traits) => {
         if (ownership.ownerOfUrl(url, host) === selfId) agent.accept(url, depth, host, traits);
@@ -304,7 +266,6 @@ export async function assembleCluster(
       },
     },
   );
-  late.exchange = exchange;
   const desk = new HandOverDesk({
     selfId,
     clock,
@@ -329,20 +290,6 @@ export async function assembleCluster(
       agent,
     },
   );
-  late.claims = claims;
-  const partition = new PartitionStats(
-    { address, capacity: options.capacity },
-    {
-      clock,
-      agent,
-      ownership,
-      grace,
-      // URLs handed to a crashed agent and not re-sent yet are work too.
-      exchangeIdle: () => exchange.isIdle && late.parts?.stabilizer.redistributing !== true,
-      members: () => detector.members(),
-    },
-  );
-  partitionCell.current = partition;
   const stabilizer: ViewStabilizer = new ViewStabilizer({
     clock,
     ownership,
@@ -360,15 +307,7 @@ export async function assembleCluster(
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
       ipAuthority.agentGone(id);
     },
-    onOwnershipChanged: (before) => {
-      const after = ownership.assignment;
-      ipAuthority.viewChanged((ip) => {
-        // A self-only view is no evidence: a joining agent has one before it learns of the others; the
-        // address's authority before it joined is the next agent along the circle.
-        const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
-        return previous === selfId ? undefined : previous;
-      });
-    },
+    onOwnershipChanged: ipOwnershipChanged,
     lostHosts: {
       push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
       any: () => desk.holdsLostHosts(),
@@ -400,8 +339,10 @@ export async function assembleCluster(
       logger,
     },
   );
-  const membership = new MembershipService({
+  const service = agentService({
     clock,
+    logger,
+    agent,
     detector,
     ownership,
     exchange,
@@ -409,34 +350,15 @@ export async function assembleCluster(
     desk,
     partition,
     lastKnown,
-  });
-  const intake = new UrlIntake(
-    { maxConcurrentSubmits: options.maxConcurrentSubmits },
-    { agent, ownership, partition },
-  );
-  const admin = new AdminService({
-    clock,
-    agent,
-    detector,
-    ownership,
-    partition,
-    lastKnown,
     peers,
     blacklist,
-    logger,
-    leave: () => {
-      deps.leave().catch((error) => logger.error({ event: "leave-failed", err: error }, "the leave failed"));
-    },
+    ipAuthority,
+    maxConcurrentSubmits: options.maxConcurrentSubmits,
+    leave: deps.leave,
   });
-  const handlers = agentHandlers({
-    membership,
-    intake,
-    admin,
-    blacklist,
-    agent,
-    ipGrants: (request) => answerIpRequest(ipAuthority, request),
-  });
+  handlers = service.handlers;
   const parts: ClusterParts = {
+    ...service,
     agent,
     detector,
     ownership,
@@ -447,10 +369,6 @@ export async function assembleCluster(
     stabilizer,
     crawlEnd,
     partition,
-    membership,
-    intake,
-    admin,
-    handlers,
     blacklist,
     ipAuthority,
     ipGate,
@@ -458,6 +376,5 @@ export async function assembleCluster(
     peerClient,
     server,
   };
-  late.parts = parts;
   return { parts, address, listenAddress };
 }

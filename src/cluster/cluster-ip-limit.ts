@@ -1,0 +1,92 @@
+import type { Clock } from "../clock.js";
+import type { Assignment } from "../hashing/index.js";
+import type { PeerClient } from "../transport/index.js";
+import { ClusterIpGate } from "./cluster-ip-gate.js";
+import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
+import { answerIpRequest, ipHoldOf } from "./ip-wire.js";
+import type { Ownership } from "./ownership.js";
+
+/** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
+const IP_DEADLINE_MS = 2_000;
+
+/** How much longer than the whole-fetch deadline a granted slot lasts when its release never comes, ms. */
+const SLOT_MARGIN_MS = 2_000;
+
+/** What {@link clusterIpLimit} needs. */
+export interface ClusterIpLimitDeps {
+  readonly selfId: string;
+  readonly clock: Clock;
+  readonly ownership: Ownership;
+  /** Requests at once to one address (`--max-per-ip`). */
+  readonly maxPerIp: number;
+  /** The least time between two request starts at one address, ms. */
+  readonly ipDelayMs: number;
+  /** The whole-fetch deadline, ms: a granted slot lasts a little longer when its release never comes. */
+  readonly fetchTimeoutMs: number;
+  /** The failure detector's suspicion timeout, ms: how long a view takes to learn of a new authority. */
+  readonly suspectAfterMs: number;
+  /** The client of a member, by id. */
+  readonly peerClient: (id: string) => PeerClient;
+  /** Told of each IP message sent to another agent (stats). */
+  readonly onMessage: () => void;
+}
+
+/** One agent's two sides of the cluster-wide per-IP limit. */
+export interface ClusterIpLimit {
+  /** The politeness of the IP addresses this agent is the authority of, for the whole cluster. */
+  readonly authority: IpAuthority;
+  /** This agent's requests per IP address, limited cluster-wide. */
+  readonly gate: ClusterIpGate;
+  /**
+   * The ownership changed (from `before`): the authority takes the addresses new to it over from their
+   * previous authorities.
+   */
+  readonly ownershipChanged: (before: Assignment) => void;
+}
+
+/**
+ * The authority of the addresses this agent owns on the circle and this agent's gate, wired to each
+ * other: the gate asks its own authority in-process and the others over the `Agent` service, and the
+ * authority takes an address over from its previous authority through the gate's messages (on a
+ * change of the ownership).
+ */
+export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
+  const { selfId, clock, ownership, peerClient } = deps;
+  const slotTtlMs = deps.fetchTimeoutMs + SLOT_MARGIN_MS;
+  const ipLimits = { maxPerIp: deps.maxPerIp, ipDelayMs: deps.ipDelayMs };
+  const authority: IpAuthority = new IpAuthority(
+    {
+      ...ipLimits,
+      leaseTtlMs: IP_LEASE_TTL_MS,
+      slotTtlMs,
+      // Another authority's last lease and slots, and the time its view takes to learn of this one.
+      graceMs: IP_LEASE_TTL_MS + slotTtlMs + deps.suspectAfterMs,
+    },
+    {
+      clock,
+      owns: (ip) => ownership.ownerOfIp(ip) === selfId,
+      isAlive: (id) => ownership.assignment.has(id),
+      takeOver: (from, ip) => gate.takeOver(from, ip),
+    },
+  );
+  const gate = new ClusterIpGate(selfId, ipLimits, {
+    clock,
+    authorityOf: (ip) => ownership.ownerOfIp(ip),
+    send: async (to, request) =>
+      to === selfId
+        ? answerIpRequest(authority, request)
+        : peerClient(to).ipGrants(request, { deadlineMs: IP_DEADLINE_MS + ipHoldOf(request) }),
+    onMessage: deps.onMessage,
+    kept: (ip) => authority.politenessAt(ip),
+  });
+  const ownershipChanged = (before: Assignment) => {
+    const after = ownership.assignment;
+    authority.viewChanged((ip) => {
+      // A self-only view is no evidence: a joining agent has one before it learns of the others; the
+      // address's authority before it joined is the next agent along the circle.
+      const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
+      return previous === selfId ? undefined : previous;
+    });
+  };
+  return { authority, gate, ownershipChanged };
+}
