@@ -28,10 +28,11 @@ const MAX_BATCH_CHARS = 2 * 1024 * 1024;
  */
 export class PeerOutbox {
   /** URLs buffered and not sent yet, oldest first. */
-  buffer: PendingUrl[] = [];
-  timer: TimerHandle | undefined = undefined;
+  private buffer: PendingUrl[] = [];
+  /** Sends the next batch when it fires. */
+  private timer: TimerHandle | undefined = undefined;
   /** When `timer` fires. */
-  dueAtMs = 0;
+  private dueAtMs = 0;
   /** True while a batch is on its way (one at a time per destination). */
   sending = false;
   /** Aborts the batch on its way (its call, or the wait before it is sent again). */
@@ -46,6 +47,18 @@ export class PeerOutbox {
   private readonly hostsSent = new Set<string>();
   /** When the oldest buffered URL of a host not sent to the destination before arrived. */
   private newHostAtMs: number | undefined = undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** URLs buffered. */
+  get size(): number {
+    return this.buffer.length;
+  }
+
+  /** Local time the oldest buffered URL arrived (undefined: none buffered). */
+  get oldestAtMs(): number | undefined {
+    return this.buffer[0]?.atMs;
+  }
 
   /** Buffers `item`; a host not buffered for the destination before makes the batch one with a new host. */
   push(item: PendingUrl): void {
@@ -104,9 +117,22 @@ export class PeerOutbox {
     };
   }
 
+  /**
+   * Has `send` called in `delayMs` from `now`, unless the timer set before fires by then. A delay of 0
+   * still goes through a timer, so the links of one page, routed synchronously, travel together.
+   */
+  sendIn(now: number, delayMs: number, send: () => void): void {
+    if (this.timer !== undefined) {
+      if (this.dueAtMs <= now + delayMs) return;
+      this.clock.clearTimeout(this.timer);
+    }
+    this.dueAtMs = now + delayMs;
+    this.timer = this.clock.setTimeout(send, delayMs);
+  }
+
   /** Clears the timer, if set. */
-  clearTimer(clock: Clock): void {
-    if (this.timer !== undefined) clock.clearTimeout(this.timer);
+  clearTimer(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 

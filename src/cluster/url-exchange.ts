@@ -178,7 +178,7 @@ export class UrlExchange implements UrlExchangeSink {
   /** Stops sending; buffered URLs stay in the durable outbox. */
   stop(): void {
     this.abort.abort(new UbiError(ErrorCode.PeerUnreachable, "exchange stopped"));
-    for (const outbox of this.outboxes.values()) outbox.clearTimer(this.deps.clock);
+    for (const outbox of this.outboxes.values()) outbox.clearTimer();
   }
 
   /**
@@ -197,8 +197,8 @@ export class UrlExchange implements UrlExchangeSink {
 
   private flush(peer: string): void {
     const outbox = this.outboxOf(peer);
-    outbox.clearTimer(this.deps.clock);
-    if (outbox.sending || outbox.buffer.length === 0 || this.abort.signal.aborted) return;
+    outbox.clearTimer();
+    if (outbox.sending || outbox.size === 0 || this.abort.signal.aborted) return;
     outbox.sending = true;
     const urls = outbox.takeBatch(this.options.maxBatchUrls);
     this.inFlight++;
@@ -211,33 +211,22 @@ export class UrlExchange implements UrlExchangeSink {
       });
   }
 
-  /**
-   * Sends the batch for `peer` now if the policy says so, or sets (or brings forward) its timer. A due
-   * time of 0 still goes through a timer, so the links of one page, routed synchronously, travel together.
-   */
+  /** Sends the batch for `peer` now if the policy says so, or sets (or brings forward) its timer. */
   private schedule(peer: string, outbox: PeerOutbox): void {
     if (outbox.sending || this.abort.signal.aborted) return;
-    const oldest = outbox.buffer[0];
-    if (oldest === undefined) return;
+    const oldestAtMs = outbox.oldestAtMs;
+    if (oldestAtMs === undefined) return;
     const now = this.deps.clock.now();
-    if (outbox.buffer.length >= this.options.maxBatchUrls) {
+    if (outbox.size >= this.options.maxBatchUrls) {
       this.flush(peer);
       return;
     }
-    const delayMs = this.policy.delayMs(
-      outbox.batchState(oldest.atMs, this.deps.localIdle?.() ?? false),
-      now,
-    );
-    if (delayMs === 0 && outbox.buffer.length >= this.policy.options.targetBatchUrls) {
+    const delayMs = this.policy.delayMs(outbox.batchState(oldestAtMs, this.deps.localIdle?.() ?? false), now);
+    if (delayMs === 0 && outbox.size >= this.policy.options.targetBatchUrls) {
       this.flush(peer);
       return;
     }
-    if (outbox.timer !== undefined) {
-      if (outbox.dueAtMs <= now + delayMs) return;
-      this.deps.clock.clearTimeout(outbox.timer);
-    }
-    outbox.dueAtMs = now + delayMs;
-    outbox.timer = this.deps.clock.setTimeout(() => this.flush(peer), delayMs);
+    outbox.sendIn(now, delayMs, () => this.flush(peer));
   }
 
   private async sendBatch(peer: string, outbox: PeerOutbox, urls: PendingUrl[]): Promise<void> {
@@ -299,7 +288,7 @@ export class UrlExchange implements UrlExchangeSink {
 
   private rerouteBuffer(peer: string, outbox: PeerOutbox): void {
     const urls = outbox.takeAll();
-    outbox.clearTimer(this.deps.clock);
+    outbox.clearTimer();
     this.pending -= urls.length;
     this.outboxes.delete(peer);
     for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
@@ -308,7 +297,7 @@ export class UrlExchange implements UrlExchangeSink {
   private outboxOf(peer: string): PeerOutbox {
     let outbox = this.outboxes.get(peer);
     if (!outbox) {
-      outbox = new PeerOutbox();
+      outbox = new PeerOutbox(this.deps.clock);
       this.outboxes.set(peer, outbox);
     }
     return outbox;
