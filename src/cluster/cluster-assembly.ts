@@ -150,7 +150,6 @@ export async function assembleCluster(
     },
   });
   const hooks = clusterHooks({
-    selfId,
     clock,
     ownership,
     grace,

@@ -15,7 +15,6 @@ const DIGEST_DEADLINE_MS = 2_000;
 
 /** What {@link clusterHooks} answers the agent from. */
 export interface ClusterHooksDeps {
-  readonly selfId: string;
   readonly clock: Clock;
   readonly ownership: Ownership;
   /** Holds a crashed agent's hosts for it a while. */
