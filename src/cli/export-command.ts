@@ -4,6 +4,7 @@ import { ErrorCode, UbiError } from "../errors.js";
 import { checkOutput, exportWacz, INDEX_FORMATS, WACZ_VERSION, ZIPNUM_FROM_LINES } from "../export/index.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { downloadAgentArchives } from "./agent-archives.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 import { OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 import { packageVersion } from "./package-version.js";
 import { readSeeds } from "./seeds.js";
@@ -50,11 +51,11 @@ says how to convert them. With --agent, the files come from live agents over gRP
 folder beside FILE (removed after): finished files with their indexes, and the live file as of its
 whole records so far (indexed here).`;
 
-/** `ubicrawl export`: agents' data dirs to one WACZ package. */
-export async function exportCommand(argv: string[]): Promise<number> {
+/** `ubicrawl export`: agents' data dirs to one WACZ package; `--help` and what it wrote on `io.stdout`. */
+export async function exportCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, EXPORT_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, EXPORT_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, EXPORT_FLAGS));
     return 0;
   }
   if (flags.out === undefined) throw new UbiError(ErrorCode.InvalidArgument, `--out is required (${USAGE})`);
@@ -88,18 +89,20 @@ export async function exportCommand(argv: string[]): Promise<number> {
       [...flags.positionals, ...downloaded.dirs],
       seeds.urls,
       downloaded.notes,
+      io,
     );
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
 }
 
-/** Packages `dirs` as `flags` say, and prints what it wrote (with `notes` of the download). */
+/** Packages `dirs` as `flags` say, and prints what it wrote (with `notes` of the download) on `io.stdout`. */
 async function packageDirs(
   flags: { out: string; force: boolean; index: (typeof INDEX_FORMATS)[number]; title: string },
   dirs: string[],
   seedUrls: readonly string[],
   notes: readonly string[],
+  io: CommandIo,
 ): Promise<number> {
   const summary = await exportWacz({
     dirs,
@@ -128,6 +131,6 @@ async function packageDirs(
   for (const path of summary.skippedOpen) {
     lines.push(`left out ${path}: live or unrecovered (start its agent once to finish it)`);
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  io.stdout.write(`${lines.join("\n")}\n`);
   return 0;
 }

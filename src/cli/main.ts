@@ -33,11 +33,11 @@ const COMMANDS: Record<string, { load: () => Promise<Command>; summary: string }
   },
   export: {
     // In a worker whose young generation is capped: the export's memory stays its own (command-worker.ts).
-    // It prints on the process's own output: what a worker writes there goes through the main thread.
+    // What it prints there comes back to this thread, on `io`.
     load: async () => {
       const { runCommandInWorker } = await import("./command-worker.js");
-      return (argv) =>
-        runCommandInWorker(new URL("./export-command.js", import.meta.url), "exportCommand", argv);
+      return (argv, io) =>
+        runCommandInWorker(new URL("./export-command.js", import.meta.url), "exportCommand", argv, io);
     },
     summary: "package agents' data dirs as one WACZ file, for ReplayWeb.page and pywb",
   },

@@ -15,8 +15,14 @@ const { ErrorCode, isUbiError } = (await import(
 const COMMANDS = new URL("./fixtures/worker-commands.mjs", import.meta.url);
 
 describe("a command run in a worker", () => {
-  it("gets its arguments and answers its exit code", async () => {
-    expect(await runCommandInWorker(COMMANDS, "echo", ["a", "b"])).toBe(3);
+  it("gets its arguments, prints on the caller's io in order, and answers its exit code", async () => {
+    const printed: string[] = [];
+    const io = {
+      stdout: { write: (text: string) => printed.push(`out: ${text}`) },
+      stderr: { write: (text: string) => printed.push(`err: ${text}`), isTTY: true },
+    };
+    expect(await runCommandInWorker(COMMANDS, "echo", ["a", "b"], io)).toBe(3);
+    expect(printed).toEqual(["out: args: a b\n", "err: stderr is a terminal: true\n", "out: done\n"]);
   });
 
   it("throws what the command threw: the same UbiError code and message", async () => {
@@ -28,7 +34,7 @@ describe("a command run in a worker", () => {
   });
 
   it("says a command that outgrows its heap ran out of memory, as an error the CLI reports", async () => {
-    const thrown = await runCommandInWorker(COMMANDS, "hoard", [], {
+    const thrown = await runCommandInWorker(COMMANDS, "hoard", [], undefined, {
       maxYoungGenerationSizeMb: 2,
       maxOldGenerationSizeMb: 32,
     }).catch((error) => error);
