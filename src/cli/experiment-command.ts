@@ -16,6 +16,7 @@ import {
   scalingExperiment,
   writeReport,
 } from "../lab/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 
 /**
  * The experiments. Each is typed by its own flags; here they are run with flags parsed from those very
@@ -49,11 +50,14 @@ the figures — then prints the main table. Experiments:
 ${formatNameList(EXPERIMENTS.map((e) => [e.name, e.summary]))}
 'ubicrawl experiment NAME --help' lists an experiment's flags.`;
 
-/** `ubicrawl experiment NAME`: runs an experiment and writes its report. */
-export async function experimentCommand(argv: string[]): Promise<number> {
+/**
+ * `ubicrawl experiment NAME`: runs an experiment and writes its report; its progress on `io.stderr`,
+ * `--help`, the main table and the claims on `io.stdout`.
+ */
+export async function experimentCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h") {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, OUT_FLAG));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, OUT_FLAG));
     return name === undefined ? 2 : 0;
   }
   const experiment = EXPERIMENTS.find((e) => e.name === name);
@@ -66,7 +70,7 @@ export async function experimentCommand(argv: string[]): Promise<number> {
   const specs = { ...experiment.flags, ...OUT_FLAG };
   const flags = parseFlags(rest, specs);
   if (flags.help) {
-    process.stdout.write(
+    io.stdout.write(
       formatHelp(`ubicrawl experiment ${experiment.name} [flags] --out DIR`, experiment.description, specs),
     );
     return 0;
@@ -77,7 +81,7 @@ export async function experimentCommand(argv: string[]): Promise<number> {
   const out = flags.out;
   if (out === undefined) throw new UbiError(ErrorCode.InvalidArgument, `--out DIR is required (${USAGE})`);
   const startedAt = new Date();
-  const result = await experiment.run(flags, { progress: (line) => process.stderr.write(`${line}\n`) });
+  const result = await experiment.run(flags, { progress: (line) => io.stderr.write(`${line}\n`) });
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
   const files = await writeReport(out, result, {
     command: ["ubicrawl", "experiment", ...argv].join(" "),
@@ -86,10 +90,10 @@ export async function experimentCommand(argv: string[]): Promise<number> {
     platform: `Node.js ${process.version}, ${availableParallelism()} CPUs`,
   });
   const main = result.tables[0];
-  if (main) process.stdout.write(`${formatTextTable(main)}\n\n`);
+  if (main) io.stdout.write(`${formatTextTable(main)}\n\n`);
   for (const check of result.checks) {
-    process.stdout.write(`${check.holds ? "holds" : "FAILS"}: ${check.claim} — ${check.detail}\n`);
+    io.stdout.write(`${check.holds ? "holds" : "FAILS"}: ${check.claim} — ${check.detail}\n`);
   }
-  process.stdout.write(`\nreport: ${files[0]} (${files.length} files, ${seconds.toFixed(1)} s)\n`);
+  io.stdout.write(`\nreport: ${files[0]} (${files.length} files, ${seconds.toFixed(1)} s)\n`);
   return 0;
 }

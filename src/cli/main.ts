@@ -70,9 +70,8 @@ Run 'ubicrawl <command> --help' for a command's flags, 'ubicrawl --version' for 
 `;
 
 /**
- * The CLI entry: dispatches to a subcommand; bad usage exits 2 with a one-line error. It prints on
- * `io`, and so do the commands that take one (agent, certs, cluster, ctl, report: a test runs them in
- * its own process with its own); the others print on the process's output.
+ * The CLI entry: dispatches to a subcommand; bad usage exits 2 with a one-line error. It and every
+ * command print on `io` only (a test runs them in its own process with its own: test/commands).
  */
 export async function main(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const [name, ...rest] = argv;

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { repairStateStore } from "../storage/state/state-repair.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 
 const REPAIR_FLAGS = {
   data: { type: "string", help: "the stopped agent's data folder (its --data)", placeholder: "DIR" },
@@ -16,11 +17,14 @@ known any more: pages done there may be fetched again and URLs queued there may 
 agent is restarted ('ubicrawl report' shows the coverage). Exits 0 when the store reads whole after the
 repair, 1 when it still does not.`;
 
-/** `ubicrawl repair`: repairs a stopped agent's state store and says what it found and lost. */
-export async function repairCommand(argv: string[]): Promise<number> {
+/**
+ * `ubicrawl repair`: repairs a stopped agent's state store and says what it found and lost; `--help`
+ * and that on `io.stdout`.
+ */
+export async function repairCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, REPAIR_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, REPAIR_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, REPAIR_FLAGS));
     return 0;
   }
   if (flags.data === undefined)
@@ -43,6 +47,6 @@ export async function repairCommand(argv: string[]): Promise<number> {
       "what the dropped records said is lost: pages done there may be fetched again, URLs queued there may be missing ('ubicrawl report' shows the coverage)",
     );
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  io.stdout.write(`${lines.join("\n")}\n`);
   return after.damage === undefined ? 0 : 1;
 }

@@ -4,6 +4,7 @@ import { BUSIEST_IPS_REPORTED, type ClusterBusyAddress, clusterTotals } from "..
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
 import { type AgentStats, type BusyAddress, PeerClient } from "../transport/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 import { explainCallFailure, OPERATOR_CONNECTION_FLAGS, securityFrom } from "./operator-connection.js";
 
 const STATS_FLAGS = {
@@ -31,11 +32,11 @@ counts each host it sent requests to while it remembers the address, so a host h
 agent to another is counted by both, and with --partition url every agent counts every host; the
 least is the most one agent counts, the most their sum.`;
 
-/** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats. */
-export async function statsCommand(argv: string[]): Promise<number> {
+/** `ubicrawl stats`: asks an agent for its (or the cluster's) partition stats, printed on `io.stdout`. */
+export async function statsCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, STATS_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, STATS_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, STATS_FLAGS));
     return 0;
   }
   if (flags.agent === undefined) throw new UbiError(ErrorCode.InvalidArgument, "--agent is required");
@@ -48,7 +49,7 @@ export async function statsCommand(argv: string[]): Promise<number> {
         Promise.reject(await explainCallFailure(error, flags.agent as string, security)),
       );
     const document = flags.cluster ? { ...reply, totals: clusterTotals(reply.agents) } : reply;
-    process.stdout.write(
+    io.stdout.write(
       flags.json ? `${JSON.stringify(document, null, 2)}\n` : formatStats(reply.agents, flags.cluster),
     );
     return 0;

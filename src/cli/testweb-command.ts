@@ -10,6 +10,7 @@ import {
   TEST_WEB_CA_FILE,
   TEST_WEB_SCHEMES,
 } from "../testweb/index.js";
+import { type CommandIo, PROCESS_IO } from "./command-io.js";
 
 const TESTWEB_FLAGS = {
   seed: { type: "integer", help: "seed of the generated web", default: 1, min: 0 },
@@ -98,11 +99,15 @@ its own 127.1.x.y address (a few share one), all on one port, with realistic pag
 files, a crawler trap, mirror hosts and URL aliases serving the same bytes as other URLs. Content is generated from the URL and the seed, never stored. Runs until
 SIGINT/SIGTERM and then prints what it served.`;
 
-/** `ubicrawl testweb`: serves the test web (and writes its hosts file, seeds and ground truth). */
-export async function testwebCommand(argv: string[]): Promise<number> {
+/**
+ * `ubicrawl testweb`: serves the test web (and writes its hosts file, seeds and ground truth) until
+ * SIGINT or SIGTERM, as an agent waits for them; `--help` on `io.stdout`, what it serves and served on
+ * `io.stderr`.
+ */
+export async function testwebCommand(argv: string[], io: CommandIo = PROCESS_IO): Promise<number> {
   const flags = parseFlags(argv, TESTWEB_FLAGS);
   if (flags.help) {
-    process.stdout.write(formatHelp(USAGE, DESCRIPTION, TESTWEB_FLAGS));
+    io.stdout.write(formatHelp(USAGE, DESCRIPTION, TESTWEB_FLAGS));
     return 0;
   }
   const caPath =
@@ -127,7 +132,8 @@ export async function testwebCommand(argv: string[]): Promise<number> {
     (model) => createTestWebCertificates(model, caPath),
   );
   if (flags.scheme === "https")
-    process.stderr.write(`test web CA certificate: ${caPath} (give it to agents as --ca-file)\n`);
+    io.stderr.write(`test web CA certificate: ${caPath} (give it to agents as --ca-file)\n`);
+  let stop = () => {};
   try {
     if (flags["hosts-file"] !== undefined) await web.writeHostsFile(flags["hosts-file"]);
     if (flags["seeds-file"] !== undefined) await writeFile(flags["seeds-file"], `${web.seeds.join("\n")}\n`);
@@ -139,7 +145,7 @@ export async function testwebCommand(argv: string[]): Promise<number> {
       });
       await writeFile(flags.truth, `${truth.urls.join("\n")}\n`);
       const biggest = biggestHost(truth.urls);
-      process.stderr.write(
+      io.stderr.write(
         `truth: ${truth.urls.length} URLs, ${truth.robotsDisallowed} disallowed by robots.txt, ` +
           `${truth.unresolvableHosts.length} unresolvable hosts${truth.depthExact ? "" : " (inexact: max-depth binds)"}; ` +
           `biggest host ${biggest.name}: ${biggest.urls} URLs (${((100 * biggest.urls) / Math.max(1, truth.urls.length)).toFixed(1)}%)\n`,
@@ -147,20 +153,24 @@ export async function testwebCommand(argv: string[]): Promise<number> {
     }
     // Handlers first: whoever reads the line below may signal at once.
     const stopped = new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
+      stop = resolve;
     });
-    process.stderr.write(
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    io.stderr.write(
       `test web: ${web.model.hosts.length} hosts on port ${web.port}; seeds: ${web.seeds.join(" ")}\n`,
     );
     if (flags["truth-only"]) return 0;
     await stopped;
     const recorder = web.recorder;
-    process.stderr.write(
+    io.stderr.write(
       `served ${recorder.totalServed} requests; most concurrent requests to one host: ${recorder.maxConcurrencyPerHost()}\n`,
     );
     return 0;
   } finally {
+    // Not left behind (--truth-only, a failure, or a run in a test's own process).
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
     await web.stop();
   }
 }
