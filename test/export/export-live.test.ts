@@ -15,6 +15,8 @@ import { parseIndex, readZip, recordAt, sha256Of } from "./wacz-check.js";
  * `ubicrawl export --agent HOST:PORT --cluster`: a live 2-agent cluster's WARC files and indexes
  * fetched over the Admin service (streamed to disk), packaged as one WACZ. The agents are still up and
  * their WARC files still open (live): each is packaged as of its whole records, indexed by the export.
+ * Its refusals (--cluster without --agent, no security, an existing --out), in this process:
+ * test/commands/export.test.ts.
  */
 
 let fixture: WebFixture;
@@ -96,33 +98,5 @@ describe("export from live agents over the Admin service", () => {
   it("leaves no download folder beside the package", async () => {
     const { readdir } = await import("node:fs/promises");
     expect((await readdir(fixture.dir)).filter((name) => name.startsWith("live.wacz."))).toEqual([]);
-  });
-
-  it("refuses --cluster without --agent, --agent without --insecure or --tls-*, and an existing --out", async () => {
-    const lone = await runUbicrawl(["export", "--out", join(fixture.dir, "x.wacz"), "--cluster"]).waitForExit(
-      30_000,
-    );
-    expect(lone.code).not.toBe(0);
-    expect(lone.stderr).toContain("--agent");
-    const plain = await runUbicrawl([
-      "export",
-      "--out",
-      join(fixture.dir, "y.wacz"),
-      "--agent",
-      agents[0]?.address as string,
-    ]).waitForExit(30_000);
-    expect(plain.code).not.toBe(0);
-    expect(plain.stderr).toContain("--insecure");
-    // An existing package is refused before anything is fetched.
-    const again = await runUbicrawl([
-      "export",
-      "--out",
-      out,
-      "--agent",
-      agents[0]?.address as string,
-      "--insecure",
-    ]).waitForExit(30_000);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toContain("exists");
   });
 });

@@ -238,29 +238,16 @@ describe("ubicrawl export --index zipnum", () => {
   });
 });
 
-describe("ubicrawl export's refusals", () => {
-  it("refuses an existing --out without --force, and replaces it with --force", async () => {
+describe("ubicrawl export --force", () => {
+  // Its refusals (an existing --out without --force, folders that are not data dirs), in this process:
+  // test/commands/export.test.ts.
+  it("replaces an existing --out", async () => {
     const out = join(crawl.fixture.dir, "again.wacz");
     await writeFile(out, "not a package");
     const dir = crawl.dataDirs.values().next().value as string;
-    const refused = await runUbicrawl(["export", "--out", out, dir]).waitForExit();
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain("UBI_ERR_INVALID_ARGUMENT");
-    expect(await readFile(out, "utf8")).toBe("not a package");
     const forced = await runUbicrawl(["export", "--force", "--out", out, dir]).waitForExit();
     expect(forced.code, forced.stderr).toBe(0);
     expect((await readZip(out)).has("datapackage.json")).toBe(true);
-  });
-
-  it("refuses a folder that is not an agent's data dir, a missing one, and a dir given twice", async () => {
-    const out = join(crawl.fixture.dir, "refused.wacz");
-    const dir = crawl.dataDirs.values().next().value as string;
-    for (const dirs of [[crawl.fixture.dir], [join(crawl.fixture.dir, "missing")], [dir, dir]]) {
-      const refused = await runUbicrawl(["export", "--out", out, ...dirs]).waitForExit();
-      expect(refused.code, dirs.join(" ")).toBe(2);
-      expect(refused.stderr).toContain("UBI_ERR_INVALID_ARGUMENT");
-    }
-    await expect(readFile(out)).rejects.toMatchObject({ code: "ENOENT" });
   });
 });
 
