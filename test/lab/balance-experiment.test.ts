@@ -9,7 +9,7 @@ import { runUbicrawl } from "../agent/harness.js";
 /**
  * `ubicrawl experiment balance` as a user runs it: its report's files, its figures checked against a
  * count of real host names' owners (ownerOf, not the circle arithmetic the experiment uses), the
- * claims it checks, and clear errors for bad flags.
+ * claims it checks. Its refusals of bad flags and its --help, in this process: test/commands/experiment.test.ts.
  */
 
 let dir: string;
@@ -89,47 +89,5 @@ describe("ubicrawl experiment balance", () => {
     expect(report).not.toMatch(/up to 1,?000 agents/);
     expect(report).toContain("![");
     expect(report).toContain("`summary.csv`");
-  });
-
-  it("refuses bad flags and unknown experiments with a clear error and exit 2", async () => {
-    const cases: [string[], string][] = [
-      [
-        ["experiment", "balance", "--agents", "1", "--out", dir],
-        '--agents: "1" is not an integer in 2..5000',
-      ],
-      [
-        ["experiment", "balance", "--capacities", "huge", "--out", dir],
-        '--capacities: "huge" is not one of uniform, mixed',
-      ],
-      [["experiment", "balance"], "--out DIR is required"],
-      [["experiment", "nosuch", "--out", dir], 'no experiment "nosuch": the experiments are balance'],
-    ];
-    for (const [args, message] of cases) {
-      const result = await runUbicrawl(args).waitForExit(20_000);
-      expect(result.code, result.stderr).toBe(2);
-      expect(result.stderr).toContain(message);
-    }
-  });
-
-  it("lists the experiments in its help", async () => {
-    const result = await runUbicrawl(["experiment", "--help"]).waitForExit(20_000);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/balance\s+balance of identifier-seeded consistent hashing/);
-    // Every experiment's name stands apart from its summary, the longest one ("partitioning") too.
-    const list = result.stdout.slice(result.stdout.indexOf("Experiments:\n") + "Experiments:\n".length);
-    const rows = list.slice(0, list.indexOf("\n'ubicrawl experiment NAME --help'")).split("\n");
-    expect(rows.map((row) => /^ {2}(\S+) {2,}\S/.exec(row)?.[1])).toEqual([
-      "balance",
-      "modes",
-      "batching",
-      "replication",
-      "partitioning",
-      "politeness",
-      "faults",
-      "bandwidth",
-      "scaling",
-      "freshness",
-    ]);
-    expect(result.stdout).toMatch(/^ {2}partitioning {2,}host hash vs URL hash/m);
   });
 });

@@ -2,7 +2,6 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
-import { runUbicrawl } from "../agent/harness.js";
 import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./experiment-runs.js";
 
 /**
@@ -11,7 +10,8 @@ import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./exper
  * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
  * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
  * agents take the batch size (one message a URL at 1). The bandwidth and scaling experiments,
- * which measure rates and times, are in timed-experiments.test.ts.
+ * which measure rates and times, are in timed-experiments.test.ts; the refusals of bad flags, in this
+ * process, in test/commands/experiment.test.ts.
  */
 
 const experiments = experimentRunner();
@@ -84,29 +84,6 @@ describe("ubicrawl experiment modes", { timeout: EXPERIMENT_TIMEOUT_MS }, () => 
     expect(foreignFetches.get("cross")).toBeGreaterThan(0);
     expect(result.stdout).not.toContain("FAILS: Exchange");
     expect(result.stdout).not.toContain("FAILS: Firewall mode: no overlap");
-  });
-
-  it("refuses a mode it does not know and an agent count out of range", async () => {
-    const badMode = await runUbicrawl([
-      "experiment",
-      "modes",
-      "--modes",
-      "exchange,flood",
-      "--out",
-      join(experiments.dir, "x"),
-    ]).waitForExit(30_000);
-    expect(badMode.code).toBe(2);
-    expect(badMode.stderr).toContain('--modes: "flood" is not one of exchange, firewall, cross');
-    const badAgents = await runUbicrawl([
-      "experiment",
-      "modes",
-      "--agents",
-      "0,2",
-      "--out",
-      join(experiments.dir, "y"),
-    ]).waitForExit(30_000);
-    expect(badAgents.code).toBe(2);
-    expect(badAgents.stderr).toContain('--agents: "0" is not an integer in 1..32');
   });
 });
 

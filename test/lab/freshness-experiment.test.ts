@@ -1,7 +1,6 @@
 import { access, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runUbicrawl } from "../agent/harness.js";
 import { experimentRunner } from "./experiment-runs.js";
 
 const experiments = experimentRunner();
@@ -45,17 +44,4 @@ describe("ubicrawl experiment freshness", () => {
     await access(join(out, "age-over-time.svg"));
     expect(result.stderr).toMatch(/freshness: optimal: freshness \d\.\d{3}/);
   }, 300_000);
-
-  it("refuses a policy it does not know", async () => {
-    const refused = await runUbicrawl([
-      "experiment",
-      "freshness",
-      "--policies",
-      "uniform,lucky",
-      "--out",
-      join(experiments.dir, "refused"),
-    ]).waitForExit(30_000);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('--policies: "lucky" is not one of uniform, proportional, optimal');
-  });
 });
