@@ -4,20 +4,23 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT, runUbicrawl } from "../agent/harness.js";
 
 describe("ubicrawl (the command list)", () => {
-  it("lists every command, and loads each only when it is run", async () => {
+  it("lists every command", async () => {
+    // Each command's own --help, in this process: test/commands (and test/testweb for testweb).
     const list = await runUbicrawl(["--help"]).waitForExit(20_000);
     expect(list.code).toBe(0);
-    for (const name of ["agent", "certs", "cluster", "stats", "testweb"]) {
+    for (const name of [
+      "agent",
+      "certs",
+      "cluster",
+      "ctl",
+      "experiment",
+      "export",
+      "repair",
+      "report",
+      "stats",
+      "testweb",
+    ]) {
       expect(list.stdout).toMatch(new RegExp(`^  ${name}\\s+\\S`, "m"));
-    }
-    // Each command's own --help comes from its own module, loaded on demand.
-    for (const [name, flag] of [
-      ["stats", /--agent HOST:PORT/],
-      ["testweb", /--hosts N/],
-    ] as const) {
-      const help = await runUbicrawl([name, "--help"]).waitForExit(20_000);
-      expect(help.code, help.stderr).toBe(0);
-      expect(help.stdout).toMatch(flag);
     }
   });
 

@@ -1,34 +1,32 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { testwebCommand } from "../../src/cli/testweb-command.js";
-import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type InProcessRun, ubicrawlInProcess } from "../support/in-process-cli.js";
 import { parseHostsFile } from "./helpers.js";
+
+/**
+ * `ubicrawl testweb`, run in this process: the web it makes (--truth-only: its files written, nothing
+ * served), its refusals and its help. The test web served by a real process until SIGTERM:
+ * test/bench/processes.test.ts.
+ */
 
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "ubicrawl-testweb-command-"));
 });
 afterEach(async () => {
-  vi.restoreAllMocks();
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs `ubicrawl testweb --truth-only …` in this process; its exit code and what it wrote on stderr. */
-async function truthOnly(args: string[]): Promise<{ code: number; stderr: string }> {
-  const lines: string[] = [];
-  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  const code = await testwebCommand([
+/** Runs `ubicrawl testweb --truth-only …` in this process. */
+function truthOnly(args: string[]): Promise<InProcessRun> {
+  return ubicrawlInProcess([
+    "testweb",
     "--truth-only",
     ...["--hosts-file", join(dir, "hosts"), "--truth", join(dir, "truth")],
     ...args,
   ]);
-  vi.restoreAllMocks();
-  return { code, stderr: lines.join("") };
 }
 
 describe("ubicrawl testweb: the web's shape", () => {
@@ -58,33 +56,39 @@ describe("ubicrawl testweb: the web's shape", () => {
     expect(names.some((name) => name.startsWith("gone"))).toBe(false);
   });
 
-  it("rejects shape flags out of range, naming the flag", async () => {
+  it("rejects shape flags out of range, naming the flag, with exit 2", async () => {
     for (const [flag, value] of [
       ["--biggest-host-percent", "0"],
       ["--biggest-host-percent", "91"],
       ["--gone-hosts", "0"],
       ["--max-articles-per-host", "4"],
     ] as const) {
-      let caught: unknown;
-      try {
-        await testwebCommand(["--truth-only", flag, value]);
-      } catch (error) {
-        caught = error;
-      }
-      expect(isUbiError(caught, ErrorCode.InvalidArgument), `${flag} ${value}`).toBe(true);
-      expect(String((caught as Error).message)).toContain(flag);
+      const result = await ubicrawlInProcess(["testweb", "--truth-only", flag, value]);
+      expect(result.code, `${flag} ${value}`).toBe(2);
+      expect(result.stderr).toMatch(/^ubicrawl testweb: .*\[UBI_ERR_INVALID_ARGUMENT\]\n$/);
+      expect(result.stderr).toContain(flag);
     }
   });
 
+  it("writes its files and says what it would serve with --truth-only, and leaves no signal handler", async () => {
+    const [sigint, sigterm] = [process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")];
+    const result = await truthOnly(["--hosts", "10", "--pages", "200", "--seeds-file", join(dir, "seeds")]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^truth: \d+ URLs, /m);
+    const seeds = (await readFile(join(dir, "seeds"), "utf8")).trim().split("\n");
+    // 10 hosts, and the dead hosts and mirrors the web adds.
+    expect(result.stderr).toMatch(/^test web: \d+ hosts on port \d+; seeds: /m);
+    expect(result.stderr).toContain(`; seeds: ${seeds.join(" ")}\n`);
+    expect([process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")]).toEqual([sigint, sigterm]);
+  });
+
   it("lists the shape flags in its --help", async () => {
-    let out = "";
-    vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-      out += String(chunk);
-      return true;
-    });
-    expect(await testwebCommand(["--help"])).toBe(0);
+    const result = await ubicrawlInProcess(["testweb", "--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: ubicrawl testweb \[--hosts N\]/);
     for (const flag of ["--max-articles-per-host N", "--biggest-host-percent N", "--gone-hosts N"]) {
-      expect(out).toContain(flag);
+      expect(result.stdout).toContain(flag);
     }
   });
 });
