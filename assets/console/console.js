@@ -208,12 +208,19 @@ function drawPartition(self) {
   );
 }
 
-/** A continuous crawl's revisits (`--recrawl`), in one line: plans, what the revisits found, how late. */
+/**
+ * A continuous crawl's revisits (`--recrawl`), in one line: the share's estimated freshness, plans,
+ * what the revisits found, how late.
+ */
 function revisitsFact(revisits) {
   const late =
     revisits.overdueMs > 0 ? `, the earliest ${(revisits.overdueMs / 1000).toFixed(1)} s overdue` : "";
+  const fresh =
+    revisits.freshnessPages > 0
+      ? `estimated freshness ${revisits.estimatedFreshness.toFixed(2)} (${number(revisits.freshnessPages)} pages sampled); `
+      : "";
   return (
-    `${number(revisits.planned)} planned${late}; ${number(revisits.revisited)} revisited: ` +
+    `${fresh}${number(revisits.planned)} planned${late}; ${number(revisits.revisited)} revisited: ` +
     `${number(revisits.notModified)} not modified (304), ${number(revisits.unchanged)} unchanged, ` +
     `${number(revisits.changed)} changed, ${number(revisits.missed)} missed; ` +
     `${number(revisits.received)} histories received with hosts`

@@ -167,7 +167,12 @@ function revisitLines(stats: AgentStats): string[] {
   const r = stats.revisits;
   if (r === null) return [];
   const late = r.overdueMs >= 1000 ? `, the earliest ${Math.round(r.overdueMs / 1000)} s overdue` : "";
+  const fresh =
+    r.freshnessPages > 0
+      ? `  estimated freshness of the share: ${r.estimatedFreshness.toFixed(3)} (over ${r.freshnessPages} pages sampled)`
+      : undefined;
   return [
+    ...(fresh === undefined ? [] : [fresh]),
     `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}, ${r.received} histories received with hosts`,
   ];
 }

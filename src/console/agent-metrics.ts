@@ -293,6 +293,13 @@ export class AgentMetrics {
       [],
       (_s, st) => (st.revisits === null ? [] : one(st.revisits.overdueMs / 1000)),
     );
+    gauge(
+      "ubicrawl_revisit_estimated_freshness",
+      "The estimated freshness of this agent's share: the expected share of its pages still current, from their estimated change rates and last visits, over a sample of them (absent before any estimate; --recrawl)",
+      [],
+      (_s, st) =>
+        st.revisits === null || st.revisits.freshnessPages === 0 ? [] : one(st.revisits.estimatedFreshness),
+    );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(
       "ubicrawl_hosts",

@@ -14,6 +14,7 @@ import {
   type StoredCapture,
 } from "./page-history.js";
 import type { RevisitPolicy } from "./revisit-policy.js";
+import { ShareFreshness } from "./share-freshness.js";
 
 /** What a host visit tells the recrawl of each page it fetches (the host visitor's narrow interface). */
 export interface PageRevisits {
@@ -78,6 +79,13 @@ export interface RevisitFigures extends Readonly<RecrawlCounts> {
   readonly planned: number;
   /** How late the earliest planned revisit is, ms (0: none is due yet). */
   readonly overdueMs: number;
+  /**
+   * The estimated freshness of this agent's share now (see share-freshness.ts): the expected share of
+   * its pages still current, 0 … 1 (0 while {@link freshnessPages} is 0: no estimate yet).
+   */
+  readonly estimatedFreshness: number;
+  /** The sampled pages {@link estimatedFreshness} is computed over: those with a change-rate estimate or hint. */
+  readonly freshnessPages: number;
 }
 
 /** The page histories of one host handed over (see {@link Recrawler.adopt}). */
@@ -125,6 +133,8 @@ export class Recrawler implements PageRevisits {
   private stopped = false;
   /** No visit is planned after this time, ms since the epoch. */
   private readonly horizonAtMs: number;
+  /** A sample of the pages kept here, for the estimated freshness of the share. */
+  private readonly freshness = new ShareFreshness();
   readonly counts: RecrawlCounts = {
     queued: 0,
     revisited: 0,
@@ -146,8 +156,9 @@ export class Recrawler implements PageRevisits {
   /** Reads the planned revisits from the store (at startup) and arms the timer. */
   async load(): Promise<void> {
     for await (const { host, fingerprint, value } of pageValues(this.deps.store)) {
-      const { nextAtMs } = decodeHistory(value);
-      if (nextAtMs !== undefined) this.planned.push(planOf(nextAtMs, host, fingerprint));
+      const history = decodeHistory(value);
+      if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+      this.freshness.note(host, fingerprint, history);
     }
     this.arm();
   }
@@ -157,9 +168,16 @@ export class Recrawler implements PageRevisits {
     return this.planned.length + this.moving;
   }
 
-  /** The counts since this start, the plans pending and how late the earliest is. */
+  /** The counts since this start, the plans pending, how late the earliest is, and the share's freshness. */
   figures(): RevisitFigures {
-    return { ...this.counts, planned: this.plannedRevisits, overdueMs: this.overdueMs() };
+    const estimate = this.freshness.estimate(this.deps.clock.now());
+    return {
+      ...this.counts,
+      planned: this.plannedRevisits,
+      overdueMs: this.overdueMs(),
+      estimatedFreshness: estimate?.freshness ?? 0,
+      freshnessPages: estimate?.pages ?? 0,
+    };
   }
 
   /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */
@@ -207,6 +225,7 @@ export class Recrawler implements PageRevisits {
   /** Plans the next visit of a page from `fromMs` (none past the horizon), and writes its history. */
   private plan(host: string, fingerprint: bigint, history: PageHistory, fromMs: number): PageHistory {
     const planned = this.withPlan(`${host} ${fingerprint}`, history, fromMs);
+    this.freshness.note(host, fingerprint, planned);
     if (planned.nextAtMs !== undefined) {
       this.planned.push(planOf(planned.nextAtMs, host, fingerprint));
       this.arm();
@@ -273,6 +292,7 @@ export class Recrawler implements PageRevisits {
       // Planned once durable: a plan read back before would not find its time in the store.
       for (const { host, fingerprint, history } of chosen.values()) {
         if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+        this.freshness.note(host, fingerprint, history);
       }
       this.arm();
       const received = handed.reduce((sum, { histories }) => sum + histories.length, 0);
@@ -287,6 +307,7 @@ export class Recrawler implements PageRevisits {
    * comes back with the later histories). Returns the plans cleared.
    */
   release(host: string): Promise<number> {
+    this.freshness.forget(host);
     return this.exclusive(async () => {
       let cleared = 0;
       for await (const { fingerprint, value } of pageValuesOf(this.deps.store, host)) {

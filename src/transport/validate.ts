@@ -582,6 +582,9 @@ function revisitStats(value: unknown, path: string): RevisitStats {
     overdueMs: uint64(r.overdueMs, `${path}.overdueMs`),
     // Absent from an agent that predates the field.
     received: r.received === undefined ? 0 : uint64(r.received, `${path}.received`),
+    estimatedFreshness:
+      r.estimatedFreshness === undefined ? 0 : double(r.estimatedFreshness, `${path}.estimatedFreshness`, 1),
+    freshnessPages: r.freshnessPages === undefined ? 0 : uint64(r.freshnessPages, `${path}.freshnessPages`),
   };
 }
 

@@ -328,6 +328,8 @@ it("gives the revisits of a continuous crawl, and none with --recrawl off", () =
     planned: 300,
     overdueMs: 2500,
     received: 7,
+    estimatedFreshness: 0.4,
+    freshnessPages: 120,
   };
   state.revisits = figures;
   expect(partition.stats().revisits).toEqual(figures);

@@ -170,7 +170,7 @@ describe("--recrawl fixed over a changing web", () => {
 
   it.skipIf(skipWithout(chromiumMissing))("draws its revisits on the console's dashboard", () => {
     expect(live?.dashboard, "drawn while it ran").toMatch(
-      /^\d+ planned(, the earliest \d+\.\d s overdue)?; \d+ revisited: \d+ not modified \(304\), \d+ unchanged, [1-9]\d* changed, \d+ missed; 0 histories received with hosts$/,
+      /^estimated freshness (0\.\d\d|1\.00) \(\d+ pages sampled\); \d+ planned(, the earliest \d+\.\d s overdue)?; \d+ revisited: \d+ not modified \(304\), \d+ unchanged, [1-9]\d* changed, \d+ missed; 0 histories received with hosts$/,
     );
   });
 
@@ -195,6 +195,16 @@ describe("--recrawl fixed over a changing web", () => {
     expect(Number(sample("ubicrawl_revisits_queued_total")?.value)).toBeGreaterThanOrEqual(revisits.queued);
     expect(Number(sample("ubicrawl_revisits_planned")?.value)).toBeGreaterThan(0);
     expect(sample("ubicrawl_revisit_overdue_seconds")).toBeDefined();
+    // Every page has a Last-Modified date: a rate hint from its first visit, so each is in the estimate.
+    expect(revisits.freshnessPages).toBeGreaterThan(0);
+    expect(revisits.estimatedFreshness).toBeGreaterThan(0);
+    expect(revisits.estimatedFreshness).toBeLessThanOrEqual(1);
+    const gauge = Number(sample("ubicrawl_revisit_estimated_freshness")?.value);
+    expect(gauge).toBeGreaterThan(0);
+    expect(gauge).toBeLessThanOrEqual(1);
+    expect(formatStats([live.stats], false)).toMatch(
+      /^ {2}estimated freshness of the share: [01]\.\d{3} \(over \d+ pages sampled\)$/m,
+    );
     expect(formatStats([live.stats], false)).toMatch(
       new RegExp(
         `^ {2}revisits: ${revisits.revisited} answered \\(${revisits.notModified} not modified, ${revisits.unchanged} unchanged, ${revisits.changed} changed, ${revisits.missed} failed\\), ${revisits.queued} queued, ${revisits.planned} planned`,

@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchResult } from "../../src/fetching/index.js";
 import { silentLogger } from "../../src/logging/index.js";
-import { decodeHistory, FixedPolicy, type PageHistory, Recrawler } from "../../src/recrawl/index.js";
+import {
+  decodeHistory,
+  estimatedRate,
+  FixedPolicy,
+  type PageHistory,
+  Recrawler,
+} from "../../src/recrawl/index.js";
 import { GroupCommit, pageValue, StateStore } from "../../src/storage/index.js";
 import { UrlFingerprinter } from "../../src/url/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -310,6 +316,34 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     clock.advance(5000);
     await settle(() => queued.length > 1);
     expect(queued.map((entry) => entry.url)).toEqual([URL_A, URL_A]);
+  });
+
+  it("estimates its share's freshness from its pages' rates and last visits, across a restart, without a host handed away", async () => {
+    const schedule = recrawler();
+    expect(schedule.figures()).toMatchObject({ estimatedFreshness: 0, freshnessPages: 0 });
+    let previous: PageHistory | undefined;
+    for (const change of [undefined, "changed", "unchanged"] as const) {
+      previous = schedule.visited(
+        HOST,
+        { url: URL_A, depth: 0, ...(previous === undefined ? {} : { revisit: true }) },
+        answer(URL_A, clock.now()),
+        { capture: CAPTURE, ...(change === undefined ? {} : { change }) },
+        previous,
+      );
+      clock.advance(INTERVAL_MS);
+    }
+    await committer.commit();
+    const rate = estimatedRate(previous as PageHistory);
+    const expected = Math.exp((-rate * INTERVAL_MS) / 1000);
+    expect(schedule.figures().freshnessPages).toBe(1);
+    expect(schedule.figures().estimatedFreshness).toBeCloseTo(expected, 12);
+    schedule.stop();
+    const restarted = recrawler();
+    await restarted.load();
+    expect(restarted.figures().estimatedFreshness).toBeCloseTo(expected, 12);
+    await restarted.release(HOST);
+    expect(restarted.figures()).toMatchObject({ estimatedFreshness: 0, freshnessPages: 0 });
+    restarted.stop();
   });
 
   it("stops planning the pages of a host handed away, and hands their plans over intact before that", async () => {

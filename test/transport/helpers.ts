@@ -86,6 +86,8 @@ export const STATS: AgentStats = {
     missed: 1,
     overdueMs: 1500,
     received: 6,
+    estimatedFreshness: 0.625,
+    freshnessPages: 310,
   },
   payloadCopies: 2,
   payloadsUnchecked: 5,

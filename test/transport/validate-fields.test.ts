@@ -291,6 +291,18 @@ describe("message validation, value by value", () => {
     expect(refusal(withStats({ communicationOverhead: Number.POSITIVE_INFINITY }))).not.toBe("accepted");
     expect(refusal(withStats({ communicationOverhead: Number.NaN }))).not.toBe("accepted");
     expect(refusal(withStats({ communicationOverhead: Number.MAX_VALUE }))).toBe("accepted");
+    const revisits = (figures: Record<string, unknown>) =>
+      withStats({ revisits: { ...STATS.revisits, ...figures } });
+    expect(refusal(revisits({ estimatedFreshness: 1 }))).toBe("accepted");
+    expect(refusal(revisits({ estimatedFreshness: 1.01 }))).toBe(
+      "stats.revisits.estimatedFreshness: not a finite number in [0, 1]",
+    );
+    // An agent that predates the estimate sends neither field: no estimate.
+    const { estimatedFreshness: _f, freshnessPages: _p, ...older } = STATS.revisits ?? {};
+    expect(validateAgentStats({ ...STATS, revisits: older }).revisits).toMatchObject({
+      estimatedFreshness: 0,
+      freshnessPages: 0,
+    });
   });
 
   it("takes lists up to their length limit and no further", () => {

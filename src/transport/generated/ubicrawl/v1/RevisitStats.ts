@@ -43,6 +43,16 @@ export interface RevisitStats {
    * unless this agent's own history of the page was later.
    */
   'received'?: (number | string | Long);
+  /**
+   * The estimated freshness of this agent's share now, 0 to 1: the expected share of its pages whose
+   * copy is current, each page fresh with probability exp(-rate * time since its last visit), over a
+   * uniform sample of its pages (0 while freshness_pages is 0).
+   */
+  'estimatedFreshness'?: (number | string);
+  /**
+   * The sampled pages estimated_freshness is computed over: those with a change-rate estimate or hint.
+   */
+  'freshnessPages'?: (number | string | Long);
 }
 
 /**
@@ -86,4 +96,14 @@ export interface RevisitStats__Output {
    * unless this agent's own history of the page was later.
    */
   'received': (number);
+  /**
+   * The estimated freshness of this agent's share now, 0 to 1: the expected share of its pages whose
+   * copy is current, each page fresh with probability exp(-rate * time since its last visit), over a
+   * uniform sample of its pages (0 while freshness_pages is 0).
+   */
+  'estimatedFreshness': (number);
+  /**
+   * The sampled pages estimated_freshness is computed over: those with a change-rate estimate or hint.
+   */
+  'freshnessPages': (number);
 }
