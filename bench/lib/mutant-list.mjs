@@ -39,8 +39,8 @@ export const MUTANTS = [
   {
     name: "no-claims",
     claim: "a new owner gets a host's crawl from its previous owner before fetching",
-    file: "src/cluster/cluster-assembly.ts",
-    from: "const claimed = late.claims?.admit(host) ?? clock.now() + 100;",
+    file: "src/cluster/cluster-hooks.ts",
+    from: "const claimed = deps.claim(host);",
     to: "const claimed = (tenure.take(host), 0) as number | Promise<number>;",
     tests: [["test/cluster/membership-in-process.test.ts", "three joining half a second apart"]],
   },

@@ -33,9 +33,11 @@ const FLOOD_BATCHES = 400;
 /**
  * Measured about 505 MiB on the reference machine (an agent alone peaks near 230 MiB under a one-batch
  * flood): most of it is the senders' in-flight bytes (200 × ~600 kB, read by HTTP/2 whatever the
- * handlers do) and V8 growing its heap lazily. The bound says "bounded by the senders", with headroom.
+ * handlers do) and V8 growing its heap lazily. The bound says "bounded by the senders", with headroom:
+ * five CI runs of the whole suite measured 557–653 MiB (the more loaded the machine, the later V8
+ * collects), where an intake holding the whole flood would grow with its 4 million URLs.
  */
-const MAX_PEAK_RSS_BYTES = 640 * 1024 * 1024;
+const MAX_PEAK_RSS_BYTES = 768 * 1024 * 1024;
 const BACKOFF_MS = 50;
 
 let fixture: WebFixture;
