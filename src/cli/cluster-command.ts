@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
-import { type AgentFlagValues, AgentProcess, testWebAgentFlags } from "../launch/index.js";
+import { type AgentFlagValues, testWebAgentFlags, UbicrawlProcess } from "../launch/index.js";
 import type { LogRecord } from "../logging/index.js";
 import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.js";
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
@@ -81,7 +81,7 @@ const PROGRESS_INTERVAL_MS = 1000;
 
 interface RunningAgent {
   readonly id: string;
-  readonly process: AgentProcess;
+  readonly process: UbicrawlProcess;
   address?: string;
 }
 
@@ -258,12 +258,12 @@ class LocalCluster {
 
   /** SIGKILLs every agent still running, at once (for a process that is exiting and cannot wait). */
   killAll(): void {
-    for (const agent of this.agents) if (!agent.process.done) agent.process.child.kill("SIGKILL");
+    for (const agent of this.agents) agent.process.kill("SIGKILL");
   }
 
   /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
   async shutdown(): Promise<void> {
-    await Promise.all(this.agents.filter((agent) => !agent.process.done).map((agent) => stopProcess(agent)));
+    await Promise.all(this.agents.map((agent) => agent.process.stop()));
   }
 
   private get certsDir(): string {
@@ -284,7 +284,7 @@ class LocalCluster {
 
   private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<RunningAgent> {
     const joinList = this.joinAddress ? this.liveAddresses().join(",") || this.joinAddress : undefined;
-    const process = AgentProcess.start({
+    const process = UbicrawlProcess.startAgent({
       ...testWebAgentFlags(join(this.dir, "hosts")),
       id,
       data: join(this.dir, id),
@@ -312,17 +312,17 @@ class LocalCluster {
   }
 
   private liveAddresses(): string[] {
-    return this.agents.flatMap((agent) => (!agent.process.done && agent.address ? [agent.address] : []));
+    return this.agents.flatMap((agent) => (!agent.process.exited && agent.address ? [agent.address] : []));
   }
 
   private killOne(): void {
-    const live = this.agents.filter((agent) => !agent.process.done);
+    const live = this.agents.filter((agent) => !agent.process.exited);
     const victim = live[Math.floor(Math.random() * live.length)];
     if (!victim || live.length < 2) {
       this.note("not killing the last live agent");
       return;
     }
-    victim.process.child.kill("SIGKILL");
+    victim.process.kill("SIGKILL");
     this.lastKilled = victim.id;
     this.note(`SIGKILLed ${victim.id} (pid ${victim.process.pid})`);
   }
@@ -353,7 +353,7 @@ class LocalCluster {
 
   /** Shows progress until every agent has exited. */
   private async watch(): Promise<void> {
-    while (this.agents.some((agent) => !agent.process.done)) {
+    while (this.agents.some((agent) => !agent.process.exited)) {
       await new Promise((resolveTick) => setTimeout(resolveTick, PROGRESS_INTERVAL_MS));
       const covered = this.coveredUrls();
       const percent = (100 * covered) / Math.max(1, this.truth.size);
@@ -368,7 +368,7 @@ class LocalCluster {
       const stats = await this.clusterStats();
       const rate = stats.reduce((sum, agent) => sum + agent.pagesPerSecond, 0);
       const queued = stats.reduce((sum, agent) => sum + agent.queuedUrls, 0);
-      const alive = this.agents.filter((agent) => !agent.process.done).length;
+      const alive = this.agents.filter((agent) => !agent.process.exited).length;
       this.progress(
         `${covered}/${this.truth.size} URLs (${percent.toFixed(1)}%), ${rate.toFixed(0)} pages/s, ${queued} queued, ` +
           `${alive} agents running`,
@@ -449,12 +449,4 @@ class LocalCluster {
 
 function fail(message: string): never {
   throw new UbiError(ErrorCode.CertificateFailed, message);
-}
-
-async function stopProcess(agent: RunningAgent): Promise<void> {
-  if (agent.process.done) return;
-  agent.process.child.kill("SIGTERM");
-  const timer = setTimeout(() => agent.process.child.kill("SIGKILL"), 5000);
-  await agent.process.exit;
-  clearTimeout(timer);
 }

@@ -1,5 +1,5 @@
 import { ErrorCode, UbiError } from "../errors.js";
-import type { AgentProcess } from "../launch/index.js";
+import type { UbicrawlProcess } from "../launch/index.js";
 import { CUT, type FaultMode, type FaultProxy, PASS } from "./fault-proxy.js";
 
 /**
@@ -65,11 +65,11 @@ export interface FaultTargets {
   /** Requests the test web served in this crawl so far. */
   readonly served: () => number;
   /** Every process started so far (the fault's restarts are added). */
-  readonly processes: AgentProcess[];
+  readonly processes: UbicrawlProcess[];
   /** The agents to add, waiting at the door (empty if none). */
-  readonly newcomers: readonly AgentProcess[];
+  readonly newcomers: readonly UbicrawlProcess[];
   readonly door: FaultProxy | undefined;
-  readonly start: (id: string, join?: string) => AgentProcess;
+  readonly start: (id: string, join?: string) => UbicrawlProcess;
   readonly proxies: ReadonlyMap<string, AgentProxies>;
 }
 
@@ -82,7 +82,7 @@ export async function injectFault(
   { served, processes, newcomers, door, start, proxies }: FaultTargets,
 ): Promise<InjectedFault> {
   const waiting = new Set(newcomers);
-  const live = () => processes.filter((p) => !p.done && !waiting.has(p));
+  const live = () => processes.filter((p) => !p.exited && !waiting.has(p));
   while (served() < fault.afterRequests) {
     if (live().length === 0) {
       throw new UbiError(
@@ -103,7 +103,7 @@ export async function injectFault(
     }
   };
   setPartition(CUT);
-  for (const victim of victims) victim.child.kill("SIGKILL");
+  for (const victim of victims) victim.kill("SIGKILL");
   await Promise.all(victims.map((victim) => victim.exit));
   const joinAddress = async () => {
     const peer = live()[0];
@@ -123,8 +123,8 @@ export async function injectFault(
     await Promise.all(
       victims.map(async (victim) => {
         // A restarted agent listens on a port of its own: its ingress proxy forwards there now.
-        const listening = await start(victim.id, address).listening(LISTEN_TIMEOUT_MS);
-        proxies.get(victim.id)?.ingress.setTarget(listening);
+        const listening = await start(victim.name, address).listening(LISTEN_TIMEOUT_MS);
+        proxies.get(victim.name)?.ingress.setTarget(listening);
       }),
     );
   }
@@ -137,9 +137,9 @@ export async function injectFault(
   }
   return {
     atMs,
-    killed: victims.map((victim) => victim.id),
+    killed: victims.map((victim) => victim.name),
     ...(restartedAtMs === undefined ? {} : { restartedAtMs }),
-    added: newcomers.map((agent) => agent.id),
+    added: newcomers.map((agent) => agent.name),
     partitioned,
     ...(healedAtMs === undefined ? {} : { healedAtMs }),
   };

@@ -6,11 +6,11 @@ import { DEFAULT_PARTITIONING, type Partitioning, partitionKey } from "../cluste
 import { ErrorCode, UbiError } from "../errors.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
-  type AgentExit,
   type AgentFlagValues,
-  AgentProcess,
   FAST_FAILURE_DETECTION,
+  type ProcessExit,
   testWebAgentFlags,
+  UbicrawlProcess,
 } from "../launch/index.js";
 import type { LogRecord } from "../logging/index.js";
 import type { RunningTestWeb } from "../testweb/index.js";
@@ -60,7 +60,7 @@ export interface LocalAgentRun {
   readonly dir: string;
   readonly seeds: readonly string[];
   /** How its last process ended. */
-  readonly exit: AgentExit;
+  readonly exit: ProcessExit;
   /**
    * Its last process's last record, `stopped`, with the crawl's counters (exchange traffic, drops…);
    * undefined for an agent killed and not restarted.
@@ -107,16 +107,16 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   const hostsFile = join(spec.dir, "hosts");
   await spec.web.writeHostsFile(hostsFile);
   const ids = Array.from({ length: spec.agents }, (_, i) => `agent-${i + 1}`);
-  const processes: AgentProcess[] = [];
+  const processes: UbicrawlProcess[] = [];
   /** The latest process of each agent. */
-  const latest = new Map<string, AgentProcess>();
+  const latest = new Map<string, UbicrawlProcess>();
   const quotas: CpuQuotaGroup[] = [];
   const proxies = new Map<string, AgentProxies>();
   /** The added agents' `--join` address, until the fault's moment a proxy with no target. */
   let door: FaultProxy | undefined;
   const start = (id: string, join?: string, flags: AgentFlagValues = {}) => {
     const proxied = proxies.get(id);
-    const agent = AgentProcess.start(
+    const agent = UbicrawlProcess.startAgent(
       {
         ...testWebAgentFlags(hostsFile),
         ...FAST_FAILURE_DETECTION,
@@ -133,7 +133,6 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
         ? {}
         : {
             env: {
-              ...process.env,
               grpc_proxy: `http://${proxied.egress.address}`,
               // A no_proxy of the machine must not let its connections bypass the proxy.
               no_grpc_proxy: "no-proxy-bypass.invalid",
@@ -142,13 +141,13 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     );
     processes.push(agent);
     latest.set(id, agent);
-    if (spec.cpuQuotaPercent !== undefined && agent.child.pid !== undefined) {
+    if (spec.cpuQuotaPercent !== undefined) {
       const group = new CpuQuotaGroup(
         `ubicrawl-lab-${process.pid}-${processes.length}`,
         spec.cpuQuotaPercent,
       );
       quotas.push(group);
-      group.add(agent.child.pid);
+      group.add(agent.pid);
     }
     return agent;
   };
@@ -170,7 +169,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       proxies.get(id)?.ingress.setTarget(addresses[i] as string);
     });
     await untilEveryoneSeesAll(addresses, spec.agents, deadline);
-    const newcomers: AgentProcess[] = [];
+    const newcomers: UbicrawlProcess[] = [];
     if ((spec.fault?.add ?? 0) > 0) {
       door = await FaultProxy.start();
       for (let i = 0; i < (spec.fault?.add ?? 0); i++) {
@@ -188,7 +187,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     const partitioning: Partitioning = spec.flags.partition === "url" ? "url" : DEFAULT_PARTITIONING;
     const ownerOf = (url: string) => assignment.ownerOf(partitionKey(partitioning, url, hostKey(url)));
     const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, ownerOf)]));
-    const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.child.pid)]));
+    const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.pid)]));
     // From here the test web's counts are this crawl's: a fault's moment, and what the caller reads after.
     spec.web.recorder.reset();
     lag.enable();
@@ -231,18 +230,19 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     const seconds = (Date.now() - startedAtMs) / 1000;
     const agents: LocalAgentRun[] = [];
     for (const [id, agent] of latest) {
-      const exit = await agent.exit;
-      const stopped = agent.records.find((record) => record.event === "stopped");
+      const { code, signal } = await agent.exit;
+      const exit = { code, signal };
+      const stopped = agent.records().find((record) => record.event === "stopped");
       const killed = fault?.killed.includes(id) === true && fault.restartedAtMs === undefined;
       if (stopped === undefined && !killed) {
         throw new UbiError(
           ErrorCode.ExperimentFailed,
-          `${id} exited (${JSON.stringify(exit)}) without its stopped record: ${lastWords(agent)}`,
+          `${id} exited (${JSON.stringify(exit)}) without its stopped record: ${agent.lastWords()}`,
         );
       }
       const before = cpuAtSeeds.get(id);
       const after = stopped?.cpuSeconds;
-      const sameProcess = processes.filter((p) => p.id === id).length === 1;
+      const sameProcess = processes.filter((p) => p.name === id).length === 1;
       agents.push({
         id,
         dir: dataDir(spec, id),
@@ -257,7 +257,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     return { seconds, agents, webLagMs: lag.max / 1e6, ...(fault === undefined ? {} : { fault }) };
   } finally {
     lag.disable();
-    for (const agent of processes) if (!agent.done) agent.child.kill("SIGKILL");
+    for (const agent of processes) agent.kill("SIGKILL");
     await Promise.all(processes.map((agent) => agent.exit));
     for (const group of quotas) group.remove();
     await Promise.all([
@@ -323,10 +323,4 @@ async function control(address: string, urls: string[]): Promise<void> {
   } finally {
     client.close();
   }
-}
-
-/** The end of an agent's log, for an error. */
-function lastWords(agent: AgentProcess): string {
-  const last = agent.records.at(-1);
-  return last ? `${last.msg}` : (agent.otherLines.at(-1) ?? "no output");
 }

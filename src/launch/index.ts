@@ -6,9 +6,12 @@ export {
   testWebAgentFlags,
 } from "./agent-command-line.js";
 export {
-  type AgentExit,
-  AgentProcess,
-  type AgentProcessOptions,
-  describeRecord,
+  type ExitResult,
+  errorLine,
+  logEvent,
+  logRecords,
+  logText,
+  type ProcessExit,
   UBICRAWL_BIN,
-} from "./agent-process.js";
+  UbicrawlProcess,
+} from "./ubicrawl-process.js";

@@ -1,18 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { AGENT_DEFAULTS, type AgentOptions } from "../../src/agent/agent-options.js";
-import {
-  agentArgv,
-  describeRecord,
-  LOOPBACK_CIDR,
-  testWebAgentFlags,
-  UBICRAWL_BIN,
-} from "../../src/launch/index.js";
-import { type LogRecord, parseLogRecord } from "../../src/logging/index.js";
+import { agentArgv, LOOPBACK_CIDR, testWebAgentFlags, UbicrawlProcess } from "../../src/launch/index.js";
 import { type CrawlLogEntry, readCrawlLog, warcFileCompression } from "../../src/storage/index.js";
 import { readWarcFile, type WarcRecordRead } from "../../src/storage/warc-reader.js";
 import {
@@ -35,8 +27,20 @@ import {
 
 /** Root of the repository (where `bin/ubicrawl` and `dist/` live). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** Loopback (what `--allow-net` must permit for the test web), and the `ubicrawl` entry script. */
-export { LOOPBACK_CIDR, UBICRAWL_BIN } from "../../src/launch/index.js";
+/**
+ * Loopback (what `--allow-net` must permit for the test web), the `ubicrawl` entry script, and the
+ * wrapper of `ubicrawl` child processes with its readers of their stderr (see src/launch).
+ */
+export {
+  type ExitResult,
+  errorLine,
+  LOOPBACK_CIDR,
+  logEvent,
+  logRecords,
+  logText,
+  UBICRAWL_BIN,
+  UbicrawlProcess,
+} from "../../src/launch/index.js";
 
 /**
  * Options of an agent run in the test's own process (`Agent.open`, `ClusterNode.start`): loopback
@@ -57,140 +61,26 @@ export function inProcessAgentOptions(
     ...overrides,
   };
 }
-/** The JSON log records in a process's stderr (an agent logs JSON when stderr is not a terminal). */
-export function logRecords(stderr: string): LogRecord[] {
-  return stderr.split("\n").flatMap((line) => {
-    const record = parseLogRecord(line);
-    return record === undefined ? [] : [record];
-  });
-}
-
-/** The first record of `event` in `stderr`, or undefined. */
-export function logEvent(stderr: string, event: string): LogRecord | undefined {
-  return logRecords(stderr).find((record) => record.event === event);
-}
-
-/** `stderr` for people: each record as `level: message [CODE]`, other lines as they are. */
-export function logText(stderr: string): string {
-  return stderr
-    .split("\n")
-    .map((line) => {
-      const record = parseLogRecord(line);
-      return record === undefined ? line : describeRecord(record);
-    })
-    .join("\n");
-}
-
-/** Why an agent failed, for people: its `fatal` record (`fatal: message [CODE]`), or the CLI's line for a bad flag. */
-export function errorLine(stderr: string): string {
-  return (
-    logText(stderr)
-      .split("\n")
-      .find((line) => line.startsWith("fatal: ") || line.startsWith("ubicrawl agent: ")) ?? ""
-  );
-}
-
-/** How long {@link UbicrawlProcess.waitForExit} waits by default. */
-export const DEFAULT_EXIT_TIMEOUT_MS = 45_000;
-
-/** How a process ended. */
-export interface ExitResult {
-  /** Exit code, or null when a signal ended it. */
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** A running (or finished) `ubicrawl` child process. */
-export interface UbicrawlProcess {
-  readonly pid: number;
-  readonly child: ChildProcess;
-  /** True once the process has exited. */
-  readonly exited: boolean;
-  /** Everything written to stdout so far. */
-  stdout(): string;
-  /** Everything written to stderr so far. */
-  stderr(): string;
-  /** Resolves when the process exits; after `timeoutMs` it is SIGKILLed and the promise rejects. */
-  waitForExit(timeoutMs?: number): Promise<ExitResult>;
-  /** Sends `signal` to this process by PID (nothing once it has exited). */
-  kill(signal?: NodeJS.Signals): void;
-}
 
 /** Every child spawned and not yet exited, so a failing test can still kill them all. */
 const running = new Set<UbicrawlProcess>();
 
 /**
- * Spawns `node bin/ubicrawl <args>` (any subcommand) with stdin closed and stdout/stderr captured;
- * `env` adds to (or, undefined, removes from) this process's environment.
+ * Spawns `node bin/ubicrawl <args>` (any subcommand) in `cwd` (default: the repository's root), with
+ * stdin closed and stdout/stderr captured; `env` adds to (or, undefined, removes from) this process's
+ * environment. {@link killAllUbicrawl} kills it if it still runs.
  */
 export function runUbicrawl(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string | undefined> } = {},
 ): UbicrawlProcess {
-  const child = spawn(process.execPath, [UBICRAWL_BIN, ...args], {
+  const child = UbicrawlProcess.start(args, {
     cwd: options.cwd ?? REPO_ROOT,
-    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
-    stdio: ["ignore", "pipe", "pipe"],
+    ...(options.env === undefined ? {} : { env: options.env }),
   });
-  if (child.pid === undefined) throw new Error(`could not spawn ubicrawl ${args.join(" ")}`);
-  const pid = child.pid;
-  let out = "";
-  let err = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-    out += chunk;
-  });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-    err += chunk;
-  });
-  let exited = false;
-  // "close" (not "exit"): the output streams are drained by then.
-  const closed = new Promise<ExitResult>((resolve) => {
-    child.once("close", (code, signal) => {
-      exited = true;
-      running.delete(handle);
-      resolve({ code, signal, stdout: out, stderr: err });
-    });
-  });
-  const handle: UbicrawlProcess = {
-    pid,
-    child,
-    get exited() {
-      return exited;
-    },
-    stdout: () => out,
-    stderr: () => err,
-    kill(signal = "SIGTERM") {
-      if (exited) return;
-      try {
-        process.kill(pid, signal);
-      } catch (error) {
-        // Already gone between the check and the kill.
-        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-      }
-    },
-    async waitForExit(timeoutMs = DEFAULT_EXIT_TIMEOUT_MS) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          handle.kill("SIGKILL");
-          reject(
-            new Error(
-              `ubicrawl ${args.join(" ")} did not exit within ${timeoutMs} ms; stderr:\n${err.slice(-4000)}`,
-            ),
-          );
-        }, timeoutMs);
-      });
-      try {
-        return await Promise.race([closed, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-  running.add(handle);
-  return handle;
+  running.add(child);
+  void child.exit.then(() => running.delete(child));
+  return child;
 }
 
 /** SIGKILLs every spawned process still running and waits for them (for `afterEach`/`afterAll`). */
