@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import type { AgentFlagValues } from "../../src/launch/index.js";
+import type { LogRecord } from "../../src/logging/index.js";
 
 /** The `ubicrawl` command of this checkout. */
 export const UBICRAWL: string;
@@ -17,7 +18,7 @@ export interface SpawnOptions {
   readonly nodeArgs?: readonly string[];
 }
 
-/** A started `bin/ubicrawl` child with its stderr lines and its exit. */
+/** A started `bin/ubicrawl` child (src/launch's `UbicrawlProcess`) with its times and its exit as one value. */
 export class Child {
   constructor(name: string, args: readonly string[], options?: SpawnOptions);
   readonly name: string;
@@ -34,6 +35,8 @@ export class Child {
   readonly exited: Promise<number | string>;
   readonly done: boolean;
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  /** The first log record of `event` on stderr. */
+  waitForEvent(event: string, timeoutMs: number): Promise<LogRecord>;
   stop(): Promise<number | string>;
 }
 

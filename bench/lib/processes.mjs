@@ -2,22 +2,20 @@
 // so the crawler's CPU and memory are measured apart from the bench and from the web it crawls.
 // Every child is stopped by its own PID (never by name); CPU comes from the kernel's accounting of
 // reaped children, peak RSS from /proc/<pid>/status.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { get } from "node:http";
 import { get as getTls } from "node:https";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { agentArgv, testWebAgentFlags } from "../../dist/launch/index.js";
-import { parseLogRecord } from "../../dist/logging/index.js";
+import { agentArgv, testWebAgentFlags, UBICRAWL_BIN, UbicrawlProcess } from "../../dist/launch/index.js";
 
 const CHECKOUT = resolve(fileURLToPath(import.meta.url), "../../..");
 
 /** The `ubicrawl` command of this checkout (runs dist/, so `npm run build` first). */
-export const UBICRAWL = join(CHECKOUT, "bin/ubicrawl");
+export const UBICRAWL = UBICRAWL_BIN;
 
 /** The command children run: {@link UBICRAWL}, or a snapshot of it (see {@link snapshotUbicrawl}). */
 let ubicrawlCommand = UBICRAWL;
@@ -39,10 +37,15 @@ export function snapshotUbicrawl(dir) {
   return ubicrawlCommand;
 }
 
-const STOP_GRACE_MS = 5000;
-
-/** A started child with its stderr lines and its exit. */
+/**
+ * A started `bin/ubicrawl` child for a benchmark: the shared wrapper (src/launch's `UbicrawlProcess`,
+ * which spawns, reads the output and stops by PID) with the times a benchmark measures, the CPU it is
+ * pinned to, and its exit as one value.
+ */
 export class Child {
+  /** @type {import("../../dist/launch/index.js").UbicrawlProcess} */
+  #process;
+
   /**
    * @param {string} name shown in errors
    * @param {readonly string[]} args arguments of bin/ubicrawl
@@ -50,8 +53,6 @@ export class Child {
    */
   constructor(name, args, options = {}) {
     this.name = name;
-    /** @type {string[]} */
-    this.stderrLines = [];
     /** Monotonic start time (performance.now()), and the same instant as epoch ms. */
     this.startedAtMs = performance.now();
     this.startedAtEpochMs = Date.now();
@@ -59,8 +60,8 @@ export class Child {
     this.exitedAtMs = undefined;
     /** @type {number | undefined} */
     this.exitedAtEpochMs = undefined;
-    const node = [process.execPath, ...(options.nodeArgs ?? []), ubicrawlCommand, ...args];
     // taskset and sh exec node in place, so the PID (stopped, sampled, accounted) is node's own.
+    const node = [process.execPath, ...(options.nodeArgs ?? [])];
     const pinned = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
     // Joining the cgroup before node starts puts every thread node will ever have under its limit.
     const command =
@@ -69,18 +70,20 @@ export class Child {
         : ["sh", "-c", 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, ...pinned];
     /** The CPU this child is pinned to, if any. */
     this.core = options.core;
-    this.process = spawn(command[0], command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
-    this.pid = this.process.pid;
+    this.#process = UbicrawlProcess.start(args, { name, command, bin: ubicrawlCommand });
+    this.process = this.#process.child;
+    this.pid = this.#process.pid;
     this.process.once("exit", () => {
       this.exitedAtMs = performance.now();
       this.exitedAtEpochMs = Date.now();
     });
     /** Resolves with the exit code (or the signal name) once the child is reaped and its stderr read. */
-    this.exited = new Promise((resolveExit) => {
-      this.process.once("close", (code, signal) => resolveExit(code ?? signal));
-    });
-    this.lines = createInterface({ input: this.process.stderr });
-    this.lines.on("line", (line) => this.stderrLines.push(line));
+    this.exited = this.#process.exit.then(({ code, signal }) => code ?? signal);
+  }
+
+  /** The lines of its stderr so far. */
+  get stderrLines() {
+    return this.#process.stderrLines();
   }
 
   /** True once the child has exited. */
@@ -95,7 +98,7 @@ export class Child {
    * @returns {Promise<RegExpExecArray>}
    */
   waitForLine(pattern, timeoutMs) {
-    return this.#waitFor((line) => pattern.exec(line) ?? undefined, String(pattern), timeoutMs);
+    return this.#process.waitForLine(pattern, timeoutMs);
   }
 
   /**
@@ -104,67 +107,15 @@ export class Child {
    * first.
    * @param {string} event
    * @param {number} timeoutMs
-   * @returns {Promise<Record<string, unknown>>}
    */
   waitForEvent(event, timeoutMs) {
-    return this.#waitFor(
-      (line) => {
-        const record = parseLogRecord(line);
-        return record?.event === event ? record : undefined;
-      },
-      `"${event}" record`,
-      timeoutMs,
-    );
-  }
-
-  /**
-   * @template T
-   * @param {(line: string) => T | undefined} match
-   * @param {string} what
-   * @param {number} timeoutMs
-   * @returns {Promise<T>}
-   */
-  #waitFor(match, what, timeoutMs) {
-    for (const line of this.stderrLines) {
-      const found = match(line);
-      if (found !== undefined) return Promise.resolve(found);
-    }
-    return new Promise((resolveMatch, reject) => {
-      const onLine = (line) => {
-        const found = match(line);
-        if (found !== undefined) finish(() => resolveMatch(found));
-      };
-      const timer = setTimeout(
-        () => finish(() => reject(new Error(`${this.name}: no ${what} on stderr in ${timeoutMs} ms`))),
-        timeoutMs,
-      );
-      const onExit = () =>
-        finish(() =>
-          reject(new Error(`${this.name} exited before printing ${what}:\n${this.stderrLines.join("\n")}`)),
-        );
-      const finish = (settle) => {
-        clearTimeout(timer);
-        this.lines.off("line", onLine);
-        this.process.off("exit", onExit);
-        settle();
-      };
-      this.lines.on("line", onLine);
-      this.process.once("exit", onExit);
-    });
+    return this.#process.waitForEvent(event, timeoutMs);
   }
 
   /** Sends SIGTERM to this child's PID, then SIGKILL after a grace period; resolves once it exited. */
   async stop() {
-    if (this.done) return this.exited;
-    this.process.kill("SIGTERM");
-    const timer = setTimeout(() => {
-      if (!this.done) this.process.kill("SIGKILL");
-    }, STOP_GRACE_MS);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    await this.#process.stop();
+    return this.exited;
   }
 }
 
