@@ -2,14 +2,7 @@ import { join } from "node:path";
 import { Assignment } from "../../src/hashing/index.js";
 import { agentArgv, FAST_FAILURE_DETECTION, testWebAgentFlags } from "../../src/launch/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
-import {
-  logEvent,
-  readCrawlLogSoFar,
-  runUbicrawl,
-  type UbicrawlProcess,
-  type WebFixture,
-  waitFor,
-} from "../agent/harness.js";
+import { readCrawlLogSoFar, runUbicrawl, type UbicrawlProcess, type WebFixture } from "../agent/harness.js";
 
 /** Failure detector timing of test clusters: fast, so a death is noticed within about a second. */
 export const FAST_HEARTBEAT = agentArgv({
@@ -60,17 +53,7 @@ export async function startClusterAgent(
     ...(options.flags ?? []),
   ];
   const process = runUbicrawl(args, { cwd: fixture.dir });
-  let address = "";
-  await waitFor(
-    () => {
-      if (process.exited) throw new Error(`${options.id} exited early:\n${process.stderr()}`);
-      address = String(logEvent(process.stderr(), "listening")?.address ?? "");
-      return address !== "";
-    },
-    `${options.id} to listen`,
-    20_000,
-  );
-  return { id: options.id, dataDir, process, address };
+  return { id: options.id, dataDir, process, address: await process.listening(20_000) };
 }
 
 /** Starts `count` agents: the first alone, the others joining it; only the last gets the seeds. */

@@ -96,14 +96,7 @@ describe("--join by a name with several addresses", () => {
         { cwd: web.dir },
       );
       running.push(process);
-      await waitFor(
-        () => {
-          if (process.exited) throw new Error(`${id} exited:\n${process.stderr()}`);
-          return logEvent(process.stderr(), "listening") !== undefined;
-        },
-        `${id} to listen`,
-        30_000,
-      );
+      await process.listening(30_000);
       return process;
     };
     const aliveSeenBy = async (i: number): Promise<string[]> => {

@@ -145,21 +145,10 @@ async function deployment(agents: readonly DeployedAgent[], web: WebFixture, run
       running.push(process);
       return process;
     },
-    /** Resolves once `process`, agent `id`, listens (rejects if it exits first). */
-    async listening(process: UbicrawlProcess, id: string): Promise<void> {
-      await waitFor(
-        () => {
-          if (process.exited) throw new Error(`${id} exited:\n${process.stderr()}`);
-          return logEvent(process.stderr(), "listening") !== undefined;
-        },
-        `${id} to listen`,
-        30_000,
-      );
-    },
     /** Starts `agent` as its file does; resolves once it listens (rejects if it exits first). */
     async start(agent: DeployedAgent): Promise<UbicrawlProcess> {
       const process = this.launch(agent);
-      await this.listening(process, agent.id);
+      await process.listening(30_000);
       return process;
     },
     /**
@@ -244,21 +233,10 @@ describe.concurrent.each([
     const cluster = await deployment(agents, web, running);
     // The others first: none answers the others (each waits for a live agent), so each would start a
     // cluster of its own if it could.
-    const waiting = others.map((agent) => ({ agent, process: cluster.launch(agent) }));
-    for (const { agent, process } of waiting) {
-      await waitFor(
-        () => {
-          if (process.exited) throw new Error(`${agent.id} exited:\n${process.stderr()}`);
-          return logEvent(process.stderr(), "join-waiting") !== undefined;
-        },
-        `${agent.id} to wait for a live agent`,
-        30_000,
-      );
-    }
+    const waiting = others.map((agent) => cluster.launch(agent));
+    for (const process of waiting) await process.waitForEvent("join-waiting", 30_000);
     const firstProcess = cluster.launch(first);
-    for (const { agent, process } of [...waiting, { agent: first, process: firstProcess }]) {
-      await cluster.listening(process, agent.id);
-    }
+    for (const process of [...waiting, firstProcess]) await process.listening(30_000);
     const all = agents.map((agent) => agent.id).sort();
     for (const agent of agents) {
       await waitFor(
@@ -269,7 +247,6 @@ describe.concurrent.each([
       );
     }
     expect(logEvent(firstProcess.stderr(), "rejoin-none-answered")).toBeDefined();
-    for (const { process } of waiting)
-      expect(logEvent(process.stderr(), "rejoin-none-answered")).toBeUndefined();
+    for (const process of waiting) expect(logEvent(process.stderr(), "rejoin-none-answered")).toBeUndefined();
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { CA_CERT_FILE, type CertificateFiles, certificateFilesOf } from "../../src/security/index.js";
-import { logEvent, runUbicrawl, type UbicrawlProcess, waitFor } from "../agent/harness.js";
+import { runUbicrawl, type UbicrawlProcess } from "../agent/harness.js";
 
 /** Where an agent's TLS files come from: the CA it trusts and the certificate it shows. */
 export interface TlsIdentity {
@@ -40,15 +40,5 @@ export async function startTlsAgent(id: string, args: readonly string[], cwd: st
     ["agent", "--id", id, "--listen", "127.0.0.1:0", "--progress", "off", ...args],
     { cwd },
   );
-  let address = "";
-  await waitFor(
-    () => {
-      if (process.exited) throw new Error(`${id} exited early:\n${process.stderr()}`);
-      address = String(logEvent(process.stderr(), "listening")?.address ?? "");
-      return address !== "";
-    },
-    `${id} to listen`,
-    20_000,
-  );
-  return { id, process, address };
+  return { id, process, address: await process.listening(20_000) };
 }
