@@ -31,6 +31,18 @@ import {
  */
 const WEB: TestWebOptions = { hosts: 20, pages: 500, maxArticlesPerHost: 50, seed: 11, responseDelayMs: 4 };
 const SLOW: MemoryClusterOptions["agent"] = { maxActiveHosts: 6, delayMs: 30 };
+/** More hosts, more of them crawled at once, so that many are in flight when the view changes. */
+const BUSY_WEB: TestWebOptions = {
+  hosts: 40,
+  pages: 450,
+  maxArticlesPerHost: 30,
+  seed: 11,
+  responseDelayMs: 2,
+};
+const BUSY_AGENTS: MemoryClusterOptions = {
+  agent: { maxActiveHosts: 16, delayMs: 40 },
+  cluster: NO_TAKEOVER,
+};
 const scope = inProcessScope();
 
 /** A cluster of agents `agent-1` … `agent-<count>` on `web`: the others join the first, the last gets the seeds. */
@@ -83,18 +95,8 @@ async function outboxOf(agents: MemoryCluster, id: string, peer: string): Promis
 
 describe("membership changes", () => {
   it("one agent, then three joining half a second apart early in the crawl: nothing fetched twice", async () => {
-    // More hosts, more of them crawled at once, so that many are in flight when the view changes.
-    const web = await scope.web({
-      hosts: 40,
-      pages: 450,
-      maxArticlesPerHost: 30,
-      seed: 11,
-      responseDelayMs: 2,
-    });
-    const agents = scope.cluster(web, {
-      agent: { maxActiveHosts: 16, delayMs: 40 },
-      cluster: NO_TAKEOVER,
-    });
+    const web = await scope.web(BUSY_WEB);
+    const agents = scope.cluster(web, BUSY_AGENTS);
     const ids = ["agent-1", "agent-2", "agent-3", "agent-4"];
     await agents.start("agent-1", { seeds: web.web.seeds });
     await waitFor(() => servedPages(web.web.recorder).size >= 20, "the crawl to start", 10_000);
@@ -143,14 +145,8 @@ describe("membership changes", () => {
     // A newcomer's view fills in as the agents it learnt of by gossip answer it; one that has not yet
     // (a loaded machine, a slow link: here a cut one) may hold hosts the newcomer owns. The agents asked
     // name it as the hosts' owner before the newcomer, so the newcomer waits for it, not refetches.
-    const web = await scope.web({
-      hosts: 40,
-      pages: 450,
-      maxArticlesPerHost: 30,
-      seed: 11,
-      responseDelayMs: 2,
-    });
-    const agents = scope.cluster(web, { agent: { maxActiveHosts: 16, delayMs: 40 }, cluster: NO_TAKEOVER });
+    const web = await scope.web(BUSY_WEB);
+    const agents = scope.cluster(web, BUSY_AGENTS);
     const ids = ["agent-1", "agent-2", "agent-3", "agent-4"];
     await agents.startAll(ids.slice(0, 3), web.web.seeds);
     await waitFor(() => servedPages(web.web.recorder).size >= 40, "the crawl to start", 10_000);
