@@ -294,7 +294,9 @@ async function openParts(
     logger,
   });
   scheduler = new HostScheduler(
-    { maxActiveHosts: options.maxActiveHosts, unvisitedRank: QUANTUM_PAGES },
+    // No visit before Agent.start: URLs a peer hands over during the join, a lost page or an overdue
+    // revisit read back wait for the agent's view and the cluster's blacklist.
+    { maxActiveHosts: options.maxActiveHosts, unvisitedRank: QUANTUM_PAGES, deferVisits: true },
     {
       visit: (host, signal) => visitor.visit(host, signal),
       hasWork: (host) => frontier.waitingOf(host) > 0 && rights.owns(host),

@@ -113,6 +113,7 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     // A removal from the blacklist that a crash (or a stop) cut short is finished now.
     await this.blacklist.restoreUnlisted();
     for (const host of frontier.hostsWithWork()) scheduler.markReady(host);
+    scheduler.beginVisits();
     this.keepAlive ??= setInterval(() => {}, KEEP_ALIVE_INTERVAL_MS);
     this.parts.crossOver?.start();
     this.parts.turnGovernor.start();

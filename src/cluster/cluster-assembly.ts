@@ -25,7 +25,7 @@ import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
 import { HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
-import { DEFAULT_RECOVERY_K, HostClaims } from "./host-claims.js";
+import { DEFAULT_RECOVERY_K, DEFAULT_UNHEARD_WAIT_MS, HostClaims } from "./host-claims.js";
 import type { IpAuthority } from "./ip-authority.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
@@ -275,7 +275,11 @@ export async function assembleCluster(
     heardFrom: (member) => detector.heardFrom(member),
   });
   const claims = new HostClaims(
-    { maxAsked: options.recoveryK ?? DEFAULT_RECOVERY_K },
+    {
+      maxAsked: options.recoveryK ?? DEFAULT_RECOVERY_K,
+      // An agent this one has not heard from for two suspicion timeouts is as good as gone.
+      unheardWaitMs: Math.max(DEFAULT_UNHEARD_WAIT_MS, 2 * options.suspectAfterMs),
+    },
     {
       selfId,
       clock,

@@ -16,6 +16,8 @@ const BATCH_DELAY_MS = 5;
 const MAX_HOSTS_PER_CLAIM = 256;
 /** A host that could not be settled (an agent busy, unreachable or unknown) is claimed again after this. */
 const RETRY_MS = 500;
+/** Default of {@link HostClaimsOptions.unheardWaitMs}. */
+export const DEFAULT_UNHEARD_WAIT_MS = 10_000;
 
 /** Options of {@link HostClaims}. */
 export interface HostClaimsOptions {
@@ -24,6 +26,13 @@ export interface HostClaimsOptions {
    * taken (0: hosts are taken without asking anyone). @default 16
    */
   readonly maxAsked?: number;
+  /**
+   * How long a host waits at most for an agent named as its holder, or its owner before this one, that
+   * this agent has not heard from (a newcomer's view filling in): then its walk goes on without it, as
+   * for an agent gone (one this agent cannot reach while the others can would hold it forever).
+   * @default 10000
+   */
+  readonly unheardWaitMs?: number;
 }
 
 /** What {@link HostClaims} needs. */
@@ -79,6 +88,9 @@ interface Pending {
  */
 export class HostClaims {
   private readonly maxAsked: number;
+  private readonly unheardWaitMs: number;
+  /** Hosts waiting for an agent not heard from yet, since when (see {@link HostClaimsOptions.unheardWaitMs}). */
+  private readonly unheardSince = new Map<string, number>();
   private readonly pending = new Map<string, Pending>();
   private queued: string[] = [];
   /** Claims on their way, by the agent asked: aborted when it leaves the view. */
@@ -91,6 +103,7 @@ export class HostClaims {
     private readonly deps: HostClaimsDeps,
   ) {
     this.maxAsked = options.maxAsked ?? DEFAULT_RECOVERY_K;
+    this.unheardWaitMs = options.unheardWaitMs ?? DEFAULT_UNHEARD_WAIT_MS;
   }
 
   /** 0 when this agent may crawl `host` (which it owns) now; else when to ask again (a promise meanwhile). */
@@ -124,6 +137,7 @@ export class HostClaims {
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.queued = [];
+    this.unheardSince.clear();
     const retryAt = this.deps.clock.now() + RETRY_MS;
     for (const host of [...this.pending.keys()]) this.settle(host, retryAt);
   }
@@ -192,6 +206,7 @@ export class HostClaims {
     for (const walk of walks) {
       const result = walk.result ?? 0;
       if (result === 0) {
+        this.unheardSince.delete(walk.host);
         // Granted: this agent holds it now, even if a later view gave the host to another agent
         // meanwhile (its crawl is pushed there then). Taken when no one holds it: only while owned.
         if (walk.granted || this.deps.ownership.ownerOf(walk.host) === this.deps.selfId) {
@@ -266,10 +281,7 @@ export class HostClaims {
         const previous = answer.holder;
         if (previous && previous.id !== this.deps.selfId && !walk.asked.has(previous.id)) {
           if (this.deps.isAlive(previous.id)) walk.next = previous.id;
-          else {
-            this.deps.learnOf(previous);
-            walk.result = retryAt;
-          }
+          else this.waitForUnheard(walk, previous, retryAt);
         }
         return; // else the next agent along the circle
       }
@@ -284,8 +296,7 @@ export class HostClaims {
         }
         // One this agent has not heard from yet holds it: learnt of, and asked once it is alive here.
         if (holder.id !== this.deps.selfId && !this.deps.isAlive(holder.id)) {
-          this.deps.learnOf(holder);
-          walk.result = retryAt;
+          this.waitForUnheard(walk, holder, retryAt);
         }
         // The agent named was asked already (it does not hold it): the walk goes on along the circle.
         return;
@@ -296,6 +307,20 @@ export class HostClaims {
         walk.result = retryAt;
         return;
     }
+  }
+
+  /**
+   * `walk`'s host waits for `member`, not heard from yet: learnt of, and the host claimed again at
+   * `retryAt` — unless it has waited {@link HostClaimsOptions.unheardWaitMs} already: then the walk
+   * goes on without it.
+   */
+  private waitForUnheard(walk: Walk, member: Member, retryAt: number): void {
+    const now = this.deps.clock.now();
+    const since = this.unheardSince.get(walk.host) ?? now;
+    if (now - since >= this.unheardWaitMs) return;
+    this.unheardSince.set(walk.host, since);
+    this.deps.learnOf(member);
+    walk.result = retryAt;
   }
 
   private settle(host: string, atMs: number): void {

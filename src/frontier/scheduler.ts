@@ -50,6 +50,13 @@ export interface HostSchedulerOptions {
    * @default 64
    */
   unvisitedRank?: number;
+  /**
+   * Hosts marked ready wait for {@link HostScheduler.beginVisits} before any is visited (an agent
+   * begins once its state is read back and, in a cluster, it has joined: no fetch before it knows its
+   * view and the cluster's blacklist).
+   * @default false
+   */
+  deferVisits?: boolean;
 }
 
 /** What a {@link HostScheduler} needs. */
@@ -94,6 +101,8 @@ export class HostScheduler {
   private readonly abort = new AbortController();
   private paused = false;
   private stopped = false;
+  /** True until {@link beginVisits}, for a scheduler made with `deferVisits`. */
+  private deferred: boolean;
 
   constructor(
     options: HostSchedulerOptions,
@@ -106,6 +115,7 @@ export class HostScheduler {
         `maxActiveHosts must be a positive integer, got ${this.maxActiveHosts}`,
       );
     }
+    this.deferred = options.deferVisits ?? false;
     this.ready = new ReadyHosts(options.unvisitedRank ?? DEFAULT_UNVISITED_RANK);
     this.clock = deps.clock ?? systemClock;
     // Every active visit listens on this signal.
@@ -192,6 +202,12 @@ export class HostScheduler {
     this.paused = true;
   }
 
+  /** Begins visiting the hosts marked ready (see {@link HostSchedulerOptions.deferVisits}). */
+  beginVisits(): void {
+    this.deferred = false;
+    this.pump();
+  }
+
   /** Starts visits again after {@link pause}. */
   resume(): void {
     this.paused = false;
@@ -239,7 +255,7 @@ export class HostScheduler {
   }
 
   private pump(): void {
-    while (!this.paused && !this.stopped && this.active.size < this.maxActiveHosts) {
+    while (!this.paused && !this.stopped && !this.deferred && this.active.size < this.maxActiveHosts) {
       const host = this.ready.shift();
       if (host === undefined) return;
       this.start(host);

@@ -74,6 +74,9 @@ export class UbicrawlProcess {
       throw new Error(`could not spawn ${name}`);
     }
     this.pid = child.pid;
+    // A later failure (a signal sent after the process ended) must not crash this one: "close" says
+    // how it ended.
+    child.on("error", () => {});
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       this.#stdout += chunk;
     });

@@ -157,7 +157,10 @@ export class Recrawler implements PageRevisits {
   async load(): Promise<void> {
     for await (const { host, fingerprint, value } of pageValues(this.deps.store)) {
       const history = decodeHistory(value);
-      if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+      if (history.nextAtMs === undefined) continue;
+      this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+      // Only planned pages: a host handed away keeps its histories here, without plans (its pages are
+      // another agent's share); a page queued for its revisit is noted again once fetched.
       this.freshness.note(host, fingerprint, history);
     }
     this.arm();
@@ -307,8 +310,9 @@ export class Recrawler implements PageRevisits {
    * comes back with the later histories). Returns the plans cleared.
    */
   release(host: string): Promise<number> {
-    this.freshness.forget(host);
     return this.exclusive(async () => {
+      // In turn with adoptions: one of this host queued before must not put its pages back after.
+      this.freshness.forget(host);
       let cleared = 0;
       for await (const { fingerprint, value } of pageValuesOf(this.deps.store, host)) {
         const { nextAtMs, ...history } = decodeHistory(value);

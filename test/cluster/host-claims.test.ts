@@ -53,7 +53,7 @@ interface Asked {
 /** Lets every promise continuation run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function setup(options: { maxAsked?: number } = {}) {
+function setup(options: { maxAsked?: number; unheardWaitMs?: number } = {}) {
   const clock = new ManualClock();
   const tenure = new CrawlTenure();
   const alive = new Set(["me", "b", "c", "d"]);
@@ -372,6 +372,29 @@ describe("HostClaims: the walk along the circle", () => {
     await answerLast("GRANTED", { fingerprints: 3 });
     expect(log()).toEqual(["b:h/0", "b:h/0", "x:h/0"]);
     expect(tenure.holds("h")).toBe(true);
+  });
+
+  it("waits for an agent it has not heard from at most unheardWaitMs, then goes on along the circle", async () => {
+    // One it cannot reach while b can: named by b at every claim, it would hold the host forever.
+    const { admit, clock, answerLast, log, tenure, results } = setup({ unheardWaitMs: 2000 });
+    for (let round = 0; round < 4; round++) {
+      admit("h");
+      clock.advance(5);
+      await settle();
+      await answerLast("NOT_HELD", { holder: "x" });
+      expect(tenure.holds("h"), `round ${round}`).toBe(false);
+      clock.advance(500);
+    }
+    // 2,020 ms after the first wait: the walk goes on without x, and nobody asked holds the host.
+    admit("h");
+    clock.advance(5);
+    await settle();
+    await answerLast("NOT_HELD", { holder: "x" });
+    await answerLast("NOT_HELD");
+    await answerLast("NOT_HELD");
+    expect(log().slice(-3)).toEqual(["b:h/0", "c:h/0", "d:h/0"]);
+    expect(tenure.holds("h")).toBe(true);
+    expect(results.get("h")).toBe(0);
   });
 
   it("asks the same agent again for the rest of the done URLs, skipping those received", async () => {

@@ -156,6 +156,19 @@ describe("HostScheduler visits", () => {
     expect(h.scheduler.isIdle).toBe(true);
   });
 
+  it("with deferVisits, visits nothing marked ready until it begins, then as many as it may, in order", async () => {
+    const h = setUp({ maxActiveHosts: 2, deferVisits: true });
+    for (const host of ["a.test", "b.test", "c.test"]) h.addWork(host);
+    await flush();
+    expect(h.started).toEqual([]);
+    expect(h.scheduler.readyHosts).toBe(3);
+    h.scheduler.pause();
+    h.scheduler.resume(); // a resume (the disk taking writes again) is no beginning
+    expect(h.started).toEqual([]);
+    h.scheduler.beginVisits();
+    expect(h.runningHosts).toEqual(["a.test", "b.test"]);
+  });
+
   it("visits at most maxActiveHosts hosts at once, the others first come, first served", async () => {
     const h = setUp({ maxActiveHosts: 3 });
     const hosts = Array.from({ length: 10 }, (_, i) => `h${i}.test`);
