@@ -49,10 +49,14 @@ export interface LeaveDeps {
   readonly others: () => readonly string[];
 }
 
+/** A round of a leave's hand-over that left hosts behind is followed by another after this, while its budget lasts. */
+const PUSH_RETRY_MS = 200;
+
 /**
  * A graceful leave, within `timeoutMs`: stops starting fetches, claims and taking hosts in, and waits
  * for the requests in flight (a quarter of the time at most); hands every host this agent holds, with
- * the URLs it has done there, to the host's next owner (half of what is left); announces the leave, so
+ * the URLs it has done there, to the host's next owner (half of what is left; hosts a next owner did not
+ * take are pushed again while that lasts); announces the leave, so
  * the next owners own what they already hold; hands every queued URL to its next owner and waits for
  * the acknowledgements (the rest). What is not handed over by then is said in the outcome, and
  * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
@@ -71,25 +75,35 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
   });
   /** The agents that refused a hand-over because they are leaving too. */
   const leaving = new Set<string>();
+  /** True when no other agent stays: each one alive refused the hand-over because it leaves too. */
+  const noAgentStays = () => deps.others().every((id) => leaving.has(id));
   const send = (peerId: string, request: HandOverRequest, deadlineMs: number) =>
     deps.send(peerId, request, deadlineMs).catch((error: unknown) => {
       if (isUbiError(error, ErrorCode.Leaving)) leaving.add(peerId);
       throw error;
     });
   const pushBudget = left() / 2;
+  /** Hosts handed over so far, over every round. */
+  let handed = 0;
   // Past its budget the hand-over sends nothing more (a request on the way ends at its deadline): the
   // hosts not sent are the next owners' to crawl afresh, and this agent records them as still its own.
-  const pushed = (await within(clock, pushBudget, (timeUp) =>
-    desk.pushAll((peerId, request) => {
-      if (timeUp.aborted) return Promise.reject(timeUp.reason);
-      return send(peerId, request, Math.max(1, pushBudget));
-    }, pushBudget / 2),
-  )) ?? { handed: 0, failed: deps.heldHosts() };
+  // Until then, hosts a next owner did not take (busy past the deadline, a loaded machine) are pushed
+  // again: the hosts pushed already are not held here any more, so a round sends only what is left.
+  const lastRound = await within(clock, pushBudget, async (timeUp) => {
+    for (;;) {
+      const round = await desk.pushAll((peerId, request) => {
+        if (timeUp.aborted) return Promise.reject(timeUp.reason);
+        return send(peerId, request, Math.max(1, pushBudget));
+      }, pushBudget / 2);
+      handed += round.handed;
+      if (round.failed === 0 || noAgentStays()) return round;
+      await sleep(clock, PUSH_RETRY_MS, timeUp);
+    }
+  });
+  const pushed = { handed, failed: lastRound?.failed ?? deps.heldHosts() };
   // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
   // queued URLs go to them (before, they would have sent them back: this agent still owned them).
   await within(clock, left() / 3, deps.announce);
-  /** True when no other agent stays: each one alive refused the hand-over because it leaves too. */
-  const noAgentStays = () => deps.others().every((id) => leaving.has(id));
   await within(clock, left(), async (timeUp) => {
     await deps.settled();
     // No agent would take the queued URLs: they stay here (a drain would wait out the timeout).

@@ -212,8 +212,16 @@ it("still gives each send a positive deadline when no time is left", async () =>
 });
 
 it("reports the hosts the hand-over handed and those it could not", async () => {
-  const { clock, outcome } = setUp({ push: pushOne({ handed: 5, failed: 2 }) });
-  await elapse(clock, 0);
+  // Two hosts their next owner never takes: pushed again until the hand-over's budget is spent.
+  const rounds = [{ handed: 5, failed: 2 }];
+  const { clock, outcome, held } = setUp({
+    push: async (send) => {
+      await send("b", REQUEST);
+      return rounds.shift() ?? { handed: 0, failed: 2 };
+    },
+  });
+  held.hosts = 2;
+  await elapse(clock, TIMEOUT_MS);
   expect(outcome.value).toEqual({ hostsHanded: 5, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
 });
 
@@ -423,17 +431,19 @@ it("says no agent stays when the others left meanwhile (none alive at the end)",
       others.ids = [];
     },
   });
-  await elapse(clock, 0);
+  // c may stay: its hosts are pushed again until the budget is spent, then the leave is announced.
+  await elapse(clock, TIMEOUT_MS);
   expect(outcome.value?.noAgentStays).toBe(true);
 });
 
 it("does not say no agent stays when an agent that is not leaving failed to take its hosts", async () => {
-  const { clock, outcome } = setUp({
+  const { clock, outcome, held } = setUp({
     push: pushToBoth,
     send: (peer) =>
       peer === "b" ? refuseLeaving() : Promise.reject(new UbiError(ErrorCode.PeerUnreachable, "timed out")),
   });
-  await elapse(clock, 0);
+  held.hosts = 2;
+  await elapse(clock, TIMEOUT_MS);
   expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
 });
 
@@ -467,4 +477,19 @@ it("keeps the warning for hosts an agent staying did not take in time", () => {
     "not in time: 14 hosts (their next owners crawl them without this agent's record of them)",
   );
   expect(report.message).toContain("2 queued URLs");
+});
+
+it("pushes again, every 200 ms while its budget lasts, the hosts a next owner did not take", async () => {
+  // A next owner busy past the deadline on a loaded machine: two hosts of three go in the next round.
+  const rounds: PushOutcome[] = [
+    { handed: 1, failed: 2 },
+    { handed: 2, failed: 0 },
+  ];
+  const { clock, log, outcome } = setUp({ push: async () => rounds.shift() ?? { handed: 0, failed: 0 } });
+  await elapse(clock, 0);
+  expect(log.filter((step) => step.startsWith("pushAll"))).toEqual(["pushAll@0"]);
+  await elapse(clock, 200);
+  expect(log.filter((step) => step.startsWith("pushAll"))).toEqual(["pushAll@0", "pushAll@200"]);
+  await elapse(clock, 0);
+  expect(outcome.value).toMatchObject({ hostsHanded: 3, hostsNotHanded: 0 });
 });
