@@ -8,45 +8,33 @@ import {
   HINT_SPAN,
   MIN_INTERVALS_FOR_ESTIMATE,
   optimalFrequencies,
-  type PageHistory,
   proportionalFrequencies,
   revisitPolicy,
   validateRecrawlOptions,
 } from "../../src/recrawl/index.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { regularHistory } from "../support/page-histories.js";
 
 const MIN_MS = 1000;
 const MAX_MS = 3_600_000;
-
-/** The history of a page visited `visits` times `intervalMs` apart, `changes` of the revisits finding it changed. */
-function history(visits: number, changes: number, intervalMs: number): PageHistory {
-  return {
-    url: "http://a.test/",
-    depth: 0,
-    visits,
-    changes,
-    observedMs: (visits - 1) * intervalMs,
-    lastAtMs: 0,
-  };
-}
 
 describe("estimatedRate", () => {
   const dated = { intervals: 5, changes: 4, exposureMs: 90_000, trusted: true };
 
   it("reads the Last-Modified dates when they span enough intervals and were never contradicted", () => {
-    const page = { ...history(6, 2, 60_000), lastModifiedRecord: dated };
+    const page = { ...regularHistory(6, 2, 60_000), lastModifiedRecord: dated };
     expect(estimatedRate(page)).toBeCloseTo(estimateChangeRateFromLastModified(5, 4, 90), 12);
   });
 
   it("falls back on the visits when the dates are too few, or untrusted", () => {
     const visitsOnly = estimateChangeRate(5, 2, 60);
     expect(
-      estimatedRate({ ...history(6, 2, 60_000), lastModifiedRecord: { ...dated, intervals: 1 } }),
+      estimatedRate({ ...regularHistory(6, 2, 60_000), lastModifiedRecord: { ...dated, intervals: 1 } }),
     ).toBeCloseTo(visitsOnly, 12);
     expect(
-      estimatedRate({ ...history(6, 2, 60_000), lastModifiedRecord: { ...dated, trusted: false } }),
+      estimatedRate({ ...regularHistory(6, 2, 60_000), lastModifiedRecord: { ...dated, trusted: false } }),
     ).toBeCloseTo(visitsOnly, 12);
-    expect(estimatedRate(history(2, 1, 60_000))).toBeNaN();
+    expect(estimatedRate(regularHistory(2, 1, 60_000))).toBeNaN();
   });
 });
 
@@ -59,14 +47,14 @@ describe("FixedPolicy", () => {
 describe("AdaptivePolicy", () => {
   it("sends a page that never changed to the longest interval", () => {
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 1 }, new ManualClock());
-    expect(policy.nextIntervalMs("still", history(6, 0, 60_000))).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("still", regularHistory(6, 0, 60_000))).toBe(MAX_MS);
     expect(policy.rateOf("still")).toBe(0);
   });
 
   it("weighs pages without an estimate by their age at their first visit, within HINT_SPAN×, spending the budget", () => {
     const clock = new ManualClock();
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
-    const short = history(1, 0, 0);
+    const short = regularHistory(1, 0, 0);
     // Two pages: an even share of 0.25 page/s each, every 4 s. One changed 1 s before its first visit
     // (weight 4, the most), the other has no date (weight 1).
     policy.nextIntervalMs("b", short);
@@ -80,13 +68,15 @@ describe("AdaptivePolicy", () => {
     expect(old).toBeCloseTo(1000 / ((0.25 * (1 / HINT_SPAN) * 2) / (1 + 1 / HINT_SPAN)), 6);
     // Once the page's own visits tell (at the next reallocation), the hint is not read.
     clock.advance(1000);
-    expect(policy.nextIntervalMs("a", { ...history(6, 0, 60_000), ageAtFirstVisitMs: 1000 })).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("a", { ...regularHistory(6, 0, 60_000), ageAtFirstVisitMs: 1000 })).toBe(
+      MAX_MS,
+    );
   });
 
   it("shares the budget evenly among pages whose history is still short", () => {
     const clock = new ManualClock();
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
-    const short = history(MIN_INTERVALS_FOR_ESTIMATE, 1, 60_000);
+    const short = regularHistory(MIN_INTERVALS_FOR_ESTIMATE, 1, 60_000);
     expect(policy.nextIntervalMs("a", short)).toBe(2000);
     // Two pages now: each gets half of 0.5 page/s.
     expect(policy.nextIntervalMs("b", short)).toBe(4000);
@@ -97,9 +87,9 @@ describe("AdaptivePolicy", () => {
     const clock = new ManualClock();
     const budget = 0.02;
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
-    const slow = history(11, 1, 60_000);
-    const medium = history(11, 4, 60_000);
-    const hectic = history(21, 20, 1000);
+    const slow = regularHistory(11, 1, 60_000);
+    const medium = regularHistory(11, 4, 60_000);
+    const hectic = regularHistory(21, 20, 1000);
     for (const key of ["s1", "s2", "m1", "m2"])
       policy.nextIntervalMs(key, key.startsWith("s") ? slow : medium);
     policy.nextIntervalMs("hectic", hectic);
@@ -128,7 +118,7 @@ describe("AdaptivePolicy", () => {
     const policy = new AdaptivePolicy({ minMs: 5000, maxMs: 60_000, budget: 100 }, clock);
     for (let i = 0; i < 20; i++) {
       clock.advance(1000);
-      const ms = policy.nextIntervalMs(`p${i}`, history(10, i % 10, 10_000));
+      const ms = policy.nextIntervalMs(`p${i}`, regularHistory(10, i % 10, 10_000));
       expect(ms).toBeGreaterThanOrEqual(5000);
       expect(ms).toBeLessThanOrEqual(60_000);
     }
@@ -152,8 +142,8 @@ describe("revisitPolicy", () => {
     const options = { mode: "proportional", intervalMs: 1000, minMs: 1, maxMs: MAX_MS, budget: 1 } as const;
     const clock = new ManualClock();
     const policy = revisitPolicy(options, clock);
-    const slow = history(6, 1, 60_000);
-    const fast = history(6, 4, 60_000);
+    const slow = regularHistory(6, 1, 60_000);
+    const fast = regularHistory(6, 4, 60_000);
     policy.nextIntervalMs("slow", slow);
     policy.nextIntervalMs("fast", fast);
     // Both rates count from the next reallocation, a second later.

@@ -1,24 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { estimatedRate, type PageHistory } from "../../src/recrawl/index.js";
 import { ShareFreshness } from "../../src/recrawl/share-freshness.js";
+import { regularHistory } from "../support/page-histories.js";
 
 /**
  * The estimated freshness of an agent's share, page by page against Cho and Garcia-Molina's e^(−λt),
  * and over a bounded sample of many pages.
  */
 
-/** A page visited `visits` times, `intervalMs` apart, found changed `changes` times; last visit at `lastAtMs`. */
-function history(over: Partial<PageHistory> & { intervalMs?: number } = {}): PageHistory {
-  const { intervalMs = 10_000, visits = 5, changes = 2, lastAtMs = 0, ...rest } = over;
-  return {
-    url: "http://a.test/p",
-    depth: 0,
-    visits,
-    changes,
-    observedMs: (visits - 1) * intervalMs,
-    lastAtMs,
-    ...rest,
-  };
+/** A page visited 5 times 10 s apart, found changed twice, last at 0, unless `over` says otherwise. */
+function history(over: Partial<PageHistory> = {}): PageHistory {
+  const { visits = 5, changes = 2, ...rest } = over;
+  return regularHistory(visits, changes, 10_000, rest);
 }
 
 /** A 64-bit fingerprint from a counter, spread over the whole range (splitmix64). */
