@@ -1,5 +1,4 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClusterCertificates } from "../../src/security/index.js";
@@ -14,6 +13,7 @@ import {
   waitFor,
 } from "../agent/harness.js";
 import { identityIn, tlsFlags } from "../security/tls-agents.js";
+import { freePort } from "../support/free-port.js";
 
 /**
  * `--join` by a name that resolves to several addresses, as a Kubernetes headless Service's does (one
@@ -34,30 +34,6 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-/** True when `port` can be bound on `host` now. */
-async function free(host: string, port: number): Promise<boolean> {
-  const server = createServer();
-  const bound = await new Promise<boolean>((resolve) => {
-    server.once("error", () => resolve(false));
-    server.listen(port, host, () => resolve(true));
-  });
-  if (bound) await new Promise((resolve) => server.close(resolve));
-  return bound;
-}
-
-/** A port free on every one of `hosts`. */
-async function portFreeOn(hosts: readonly string[]): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, hosts[0], resolve));
-    const { port } = server.address() as { port: number };
-    await new Promise((resolve) => server.close(resolve));
-    let all = true;
-    for (const host of hosts) all &&= await free(host, port);
-    if (all) return port;
-  }
-}
-
 describe("--join by a name with several addresses", () => {
   it("tries each address the name resolves to: joins while the first is down, never through itself", async () => {
     fixture = await startWebFixture({ hosts: 20, pages: 2000, seed: 3, responseDelayMs: 5 });
@@ -69,7 +45,7 @@ describe("--join by a name with several addresses", () => {
     const hostsFile = join(web.dir, "hosts-with-agents");
     const agentLines = IPS.map((ip) => `${ip} ${NAME}`).join("\n");
     await writeFile(hostsFile, `${await readFile(web.hostsFile, "utf8")}\n${agentLines}\n`);
-    const port = await portFreeOn(IPS);
+    const port = await freePort(IPS);
     const address = (i: number) => `${IPS[i]}:${port}`;
     const start = async (i: number, extra: readonly string[]): Promise<UbicrawlProcess> => {
       const id = ids[i] as string;

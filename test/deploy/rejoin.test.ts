@@ -1,5 +1,4 @@
 import { readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "vitest";
 import { LOOPBACK_CIDR } from "../../src/launch/index.js";
@@ -13,6 +12,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
+import { freePort } from "../support/free-port.js";
 import {
   composeFile,
   type Doc,
@@ -47,15 +47,6 @@ async function testWeb(
     await rm(web.dir, { recursive: true, force: true });
   });
   return { web, running };
-}
-
-/** A free loopback port (bound, then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** One agent of a deploy file: its id and its command line as the file gives it. */
