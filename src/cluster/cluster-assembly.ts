@@ -56,6 +56,8 @@ export interface ClusterParts extends AgentService {
   readonly ipAuthority: IpAuthority;
   /** This agent's requests per IP address, limited cluster-wide. */
   readonly ipGate: ClusterIpGate;
+  /** Hands this agent's addresses over to their next authorities as it leaves (see `ClusterIpLimit.leave`). */
+  readonly handOffAddresses: () => Promise<void>;
   readonly peers: PeerClientPool;
   /** The client of a member, by id. */
   readonly peerClient: (id: string) => PeerClient;
@@ -136,6 +138,7 @@ export async function assembleCluster(
     authority: ipAuthority,
     gate: ipGate,
     ownershipChanged: ipOwnershipChanged,
+    leave: handOffAddresses,
   } = clusterIpLimit({
     selfId,
     clock,
@@ -286,6 +289,7 @@ export async function assembleCluster(
       tenure,
       ownership,
       isAlive,
+      hasLeft: (id) => memberOf(id)?.status === "left",
       self: () => toWireMember(detector.self, clock.now()),
       claim: (peerId, request, signal) => peerClient(peerId).claimHosts(request, { signal }),
       learnOf: (member) => detector.learnOf(fromWireMember(member)),
@@ -375,6 +379,7 @@ export async function assembleCluster(
     blacklist,
     ipAuthority,
     ipGate,
+    handOffAddresses,
     peers,
     peerClient,
     server,

@@ -162,6 +162,11 @@ export class ClusterIpGate implements IpLimiter {
     return this.leases.size;
   }
 
+  /** Gives every lease back to its authority (this agent leaves; see `IpLeases.endAll`). */
+  returnLeases(): void {
+    this.leases.endAll();
+  }
+
   /** Stops renewing leases (they lapse at the authorities). */
   close(): void {
     this.leases.close();

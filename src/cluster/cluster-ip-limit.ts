@@ -1,9 +1,9 @@
 import type { Clock } from "../clock.js";
 import type { Assignment } from "../hashing/index.js";
-import type { PeerClient } from "../transport/index.js";
+import { type IpRequest, MAX_IP_ENTRIES, type PeerClient } from "../transport/index.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
 import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
-import { answerIpRequest, ipHoldOf } from "./ip-wire.js";
+import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
 import type { Ownership } from "./ownership.js";
 
 /** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
@@ -42,6 +42,13 @@ export interface ClusterIpLimit {
    * previous authorities.
    */
   readonly ownershipChanged: (before: Assignment) => void;
+  /**
+   * This agent leaves, its requests over: its gate gives its leases back, and its authority stops
+   * granting and hands each of its addresses over to its next authority, telling every other agent of
+   * the view it is done (see `IpAuthority.leave`). Resolves once each has answered or could not be
+   * reached (that one then waits out the grace, as for a crash).
+   */
+  readonly leave: () => Promise<void>;
 }
 
 /**
@@ -88,5 +95,42 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       return previous === selfId ? undefined : previous;
     });
   };
-  return { authority, gate, ownershipChanged };
+  const leave = async () => {
+    const assignment = ownership.assignment;
+    gate.returnLeases();
+    const byAuthority = authority.leave(selfId, (ip) => {
+      const owner = assignment.ownerOfRareKey(ip);
+      return owner === selfId ? assignment.successors(ip, 1)[0] : owner;
+    });
+    const others = assignment.agents.flatMap(({ id }) => (id === selfId ? [] : [id]));
+    await Promise.all(
+      others.map(async (to) => {
+        const handOffs = [...(byAuthority.get(to) ?? [])].map(([ip, state]) => ({
+          ip,
+          state: toWireHandOver(state),
+        }));
+        for (let first = 0; first === 0 || first < handOffs.length; first += MAX_IP_ENTRIES) {
+          const chunk = handOffs.slice(first, first + MAX_IP_ENTRIES);
+          const request: IpRequest = {
+            fromId: selfId,
+            releases: [],
+            refusals: [],
+            asks: [],
+            handedOff: chunk,
+            leaving: first + MAX_IP_ENTRIES >= handOffs.length,
+          };
+          deps.onMessage();
+          // Unreached: that agent waits out the grace for these addresses, as after a crash.
+          const sent = await peerClient(to)
+            .ipGrants(request, { deadlineMs: IP_DEADLINE_MS })
+            .then(
+              () => true,
+              () => false,
+            );
+          if (!sent) return;
+        }
+      }),
+    );
+  };
+  return { authority, gate, ownershipChanged, leave };
 }

@@ -179,7 +179,8 @@ export class ClusterNode {
    * to their next owners and tells the others, all within `timeoutMs`. Idempotent.
    */
   leave(timeoutMs = DEFAULT_LEAVE_TIMEOUT_MS): Promise<LeaveOutcome> {
-    const { agent, detector, stabilizer, exchange, desk, claims, tenure, peerClient } = this.parts;
+    const { agent, detector, stabilizer, exchange, desk, claims, tenure, peerClient, handOffAddresses } =
+      this.parts;
     this.leaving ??= leaveCluster(timeoutMs, {
       clock: this.clock,
       agent,
@@ -187,6 +188,7 @@ export class ClusterNode {
       desk,
       heldHosts: () => tenure.heldHosts().length,
       send: (peerId, request, deadlineMs) => peerClient(peerId).handOverHosts(request, { deadlineMs }),
+      handOffAddresses,
       announce: () => detector.leave(),
       settled: () => stabilizer.settled(),
       exchange,

@@ -40,6 +40,11 @@ export interface LeaveDeps {
   readonly heldHosts: () => number;
   /** Sends one pushed hand-over to `peerId`, within `deadlineMs`. */
   readonly send: (peerId: string, request: HandOverRequest, deadlineMs: number) => Promise<HandOverReply>;
+  /**
+   * Hands the IP addresses this agent is the authority of over to their next authorities (it grants
+   * nothing from then on), so they need not wait out a crashed agent's grace.
+   */
+  readonly handOffAddresses: () => Promise<void>;
   /** Tells every member this agent leaves (the failure detector's leave). */
   readonly announce: () => Promise<void>;
   /** Resolves when the hand-over of the queues that the leave's view change started is queued. */
@@ -56,7 +61,8 @@ const PUSH_RETRY_MS = 200;
  * A graceful leave, within `timeoutMs`: stops starting fetches, claims and taking hosts in, and waits
  * for the requests in flight (a quarter of the time at most); hands every host this agent holds, with
  * the URLs it has done there, to the host's next owner (half of what is left; hosts a next owner did not
- * take are pushed again while that lasts); announces the leave, so
+ * take are pushed again while that lasts); hands its IP addresses to their next authorities (see
+ * `ClusterIpLimit.leave`); announces the leave, so
  * the next owners own what they already hold; hands every queued URL to its next owner and waits for
  * the acknowledgements (the rest). What is not handed over by then is said in the outcome, and
  * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
@@ -101,6 +107,9 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
     }
   });
   const pushed = { handed, failed: lastRound?.failed ?? deps.heldHosts() };
+  // Its requests are over (paused, and waited for above): its addresses go to their next authorities
+  // before the leave is announced, so those take them as handed over when their views change.
+  await within(clock, left() / 4, deps.handOffAddresses);
   // Announced after the hand-over: the next owners hold the hosts before they own them. Then the
   // queued URLs go to them (before, they would have sent them back: this agent still owned them).
   await within(clock, left() / 3, deps.announce);

@@ -42,6 +42,8 @@ export interface HostClaimsDeps {
   readonly tenure: CrawlTenure;
   readonly ownership: Pick<Ownership, "ownerOf" | "assignment">;
   readonly isAlive: (id: string) => boolean;
+  /** True when agent `id` told this one it left the cluster (a graceful leave: its hosts were handed over). */
+  readonly hasLeft: (id: string) => boolean;
   /** This agent's own entry, as sent to the agents it claims from. */
   readonly self: () => Member;
   /** Sends a claim to agent `peerId`; `signal` aborts it (the agent left the view). */
@@ -277,11 +279,12 @@ export class HostClaims {
       case "NOT_HELD": {
         // The asked agent names who owned the host before this one in its view. One this agent has not
         // heard from yet (a newcomer whose view is still filling in) may be crawling it: it is learnt
-        // of and the host waits, rather than be taken and its done pages fetched again.
+        // of and the host waits, rather than be taken and its done pages fetched again. One that left
+        // handed its hosts over as it went: nothing to wait for.
         const previous = answer.holder;
         if (previous && previous.id !== this.deps.selfId && !walk.asked.has(previous.id)) {
           if (this.deps.isAlive(previous.id)) walk.next = previous.id;
-          else this.waitForUnheard(walk, previous, retryAt);
+          else if (!this.deps.hasLeft(previous.id)) this.waitForUnheard(walk, previous, retryAt);
         }
         return; // else the next agent along the circle
       }
@@ -295,7 +298,11 @@ export class HostClaims {
           return;
         }
         // One this agent has not heard from yet holds it: learnt of, and asked once it is alive here.
-        if (holder.id !== this.deps.selfId && !this.deps.isAlive(holder.id)) {
+        if (
+          holder.id !== this.deps.selfId &&
+          !this.deps.isAlive(holder.id) &&
+          !this.deps.hasLeft(holder.id)
+        ) {
           this.waitForUnheard(walk, holder, retryAt);
         }
         // The agent named was asked already (it does not hold it): the walk goes on along the circle.

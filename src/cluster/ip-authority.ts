@@ -75,6 +75,10 @@ export class IpAuthority {
   private sweepAt = FIRST_SWEEP_AT;
   private nextSlotId = 1;
   private readonly waiters: IpWaitQueue<IpGrant>;
+  /** True once this agent handed its addresses over to leave: it grants nothing anywhere any more. */
+  private left = false;
+  /** Hand-overs of agents leaving, gathered request by request until their last (`leaving`). */
+  private readonly leaving = new Map<string, Map<string, IpHandOver>>();
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -126,12 +130,60 @@ export class IpAuthority {
   }
 
   /**
-   * Another agent, now `ip`'s authority in its view, takes it over: this agent grants nothing there for
-   * the grace, and answers what it granted that may still run.
+   * This agent, `selfId`, leaves the cluster, its own requests over: from now on it grants nothing
+   * anywhere, and hands each of its addresses over to `nextAuthorityOf(ip)`, its authority without this
+   * agent (undefined: none). Returns what it granted others that may still run, by next authority and
+   * address; every other address had none. Sent before the leave is announced, they let the next
+   * authorities grant at once instead of waiting out the grace of an agent gone without a word.
    */
-  handOver(ip: string): IpHandOver {
+  leave(
+    selfId: string,
+    nextAuthorityOf: (ip: string) => string | undefined,
+  ): Map<string, Map<string, IpHandOver>> {
+    this.left = true;
     const now = this.deps.clock.now();
-    this.handOvers.handOff(ip, now);
+    const byAuthority = new Map<string, Map<string, IpHandOver>>();
+    for (const [ip, ledger] of this.ledgers) {
+      const next = nextAuthorityOf(ip);
+      if (next === undefined) continue;
+      this.handOvers.handOff(ip, next, now);
+      const handOffs = byAuthority.get(next) ?? new Map<string, IpHandOver>();
+      handOffs.set(ip, withoutAgent(ledger.handOver(now), selfId));
+      byAuthority.set(next, handOffs);
+    }
+    this.ledgers.clear();
+    this.waiters.close({ kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
+    return byAuthority;
+  }
+
+  /**
+   * Agent `from`, leaving, hands over `handOffs` (see {@link leave}); `last`: the last of its requests
+   * to this agent, after which every address of its moving here is taken as handed over (those not in
+   * any request had nothing that may still run). An address this agent keeps already (its view changed
+   * first) takes in what was granted there, and keeps its wait too (when in doubt, slower).
+   */
+  leftHandingOver(from: string, handOffs: ReadonlyMap<string, IpHandOver>, last: boolean): void {
+    const now = this.deps.clock.now();
+    const gathered = this.leaving.get(from) ?? new Map<string, IpHandOver>();
+    for (const [ip, handOff] of handOffs) {
+      gathered.set(ip, handOff);
+      this.ledgers.get(ip)?.handedOver(handOff, now);
+    }
+    if (!last) {
+      this.leaving.set(from, gathered);
+      return;
+    }
+    this.leaving.delete(from);
+    this.handOvers.leftHandingOver(from, gathered, now);
+  }
+
+  /**
+   * Agent `to`, now `ip`'s authority in its view, takes it over: this agent grants nothing there for
+   * the grace (unless `to` leaves and hands it back), and answers what it granted that may still run.
+   */
+  handOver(ip: string, to: string): IpHandOver {
+    const now = this.deps.clock.now();
+    this.handOvers.handOff(ip, to, now);
     const ledger = this.ledgers.get(ip);
     this.ledgers.delete(ip);
     this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
@@ -174,7 +226,7 @@ export class IpAuthority {
    */
   private decide(agent: string, ip: string, renew: boolean, queued: boolean): IpDecision {
     const now = this.deps.clock.now();
-    if (!this.deps.owns(ip) || this.handOvers.isHandedOff(ip, now))
+    if (!this.keeps(ip, now))
       return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
     const ledger = this.ledger(ip, now);
     const leaseAnswer = ledger.answerLease(agent, renew, now);
@@ -216,7 +268,7 @@ export class IpAuthority {
    */
   release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
     const now = this.deps.clock.now();
-    if (!this.deps.owns(ip) || this.handOvers.isHandedOff(ip, now)) return;
+    if (!this.keeps(ip, now)) return;
     this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
     // What was freed goes to the first waiting there, at once.
     this.serve(ip);
@@ -228,7 +280,7 @@ export class IpAuthority {
    */
   refused(agent: string, ip: string, retryAfterMs: number | undefined): number {
     const now = this.deps.clock.now();
-    if (!this.deps.owns(ip) || this.handOvers.isHandedOff(ip, now)) return 0;
+    if (!this.keeps(ip, now)) return 0;
     const blockedMs = this.ledger(ip, now).refused(agent, retryAfterMs, now);
     this.serve(ip); // those waiting there hear of the block now
     return blockedMs;
@@ -240,8 +292,13 @@ export class IpAuthority {
    */
   crawlDelay(agent: string, ip: string, delayMs: number): void {
     const now = this.deps.clock.now();
-    if (!this.deps.owns(ip) || this.handOvers.isHandedOff(ip, now)) return;
+    if (!this.keeps(ip, now)) return;
     this.ledger(ip, now).crawlDelay(agent, delayMs, now);
+  }
+
+  /** True while this agent is `ip`'s authority: it owns it, has not handed it over, and has not left. */
+  private keeps(ip: string, now: number): boolean {
+    return !this.left && this.deps.owns(ip) && !this.handOvers.isHandedOff(ip, now);
   }
 
   /** Addresses with state here. */
@@ -271,8 +328,9 @@ export class IpAuthority {
     const ledger = new IpLedger(this.options, () => this.nextSlotId++, this.deps.random ?? Math.random);
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
-    const { askFrom, holdUntilMs } = this.handOvers.takeOverOf(ip, now);
+    const { askFrom, holdUntilMs, handedOver } = this.handOvers.takeOverOf(ip, now);
     if (holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
+    if (handedOver) ledger.handedOver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
     return ledger;
   }
@@ -295,4 +353,14 @@ export class IpAuthority {
     this.handOvers.sweep(now);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);
   }
+}
+
+/** `handOver` without agent `id`'s requests (its own, over as it leaves). */
+function withoutAgent(handOver: IpHandOver, id: string): IpHandOver {
+  if (!handOver.held.has(id)) return handOver;
+  const held = new Map(handOver.held);
+  held.delete(id);
+  const startsFor = new Map(handOver.startsFor);
+  startsFor.delete(id);
+  return { ...handOver, held, startsFor };
 }

@@ -52,6 +52,11 @@ export interface IpHandOver {
   readonly held: ReadonlyMap<string, number>;
   /** How long they may still run at most, ms. */
   readonly untilMs: number;
+  /**
+   * How long each agent may still start requests there, ms, where known (a lease it holds); absent for
+   * an agent: until {@link untilMs}. The starts of slots granted are in {@link spacedForMs}.
+   */
+  readonly startsFor?: ReadonlyMap<string, number>;
   /** How long the address is still blocked by a server's push-back, ms. */
   readonly blockedForMs: number;
   /** How long the next request there must wait for the IP delay still, ms. */

@@ -8,24 +8,38 @@ interface Takeover {
   readonly previousOf: (ip: string) => string | undefined;
 }
 
+import type { IpHandOver } from "./ip-grant.js";
+
 /** How an authority new to an address takes it over (see {@link IpHandOvers.takeOverOf}). */
 export interface IpTakeOver {
   /** The previous authority, alive: to be asked to hand the address over (undefined: none to ask). */
   readonly askFrom?: string;
   /** A crashed previous authority's grants may run, and start, until this (-Infinity: none crashed). */
   readonly holdUntilMs: number;
+  /** What previous authorities that left handed over before they went, durations counted from now. */
+  readonly handedOver?: IpHandOver;
+}
+
+/** What an agent leaving handed over to this one: every address of its moving here, at `atMs`. */
+interface Leaver {
+  readonly atMs: number;
+  /** The addresses where it granted what may still run (any other of its had nothing to hand over). */
+  readonly handOffs: ReadonlyMap<string, IpHandOver>;
 }
 
 /**
  * The hand-over of addresses between authorities, as one authority sees it: the view changes of the
- * last grace, from which an address fresh here is taken over (from its previous authority if alive, else
- * held for the grace), and the addresses this agent handed over to another, where it grants nothing
- * for the grace. It keeps no per-address state of its own but the latter.
+ * last grace, from which an address fresh here is taken over (from its previous authority if alive;
+ * from what it handed over before it left, if it left gracefully; else held for the grace), and the
+ * addresses this agent handed over to another, where it grants nothing for the grace. It keeps no
+ * per-address state of its own but the latter and what leavers handed over.
  */
 export class IpHandOvers {
   private takeovers: Takeover[] = [];
-  /** Addresses handed over to another authority, until when nothing is granted there. */
-  private readonly handedOff = new Map<string, number>();
+  /** Addresses handed over to another authority: to whom, and until when nothing is granted there. */
+  private readonly handedOff = new Map<string, { readonly to: string; readonly untilMs: number }>();
+  /** Agents that left handing their addresses over to this one, for the grace after. */
+  private readonly leavers = new Map<string, Leaver>();
 
   /**
    * @param graceMs how late another agent may still grant for an address this one just took over, ms.
@@ -42,29 +56,48 @@ export class IpHandOvers {
     this.takeovers.push({ atMs: now, previousOf });
   }
 
-  /** How `ip`, fresh at this authority at `now`, is taken over: the last live previous authority is asked. */
+  /**
+   * Agent `from`, leaving the cluster, handed over at `now` every address of its whose authority this
+   * agent becomes without it: `handOffs` those where it granted what may still run, none elsewhere.
+   */
+  leftHandingOver(from: string, handOffs: ReadonlyMap<string, IpHandOver>, now: number): void {
+    this.leavers.set(from, { atMs: now, handOffs });
+    // What this agent handed over to it came back with the rest (what it still had, it handed over).
+    for (const [ip, handedOff] of this.handedOff) if (handedOff.to === from) this.handedOff.delete(ip);
+  }
+
+  /**
+   * How `ip`, fresh at this authority at `now`, is taken over: the last live previous authority is asked;
+   * what one that left handed over is taken as it said; one gone without a word is waited out.
+   */
   takeOverOf(ip: string, now: number): IpTakeOver {
     let askFrom: string | undefined;
     let holdUntilMs = Number.NEGATIVE_INFINITY;
+    let handedOver: IpHandOver | undefined;
     for (const t of this.takeovers) {
       const end = t.atMs + this.graceMs;
       const previous = end > now ? t.previousOf(ip) : undefined;
       if (previous === undefined) continue;
+      const leaver = this.leavers.get(previous);
       if (this.isAlive(previous)) askFrom = previous;
+      else if (leaver !== undefined && now < leaver.atMs + this.graceMs) {
+        const handOff = leaver.handOffs.get(ip);
+        if (handOff) handedOver = merged(handedOver, aged(handOff, now - leaver.atMs));
+      }
       // A crashed authority cannot answer: what it granted may start until the grace ends.
       else holdUntilMs = Math.max(holdUntilMs, end);
     }
-    return { askFrom, holdUntilMs };
+    return handedOver ? { askFrom, holdUntilMs, handedOver } : { askFrom, holdUntilMs };
   }
 
-  /** This agent hands `ip` over to another at `now`: it grants nothing there for the grace. */
-  handOff(ip: string, now: number): void {
-    this.handedOff.set(ip, now + this.graceMs);
+  /** This agent hands `ip` over to agent `to` at `now`: it grants nothing there for the grace. */
+  handOff(ip: string, to: string, now: number): void {
+    this.handedOff.set(ip, { to, untilMs: now + this.graceMs });
   }
 
   /** True while `ip` was handed over to another authority within the grace. */
   isHandedOff(ip: string, now: number): boolean {
-    const untilMs = this.handedOff.get(ip);
+    const untilMs = this.handedOff.get(ip)?.untilMs;
     if (untilMs === undefined) return false;
     if (now < untilMs) return true;
     this.handedOff.delete(ip);
@@ -73,6 +106,41 @@ export class IpHandOvers {
 
   /** Forgets the hand-overs whose grace is over. */
   sweep(now: number): void {
-    for (const [ip, untilMs] of this.handedOff) if (now >= untilMs) this.handedOff.delete(ip);
+    for (const [ip, { untilMs }] of this.handedOff) if (now >= untilMs) this.handedOff.delete(ip);
+    for (const [id, leaver] of this.leavers) if (now >= leaver.atMs + this.graceMs) this.leavers.delete(id);
   }
+}
+
+/** `handOver`, said `ageMs` ago: its durations `ageMs` shorter. */
+function aged(handOver: IpHandOver, ageMs: number): IpHandOver {
+  const left = (ms: number) => Math.max(0, ms - ageMs);
+  return {
+    held: handOver.held,
+    untilMs: left(handOver.untilMs),
+    ...(handOver.startsFor
+      ? { startsFor: new Map([...handOver.startsFor].map(([agent, ms]) => [agent, left(ms)])) }
+      : {}),
+    blockedForMs: left(handOver.blockedForMs),
+    spacedForMs: left(handOver.spacedForMs),
+  };
+}
+
+/** Two hand-overs of one address as one: every agent's requests, the longest of each wait. */
+function merged(a: IpHandOver | undefined, b: IpHandOver): IpHandOver {
+  if (a === undefined) return b;
+  const held = new Map(a.held);
+  for (const [agent, count] of b.held) held.set(agent, (held.get(agent) ?? 0) + count);
+  // An agent's starts as the longer of the two says (unsaid: until the hand-over's end).
+  const startsFor = new Map<string, number>();
+  for (const agent of held.keys()) {
+    const startsOf = (h: IpHandOver) => (h.held.has(agent) ? (h.startsFor?.get(agent) ?? h.untilMs) : 0);
+    startsFor.set(agent, Math.max(startsOf(a), startsOf(b)));
+  }
+  return {
+    held,
+    untilMs: Math.max(a.untilMs, b.untilMs),
+    startsFor,
+    blockedForMs: Math.max(a.blockedForMs, b.blockedForMs),
+    spacedForMs: Math.max(a.spacedForMs, b.spacedForMs),
+  };
 }

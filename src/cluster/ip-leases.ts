@@ -102,6 +102,14 @@ export class IpLeases {
     this.startTicker();
   }
 
+  /**
+   * Ends every lease (this agent leaves): what did not start is given back now, the rest as it ends, so
+   * the authorities need not count it until the leases lapse.
+   */
+  endAll(): void {
+    for (const [ip, lease] of this.leases) this.end(ip, lease);
+  }
+
   /** Stops renewing leases (they lapse at the authorities). */
   close(): void {
     this.closed = true;

@@ -89,11 +89,12 @@ export class IpLedger {
       this.holdUntil(now + this.options.graceMs);
       return;
     }
-    // Its spacing counted from its answer, which came before now; its leases' starts until they end.
-    const startsUntilMs = now + handOver.untilMs;
+    // Its spacing counted from its answer, which came before now; its leases' starts until they end
+    // (until a holder gives its lease back), or, unsaid, while its requests may run.
     this.spacing.startedBy(now + handOver.spacedForMs - this.options.ipDelayMs);
     for (const [agent, held] of handOver.held) {
       const count = held - (this.untrackedReleases.get(agent) ?? 0);
+      const startsUntilMs = now + (handOver.startsFor?.get(agent) ?? handOver.untilMs);
       if (count > 0) this.remainders.set(agent, { count, untilMs: now + handOver.untilMs, startsUntilMs });
     }
     this.untrackedReleases.clear();
@@ -104,20 +105,27 @@ export class IpLedger {
   handOver(now: number): IpHandOver {
     this.expire(now);
     const held = new Map<string, number>();
+    const startsFor = new Map<string, number>();
     let untilMs = now;
-    const add = (agent: string, count: number, endMs: number) => {
+    const add = (agent: string, count: number, endMs: number, startsUntilMs: number) => {
       held.set(agent, (held.get(agent) ?? 0) + count);
       untilMs = Math.max(untilMs, endMs);
+      startsFor.set(agent, Math.max(startsFor.get(agent) ?? 0, startsUntilMs - now));
     };
-    for (const slot of this.slots.values()) add(slot.agent, 1, slot.untilMs);
-    for (const [agent, r] of this.remainders) add(agent, r.count, r.untilMs);
-    if (this.lease)
-      add(this.lease.holder, this.options.maxPerIp, this.lease.untilMs + this.options.slotTtlMs);
+    // A slot's start is in the spacing; a lease's (or its remainder's) may come until its end.
+    for (const slot of this.slots.values()) add(slot.agent, 1, slot.untilMs, now);
+    for (const [agent, r] of this.remainders) add(agent, r.count, r.untilMs, r.startsUntilMs);
+    if (this.lease) {
+      const { holder, untilMs: leaseEndMs } = this.lease;
+      add(holder, this.options.maxPerIp, leaseEndMs + this.options.slotTtlMs, leaseEndMs);
+    }
     return {
       held,
       untilMs: untilMs - now,
+      startsFor,
       blockedForMs: Math.max(0, this.backOff.blockedUntilMs - now),
-      spacedForMs: Math.max(0, this.nextStartAtMs(now, true) - now),
+      // The starts this authority granted; those the agents may make are in `startsFor`.
+      spacedForMs: Math.max(0, this.spacing.nextStartAtMs(now) - now),
     };
   }
 

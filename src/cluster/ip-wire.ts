@@ -2,8 +2,9 @@ import type { IpGrantMessage, IpHandOverMessage, IpReply, IpRequest } from "../t
 import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from "./ip-authority.js";
 
 /**
- * `IpGrants` answered by `authority`: the sender's releases and refusals taken in first, then each ask
- * answered in order, then each address taken over handed over. A request with an ask that may be held
+ * `IpGrants` answered by `authority`: the sender's releases, refusals, Crawl-delays and (leaving) the
+ * addresses it hands over taken in first, then each ask answered in order, then each address taken over
+ * handed over. A request with an ask that may be held
  * (`holdMs`) is answered once every such ask is (a promise then); any other at once.
  */
 export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply | Promise<IpReply> {
@@ -13,10 +14,14 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
     authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
   for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
+  if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
+    const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
+    authority.leftHandingOver(from, handOffs, request.leaving ?? false);
+  }
   const answers = request.asks.map(({ ip, renew, holdMs }) =>
     !renew && (holdMs ?? 0) > 0 ? authority.askHeld(from, ip, holdMs) : authority.ask(from, ip, renew),
   );
-  const handedOver = (request.takeOver ?? []).map((ip) => toWireHandOver(authority.handOver(ip)));
+  const handedOver = (request.takeOver ?? []).map((ip) => toWireHandOver(authority.handOver(ip, from)));
   if (answers.every((answer) => !(answer instanceof Promise)))
     return { grants: (answers as IpGrant[]).map(toWireGrant), handedOver };
   return Promise.all(answers).then((grants) => ({ grants: grants.map(toWireGrant), handedOver }));
@@ -29,9 +34,15 @@ export function ipHoldOf(request: IpRequest): number {
   return Math.min(holdMs, IP_MAX_HOLD_MS);
 }
 
-function toWireHandOver(handOver: IpHandOver): IpHandOverMessage {
+/** `handOver` as the wire carries it. */
+export function toWireHandOver(handOver: IpHandOver): IpHandOverMessage {
   return {
-    held: [...handOver.held].map(([agentId, count]) => ({ agentId, count })),
+    held: [...handOver.held].map(([agentId, count]) => {
+      const startsForMs = handOver.startsFor?.get(agentId);
+      return startsForMs === undefined
+        ? { agentId, count, startsForMs: 0, hasStartsFor: false }
+        : { agentId, count, startsForMs, hasStartsFor: true };
+    }),
     untilMs: handOver.untilMs,
     blockedForMs: handOver.blockedForMs,
     spacedForMs: handOver.spacedForMs,
@@ -43,6 +54,11 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
   return {
     held: new Map(handOver.held.map(({ agentId, count }) => [agentId, count])),
     untilMs: handOver.untilMs,
+    startsFor: new Map(
+      handOver.held.flatMap(({ agentId, startsForMs, hasStartsFor }) =>
+        hasStartsFor ? [[agentId, startsForMs] as const] : [],
+      ),
+    ),
     blockedForMs: handOver.blockedForMs,
     spacedForMs: handOver.spacedForMs,
   };

@@ -291,6 +291,16 @@ export interface IpRequest {
   takeOver?: string[];
   /** Crawl-delays of hosts at the receiver's addresses (absent: none). */
   crawlDelays?: IpCrawlDelay__Output[];
+  /** Addresses the sender hands over as it leaves (absent: none). */
+  handedOff?: IpHandOffMessage[];
+  /** True on the last request of the sender's leave to the receiver (absent: false). */
+  leaving?: boolean;
+}
+
+/** One address handed over by an agent that leaves (`ubicrawl.v1.IpHandOff`). */
+export interface IpHandOffMessage {
+  ip: string;
+  state: IpHandOverMessage;
 }
 
 /** One grant of an `IpGrants` reply. */

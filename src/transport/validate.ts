@@ -800,6 +800,11 @@ export function validateIpRequest(value: unknown): IpRequest {
       const e = record(v, p);
       return { ip: ipAddress(e.ip, `${p}.ip`), delayMs: uint64(e.delayMs, `${p}.delayMs`) };
     }),
+    handedOff: list(r.handedOff ?? [], "handedOff", MAX_IP_ENTRIES, (v, p) => {
+      const e = record(v, p);
+      return { ip: ipAddress(e.ip, `${p}.ip`), state: ipHandOver(e.state, `${p}.state`) };
+    }),
+    leaving: bool(r.leaving ?? false, "leaving"),
   };
 }
 
@@ -808,7 +813,12 @@ function ipHandOver(value: unknown, path: string): IpHandOverMessage {
   return {
     held: list(h.held, `${path}.held`, MAX_IP_ENTRIES, (v, p) => {
       const e = record(v, p);
-      return { agentId: agentId(e.agentId, `${p}.agentId`), count: uint32(e.count, `${p}.count`) };
+      return {
+        agentId: agentId(e.agentId, `${p}.agentId`),
+        count: uint32(e.count, `${p}.count`),
+        startsForMs: uint64(e.startsForMs ?? 0, `${p}.startsForMs`),
+        hasStartsFor: bool(e.hasStartsFor ?? false, `${p}.hasStartsFor`),
+      };
     }),
     untilMs: uint64(h.untilMs, `${path}.untilMs`),
     blockedForMs: uint64(h.blockedForMs, `${path}.blockedForMs`),

@@ -61,6 +61,7 @@ function setUp(
     urlsInFlight?: number;
     push?: (send: PushSender, quiesceMs: number | undefined) => Promise<PushOutcome>;
     announce?: () => Promise<void>;
+    handOffAddresses?: () => Promise<void>;
     settled?: () => Promise<void>;
     drain?: (signal: AbortSignal | undefined) => Promise<void>;
     send?: (peer: string, request: HandOverRequest) => Promise<HandOverReply>;
@@ -106,6 +107,10 @@ function setUp(
       sent.push({ peer, request, deadlineMs });
       return over.send?.(peer, request) ?? Promise.resolve<HandOverReply>({ taken: request.hosts.length });
     },
+    handOffAddresses: () => {
+      note("handOff");
+      return over.handOffAddresses?.() ?? Promise.resolve();
+    },
     announce: () => {
       note("announce");
       return over.announce?.() ?? Promise.resolve();
@@ -139,7 +144,7 @@ it("pauses the agent, stops claiming and closes the desk at once, before anythin
   expect(log).toEqual(["pause@0", "claims.stop@0", "desk.close@0"]);
 });
 
-it("runs the steps in order: hand-over, then the announcement, then the settled view change, then the drain", async () => {
+it("runs the steps in order: hand-over, addresses, then the announcement, then the settled view change, then the drain", async () => {
   const { clock, log, outcome } = setUp({ push: pushOne({ handed: 1, failed: 0 }) });
   await elapse(clock, 0);
   expect(log).toEqual([
@@ -148,6 +153,7 @@ it("runs the steps in order: hand-over, then the announcement, then the settled 
     "desk.close@0",
     "pushAll@0",
     "send:b@0",
+    "handOff@0",
     "announce@0",
     "settled@0",
     "drain@0",
@@ -197,6 +203,7 @@ it("still gives each send a positive deadline when no time is left", async () =>
     claims: { stop: () => {} },
     desk: { close: () => {}, pushAll: pushOne({ handed: 1, failed: 0 }) },
     heldHosts: () => 1,
+    handOffAddresses: () => Promise.resolve(),
     send: (_peer, request, deadlineMs) => {
       deadlines.push(deadlineMs);
       return Promise.resolve({ taken: request.hosts.length });
@@ -313,6 +320,19 @@ it("waits for the announcement a third of the time left at most", async () => {
   expect(log).toContain("settled@8000");
 });
 
+it("hands the addresses over before the announcement, waiting a quarter of the time left at most", async () => {
+  // The hand-over takes 2 s: 18 s are left, 4.5 s of them for the addresses.
+  const push = deferred<PushOutcome>();
+  const { clock, log } = setUp({ push: () => push.promise, handOffAddresses: () => hang() });
+  await elapse(clock, 2_000);
+  push.resolve({ handed: 1, failed: 0 });
+  await elapse(clock, 4_499);
+  expect(log).toContain("handOff@2000");
+  expect(log.some((step) => step.startsWith("announce"))).toBe(false);
+  await elapse(clock, 1);
+  expect(log).toContain("announce@6500");
+});
+
 it("drains the exchange only once the view change has settled", async () => {
   const settled = deferred<void>();
   const { clock, log } = setUp({ settled: () => settled.promise });
@@ -379,6 +399,7 @@ it("uses the time the steps took, so a slow step leaves less for the next ones a
     "claims.stop@0",
     "desk.close@0",
     "pushAll@4020",
+    "handOff@11000",
     "announce@11000",
     "settled@14000",
     "drain@14000",

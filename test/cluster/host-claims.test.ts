@@ -57,6 +57,8 @@ function setup(options: { maxAsked?: number; unheardWaitMs?: number } = {}) {
   const clock = new ManualClock();
   const tenure = new CrawlTenure();
   const alive = new Set(["me", "b", "c", "d"]);
+  /** Agents that told this one they left. */
+  const left = new Set<string>();
   /** host -> the other agents along the circle from it (b, c, d by default). */
   const circle = new Map<string, string[]>();
   /** host -> its owner ("me" by default). */
@@ -80,6 +82,7 @@ function setup(options: { maxAsked?: number; unheardWaitMs?: number } = {}) {
     tenure,
     ownership,
     isAlive: (id) => alive.has(id),
+    hasLeft: (id) => left.has(id),
     self: () => member("me"),
     claim: (peer, request, signal) =>
       new Promise<ClaimReply>((resolve, reject) => {
@@ -133,6 +136,7 @@ function setup(options: { maxAsked?: number; unheardWaitMs?: number } = {}) {
     clock,
     tenure,
     alive,
+    left,
     circle,
     owner,
     asked,
@@ -393,6 +397,21 @@ describe("HostClaims: the walk along the circle", () => {
     await answerLast("NOT_HELD");
     await answerLast("NOT_HELD");
     expect(log().slice(-3)).toEqual(["b:h/0", "c:h/0", "d:h/0"]);
+    expect(tenure.holds("h")).toBe(true);
+    expect(results.get("h")).toBe(0);
+  });
+
+  it("does not wait for an agent named as the host's owner before it that told it it left: its hosts were handed over", async () => {
+    const { admit, clock, answerLast, log, tenure, learned, results, left } = setup();
+    left.add("x");
+    admit("h");
+    clock.advance(5);
+    await settle();
+    await answerLast("NOT_HELD", { holder: "x" });
+    await answerLast("NOT_HELD");
+    await answerLast("NOT_HELD");
+    expect(log()).toEqual(["b:h/0", "c:h/0", "d:h/0"]);
+    expect(learned).toEqual([]);
     expect(tenure.holds("h")).toBe(true);
     expect(results.get("h")).toBe(0);
   });

@@ -173,7 +173,7 @@ it("answers the line when the address is handed over, or no longer this agent's"
   fill(authority);
   const answers: string[] = [];
   const c = held(authority, "c", answers);
-  authority.handOver(IP);
+  authority.handOver(IP, "next");
   expect((await c).kind).toBe("wait");
   const second = setUp();
   fill(second.authority);

@@ -183,7 +183,7 @@ function twoAuthorities(options: IpAuthorityOptions = OPTIONS) {
       clock,
       owns: () => owner.current === id,
       isAlive: () => true,
-      takeOver: async (_from, ip) => authorities.old.handOver(ip),
+      takeOver: async (_from, ip) => authorities.old.handOver(ip, id),
       random: () => 0,
     });
   const authorities = { old: make("old"), next: make("next") };
@@ -217,7 +217,7 @@ it("grants nothing at an address it handed over, though its view still makes it 
   // The new authority asked for the address before this one's view changed.
   const { authority } = setUp(() => true);
   expect(authority.ask("a", IP, false).kind).toBe("lease");
-  authority.handOver(IP);
+  authority.handOver(IP, "next");
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 250 });
   expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
   expect(authority.askHeld("b", IP, 1_000)).toEqual({ kind: "wait", waitMs: 250 });
@@ -237,6 +237,89 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   expect(next.ask("b", IP, false).kind).toBe("wait");
   next.release("a", IP, [], 1);
   expect(next.ask("b", IP, false).kind).toBe("slot");
+});
+
+/** `old` leaving: `next` is the authority of its addresses without it, and `old` is gone from its view. */
+function leaving(options: IpAuthorityOptions = OPTIONS) {
+  const clock = new ManualClock();
+  const owner = { current: "old" };
+  const alive = new Set(["old", "next"]);
+  const make = (id: string): IpAuthority =>
+    new IpAuthority(options, {
+      clock,
+      owns: () => owner.current === id,
+      isAlive: (agent) => alive.has(agent),
+      // The leaver is gone once the view changed: asking it would get no answer.
+      takeOver: async () => undefined,
+      random: () => 0,
+    });
+  const old = make("old");
+  const next = make("next");
+  /** `old` leaves: it hands over what `leave` returns to `next`, then the view changes without it. */
+  const leave = () => {
+    const byAuthority = old.leave("old", () => "next");
+    next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true);
+    viewWithoutOld();
+  };
+  /** The view changes without `old`, handed over or not. */
+  const viewWithoutOld = () => {
+    owner.current = "next";
+    alive.delete("old");
+    next.viewChanged(() => "old");
+  };
+  return { clock, old, next, leave, viewWithoutOld };
+}
+
+it("takes over at once the addresses of an agent that left handing them over: nothing granted there, no wait", () => {
+  const { old, next, leave } = leaving();
+  leave();
+  // An address the leaver never granted at: not waited out as after a crash.
+  expect(next.ask("a", IP, false).kind).toBe("lease");
+  expect(old.ask("b", "127.0.0.77", false)).toEqual({ kind: "wait", waitMs: 250 });
+});
+
+it("counts what an agent that left had granted until released or expired, and grants nothing there as it leaves", () => {
+  const { clock, old, next, leave } = leaving();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  old.release("a", IP, [], 2);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  expect(slot.kind).toBe("slot");
+  clock.advance(1_000);
+  leave();
+  // The leaver grants nothing any more, anywhere, though its own view may still make it the authority.
+  expect(old.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 250 });
+  expect(old.ask("c", "127.0.0.78", false)).toEqual({ kind: "wait", waitMs: 250 });
+  clock.advance(1_000);
+  // b's slot counts at the new authority: one more at most (maxPerIp 2), without waiting for a grace.
+  expect(next.ask("a", IP, false).kind).toBe("slot");
+  expect(next.inFlight(IP)).toBe(2);
+  expect(next.ask("a", IP, false).kind).toBe("wait");
+  next.release("b", IP, [slot.slotId], 0);
+  expect(next.ask("a", IP, false).kind).toBe("slot");
+});
+
+it("hands over nothing of the leaver's own requests: they are over when it leaves", () => {
+  const { old, next, leave } = leaving();
+  // The leaver leased the address to itself.
+  expect(old.ask("old", IP, false).kind).toBe("lease");
+  leave();
+  expect(next.ask("a", IP, false).kind).toBe("lease");
+});
+
+it("still waits out the grace for an agent that left without handing its addresses over", () => {
+  const { next, viewWithoutOld } = leaving();
+  viewWithoutOld();
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+});
+
+it("waits out the grace when the leave's last message never came, though some addresses were handed over", () => {
+  const { old, next, viewWithoutOld } = leaving();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  const byAuthority = old.leave("old", () => "next");
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), false);
+  viewWithoutOld();
+  expect(next.ask("b", "127.0.0.79", false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+  expect(next.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
 });
 
 it("forgets addresses with nothing left to remember, keeping those in use and those backing off", () => {

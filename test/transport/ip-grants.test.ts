@@ -13,6 +13,18 @@ const REQUEST = {
   ],
   takeOver: ["127.0.0.11"],
   crawlDelays: [{ ip: "127.0.0.9", delayMs: 10_000 }],
+  handedOff: [
+    {
+      ip: "127.0.0.12",
+      state: {
+        held: [{ agentId: "agent-c", count: 2, startsForMs: 1_500, hasStartsFor: true }],
+        untilMs: 8_000,
+        blockedForMs: 0,
+        spacedForMs: 20,
+      },
+    },
+  ],
+  leaving: true,
 };
 
 function badMessage(check: () => unknown): boolean {
@@ -68,7 +80,7 @@ it("validates addresses, counts and grant kinds", () => {
   };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
   const handOver = {
-    held: [{ agentId: "agent-b", count: 2 }],
+    held: [{ agentId: "agent-b", count: 2, startsForMs: 0, hasStartsFor: false }],
     untilMs: 4_000,
     blockedForMs: 0,
     spacedForMs: 300,
@@ -86,6 +98,16 @@ it("validates addresses, counts and grant kinds", () => {
     badMessage(() => validateIpReply({ grants: [], handedOver: [{ ...handOver, spacedForMs: -1 }] })),
   ).toBe(true);
   expect(badMessage(() => validateIpRequest({ ...REQUEST, takeOver: ["not an address"] }))).toBe(true);
+  const handOff = REQUEST.handedOff[0] as (typeof REQUEST.handedOff)[number];
+  for (const bad of [
+    [{ ...handOff, ip: "host.test" }],
+    [{ ...handOff, state: { ...handOff.state, untilMs: -1 } }],
+    [{ ...handOff, state: { ...handOff.state, held: [{ agentId: "agent-c", count: 1, startsForMs: -5 }] } }],
+    Array.from({ length: 1_001 }, () => handOff),
+  ]) {
+    expect(badMessage(() => validateIpRequest({ ...REQUEST, handedOff: bad }))).toBe(true);
+  }
+  expect(badMessage(() => validateIpRequest({ ...REQUEST, leaving: "yes" }))).toBe(true);
   expect(
     badMessage(() => validateIpRequest({ ...REQUEST, crawlDelays: [{ ip: "127.0.0.9", delayMs: -1 }] })),
   ).toBe(true);

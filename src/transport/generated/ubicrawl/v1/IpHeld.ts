@@ -1,5 +1,6 @@
 // Original file: proto/ubicrawl.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * One agent's requests in flight at an address handed over.
@@ -13,6 +14,16 @@ export interface IpHeld {
    * How many.
    */
   'count'?: (number);
+  /**
+   * How long it may still start requests there, ms, with `has_starts_for` (under a lease it holds:
+   * until the lease's end). Without it (an older sender), until the hand-over's `until_ms`. Starts the
+   * sender granted as slots are in `IpHandOver.spaced_for_ms`.
+   */
+  'startsForMs'?: (number | string | Long);
+  /**
+   * True when `starts_for_ms` is said.
+   */
+  'hasStartsFor'?: (boolean);
 }
 
 /**
@@ -27,4 +38,14 @@ export interface IpHeld__Output {
    * How many.
    */
   'count': (number);
+  /**
+   * How long it may still start requests there, ms, with `has_starts_for` (under a lease it holds:
+   * until the lease's end). Without it (an older sender), until the hand-over's `until_ms`. Starts the
+   * sender granted as slots are in `IpHandOver.spaced_for_ms`.
+   */
+  'startsForMs': (number);
+  /**
+   * True when `starts_for_ms` is said.
+   */
+  'hasStartsFor': (boolean);
 }

@@ -4,6 +4,7 @@ import type { IpRelease as _ubicrawl_v1_IpRelease, IpRelease__Output as _ubicraw
 import type { IpRefusal as _ubicrawl_v1_IpRefusal, IpRefusal__Output as _ubicrawl_v1_IpRefusal__Output } from '../../ubicrawl/v1/IpRefusal.js';
 import type { IpAsk as _ubicrawl_v1_IpAsk, IpAsk__Output as _ubicrawl_v1_IpAsk__Output } from '../../ubicrawl/v1/IpAsk.js';
 import type { IpCrawlDelay as _ubicrawl_v1_IpCrawlDelay, IpCrawlDelay__Output as _ubicrawl_v1_IpCrawlDelay__Output } from '../../ubicrawl/v1/IpCrawlDelay.js';
+import type { IpHandOff as _ubicrawl_v1_IpHandOff, IpHandOff__Output as _ubicrawl_v1_IpHandOff__Output } from '../../ubicrawl/v1/IpHandOff.js';
 
 /**
  * What `from_id` asks of the addresses the receiver is the authority of (see `IpGrants`).
@@ -37,6 +38,20 @@ export interface IpRequest {
    * report (senders report again every 20 s while they use the address).
    */
   'crawlDelays'?: (_ubicrawl_v1_IpCrawlDelay)[];
+  /**
+   * Addresses the sender hands over as it leaves the cluster gracefully (at most 1,000 a request):
+   * those of its addresses whose authority the receiver becomes without it, where it granted what may
+   * still run. Sent before the sender announces its leave; the sender grants nothing anywhere from the
+   * first of them on.
+   */
+  'handedOff'?: (_ubicrawl_v1_IpHandOff)[];
+  /**
+   * True on the last request of the sender's leave to the receiver: every address of the sender's whose
+   * authority the receiver becomes without it is handed over, in `handed_off` of this request or an
+   * earlier one, or had nothing that may still run. The receiver then takes those addresses as they
+   * were handed over, instead of waiting out a grace period as for an agent that crashed.
+   */
+  'leaving'?: (boolean);
 }
 
 /**
@@ -71,4 +86,18 @@ export interface IpRequest__Output {
    * report (senders report again every 20 s while they use the address).
    */
   'crawlDelays': (_ubicrawl_v1_IpCrawlDelay__Output)[];
+  /**
+   * Addresses the sender hands over as it leaves the cluster gracefully (at most 1,000 a request):
+   * those of its addresses whose authority the receiver becomes without it, where it granted what may
+   * still run. Sent before the sender announces its leave; the sender grants nothing anywhere from the
+   * first of them on.
+   */
+  'handedOff': (_ubicrawl_v1_IpHandOff__Output)[];
+  /**
+   * True on the last request of the sender's leave to the receiver: every address of the sender's whose
+   * authority the receiver becomes without it is handed over, in `handed_off` of this request or an
+   * earlier one, or had nothing that may still run. The receiver then takes those addresses as they
+   * were handed over, instead of waiting out a grace period as for an agent that crashed.
+   */
+  'leaving': (boolean);
 }
