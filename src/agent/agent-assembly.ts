@@ -264,7 +264,7 @@ async function openParts(
       router,
       sitemaps: new SitemapReader(
         { mode: options.sitemaps, maxSitemapsPerHost: DEFAULT_MAX_SITEMAPS_PER_HOST },
-        { router, stats },
+        { router, stats, logger },
       ),
       stats,
       clock,

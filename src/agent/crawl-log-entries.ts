@@ -4,7 +4,7 @@ import type { CrawlLogInput, QueuedUrl } from "../storage/index.js";
 
 /**
  * The crawl log line of a fetch that got an answer (`links` found in it, or entries for a sitemap);
- * a sitemap is marked so, a page's sitemap `lastmod` is kept, and a payload stored before (written as
+ * a sitemap is marked so, a page's sitemap `lastmod` and `changefreq` are kept, and a payload stored before (written as
  * a WARC revisit) names the URL that stored it (`duplicateOf`).
  */
 export function pageLogEntry(
@@ -18,6 +18,7 @@ export function pageLogEntry(
     ...(entry.sitemap ? { sitemap: true } : {}),
     ...(duplicateOf === undefined ? {} : { duplicateOf }),
     ...(entry.lastmod === undefined ? {} : { lastmod: entry.lastmod }),
+    ...(entry.changefreq === undefined ? {} : { changefreq: entry.changefreq }),
     ts: new Date(result.startedAtMs).toISOString(),
     url: entry.url,
     status: result.status,

@@ -1,5 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
+import { readChangeFrequency } from "../change-frequency.js";
 import { ErrorCode, errorMessage } from "../errors.js";
 import type { Frontier } from "../frontier/index.js";
 import type { Logger } from "../logging/index.js";
@@ -128,15 +129,18 @@ export async function fetchesLoggedFrom(
 }
 
 /**
- * How the page of `entry` was queued, as far as its line says: its depth, a sitemap mark and its
- * lastmod (a sitemap found under another host's robots.txt is queued for its own host only).
+ * How the page of `entry` was queued, as far as its line says: its depth, a sitemap mark, its
+ * lastmod and its changefreq (a sitemap found under another host's robots.txt is queued for its own
+ * host only; a changefreq of no known value is left out).
  */
 function queuedAs(entry: CrawlLogEntry): { depth: number; traits: UrlTraits } {
+  const changefreq = typeof entry.changefreq === "string" ? readChangeFrequency(entry.changefreq) : undefined;
   return {
     depth: entry.depth,
     traits: {
       ...(entry.sitemap === true ? { sitemap: true } : {}),
       ...(typeof entry.lastmod === "string" ? { lastmod: entry.lastmod } : {}),
+      ...(changefreq === undefined ? {} : { changefreq }),
     },
   };
 }

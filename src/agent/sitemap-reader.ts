@@ -1,5 +1,6 @@
 import { ErrorCode } from "../errors.js";
 import { decodeBody, type FetchResult, responseHeader } from "../fetching/index.js";
+import type { Logger } from "../logging/index.js";
 import { parseSitemap, SITEMAP_MAX_BYTES } from "../parsing/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import type { QueuedUrl } from "../storage/index.js";
@@ -27,6 +28,7 @@ export interface SitemapReaderOptions {
 export interface SitemapReaderDeps {
   readonly router: LinkRouter;
   readonly stats: CrawlStats;
+  readonly logger: Logger;
 }
 
 /** Where a host's sitemap is looked for when its robots.txt names none (sitemaps.org's usual place). */
@@ -40,7 +42,7 @@ const utf8 = new TextDecoder("utf-8");
 
 /**
  * Sitemaps (sitemaps.org): queues those a host's robots.txt lists, and reads a fetched one — its pages
- * go to their host's queue (with their `lastmod`) under the same scope, depth, robots and page limits
+ * go to their host's queue (with their `lastmod` and `changefreq`) under the same scope, depth, robots and page limits
  * as links, its further sitemaps (an index) to the queue as sitemaps. A sitemap may list URLs of its
  * own host and, when another host's robots.txt listed it (cross-submission), of that host; the others
  * are counted as dropped (`sitemap-elsewhere`).
@@ -96,8 +98,14 @@ export class SitemapReader {
       return 0;
     }
     const sitemap = parseSitemap(text);
+    if (sitemap.badChangefreqs !== undefined) {
+      this.deps.logger.debug(
+        { event: "sitemap-bad-changefreq", url: entry.url, entries: sitemap.badChangefreqs },
+        `${sitemap.badChangefreqs} entries of ${entry.url} have a <changefreq> of no sitemaps.org value: read without it`,
+      );
+    }
     const submitter = entry.sitemapFor;
-    for (const { loc, lastmod } of sitemap.urls) {
+    for (const { loc, lastmod, changefreq } of sitemap.urls) {
       const url = normalizeUrl(loc, entry.url);
       if (url === null) continue;
       const urlHost = hostKey(url);
@@ -105,7 +113,10 @@ export class SitemapReader {
         this.deps.stats.recordDrop("sitemap-elsewhere");
         continue;
       }
-      this.deps.router.route(url, entry.depth, host, lastmod === undefined ? {} : { lastmod });
+      this.deps.router.route(url, entry.depth, host, {
+        ...(lastmod === undefined ? {} : { lastmod }),
+        ...(changefreq === undefined ? {} : { changefreq }),
+      });
     }
     for (const loc of sitemap.sitemaps) {
       const url = normalizeUrl(loc, entry.url);

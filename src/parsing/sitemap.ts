@@ -1,4 +1,5 @@
 import { SaxesParser } from "saxes";
+import { type ChangeFrequency, readChangeFrequency } from "../change-frequency.js";
 
 /** A page a sitemap lists. */
 export interface SitemapUrl {
@@ -6,6 +7,8 @@ export interface SitemapUrl {
   readonly loc: string;
   /** The `<lastmod>`, trimmed, when given (W3C datetime, kept as written). */
   readonly lastmod?: string;
+  /** The `<changefreq>`, when it names one of sitemaps.org's values (in any letter case). */
+  readonly changefreq?: ChangeFrequency;
 }
 
 /** What one sitemap file says. */
@@ -20,6 +23,11 @@ export interface Sitemap {
   readonly truncated: boolean;
   /** The first well-formedness error met, when the XML had one (what came before it is kept). */
   readonly malformed?: string;
+  /**
+   * Entries whose `<changefreq>` named none of sitemaps.org's values (their pages are kept, without
+   * it); absent when none.
+   */
+  readonly badChangefreqs?: number;
 }
 
 /** The sitemaps.org limits a sitemap is read within. */
@@ -79,7 +87,9 @@ function parseXml(text: string, limits: SitemapLimits): Sitemap {
   const path: string[] = [];
   let loc = "";
   let lastmod = "";
-  let reading: "loc" | "lastmod" | undefined;
+  let changefreq = "";
+  let badChangefreqs = 0;
+  let reading: "loc" | "lastmod" | "changefreq" | undefined;
 
   const parser = new SaxesParser();
   parser.on("error", (error) => {
@@ -93,12 +103,15 @@ function parseXml(text: string, limits: SitemapLimits): Sitemap {
     if ((name === "url" || name === "sitemap") && path.length === 2) {
       loc = "";
       lastmod = "";
+      changefreq = "";
     }
-    reading = path.length === 3 && (name === "loc" || name === "lastmod") ? name : undefined;
+    reading =
+      path.length === 3 && (name === "loc" || name === "lastmod" || name === "changefreq") ? name : undefined;
   });
   const onText = (chunk: string) => {
     if (reading === "loc") loc += chunk;
     else if (reading === "lastmod") lastmod += chunk;
+    else if (reading === "changefreq") changefreq += chunk;
   };
   parser.on("text", onText);
   parser.on("cdata", onText);
@@ -114,7 +127,14 @@ function parseXml(text: string, limits: SitemapLimits): Sitemap {
       return;
     }
     if (name === "url") {
-      urls.push(lastmod.trim() === "" ? { loc: loc.trim() } : { loc: loc.trim(), lastmod: lastmod.trim() });
+      // An empty <changefreq> says nothing; one naming no value is left out, and counted.
+      const frequency = readChangeFrequency(changefreq);
+      if (frequency === undefined && changefreq.trim() !== "") badChangefreqs++;
+      urls.push({
+        loc: loc.trim(),
+        ...(lastmod.trim() === "" ? {} : { lastmod: lastmod.trim() }),
+        ...(frequency === undefined ? {} : { changefreq: frequency }),
+      });
     } else {
       sitemaps.push(loc.trim());
     }
@@ -124,7 +144,14 @@ function parseXml(text: string, limits: SitemapLimits): Sitemap {
   for (let at = 0; at < xml.length && !truncated; at += SLICE_CHARS)
     parser.write(xml.slice(at, at + SLICE_CHARS));
   if (!truncated) parser.close();
-  return { kind, urls, sitemaps, truncated, ...(malformed === undefined ? {} : { malformed }) };
+  return {
+    kind,
+    urls,
+    sitemaps,
+    truncated,
+    ...(malformed === undefined ? {} : { malformed }),
+    ...(badChangefreqs === 0 ? {} : { badChangefreqs }),
+  };
 }
 
 function localName(name: string): string {

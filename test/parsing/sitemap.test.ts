@@ -108,6 +108,48 @@ describe("parseSitemap", () => {
     expect(parseSitemap(index).sitemaps).toEqual(["http://site.test/s.xml"]);
   });
 
+  it("reads a page's changefreq in any letter case, leaving out and counting one that names no sitemaps.org value", () => {
+    const xml = `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+      <url><loc>http://site.test/a</loc><changefreq>always</changefreq></url>
+      <url><loc>http://site.test/b</loc><lastmod>2026-11-02</lastmod><changefreq> Daily </changefreq></url>
+      <url><loc>http://site.test/c</loc><changefreq>NEVER</changefreq></url>
+      <url><loc>http://site.test/d</loc><changefreq>sometimes</changefreq></url>
+      <url><loc>http://site.test/e</loc><changefreq>3600</changefreq></url>
+      <url><loc>http://site.test/f</loc><changefreq>  </changefreq></url>
+      <url><loc>http://site.test/g</loc><changefreq><![CDATA[weekly]]></changefreq></url>
+    </urlset>`;
+    expect(parseSitemap(xml)).toEqual({
+      kind: "urlset",
+      urls: [
+        { loc: "http://site.test/a", changefreq: "always" },
+        { loc: "http://site.test/b", lastmod: "2026-11-02", changefreq: "daily" },
+        { loc: "http://site.test/c", changefreq: "never" },
+        { loc: "http://site.test/d" },
+        { loc: "http://site.test/e" },
+        { loc: "http://site.test/f" },
+        { loc: "http://site.test/g", changefreq: "weekly" },
+      ],
+      sitemaps: [],
+      truncated: false,
+      badChangefreqs: 2,
+    });
+    // A changefreq belongs to its own url element only, and an index's sitemap elements have none.
+    const next =
+      "<urlset><url><loc>http://site.test/a</loc><changefreq>hourly</changefreq></url><url><loc>http://site.test/b</loc></url></urlset>";
+    expect(parseSitemap(next).urls).toEqual([
+      { loc: "http://site.test/a", changefreq: "hourly" },
+      { loc: "http://site.test/b" },
+    ]);
+    const index =
+      "<sitemapindex><sitemap><loc>http://site.test/s.xml</loc><changefreq>bad</changefreq></sitemap></sitemapindex>";
+    expect(parseSitemap(index)).toEqual({
+      kind: "index",
+      urls: [],
+      sitemaps: ["http://site.test/s.xml"],
+      truncated: false,
+    });
+  });
+
   it("takes pages from a urlset's url elements only, and sitemaps from an index's sitemap elements only", () => {
     const none = { urls: [], sitemaps: [] };
     expect(

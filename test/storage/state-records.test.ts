@@ -137,6 +137,36 @@ describe("the frontier's queues (range q)", () => {
     }
   });
 
+  it("keeps a sitemap's changefreq with its entry (c=), and reads entries without it, or with a value it does not know, as before", async () => {
+    const hinted = {
+      url: "http://a.test/p",
+      depth: 1,
+      attempts: 1,
+      lastmod: "2024-01-02",
+      changefreq: "weekly" as const,
+      revisit: true as const,
+    };
+    expect(await rawAfter([enqueueOp("a.test", 1, hinted)])).toEqual([
+      [`!q!a.test${NUL}000000000001`, "1,1,m=2024-01-02,c=weekly,r\thttp://a.test/p"],
+    ]);
+    const store = await storeOn([
+      [`!q!a.test${NUL}000000000001`, "1,1,m=2024-01-02,c=weekly,r\thttp://a.test/p"],
+      // Written before changefreq was kept.
+      [`!q!a.test${NUL}000000000002`, "1,m=2024-01-02,f=b.test\thttp://a.test/q"],
+      // A value of no sitemaps.org name (a later version's, or a damaged record): the entry without it.
+      [`!q!a.test${NUL}000000000003`, "1,c=fortnightly,s\thttp://a.test/r"],
+    ]);
+    try {
+      expect(await readQueue(store, "a.test", 0, 10)).toEqual([
+        { seq: 1, ...hinted },
+        { seq: 2, url: "http://a.test/q", depth: 1, lastmod: "2024-01-02", sitemapFor: "b.test" },
+        { seq: 3, url: "http://a.test/r", depth: 1, sitemap: true },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("deletes an entry by its host and sequence", async () => {
     expect(
       await rawAfter([enqueueOp("a.test", 1, { url: "http://a.test/", depth: 0 }), dequeueOp("a.test", 1)]),
