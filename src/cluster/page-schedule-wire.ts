@@ -24,6 +24,7 @@ export function toPageSchedule(history: PageHistory): PageSchedule {
     observedMs: history.observedMs,
     lastAtMs: history.lastAtMs,
     nextAtMs: history.nextAtMs ?? 0,
+    changefreq: history.changefreq ?? "",
   };
 }
 
@@ -57,6 +58,7 @@ export function fromPageSchedules(host: string, pages: readonly PageSchedule[]):
       observedMs: page.observedMs,
       lastAtMs: page.lastAtMs,
       ...(page.nextAtMs === 0 ? {} : { nextAtMs: page.nextAtMs }),
+      ...(page.changefreq === "" ? {} : { changefreq: page.changefreq }),
     };
   });
 }

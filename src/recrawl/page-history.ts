@@ -1,3 +1,4 @@
+import { type ChangeFrequency, readChangeFrequency } from "../change-frequency.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { responseHeader } from "../fetching/index.js";
@@ -49,6 +50,11 @@ export interface PageHistory {
    * visits are too few to tell. Absent when neither was given.
    */
   readonly ageAtFirstVisitMs?: number;
+  /**
+   * The `<changefreq>` a sitemap gave the page when it was first fetched: a hint of its intervals for
+   * as long as its own visits are too few to tell (see `AdaptivePolicy`). Absent when none was given.
+   */
+  readonly changefreq?: ChangeFrequency;
   /** When the last visit started, ms since the epoch. */
   readonly lastAtMs: number;
   /** When the URL is due again, ms since the epoch; absent while it is queued, or when no revisit is planned. */
@@ -82,6 +88,8 @@ export interface PageVisit {
   readonly capture?: StoredCapture;
   /** The `<lastmod>` a sitemap gave the page (W3C datetime), when queued from one. */
   readonly sitemapLastmod?: string;
+  /** The `<changefreq>` a sitemap gave the page, when queued from one. */
+  readonly sitemapChangefreq?: ChangeFrequency;
 }
 
 /** The history of a page after `visit`, from `previous` (undefined: its first visit); no next time yet. */
@@ -96,6 +104,7 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
   const capture = notModified ? previous?.capture : visit.capture;
   const lastModifiedRecord = first ? undefined : nextLastModifiedRecord(previous, visit, lastModified);
   const ageAtFirstVisitMs = first ? ageOf(visit, lastModified) : previous.ageAtFirstVisitMs;
+  const changefreq = first ? visit.sitemapChangefreq : previous.changefreq;
   return {
     url: visit.url,
     depth: visit.depth,
@@ -107,6 +116,7 @@ export function afterVisit(previous: PageHistory | undefined, visit: PageVisit):
     observedMs: first ? 0 : previous.observedMs + Math.max(0, result.startedAtMs - previous.lastAtMs),
     ...(lastModifiedRecord === undefined ? {} : { lastModifiedRecord }),
     ...(ageAtFirstVisitMs === undefined ? {} : { ageAtFirstVisitMs }),
+    ...(changefreq === undefined ? {} : { changefreq }),
     lastAtMs: result.startedAtMs,
   };
 }
@@ -186,7 +196,10 @@ export function encodeHistory(history: PageHistory): string {
   return JSON.stringify(history);
 }
 
-/** `value` read back; a value that is not a history fails as `StorageCorrupt`. */
+/**
+ * `value` read back (a changefreq of no known value left out); a value that is not a history fails as
+ * `StorageCorrupt`.
+ */
 export function decodeHistory(value: string): PageHistory {
   let parsed: unknown;
   try {
@@ -207,5 +220,10 @@ export function decodeHistory(value: string): PageHistory {
   ) {
     throw new UbiError(ErrorCode.StorageCorrupt, `not a page history: ${value.slice(0, 80)}`);
   }
-  return history as PageHistory;
+  // A hint of no known value (a later version's) is left out: the page is planned without it.
+  const { changefreq, ...rest } = history as PageHistory;
+  const known = typeof changefreq === "string" ? readChangeFrequency(changefreq) : undefined;
+  return known === changefreq
+    ? (history as PageHistory)
+    : { ...rest, ...(known === undefined ? {} : { changefreq: known }) };
 }

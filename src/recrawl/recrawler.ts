@@ -210,6 +210,7 @@ export class Recrawler implements PageRevisits {
       ...(archived.change === undefined ? {} : { change: archived.change }),
       ...(archived.capture === undefined ? {} : { capture: archived.capture }),
       ...(entry.lastmod === undefined ? {} : { sitemapLastmod: entry.lastmod }),
+      ...(entry.changefreq === undefined ? {} : { sitemapChangefreq: entry.changefreq }),
     });
     if (previous !== undefined) this.counts.revisited++;
     if (archived.change === "not-modified") this.counts.notModified++;

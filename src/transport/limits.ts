@@ -43,6 +43,7 @@ export function pageScheduleBytes(page: {
   readonly captureUrl: string;
   readonly captureDate: string;
   readonly captureRecordId: string;
+  readonly changefreq: string;
 }): number {
   const fields = [
     page.url,
@@ -52,6 +53,7 @@ export function pageScheduleBytes(page: {
     page.captureUrl,
     page.captureDate,
     page.captureRecordId,
+    page.changefreq,
   ];
   return fields.reduce((sum, field) => sum + Buffer.byteLength(field), 64);
 }

@@ -7,6 +7,7 @@
  * validation (see `validate.ts`).
  */
 
+import type { ChangeFrequency } from "../change-frequency.js";
 import type { AgentControlOutcome__Output } from "./generated/ubicrawl/v1/AgentControlOutcome.js";
 import type { AgentLoad__Output } from "./generated/ubicrawl/v1/AgentLoad.js";
 import type { AgentStats__Output } from "./generated/ubicrawl/v1/AgentStats.js";
@@ -129,11 +130,11 @@ export type Sequenced<T> = T & {
 
 /**
  * A discovered URL, its link depth and its traits (`ubicrawl.v1.DiscoveredUrl`; attempts 0, no sitemap
- * mark and an empty lastmod may be left out).
+ * mark, an empty lastmod and an empty changefreq may be left out).
  */
 export type DiscoveredUrl = With<
   DiscoveredUrl__Output,
-  { attempts?: number; sitemap?: true; lastmod?: string; sitemapFor?: string }
+  { attempts?: number; sitemap?: true; lastmod?: string; sitemapFor?: string; changefreq?: ChangeFrequency }
 >;
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
@@ -153,8 +154,11 @@ export type HostClaim = With<HostClaim__Output, { skipPages?: number }>;
 /** `ClaimHosts` request. */
 export type ClaimRequest = With<ClaimRequest__Output, { claimant: Member; hosts: HostClaim[] }>;
 
-/** One page's revisit history in a hand-over (`ubicrawl.v1.PageSchedule`; empty strings and 0 for none). */
-export type PageSchedule = PageSchedule__Output;
+/**
+ * One page's revisit history in a hand-over (`ubicrawl.v1.PageSchedule`; empty strings and 0 for none,
+ * a changefreq one of sitemaps.org's values or empty).
+ */
+export type PageSchedule = With<PageSchedule__Output, { changefreq: ChangeFrequency | "" }>;
 
 /** One host handed over, or not (`ubicrawl.v1.HostHandOver`; no `pages` may be left out). */
 export type HostHandOver = With<

@@ -4,6 +4,7 @@
  * builds a fresh typed object or throws `UbiError(BadMessage)` naming the offending field.
  */
 
+import { CHANGE_FREQUENCIES, type ChangeFrequency } from "../change-frequency.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseHostPort } from "./address.js";
 import {
@@ -293,6 +294,7 @@ function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
     d.sitemapFor === undefined || d.sitemapFor === ""
       ? ""
       : strictHostKey(d.sitemapFor, `${path}.sitemapFor`);
+  const changefreq = changeFrequency(d.changefreq, `${path}.changefreq`);
   return {
     url: url(d.url, `${path}.url`),
     depth: uint32(d.depth, `${path}.depth`),
@@ -300,7 +302,13 @@ function discoveredUrl(value: unknown, path: string): DiscoveredUrl {
     ...(sitemap ? { sitemap: true } : {}),
     ...(lastmod === "" ? {} : { lastmod }),
     ...(sitemapFor === "" ? {} : { sitemapFor }),
+    ...(changefreq === "" ? {} : { changefreq }),
   };
+}
+
+/** A sitemap's changefreq as sent: one of sitemaps.org's values, exactly as they are written, or empty (absent: empty). */
+function changeFrequency(value: unknown, path: string): ChangeFrequency | "" {
+  return value === undefined || value === "" ? "" : oneOf(value, path, CHANGE_FREQUENCIES);
 }
 
 /** Validates a `UrlBatch`. */
@@ -395,6 +403,7 @@ function pageSchedule(value: unknown, path: string): PageSchedule {
     observedMs: uint64(p.observedMs, `${path}.observedMs`),
     lastAtMs: uint64(p.lastAtMs, `${path}.lastAtMs`),
     nextAtMs: uint64(p.nextAtMs, `${path}.nextAtMs`),
+    changefreq: changeFrequency(p.changefreq, `${path}.changefreq`),
   };
 }
 

@@ -506,6 +506,7 @@ describe("HandOverDesk and page histories (--recrawl)", () => {
       observedMs: 0,
       lastAtMs: 1000,
       nextAtMs: 5000,
+      changefreq: "" as const,
     };
     await d.handOvers.adopt([{ ...base, host: "a.test", done: packFingerprints([1n]), pages: [wirePage] }]);
     expect(d.adoptedHistories).toEqual([{ host: "a.test", histories: [page] }]);

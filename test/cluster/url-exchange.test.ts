@@ -626,15 +626,15 @@ describe("UrlExchange rules", () => {
     expect(t.reroutedAttempts).toEqual([`${url(3)}#2`, `${url(4)}#1`]);
   });
 
-  it("carries a sitemap mark and a lastmod like the attempts: batch, outbox, redistribution, reroute", async () => {
+  it("carries a sitemap mark, a lastmod and a changefreq like the attempts: batch, outbox, redistribution, reroute", async () => {
     const t = await setup({ flushDelayMs: 0 });
     t.exchange.send("p", url(1), 0, hostKey(url(1)), { sitemap: true, sitemapFor: "site.test" });
-    t.exchange.offer("p", url(2), 1, hostKey(url(2)), { lastmod: "2026-11-27" });
+    t.exchange.offer("p", url(2), 1, hostKey(url(2)), { lastmod: "2026-11-27", changefreq: "daily" });
     t.clock.advance(0);
     await t.callCount(1);
     expect(t.calls[0]?.batch.urls).toStrictEqual([
       { url: url(1), depth: 0, sitemap: true, sitemapFor: "site.test" },
-      { url: url(2), depth: 1, lastmod: "2026-11-27" },
+      { url: url(2), depth: 1, lastmod: "2026-11-27", changefreq: "daily" },
     ]);
     t.calls[0]?.ack();
     await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
@@ -642,7 +642,7 @@ describe("UrlExchange rules", () => {
     // The outbox is read back in fingerprint order.
     expect([...t.requeued].sort((a, b) => a.url.localeCompare(b.url))).toEqual([
       { url: url(1), depth: 0, host: hostKey(url(1)), sitemap: true, sitemapFor: "site.test" },
-      { url: url(2), depth: 1, host: hostKey(url(2)), lastmod: "2026-11-27" },
+      { url: url(2), depth: 1, host: hostKey(url(2)), lastmod: "2026-11-27", changefreq: "daily" },
     ]);
     t.exchange.send("q", url(3), 0, hostKey(url(3)), { sitemap: true, attempts: 1 });
     t.alive.delete("q");

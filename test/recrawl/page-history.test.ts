@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { afterVisit, type PageChange, type PageHistory } from "../../src/recrawl/index.js";
+import {
+  afterVisit,
+  decodeHistory,
+  encodeHistory,
+  type PageChange,
+  type PageHistory,
+} from "../../src/recrawl/index.js";
 
 const MINUTE = 60_000;
 const T0 = Date.parse("2026-11-20T00:00:00Z");
@@ -52,6 +58,28 @@ describe("a page's age at its first visit", () => {
       afterVisit(undefined, { ...visit(T0, undefined), sitemapLastmod: "soon" }).ageAtFirstVisitMs,
     ).toBeUndefined();
     expect(afterVisit(undefined, visit(T0, T0 + MINUTE)).ageAtFirstVisitMs).toBe(1000);
+  });
+});
+
+describe("a page's sitemap changefreq", () => {
+  it("is the one it was first fetched with, kept through its revisits (queued without one)", () => {
+    const first = afterVisit(undefined, { ...visit(T0, undefined), sitemapChangefreq: "daily" });
+    expect(first.changefreq).toBe("daily");
+    const second = afterVisit(first, visit(T0 + 10 * MINUTE, undefined, "unchanged"));
+    expect(second.changefreq).toBe("daily");
+    expect(
+      afterVisit(second, { ...visit(T0 + 20 * MINUTE, undefined, "changed"), sitemapChangefreq: "never" })
+        .changefreq,
+    ).toBe("daily");
+    expect(afterVisit(undefined, visit(T0, undefined)).changefreq).toBeUndefined();
+  });
+
+  it("is stored with the history, and one of no known value (a later version's) is read back as none", () => {
+    const hinted = afterVisit(undefined, { ...visit(T0, undefined), sitemapChangefreq: "weekly" });
+    expect(decodeHistory(encodeHistory(hinted))).toEqual(hinted);
+    const odd = decodeHistory(encodeHistory({ ...hinted, changefreq: "fortnightly" as "weekly" }));
+    expect(odd.changefreq).toBeUndefined();
+    expect(odd).toEqual(afterVisit(undefined, visit(T0, undefined)));
   });
 });
 

@@ -6,6 +6,7 @@ import type { ServiceDefinition } from "@grpc/proto-loader";
 import { describe, expect, it } from "vitest";
 import { AGENT_SERVICE_NAME, loadProtocol, PROTO_PATH } from "../../src/transport/index.js";
 import { serviceDefinition } from "../../src/transport/protocol.js";
+import { validateClaimReply, validateUrlBatch } from "../../src/transport/validate.js";
 import { REPO_ROOT } from "../agent/harness.js";
 import { member, STATS } from "./helpers.js";
 
@@ -125,6 +126,51 @@ describe("loadProtocol", () => {
     expect(getStats.responseDeserialize(getStats.responseSerialize({ agents: [STATS] }))).toEqual({
       agents: [STATS],
     });
+  });
+});
+
+describe("a sitemap's changefreq on the wire", () => {
+  it("goes with a URL sent to its host's owner and a history handed over, and an agent that predates it is read as sending none", () => {
+    const submit = service().SubmitUrls;
+    if (submit === undefined) throw new Error("no SubmitUrls");
+    const batch = {
+      batchId: "b1",
+      fromId: "a",
+      urls: [
+        { url: "http://x.test/a", depth: 1, changefreq: "weekly" },
+        { url: "http://x.test/b", depth: 1 },
+      ],
+    };
+    expect(validateUrlBatch(submit.requestDeserialize(submit.requestSerialize(batch))).urls).toStrictEqual([
+      { url: "http://x.test/a", depth: 1, changefreq: "weekly" },
+      { url: "http://x.test/b", depth: 1 },
+    ]);
+    // A value of no sitemaps.org name decodes (it is a string field) and is refused by validation.
+    const bad = submit.requestDeserialize(
+      submit.requestSerialize({
+        ...batch,
+        urls: [{ url: "http://x.test/a", depth: 1, changefreq: "often" }],
+      }),
+    );
+    expect(() => validateUrlBatch(bad)).toThrow(/urls\[0\]\.changefreq: not one of always/);
+    const claim = service().ClaimHosts;
+    if (claim === undefined) throw new Error("no ClaimHosts");
+    const page = {
+      url: "http://x.test/a",
+      depth: 1,
+      visits: 1,
+      lastAtMs: 1_700_000_000_000,
+      nextAtMs: 1_700_000_060_000,
+      changefreq: "always",
+    };
+    const reply = (pages: object[]) => ({
+      hosts: [{ host: "x.test", status: "GRANTED", done: new Uint8Array(0), pages }],
+    });
+    const pagesOf = (pages: object[]) =>
+      validateClaimReply(claim.responseDeserialize(claim.responseSerialize(reply(pages)))).hosts[0]?.pages;
+    expect(pagesOf([page])?.[0]).toMatchObject({ url: "http://x.test/a", changefreq: "always" });
+    const { changefreq: _none, ...older } = page;
+    expect(pagesOf([older])?.[0]).toMatchObject({ url: "http://x.test/a", changefreq: "" });
   });
 });
 

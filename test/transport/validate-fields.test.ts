@@ -376,6 +376,22 @@ describe("message validation, value by value", () => {
     );
   });
 
+  it("keeps a URL's changefreq when it is one of sitemaps.org's values, and refuses any other", () => {
+    const parse = (changefreq: unknown) =>
+      validateUrlBatch({ batchId: "b", fromId: "a", urls: [{ url: "http://x.test/", depth: 1, changefreq }] })
+        .urls[0];
+    expect(parse("hourly")).toStrictEqual({ url: "http://x.test/", depth: 1, changefreq: "hourly" });
+    expect(parse("never")).toStrictEqual({ url: "http://x.test/", depth: 1, changefreq: "never" });
+    // An older agent sends none; proto3's default is the empty string.
+    expect(parse(undefined)).toStrictEqual({ url: "http://x.test/", depth: 1 });
+    expect(parse("")).toStrictEqual({ url: "http://x.test/", depth: 1 });
+    const values = "always, hourly, daily, weekly, monthly, yearly, never";
+    // Written as sitemaps.org writes them: the sender's parser has put them so already.
+    for (const bad of ["Daily", " daily", "fortnightly", "daily,r", "3600", 7, true]) {
+      expect(refusal(() => parse(bad))).toBe(`urls[0].changefreq: not one of ${values}`);
+    }
+  });
+
   it("reads a heartbeat request without `unanswered` (older agents) as false", () => {
     const request = { from: member("a"), members: [], load: LOAD };
     expect(validateHeartbeatRequest(request).unanswered).toBe(false);
@@ -638,6 +654,7 @@ describe("page histories in hand-overs (--recrawl)", () => {
     observedMs: 4000,
     lastAtMs: 1_700_000_000_000,
     nextAtMs: 1_700_000_002_000,
+    changefreq: "daily",
     ...overrides,
   });
   const reply =
@@ -656,8 +673,14 @@ describe("page histories in hand-overs (--recrawl)", () => {
       captureDate: "",
       captureRecordId: "",
       nextAtMs: 0,
+      changefreq: "",
     });
     expect(refusal(reply(bare))).toBe("accepted");
+    // An agent that predates the changefreq sends none: read as empty.
+    const { changefreq: _none, ...older } = page();
+    expect(validateClaimReply({ hosts: [handOver({ pages: [older] })] }).hosts[0]?.pages).toEqual([
+      { ...page(), changefreq: "" },
+    ]);
     // An agent that predates the field sends none.
     expect(validateClaimReply({ hosts: [handOver()] }).hosts[0]?.pages).toEqual([]);
   });
@@ -685,6 +708,11 @@ describe("page histories in hand-overs (--recrawl)", () => {
     expect(refusal(reply(page({ lastAtMs: -1 })))).toBe(
       "hosts[0].pages[0].lastAtMs: not a non-negative safe integer",
     );
+    for (const changefreq of ["sometimes", "WEEKLY", 1]) {
+      expect(refusal(reply(page({ changefreq })))).toBe(
+        "hosts[0].pages[0].changefreq: not one of always, hourly, daily, weekly, monthly, yearly, never",
+      );
+    }
   });
 
   it("takes at most a MiB of histories in one message, all hosts together", () => {
@@ -692,6 +720,7 @@ describe("page histories in hand-overs (--recrawl)", () => {
     const heavy = (i: number) =>
       page({
         url: `http://h1.test/${String(i).padStart(6, "0")}`,
+        changefreq: "",
         etag: "e".repeat(1000),
         lastModified: "",
         captureDigest: "",

@@ -33,6 +33,12 @@ export interface DiscoveredUrl {
    * cross-submission): that host's key, whose URLs the sitemap may list; empty: none.
    */
   'sitemapFor'?: (string);
+  /**
+   * The `<changefreq>` a sitemap gave the page, one of sitemaps.org's values in lower case ("always",
+   * "hourly", "daily", "weekly", "monthly", "yearly", "never"); empty: none. A hint of the page's first
+   * revisit interval under `--recrawl adaptive`; a batch with any other value is refused.
+   */
+  'changefreq'?: (string);
 }
 
 /**
@@ -67,4 +73,10 @@ export interface DiscoveredUrl__Output {
    * cross-submission): that host's key, whose URLs the sitemap may list; empty: none.
    */
   'sitemapFor': (string);
+  /**
+   * The `<changefreq>` a sitemap gave the page, one of sitemaps.org's values in lower case ("always",
+   * "hourly", "daily", "weekly", "monthly", "yearly", "never"); empty: none. A hint of the page's first
+   * revisit interval under `--recrawl adaptive`; a batch with any other value is refused.
+   */
+  'changefreq': (string);
 }

@@ -62,6 +62,12 @@ export interface PageSchedule {
    * already, or past its horizon): the receiver plans one from the last visit.
    */
   'nextAtMs'?: (number | string | Long);
+  /**
+   * The `<changefreq>` a sitemap gave the page when it was first queued (values as in
+   * `DiscoveredUrl.changefreq`); empty: none. Under `--recrawl adaptive` it sets the page's intervals
+   * until its own visits give an estimate; a hand-over with any other value is refused.
+   */
+  'changefreq'?: (string);
 }
 
 /**
@@ -124,4 +130,10 @@ export interface PageSchedule__Output {
    * already, or past its horizon): the receiver plans one from the last visit.
    */
   'nextAtMs': (number);
+  /**
+   * The `<changefreq>` a sitemap gave the page when it was first queued (values as in
+   * `DiscoveredUrl.changefreq`); empty: none. Under `--recrawl adaptive` it sets the page's intervals
+   * until its own visits give an estimate; a hand-over with any other value is refused.
+   */
+  'changefreq': (string);
 }
