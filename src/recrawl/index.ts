@@ -34,6 +34,7 @@ export {
   estimatedRate,
   FixedPolicy,
   HINT_SPAN,
+  hintedPeriodMs,
   MIN_INTERVALS_FOR_ESTIMATE,
   RECRAWL_MODES,
   type RecrawlMode,

@@ -1,3 +1,4 @@
+import { changePeriodMs } from "../change-frequency.js";
 import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
 import {
@@ -87,10 +88,25 @@ export function estimatedRate(history: PageHistory): number {
 }
 
 /**
+ * The time between changes a page's sitemap `<changefreq>` says (0 for `always`, infinite for `never`),
+ * while the page has no estimate of its own; undefined without one, or once a visit contradicted it
+ * (a page said to change `never` was found changed). A hint, not the truth: from its estimate on
+ * ({@link estimatedRate}), the page's visits alone count.
+ */
+export function hintedPeriodMs(history: PageHistory): number | undefined {
+  const { changefreq } = history;
+  if (changefreq === undefined || (changefreq === "never" && history.changes > 0)) return undefined;
+  return changePeriodMs(changefreq);
+}
+
+/**
  * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
  * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
  * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
- * Pages with too short a history share their part of the budget, each one weighted by its age at its
+ * A page with too short a history for an estimate whose sitemap gave it a `<changefreq>` gets the
+ * period it says ({@link hintedPeriodMs}) within [min, max] — `always` the minimum, `never` the
+ * maximum —, spent instead of its even share of the budget. The other pages with too short a history
+ * share their part of the budget, each one weighted by its age at its
  * first visit (sitemap `<lastmod>` or `Last-Modified`): its frequency moved towards 1 / age, within
  * {@link HINT_SPAN}× of the even share, and the weights normalized so that the part is spent, not more.
  */
@@ -130,8 +146,12 @@ export class AdaptivePolicy implements RevisitPolicy {
     const now = this.clock.now();
     if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
     const evenShare = this.options.budget / this.rates.size;
+    const hinted = Number.isNaN(rate) ? hintedPeriodMs(history) : undefined;
     let frequency: number;
-    if (Number.isNaN(rate)) {
+    if (hinted !== undefined) {
+      this.weigh(key, undefined);
+      frequency = 1000 / hinted;
+    } else if (Number.isNaN(rate)) {
       const age = history.ageAtFirstVisitMs;
       // A page changed 1 / evenShare ago weighs 1; one changed sooner more, one changed long ago less.
       const weight =

@@ -1,5 +1,5 @@
 import type { PageHistory } from "./page-history.js";
-import { estimatedRate } from "./revisit-policy.js";
+import { estimatedRate, hintedPeriodMs } from "./revisit-policy.js";
 
 /**
  * The estimated freshness of an agent's share of a continuous crawl: the expected share of its pages
@@ -79,12 +79,15 @@ export class ShareFreshness {
 }
 
 /**
- * A page's change rate per ms: its own estimate, else the hint of its age at its first visit (about
+ * A page's change rate per ms: its own estimate, else the rate its sitemap `<changefreq>` says (one
+ * change a period; `always` one a ms, `never` none), else the hint of its age at its first visit (about
  * 1 / age: the time since a Poisson process's last event is exponential with its rate), else undefined.
  */
 function rateOf(history: PageHistory): number | undefined {
   const perSecond = estimatedRate(history);
   if (!Number.isNaN(perSecond)) return perSecond / 1000;
+  const period = hintedPeriodMs(history);
+  if (period !== undefined) return 1 / Math.max(1, period);
   const age = history.ageAtFirstVisitMs;
   return age === undefined ? undefined : 1 / Math.max(1, age);
 }

@@ -5,11 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { FetchResult } from "../../src/fetching/index.js";
 import { silentLogger } from "../../src/logging/index.js";
 import {
+  AdaptivePolicy,
   decodeHistory,
   estimatedRate,
   FixedPolicy,
   type PageHistory,
   Recrawler,
+  type RevisitPolicy,
 } from "../../src/recrawl/index.js";
 import { GroupCommit, pageValue, StateStore } from "../../src/storage/index.js";
 import { UrlFingerprinter } from "../../src/url/index.js";
@@ -71,14 +73,14 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     await rm(dir, { recursive: true, force: true });
   });
 
-  function recrawler(horizonMs?: number): Recrawler {
+  function recrawler(horizonMs?: number, policy: RevisitPolicy = new FixedPolicy(INTERVAL_MS)): Recrawler {
     return new Recrawler(horizonMs === undefined ? {} : { horizonMs }, {
       store,
       committer,
       fingerprint: (url) => fingerprinter.fingerprint(url),
       queue: (url, depth, host) => queued.push({ url, depth, host }),
       owns: () => owned,
-      policy: new FixedPolicy(INTERVAL_MS),
+      policy,
       clock,
       logger: silentLogger,
     });
@@ -260,6 +262,47 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     observedMs: 1000,
     lastAtMs,
     ...(nextAtMs === undefined ? {} : { nextAtMs }),
+  });
+
+  it("under adaptive, plans a page's first revisits by its sitemap changefreq and the later ones by its estimate, the hint kept with its history and handed over with it", async () => {
+    const MIN_MS = 1000;
+    const MAX_MS = 60_000;
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 100 }, clock);
+    const schedule = recrawler(undefined, policy);
+    let history = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 1, changefreq: "always" },
+      answer(URL_A, clock.now()),
+      { capture: CAPTURE },
+      undefined,
+    );
+    const intervals = [(history.nextAtMs ?? 0) - history.lastAtMs];
+    // Revisited unchanged (a revisit is queued without the sitemap's traits: the history keeps the hint).
+    for (let i = 0; i < 3; i++) {
+      clock.advance(intervals[i] ?? 0);
+      history = schedule.visited(
+        HOST,
+        { url: URL_A, depth: 1, revisit: true },
+        answer(URL_A, clock.now()),
+        { change: "unchanged", capture: CAPTURE },
+        history,
+      );
+      intervals.push((history.nextAtMs ?? 0) - history.lastAtMs);
+    }
+    // The hint holds while one interval tells too little; from two on, never changed: the longest.
+    expect(intervals).toEqual([MIN_MS, MIN_MS, MAX_MS, MAX_MS]);
+    await committer.commit();
+    expect((await stored(URL_A))?.changefreq).toBe("always");
+    // A page handed over before its own estimate keeps following its hint at its new owner.
+    const elsewhere = recrawler(
+      undefined,
+      new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 100 }, clock),
+    );
+    // (Handed over unplanned: it was queued for its revisit at its sender, so it is planned from its last visit.)
+    const urlB = "http://a.test/b.html";
+    const once = { url: urlB, depth: 1, visits: 1, changes: 0, observedMs: 0, lastAtMs: clock.now() };
+    await elsewhere.adopt([{ host: HOST, histories: [{ ...once, changefreq: "never" }] }]);
+    expect(await stored(urlB)).toMatchObject({ changefreq: "never", nextAtMs: clock.now() + MAX_MS });
   });
 
   it("keeps a handed-over page's plan and queues it when due, not before, and counts it received", async () => {

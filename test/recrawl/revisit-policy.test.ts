@@ -6,6 +6,7 @@ import {
   estimatedRate,
   FixedPolicy,
   HINT_SPAN,
+  hintedPeriodMs,
   MIN_INTERVALS_FOR_ESTIMATE,
   optimalFrequencies,
   proportionalFrequencies,
@@ -71,6 +72,50 @@ describe("AdaptivePolicy", () => {
     expect(policy.nextIntervalMs("a", { ...regularHistory(6, 0, 60_000), ageAtFirstVisitMs: 1000 })).toBe(
       MAX_MS,
     );
+  });
+
+  it("gives a page with a sitemap changefreq the period it says within the bounds until its visits give an estimate, then the estimate's", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
+    const hinted = (visits: number, changes: number, changefreq: "always" | "hourly" | "never" | "daily") =>
+      regularHistory(visits, changes, 60_000, { changefreq, ageAtFirstVisitMs: 1000 });
+    // The first interval follows the hint, whatever the budget and the lastmod's age would give.
+    expect(policy.nextIntervalMs("always", hinted(1, 0, "always"))).toBe(MIN_MS);
+    expect(policy.nextIntervalMs("hourly", hinted(1, 0, "hourly"))).toBe(3_600_000);
+    expect(policy.nextIntervalMs("daily", hinted(1, 0, "daily"))).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("never", hinted(1, 0, "never"))).toBe(MAX_MS);
+    // So does the second: one interval tells too little (the estimate needs MIN_INTERVALS_FOR_ESTIMATE).
+    expect(policy.nextIntervalMs("always", hinted(2, 0, "always"))).toBe(MIN_MS);
+    // A page said to change never and found changed has no hint any more: it shares the budget as
+    // pages without one do (its lastmod's age weighs it).
+    expect(hintedPeriodMs(hinted(2, 1, "never"))).toBeUndefined();
+    expect(policy.nextIntervalMs("never", hinted(2, 1, "never"))).not.toBe(MAX_MS);
+    // From its estimate on, the page's visits alone count: found unchanged at every visit, the page
+    // said to change always gets the longest interval, and one said to change never but found
+    // changed at every visit (at 60 s) the interval the optimal allocation gives it.
+    clock.advance(1000);
+    expect(policy.nextIntervalMs("always", hinted(MIN_INTERVALS_FOR_ESTIMATE + 1, 0, "always"))).toBe(MAX_MS);
+    const busy = hinted(MIN_INTERVALS_FOR_ESTIMATE + 1, MIN_INTERVALS_FOR_ESTIMATE, "never");
+    expect(policy.nextIntervalMs("never", busy)).toBeLessThan(MAX_MS);
+    expect(policy.rateOf("never")).toBeCloseTo(estimateChangeRate(2, 2, 60), 12);
+  });
+
+  it("takes no hint under --recrawl fixed", () => {
+    const policy = revisitPolicy(
+      { mode: "fixed", intervalMs: 5000, minMs: MIN_MS, maxMs: MAX_MS, budget: 1 },
+      new ManualClock(),
+    );
+    for (const changefreq of ["always", "never"] as const) {
+      expect(policy.nextIntervalMs("a", regularHistory(1, 0, 0, { changefreq }))).toBe(5000);
+    }
+  });
+
+  it("spends a hinted page's period instead of its even share: the pages without a hint share theirs as before", () => {
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, new ManualClock());
+    const short = regularHistory(1, 0, 0);
+    policy.nextIntervalMs("hinted", { ...short, changefreq: "always" });
+    // Two pages: 0.25 page/s each; the unhinted one's is not moved by the hinted one's minimum.
+    expect(policy.nextIntervalMs("plain", short)).toBe(4000);
   });
 
   it("shares the budget evenly among pages whose history is still short", () => {

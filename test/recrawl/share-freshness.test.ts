@@ -47,6 +47,19 @@ describe("ShareFreshness", () => {
     expect(new ShareFreshness().estimate(0)).toBeUndefined();
   });
 
+  it("takes a page's sitemap changefreq for its rate before its age, until its visits tell", () => {
+    const share = new ShareFreshness();
+    const hourly = history({ visits: 1, changes: 0, changefreq: "hourly", ageAtFirstVisitMs: 1000 });
+    share.note("a.test", 1n, hourly);
+    expect(share.estimate(3_600_000)?.freshness).toBeCloseTo(Math.exp(-1), 12);
+    share.note("a.test", 2n, history({ visits: 1, changes: 0, changefreq: "never" }));
+    share.note("a.test", 3n, history({ visits: 1, changes: 0, changefreq: "always" }));
+    expect(share.estimate(3_600_000)?.freshness).toBeCloseTo((Math.exp(-1) + 1 + 0) / 3, 12);
+    // Its own estimate wins: found unchanged at every visit, the "always" page is fresh.
+    share.note("a.test", 3n, history({ changes: 0, changefreq: "always" }));
+    expect(share.estimate(3_600_000)?.freshness).toBeCloseTo((Math.exp(-1) + 1 + 1) / 3, 12);
+  });
+
   it("keeps one entry a page, updated by each visit, and forgets a host handed away", () => {
     const share = new ShareFreshness();
     share.note("a.test", 1n, history({ lastAtMs: 0 }));
