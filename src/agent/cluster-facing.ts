@@ -49,7 +49,7 @@ export interface ClusterFacingAgent {
   accept(url: string, depth: number, host: string, traits?: UrlTraits): boolean;
   /**
    * Routes `url` of `host` under the current view, at a depth already computed (URLs from peers), with
-   * its traits (the fetch attempts that failed elsewhere, a sitemap mark, a lastmod).
+   * its traits (the fetch attempts that failed elsewhere, a sitemap mark, a lastmod, a changefreq).
    */
   route(url: string, depth: number, host: string, traits?: UrlTraits): void;
   /** Resolves when every change made so far is durable. */

@@ -117,7 +117,7 @@ export class LinkRouter {
   }
 
   /**
-   * `traits` (failed attempts, a sitemap mark, a lastmod) go with the URL, queued here or sent. `origin`
+   * `traits` (failed attempts, a sitemap mark, a lastmod, a changefreq) go with the URL, queued here or sent. `origin`
    * says where the URL comes from: a link found on a page (the only kind the mode applies to), a seed,
    * or a URL given at a depth already computed.
    */

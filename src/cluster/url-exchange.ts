@@ -85,7 +85,7 @@ export class UrlExchange implements UrlExchangeSink {
 
   /**
    * Buffers `url` of `host` for `owner` and remembers it durably (at the next commit); its `traits` (the
-   * fetch attempts that failed here, a sitemap mark, a lastmod) go with it.
+   * fetch attempts that failed here, a sitemap mark, a lastmod, a changefreq) go with it.
    */
   send(owner: string, url: string, depth: number, host: string, traits: UrlTraits = {}): void {
     this.hand(owner, url, depth, host, this.deps.fingerprinter.fingerprint(url), traits);

@@ -251,7 +251,7 @@ export const AGENT_FLAGS = {
   },
   sitemaps: {
     type: "string",
-    help: "sitemaps read: all (those robots.txt lists, or else /sitemap.xml), listed (only those robots.txt lists) or off; their pages are queued like links",
+    help: "sitemaps read: all (those robots.txt lists, or else /sitemap.xml), listed (only those robots.txt lists) or off; their pages are queued like links, with their <lastmod> and <changefreq> kept as hints for --recrawl adaptive",
     default: AGENT_DEFAULTS.sitemaps,
     choices: SITEMAP_MODES,
   },
@@ -267,7 +267,7 @@ export const AGENT_FLAGS = {
   },
   recrawl: {
     type: "string",
-    help: "continuous crawling: off (each URL fetched once per data dir), fixed (every page fetched again every --recrawl-interval) adaptive (each page's interval from its estimated change rate, within --recrawl-min and --recrawl-max under --recrawl-budget) or proportional (visits in proportion to the estimated rates, under the same bounds: worse than adaptive, for experiments that compare them); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
+    help: "continuous crawling: off (each URL fetched once per data dir), fixed (every page fetched again every --recrawl-interval) adaptive (each page's interval from its estimated change rate, within --recrawl-min and --recrawl-max under --recrawl-budget; until a page's visits give an estimate, the period its sitemap's <changefreq> says, within the same bounds) or proportional (visits in proportion to the estimated rates, under the same bounds: worse than adaptive, for experiments that compare them); a page fetched again is asked for with If-None-Match / If-Modified-Since, and a 304 or an unchanged payload is written as a WARC revisit record; with revisits planned the agent is idle, not done, so --exit-when-done needs --recrawl-horizon",
     default: AGENT_DEFAULTS.recrawlMode,
     choices: RECRAWL_MODES,
   },

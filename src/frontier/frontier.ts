@@ -280,7 +280,7 @@ export class Frontier {
 
   /**
    * Queues `url` (canonical, of `host`) unless it was seen before, with its `traits` (failed attempts,
-   * a sitemap mark, a lastmod); returns true when queued. Durable at the next {@link commit}.
+   * a sitemap mark, a lastmod and a changefreq); returns true when queued. Durable at the next {@link commit}.
    */
   add(url: string, depth: number, host: string, traits: UrlTraits = {}): boolean {
     const fingerprint = this.deps.fingerprinter.fingerprint(url);
@@ -726,7 +726,7 @@ function takenKey(host: string, entry: StoredQueueEntry): string {
   return `${host} ${entry.seq}`;
 }
 
-/** A stored entry without its sequence number (attempts, sitemap mark and lastmod kept when set). */
+/** A stored entry without its sequence number (attempts, sitemap mark, lastmod and changefreq kept when set). */
 function toQueuedUrl(entry: StoredQueueEntry): QueuedUrl {
   const { seq: _seq, ...queued } = entry;
   return queued;
