@@ -74,6 +74,19 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       owns: (ip) => ownership.ownerOfIp(ip) === selfId,
       isAlive: (id) => ownership.assignment.has(id),
       takeOver: (from, ip) => gate.takeOver(from, ip),
+      forwardRelease: (to, agent, ip, slotIds, leaseSlots) => {
+        const request: IpRequest = {
+          fromId: selfId,
+          releases: [{ ip, slotIds: [...slotIds], leaseSlots, agentId: agent }],
+          refusals: [],
+          asks: [],
+        };
+        deps.onMessage();
+        // Lost, the release counts at the next authority until the slot expires: slower, never faster.
+        peerClient(to)
+          .ipGrants(request, { deadlineMs: IP_DEADLINE_MS })
+          .catch(() => undefined);
+      },
     },
   );
   const gate = new ClusterIpGate(selfId, ipLimits, {

@@ -39,6 +39,17 @@ export interface IpAuthorityDeps {
    * undefined when it could not be asked.
    */
   readonly takeOver: (from: string, ip: string) => Promise<IpHandOver | undefined>;
+  /**
+   * Forwards agent `agent`'s release at `ip` to `to`, the address's next authority, as this agent left
+   * (see {@link IpAuthority.leave}); unset: not forwarded (counted there until it expires).
+   */
+  readonly forwardRelease?: (
+    to: string,
+    agent: string,
+    ip: string,
+    slotIds: readonly number[],
+    leaseSlots: number,
+  ) => void;
   /** A number in [0, 1), for the back-off's jitter. */
   readonly random?: () => number;
 }
@@ -79,6 +90,8 @@ export class IpAuthority {
   private left = false;
   /** Hand-overs of agents leaving, gathered request by request until their last (`leaving`). */
   private readonly leaving = new Map<string, Map<string, IpHandOver>>();
+  /** Since this agent left: each address it handed over, to whom (where releases are forwarded). */
+  private readonly handedTo = new Map<string, string>();
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -147,6 +160,7 @@ export class IpAuthority {
       const next = nextAuthorityOf(ip);
       if (next === undefined) continue;
       this.handOvers.handOff(ip, next, now);
+      this.handedTo.set(ip, next);
       const handOffs = byAuthority.get(next) ?? new Map<string, IpHandOver>();
       handOffs.set(ip, withoutAgent(ledger.handOver(now), selfId));
       byAuthority.set(next, handOffs);
@@ -268,10 +282,43 @@ export class IpAuthority {
    */
   release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
     const now = this.deps.clock.now();
+    const next = this.left ? this.handedTo.get(ip) : undefined;
+    // Sent before the agent's view learnt of the leave: the next authority counts them otherwise.
+    if (next !== undefined) this.deps.forwardRelease?.(next, agent, ip, slotIds, leaseSlots);
     if (!this.keeps(ip, now)) return;
     this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
     // What was freed goes to the first waiting there, at once.
     this.serve(ip);
+  }
+
+  /**
+   * Agent `from`, leaving, forwards agent `agent`'s release at `ip`, an address it handed over to this
+   * one: released here if this agent keeps the address already, else taken off what `from` handed over.
+   */
+  forwardedRelease(
+    from: string,
+    agent: string,
+    ip: string,
+    slotIds: readonly number[],
+    leaseSlots: number,
+  ): void {
+    const now = this.deps.clock.now();
+    if (this.keeps(ip, now)) {
+      this.release(agent, ip, slotIds, leaseSlots);
+      return;
+    }
+    const pending = this.leaving.get(from)?.get(ip);
+    const count = slotIds.length + leaseSlots;
+    if (pending) {
+      // Its hand-over is still coming in: taken off it there.
+      const held = new Map(pending.held);
+      const left = (held.get(agent) ?? 0) - count;
+      if (left > 0) held.set(agent, left);
+      else held.delete(agent);
+      this.leaving.get(from)?.set(ip, { ...pending, held });
+      return;
+    }
+    this.handOvers.releasedSinceHandOff(from, ip, agent, count);
   }
 
   /**

@@ -23,8 +23,11 @@ export interface IpTakeOver {
 /** What an agent leaving handed over to this one: every address of its moving here, at `atMs`. */
 interface Leaver {
   readonly atMs: number;
-  /** The addresses where it granted what may still run (any other of its had nothing to hand over). */
-  readonly handOffs: ReadonlyMap<string, IpHandOver>;
+  /**
+   * The addresses where it granted what may still run (any other of its had nothing to hand over), less
+   * the releases it forwarded since.
+   */
+  readonly handOffs: Map<string, IpHandOver>;
 }
 
 /**
@@ -61,9 +64,27 @@ export class IpHandOvers {
    * agent becomes without it: `handOffs` those where it granted what may still run, none elsewhere.
    */
   leftHandingOver(from: string, handOffs: ReadonlyMap<string, IpHandOver>, now: number): void {
-    this.leavers.set(from, { atMs: now, handOffs });
+    this.leavers.set(from, { atMs: now, handOffs: new Map(handOffs) });
     // What this agent handed over to it came back with the rest (what it still had, it handed over).
     for (const [ip, handedOff] of this.handedOff) if (handedOff.to === from) this.handedOff.delete(ip);
+  }
+
+  /**
+   * `count` requests of agent `agent` at `ip`, handed over by agent `from` as it left, ended (a release
+   * it forwarded): they count no more when the address is taken over. False when `from` handed nothing
+   * over here (not left, or its grace over).
+   */
+  releasedSinceHandOff(from: string, ip: string, agent: string, count: number): boolean {
+    const leaver = this.leavers.get(from);
+    if (leaver === undefined) return false;
+    const handOff = leaver.handOffs.get(ip);
+    const held = handOff?.held.get(agent);
+    if (handOff === undefined || held === undefined) return true;
+    const left = new Map(handOff.held);
+    if (held > count) left.set(agent, held - count);
+    else left.delete(agent);
+    leaver.handOffs.set(ip, { ...handOff, held: left });
+    return true;
   }
 
   /**

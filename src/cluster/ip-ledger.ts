@@ -94,8 +94,16 @@ export class IpLedger {
     this.spacing.startedBy(now + handOver.spacedForMs - this.options.ipDelayMs);
     for (const [agent, held] of handOver.held) {
       const count = held - (this.untrackedReleases.get(agent) ?? 0);
+      this.untrackedReleases.delete(agent);
       const startsUntilMs = now + (handOver.startsFor?.get(agent) ?? handOver.untilMs);
       if (count > 0) this.remainders.set(agent, { count, untilMs: now + handOver.untilMs, startsUntilMs });
+    }
+    // The other releases meanwhile were of requests counted already (what a leaver handed over).
+    for (const [agent, released] of this.untrackedReleases) {
+      const remainder = this.remainders.get(agent);
+      if (!remainder) continue;
+      remainder.count -= released;
+      if (remainder.count <= 0) this.dropRemainder(agent, remainder);
     }
     this.untrackedReleases.clear();
     if (handOver.blockedForMs > 0) this.backOff.refused(now, handOver.blockedForMs);

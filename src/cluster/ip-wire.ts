@@ -9,8 +9,10 @@ import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from 
  */
 export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply | Promise<IpReply> {
   const from = request.fromId;
-  for (const { ip, slotIds, leaseSlots } of request.releases)
-    authority.release(from, ip, slotIds, leaseSlots);
+  for (const { ip, slotIds, leaseSlots, agentId } of request.releases) {
+    if (agentId) authority.forwardedRelease(from, agentId, ip, slotIds, leaseSlots);
+    else authority.release(from, ip, slotIds, leaseSlots);
+  }
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
     authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
   for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);

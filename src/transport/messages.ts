@@ -288,7 +288,7 @@ export const IP_GRANT_KINDS: readonly IpGrantKind[] = specified(IpGrantKindEnum)
 /** `IpGrants` request: releases and refusals taken in first, then asks answered in order. */
 export interface IpRequest {
   fromId: string;
-  releases: IpRelease__Output[];
+  releases: IpReleaseMessage[];
   refusals: IpRefusal__Output[];
   asks: IpAsk__Output[];
   /** Addresses the sender took over as their authority (absent: none). */
@@ -306,6 +306,9 @@ export interface IpHandOffMessage {
   ip: string;
   state: IpHandOverMessage;
 }
+
+/** Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` only on a forwarded one. */
+export type IpReleaseMessage = Omit<IpRelease__Output, "agentId"> & { agentId?: string };
 
 /** One grant of an `IpGrants` reply. */
 export type IpGrantMessage = With<IpGrant__Output, { kind: IpGrantKind }>;

@@ -786,6 +786,7 @@ export function validateIpRequest(value: unknown): IpRequest {
         ip: ipAddress(e.ip, `${p}.ip`),
         slotIds: list(e.slotIds, `${p}.slotIds`, MAX_IP_ENTRIES, uint64),
         leaseSlots: uint32(e.leaseSlots, `${p}.leaseSlots`),
+        ...((e.agentId ?? "") === "" ? {} : { agentId: agentId(e.agentId, `${p}.agentId`) }),
       };
     }),
     refusals: list(r.refusals, "refusals", MAX_IP_ENTRIES, (v, p) => {

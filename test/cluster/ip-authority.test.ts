@@ -306,6 +306,48 @@ it("hands over nothing of the leaver's own requests: they are over when it leave
   expect(next.ask("a", IP, false).kind).toBe("lease");
 });
 
+it("forwards a release it gets after leaving to the address's next authority, which frees the slot at once", () => {
+  const forwarded: unknown[][] = [];
+  const clock = new ManualClock();
+  const old = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    forwardRelease: (...args) => forwarded.push(args),
+    random: () => 0,
+  });
+  old.ask("a", IP, false);
+  old.release("a", IP, [], 2);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  const byAuthority = old.leave("old", () => "next");
+  // b's release reaches the leaver, b's view not knowing of the leave yet.
+  old.release("b", IP, [slot.slotId], 0);
+  expect(forwarded).toEqual([["next", "b", IP, [slot.slotId], 0]]);
+
+  // At the next authority: forwarded before its view changed, then after.
+  const { next, viewWithoutOld } = leaving();
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true);
+  next.forwardedRelease("old", "b", IP, [slot.slotId], 0);
+  viewWithoutOld();
+  expect(next.ask("c", IP, false).kind).toBe("lease");
+});
+
+it("takes a forwarded release off the held requests when the address is kept here already", () => {
+  const { old, next, viewWithoutOld } = leaving();
+  old.ask("a", IP, false);
+  old.release("a", IP, [], 2);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  next.leftHandingOver("old", old.leave("old", () => "next").get("next") ?? new Map(), true);
+  viewWithoutOld();
+  // b's slot counts here: one more at most (maxPerIp 2).
+  expect(next.ask("c", IP, false).kind).toBe("slot");
+  expect(next.ask("c", IP, false).kind).toBe("wait");
+  next.forwardedRelease("old", "b", IP, [slot.slotId], 0);
+  expect(next.inFlight(IP)).toBe(1);
+  expect(next.ask("c", IP, false).kind).toBe("slot");
+});
+
 it("still waits out the grace for an agent that left without handing its addresses over", () => {
   const { next, viewWithoutOld } = leaving();
   viewWithoutOld();

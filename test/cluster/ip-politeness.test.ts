@@ -84,4 +84,30 @@ describe("per-IP politeness across the cluster", () => {
     const survivors = IDS.filter((id) => id !== victim);
     expect((await agentsAt(agents, survivors, ip)).length).toBeGreaterThanOrEqual(2);
   });
+
+  it("goes on at once at an address whose authority left gracefully: handed over, not waited out as after a crash", async () => {
+    const fixture = await scope.web(SHARED_WEB);
+    const recorder = fixture.web.recorder;
+    const ip = fixture.web.model.hosts[0]?.ip as string;
+    const agents = await startFour(fixture);
+    const assignment = await Assignment.load(IDS.map((id) => ({ id, capacity: 1 })));
+    const leaver = assignment.ownerOfRareKey(ip);
+    await waitFor(() => recorder.gapsAtIp(ip).length >= 20, "20 requests at the shared address", 30_000);
+    const outcome = await agents.leave(leaver);
+    expect(outcome).toMatchObject({ hostsNotHanded: 0, urlsNotHanded: 0 });
+    const startsAtLeave = recorder.gapsAtIp(ip).length;
+    await runToEnd(agents);
+
+    const metrics = agents.metrics();
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+    expect(recorder.maxConcurrencyAtIp(ip)).toBeLessThanOrEqual(2);
+    const after = recorder.gapsAtIp(ip).slice(startsAtLeave);
+    expect(after.length, "requests at the address after the leave").toBeGreaterThan(5);
+    // An authority gone without a word is waited out for a lease, a slot's life and the suspicion
+    // timeout (5 + 6 + 0.4 s here) before its address is used again; handed over, it is not.
+    expect(Math.max(...after), "the longest gap between starts there after the leave, ms").toBeLessThan(
+      3_000,
+    );
+  });
 });

@@ -65,6 +65,7 @@ it("validates addresses, counts and grant kinds", () => {
     { ...REQUEST, asks: [{ ip: "1".repeat(46), renew: false }] },
     { ...REQUEST, asks: [{ ip: "127.0.0.9", renew: false, holdMs: -1 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
+    { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [1], leaseSlots: 0, agentId: "a b" }] },
     { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
   ]) {
     expect(badMessage(() => validateIpRequest(bad))).toBe(true);

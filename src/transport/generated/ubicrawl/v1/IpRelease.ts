@@ -19,6 +19,11 @@ export interface IpRelease {
    * with a lease still running, the lease is returned.
    */
   'leaseSlots'?: (number);
+  /**
+   * Whose requests ended, when not the sender's (empty: the sender's): an authority that left forwards
+   * the releases it still gets for an address it handed over to the address's next authority.
+   */
+  'agentId'?: (string);
 }
 
 /**
@@ -38,4 +43,9 @@ export interface IpRelease__Output {
    * with a lease still running, the lease is returned.
    */
   'leaseSlots': (number);
+  /**
+   * Whose requests ended, when not the sender's (empty: the sender's): an authority that left forwards
+   * the releases it still gets for an address it handed over to the address's next authority.
+   */
+  'agentId': (string);
 }
