@@ -93,8 +93,8 @@ const VIEW_POLL_MS = 100;
 const LAG_RESOLUTION_MS = 10;
 
 /**
- * Runs a crawl of `spec.web` by `spec.agents` agents: starts them all (joining the first), waits until
- * each one's view holds all of them alive, gives each the seeds `spec.seedsOf` picks among its own
+ * Runs a crawl of `spec.web` by `spec.agents` agents: starts them all at once (joining the first), waits
+ * until each one's view holds all of them alive, gives each the seeds `spec.seedsOf` picks among its own
  * hosts (its own URLs with `--partition url`; an operator `ADD_SEEDS`, so no seed crosses between
  * agents) — resetting the test web's recorder
  * then, so that its counts are the crawl's when the run returns — and waits for every agent to exit
@@ -114,6 +114,8 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   const proxies = new Map<string, AgentProxies>();
   /** The added agents' `--join` address, until the fault's moment a proxy with no target. */
   let door: FaultProxy | undefined;
+  /** The `--join` address of the agents started with the first, a proxy to the first once it listens. */
+  let entrance: FaultProxy | undefined;
   const start = (id: string, join?: string, flags: AgentFlagValues = {}) => {
     const proxied = proxies.get(id);
     const agent = UbicrawlProcess.startAgent(
@@ -158,9 +160,16 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
       const ingress = await FaultProxy.start();
       proxies.set(id, { ingress, egress: await FaultProxy.start({ connect: true }) });
     }
+    // The others start with the first, not once it listens: they join through a proxy that holds their
+    // connections until the first's address is known (an agent's start is most of a small crawl's time).
+    const toFirst = await FaultProxy.start();
+    entrance = toFirst;
     const first = start(ids[0] as string);
+    const others = ids
+      .slice(1)
+      .map((id) => start(id, toFirst.address, { "join-timeout-ms": spec.timeoutMs }));
     const firstAddress = await first.listening(LISTEN_TIMEOUT_MS);
-    const others = ids.slice(1).map((id) => start(id, firstAddress));
+    toFirst.setTarget(firstAddress);
     const addresses = [
       firstAddress,
       ...(await Promise.all(others.map((p) => p.listening(LISTEN_TIMEOUT_MS)))),
@@ -263,6 +272,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     await Promise.all([
       ...[...proxies.values()].flatMap(({ ingress, egress }) => [ingress.stop(), egress.stop()]),
       door?.stop(),
+      entrance?.stop(),
     ]);
   }
 }
