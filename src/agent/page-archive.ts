@@ -22,9 +22,18 @@ export interface ArchivedPage {
    * response is stored, so later copies become revisits of it. Nothing to tell for a revisit.
    */
   settle(): Promise<void>;
+  /**
+   * To call instead when the page is not done after all (its processing or its commit failed: it will
+   * be fetched again): the claim on its payload is given back, so another copy stores its own response
+   * at once instead of waiting for the claim's lease. Nothing to give back for a revisit.
+   */
+  abandon(): Promise<void>;
 }
 
 const NOTHING_TO_SETTLE = async () => {};
+
+/** An archived page that holds no claim on its payload: nothing to settle or give back. */
+const NOTHING_TO_TELL = { settle: NOTHING_TO_SETTLE, abandon: NOTHING_TO_SETTLE } as const;
 
 /**
  * Where fetched pages go: each response with its request as WARC records — as a `revisit` record when
@@ -68,14 +77,14 @@ export class PageArchive {
         refersTo: last.original,
         notModified: true,
       });
-      return { change: "not-modified", capture: last, settle: NOTHING_TO_SETTLE };
+      return { change: "not-modified", capture: last, ...NOTHING_TO_TELL };
     }
     const whole = isDeduplicable(result);
     const checked = this.duplicates !== undefined && whole;
     const payloadDigest = checked || (whole && this.digestAll) ? sha1Digest([result.rawBody]) : "";
     if (last !== undefined && payloadDigest === last.digest) {
       await this.warc.writeRevisit({ ...exchange, payloadDigest, refersTo: last.original });
-      return { change: "unchanged", capture: last, settle: NOTHING_TO_SETTLE };
+      return { change: "unchanged", capture: last, ...NOTHING_TO_TELL };
     }
     const change: { change?: PageChange } = last === undefined ? {} : { change: "changed" };
     const verdict: Duplicate | undefined =
@@ -86,7 +95,7 @@ export class PageArchive {
         ...change,
         revisitOf: verdict.original,
         capture: { digest: payloadDigest, original: verdict.original },
-        settle: NOTHING_TO_SETTLE,
+        ...NOTHING_TO_TELL,
       };
     }
     let recordId: string;
@@ -98,11 +107,12 @@ export class PageArchive {
     }
     const original = { url: result.url, date: exchange.date.toISOString(), recordId };
     const capture = payloadDigest === "" ? {} : { capture: { digest: payloadDigest, original } };
-    if (verdict === undefined) return { ...change, ...capture, settle: NOTHING_TO_SETTLE };
+    if (verdict === undefined) return { ...change, ...capture, ...NOTHING_TO_TELL };
     return {
       ...change,
       ...capture,
       settle: () => this.duplicates?.settle(verdict.owner, payloadDigest, original) ?? NOTHING_TO_SETTLE(),
+      abandon: () => this.duplicates?.settle(verdict.owner, payloadDigest, undefined) ?? NOTHING_TO_SETTLE(),
     };
   }
 

@@ -49,7 +49,7 @@ export class PageFinisher {
     endTurn: () => void,
   ): Promise<void> {
     const { frontier, revisits, stats } = this.deps;
-    let archived: ArchivedPage;
+    let archived: ArchivedPage | undefined;
     try {
       archived = await this.deps.archive.store(result, signal, previous?.capture);
       const { revisitOf, change } = archived;
@@ -74,11 +74,18 @@ export class PageFinisher {
     } catch (error) {
       // Whatever failed, the URL is not lost: back to the head of its queue, if still taken.
       if (frontier.isTaken(host, entry)) frontier.putBack(host, entry);
+      void archived?.abandon();
       throw error;
     } finally {
       endTurn();
     }
-    await frontier.commit();
+    try {
+      await frontier.commit();
+    } catch (error) {
+      // Not durable (a full disk): fetched again later, so another copy must not wait for this one.
+      void archived.abandon();
+      throw error;
+    }
     // Synced: the payload's owner may now point later copies at this response.
     void archived.settle();
   }
