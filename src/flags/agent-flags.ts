@@ -330,7 +330,7 @@ export const AGENT_FLAGS = {
   },
   "ip-limit": {
     type: "string",
-    help: "whose requests --max-per-ip counts: this agent's (agent) or the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, and a 429 or 503 holds every agent's requests there); not the default yet: after a graceful leave or a crash, the addresses the gone agent was the authority of wait a lease's time, --fetch-timeout-ms and --suspect-after-ms before anything is granted there",
+    help: "whose requests --max-per-ip counts: this agent's (agent) or the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, and a 429 or 503 holds every agent's requests there); a graceful leave hands its addresses to their next authorities; not the default yet: after a crash, the addresses the dead agent was the authority of wait a lease's time, --fetch-timeout-ms and --suspect-after-ms before anything is granted there",
     default: "agent",
     choices: IP_LIMITS,
   },
