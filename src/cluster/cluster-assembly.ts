@@ -289,7 +289,10 @@ export async function assembleCluster(
       tenure,
       ownership,
       isAlive,
-      hasLeft: (id) => memberOf(id)?.status === "left",
+      hasLeft: (member) => {
+        const known = memberOf(member.id);
+        return known?.status === "left" && known.incarnation >= member.incarnation;
+      },
       self: () => toWireMember(detector.self, clock.now()),
       claim: (peerId, request, signal) => peerClient(peerId).claimHosts(request, { signal }),
       learnOf: (member) => detector.learnOf(fromWireMember(member)),

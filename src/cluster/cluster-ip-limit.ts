@@ -101,21 +101,25 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
   });
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
-    authority.viewChanged((ip) => {
-      // A self-only view is no evidence: a joining agent has one before it learns of the others; the
-      // address's authority before it joined is the next agent along the circle.
-      const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
-      return previous === selfId ? undefined : previous;
-    });
+    authority.viewChanged(
+      (ip) => {
+        // A self-only view is no evidence: a joining agent has one before it learns of the others; the
+        // address's authority before it joined is the next agent along the circle.
+        const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
+        return previous === selfId ? undefined : previous;
+      },
+      before.agents.map(({ id }) => id),
+    );
   };
   const leave = async () => {
     const assignment = ownership.assignment;
     gate.returnLeases();
-    const byAuthority = authority.leave(selfId, (ip) => {
+    const byAuthority = authority.leave((ip) => {
       const owner = assignment.ownerOfRareKey(ip);
       return owner === selfId ? assignment.successors(ip, 1)[0] : owner;
     });
-    const others = assignment.agents.flatMap(({ id }) => (id === selfId ? [] : [id]));
+    const view = assignment.agents.map(({ id }) => id);
+    const others = view.filter((id) => id !== selfId);
     await Promise.all(
       others.map(async (to) => {
         const handOffs = [...(byAuthority.get(to) ?? [])].map(([ip, state]) => ({
@@ -131,6 +135,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
             asks: [],
             handedOff: chunk,
             leaving: first + MAX_IP_ENTRIES >= handOffs.length,
+            view,
           };
           deps.onMessage();
           // Unreached: that agent waits out the grace for these addresses, as after a crash.

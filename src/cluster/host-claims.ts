@@ -42,8 +42,11 @@ export interface HostClaimsDeps {
   readonly tenure: CrawlTenure;
   readonly ownership: Pick<Ownership, "ownerOf" | "assignment">;
   readonly isAlive: (id: string) => boolean;
-  /** True when agent `id` told this one it left the cluster (a graceful leave: its hosts were handed over). */
-  readonly hasLeft: (id: string) => boolean;
+  /**
+   * True when `member` told this one it left the cluster in that life of its or a later one (a graceful
+   * leave: its hosts were handed over); not for a later life this agent has not heard of yet.
+   */
+  readonly hasLeft: (member: Member) => boolean;
   /** This agent's own entry, as sent to the agents it claims from. */
   readonly self: () => Member;
   /** Sends a claim to agent `peerId`; `signal` aborts it (the agent left the view). */
@@ -284,7 +287,7 @@ export class HostClaims {
         const previous = answer.holder;
         if (previous && previous.id !== this.deps.selfId && !walk.asked.has(previous.id)) {
           if (this.deps.isAlive(previous.id)) walk.next = previous.id;
-          else if (!this.deps.hasLeft(previous.id)) this.waitForUnheard(walk, previous, retryAt);
+          else if (!this.deps.hasLeft(previous)) this.waitForUnheard(walk, previous, retryAt);
         }
         return; // else the next agent along the circle
       }
@@ -298,11 +301,7 @@ export class HostClaims {
           return;
         }
         // One this agent has not heard from yet holds it: learnt of, and asked once it is alive here.
-        if (
-          holder.id !== this.deps.selfId &&
-          !this.deps.isAlive(holder.id) &&
-          !this.deps.hasLeft(holder.id)
-        ) {
+        if (holder.id !== this.deps.selfId && !this.deps.isAlive(holder.id) && !this.deps.hasLeft(holder)) {
           this.waitForUnheard(walk, holder, retryAt);
         }
         // The agent named was asked already (it does not hold it): the walk goes on along the circle.

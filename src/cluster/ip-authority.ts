@@ -121,8 +121,8 @@ export class IpAuthority {
    * The view changed: addresses this agent no longer owns are forgotten, and a fresh address it owns now
    * is taken over from `previousOf(ip)`, its authority before, within the grace.
    */
-  viewChanged(previousOf: (ip: string) => string | undefined): void {
-    this.handOvers.viewChanged(this.deps.clock.now(), previousOf);
+  viewChanged(previousOf: (ip: string) => string | undefined, membersBefore: readonly string[] = []): void {
+    this.handOvers.viewChanged(this.deps.clock.now(), previousOf, membersBefore);
     for (const ip of this.ledgers.keys()) {
       if (this.deps.owns(ip)) continue;
       this.ledgers.delete(ip);
@@ -143,16 +143,14 @@ export class IpAuthority {
   }
 
   /**
-   * This agent, `selfId`, leaves the cluster, its own requests over: from now on it grants nothing
-   * anywhere, and hands each of its addresses over to `nextAuthorityOf(ip)`, its authority without this
-   * agent (undefined: none). Returns what it granted others that may still run, by next authority and
-   * address; every other address had none. Sent before the leave is announced, they let the next
-   * authorities grant at once instead of waiting out the grace of an agent gone without a word.
+   * This agent leaves the cluster: from now on it grants nothing anywhere, and hands each of its
+   * addresses over to `nextAuthorityOf(ip)`, its authority without this agent (undefined: none). Returns
+   * what it granted that may still run (its own requests included: their releases are forwarded), by
+   * next authority and address; every other address had none. Sent before the leave is announced, they
+   * let the next authorities grant at once instead of waiting out the grace of an agent gone without a
+   * word.
    */
-  leave(
-    selfId: string,
-    nextAuthorityOf: (ip: string) => string | undefined,
-  ): Map<string, Map<string, IpHandOver>> {
+  leave(nextAuthorityOf: (ip: string) => string | undefined): Map<string, Map<string, IpHandOver>> {
     this.left = true;
     const now = this.deps.clock.now();
     const byAuthority = new Map<string, Map<string, IpHandOver>>();
@@ -162,7 +160,7 @@ export class IpAuthority {
       this.handOvers.handOff(ip, next, now);
       this.handedTo.set(ip, next);
       const handOffs = byAuthority.get(next) ?? new Map<string, IpHandOver>();
-      handOffs.set(ip, withoutAgent(ledger.handOver(now), selfId));
+      handOffs.set(ip, ledger.handOver(now));
       byAuthority.set(next, handOffs);
     }
     this.ledgers.clear();
@@ -176,19 +174,24 @@ export class IpAuthority {
    * any request had nothing that may still run). An address this agent keeps already (its view changed
    * first) takes in what was granted there, and keeps its wait too (when in doubt, slower).
    */
-  leftHandingOver(from: string, handOffs: ReadonlyMap<string, IpHandOver>, last: boolean): void {
+  leftHandingOver(
+    from: string,
+    handOffs: ReadonlyMap<string, IpHandOver>,
+    last: boolean,
+    view: readonly string[],
+  ): void {
     const now = this.deps.clock.now();
     const gathered = this.leaving.get(from) ?? new Map<string, IpHandOver>();
     for (const [ip, handOff] of handOffs) {
       gathered.set(ip, handOff);
-      this.ledgers.get(ip)?.handedOver(handOff, now);
+      this.ledgers.get(ip)?.tookOverFromLeaver(handOff, now);
     }
     if (!last) {
       this.leaving.set(from, gathered);
       return;
     }
     this.leaving.delete(from);
-    this.handOvers.leftHandingOver(from, gathered, now);
+    this.handOvers.leftHandingOver(from, gathered, view, now);
   }
 
   /**
@@ -197,6 +200,15 @@ export class IpAuthority {
    */
   handOver(ip: string, to: string): IpHandOver {
     const now = this.deps.clock.now();
+    // Left: what it granted there went to the next authority it knew of; the asker cannot know it.
+    if (this.left)
+      return {
+        held: new Map(),
+        untilMs: 0,
+        blockedForMs: 0,
+        spacedForMs: 0,
+        holdForMs: this.options.graceMs,
+      };
     this.handOvers.handOff(ip, to, now);
     const ledger = this.ledgers.get(ip);
     this.ledgers.delete(ip);
@@ -377,7 +389,7 @@ export class IpAuthority {
     this.ledgers.set(ip, ledger);
     const { askFrom, holdUntilMs, handedOver } = this.handOvers.takeOverOf(ip, now);
     if (holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
-    if (handedOver) ledger.handedOver(handedOver, now);
+    if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
     return ledger;
   }
@@ -400,14 +412,4 @@ export class IpAuthority {
     this.handOvers.sweep(now);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);
   }
-}
-
-/** `handOver` without agent `id`'s requests (its own, over as it leaves). */
-function withoutAgent(handOver: IpHandOver, id: string): IpHandOver {
-  if (!handOver.held.has(id)) return handOver;
-  const held = new Map(handOver.held);
-  held.delete(id);
-  const startsFor = new Map(handOver.startsFor);
-  startsFor.delete(id);
-  return { ...handOver, held, startsFor };
 }

@@ -61,6 +61,11 @@ export interface IpHandOver {
   readonly blockedForMs: number;
   /** How long the next request there must wait for the IP delay still, ms. */
   readonly spacedForMs: number;
+  /**
+   * How long nothing may be granted there, ms (absent: 0): the sender does not know all that may run
+   * there (it awaited its own previous authority, or a crashed one's grace, or it has left).
+   */
+  readonly holdForMs?: number;
 }
 
 /** How long an exclusive lease lasts unless renewed, ms: a holder renews it every few seconds while it uses it. */

@@ -1,14 +1,16 @@
+import type { IpHandOver } from "./ip-grant.js";
+
 /**
  * A change of the view: until `atMs + graceMs`, a fresh address whose authority was another agent then
  * is handed over by it first, or held for the grace if it is gone.
  */
 interface Takeover {
   readonly atMs: number;
+  /** The agents of the view before the change. */
+  readonly membersBefore: ReadonlySet<string>;
   /** The authority of an address before the change (undefined: none known but this agent). */
   readonly previousOf: (ip: string) => string | undefined;
 }
-
-import type { IpHandOver } from "./ip-grant.js";
 
 /** How an authority new to an address takes it over (see {@link IpHandOvers.takeOverOf}). */
 export interface IpTakeOver {
@@ -23,6 +25,8 @@ export interface IpTakeOver {
 /** What an agent leaving handed over to this one: every address of its moving here, at `atMs`. */
 interface Leaver {
   readonly atMs: number;
+  /** The agents of its view as it handed over: its hand-over stands only for a change from that view. */
+  readonly view: ReadonlySet<string>;
   /**
    * The addresses where it granted what may still run (any other of its had nothing to hand over), less
    * the releases it forwarded since.
@@ -53,38 +57,47 @@ export class IpHandOvers {
     private readonly isAlive: (id: string) => boolean,
   ) {}
 
-  /** The view changed at `now`; `previousOf(ip)` says an address's authority before. */
-  viewChanged(now: number, previousOf: (ip: string) => string | undefined): void {
+  /**
+   * The view changed at `now` from one of `membersBefore`; `previousOf(ip)` says an address's authority
+   * before. An agent seen alive again is no longer one that left.
+   */
+  viewChanged(
+    now: number,
+    previousOf: (ip: string) => string | undefined,
+    membersBefore: readonly string[] = [],
+  ): void {
     this.takeovers = this.takeovers.filter((t) => now < t.atMs + this.graceMs);
-    this.takeovers.push({ atMs: now, previousOf });
+    this.takeovers.push({ atMs: now, previousOf, membersBefore: new Set(membersBefore) });
+    for (const id of this.leavers.keys()) if (this.isAlive(id)) this.leavers.delete(id);
   }
 
   /**
    * Agent `from`, leaving the cluster, handed over at `now` every address of its whose authority this
    * agent becomes without it: `handOffs` those where it granted what may still run, none elsewhere.
    */
-  leftHandingOver(from: string, handOffs: ReadonlyMap<string, IpHandOver>, now: number): void {
-    this.leavers.set(from, { atMs: now, handOffs: new Map(handOffs) });
+  leftHandingOver(
+    from: string,
+    handOffs: ReadonlyMap<string, IpHandOver>,
+    view: readonly string[],
+    now: number,
+  ): void {
+    this.leavers.set(from, { atMs: now, view: new Set(view), handOffs: new Map(handOffs) });
     // What this agent handed over to it came back with the rest (what it still had, it handed over).
     for (const [ip, handedOff] of this.handedOff) if (handedOff.to === from) this.handedOff.delete(ip);
   }
 
   /**
    * `count` requests of agent `agent` at `ip`, handed over by agent `from` as it left, ended (a release
-   * it forwarded): they count no more when the address is taken over. False when `from` handed nothing
-   * over here (not left, or its grace over).
+   * it forwarded): they count no more when the address is taken over.
    */
-  releasedSinceHandOff(from: string, ip: string, agent: string, count: number): boolean {
-    const leaver = this.leavers.get(from);
-    if (leaver === undefined) return false;
-    const handOff = leaver.handOffs.get(ip);
+  releasedSinceHandOff(from: string, ip: string, agent: string, count: number): void {
+    const handOff = this.leavers.get(from)?.handOffs.get(ip);
     const held = handOff?.held.get(agent);
-    if (handOff === undefined || held === undefined) return true;
+    if (handOff === undefined || held === undefined) return;
     const left = new Map(handOff.held);
     if (held > count) left.set(agent, held - count);
     else left.delete(agent);
-    leaver.handOffs.set(ip, { ...handOff, held: left });
-    return true;
+    this.leavers.get(from)?.handOffs.set(ip, { ...handOff, held: left });
   }
 
   /**
@@ -101,7 +114,11 @@ export class IpHandOvers {
       if (previous === undefined) continue;
       const leaver = this.leavers.get(previous);
       if (this.isAlive(previous)) askFrom = previous;
-      else if (leaver !== undefined && now < leaver.atMs + this.graceMs) {
+      else if (
+        leaver !== undefined &&
+        now < leaver.atMs + this.graceMs &&
+        sameAgents(leaver.view, t.membersBefore)
+      ) {
         const handOff = leaver.handOffs.get(ip);
         if (handOff) handedOver = merged(handedOver, aged(handOff, now - leaver.atMs));
       }
@@ -138,6 +155,7 @@ function aged(handOver: IpHandOver, ageMs: number): IpHandOver {
   return {
     held: handOver.held,
     untilMs: left(handOver.untilMs),
+    ...(handOver.holdForMs ? { holdForMs: left(handOver.holdForMs) } : {}),
     ...(handOver.startsFor
       ? { startsFor: new Map([...handOver.startsFor].map(([agent, ms]) => [agent, left(ms)])) }
       : {}),
@@ -163,5 +181,13 @@ function merged(a: IpHandOver | undefined, b: IpHandOver): IpHandOver {
     startsFor,
     blockedForMs: Math.max(a.blockedForMs, b.blockedForMs),
     spacedForMs: Math.max(a.spacedForMs, b.spacedForMs),
+    holdForMs: Math.max(a.holdForMs ?? 0, b.holdForMs ?? 0),
   };
+}
+
+/** True when `a` and `b` hold the same agents. */
+function sameAgents(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const id of a) if (!b.has(id)) return false;
+  return true;
 }

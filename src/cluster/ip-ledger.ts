@@ -91,13 +91,12 @@ export class IpLedger {
     }
     // Its spacing counted from its answer, which came before now; its leases' starts until they end
     // (until a holder gives its lease back), or, unsaid, while its requests may run.
-    this.spacing.startedBy(now + handOver.spacedForMs - this.options.ipDelayMs);
     for (const [agent, held] of handOver.held) {
       const count = held - (this.untrackedReleases.get(agent) ?? 0);
       this.untrackedReleases.delete(agent);
-      const startsUntilMs = now + (handOver.startsFor?.get(agent) ?? handOver.untilMs);
-      if (count > 0) this.remainders.set(agent, { count, untilMs: now + handOver.untilMs, startsUntilMs });
+      this.addRemainder(agent, count, handOver, now);
     }
+    this.takeInWaits(handOver, now);
     // The other releases meanwhile were of requests counted already (what a leaver handed over).
     for (const [agent, released] of this.untrackedReleases) {
       const remainder = this.remainders.get(agent);
@@ -106,7 +105,40 @@ export class IpLedger {
       if (remainder.count <= 0) this.dropRemainder(agent, remainder);
     }
     this.untrackedReleases.clear();
+  }
+
+  /**
+   * What an agent that left handed over at `now`, added to what this ledger counts (another previous
+   * authority may still be asked: its answer comes on top).
+   */
+  tookOverFromLeaver(handOver: IpHandOver, now: number): void {
+    for (const [agent, held] of handOver.held) this.addRemainder(agent, held, handOver, now);
+    this.takeInWaits(handOver, now);
+  }
+
+  /** `count` requests of `agent` from `handOver` counted until its end, on top of any counted already. */
+  private addRemainder(agent: string, count: number, handOver: IpHandOver, now: number): void {
+    if (count <= 0) return;
+    const untilMs = now + handOver.untilMs;
+    const startsUntilMs = now + (handOver.startsFor?.get(agent) ?? handOver.untilMs);
+    const existing = this.remainders.get(agent);
+    this.remainders.set(
+      agent,
+      existing
+        ? {
+            count: existing.count + count,
+            untilMs: Math.max(existing.untilMs, untilMs),
+            startsUntilMs: Math.max(existing.startsUntilMs, startsUntilMs),
+          }
+        : { count, untilMs, startsUntilMs },
+    );
+  }
+
+  /** `handOver`'s spacing, block and hold, counted from `now` (its answer came before). */
+  private takeInWaits(handOver: IpHandOver, now: number): void {
+    this.spacing.startedBy(now + handOver.spacedForMs - this.options.ipDelayMs);
     if (handOver.blockedForMs > 0) this.backOff.refused(now, handOver.blockedForMs);
+    if ((handOver.holdForMs ?? 0) > 0) this.holdUntil(now + (handOver.holdForMs ?? 0));
   }
 
   /** What this authority granted that may still run, as it hands the address over to another. */
@@ -134,6 +166,8 @@ export class IpLedger {
       blockedForMs: Math.max(0, this.backOff.blockedUntilMs - now),
       // The starts this authority granted; those the agents may make are in `startsFor`.
       spacedForMs: Math.max(0, this.spacing.nextStartAtMs(now) - now),
+      // Not all known here: still waiting for the previous authority's answer, or a crashed one's grace.
+      holdForMs: this.awaitingHandOver ? this.options.graceMs : Math.max(0, this.holdUntilMs - now),
     };
   }
 

@@ -18,7 +18,7 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
   for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
   if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
     const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
-    authority.leftHandingOver(from, handOffs, request.leaving ?? false);
+    authority.leftHandingOver(from, handOffs, request.leaving ?? false, request.view ?? []);
   }
   const answers = request.asks.map(({ ip, renew, holdMs }) =>
     !renew && (holdMs ?? 0) > 0 ? authority.askHeld(from, ip, holdMs) : authority.ask(from, ip, renew),
@@ -48,6 +48,7 @@ export function toWireHandOver(handOver: IpHandOver): IpHandOverMessage {
     untilMs: handOver.untilMs,
     blockedForMs: handOver.blockedForMs,
     spacedForMs: handOver.spacedForMs,
+    holdForMs: handOver.holdForMs ?? 0,
   };
 }
 
@@ -63,6 +64,7 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
     ),
     blockedForMs: handOver.blockedForMs,
     spacedForMs: handOver.spacedForMs,
+    ...(handOver.holdForMs ? { holdForMs: handOver.holdForMs } : {}),
   };
 }
 

@@ -299,6 +299,8 @@ export interface IpRequest {
   handedOff?: IpHandOffMessage[];
   /** True on the last request of the sender's leave to the receiver (absent: false). */
   leaving?: boolean;
+  /** With `leaving`: the agents of the sender's view as it handed over (absent: none said). */
+  view?: string[];
 }
 
 /** One address handed over by an agent that leaves (`ubicrawl.v1.IpHandOff`). */

@@ -815,6 +815,7 @@ export function validateIpRequest(value: unknown): IpRequest {
       return { ip: ipAddress(e.ip, `${p}.ip`), state: ipHandOver(e.state, `${p}.state`) };
     }),
     leaving: bool(r.leaving ?? false, "leaving"),
+    view: list(r.view ?? [], "view", MAX_MEMBERS, agentId),
   };
 }
 
@@ -833,6 +834,7 @@ function ipHandOver(value: unknown, path: string): IpHandOverMessage {
     untilMs: uint64(h.untilMs, `${path}.untilMs`),
     blockedForMs: uint64(h.blockedForMs, `${path}.blockedForMs`),
     spacedForMs: uint64(h.spacedForMs, `${path}.spacedForMs`),
+    holdForMs: uint64(h.holdForMs ?? 0, `${path}.holdForMs`),
   };
 }
 

@@ -66,7 +66,7 @@ export class SimAgent {
         tenure: this.tenure,
         ownership: this.ownership,
         isAlive: (x) => this.alive.has(x),
-        hasLeft: (x) => this.known.get(x)?.status === "left",
+        hasLeft: (m) => this.known.get(m.id)?.status === "left",
         self: () => toWireMember(this.known.get(id) as MemberEntry, Date.now()),
         claim: async (peer, request) => this.send(peer, request),
         learnOf: (m) => {

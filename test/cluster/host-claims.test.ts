@@ -82,7 +82,7 @@ function setup(options: { maxAsked?: number; unheardWaitMs?: number } = {}) {
     tenure,
     ownership,
     isAlive: (id) => alive.has(id),
-    hasLeft: (id) => left.has(id),
+    hasLeft: (m) => left.has(m.id),
     self: () => member("me"),
     claim: (peer, request, signal) =>
       new Promise<ClaimReply>((resolve, reject) => {

@@ -239,6 +239,9 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
 
+/** The view of both agents before `old` leaves. */
+const VIEW = ["old", "next"];
+
 /** `old` leaving: `next` is the authority of its addresses without it, and `old` is gone from its view. */
 function leaving(options: IpAuthorityOptions = OPTIONS) {
   const clock = new ManualClock();
@@ -257,15 +260,15 @@ function leaving(options: IpAuthorityOptions = OPTIONS) {
   const next = make("next");
   /** `old` leaves: it hands over what `leave` returns to `next`, then the view changes without it. */
   const leave = () => {
-    const byAuthority = old.leave("old", () => "next");
-    next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true);
+    const byAuthority = old.leave(() => "next");
+    next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
     viewWithoutOld();
   };
   /** The view changes without `old`, handed over or not. */
-  const viewWithoutOld = () => {
+  const viewWithoutOld = (membersBefore: readonly string[] = VIEW) => {
     owner.current = "next";
     alive.delete("old");
-    next.viewChanged(() => "old");
+    next.viewChanged(() => "old", membersBefore);
   };
   return { clock, old, next, leave, viewWithoutOld };
 }
@@ -298,12 +301,65 @@ it("counts what an agent that left had granted until released or expired, and gr
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
-it("hands over nothing of the leaver's own requests: they are over when it leaves", () => {
-  const { old, next, leave } = leaving();
-  // The leaver leased the address to itself.
+it("counts the leaver's own requests until their releases, forwarded, come", () => {
+  const forwarded: [string, string, string, readonly number[], number][] = [];
+  const clock = new ManualClock();
+  const old = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    forwardRelease: (...args) => forwarded.push(args),
+    random: () => 0,
+  });
+  // The leaver leased the address to itself; a slow fetch of its own still runs as it leaves.
   expect(old.ask("old", IP, false).kind).toBe("lease");
-  leave();
-  expect(next.ask("a", IP, false).kind).toBe("lease");
+  const byAuthority = old.leave(() => "next");
+  const { next, viewWithoutOld } = leaving();
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
+  viewWithoutOld();
+  expect(next.ask("a", IP, false).kind).toBe("wait");
+  // Its lease given back: the release reaches it, left, and goes on to the next authority.
+  old.release("old", IP, [], 2);
+  const [to, agent, ip, slotIds, leaseSlots] = forwarded[0] as (typeof forwarded)[number];
+  expect(to).toBe("next");
+  next.forwardedRelease("old", agent, ip, slotIds, leaseSlots);
+  expect(next.ask("a", IP, false).kind).not.toBe("wait");
+});
+
+it("waits out the grace when its view before the change is not the one the leaver handed over in", () => {
+  // Another agent left at once, or the views disagree: the address may have gone to another than here.
+  const { old, next, viewWithoutOld } = leaving();
+  const byAuthority = old.leave(() => "next");
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, ["old", "next", "third"]);
+  viewWithoutOld();
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+});
+
+it("answers a take-over asked after it left with a hold for the grace: what it granted went elsewhere", () => {
+  const { old } = leaving();
+  old.ask("a", IP, false);
+  old.leave(() => "next");
+  expect(old.handOver(IP, "joiner").holdForMs).toBe(OPTIONS.graceMs);
+});
+
+it("hands over an address whose own take-over it still awaited with a hold, not as free", () => {
+  const clock = new ManualClock();
+  const old = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: () => true,
+    // The previous authority's answer never comes.
+    takeOver: () => new Promise(() => {}),
+    random: () => 0,
+  });
+  old.viewChanged(() => "before", ["before", "old"]);
+  expect(old.ask("a", IP, false).kind).toBe("wait");
+  const handOff = old
+    .leave(() => "next")
+    .get("next")
+    ?.get(IP);
+  expect(handOff?.holdForMs).toBe(OPTIONS.graceMs);
 });
 
 it("forwards a release it gets after leaving to the address's next authority, which frees the slot at once", () => {
@@ -320,14 +376,14 @@ it("forwards a release it gets after leaving to the address's next authority, wh
   old.ask("a", IP, false);
   old.release("a", IP, [], 2);
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
-  const byAuthority = old.leave("old", () => "next");
+  const byAuthority = old.leave(() => "next");
   // b's release reaches the leaver, b's view not knowing of the leave yet.
   old.release("b", IP, [slot.slotId], 0);
   expect(forwarded).toEqual([["next", "b", IP, [slot.slotId], 0]]);
 
   // At the next authority: forwarded before its view changed, then after.
   const { next, viewWithoutOld } = leaving();
-  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true);
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
   next.forwardedRelease("old", "b", IP, [slot.slotId], 0);
   viewWithoutOld();
   expect(next.ask("c", IP, false).kind).toBe("lease");
@@ -338,7 +394,7 @@ it("takes a forwarded release off the held requests when the address is kept her
   old.ask("a", IP, false);
   old.release("a", IP, [], 2);
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
-  next.leftHandingOver("old", old.leave("old", () => "next").get("next") ?? new Map(), true);
+  next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   viewWithoutOld();
   // b's slot counts here: one more at most (maxPerIp 2).
   expect(next.ask("c", IP, false).kind).toBe("slot");
@@ -357,8 +413,8 @@ it("still waits out the grace for an agent that left without handing its address
 it("waits out the grace when the leave's last message never came, though some addresses were handed over", () => {
   const { old, next, viewWithoutOld } = leaving();
   expect(old.ask("a", IP, false).kind).toBe("lease");
-  const byAuthority = old.leave("old", () => "next");
-  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), false);
+  const byAuthority = old.leave(() => "next");
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), false, VIEW);
   viewWithoutOld();
   expect(next.ask("b", "127.0.0.79", false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
   expect(next.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });

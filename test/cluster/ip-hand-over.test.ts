@@ -29,8 +29,8 @@ it("takes what an agent that left handed over, aged since it came, and no wait w
     blockedForMs: 300,
     spacedForMs: 100,
   };
-  handOvers.leftHandingOver("b", new Map([["1.1.1.1", handOff]]), 0);
-  handOvers.viewChanged(100, () => "b");
+  handOvers.leftHandingOver("b", new Map([["1.1.1.1", handOff]]), ["a", "b"], 0);
+  handOvers.viewChanged(100, () => "b", ["a", "b"]);
   expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({
     askFrom: undefined,
     holdUntilMs: -Infinity,
@@ -43,7 +43,7 @@ it("grants again at an address handed off to an agent that leaves and hands its 
   const handOvers = new IpHandOvers(1_000, () => true);
   handOvers.handOff("1.1.1.1", "b", 0);
   handOvers.handOff("2.2.2.2", "c", 0);
-  handOvers.leftHandingOver("b", new Map(), 100);
+  handOvers.leftHandingOver("b", new Map(), ["a", "b"], 100);
   expect(handOvers.isHandedOff("1.1.1.1", 200)).toBe(false);
   expect(handOvers.isHandedOff("2.2.2.2", 200)).toBe(true);
 });

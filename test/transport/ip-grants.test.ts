@@ -21,10 +21,12 @@ const REQUEST = {
         untilMs: 8_000,
         blockedForMs: 0,
         spacedForMs: 20,
+        holdForMs: 0,
       },
     },
   ],
   leaving: true,
+  view: ["agent-a", "agent-c"],
 };
 
 function badMessage(check: () => unknown): boolean {
@@ -85,6 +87,7 @@ it("validates addresses, counts and grant kinds", () => {
     untilMs: 4_000,
     blockedForMs: 0,
     spacedForMs: 300,
+    holdForMs: 0,
   };
   expect(validateIpReply({ grants: [], handedOver: [handOver] })).toEqual({
     grants: [],
@@ -109,6 +112,7 @@ it("validates addresses, counts and grant kinds", () => {
     expect(badMessage(() => validateIpRequest({ ...REQUEST, handedOff: bad }))).toBe(true);
   }
   expect(badMessage(() => validateIpRequest({ ...REQUEST, leaving: "yes" }))).toBe(true);
+  expect(badMessage(() => validateIpRequest({ ...REQUEST, view: ["a b"] }))).toBe(true);
   expect(
     badMessage(() => validateIpRequest({ ...REQUEST, crawlDelays: [{ ip: "127.0.0.9", delayMs: -1 }] })),
   ).toBe(true);

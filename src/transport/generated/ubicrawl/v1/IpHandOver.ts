@@ -24,6 +24,11 @@ export interface IpHandOver {
    * start the sender granted or leased, ms.
    */
   'spacedForMs'?: (number | string | Long);
+  /**
+   * How long nothing may be granted there, ms: the sender does not know all that may run there (it was
+   * still waiting for its own previous authority's answer or a crashed one's grace, or it has left).
+   */
+  'holdForMs'?: (number | string | Long);
 }
 
 /**
@@ -47,4 +52,9 @@ export interface IpHandOver__Output {
    * start the sender granted or leased, ms.
    */
   'spacedForMs': (number);
+  /**
+   * How long nothing may be granted there, ms: the sender does not know all that may run there (it was
+   * still waiting for its own previous authority's answer or a crashed one's grace, or it has left).
+   */
+  'holdForMs': (number);
 }

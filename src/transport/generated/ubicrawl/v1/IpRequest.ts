@@ -52,6 +52,13 @@ export interface IpRequest {
    * were handed over, instead of waiting out a grace period as for an agent that crashed.
    */
   'leaving'?: (boolean);
+  /**
+   * With `leaving`: the ids of the agents in the sender's view as it handed over (itself included). The
+   * receiver takes the hand-over only for a change of its view from exactly these agents (views that
+   * disagree, or another agent leaving at once, may give an address to an agent the sender did not
+   * send it to); otherwise it waits out the grace as for a crash.
+   */
+  'view'?: (string)[];
 }
 
 /**
@@ -100,4 +107,11 @@ export interface IpRequest__Output {
    * were handed over, instead of waiting out a grace period as for an agent that crashed.
    */
   'leaving': (boolean);
+  /**
+   * With `leaving`: the ids of the agents in the sender's view as it handed over (itself included). The
+   * receiver takes the hand-over only for a change of its view from exactly these agents (views that
+   * disagree, or another agent leaving at once, may give an address to an agent the sender did not
+   * send it to); otherwise it waits out the grace as for a crash.
+   */
+  'view': (string)[];
 }
