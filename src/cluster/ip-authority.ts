@@ -140,6 +140,8 @@ export class IpAuthority {
     for (const ledger of this.ledgers.values()) ledger.agentGone(id, untilMs);
     // Nobody listens for their answers any more.
     this.waiters.dropAgent(id, { kind: "wait", waitMs: IP_POLL_MS });
+    // A hand-over it began and never ended will not end now: its addresses wait out the grace.
+    this.leaving.delete(id);
   }
 
   /**
@@ -172,7 +174,9 @@ export class IpAuthority {
    * Agent `from`, leaving, hands over `handOffs` (see {@link leave}); `last`: the last of its requests
    * to this agent, after which every address of its moving here is taken as handed over (those not in
    * any request had nothing that may still run). An address this agent keeps already (its view changed
-   * first) takes in what was granted there, and keeps its wait too (when in doubt, slower).
+   * first) takes in what was granted there, and keeps its wait too (when in doubt, slower). A request
+   * from an agent no longer alive here is late and not taken (a hand-over begun and not ended is
+   * dropped when its agent is gone): its addresses wait out the grace.
    */
   leftHandingOver(
     from: string,
@@ -180,6 +184,8 @@ export class IpAuthority {
     last: boolean,
     view: readonly string[],
   ): void {
+    // Late (the leaver is gone here already, its hand-over perhaps partial): the grace is waited out.
+    if (!this.deps.isAlive(from)) return;
     const now = this.deps.clock.now();
     const gathered = this.leaving.get(from) ?? new Map<string, IpHandOver>();
     for (const [ip, handOff] of handOffs) {

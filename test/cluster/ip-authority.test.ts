@@ -404,6 +404,18 @@ it("takes a forwarded release off the held requests when the address is kept her
   expect(next.ask("c", IP, false).kind).toBe("slot");
 });
 
+it("forgets a hand-over left unfinished once its agent is gone, and waits out the grace there", () => {
+  const { old, next, viewWithoutOld } = leaving();
+  old.ask("a", IP, false);
+  const byAuthority = old.leave(() => "next");
+  next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), false, VIEW);
+  viewWithoutOld();
+  next.agentGone("old");
+  // Its last request, come late, is not taken for the whole hand-over.
+  next.leftHandingOver("old", new Map(), true, VIEW);
+  expect(next.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: OPTIONS.graceMs });
+});
+
 it("still waits out the grace for an agent that left without handing its addresses over", () => {
   const { next, viewWithoutOld } = leaving();
   viewWithoutOld();
