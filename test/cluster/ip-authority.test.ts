@@ -301,17 +301,22 @@ it("counts what an agent that left had granted until released or expired, and gr
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
-it("counts the leaver's own requests until their releases, forwarded, come", () => {
+/** An authority that is `old`, about to leave: the releases it forwards after, as they went. */
+function forwarding() {
   const forwarded: [string, string, string, readonly number[], number][] = [];
-  const clock = new ManualClock();
   const old = new IpAuthority(OPTIONS, {
-    clock,
+    clock: new ManualClock(),
     owns: () => true,
     isAlive: () => true,
     takeOver: async () => undefined,
     forwardRelease: (...args) => forwarded.push(args),
     random: () => 0,
   });
+  return { old, forwarded };
+}
+
+it("counts the leaver's own requests until their releases, forwarded, come", () => {
+  const { old, forwarded } = forwarding();
   // The leaver leased the address to itself; a slow fetch of its own still runs as it leaves.
   expect(old.ask("old", IP, false).kind).toBe("lease");
   const byAuthority = old.leave(() => "next");
@@ -363,16 +368,7 @@ it("hands over an address whose own take-over it still awaited with a hold, not 
 });
 
 it("forwards a release it gets after leaving to the address's next authority, which frees the slot at once", () => {
-  const forwarded: unknown[][] = [];
-  const clock = new ManualClock();
-  const old = new IpAuthority(OPTIONS, {
-    clock,
-    owns: () => true,
-    isAlive: () => true,
-    takeOver: async () => undefined,
-    forwardRelease: (...args) => forwarded.push(args),
-    random: () => 0,
-  });
+  const { old, forwarded } = forwarding();
   old.ask("a", IP, false);
   old.release("a", IP, [], 2);
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
