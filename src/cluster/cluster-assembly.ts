@@ -151,6 +151,7 @@ export async function assembleCluster(
     onMessage: () => {
       agent.stats.ipMessagesThisRun++;
     },
+    gated: options.ipLimit === "cluster",
   });
   const hooks = clusterHooks({
     clock,

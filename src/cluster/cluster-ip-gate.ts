@@ -44,6 +44,8 @@ export interface ClusterIpGateDeps {
   readonly onMessage?: () => void;
   /** What this agent's own authority keeps at `ip` (undefined: nothing, or not its authority). */
   readonly kept?: (ip: string) => IpPoliteness | undefined;
+  /** True while agent `id` is in this agent's view (unset: always). */
+  readonly isMember?: (id: string) => boolean;
 }
 
 /**
@@ -71,6 +73,8 @@ export class ClusterIpGate implements IpLimiter {
   private readonly reported = new Map<string, { delayMs: number; atMs: number }>();
   /** Addresses found contended lately: asks there go held at once, and releases of slots there are sent at once. */
   private readonly contended: ContendedAddresses;
+  /** Slots granted and not released, by address, by the authority that granted them. */
+  private readonly slots = new Map<string, Map<string, number>>();
 
   constructor(
     readonly selfId: string,
@@ -157,6 +161,34 @@ export class ClusterIpGate implements IpLimiter {
     return this.outboxes.takeOver(from, ip);
   }
 
+  /**
+   * What this agent may still have in flight at the addresses `authority` granted (it is gone from
+   * this agent's view, which routes no ask to it any more), as this agent reports it to their new
+   * authorities (see ip-crash-reports.ts): a running lease as the whole `--max-per-ip`, else its
+   * requests in flight; each lasts `slotTtlMs` at most, with the block and spacing this agent knows.
+   */
+  holdingsFrom(authority: string, slotTtlMs: number): Map<string, IpHandOver> {
+    const held = this.leases.heldFrom(authority);
+    for (const [ip, byAuthority] of this.slots) {
+      const count = byAuthority.get(authority) ?? 0;
+      if (count > 0) held.set(ip, (held.get(ip) ?? 0) + count);
+    }
+    const now = this.deps.clock.now();
+    const holdings = new Map<string, IpHandOver>();
+    for (const [ip, count] of held) {
+      const blockedUntilMs = Math.max(this.blocks.get(ip) ?? 0, this.leases.blockedUntilMs(ip) ?? 0);
+      holdings.set(ip, {
+        held: new Map([[this.selfId, count]]),
+        untilMs: slotTtlMs,
+        // It starts nothing under them any more: its asks go to the new authority.
+        startsFor: new Map([[this.selfId, 0]]),
+        blockedForMs: Math.max(0, blockedUntilMs - now),
+        spacedForMs: this.spacing.waitMs(ip),
+      });
+    }
+    return holdings;
+  }
+
   /** Addresses leased to this agent now. */
   get leased(): number {
     return this.leases.size;
@@ -204,6 +236,13 @@ export class ClusterIpGate implements IpLimiter {
       const grant: IpGrant = held
         ? await this.askHeld(authority, ip, holdMs, askedAtMs, signal)
         : await this.outboxes.ask(authority, ip, false);
+      if ((grant.kind === "slot" || grant.kind === "lease") && this.deps.isMember?.(authority) === false) {
+        // Its authority left the view meanwhile, and this agent reported what it held of its grants
+        // without this one: the new authority counts it nowhere. Given back, unused. (From an authority
+        // still in the view it counts in the hand-over.)
+        this.giveBack(authority, ip, grant);
+        continue;
+      }
       if (
         grant.kind === "slot" &&
         this.options.ipDelayMs > 0 &&
@@ -220,7 +259,9 @@ export class ClusterIpGate implements IpLimiter {
         this.contended.mark(ip);
       if (grant.kind === "slot") {
         this.spacing.started(ip);
+        this.countSlot(ip, authority, 1);
         const release = once(() => {
+          this.countSlot(ip, authority, -1);
           this.queueRelease(ip, grant.slotId, 0);
           releaseLocal();
         });
@@ -269,6 +310,22 @@ export class ClusterIpGate implements IpLimiter {
         else if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
       });
     });
+  }
+
+  /** A grant from `authority`, no longer `ip`'s, given back to it unused. */
+  private giveBack(authority: string, ip: string, grant: IpGrant): void {
+    if (grant.kind === "slot") this.outboxes.release(authority, ip, grant.slotId, 0, false);
+    if (grant.kind === "lease") this.outboxes.release(authority, ip, undefined, this.options.maxPerIp, false);
+  }
+
+  /** `delta` slots of `authority` at `ip` granted (1) or released (-1). */
+  private countSlot(ip: string, authority: string, delta: number): void {
+    const byAuthority = this.slots.get(ip) ?? new Map<string, number>();
+    const count = (byAuthority.get(authority) ?? 0) + delta;
+    if (count > 0) byAuthority.set(authority, count);
+    else byAuthority.delete(authority);
+    if (byAuthority.size > 0) this.slots.set(ip, byAuthority);
+    else this.slots.delete(ip);
   }
 
   /**

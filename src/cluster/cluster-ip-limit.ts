@@ -29,6 +29,11 @@ export interface ClusterIpLimitDeps {
   readonly peerClient: (id: string) => PeerClient;
   /** Told of each IP message sent to another agent (stats). */
   readonly onMessage: () => void;
+  /**
+   * True when this agent's requests go through the gate (`--ip-limit cluster`): only then has it
+   * holdings to report when an agent leaves its view (unset: false).
+   */
+  readonly gated?: boolean;
 }
 
 /** One agent's two sides of the cluster-wide per-IP limit. */
@@ -98,6 +103,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
         : peerClient(to).ipGrants(request, { deadlineMs: IP_DEADLINE_MS + ipHoldOf(request) }),
     onMessage: deps.onMessage,
     kept: (ip) => authority.politenessAt(ip),
+    isMember: (id) => ownership.assignment.has(id),
   });
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
@@ -109,7 +115,55 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
         return previous === selfId ? undefined : previous;
       },
       before.agents.map(({ id }) => id),
+      after.agents.map(({ id }) => id),
     );
+    if (!deps.gated) return;
+    for (const { id } of before.agents) if (id !== selfId && !after.has(id)) reportHoldings(id, after);
+  };
+  /**
+   * Agent `gone` left this agent's view, now `after`: every agent of it hears what this one holds at
+   * `gone`'s addresses (see ip-crash-reports.ts), this one's own authority first.
+   */
+  const reportHoldings = (gone: string, after: Assignment) => {
+    const holdings = gate.holdingsFrom(gone, slotTtlMs);
+    const view = after.agents.map(({ id }) => id);
+    authority.reportedHoldings(selfId, gone, holdings, view, true);
+    const entries = [...holdings].map(([ip, state]) => ({ ip, state: toWireHandOver(state) }));
+    for (const to of view) {
+      if (to === selfId) continue;
+      void sendChunks(to, entries, (chunk, last) => ({
+        fromId: selfId,
+        releases: [],
+        refusals: [],
+        asks: [],
+        goneAuthority: gone,
+        holdings: chunk,
+        holdingsLast: last,
+        view,
+      }));
+    }
+  };
+  /**
+   * Sends `entries` to agent `to` in requests of at most {@link MAX_IP_ENTRIES} (one at least), one
+   * after the other; resolves false when one could not be sent (that agent then waits out the grace).
+   */
+  const sendChunks = async <T>(
+    to: string,
+    entries: readonly T[],
+    request: (chunk: T[], last: boolean) => IpRequest,
+  ): Promise<boolean> => {
+    for (let first = 0; first === 0 || first < entries.length; first += MAX_IP_ENTRIES) {
+      const last = first + MAX_IP_ENTRIES >= entries.length;
+      deps.onMessage();
+      const sent = await peerClient(to)
+        .ipGrants(request(entries.slice(first, first + MAX_IP_ENTRIES), last), { deadlineMs: IP_DEADLINE_MS })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!sent) return false;
+    }
+    return true;
   };
   const leave = async () => {
     const assignment = ownership.assignment;
@@ -120,33 +174,22 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     });
     const view = assignment.agents.map(({ id }) => id);
     const others = view.filter((id) => id !== selfId);
+    // Unreached: that agent waits out the grace for these addresses, as after a crash.
     await Promise.all(
-      others.map(async (to) => {
+      others.map((to) => {
         const handOffs = [...(byAuthority.get(to) ?? [])].map(([ip, state]) => ({
           ip,
           state: toWireHandOver(state),
         }));
-        for (let first = 0; first === 0 || first < handOffs.length; first += MAX_IP_ENTRIES) {
-          const chunk = handOffs.slice(first, first + MAX_IP_ENTRIES);
-          const request: IpRequest = {
-            fromId: selfId,
-            releases: [],
-            refusals: [],
-            asks: [],
-            handedOff: chunk,
-            leaving: first + MAX_IP_ENTRIES >= handOffs.length,
-            view,
-          };
-          deps.onMessage();
-          // Unreached: that agent waits out the grace for these addresses, as after a crash.
-          const sent = await peerClient(to)
-            .ipGrants(request, { deadlineMs: IP_DEADLINE_MS })
-            .then(
-              () => true,
-              () => false,
-            );
-          if (!sent) return;
-        }
+        return sendChunks(to, handOffs, (chunk, last) => ({
+          fromId: selfId,
+          releases: [],
+          refusals: [],
+          asks: [],
+          handedOff: chunk,
+          leaving: last,
+          view,
+        }));
       }),
     );
   };

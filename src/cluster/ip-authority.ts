@@ -1,6 +1,11 @@
+// Over 400 lines on purpose: every message an authority answers (asks, releases, refusals, hand-overs
+// both ways, a leave, a crash's reports) reads and changes the same ledgers and line, so one class keeps
+// the order of those changes in one place; each part with state of its own is a class of its own file
+// (IpLedger, IpHandOvers, IpCrashReports, IpWaitQueue).
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { IpPoliteness } from "../frontier/index.js";
+import { IpCrashReports } from "./ip-crash-reports.js";
 import {
   IP_MAX_HOLD_MS,
   IP_POLL_MS,
@@ -92,6 +97,8 @@ export class IpAuthority {
   private readonly leaving = new Map<string, Map<string, IpHandOver>>();
   /** Since this agent left: each address it handed over, to whom (where releases are forwarded). */
   private readonly handedTo = new Map<string, string>();
+  /** What the agents said they hold at crashed authorities' addresses, and the addresses awaiting it. */
+  private readonly crashReports: IpCrashReports;
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -101,6 +108,12 @@ export class IpAuthority {
       throw new UbiError(ErrorCode.InvalidArgument, `max requests per IP must be a positive integer`);
     }
     this.handOvers = new IpHandOvers(options.graceMs, deps.isAlive);
+    const { maxPerIp, leaseTtlMs, ipDelayMs } = options;
+    this.crashReports = new IpCrashReports(
+      options.graceMs,
+      { maxPerIp, leaseTtlMs, ipDelayMs },
+      deps.isAlive,
+    );
     this.waiters = new IpWaitQueue<IpGrant>(
       { maxHeldPerIp: MAX_HELD_PER_IP, maxTotal: MAX_HELD },
       { clock: deps.clock, wake: (ip) => this.serve(ip), timedOut: () => ({ kind: "wait", waitMs: 0 }) },
@@ -118,16 +131,41 @@ export class IpAuthority {
   }
 
   /**
-   * The view changed: addresses this agent no longer owns are forgotten, and a fresh address it owns now
-   * is taken over from `previousOf(ip)`, its authority before, within the grace.
+   * The view changed from `membersBefore` to `membersAfter` (unsaid: an address of an authority that
+   * crashed is held for the grace): addresses this agent no longer owns are forgotten, and a fresh
+   * address it owns now is taken over from `previousOf(ip)`, its authority before, within the grace.
    */
-  viewChanged(previousOf: (ip: string) => string | undefined, membersBefore: readonly string[] = []): void {
-    this.handOvers.viewChanged(this.deps.clock.now(), previousOf, membersBefore);
+  viewChanged(
+    previousOf: (ip: string) => string | undefined,
+    membersBefore: readonly string[] = [],
+    membersAfter: readonly string[] = [],
+  ): void {
+    this.handOvers.viewChanged(this.deps.clock.now(), previousOf, membersBefore, membersAfter);
+    const before = new Set(membersBefore);
+    this.crashReports.cameBack(membersAfter.filter((id) => !before.has(id)));
     for (const ip of this.ledgers.keys()) {
       if (this.deps.owns(ip)) continue;
       this.ledgers.delete(ip);
+      this.crashReports.forget(ip);
       this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     }
+  }
+
+  /**
+   * Agent `from`, whose view became `view` without agent `gone`, says what it holds at `gone`'s
+   * addresses (`last`: all of it said). An address taken over from `gone`, crashed, goes on once
+   * every agent of the view before has said so in the same view (see ip-crash-reports.ts).
+   */
+  reportedHoldings(
+    from: string,
+    gone: string,
+    holdings: ReadonlyMap<string, IpHandOver>,
+    view: readonly string[],
+    last: boolean,
+  ): void {
+    const now = this.deps.clock.now();
+    // Those waiting there hear at once.
+    for (const ip of this.crashReports.reported(from, gone, holdings, view, last, now)) this.serve(ip);
   }
 
   /**
@@ -261,6 +299,7 @@ export class IpAuthority {
     if (!this.keeps(ip, now))
       return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
     const ledger = this.ledger(ip, now);
+    this.crashReports.settle(ip, now);
     const leaseAnswer = ledger.answerLease(agent, renew, now);
     if (leaseAnswer) return leaseAnswer;
     if (!queued && this.waiters.waiting(ip) > 0) {
@@ -303,7 +342,12 @@ export class IpAuthority {
     const next = this.left ? this.handedTo.get(ip) : undefined;
     // Sent before the agent's view learnt of the leave: the next authority counts them otherwise.
     if (next !== undefined) this.deps.forwardRelease?.(next, agent, ip, slotIds, leaseSlots);
-    if (!this.keeps(ip, now)) return;
+    if (!this.keeps(ip, now)) {
+      // Not yet the authority here, though the sender's view says so: kept for the take-over.
+      if (!this.left && !this.deps.owns(ip))
+        this.crashReports.releasedEarly(agent, ip, slotIds.length + leaseSlots, now);
+      return;
+    }
     this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
     // What was freed goes to the first waiting there, at once.
     this.serve(ip);
@@ -393,15 +437,19 @@ export class IpAuthority {
     const ledger = new IpLedger(this.options, () => this.nextSlotId++, this.deps.random ?? Math.random);
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
-    const { askFrom, holdUntilMs, handedOver } = this.handOvers.takeOverOf(ip, now);
-    if (holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
+    const { askFrom, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
+    // One authority crashed: the others say what they hold there, or the grace is waited out.
+    if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
+    if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now);
     return ledger;
   }
 
   private askHandOver(ip: string, ledger: IpLedger, from: string): void {
     ledger.awaitHandOver();
+    // Released here before this agent was the authority (the senders' views changed first).
+    for (const [agent, count] of this.crashReports.takeEarlyReleases(ip)) ledger.releasedBefore(agent, count);
     const done = (handOver: IpHandOver | undefined) => {
       ledger.handedOver(handOver, this.deps.clock.now());
       if (handOver && this.ledgers.get(ip) === ledger) this.serve(ip);
@@ -416,6 +464,7 @@ export class IpAuthority {
       if (forgettable && this.waiters.waiting(ip) === 0) this.ledgers.delete(ip);
     }
     this.handOvers.sweep(now);
+    this.crashReports.sweep(now);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);
   }
 }

@@ -8,8 +8,28 @@ interface Takeover {
   readonly atMs: number;
   /** The agents of the view before the change. */
   readonly membersBefore: ReadonlySet<string>;
+  /** The agents of the view after the change (empty: unknown, so no crashed authority is taken over by reports). */
+  readonly membersAfter: ReadonlySet<string>;
   /** The authority of an address before the change (undefined: none known but this agent). */
   readonly previousOf: (ip: string) => string | undefined;
+}
+
+/**
+ * A previous authority of an address that crashed (see `IpHandOvers.takeOverOf`): the address is taken
+ * over from what every other agent of the view before reports it holds there, instead of being held
+ * for the grace.
+ */
+export interface CrashedAuthority {
+  /** The agent gone without a word. */
+  readonly gone: string;
+  /** When this agent's view changed without it. */
+  readonly atMs: number;
+  /** The agents that must report: those of the view before the change but the gone one (this one included). */
+  readonly reporters: readonly string[];
+  /** The view after the change: a report counts only if made in the same view. */
+  readonly view: ReadonlySet<string>;
+  /** The grace's end: by then nothing the gone agent granted may still run, reported or not. */
+  readonly untilMs: number;
 }
 
 /** How an authority new to an address takes it over (see {@link IpHandOvers.takeOverOf}). */
@@ -20,6 +40,12 @@ export interface IpTakeOver {
   readonly holdUntilMs: number;
   /** What previous authorities that left handed over before they went, durations counted from now. */
   readonly handedOver?: IpHandOver;
+  /**
+   * The one previous authority that crashed, when it is the only one and the view after is known: its
+   * address may be taken over from what the other agents report they hold there (see ip-crash-reports.ts)
+   * instead of being held until {@link holdUntilMs}.
+   */
+  readonly crashed?: CrashedAuthority;
 }
 
 /** What an agent leaving handed over to this one: every address of its moving here, at `atMs`. */
@@ -65,9 +91,15 @@ export class IpHandOvers {
     now: number,
     previousOf: (ip: string) => string | undefined,
     membersBefore: readonly string[] = [],
+    membersAfter: readonly string[] = [],
   ): void {
     this.takeovers = this.takeovers.filter((t) => now < t.atMs + this.graceMs);
-    this.takeovers.push({ atMs: now, previousOf, membersBefore: new Set(membersBefore) });
+    this.takeovers.push({
+      atMs: now,
+      previousOf,
+      membersBefore: new Set(membersBefore),
+      membersAfter: new Set(membersAfter),
+    });
     for (const id of this.leavers.keys()) if (this.isAlive(id)) this.leavers.delete(id);
   }
 
@@ -108,6 +140,7 @@ export class IpHandOvers {
     let askFrom: string | undefined;
     let holdUntilMs = Number.NEGATIVE_INFINITY;
     let handedOver: IpHandOver | undefined;
+    const crashedIds = new Set<string>();
     for (const t of this.takeovers) {
       const end = t.atMs + this.graceMs;
       const previous = end > now ? t.previousOf(ip) : undefined;
@@ -123,9 +156,36 @@ export class IpHandOvers {
         if (handOff) handedOver = merged(handedOver, aged(handOff, now - leaver.atMs));
       }
       // A crashed authority cannot answer: what it granted may start until the grace ends.
-      else holdUntilMs = Math.max(holdUntilMs, end);
+      else {
+        holdUntilMs = Math.max(holdUntilMs, end);
+        crashedIds.add(previous);
+      }
     }
-    return handedOver ? { askFrom, holdUntilMs, handedOver } : { askFrom, holdUntilMs };
+    const [gone] = crashedIds;
+    const crashed = crashedIds.size === 1 && gone !== undefined ? this.crashOf(gone, now) : undefined;
+    return {
+      askFrom,
+      holdUntilMs,
+      ...(handedOver ? { handedOver } : {}),
+      ...(crashed ? { crashed } : {}),
+    };
+  }
+
+  /**
+   * The change of the view, within the grace, that found agent `gone` crashed, as its addresses are
+   * taken over from the others' reports (undefined: none with both views known). It stands for every
+   * earlier change that made `gone` an address's previous authority: the reports say what may still
+   * run of all it granted.
+   */
+  private crashOf(gone: string, now: number): CrashedAuthority | undefined {
+    for (let i = this.takeovers.length - 1; i >= 0; i--) {
+      const t = this.takeovers[i];
+      if (t === undefined || now >= t.atMs + this.graceMs) continue;
+      if (t.membersAfter.size === 0 || !t.membersBefore.has(gone) || t.membersAfter.has(gone)) continue;
+      const reporters = [...t.membersBefore].filter((id) => id !== gone);
+      return { gone, atMs: t.atMs, reporters, view: t.membersAfter, untilMs: t.atMs + this.graceMs };
+    }
+    return undefined;
   }
 
   /** This agent hands `ip` over to agent `to` at `now`: it grants nothing there for the grace. */
@@ -133,11 +193,16 @@ export class IpHandOvers {
     this.handedOff.set(ip, { to, untilMs: now + this.graceMs });
   }
 
-  /** True while `ip` was handed over to another authority within the grace. */
+  /**
+   * True while `ip` was handed over to another authority within the grace, unless that one crashed
+   * since (in a change of the view known whole): the address is then taken over from it again, by the
+   * reports of what the others hold (see {@link takeOverOf}).
+   */
   isHandedOff(ip: string, now: number): boolean {
-    const untilMs = this.handedOff.get(ip)?.untilMs;
-    if (untilMs === undefined) return false;
-    if (now < untilMs) return true;
+    const handedOff = this.handedOff.get(ip);
+    if (handedOff === undefined) return false;
+    const { to, untilMs } = handedOff;
+    if (now < untilMs && (this.isAlive(to) || this.crashOf(to, now) === undefined)) return true;
     this.handedOff.delete(ip);
     return false;
   }
@@ -150,7 +215,7 @@ export class IpHandOvers {
 }
 
 /** `handOver`, said `ageMs` ago: its durations `ageMs` shorter. */
-function aged(handOver: IpHandOver, ageMs: number): IpHandOver {
+export function aged(handOver: IpHandOver, ageMs: number): IpHandOver {
   const left = (ms: number) => Math.max(0, ms - ageMs);
   return {
     held: handOver.held,
@@ -186,7 +251,7 @@ function merged(a: IpHandOver | undefined, b: IpHandOver): IpHandOver {
 }
 
 /** True when `a` and `b` hold the same agents. */
-function sameAgents(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+export function sameAgents(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.size !== b.size) return false;
   for (const id of a) if (!b.has(id)) return false;
   return true;

@@ -39,6 +39,8 @@ export interface IpLeasesDeps {
  */
 export class IpLeases {
   private readonly leases = new Map<string, IpLease>();
+  /** Leases ended with requests still in flight, and their addresses. */
+  private readonly draining = new Map<IpLease, string>();
   private ticker: TimerHandle | undefined;
   /** Set by {@link close}: no lease is renewed any more. */
   private closed = false;
@@ -74,7 +76,9 @@ export class IpLeases {
     lease.lastUsedMs = this.deps.clock.now();
     return () => {
       lease.inFlight--;
-      if (lease.ended) this.deps.release(ip, 1);
+      if (!lease.ended) return;
+      if (lease.inFlight === 0) this.draining.delete(lease);
+      this.deps.release(ip, 1);
     };
   }
 
@@ -110,6 +114,19 @@ export class IpLeases {
     for (const [ip, lease] of this.leases) this.end(ip, lease);
   }
 
+  /**
+   * What this agent may still have in flight by `authority`'s leases, by address: a lease running
+   * counts `maxPerIp` (as its authority counts it: what did not start is given back when it ends), one
+   * ended the requests it still runs.
+   */
+  heldFrom(authority: string): Map<string, number> {
+    const held = new Map<string, number>();
+    for (const [ip, lease] of this.leases) if (lease.authority === authority) held.set(ip, this.maxPerIp);
+    for (const [lease, ip] of this.draining)
+      if (lease.authority === authority) held.set(ip, (held.get(ip) ?? 0) + lease.inFlight);
+    return held;
+  }
+
   /** Stops renewing leases (they lapse at the authorities). */
   close(): void {
     this.closed = true;
@@ -122,6 +139,7 @@ export class IpLeases {
     if (lease.ended) return;
     lease.ended = true;
     if (this.leases.get(ip) === lease) this.leases.delete(ip);
+    if (lease.inFlight > 0) this.draining.set(lease, ip);
     this.deps.release(ip, this.maxPerIp - lease.inFlight);
   }
 

@@ -45,8 +45,11 @@ interface LeaseRemainder {
 export class IpLedger {
   /** No grant before this (a crashed previous authority's grace). */
   private holdUntilMs = 0;
-  /** True while the previous authority is being asked to hand the address over. */
-  private awaitingHandOver = false;
+  /**
+   * Hand-overs awaited: a previous authority asked to hand the address over, or the other agents asked
+   * what they hold there of a crashed one's grants.
+   */
+  private awaitedHandOvers = 0;
   /** Requests released meanwhile that this authority did not grant, by agent: applied once handed over. */
   private readonly untrackedReleases = new Map<string, number>();
   /** Agents that asked, and when they last did. */
@@ -76,14 +79,34 @@ export class IpLedger {
     this.spacing.startedBy(untilMs);
   }
 
-  /** The previous authority is asked to hand the address over: nothing is granted until {@link handedOver}. */
+  /**
+   * A previous authority is asked to hand the address over (or, crashed, the other agents what they
+   * hold there): nothing is granted until each hand-over awaited came ({@link handedOver}).
+   */
   awaitHandOver(): void {
-    this.awaitingHandOver = true;
+    this.awaitedHandOvers++;
   }
 
-  /** The previous authority answered `handOver` (undefined: it could not be asked) at `now`. */
+  /** True while a hand-over is awaited. */
+  get awaiting(): boolean {
+    return this.awaitedHandOvers > 0;
+  }
+
+  /**
+   * Agent `agent` released `count` requests that this authority did not grant before it awaited the
+   * hand-over (they reached it before it was the address's authority): taken off what is handed over.
+   */
+  releasedBefore(agent: string, count: number): void {
+    if (!this.awaiting || count <= 0) return;
+    this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + count);
+  }
+
+  /**
+   * A hand-over awaited came: `handOver` (undefined: its previous authority could not be asked) at
+   * `now`. Counts add up, hand-over after hand-over.
+   */
   handedOver(handOver: IpHandOver | undefined, now: number): void {
-    this.awaitingHandOver = false;
+    this.awaitedHandOvers = Math.max(0, this.awaitedHandOvers - 1);
     if (!handOver) {
       // Unanswered: what it granted may run, and start, for a grace yet.
       this.holdUntil(now + this.options.graceMs);
@@ -167,7 +190,7 @@ export class IpLedger {
       // The starts this authority granted; those the agents may make are in `startsFor`.
       spacedForMs: Math.max(0, this.spacing.nextStartAtMs(now) - now),
       // Not all known here: still waiting for the previous authority's answer, or a crashed one's grace.
-      holdForMs: this.awaitingHandOver ? this.options.graceMs : Math.max(0, this.holdUntilMs - now),
+      holdForMs: this.awaiting ? this.options.graceMs : Math.max(0, this.holdUntilMs - now),
     };
   }
 
@@ -210,7 +233,7 @@ export class IpLedger {
    * a lease when it is alone there, else a slot while fewer than `maxPerIp` are out and the delay allows.
    */
   decide(agent: string, now: number): IpDecision {
-    if (this.awaitingHandOver) return { kind: "full" };
+    if (this.awaiting) return { kind: "full" };
     const held = Math.max(this.holdUntilMs, this.backOff.blockedUntilMs) - now;
     if (held > 0) return { kind: "wait", waitMs: held };
     const used = this.used();
@@ -254,7 +277,7 @@ export class IpLedger {
     if (remainder && leaseSlots > 0 && (!ownLease || leaseSlots >= this.options.maxPerIp))
       remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
     if (untracked === 0) return;
-    if (this.awaitingHandOver) {
+    if (this.awaiting) {
       this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + untracked);
       return;
     }
@@ -291,7 +314,7 @@ export class IpLedger {
     this.expire(now);
     return (
       !this.lease &&
-      !this.awaitingHandOver &&
+      !this.awaiting &&
       this.slots.size + this.remainders.size + this.users.size === 0 &&
       now >= this.holdUntilMs &&
       this.spacing.forgettable(now) &&

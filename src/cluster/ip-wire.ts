@@ -2,8 +2,9 @@ import type { IpGrantMessage, IpHandOverMessage, IpReply, IpRequest } from "../t
 import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from "./ip-authority.js";
 
 /**
- * `IpGrants` answered by `authority`: the sender's releases, refusals, Crawl-delays and (leaving) the
- * addresses it hands over taken in first, then each ask answered in order, then each address taken over
+ * `IpGrants` answered by `authority`: the sender's releases, refusals, Crawl-delays, (leaving) the
+ * addresses it hands over and (an agent gone from its view) what it holds at that one's addresses taken
+ * in first, then each ask answered in order, then each address taken over
  * handed over. A request with an ask that may be held
  * (`holdMs`) is answered once every such ask is (a promise then); any other at once.
  */
@@ -19,6 +20,16 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
   if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
     const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
     authority.leftHandingOver(from, handOffs, request.leaving ?? false, request.view ?? []);
+  }
+  if (request.goneAuthority) {
+    const holdings = new Map((request.holdings ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
+    authority.reportedHoldings(
+      from,
+      request.goneAuthority,
+      holdings,
+      request.view ?? [],
+      request.holdingsLast ?? false,
+    );
   }
   const answers = request.asks.map(({ ip, renew, holdMs }) =>
     !renew && (holdMs ?? 0) > 0 ? authority.askHeld(from, ip, holdMs) : authority.ask(from, ip, renew),

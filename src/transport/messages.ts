@@ -299,8 +299,17 @@ export interface IpRequest {
   handedOff?: IpHandOffMessage[];
   /** True on the last request of the sender's leave to the receiver (absent: false). */
   leaving?: boolean;
-  /** With `leaving`: the agents of the sender's view as it handed over (absent: none said). */
+  /**
+   * With `leaving`: the agents of the sender's view as it handed over; with `goneAuthority`: its view
+   * after that agent left it (absent: none said).
+   */
   view?: string[];
+  /** The agent gone from the sender's view whose addresses `holdings` are of (absent: none). */
+  goneAuthority?: string;
+  /** With `goneAuthority`: what the sender may still have in flight at that agent's addresses (absent: none). */
+  holdings?: IpHandOffMessage[];
+  /** With `goneAuthority`: the sender's last request about that agent (absent: false). */
+  holdingsLast?: boolean;
 }
 
 /** One address handed over by an agent that leaves (`ubicrawl.v1.IpHandOff`). */

@@ -816,6 +816,16 @@ export function validateIpRequest(value: unknown): IpRequest {
     }),
     leaving: bool(r.leaving ?? false, "leaving"),
     view: list(r.view ?? [], "view", MAX_MEMBERS, agentId),
+    ...((r.goneAuthority ?? "") === ""
+      ? {}
+      : {
+          goneAuthority: agentId(r.goneAuthority, "goneAuthority"),
+          holdings: list(r.holdings ?? [], "holdings", MAX_IP_ENTRIES, (v, p) => {
+            const e = record(v, p);
+            return { ip: ipAddress(e.ip, `${p}.ip`), state: ipHandOver(e.state, `${p}.state`) };
+          }),
+          holdingsLast: bool(r.holdingsLast ?? false, "holdingsLast"),
+        }),
   };
 }
 

@@ -29,6 +29,33 @@ const REQUEST = {
   view: ["agent-a", "agent-c"],
 };
 
+/** What an agent holds at the addresses of an agent gone from its view. */
+const REPORT = {
+  fromId: "agent-b",
+  releases: [],
+  refusals: [],
+  asks: [],
+  takeOver: [],
+  crawlDelays: [],
+  handedOff: [],
+  leaving: false,
+  view: ["agent-b", "agent-c"],
+  goneAuthority: "agent-a",
+  holdings: [
+    {
+      ip: "127.0.0.13",
+      state: {
+        held: [{ agentId: "agent-b", count: 2, startsForMs: 0, hasStartsFor: true }],
+        untilMs: 62_000,
+        blockedForMs: 1_000,
+        spacedForMs: 0,
+        holdForMs: 0,
+      },
+    },
+  ],
+  holdingsLast: true,
+};
+
 function badMessage(check: () => unknown): boolean {
   try {
     check();
@@ -47,6 +74,13 @@ it("carries releases, refusals and asks to the authority over gRPC, and its gran
     ["IP_GRANT_SLOT", 1],
     ["IP_GRANT_SLOT", 2],
   ]);
+});
+
+it("carries what an agent holds at a gone agent's addresses over gRPC", async () => {
+  const handlers = new FakeHandlers();
+  const { client } = await startServer(handlers);
+  await client.ipGrants(REPORT);
+  expect(handlers.calls.ipGrants).toEqual([REPORT]);
 });
 
 it("refuses a malformed request as BadMessage before the handler sees it", async () => {
@@ -112,6 +146,12 @@ it("validates addresses, counts and grant kinds", () => {
     expect(badMessage(() => validateIpRequest({ ...REQUEST, handedOff: bad }))).toBe(true);
   }
   expect(badMessage(() => validateIpRequest({ ...REQUEST, leaving: "yes" }))).toBe(true);
+  expect(badMessage(() => validateIpRequest({ ...REPORT, goneAuthority: "a b" }))).toBe(true);
+  expect(badMessage(() => validateIpRequest({ ...REPORT, holdingsLast: 1 }))).toBe(true);
+  const holding = REPORT.holdings[0] as (typeof REPORT.holdings)[number];
+  for (const bad of [[{ ...holding, ip: "" }], Array.from({ length: 1_001 }, () => holding)]) {
+    expect(badMessage(() => validateIpRequest({ ...REPORT, holdings: bad }))).toBe(true);
+  }
   expect(badMessage(() => validateIpRequest({ ...REQUEST, view: ["a b"] }))).toBe(true);
   expect(
     badMessage(() => validateIpRequest({ ...REQUEST, crawlDelays: [{ ip: "127.0.0.9", delayMs: -1 }] })),

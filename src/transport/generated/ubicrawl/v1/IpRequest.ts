@@ -56,9 +56,28 @@ export interface IpRequest {
    * With `leaving`: the ids of the agents in the sender's view as it handed over (itself included). The
    * receiver takes the hand-over only for a change of its view from exactly these agents (views that
    * disagree, or another agent leaving at once, may give an address to an agent the sender did not
-   * send it to); otherwise it waits out the grace as for a crash.
+   * send it to); otherwise it waits out the grace as for a crash. With `gone_authority`: the sender's
+   * view after that agent left it.
    */
   'view'?: (string)[];
+  /**
+   * Set when agent `gone_authority` left the sender's view (it crashed, or left): the sender tells every
+   * agent of its view what it may still have in flight at the addresses whose authority that agent
+   * was, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
+   * new authority that heard from every agent of the view before, each in the same view after, counts
+   * what they hold and goes on at once, instead of waiting out a crashed authority's grace.
+   */
+  'goneAuthority'?: (string);
+  /**
+   * With `gone_authority`: by address, the sender's own requests there (`IpHandOver.held`: a running
+   * lease counts --max-per-ip, as its authority counted it), how long they may run, and the block and
+   * spacing the sender knows of.
+   */
+  'holdings'?: (_ubicrawl_v1_IpHandOff)[];
+  /**
+   * With `gone_authority`: the sender's last request about that agent (none of its holdings is left).
+   */
+  'holdingsLast'?: (boolean);
 }
 
 /**
@@ -111,7 +130,26 @@ export interface IpRequest__Output {
    * With `leaving`: the ids of the agents in the sender's view as it handed over (itself included). The
    * receiver takes the hand-over only for a change of its view from exactly these agents (views that
    * disagree, or another agent leaving at once, may give an address to an agent the sender did not
-   * send it to); otherwise it waits out the grace as for a crash.
+   * send it to); otherwise it waits out the grace as for a crash. With `gone_authority`: the sender's
+   * view after that agent left it.
    */
   'view': (string)[];
+  /**
+   * Set when agent `gone_authority` left the sender's view (it crashed, or left): the sender tells every
+   * agent of its view what it may still have in flight at the addresses whose authority that agent
+   * was, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
+   * new authority that heard from every agent of the view before, each in the same view after, counts
+   * what they hold and goes on at once, instead of waiting out a crashed authority's grace.
+   */
+  'goneAuthority': (string);
+  /**
+   * With `gone_authority`: by address, the sender's own requests there (`IpHandOver.held`: a running
+   * lease counts --max-per-ip, as its authority counted it), how long they may run, and the block and
+   * spacing the sender knows of.
+   */
+  'holdings': (_ubicrawl_v1_IpHandOff__Output)[];
+  /**
+   * With `gone_authority`: the sender's last request about that agent (none of its holdings is left).
+   */
+  'holdingsLast': (boolean);
 }

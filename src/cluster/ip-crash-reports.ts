@@ -1,0 +1,237 @@
+import type { IpHandOver } from "./ip-grant.js";
+import { aged, type CrashedAuthority, sameAgents } from "./ip-hand-over.js";
+import type { IpLedger } from "./ip-ledger.js";
+
+/** What one agent said it holds at the addresses of an authority gone from its view. */
+interface Report {
+  readonly atMs: number;
+  readonly view: ReadonlySet<string>;
+  /** By address: what it may still have in flight there (under the gone authority's grants). */
+  readonly holdings: Map<string, IpHandOver>;
+  /** True once its last message came (a report may come in several). */
+  complete: boolean;
+}
+
+/** The limits a crashed authority's own requests are counted by (see {@link IpCrashReports.handOverAt}). */
+export interface CrashLimits {
+  readonly maxPerIp: number;
+  readonly leaseTtlMs: number;
+  readonly ipDelayMs: number;
+}
+
+/** A hand-over of nothing that may still run. */
+const NOTHING_HANDED_OVER: IpHandOver = { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
+
+/** Releases this many addresses at most are kept for before this agent is their authority. */
+const MAX_EARLY_ADDRESSES = 4_096;
+
+/** Reports about this many gone agents at most are kept (a crash is reported by every agent of the view). */
+const MAX_GONE = 256;
+
+/**
+ * The reports of a crash, as one authority gathers them. When an agent finds another gone from its
+ * view, it tells every agent of its new view what it holds at that one's addresses: its lease (counted
+ * as the whole `--max-per-ip`, as the gone authority counted it) or the requests still in flight under
+ * its slots, with the block and spacing it knows of. The address's new authority, once every agent of
+ * the view before has reported in the same view after, knows what may still run there of what the gone
+ * authority granted to others; the gone agent's own requests ended with it (a killed process's
+ * connections close), but are counted as `--max-per-ip` less the others' for a lease's time, the time
+ * an agent suspected wrongly takes to stop — the precedent of `IpLedger.agentGone`. So an address
+ * leased to a live agent by an authority that crashed goes on at once, instead of after the grace
+ * (a lease, a fetch's time and the suspicion). Fail-safe: a report missing, late or made in another
+ * view leaves the address held until the grace's end.
+ *
+ * It also keeps releases that came before this agent was an address's authority (their senders' views
+ * changed first): they are of requests the reports count.
+ */
+export class IpCrashReports {
+  /** By gone agent, by reporter. */
+  private readonly reports = new Map<string, Map<string, Report>>();
+  /** By address, by agent: requests released here before this agent was the address's authority. */
+  private readonly early = new Map<string, { atMs: number; byAgent: Map<string, number> }>();
+  /** Addresses taken over from a crashed authority, and their ledgers, awaiting the reports. */
+  private readonly awaiting = new Map<
+    string,
+    { readonly crashed: CrashedAuthority; readonly ledger: IpLedger }
+  >();
+
+  /**
+   * @param graceMs how long a report, or an early release, counts.
+   * @param isAlive true while agent `id` is alive in this agent's view.
+   */
+  constructor(
+    private readonly graceMs: number,
+    private readonly limits: CrashLimits,
+    private readonly isAlive: (id: string) => boolean,
+  ) {}
+
+  /**
+   * `ledger`, fresh at `ip`, is taken over from `crashed.gone`: it grants nothing until the reports are
+   * all in, or the grace is over (see {@link settle}).
+   */
+  awaitReports(ip: string, ledger: IpLedger, crashed: CrashedAuthority, now: number): void {
+    ledger.awaitHandOver();
+    this.awaiting.set(ip, { crashed, ledger });
+    this.settle(ip, now);
+  }
+
+  /**
+   * `ip`, awaiting reports, goes on if every report is in ({@link handOverAt}), or once the grace is
+   * over, when nothing granted before may run. Returns true when it was settled now.
+   */
+  settle(ip: string, now: number): boolean {
+    const entry = this.awaiting.get(ip);
+    if (!entry) return false;
+    const { crashed, ledger } = entry;
+    if (now >= crashed.untilMs) {
+      this.awaiting.delete(ip);
+      ledger.handedOver(NOTHING_HANDED_OVER, now);
+      return true;
+    }
+    const settled = this.handOverAt(ip, crashed, this.limits, now);
+    if (!settled) return false;
+    this.awaiting.delete(ip);
+    for (const [agent, count] of settled.released) ledger.releasedBefore(agent, count);
+    ledger.handedOver(settled.reported, now);
+    ledger.tookOverFromLeaver(settled.gone, now);
+    return true;
+  }
+
+  /** `ip` is no longer this agent's: nothing awaits there. */
+  forget(ip: string): void {
+    this.awaiting.delete(ip);
+  }
+
+  /**
+   * Agent `reporter`, whose view became `view` without agent `gone`, holds `holdings` at `gone`'s
+   * addresses (only what it says of its own requests counts); `last`: its last message about `gone`.
+   * Returns the addresses that go on now.
+   */
+  reported(
+    reporter: string,
+    gone: string,
+    holdings: ReadonlyMap<string, IpHandOver>,
+    view: readonly string[],
+    last: boolean,
+    now: number,
+  ): string[] {
+    if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) this.sweep(now);
+    if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) return [];
+    const byReporter = this.reports.get(gone) ?? new Map<string, Report>();
+    this.reports.set(gone, byReporter);
+    let report = byReporter.get(reporter);
+    if (!report || report.complete || now >= report.atMs + this.graceMs) {
+      report = { atMs: now, view: new Set(view), holdings: new Map(), complete: false };
+      byReporter.set(reporter, report);
+    }
+    for (const [ip, state] of holdings) {
+      const own = state.held.get(reporter);
+      if (own !== undefined) report.holdings.set(ip, { ...state, held: new Map([[reporter, own]]) });
+    }
+    report.complete = last;
+    if (!last) return [];
+    const settled: string[] = [];
+    for (const [ip, { crashed }] of this.awaiting)
+      if (crashed.gone === gone && this.settle(ip, now)) settled.push(ip);
+    return settled;
+  }
+
+  /**
+   * What may still run at `ip` of what `crashed.gone` granted, once every reporter alive reported in
+   * `crashed.view` (undefined: not yet, or never — a reporter gone, or of another view): the others'
+   * requests, by agent, with the waits they know of; and the gone agent's own, `maxPerIp` less theirs,
+   * for `leaseTtlMs`; both counted from `now`. The early releases there are taken with them.
+   */
+  handOverAt(
+    ip: string,
+    crashed: CrashedAuthority,
+    limits: CrashLimits,
+    now: number,
+  ):
+    | {
+        readonly reported: IpHandOver;
+        readonly gone: IpHandOver;
+        readonly released: ReadonlyMap<string, number>;
+      }
+    | undefined {
+    const byReporter = this.reports.get(crashed.gone);
+    const states: IpHandOver[] = [];
+    for (const reporter of crashed.reporters) {
+      const report = byReporter?.get(reporter);
+      if (!report?.complete || !this.isAlive(reporter) || !sameAgents(report.view, crashed.view))
+        return undefined;
+      const state = report.holdings.get(ip);
+      if (state) states.push(aged(state, now - report.atMs));
+    }
+    const held = new Map<string, number>();
+    const startsFor = new Map<string, number>();
+    let [untilMs, blockedForMs, spacedForMs] = [0, 0, 0];
+    for (const state of states) {
+      for (const [agent, count] of state.held) {
+        held.set(agent, count);
+        startsFor.set(agent, state.startsFor?.get(agent) ?? state.untilMs);
+      }
+      untilMs = Math.max(untilMs, state.untilMs);
+      blockedForMs = Math.max(blockedForMs, state.blockedForMs);
+      spacedForMs = Math.max(spacedForMs, state.spacedForMs);
+    }
+    let others = 0;
+    for (const count of held.values()) others += count;
+    const own = Math.max(0, limits.maxPerIp - others);
+    const released = this.takeEarlyReleases(ip);
+    // Counted from when this agent found it gone; its last start may have been just before.
+    const sinceMs = now - crashed.atMs;
+    return {
+      reported: { held, untilMs, startsFor, blockedForMs, spacedForMs },
+      gone: {
+        held: own > 0 ? new Map([[crashed.gone, own]]) : new Map(),
+        untilMs: Math.max(0, limits.leaseTtlMs - sinceMs),
+        startsFor: new Map([[crashed.gone, 0]]),
+        blockedForMs: 0,
+        spacedForMs: Math.max(0, limits.ipDelayMs - sinceMs),
+      },
+      released,
+    };
+  }
+
+  /**
+   * Agent `agent` released `count` requests at `ip` before this agent was the address's authority (the
+   * sender's view changed first): taken off what it reports, once this agent takes the address over.
+   */
+  releasedEarly(agent: string, ip: string, count: number, now: number): void {
+    if (count <= 0) return;
+    let entry = this.early.get(ip);
+    if (!entry || now >= entry.atMs + this.graceMs) {
+      if (!entry && this.early.size >= MAX_EARLY_ADDRESSES) this.sweep(now);
+      if (!entry && this.early.size >= MAX_EARLY_ADDRESSES) return;
+      entry = { atMs: now, byAgent: new Map() };
+      this.early.set(ip, entry);
+    }
+    entry.byAgent.set(agent, (entry.byAgent.get(agent) ?? 0) + count);
+  }
+
+  /** The releases kept for `ip` (see {@link releasedEarly}), by agent, forgotten here. */
+  takeEarlyReleases(ip: string): ReadonlyMap<string, number> {
+    const entry = this.early.get(ip);
+    this.early.delete(ip);
+    return entry?.byAgent ?? new Map<string, number>();
+  }
+
+  /**
+   * The view changed to one where `aliveAgain` are alive though they were not before: what was
+   * reported of them going is forgotten (they may go again).
+   */
+  cameBack(aliveAgain: Iterable<string>): void {
+    for (const id of aliveAgain) this.reports.delete(id);
+  }
+
+  /** Forgets the reports and early releases older than the grace. */
+  sweep(now: number): void {
+    for (const [gone, byReporter] of this.reports) {
+      for (const [reporter, report] of byReporter)
+        if (now >= report.atMs + this.graceMs) byReporter.delete(reporter);
+      if (byReporter.size === 0) this.reports.delete(gone);
+    }
+    for (const [ip, entry] of this.early) if (now >= entry.atMs + this.graceMs) this.early.delete(ip);
+  }
+}

@@ -1,0 +1,212 @@
+import { expect, it } from "vitest";
+import {
+  IP_POLL_MS,
+  IpAuthority,
+  type IpAuthorityOptions,
+  type IpHandOver,
+} from "../../src/cluster/ip-authority.js";
+import { IpCrashReports } from "../../src/cluster/ip-crash-reports.js";
+import { IpLeases } from "../../src/cluster/ip-leases.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const OPTIONS: IpAuthorityOptions = {
+  maxPerIp: 2,
+  ipDelayMs: 0,
+  leaseTtlMs: 5_000,
+  slotTtlMs: 10_000,
+  graceMs: 20_000,
+};
+const IP = "127.0.0.9";
+const BEFORE = ["a", "b", "c"];
+const AFTER = ["b", "c"];
+
+/** What agent `agent` says it holds at `IP`: `count` requests, lasting a slot's time. */
+function holding(agent: string, count: number, blockedForMs = 0): Map<string, IpHandOver> {
+  return new Map([
+    [
+      IP,
+      {
+        held: new Map([[agent, count]]),
+        untilMs: OPTIONS.slotTtlMs,
+        startsFor: new Map([[agent, 0]]),
+        blockedForMs,
+        spacedForMs: 0,
+      },
+    ],
+  ]);
+}
+
+/**
+ * `b`, the authority of `IP` once `a` (its authority before) crashed, in a view of a, b and c; `crash()`
+ * changes b's view to b and c.
+ */
+function afterCrash(options: IpAuthorityOptions = OPTIONS) {
+  const clock = new ManualClock();
+  const alive = new Set(BEFORE);
+  const state = { owner: "a" };
+  const authority = new IpAuthority(options, {
+    clock,
+    owns: () => state.owner === "b",
+    isAlive: (id) => alive.has(id),
+    takeOver: async () => undefined,
+    random: () => 0,
+  });
+  const crash = (after: readonly string[] = AFTER) => {
+    alive.delete("a");
+    state.owner = "b";
+    authority.viewChanged(() => "a", BEFORE, after);
+  };
+  return { clock, alive, authority, crash };
+}
+
+it("goes on at once where a live agent held the crashed authority's lease: nothing else ran there", () => {
+  const { authority, crash } = afterCrash();
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  // Until c says what it holds, nothing is granted.
+  expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  authority.reportedHoldings("c", "a", holding("c", 2), AFTER, true);
+  // c's lease counts as the whole limit until c gives back what did not start (one request runs).
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  authority.release("c", IP, [], 1);
+  expect(authority.ask("c", IP, false).kind).toBe("slot");
+  expect(authority.inFlight(IP)).toBe(2);
+});
+
+it("counts the crashed agent's own requests, the limit less the others', for a lease's time", () => {
+  const { clock, authority, crash } = afterCrash();
+  const start = clock.now();
+  crash();
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  authority.reportedHoldings("c", "a", holding("c", 1), AFTER, true);
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  // a may have had one request of its own there: with c's, the address is full.
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  clock.advance(OPTIONS.leaseTtlMs);
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  // Not before: the grace (20 s) would have held it four times as long.
+  expect(clock.now() - start).toBeLessThan(OPTIONS.graceMs);
+});
+
+it("holds for the whole limit a lease's time where nobody reported anything: the crashed agent may have used it alone", () => {
+  const { clock, authority, crash } = afterCrash();
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  authority.reportedHoldings("c", "a", new Map(), AFTER, true);
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  expect(authority.inFlight(IP)).toBe(2);
+  clock.advance(OPTIONS.leaseTtlMs - 1);
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  clock.advance(1);
+  expect(authority.ask("c", IP, false).kind).toBe("lease");
+});
+
+it("waits out the grace when a report is missing, made in another view, or its reporter is gone", () => {
+  for (const variant of ["missing", "other view", "reporter gone"] as const) {
+    const { clock, alive, authority, crash } = afterCrash();
+    crash();
+    authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+    if (variant === "other view") authority.reportedHoldings("c", "a", new Map(), ["c"], true);
+    if (variant === "reporter gone") {
+      authority.reportedHoldings("c", "a", new Map(), AFTER, true);
+      alive.delete("c");
+      // Its report came before it went: still not enough (what it held may run, and it cannot say).
+      authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+    }
+    if (variant !== "reporter gone") expect(authority.ask("c", IP, false).kind, variant).toBe("wait");
+    clock.advance(OPTIONS.graceMs - 1);
+    expect(authority.ask("b", IP, false).kind, variant).toBe("wait");
+    clock.advance(1);
+    expect(authority.ask("b", IP, false).kind, variant).toBe("lease");
+  }
+});
+
+it("takes the reports that came before its own view changed, and the releases sent to it before it was the authority", () => {
+  const { authority, crash } = afterCrash();
+  // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
+  authority.reportedHoldings("c", "a", holding("c", 2), AFTER, true);
+  authority.release("c", IP, [], 1);
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  expect(authority.ask("b", IP, false)).toMatchObject({ kind: "slot" });
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+});
+
+it("keeps the block a reporter knows of", () => {
+  const { clock, authority, crash } = afterCrash();
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  authority.reportedHoldings("c", "a", holding("c", 0, 3_000), AFTER, true);
+  clock.advance(OPTIONS.leaseTtlMs);
+  expect(authority.ask("c", IP, false).kind).toBe("lease");
+  const { clock: clock2, authority: blocked, crash: crash2 } = afterCrash();
+  crash2();
+  blocked.reportedHoldings("b", "a", new Map(), AFTER, true);
+  blocked.reportedHoldings("c", "a", holding("c", 2, 8_000), AFTER, true);
+  blocked.release("c", IP, [], 2);
+  clock2.advance(OPTIONS.leaseTtlMs);
+  expect(blocked.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 3_000 });
+});
+
+it("a report counts only what its sender says of its own requests, and is forgotten when the gone agent comes back", () => {
+  const alive = new Set(AFTER);
+  const limits = { maxPerIp: 4, leaseTtlMs: 5_000, ipDelayMs: 0 };
+  const reports = new IpCrashReports(20_000, limits, (id) => alive.has(id));
+  const lying: IpHandOver = {
+    held: new Map([
+      ["c", 1],
+      ["b", 2],
+    ]),
+    untilMs: 1_000,
+    blockedForMs: 0,
+    spacedForMs: 0,
+  };
+  reports.reported("c", "a", new Map([[IP, lying]]), AFTER, true, 0);
+  reports.reported("b", "a", new Map(), AFTER, true, 0);
+  const crashed = { gone: "a", atMs: 0, reporters: AFTER, view: new Set(AFTER), untilMs: 20_000 };
+  const settled = reports.handOverAt(IP, crashed, limits, 400);
+  expect(settled?.reported.held).toEqual(new Map([["c", 1]]));
+  // Said 400 ms ago: 600 ms left.
+  expect(settled?.reported.untilMs).toBe(600);
+  expect(settled?.gone.held).toEqual(new Map([["a", 3]]));
+  reports.cameBack(["a"]);
+  expect(reports.handOverAt(IP, crashed, limits, 500)).toBeUndefined();
+});
+
+it("reports a running lease as the whole limit and an ended one by the requests it still runs", () => {
+  const clock = new ManualClock();
+  const now = clock.now();
+  const released: number[] = [];
+  const leases = new IpLeases(2, {
+    clock,
+    authorityOf: () => "a",
+    spacing: { raise: () => undefined },
+    renew: async () => ({ kind: "revoked" }),
+    release: (_ip, slots) => released.push(slots),
+  });
+  leases.take(IP, "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
+  leases.take("127.0.0.10", "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
+  const ended = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
+  expect(leases.heldFrom("a")).toEqual(
+    new Map([
+      [IP, 2],
+      ["127.0.0.10", 2],
+    ]),
+  );
+  expect(leases.heldFrom("z")).toEqual(new Map());
+  // The second address's authority changes: its lease ends, one request still runs.
+  expect(leases.usable("127.0.0.10", "z")).toBeUndefined();
+  expect(released).toEqual([1]);
+  expect(leases.heldFrom("a")).toEqual(
+    new Map([
+      [IP, 2],
+      ["127.0.0.10", 1],
+    ]),
+  );
+  ended();
+  expect(leases.heldFrom("a")).toEqual(new Map([[IP, 2]]));
+  leases.close();
+});
