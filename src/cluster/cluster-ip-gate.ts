@@ -12,6 +12,7 @@ import {
   type IpGrant,
   type IpHandOver,
 } from "./ip-grant.js";
+import type { CrashHolding } from "./ip-hand-over.js";
 import { IpLeases } from "./ip-leases.js";
 import { IpOutboxes } from "./ip-outbox.js";
 
@@ -73,8 +74,8 @@ export class ClusterIpGate implements IpLimiter {
   private readonly reported = new Map<string, { delayMs: number; atMs: number }>();
   /** Addresses found contended lately: asks there go held at once, and releases of slots there are sent at once. */
   private readonly contended: ContendedAddresses;
-  /** Slots granted and not released, by address, by the authority that granted them. */
-  private readonly slots = new Map<string, Map<string, number>>();
+  /** Slots granted and not released, by address. */
+  private readonly slots = new Map<string, number>();
 
   constructor(
     readonly selfId: string,
@@ -162,29 +163,32 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   /**
-   * What this agent may still have in flight at the addresses `authority` granted (it is gone from
-   * this agent's view, which routes no ask to it any more), as this agent reports it to their new
-   * authorities (see ip-crash-reports.ts): a running lease as the whole `--max-per-ip`, else its
-   * requests in flight; each lasts `slotTtlMs` at most, with the block and spacing this agent knows.
+   * What this agent may still have in flight at each address, whoever granted it, as it reports it when
+   * agent `gone` left its view (see ip-crash-reports.ts): a running lease as the whole `--max-per-ip`,
+   * else its requests in flight, each lasting `slotTtlMs` at most, with the block and spacing this agent
+   * knows; `leasedByGone` where it holds a running lease of `gone`'s, which proves `gone` had nothing
+   * there. Its asks no longer go to `gone`.
    */
-  holdingsFrom(authority: string, slotTtlMs: number): Map<string, IpHandOver> {
-    const held = this.leases.heldFrom(authority);
-    for (const [ip, byAuthority] of this.slots) {
-      const count = byAuthority.get(authority) ?? 0;
-      if (count > 0) held.set(ip, (held.get(ip) ?? 0) + count);
+  holdings(gone: string, slotTtlMs: number): Map<string, CrashHolding> {
+    const held = this.leases.held();
+    for (const [ip, count] of this.slots) {
+      const entry = held.get(ip) ?? { count: 0 };
+      entry.count += count;
+      held.set(ip, entry);
     }
     const now = this.deps.clock.now();
-    const holdings = new Map<string, IpHandOver>();
-    for (const [ip, count] of held) {
+    const holdings = new Map<string, CrashHolding>();
+    for (const [ip, { count, leasedBy }] of held) {
       const blockedUntilMs = Math.max(this.blocks.get(ip) ?? 0, this.leases.blockedUntilMs(ip) ?? 0);
-      holdings.set(ip, {
+      const state: IpHandOver = {
         held: new Map([[this.selfId, count]]),
         untilMs: slotTtlMs,
-        // It starts nothing under them any more: its asks go to the new authority.
+        // It starts nothing under them any more: its asks go to the addresses' authorities now.
         startsFor: new Map([[this.selfId, 0]]),
         blockedForMs: Math.max(0, blockedUntilMs - now),
         spacedForMs: this.spacing.waitMs(ip),
-      });
+      };
+      holdings.set(ip, { state, leasedByGone: leasedBy === gone });
     }
     return holdings;
   }
@@ -259,9 +263,9 @@ export class ClusterIpGate implements IpLimiter {
         this.contended.mark(ip);
       if (grant.kind === "slot") {
         this.spacing.started(ip);
-        this.countSlot(ip, authority, 1);
+        this.countSlot(ip, 1);
         const release = once(() => {
-          this.countSlot(ip, authority, -1);
+          this.countSlot(ip, -1);
           this.queueRelease(ip, grant.slotId, 0);
           releaseLocal();
         });
@@ -318,13 +322,10 @@ export class ClusterIpGate implements IpLimiter {
     if (grant.kind === "lease") this.outboxes.release(authority, ip, undefined, this.options.maxPerIp, false);
   }
 
-  /** `delta` slots of `authority` at `ip` granted (1) or released (-1). */
-  private countSlot(ip: string, authority: string, delta: number): void {
-    const byAuthority = this.slots.get(ip) ?? new Map<string, number>();
-    const count = (byAuthority.get(authority) ?? 0) + delta;
-    if (count > 0) byAuthority.set(authority, count);
-    else byAuthority.delete(authority);
-    if (byAuthority.size > 0) this.slots.set(ip, byAuthority);
+  /** `delta` slots at `ip` granted (1) or released (-1). */
+  private countSlot(ip: string, delta: number): void {
+    const count = (this.slots.get(ip) ?? 0) + delta;
+    if (count > 0) this.slots.set(ip, count);
     else this.slots.delete(ip);
   }
 

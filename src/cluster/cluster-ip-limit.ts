@@ -125,10 +125,14 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
    * `gone`'s addresses (see ip-crash-reports.ts), this one's own authority first.
    */
   const reportHoldings = (gone: string, after: Assignment) => {
-    const holdings = gate.holdingsFrom(gone, slotTtlMs);
+    const holdings = gate.holdings(gone, slotTtlMs);
     const view = after.agents.map(({ id }) => id);
     authority.reportedHoldings(selfId, gone, holdings, view, true);
-    const entries = [...holdings].map(([ip, state]) => ({ ip, state: toWireHandOver(state) }));
+    const entries = [...holdings].map(([ip, { state, leasedByGone }]) => ({
+      ip,
+      state: toWireHandOver(state),
+      leasedByGone,
+    }));
     for (const to of view) {
       if (to === selfId) continue;
       void sendChunks(to, entries, (chunk, last) => ({

@@ -13,7 +13,7 @@ import {
   type IpGrant,
   type IpHandOver,
 } from "./ip-grant.js";
-import { IpHandOvers } from "./ip-hand-over.js";
+import { type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
 import { type IpDecision, IpLedger } from "./ip-ledger.js";
 import { IpWaitQueue } from "./ip-wait-queue.js";
 
@@ -159,7 +159,7 @@ export class IpAuthority {
   reportedHoldings(
     from: string,
     gone: string,
-    holdings: ReadonlyMap<string, IpHandOver>,
+    holdings: ReadonlyMap<string, CrashHolding>,
     view: readonly string[],
     last: boolean,
   ): void {

@@ -1,13 +1,13 @@
 import type { IpHandOver } from "./ip-grant.js";
-import { aged, type CrashedAuthority, sameAgents } from "./ip-hand-over.js";
+import { aged, type CrashedAuthority, type CrashHolding, sameAgents } from "./ip-hand-over.js";
 import type { IpLedger } from "./ip-ledger.js";
 
 /** What one agent said it holds at the addresses of an authority gone from its view. */
 interface Report {
   readonly atMs: number;
   readonly view: ReadonlySet<string>;
-  /** By address: what it may still have in flight there (under the gone authority's grants). */
-  readonly holdings: Map<string, IpHandOver>;
+  /** By address: what it may still have in flight there, whoever granted it. */
+  readonly holdings: Map<string, CrashHolding>;
   /** True once its last message came (a report may come in several). */
   complete: boolean;
 }
@@ -110,7 +110,7 @@ export class IpCrashReports {
   reported(
     reporter: string,
     gone: string,
-    holdings: ReadonlyMap<string, IpHandOver>,
+    holdings: ReadonlyMap<string, CrashHolding>,
     view: readonly string[],
     last: boolean,
     now: number,
@@ -124,9 +124,10 @@ export class IpCrashReports {
       report = { atMs: now, view: new Set(view), holdings: new Map(), complete: false };
       byReporter.set(reporter, report);
     }
-    for (const [ip, state] of holdings) {
+    for (const [ip, { state, leasedByGone }] of holdings) {
       const own = state.held.get(reporter);
-      if (own !== undefined) report.holdings.set(ip, { ...state, held: new Map([[reporter, own]]) });
+      if (own !== undefined)
+        report.holdings.set(ip, { state: { ...state, held: new Map([[reporter, own]]) }, leasedByGone });
     }
     report.complete = last;
     if (!last) return [];
@@ -156,12 +157,15 @@ export class IpCrashReports {
     | undefined {
     const byReporter = this.reports.get(crashed.gone);
     const states: IpHandOver[] = [];
+    let goneHadNothing = false;
     for (const reporter of crashed.reporters) {
       const report = byReporter?.get(reporter);
       if (!report?.complete || !this.isAlive(reporter) || !sameAgents(report.view, crashed.view))
         return undefined;
-      const state = report.holdings.get(ip);
-      if (state) states.push(aged(state, now - report.atMs));
+      const holding = report.holdings.get(ip);
+      if (!holding) continue;
+      states.push(aged(holding.state, now - report.atMs));
+      goneHadNothing ||= holding.leasedByGone;
     }
     const held = new Map<string, number>();
     const startsFor = new Map<string, number>();
@@ -175,9 +179,9 @@ export class IpCrashReports {
       blockedForMs = Math.max(blockedForMs, state.blockedForMs);
       spacedForMs = Math.max(spacedForMs, state.spacedForMs);
     }
-    let others = 0;
-    for (const count of held.values()) others += count;
-    const own = Math.max(0, limits.maxPerIp - others);
+    // Its own, unless a live agent held its lease there: the limit (its grants to others, and theirs
+    // from others, are counted above).
+    const own = goneHadNothing ? 0 : limits.maxPerIp;
     const released = this.takeEarlyReleases(ip);
     // Counted from when this agent found it gone; its last start may have been just before.
     const sinceMs = now - crashed.atMs;

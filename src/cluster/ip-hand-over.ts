@@ -32,6 +32,14 @@ export interface CrashedAuthority {
   readonly untilMs: number;
 }
 
+/** What one agent holds at an address, as it reports it when an agent left its view (see ip-crash-reports.ts). */
+export interface CrashHolding {
+  /** Its requests that may still run there (`held`: itself only), whoever granted them, and the waits it knows. */
+  readonly state: IpHandOver;
+  /** True when it holds a running lease of the gone agent's there: the gone agent had nothing there then. */
+  readonly leasedByGone: boolean;
+}
+
 /** How an authority new to an address takes it over (see {@link IpHandOvers.takeOverOf}). */
 export interface IpTakeOver {
   /** The previous authority, alive: to be asked to hand the address over (undefined: none to ask). */

@@ -115,15 +115,18 @@ export class IpLeases {
   }
 
   /**
-   * What this agent may still have in flight by `authority`'s leases, by address: a lease running
-   * counts `maxPerIp` (as its authority counts it: what did not start is given back when it ends), one
-   * ended the requests it still runs.
+   * What this agent may still have in flight under its leases, by address: a lease running counts
+   * `maxPerIp` (as its authority counts it: what did not start is given back when it ends), with the
+   * authority that granted it; one ended the requests it still runs.
    */
-  heldFrom(authority: string): Map<string, number> {
-    const held = new Map<string, number>();
-    for (const [ip, lease] of this.leases) if (lease.authority === authority) held.set(ip, this.maxPerIp);
-    for (const [lease, ip] of this.draining)
-      if (lease.authority === authority) held.set(ip, (held.get(ip) ?? 0) + lease.inFlight);
+  held(): Map<string, { count: number; leasedBy?: string }> {
+    const held = new Map<string, { count: number; leasedBy?: string }>();
+    for (const [ip, lease] of this.leases) held.set(ip, { count: this.maxPerIp, leasedBy: lease.authority });
+    for (const [lease, ip] of this.draining) {
+      const entry = held.get(ip) ?? { count: 0 };
+      entry.count += lease.inFlight;
+      held.set(ip, entry);
+    }
     return held;
   }
 

@@ -22,7 +22,12 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
     authority.leftHandingOver(from, handOffs, request.leaving ?? false, request.view ?? []);
   }
   if (request.goneAuthority) {
-    const holdings = new Map((request.holdings ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
+    const holdings = new Map(
+      (request.holdings ?? []).map(({ ip, state, leasedByGone }) => [
+        ip,
+        { state: fromWireHandOver(state), leasedByGone: leasedByGone ?? false },
+      ]),
+    );
     authority.reportedHoldings(
       from,
       request.goneAuthority,

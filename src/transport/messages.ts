@@ -312,10 +312,14 @@ export interface IpRequest {
   holdingsLast?: boolean;
 }
 
-/** One address handed over by an agent that leaves (`ubicrawl.v1.IpHandOff`). */
+/**
+ * One address handed over by an agent that leaves, or held by an agent when another left its view
+ * (`ubicrawl.v1.IpHandOff`; `leasedByGone` only then).
+ */
 export interface IpHandOffMessage {
   ip: string;
   state: IpHandOverMessage;
+  leasedByGone?: boolean;
 }
 
 /** Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` only on a forwarded one. */

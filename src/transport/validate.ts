@@ -822,7 +822,11 @@ export function validateIpRequest(value: unknown): IpRequest {
           goneAuthority: agentId(r.goneAuthority, "goneAuthority"),
           holdings: list(r.holdings ?? [], "holdings", MAX_IP_ENTRIES, (v, p) => {
             const e = record(v, p);
-            return { ip: ipAddress(e.ip, `${p}.ip`), state: ipHandOver(e.state, `${p}.state`) };
+            return {
+              ip: ipAddress(e.ip, `${p}.ip`),
+              state: ipHandOver(e.state, `${p}.state`),
+              leasedByGone: bool(e.leasedByGone ?? false, `${p}.leasedByGone`),
+            };
           }),
           holdingsLast: bool(r.holdingsLast ?? false, "holdingsLast"),
         }),

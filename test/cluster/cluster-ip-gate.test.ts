@@ -126,3 +126,25 @@ it("a Crawl-delay one agent reports for an address spaces the other agents' star
   expect(gaps).toHaveLength(2);
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(CRAWL_DELAY);
 });
+
+it("reports what it holds at each address when an agent leaves its view, whoever granted it", async () => {
+  const { gates } = cluster(["a", "b"], "a");
+  const gate = gates.get("b") as ClusterIpGate;
+  const other = gates.get("a") as ClusterIpGate;
+  // a uses the address too: b's requests go by slots, granted by a.
+  const releaseOther = await other.acquire(IP);
+  const release = await gate.acquire(IP);
+  const holdings = gate.holdings("c", 5_000);
+  expect(holdings.get(IP)?.state.held).toEqual(new Map([["b", 1]]));
+  expect(holdings.get(IP)?.leasedByGone).toBe(false);
+  release();
+  releaseOther();
+  expect(gate.holdings("c", 5_000).size).toBe(0);
+  // Alone, b holds a's lease: reported as the whole limit, a lease of a's.
+  const alone = await gate.acquire("127.0.0.10");
+  expect(gate.holdings("a", 5_000).get("127.0.0.10")).toMatchObject({ leasedByGone: true });
+  expect(gate.holdings("a", 5_000).get("127.0.0.10")?.state.held).toEqual(new Map([["b", MAX]]));
+  alone();
+  gate.close();
+  other.close();
+});

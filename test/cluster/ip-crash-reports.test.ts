@@ -20,20 +20,19 @@ const IP = "127.0.0.9";
 const BEFORE = ["a", "b", "c"];
 const AFTER = ["b", "c"];
 
-/** What agent `agent` says it holds at `IP`: `count` requests, lasting a slot's time. */
-function holding(agent: string, count: number, blockedForMs = 0): Map<string, IpHandOver> {
-  return new Map([
-    [
-      IP,
-      {
-        held: new Map([[agent, count]]),
-        untilMs: OPTIONS.slotTtlMs,
-        startsFor: new Map([[agent, 0]]),
-        blockedForMs,
-        spacedForMs: 0,
-      },
-    ],
-  ]);
+/**
+ * What agent `agent` says it holds at `IP`: `count` requests, lasting a slot's time (`leased`: a running
+ * lease of the crashed authority's).
+ */
+function holding(agent: string, count: number, options: { blockedForMs?: number; leased?: boolean } = {}) {
+  const state: IpHandOver = {
+    held: new Map([[agent, count]]),
+    untilMs: OPTIONS.slotTtlMs,
+    startsFor: new Map([[agent, 0]]),
+    blockedForMs: options.blockedForMs ?? 0,
+    spacedForMs: 0,
+  };
+  return new Map([[IP, { state, leasedByGone: options.leased ?? false }]]);
 }
 
 /**
@@ -65,7 +64,7 @@ it("goes on at once where a live agent held the crashed authority's lease: nothi
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   // Until c says what it holds, nothing is granted.
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  authority.reportedHoldings("c", "a", holding("c", 2), AFTER, true);
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   // c's lease counts as the whole limit until c gives back what did not start (one request runs).
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
@@ -74,20 +73,53 @@ it("goes on at once where a live agent held the crashed authority's lease: nothi
   expect(authority.inFlight(IP)).toBe(2);
 });
 
-it("counts the crashed agent's own requests, the limit less the others', for a lease's time", () => {
+it("counts the crashed agent's own requests as the whole limit for a lease's time where nobody held its lease, on top of the others'", () => {
   const { clock, authority, crash } = afterCrash();
   const start = clock.now();
   crash();
   expect(authority.ask("b", IP, false).kind).toBe("wait");
   authority.reportedHoldings("c", "a", holding("c", 1), AFTER, true);
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
-  // a may have had one request of its own there: with c's, the address is full.
-  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.inFlight(IP)).toBe(3);
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
   clock.advance(OPTIONS.leaseTtlMs);
+  // a's own are over; c's request still counts.
   expect(authority.ask("b", IP, false).kind).toBe("slot");
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
   // Not before: the grace (20 s) would have held it four times as long.
   expect(clock.now() - start).toBeLessThan(OPTIONS.graceMs);
+});
+
+it("counts what a live agent holds of the grants of the address's authority before the crashed one", () => {
+  // b handed the address to a (a joined), then a crashed: c's slot, granted by b, is still running.
+  const clock = new ManualClock();
+  const alive = new Set(BEFORE);
+  const state = { owner: "b" };
+  const b = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => state.owner === "b",
+    isAlive: (id) => alive.has(id),
+    takeOver: async () => undefined,
+    random: () => 0,
+  });
+  b.ask("c", IP, false);
+  b.ask("b", IP, false); // two users: slots from now on
+  b.release("c", IP, [], 2);
+  expect(b.ask("c", IP, false).kind).toBe("slot");
+  state.owner = "a";
+  b.viewChanged(() => undefined, AFTER, BEFORE);
+  b.handOver(IP, "a");
+  clock.advance(1_000);
+  alive.delete("a");
+  state.owner = "b";
+  b.viewChanged(() => "a", BEFORE, AFTER);
+  b.reportedHoldings("b", "a", new Map(), AFTER, true);
+  b.reportedHoldings("c", "a", holding("c", 1), AFTER, true);
+  expect(b.ask("b", IP, false).kind).toBe("wait");
+  expect(b.inFlight(IP)).toBe(3);
+  clock.advance(OPTIONS.leaseTtlMs);
+  expect(b.ask("b", IP, false).kind).toBe("slot");
+  expect(b.inFlight(IP)).toBe(2);
 });
 
 it("holds for the whole limit a lease's time where nobody reported anything: the crashed agent may have used it alone", () => {
@@ -126,7 +158,7 @@ it("waits out the grace when a report is missing, made in another view, or its r
 it("takes the reports that came before its own view changed, and the releases sent to it before it was the authority", () => {
   const { authority, crash } = afterCrash();
   // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
-  authority.reportedHoldings("c", "a", holding("c", 2), AFTER, true);
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   authority.release("c", IP, [], 1);
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
@@ -139,13 +171,13 @@ it("keeps the block a reporter knows of", () => {
   const { clock, authority, crash } = afterCrash();
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
-  authority.reportedHoldings("c", "a", holding("c", 0, 3_000), AFTER, true);
+  authority.reportedHoldings("c", "a", holding("c", 0, { blockedForMs: 3_000 }), AFTER, true);
   clock.advance(OPTIONS.leaseTtlMs);
   expect(authority.ask("c", IP, false).kind).toBe("lease");
   const { clock: clock2, authority: blocked, crash: crash2 } = afterCrash();
   crash2();
   blocked.reportedHoldings("b", "a", new Map(), AFTER, true);
-  blocked.reportedHoldings("c", "a", holding("c", 2, 8_000), AFTER, true);
+  blocked.reportedHoldings("c", "a", holding("c", 2, { blockedForMs: 8_000, leased: true }), AFTER, true);
   blocked.release("c", IP, [], 2);
   clock2.advance(OPTIONS.leaseTtlMs);
   expect(blocked.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 3_000 });
@@ -164,19 +196,19 @@ it("a report counts only what its sender says of its own requests, and is forgot
     blockedForMs: 0,
     spacedForMs: 0,
   };
-  reports.reported("c", "a", new Map([[IP, lying]]), AFTER, true, 0);
+  reports.reported("c", "a", new Map([[IP, { state: lying, leasedByGone: false }]]), AFTER, true, 0);
   reports.reported("b", "a", new Map(), AFTER, true, 0);
   const crashed = { gone: "a", atMs: 0, reporters: AFTER, view: new Set(AFTER), untilMs: 20_000 };
   const settled = reports.handOverAt(IP, crashed, limits, 400);
   expect(settled?.reported.held).toEqual(new Map([["c", 1]]));
   // Said 400 ms ago: 600 ms left.
   expect(settled?.reported.untilMs).toBe(600);
-  expect(settled?.gone.held).toEqual(new Map([["a", 3]]));
+  expect(settled?.gone.held).toEqual(new Map([["a", 4]]));
   reports.cameBack(["a"]);
   expect(reports.handOverAt(IP, crashed, limits, 500)).toBeUndefined();
 });
 
-it("reports a running lease as the whole limit and an ended one by the requests it still runs", () => {
+it("reports a running lease as the whole limit, with its authority, and an ended one by the requests it still runs", () => {
   const clock = new ManualClock();
   const now = clock.now();
   const released: number[] = [];
@@ -190,23 +222,22 @@ it("reports a running lease as the whole limit and an ended one by the requests 
   leases.take(IP, "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
   leases.take("127.0.0.10", "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
   const ended = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
-  expect(leases.heldFrom("a")).toEqual(
+  expect(leases.held()).toEqual(
     new Map([
-      [IP, 2],
-      ["127.0.0.10", 2],
+      [IP, { count: 2, leasedBy: "a" }],
+      ["127.0.0.10", { count: 2, leasedBy: "a" }],
     ]),
   );
-  expect(leases.heldFrom("z")).toEqual(new Map());
   // The second address's authority changes: its lease ends, one request still runs.
   expect(leases.usable("127.0.0.10", "z")).toBeUndefined();
   expect(released).toEqual([1]);
-  expect(leases.heldFrom("a")).toEqual(
+  expect(leases.held()).toEqual(
     new Map([
-      [IP, 2],
-      ["127.0.0.10", 1],
+      [IP, { count: 2, leasedBy: "a" }],
+      ["127.0.0.10", { count: 1 }],
     ]),
   );
   ended();
-  expect(leases.heldFrom("a")).toEqual(new Map([[IP, 2]]));
+  expect(leases.held()).toEqual(new Map([[IP, { count: 2, leasedBy: "a" }]]));
   leases.close();
 });

@@ -51,6 +51,7 @@ const REPORT = {
         spacedForMs: 0,
         holdForMs: 0,
       },
+      leasedByGone: true,
     },
   ],
   holdingsLast: true,

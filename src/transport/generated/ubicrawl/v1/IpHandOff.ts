@@ -3,7 +3,8 @@
 import type { IpHandOver as _ubicrawl_v1_IpHandOver, IpHandOver__Output as _ubicrawl_v1_IpHandOver__Output } from '../../ubicrawl/v1/IpHandOver.js';
 
 /**
- * One address handed over by an agent that leaves (`IpRequest.handed_off`).
+ * One address handed over by an agent that leaves (`IpRequest.handed_off`), or what an agent holds at an
+ * address when another left its view (`IpRequest.holdings`).
  */
 export interface IpHandOff {
   /**
@@ -11,13 +12,20 @@ export interface IpHandOff {
    */
   'ip'?: (string);
   /**
-   * What the sender granted there that may still run, as of the request.
+   * In `handed_off`: what the sender granted there that may still run, as of the request. In
+   * `holdings`: the sender's own requests that may still run there, whoever granted them.
    */
   'state'?: (_ubicrawl_v1_IpHandOver | null);
+  /**
+   * In `holdings` only: true when the sender holds a running lease there granted by the agent gone (so
+   * that agent had no request of its own there).
+   */
+  'leasedByGone'?: (boolean);
 }
 
 /**
- * One address handed over by an agent that leaves (`IpRequest.handed_off`).
+ * One address handed over by an agent that leaves (`IpRequest.handed_off`), or what an agent holds at an
+ * address when another left its view (`IpRequest.holdings`).
  */
 export interface IpHandOff__Output {
   /**
@@ -25,7 +33,13 @@ export interface IpHandOff__Output {
    */
   'ip': (string);
   /**
-   * What the sender granted there that may still run, as of the request.
+   * In `handed_off`: what the sender granted there that may still run, as of the request. In
+   * `holdings`: the sender's own requests that may still run there, whoever granted them.
    */
   'state': (_ubicrawl_v1_IpHandOver__Output | null);
+  /**
+   * In `holdings` only: true when the sender holds a running lease there granted by the agent gone (so
+   * that agent had no request of its own there).
+   */
+  'leasedByGone': (boolean);
 }

@@ -62,16 +62,15 @@ export interface IpRequest {
   'view'?: (string)[];
   /**
    * Set when agent `gone_authority` left the sender's view (it crashed, or left): the sender tells every
-   * agent of its view what it may still have in flight at the addresses whose authority that agent
-   * was, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
+   * agent of its view what it may still have in flight at each address, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
    * new authority that heard from every agent of the view before, each in the same view after, counts
    * what they hold and goes on at once, instead of waiting out a crashed authority's grace.
    */
   'goneAuthority'?: (string);
   /**
-   * With `gone_authority`: by address, the sender's own requests there (`IpHandOver.held`: a running
-   * lease counts --max-per-ip, as its authority counted it), how long they may run, and the block and
-   * spacing the sender knows of.
+   * With `gone_authority`: by address, every address where the sender may still have requests in
+   * flight, whoever granted them (`IpHandOver.held`: a running lease counts --max-per-ip, as its
+   * authority counted it), how long they may run, and the block and spacing the sender knows of.
    */
   'holdings'?: (_ubicrawl_v1_IpHandOff)[];
   /**
@@ -136,16 +135,15 @@ export interface IpRequest__Output {
   'view': (string)[];
   /**
    * Set when agent `gone_authority` left the sender's view (it crashed, or left): the sender tells every
-   * agent of its view what it may still have in flight at the addresses whose authority that agent
-   * was, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
+   * agent of its view what it may still have in flight at each address, in `holdings` (at most 1,000 a request; the last request has `holdings_last`). An address's
    * new authority that heard from every agent of the view before, each in the same view after, counts
    * what they hold and goes on at once, instead of waiting out a crashed authority's grace.
    */
   'goneAuthority': (string);
   /**
-   * With `gone_authority`: by address, the sender's own requests there (`IpHandOver.held`: a running
-   * lease counts --max-per-ip, as its authority counted it), how long they may run, and the block and
-   * spacing the sender knows of.
+   * With `gone_authority`: by address, every address where the sender may still have requests in
+   * flight, whoever granted them (`IpHandOver.held`: a running lease counts --max-per-ip, as its
+   * authority counted it), how long they may run, and the block and spacing the sender knows of.
    */
   'holdings': (_ubicrawl_v1_IpHandOff__Output)[];
   /**
