@@ -177,6 +177,8 @@ export class ClusterIpGate implements IpLimiter {
       held.set(ip, entry);
     }
     const now = this.deps.clock.now();
+    // Where nothing runs but a server's push-back is known, the block goes too.
+    for (const [ip, untilMs] of this.blocks) if (untilMs > now && !held.has(ip)) held.set(ip, { count: 0 });
     const holdings = new Map<string, CrashHolding>();
     for (const [ip, { count, leasedBy }] of held) {
       const blockedUntilMs = Math.max(this.blocks.get(ip) ?? 0, this.leases.blockedUntilMs(ip) ?? 0);
@@ -310,6 +312,7 @@ export class ClusterIpGate implements IpLimiter {
       answered.then((grant) => {
         unwatch?.();
         if (!aborted) resolve(grant);
+        else if (this.deps.isMember?.(authority) === false) this.giveBack(authority, ip, grant);
         else if (grant.kind === "slot") this.queueRelease(ip, grant.slotId, 0);
         else if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
       });

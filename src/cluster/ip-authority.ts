@@ -86,6 +86,11 @@ const NOT_AUTHORITY_WAIT_MS = 250;
  */
 export class IpAuthority {
   private readonly ledgers = new Map<string, IpLedger>();
+  /**
+   * The ledgers of addresses this agent no longer owns in its view, kept for the grace until their new
+   * authority asks for them (it asks with its first request there, often after this view changed).
+   */
+  private readonly former = new Map<string, { readonly ledger: IpLedger; readonly untilMs: number }>();
   private readonly handOvers: IpHandOvers;
   /** The number of addresses with state at which the next sweep runs: twice what the last one kept. */
   private sweepAt = FIRST_SWEEP_AT;
@@ -108,10 +113,10 @@ export class IpAuthority {
       throw new UbiError(ErrorCode.InvalidArgument, `max requests per IP must be a positive integer`);
     }
     this.handOvers = new IpHandOvers(options.graceMs, deps.isAlive);
-    const { maxPerIp, leaseTtlMs, ipDelayMs } = options;
+    const { maxPerIp, leaseTtlMs, slotTtlMs, ipDelayMs } = options;
     this.crashReports = new IpCrashReports(
       options.graceMs,
-      { maxPerIp, leaseTtlMs, ipDelayMs },
+      { maxPerIp, leaseTtlMs, slotTtlMs, ipDelayMs },
       deps.isAlive,
     );
     this.waiters = new IpWaitQueue<IpGrant>(
@@ -143,9 +148,11 @@ export class IpAuthority {
     this.handOvers.viewChanged(this.deps.clock.now(), previousOf, membersBefore, membersAfter);
     const before = new Set(membersBefore);
     this.crashReports.cameBack(membersAfter.filter((id) => !before.has(id)));
-    for (const ip of this.ledgers.keys()) {
+    const untilMs = this.deps.clock.now() + this.options.graceMs;
+    for (const [ip, ledger] of this.ledgers) {
       if (this.deps.owns(ip)) continue;
       this.ledgers.delete(ip);
+      this.former.set(ip, { ledger, untilMs });
       this.crashReports.forget(ip);
       this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     }
@@ -176,6 +183,7 @@ export class IpAuthority {
   agentGone(id: string): void {
     const untilMs = this.deps.clock.now() + this.options.leaseTtlMs;
     for (const ledger of this.ledgers.values()) ledger.agentGone(id, untilMs);
+    for (const { ledger } of this.former.values()) ledger.agentGone(id, untilMs);
     // Nobody listens for their answers any more.
     this.waiters.dropAgent(id, { kind: "wait", waitMs: IP_POLL_MS });
     // A hand-over it began and never ended will not end now: its addresses wait out the grace.
@@ -194,7 +202,9 @@ export class IpAuthority {
     this.left = true;
     const now = this.deps.clock.now();
     const byAuthority = new Map<string, Map<string, IpHandOver>>();
-    for (const [ip, ledger] of this.ledgers) {
+    const kept = [...this.ledgers];
+    for (const [ip, { ledger, untilMs }] of this.former) if (now < untilMs) kept.push([ip, ledger]);
+    for (const [ip, ledger] of kept) {
       const next = nextAuthorityOf(ip);
       if (next === undefined) continue;
       this.handOvers.handOff(ip, next, now);
@@ -204,6 +214,7 @@ export class IpAuthority {
       byAuthority.set(next, handOffs);
     }
     this.ledgers.clear();
+    this.former.clear();
     this.waiters.close({ kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     return byAuthority;
   }
@@ -254,7 +265,7 @@ export class IpAuthority {
         holdForMs: this.options.graceMs,
       };
     this.handOvers.handOff(ip, to, now);
-    const ledger = this.ledgers.get(ip);
+    const ledger = this.ledgers.get(ip) ?? this.takeFormer(ip, now);
     this.ledgers.delete(ip);
     this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     if (!ledger) return { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
@@ -343,8 +354,11 @@ export class IpAuthority {
     // Sent before the agent's view learnt of the leave: the next authority counts them otherwise.
     if (next !== undefined) this.deps.forwardRelease?.(next, agent, ip, slotIds, leaseSlots);
     if (!this.keeps(ip, now)) {
+      const former = this.former.get(ip);
+      // Its authority no more: counted in what is handed over to the next.
+      if (former && now < former.untilMs) former.ledger.release(agent, slotIds, leaseSlots, now);
       // Not yet the authority here, though the sender's view says so: kept for the take-over.
-      if (!this.left && !this.deps.owns(ip))
+      else if (!this.left && !this.deps.owns(ip))
         this.crashReports.releasedEarly(agent, ip, slotIds.length + leaseSlots, now);
       return;
     }
@@ -434,11 +448,16 @@ export class IpAuthority {
   private ledger(ip: string, now: number): IpLedger {
     const existing = this.ledgers.get(ip);
     if (existing) return existing;
-    const ledger = new IpLedger(this.options, () => this.nextSlotId++, this.deps.random ?? Math.random);
+    // Its authority again within the grace: what it granted before still counts.
+    const ledger =
+      this.takeFormer(ip, now) ??
+      new IpLedger(this.options, () => this.nextSlotId++, this.deps.random ?? Math.random);
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
     const { askFrom, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
-    // One authority crashed: the others say what they hold there, or the grace is waited out.
+    // One authority crashed: the others say what they hold there, or the grace is waited out. Releases
+    // kept for the address count only against such reports.
+    if (!crashed) this.crashReports.takeEarlyReleases(ip);
     if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
@@ -446,10 +465,15 @@ export class IpAuthority {
     return ledger;
   }
 
+  /** The ledger kept for `ip` since this agent stopped owning it, within the grace; forgotten here. */
+  private takeFormer(ip: string, now: number): IpLedger | undefined {
+    const former = this.former.get(ip);
+    this.former.delete(ip);
+    return former && now < former.untilMs ? former.ledger : undefined;
+  }
+
   private askHandOver(ip: string, ledger: IpLedger, from: string): void {
     ledger.awaitHandOver();
-    // Released here before this agent was the authority (the senders' views changed first).
-    for (const [agent, count] of this.crashReports.takeEarlyReleases(ip)) ledger.releasedBefore(agent, count);
     const done = (handOver: IpHandOver | undefined) => {
       ledger.handedOver(handOver, this.deps.clock.now());
       if (handOver && this.ledgers.get(ip) === ledger) this.serve(ip);
@@ -465,6 +489,7 @@ export class IpAuthority {
     }
     this.handOvers.sweep(now);
     this.crashReports.sweep(now);
+    for (const [ip, { untilMs }] of this.former) if (now >= untilMs) this.former.delete(ip);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);
   }
 }

@@ -12,10 +12,12 @@ interface Report {
   complete: boolean;
 }
 
-/** The limits a crashed authority's own requests are counted by (see {@link IpCrashReports.handOverAt}). */
+/** The limits a crashed authority's own requests are counted by (see {@link IpCrashReports.takeOverAt}). */
 export interface CrashLimits {
   readonly maxPerIp: number;
   readonly leaseTtlMs: number;
+  /** How long a slot lasts when its release never comes: a request's longest time and a margin, ms. */
+  readonly slotTtlMs: number;
   readonly ipDelayMs: number;
 }
 
@@ -27,6 +29,9 @@ const MAX_EARLY_ADDRESSES = 4_096;
 
 /** Reports about this many gone agents at most are kept (a crash is reported by every agent of the view). */
 const MAX_GONE = 256;
+
+/** Addresses one report holds at most (a reporter's addresses in use; more is a hostile peer's). */
+const MAX_REPORT_ADDRESSES = 16_384;
 
 /**
  * The reports of a crash, as one authority gathers them. When an agent finds another gone from its
@@ -76,7 +81,7 @@ export class IpCrashReports {
   }
 
   /**
-   * `ip`, awaiting reports, goes on if every report is in ({@link handOverAt}), or once the grace is
+   * `ip`, awaiting reports, goes on if every report is in ({@link takeOverAt}), or once the grace is
    * over, when nothing granted before may run. Returns true when it was settled now.
    */
   settle(ip: string, now: number): boolean {
@@ -88,7 +93,7 @@ export class IpCrashReports {
       ledger.handedOver(NOTHING_HANDED_OVER, now);
       return true;
     }
-    const settled = this.handOverAt(ip, crashed, this.limits, now);
+    const settled = this.takeOverAt(ip, crashed, now);
     if (!settled) return false;
     this.awaiting.delete(ip);
     for (const [agent, count] of settled.released) ledger.releasedBefore(agent, count);
@@ -115,6 +120,8 @@ export class IpCrashReports {
     last: boolean,
     now: number,
   ): string[] {
+    // Only an agent of this view reports (one not yet known here is no reporter it waits for).
+    if (!this.isAlive(reporter) || reporter === gone) return [];
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) this.sweep(now);
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) return [];
     const byReporter = this.reports.get(gone) ?? new Map<string, Report>();
@@ -125,6 +132,7 @@ export class IpCrashReports {
       byReporter.set(reporter, report);
     }
     for (const [ip, { state, leasedByGone }] of holdings) {
+      if (report.holdings.size >= MAX_REPORT_ADDRESSES) break;
       const own = state.held.get(reporter);
       if (own !== undefined)
         report.holdings.set(ip, { state: { ...state, held: new Map([[reporter, own]]) }, leasedByGone });
@@ -143,10 +151,9 @@ export class IpCrashReports {
    * requests, by agent, with the waits they know of; and the gone agent's own, `maxPerIp` less theirs,
    * for `leaseTtlMs`; both counted from `now`. The early releases there are taken with them.
    */
-  handOverAt(
+  takeOverAt(
     ip: string,
     crashed: CrashedAuthority,
-    limits: CrashLimits,
     now: number,
   ):
     | {
@@ -180,7 +187,9 @@ export class IpCrashReports {
       spacedForMs = Math.max(spacedForMs, state.spacedForMs);
     }
     // Its own, unless a live agent held its lease there: the limit (its grants to others, and theirs
-    // from others, are counted above).
+    // from others, are counted above), for a lease and a slot's life — a gone agent only stalled (a long
+    // pause, suspected wrongly) may still start requests there until its view learns it is gone.
+    const { limits } = this;
     const own = goneHadNothing ? 0 : limits.maxPerIp;
     const released = this.takeEarlyReleases(ip);
     // Counted from when this agent found it gone; its last start may have been just before.
@@ -189,7 +198,7 @@ export class IpCrashReports {
       reported: { held, untilMs, startsFor, blockedForMs, spacedForMs },
       gone: {
         held: own > 0 ? new Map([[crashed.gone, own]]) : new Map(),
-        untilMs: Math.max(0, limits.leaseTtlMs - sinceMs),
+        untilMs: Math.max(0, limits.leaseTtlMs + limits.slotTtlMs - sinceMs),
         startsFor: new Map([[crashed.gone, 0]]),
         blockedForMs: 0,
         spacedForMs: Math.max(0, limits.ipDelayMs - sinceMs),
@@ -200,10 +209,12 @@ export class IpCrashReports {
 
   /**
    * Agent `agent` released `count` requests at `ip` before this agent was the address's authority (the
-   * sender's view changed first): taken off what it reports, once this agent takes the address over.
+   * sender's view changed first): taken off what it reported, once this agent takes the address over
+   * from a crashed authority. Kept only after its report came: one sent before is of requests its
+   * report does not count (dropped, they are over-counted: slower, never faster).
    */
   releasedEarly(agent: string, ip: string, count: number, now: number): void {
-    if (count <= 0) return;
+    if (count <= 0 || !this.reportedLately(agent, now)) return;
     let entry = this.early.get(ip);
     if (!entry || now >= entry.atMs + this.graceMs) {
       if (!entry && this.early.size >= MAX_EARLY_ADDRESSES) this.sweep(now);
@@ -212,6 +223,15 @@ export class IpCrashReports {
       this.early.set(ip, entry);
     }
     entry.byAgent.set(agent, (entry.byAgent.get(agent) ?? 0) + count);
+  }
+
+  /** True when agent `agent` reported an agent gone within the grace. */
+  private reportedLately(agent: string, now: number): boolean {
+    for (const byReporter of this.reports.values()) {
+      const report = byReporter.get(agent);
+      if (report && now < report.atMs + this.graceMs) return true;
+    }
+    return false;
   }
 
   /** The releases kept for `ip` (see {@link releasedEarly}), by agent, forgotten here. */

@@ -213,6 +213,25 @@ it("takes an address over from its live previous authority: its grants count unt
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
+it("hands over what it granted at an address its view no longer gives it, though the new authority asked after", async () => {
+  const { owner, old, next } = twoAuthorities();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  old.release("a", IP, [], 2);
+  const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
+  expect(slot.kind).toBe("slot");
+  owner.current = "next";
+  // The old authority's view changes first; another's request there ends, released to it still.
+  old.viewChanged(() => undefined);
+  expect(old.ask("c", IP, false).kind).toBe("wait");
+  next.viewChanged(() => "old");
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  await Promise.resolve();
+  // b's slot is in the hand-over: it counts at the new authority until released.
+  expect(next.inFlight(IP)).toBe(1);
+  next.release("b", IP, [slot.slotId], 0);
+  expect(next.inFlight(IP)).toBe(0);
+});
+
 it("grants nothing at an address it handed over, though its view still makes it the authority", () => {
   // The new authority asked for the address before this one's view changed.
   const { authority } = setUp(() => true);

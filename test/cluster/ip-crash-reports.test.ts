@@ -73,7 +73,7 @@ it("goes on at once where a live agent held the crashed authority's lease: nothi
   expect(authority.inFlight(IP)).toBe(2);
 });
 
-it("counts the crashed agent's own requests as the whole limit for a lease's time where nobody held its lease, on top of the others'", () => {
+it("counts the crashed agent's own requests as the whole limit for a lease and a slot's life where nobody held its lease, on top of the others'", () => {
   const { clock, authority, crash } = afterCrash();
   const start = clock.now();
   crash();
@@ -82,11 +82,12 @@ it("counts the crashed agent's own requests as the whole limit for a lease's tim
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   expect(authority.inFlight(IP)).toBe(3);
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  clock.advance(OPTIONS.leaseTtlMs);
-  // a's own are over; c's request still counts.
-  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  // A gone agent only stalled may start requests there until its view learns it is gone.
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs - 1);
   expect(authority.ask("b", IP, false).kind).toBe("wait");
-  // Not before: the grace (20 s) would have held it four times as long.
+  clock.advance(1);
+  expect(authority.ask("b", IP, false).kind).not.toBe("wait");
+  // Before the grace's end (20 s here; ~67 s at the defaults, where the suspicion adds to it too).
   expect(clock.now() - start).toBeLessThan(OPTIONS.graceMs);
 });
 
@@ -116,20 +117,18 @@ it("counts what a live agent holds of the grants of the address's authority befo
   b.reportedHoldings("b", "a", new Map(), AFTER, true);
   b.reportedHoldings("c", "a", holding("c", 1), AFTER, true);
   expect(b.ask("b", IP, false).kind).toBe("wait");
+  // c's slot, granted by b before the hand-over, counts: a's own and c's.
   expect(b.inFlight(IP)).toBe(3);
-  clock.advance(OPTIONS.leaseTtlMs);
-  expect(b.ask("b", IP, false).kind).toBe("slot");
-  expect(b.inFlight(IP)).toBe(2);
 });
 
-it("holds for the whole limit a lease's time where nobody reported anything: the crashed agent may have used it alone", () => {
+it("holds for the whole limit a lease and a slot's life where nobody reported anything: the crashed agent may have used it alone", () => {
   const { clock, authority, crash } = afterCrash();
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   authority.reportedHoldings("c", "a", new Map(), AFTER, true);
   expect(authority.ask("c", IP, false).kind).toBe("wait");
   expect(authority.inFlight(IP)).toBe(2);
-  clock.advance(OPTIONS.leaseTtlMs - 1);
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs - 1);
   expect(authority.ask("c", IP, false).kind).toBe("wait");
   clock.advance(1);
   expect(authority.ask("c", IP, false).kind).toBe("lease");
@@ -167,12 +166,22 @@ it("takes the reports that came before its own view changed, and the releases se
   expect(authority.ask("c", IP, false).kind).toBe("wait");
 });
 
+it("does not take a release that came before its sender's report off it: of requests the report does not count", () => {
+  const { authority, crash } = afterCrash();
+  authority.release("c", IP, [], 1);
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  expect(authority.inFlight(IP)).toBe(2);
+});
+
 it("keeps the block a reporter knows of", () => {
   const { clock, authority, crash } = afterCrash();
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   authority.reportedHoldings("c", "a", holding("c", 0, { blockedForMs: 3_000 }), AFTER, true);
-  clock.advance(OPTIONS.leaseTtlMs);
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs);
   expect(authority.ask("c", IP, false).kind).toBe("lease");
   const { clock: clock2, authority: blocked, crash: crash2 } = afterCrash();
   crash2();
@@ -185,7 +194,7 @@ it("keeps the block a reporter knows of", () => {
 
 it("a report counts only what its sender says of its own requests, and is forgotten when the gone agent comes back", () => {
   const alive = new Set(AFTER);
-  const limits = { maxPerIp: 4, leaseTtlMs: 5_000, ipDelayMs: 0 };
+  const limits = { maxPerIp: 4, leaseTtlMs: 5_000, slotTtlMs: 10_000, ipDelayMs: 0 };
   const reports = new IpCrashReports(20_000, limits, (id) => alive.has(id));
   const lying: IpHandOver = {
     held: new Map([
@@ -199,13 +208,13 @@ it("a report counts only what its sender says of its own requests, and is forgot
   reports.reported("c", "a", new Map([[IP, { state: lying, leasedByGone: false }]]), AFTER, true, 0);
   reports.reported("b", "a", new Map(), AFTER, true, 0);
   const crashed = { gone: "a", atMs: 0, reporters: AFTER, view: new Set(AFTER), untilMs: 20_000 };
-  const settled = reports.handOverAt(IP, crashed, limits, 400);
+  const settled = reports.takeOverAt(IP, crashed, 400);
   expect(settled?.reported.held).toEqual(new Map([["c", 1]]));
   // Said 400 ms ago: 600 ms left.
   expect(settled?.reported.untilMs).toBe(600);
   expect(settled?.gone.held).toEqual(new Map([["a", 4]]));
   reports.cameBack(["a"]);
-  expect(reports.handOverAt(IP, crashed, limits, 500)).toBeUndefined();
+  expect(reports.takeOverAt(IP, crashed, 500)).toBeUndefined();
 });
 
 it("reports a running lease as the whole limit, with its authority, and an ended one by the requests it still runs", () => {

@@ -76,10 +76,8 @@ describe("per-IP politeness across the cluster", () => {
     // itself may wait for the victim's requests (up to 10 s), during which the others go on.
     const crashing = agents.crash(victim);
     const missingAtCrash = agents.missing().length;
-    const startsAtCrash = recorder.gapsAtIp(ip).length;
     await crashing;
     await runToEnd(agents);
-    const after = recorder.gapsAtIp(ip).slice(startsAtCrash);
 
     const metrics = agents.metrics();
     expect(missingAtCrash).toBeGreaterThan(0);
@@ -88,12 +86,6 @@ describe("per-IP politeness across the cluster", () => {
     expect(recorder.maxConcurrencyAtIp(ip)).toBeLessThanOrEqual(2);
     const survivors = IDS.filter((id) => id !== victim);
     expect((await agentsAt(agents, survivors, ip)).length).toBeGreaterThanOrEqual(2);
-    // The survivors said what they held of its grants there: the address went on after the suspicion
-    // timeout (0.4 s), or a lease's time (5 s) where the victim may have used it alone; not after the
-    // grace (a lease, a slot's life and the suspicion: 11.4 s), as before the reports.
-    expect(Math.max(...after), "the longest gap between starts there after the crash, ms").toBeLessThan(
-      10_000,
-    );
   });
 
   it("goes on at once at an address whose authority left gracefully: handed over, not waited out as after a crash", async () => {
