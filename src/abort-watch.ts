@@ -43,3 +43,28 @@ export function watchAbort(signal: AbortSignal, callback: () => void): () => voi
     signal.removeEventListener("abort", listener);
   };
 }
+
+/**
+ * A signal aborted as soon as `first` or `second` is (with its reason; at once when one is already);
+ * `dispose` stops watching them: call it once the wait it guards is over.
+ */
+export function eitherAborted(
+  first: AbortSignal,
+  second: AbortSignal,
+): { readonly signal: AbortSignal; dispose(): void } {
+  const either = new AbortController();
+  const aborted = [first, second].find((signal) => signal.aborted);
+  if (aborted !== undefined) {
+    either.abort(aborted.reason);
+    return { signal: either.signal, dispose: () => {} };
+  }
+  const unwatchFirst = watchAbort(first, () => either.abort(first.reason));
+  const unwatchSecond = watchAbort(second, () => either.abort(second.reason));
+  return {
+    signal: either.signal,
+    dispose: () => {
+      unwatchFirst();
+      unwatchSecond();
+    },
+  };
+}

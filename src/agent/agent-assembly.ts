@@ -269,6 +269,7 @@ async function openParts(
       stats,
       clock,
       mustYield: () => scheduler?.isPaused === true,
+      pausedSignal: () => scheduler?.pausedSignal,
       owns: rights.owns,
       blacklisted: (host) => blacklist.matches(host),
       crawlDelayBound: new CrawlDelayBound(

@@ -81,6 +81,12 @@ export interface HostVisitorDeps {
   readonly clock: Clock;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
+  /**
+   * A signal aborted while visits are paused: a URL waiting for its address's slot or for its host's
+   * robots.txt answer goes back to its queue at the pause (a leave hands it over) rather than wait on.
+   * Absent: those waits end at the stop only.
+   */
+  readonly pausedSignal?: () => AbortSignal | undefined;
   /** True while this agent may hold URLs of `host`: it owns it in its current view (always, alone; by URL, any host). */
   readonly owns: (host: string) => boolean;
   /**

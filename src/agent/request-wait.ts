@@ -1,3 +1,4 @@
+import { eitherAborted } from "../abort-watch.js";
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode } from "../errors.js";
 import type { IpLimiter, PageTurns } from "../frontier/index.js";
@@ -25,6 +26,8 @@ export interface RequestWaitDeps extends HostAddressDeps {
   readonly waitingOf: (host: string) => number;
   /** True when the politeness wait ends early: a pause or stop, or `host` is no longer this agent's to fetch. */
   readonly waitCut: (host: string) => boolean;
+  /** Aborted while visits are paused: the wait for the address's slot ends there (the URL goes back). */
+  readonly pausedSignal?: () => AbortSignal | undefined;
 }
 
 /** A request that may go now, and what it holds until it ends. */
@@ -74,10 +77,18 @@ export async function waitForRequest(
   }
   // The page's turn: held until it is processed (or its fetch failed).
   const endTurn = await deps.turns.acquire(deps.waitingOf(host), signal);
+  // The address's slot may be long in coming (a busy shared server, its authority's line): a pause ends
+  // the wait, so a leaving agent's URL goes back to its queue and is handed over, not held in flight.
+  const paused = deps.pausedSignal?.();
+  const cut = paused === undefined ? undefined : eitherAborted(signal, paused);
   try {
-    return { kind: "cleared", ip, release: await ipGate.acquire(ip, signal, host), endTurn };
+    return { kind: "cleared", ip, release: await ipGate.acquire(ip, cut?.signal ?? signal, host), endTurn };
   } catch (error) {
     endTurn();
+    if (!signal.aborted && paused?.aborted === true)
+      return { kind: "put-back", outcome: { kind: "yielded" } };
     throw error;
+  } finally {
+    cut?.dispose();
   }
 }

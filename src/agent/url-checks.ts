@@ -1,3 +1,4 @@
+import { watchAbort } from "../abort-watch.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode } from "../errors.js";
 import type { Frontier, VisitOutcome } from "../frontier/index.js";
@@ -76,6 +77,8 @@ export interface UrlCheckDeps {
   readonly logger: Logger;
   /** True when visits should hand back their slot now (pause, stop). */
   readonly mustYield: () => boolean;
+  /** Aborted while visits are paused: the wait for a robots.txt answer ends there (see `HostVisitorDeps`). */
+  readonly pausedSignal?: () => AbortSignal | undefined;
   /** True while this agent may send `host` a request (it owns it and holds its crawl). */
   readonly mayFetch: (host: string) => boolean;
   /** True when `host` is on the runtime blacklist. */
@@ -225,14 +228,24 @@ export async function robotsAnswered(
   const { host, state } = url;
   const origin = originOf(url.entry.url);
   const askedAtMs = deps.clock.now();
-  const rules = await deps.robots(origin);
-  const fresh = rules.fetchedAtMs >= askedAtMs;
-  if (fresh) {
+  /** A robots.txt fetched for this ask: counted, kept, and its request paces the host. */
+  const took = (rules: RobotsRules) => {
+    if (rules.fetchedAtMs < askedAtMs) return;
     deps.stats.recordRobots(rules.status);
     deps.saveRobots(rules);
     deps.paced(state, rules, askedAtMs);
     deps.sitemaps.queueListed(host, rules);
+  };
+  // A robots.txt request waits for its address's slot like any (shared by every URL of the origin, so
+  // not cut itself): a pause puts the URL back at once instead, and the answer is taken when it comes.
+  const answer = deps.robots(origin);
+  const rules = await unlessPaused(answer, deps.pausedSignal?.());
+  if (rules === undefined) {
+    answer.then(took, () => {});
+    return { kind: "put-back", outcome: { kind: "yielded" } };
   }
+  took(rules);
+  const fresh = rules.fetchedAtMs >= askedAtMs;
   if (rules.status !== "unavailable") {
     state.robotsAttempts = 0;
     return rules;
@@ -286,4 +299,26 @@ export function crawlDelayWithinBound(
 /** A URL robots.txt disallows is dropped. */
 export function allowedByRobots(url: TakenUrl, rules: RobotsRules): Stop | undefined {
   return rules.isAllowed(url.entry.url) ? undefined : { kind: "drop", reason: "robots" };
+}
+
+/** `answer`, or undefined as soon as `paused` aborts (the answer still settles for whoever else waits). */
+export async function unlessPaused<T>(
+  answer: Promise<T>,
+  paused: AbortSignal | undefined,
+): Promise<T | undefined> {
+  if (paused === undefined) return answer;
+  if (paused.aborted) {
+    answer.catch(() => {});
+    return undefined;
+  }
+  let unwatch = () => {};
+  const cut = new Promise<undefined>((resolve) => {
+    unwatch = watchAbort(paused, () => resolve(undefined));
+  });
+  try {
+    return await Promise.race([answer, cut]);
+  } finally {
+    unwatch();
+    answer.catch(() => {});
+  }
 }

@@ -99,6 +99,8 @@ export class HostScheduler {
   private readonly active = new Map<string, Promise<void>>();
   private readonly parked = new Map<string, { timer: TimerHandle; reason: WaitReason; untilMs: number }>();
   private readonly abort = new AbortController();
+  /** Aborted at a pause; a new one at the resume (see {@link pausedSignal}). */
+  private pauseAbort = new AbortController();
   private paused = false;
   private stopped = false;
   /** True until {@link beginVisits}, for a scheduler made with `deferVisits`. */
@@ -200,6 +202,7 @@ export class HostScheduler {
   /** Stops starting new visits (running ones finish their current fetch and yield). */
   pause(): void {
     this.paused = true;
+    this.pauseAbort.abort(new UbiError(ErrorCode.Stopped, "paused"));
   }
 
   /** Begins visiting the hosts marked ready (see {@link HostSchedulerOptions.deferVisits}). */
@@ -210,8 +213,17 @@ export class HostScheduler {
 
   /** Starts visits again after {@link pause}. */
   resume(): void {
+    if (this.paused) this.pauseAbort = new AbortController();
     this.paused = false;
     this.pump();
+  }
+
+  /**
+   * A signal aborted once visits are paused (aborted already while they are; a new one after the
+   * resume): the waits a pause ends — for an address's slot, for a robots.txt answer — listen on it.
+   */
+  get pausedSignal(): AbortSignal {
+    return this.pauseAbort.signal;
   }
 
   /**

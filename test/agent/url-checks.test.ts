@@ -289,6 +289,36 @@ describe("robots.txt answered", () => {
     expect(stats.errors.get("robots_unavailable")).toBe(1);
   });
 
+  it("puts the URL back at a pause while robots.txt is awaited, and takes the answer when it comes", async () => {
+    const url = await taken();
+    let answer: (rules: RobotsRules) => void = () => {};
+    const pause = new AbortController();
+    const askedAtMs = clock.now();
+    const deps = depsWith({
+      robots: () => new Promise((resolve) => (answer = resolve)),
+      pausedSignal: () => pause.signal,
+    });
+    const checked = robotsAnswered(url, deps, OPTIONS);
+    pause.abort();
+    expect(await checked).toEqual({ kind: "put-back", outcome: { kind: "yielded" } });
+    expect(told.saved).toHaveLength(0);
+    // The robots.txt request ends later (it waited for its address): counted, kept, pacing the host.
+    clock.advance(300);
+    answer(rules());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told.saved).toHaveLength(1);
+    expect(told.paced).toEqual([askedAtMs]);
+    expect(stats.robotsOutcomes.get("parsed")).toBe(1);
+    // Paused already: not even asked to wait.
+    expect(await robotsAnswered(url, depsWith({ pausedSignal: () => pause.signal }), OPTIONS)).toEqual({
+      kind: "put-back",
+      outcome: { kind: "yielded" },
+    });
+    // Not paused: the answer as before.
+    const running = depsWith({ pausedSignal: () => new AbortController().signal });
+    expect(await robotsAnswered(url, running, OPTIONS)).toBeInstanceOf(RobotsRules);
+  });
+
   it("does not count a cached failure as an attempt", async () => {
     const url = await taken();
     const cached = depsWith({

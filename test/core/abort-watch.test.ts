@@ -1,6 +1,6 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { watchAbort } from "../../src/abort-watch.js";
+import { eitherAborted, watchAbort } from "../../src/abort-watch.js";
 import { sleep, systemClock } from "../../src/clock.js";
 
 describe("watchAbort", () => {
@@ -51,5 +51,30 @@ describe("watchAbort", () => {
     controller.abort(new Error("stopped"));
     await expect(asleep).rejects.toThrow("stopped");
     await expect(sleep(systemClock, 1, controller.signal)).rejects.toThrow("stopped");
+  });
+});
+
+describe("eitherAborted", () => {
+  it("aborts with the reason of whichever signal aborts first, and at once when one has already", () => {
+    const [a, b] = [new AbortController(), new AbortController()];
+    const either = eitherAborted(a.signal, b.signal);
+    expect(either.signal.aborted).toBe(false);
+    b.abort("paused");
+    expect(either.signal.aborted).toBe(true);
+    expect(either.signal.reason).toBe("paused");
+    a.abort("stopped");
+    expect(either.signal.reason).toBe("paused");
+    expect(eitherAborted(a.signal, new AbortController().signal).signal.reason).toBe("stopped");
+  });
+
+  it("stops watching both signals once disposed", () => {
+    const [a, b] = [new AbortController(), new AbortController()];
+    const either = eitherAborted(a.signal, b.signal);
+    expect(getEventListeners(a.signal, "abort")).toHaveLength(1);
+    either.dispose();
+    expect(getEventListeners(a.signal, "abort")).toHaveLength(0);
+    expect(getEventListeners(b.signal, "abort")).toHaveLength(0);
+    a.abort();
+    expect(either.signal.aborted).toBe(false);
   });
 });

@@ -440,6 +440,24 @@ describe("HostScheduler pause, resume and stop", () => {
     expect(h.started).toEqual(["a.test", "b.test", "c.test", "a.test"]);
   });
 
+  it("aborts its paused signal at a pause, and gives a fresh one from the resume on", () => {
+    const h = setUp({});
+    const running = h.scheduler.pausedSignal;
+    expect(running.aborted).toBe(false);
+    h.scheduler.pause();
+    expect(running.aborted).toBe(true);
+    expect(h.scheduler.pausedSignal.aborted).toBe(true);
+    h.scheduler.pause(); // paused already: the same signal
+    expect(h.scheduler.pausedSignal).toBe(running);
+    h.scheduler.resume();
+    const resumed = h.scheduler.pausedSignal;
+    expect(resumed.aborted).toBe(false);
+    h.scheduler.resume(); // not paused: the same signal
+    expect(h.scheduler.pausedSignal).toBe(resumed);
+    h.scheduler.pause();
+    expect(resumed.aborted).toBe(true);
+  });
+
   it("aborts running visits on stop, waits for them to end, and starts nothing after", async () => {
     const h = setUp({ maxActiveHosts: 2 });
     h.addWork("a.test");

@@ -1,0 +1,91 @@
+import { expect, it } from "vitest";
+import { CrawlStats } from "../../src/agent/crawl-stats.js";
+import { HostRuntimes } from "../../src/agent/host-runtime.js";
+import { type RequestWaitDeps, waitForRequest } from "../../src/agent/request-wait.js";
+import { silentLogger } from "../../src/logging/index.js";
+import { RobotsRules } from "../../src/robots/robots-rules.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+/**
+ * The wait before a page's request, its last step: the address's slot. A slot that does not come (a
+ * busy shared server, its authority's line) is waited for until the stop, or until a pause: then the
+ * URL goes back to its queue (a leaving agent hands it over), holding nothing.
+ */
+
+const HOST = "a.test";
+const RULES = new RobotsRules(
+  { origin: `http://${HOST}`, status: "parsed", text: "", fetchedAtMs: 0, expiresAtMs: 86_400_000 },
+  { userAgent: "ubicrawl", minCrawlDelayMs: 0, maxCrawlDelayMs: 3_600_000 },
+);
+
+/** Deps whose address slot comes only when the test grants it, or never; counts turns held. */
+function setUp(pausedSignal?: () => AbortSignal | undefined) {
+  const clock = new ManualClock();
+  const held = { turns: 0, slots: 0 };
+  const grants: Array<() => void> = [];
+  const deps: RequestWaitDeps = {
+    clock,
+    resolve: async () => "127.1.0.1",
+    stats: new CrawlStats(clock),
+    logger: silentLogger,
+    ipGate: {
+      crawlDelay: () => {},
+      spacingWaitMs: () => 0,
+      acquire: (_ip, signal) =>
+        new Promise((resolve, reject) => {
+          signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+          grants.push(() => {
+            held.slots++;
+            resolve(() => held.slots--);
+          });
+        }),
+    },
+    turns: {
+      acquire: async () => {
+        held.turns++;
+        return () => held.turns--;
+      },
+    },
+    waitingOf: () => 1,
+    waitCut: () => false,
+    ...(pausedSignal === undefined ? {} : { pausedSignal }),
+  };
+  const state = new HostRuntimes().of(HOST);
+  return { deps, state, held, grants };
+}
+
+it("puts the URL back at a pause while it waits for its address's slot, holding neither slot nor turn", async () => {
+  const pause = new AbortController();
+  const { deps, state, held } = setUp(() => pause.signal);
+  const waiting = waitForRequest(HOST, state, RULES, new AbortController().signal, deps);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(held.turns).toBe(1);
+  pause.abort();
+  expect(await waiting).toEqual({ kind: "put-back", outcome: { kind: "yielded" } });
+  expect(held).toEqual({ turns: 0, slots: 0 });
+});
+
+it("clears the request when the slot comes first, and still throws at the stop, not paused", async () => {
+  const { deps, state, held, grants } = setUp(() => new AbortController().signal);
+  const cleared = waitForRequest(HOST, state, RULES, new AbortController().signal, deps);
+  await new Promise((resolve) => setImmediate(resolve));
+  grants[0]?.();
+  expect(await cleared).toMatchObject({ kind: "cleared", ip: "127.1.0.1" });
+  expect(held).toEqual({ turns: 1, slots: 1 });
+
+  const stop = new AbortController();
+  const stopped = setUp(() => new AbortController().signal);
+  const waiting = waitForRequest(HOST, stopped.state, RULES, stop.signal, stopped.deps);
+  await new Promise((resolve) => setImmediate(resolve));
+  stop.abort(new Error("stopped"));
+  await expect(waiting).rejects.toThrow("stopped");
+  expect(stopped.held).toEqual({ turns: 0, slots: 0 });
+});
+
+it("without a paused signal, waits through the pause as before (a lone caller with no scheduler)", async () => {
+  const { deps, state, grants } = setUp();
+  const waiting = waitForRequest(HOST, state, RULES, new AbortController().signal, deps);
+  await new Promise((resolve) => setImmediate(resolve));
+  grants[0]?.();
+  expect(await waiting).toMatchObject({ kind: "cleared" });
+});
