@@ -191,6 +191,7 @@ export class ClusterNode {
       handOffAddresses,
       announce: () => detector.leave(),
       settled: () => stabilizer.settled(),
+      handOverRequeued: () => stabilizer.handOverStranded(),
       exchange,
       others: () => detector.alive().flatMap(({ id }) => (id === agent.id ? [] : [id])),
     });

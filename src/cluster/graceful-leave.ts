@@ -19,8 +19,8 @@ export interface LeaveOutcome {
    */
   readonly hostsNotHanded: number;
   /**
-   * Queued URLs not handed over in time: still queued here, or sent and not acknowledged (they stay in
-   * this agent's data; restarted on it, the agent sends them again).
+   * Queued URLs not handed over in time: still queued here, sent and not acknowledged, or still in
+   * flight (they stay in this agent's data; restarted on it, the agent sends them again).
    */
   readonly urlsNotHanded: number;
   /**
@@ -49,6 +49,11 @@ export interface LeaveDeps {
   readonly announce: () => Promise<void>;
   /** Resolves when the hand-over of the queues that the leave's view change started is queued. */
   readonly settled: () => Promise<void>;
+  /**
+   * Hands the URLs queued here again since (put back by a fetch that ended after the queues were
+   * handed over) to their owners; resolves when they are queued for sending.
+   */
+  readonly handOverRequeued: () => Promise<void>;
   readonly exchange: Pick<UrlExchange, "drain" | "pendingUrls">;
   /** The ids of the other agents alive in this agent's view now (self excluded). */
   readonly others: () => readonly string[];
@@ -64,7 +69,9 @@ const PUSH_RETRY_MS = 200;
  * take are pushed again while that lasts); hands its IP addresses to their next authorities (see
  * `ClusterIpLimit.leave`); announces the leave, so
  * the next owners own what they already hold; hands every queued URL to its next owner and waits for
- * the acknowledgements (the rest). What is not handed over by then is said in the outcome, and
+ * the acknowledgements (the rest); then waits for the URLs still in flight — a fetch the pause does not
+ * end, such as a robots.txt request waiting for its address's slot — and hands over those put back in
+ * the queue, as long as time is left. What is not handed over by then is said in the outcome, and
  * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
  * others' hosts while it leaves itself); when none stays, the queued URLs are not sent at all.
  */
@@ -118,11 +125,18 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
     // No agent would take the queued URLs: they stay here (a drain would wait out the timeout).
     if (noAgentStays()) return;
     await exchange.drain(timeUp);
+    // A URL in flight past the first wait (a robots.txt request waiting for its address's slot is not
+    // ended by the pause) is put back in its queue when its fetch ends: after the queues were handed
+    // over above, so it would stay here, unsaid. Waited for, then handed over too.
+    if (agent.urlsInFlight === 0) return;
+    while (agent.urlsInFlight > 0) await sleep(clock, 20, timeUp);
+    await deps.handOverRequeued();
+    await exchange.drain(timeUp);
   });
   return {
     hostsHanded: pushed.handed,
     hostsNotHanded: pushed.failed,
-    urlsNotHanded: exchange.pendingUrls + agent.queuedUrls,
+    urlsNotHanded: exchange.pendingUrls + agent.queuedUrls + agent.urlsInFlight,
     noAgentStays: noAgentStays(),
   };
 }

@@ -86,6 +86,16 @@ export class ViewStabilizer {
     return this.reexamining;
   }
 
+  /**
+   * Re-examines the frontier now, as a view change does: URLs put back in queues of hosts this agent no
+   * longer owns go to their owners (a leaving agent's, after its fetches in flight ended). Resolves when
+   * done.
+   */
+  handOverStranded(): Promise<void> {
+    this.queueReexamine();
+    return this.reexamining;
+  }
+
   /** Starts the periodic check for URLs stranded in queues of hosts owned by others. */
   start(): void {
     this.watchStranded();

@@ -63,6 +63,7 @@ function setUp(
     announce?: () => Promise<void>;
     handOffAddresses?: () => Promise<void>;
     settled?: () => Promise<void>;
+    handOverRequeued?: () => Promise<void>;
     drain?: (signal: AbortSignal | undefined) => Promise<void>;
     send?: (peer: string, request: HandOverRequest) => Promise<HandOverReply>;
     others?: () => readonly string[];
@@ -118,6 +119,10 @@ function setUp(
     settled: () => {
       note("settled");
       return over.settled?.() ?? Promise.resolve();
+    },
+    handOverRequeued: () => {
+      note("handOverRequeued");
+      return over.handOverRequeued?.() ?? Promise.resolve();
     },
     exchange,
     others: over.others ?? (() => ["b", "c"]),
@@ -210,6 +215,7 @@ it("still gives each send a positive deadline when no time is left", async () =>
     },
     announce: () => Promise.resolve(),
     settled: () => Promise.resolve(),
+    handOverRequeued: () => Promise.resolve(),
     exchange: { drain: () => Promise.resolve(), pendingUrls: 0 },
     others: () => ["b"],
   });
@@ -376,6 +382,36 @@ it("counts the URLs still pending or queued after the drain as not handed", asyn
   drained.resolve();
   await elapse(clock, 0);
   expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 3, noAgentStays: false });
+});
+
+it("hands over the URLs put back after the queues were: a fetch in flight past the first wait is waited for, then its URL handed over and drained", async () => {
+  // A robots.txt request waiting for its address's slot, which the pause does not end: still in flight
+  // when the queues are handed over; its URL comes back to its queue when it ends, 8 s in.
+  const queue = { urls: 0 };
+  const { clock, log, agent, outcome } = setUp({
+    urlsInFlight: 1,
+    // The URL put back goes to its owner (and is acknowledged by the drain).
+    handOverRequeued: async () => {
+      queue.urls = 0;
+    },
+  });
+  Object.defineProperty(agent, "queuedUrls", { get: () => queue.urls });
+  await elapse(clock, 7_999);
+  expect(log.at(-1)).toBe("drain@5000");
+  expect(outcome.value).toBeUndefined();
+  agent.urlsInFlight = 0;
+  queue.urls = 1;
+  await elapse(clock, 20);
+  expect(log.slice(-3)).toEqual(["handOverRequeued@8000", "drain@8000", "returned@8000"]);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
+});
+
+it("counts the URLs still in flight at the timeout as not handed (they stay in this agent's data)", async () => {
+  const { clock, log, outcome } = setUp({ urlsInFlight: 2 });
+  await elapse(clock, TIMEOUT_MS);
+  expect(log.some((step) => step.startsWith("handOverRequeued"))).toBe(false);
+  expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
+  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 2, noAgentStays: false });
 });
 
 it("uses the time the steps took, so a slow step leaves less for the next ones and the whole leave fits the timeout", async () => {

@@ -221,6 +221,21 @@ it("hands over, URL by URL, the queues of hosts no longer held to their new owne
   expect(calls.slice(commitAt)).toEqual(["commit", "wakeHosts", "lostHosts.push"]);
 });
 
+it("handOverStranded hands a URL put back after the view change's hand-over to its owner, and resolves once done", async () => {
+  // This agent left: a fetch that ended after its queues went to their owners put its URL back.
+  const { ownership, stabilizer, view, sent, queues } = setUp();
+  view(["a", "b"]);
+  view(["b"], "left");
+  await stabilizer.settled();
+  const host = HOSTS[0] as string;
+  const url = { url: `http://${host.replace(":80", "")}/late`, depth: 0 };
+  queues.set(host, [url]);
+  await stabilizer.handOverStranded();
+  expect(sent).toEqual([{ owner: "b", url: url.url, depth: 0, host, traits: {} }]);
+  expect(ownership.ownerOf(host)).toBe("b");
+  expect(queues.has(host)).toBe(false);
+});
+
 it("under URL partitioning, sends each URL of a queue to its own owner once this agent left the view", async () => {
   const { ownership, stabilizer, view, sent, queues } = setUp({ partitioning: "url" });
   view(["a", "b", "c"]);
