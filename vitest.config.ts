@@ -36,7 +36,6 @@ const TIMED = [
   "test/agent/politeness.test.ts",
   "test/bench/**/*.test.ts",
   "test/cluster/ip-politeness-429.test.ts",
-  "test/cluster/ip-politeness-processes.test.ts",
   "test/deploy/rejoin.test.ts",
   "test/export/export-memory.test.ts",
   "test/hostile/slow-and-big.test.ts",

@@ -27,8 +27,9 @@ import { agentsAt, FLAGS, waitForExits } from "./ip-politeness-harness.js";
  * crawls would take two; this one is crawled by 4 agents, then by 8 through the joins' hand-overs, then
  * by 7 and 6.
  *
- * In the timed tier: it asserts gaps between request starts as the test web stamps them, which another
- * test file crawling beside it would distort (the stamps lag by this process's event-loop delays).
+ * In the system tier: what it asserts (pages, requests at once) holds whatever runs beside it. Its check
+ * of the gaps between starts, which another test file crawling beside it would distort (the stamps lag
+ * by this process's event-loop delays), runs only when asked: then run this file alone.
  */
 
 /** `--ip-delay-ms`: long enough to check against the recorder's stamps, short enough for 700 requests at one address. */
