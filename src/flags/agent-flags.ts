@@ -330,7 +330,7 @@ export const AGENT_FLAGS = {
   },
   "ip-limit": {
     type: "string",
-    help: "whose requests --max-per-ip counts: this agent's (agent) or the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, and a 429 or 503 holds every agent's requests there); a graceful leave hands its addresses to their next authorities, and after a crash every agent tells their new authorities what it still holds there (one unheard from: they wait a lease's time, --fetch-timeout-ms and --suspect-after-ms); not the default yet: --ip-delay-ms is not yet shown to hold across agents as a server sees it",
+    help: "whose requests --max-per-ip counts: this agent's (agent) or the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, and a 429 or 503 holds every agent's requests there); a graceful leave hands its addresses to their next authorities, and after a crash every agent tells their new authorities what it still holds there (an address leased to a live agent goes on at once; a shared one, or one with a report missing, waits a lease's time, --fetch-timeout-ms and --suspect-after-ms); not the default yet: --ip-delay-ms is not yet shown to hold across agents as a server sees it",
     default: "agent",
     choices: IP_LIMITS,
   },
