@@ -88,6 +88,50 @@ describe("per-IP politeness across the cluster", () => {
     expect((await agentsAt(agents, survivors, ip)).length).toBeGreaterThanOrEqual(2);
   });
 
+  it("goes on within the suspicion timeout at an address leased to a live agent when its authority crashes", async () => {
+    // Each host on an address of its own, crawled for a while: an address's only user holds its lease.
+    const fixture = await scope.web({ hosts: 6, pages: 1_500, seed: 5, responseDelayMs: 5 });
+    const { model } = fixture.web;
+    const assignment = await Assignment.load(IDS.map((id) => ({ id, capacity: 1 })));
+    const pagesOf = new Map<string, number>();
+    for (const url of fixture.truth().urls)
+      pagesOf.set(new URL(url).host, (pagesOf.get(new URL(url).host) ?? 0) + 1);
+    const hostsAt = new Map<string, number>();
+    for (const host of model.hosts) hostsAt.set(host.ip, (hostsAt.get(host.ip) ?? 0) + 1);
+    // The biggest host whose address is its own and whose address's authority is not its owner.
+    const [hostKey] = [...pagesOf]
+      .sort((x, y) => y[1] - x[1])
+      .map(([key]) => key)
+      .filter((key) => {
+        const ip = model.hosts[model.hostIndexByName.get(new URL(`http://${key}`).hostname) ?? -1]?.ip;
+        return (
+          ip !== undefined &&
+          hostsAt.get(ip) === 1 &&
+          assignment.ownerOf(key) !== assignment.ownerOfRareKey(ip)
+        );
+      });
+    expect(hostKey, "a host leased by an agent from another's authority").toBeDefined();
+    const ip = model.hosts[model.hostIndexByName.get(new URL(`http://${hostKey}`).hostname) ?? -1]
+      ?.ip as string;
+    const victim = assignment.ownerOfRareKey(ip);
+    const recorder = fixture.web.recorder;
+    const agents = await startFour(fixture);
+    await waitFor(() => recorder.gapsAtIp(ip).length >= 30, "30 requests at the address", 30_000);
+    const startsAtCrash = recorder.gapsAtIp(ip).length;
+    await agents.crash(victim);
+    await runToEnd(agents);
+
+    const metrics = agents.metrics();
+    expect(metrics.missing).toEqual([]);
+    const after = recorder.gapsAtIp(ip).slice(startsAtCrash);
+    expect(after.length, "requests at the address after the crash").toBeGreaterThan(5);
+    // Its user said it held the crashed authority's lease there: the address goes on once the others
+    // found the crash (0.4 s here), not after the grace (a lease, a slot's life and the suspicion: 11.4 s).
+    expect(Math.max(...after), "the longest gap between starts there after the crash, ms").toBeLessThan(
+      4_000,
+    );
+  });
+
   it("goes on at once at an address whose authority left gracefully: handed over, not waited out as after a crash", async () => {
     const fixture = await scope.web(SHARED_WEB);
     const recorder = fixture.web.recorder;
