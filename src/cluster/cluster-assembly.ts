@@ -152,6 +152,8 @@ export async function assembleCluster(
       agent.stats.ipMessagesThisRun++;
     },
     gated: options.ipLimit === "cluster",
+    // Read once the failure detector is built (on a change of the view).
+    hasLeft: (id) => memberOf(id)?.status === "left",
   });
   const hooks = clusterHooks({
     clock,

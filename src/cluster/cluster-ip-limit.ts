@@ -34,6 +34,11 @@ export interface ClusterIpLimitDeps {
    * holdings to report when an agent leaves its view (unset: false).
    */
   readonly gated?: boolean;
+  /**
+   * True when agent `id` left on purpose (announced): it handed its addresses over, so nobody reports
+   * what they hold there (unset: never).
+   */
+  readonly hasLeft?: (id: string) => boolean;
 }
 
 /** One agent's two sides of the cluster-wide per-IP limit. */
@@ -118,7 +123,8 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       after.agents.map(({ id }) => id),
     );
     if (!deps.gated) return;
-    for (const { id } of before.agents) if (id !== selfId && !after.has(id)) reportHoldings(id, after);
+    for (const { id } of before.agents)
+      if (id !== selfId && !after.has(id) && deps.hasLeft?.(id) !== true) reportHoldings(id, after);
   };
   /**
    * Agent `gone` left this agent's view, now `after`: every agent of it hears what this one holds at
