@@ -9,9 +9,10 @@ import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./exper
  * report's files, the paper's invariants (exchange: coverage 1, overlap 0; firewall: overlap 0, nothing
  * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
  * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
- * agents take the batch size (one message a URL at 1). The bandwidth and scaling experiments,
- * which measure rates and times, are in timed-experiments.test.ts; the refusals of bad flags, in this
- * process, in test/commands/experiment.test.ts.
+ * agents take the batch size (one message a URL at 1). The faults experiment, the longest, is in
+ * fault-experiment.test.ts, a file of its own so that it runs beside these. The bandwidth and scaling
+ * experiments, which measure rates and times, are in timed-experiments.test.ts; the refusals of bad
+ * flags, in this process, in test/commands/experiment.test.ts.
  */
 
 const experiments = experimentRunner();
@@ -164,63 +165,6 @@ describe("ubicrawl experiment replication", { timeout: EXPERIMENT_TIMEOUT_MS }, 
       expect([url, fetchedBy]).toEqual([url, [owners.ownerOf(new URL(url).host)]]);
     }
   });
-});
-
-describe("ubicrawl experiment faults", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
-  it("kills, adds and cuts off an agent mid-crawl: nothing lost, a join fetches nothing twice, the others take the dead or cut-off agent's hosts", async () => {
-    const data = join(experiments.dir, "faults-data");
-    const { rows } = await runExperiment("faults", [
-      "--scenarios",
-      "takeover,join,partition",
-      "--agents",
-      "3",
-      "--hosts",
-      "40",
-      "--pages",
-      "1200",
-      // Early, and a host's pages take time, so agent-4 joins while the hosts it takes over still have
-      // pages (its process starts with the others', so only the join comes late on a loaded machine).
-      "--at",
-      "5",
-      "--response-ms",
-      "20",
-      "--data",
-      data,
-    ]);
-    const [takeover, joined, partition] = rows;
-    expect(rows.map((r) => r.scenario)).toEqual(["takeover", "join", "partition"]);
-    for (const row of rows) expect(Number(row.coverage)).toBe(1);
-    expect(Number(joined?.refetched)).toBe(0);
-    // Fetched again from the moment hosts moved: counted from the join; no such moment after a kill alone.
-    expect(joined?.refetched_on_return).toBe("0");
-    expect(takeover?.refetched_on_return).toBe("");
-    expect(Number(takeover?.gap_s)).toBeGreaterThan(0);
-    // The killed agent is the last started (agent-3): the survivors fetched hosts it owned.
-    const logs = await fetchesByAgent(join(data, "takeover"));
-    expect([...logs.keys()].sort()).toEqual(["agent-1", "agent-2", "agent-3"]);
-    const owners = Assignment.build(
-      ["agent-1", "agent-2", "agent-3"].map((id) => ({ id })),
-      {},
-      await loadHasher64(),
-    );
-    const takenOver = ["agent-1", "agent-2"].flatMap((agent) =>
-      (logs.get(agent) ?? []).filter((url) => owners.ownerOf(new URL(url).host) === "agent-3"),
-    );
-    expect(logs.get("agent-3")?.length).toBeGreaterThan(0);
-    expect(takenOver.length).toBeGreaterThan(0);
-    // The join's newcomer took hosts and crawled them.
-    const joinLogs = await fetchesByAgent(join(data, "join"));
-    expect(joinLogs.get("agent-4")?.length).toBeGreaterThan(0);
-    // Cut off, agent-3 and the others each took the other side for dead: both crawled the other's hosts.
-    expect(Number(partition?.gap_s)).toBeGreaterThan(0);
-    const split = await fetchesByAgent(join(data, "partition"));
-    const ownedBy3 = (url: string) => owners.ownerOf(new URL(url).host) === "agent-3";
-    expect(
-      ["agent-1", "agent-2"].flatMap((agent) => (split.get(agent) ?? []).filter(ownedBy3)).length,
-    ).toBeGreaterThan(0);
-    expect((split.get("agent-3") ?? []).filter((url) => !ownedBy3(url)).length).toBeGreaterThan(0);
-    // Three whole crawls one after another (~10 s each alone, 1,200 pages): ~45 s on a loaded machine.
-  }, 180_000);
 });
 
 describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
