@@ -74,6 +74,9 @@ export default defineConfig({
           name: "unit",
           include: [...UNIT_FOLDERS, ...UNIT_FILES],
           fileParallelism: true,
+          // Vitest's default is one worker fewer than the CPUs: one, on a 2-CPU machine, so the tier ran
+          // a file at a time (a run of it, with the build: 129 s; at 2 workers 77 s, at 3 81 s).
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
