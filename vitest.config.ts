@@ -64,6 +64,7 @@ const UNIT_FILES = [
   "test/cluster/host-claims.test.ts",
   "test/cluster/ip-authority-line.test.ts",
   "test/cluster/ip-authority.test.ts",
+  "test/cluster/ip-crash-reports.test.ts",
   "test/cluster/ip-hand-over.test.ts",
   "test/cluster/ip-outbox.test.ts",
   "test/cluster/ip-start-spacing.test.ts",
