@@ -61,13 +61,15 @@ export interface HostVisitorDeps {
   readonly saveRobots: (rules: RobotsRules) => void;
   /**
    * GETs `url` from address `ip` (the one its request was counted at), with `headers` (a revisit's
-   * conditional ones) after the fetcher's own.
+   * conditional ones) after the fetcher's own; `onSent` is told when the request is written (its start,
+   * from which the address's spacing counts).
    */
   readonly fetch: (
     url: string,
     ip: string,
     signal: AbortSignal,
     headers?: readonly (readonly [string, string])[],
+    onSent?: () => void,
   ) => Promise<FetchResult>;
   /** Requests at once and push-backs per IP address: this agent's, or the cluster's. */
   readonly ipGate: IpLimiter;
@@ -275,7 +277,7 @@ export class HostVisitor {
     let reason: string | undefined;
     const startedAtMs = clock.now();
     try {
-      result = await this.deps.fetch(entry.url, ip, signal, conditionalHeaders(previous));
+      result = await this.deps.fetch(entry.url, ip, signal, conditionalHeaders(previous), release.sent);
     } catch (error) {
       if (signal.aborted) {
         endTurn();

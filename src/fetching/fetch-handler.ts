@@ -66,6 +66,8 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     private readonly limits: FetchLimits,
     private readonly clock: Clock,
     signal: AbortSignal | undefined,
+    /** Told when the request is written (see `FetchOptions.onSent`). */
+    private readonly onSent?: () => void,
   ) {
     this.promise = new Promise<FetchHandler>((resolve, reject) => {
       this.#resolve = resolve;
@@ -83,6 +85,7 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     }
     this.#controller = controller;
     this.#phase = SENT;
+    this.onSent?.();
   }
 
   onResponseStart(

@@ -20,6 +20,12 @@ export interface FetchOptions {
    * connection kept alive to another address is closed first. @default the resolver's answer now
    */
   ip?: string;
+  /**
+   * Called once when the request is written to the server (its headers go out: a new connection's
+   * set-up, undici's queue and the event loop come before), not when it was not. The per-IP spacing
+   * counts a request's start from then.
+   */
+  onSent?: () => void;
 }
 
 /** One HTTP exchange as the archive and the parser need it. */

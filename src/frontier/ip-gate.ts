@@ -8,10 +8,11 @@ import type { IpSpacing } from "./ip-spacing.js";
  */
 export interface IpLimiter {
   /**
-   * Waits until a request to `ip` may start; call the returned function exactly once when it ends.
-   * `host`, the request's host, is for the busiest addresses' report (the limits ignore it).
+   * Waits until a request to `ip` may start; call the returned function exactly once when it ends, and
+   * its `sent` when the request is written to the server. `host`, the request's host, is for the
+   * busiest addresses' report (the limits ignore it).
    */
-  acquire(ip: string, signal?: AbortSignal, host?: string): Promise<() => void>;
+  acquire(ip: string, signal?: AbortSignal, host?: string): Promise<IpRelease>;
   /**
    * `ip`'s server pushed back (429, 503), asking to wait `retryAfterMs` (undefined: unsaid): every
    * request to the address waits (the whole cluster's, for the cluster's limiter).
@@ -26,6 +27,25 @@ export interface IpLimiter {
   spacingWaitMs(ip: string): number;
   /** What this agent knows of the politeness kept at `ip` now (for the busiest addresses' report). */
   politenessAt(ip: string): IpPoliteness;
+}
+
+/**
+ * What {@link IpLimiter.acquire} grants: a function to call exactly once when the request ended, and
+ * `sent`, to call when the request is written to the server — its start, from which the IP delay counts
+ * (a request is held up on its way by its connection's set-up, the event loop, the bandwidth bound).
+ * Ended unwritten, the release stands for it.
+ */
+export type IpRelease = (() => void) & { readonly sent: () => void };
+
+/** `release` with `sent`: the request's start, told to the spacing (`release` stands for it if never called). */
+export function ipRelease(release: () => void, sent: () => void): IpRelease {
+  return Object.assign(
+    () => {
+      sent();
+      release();
+    },
+    { sent },
+  );
 }
 
 /** The politeness at one address as an agent knows it (see {@link IpLimiter.politenessAt}). */
@@ -71,16 +91,20 @@ export class IpGate implements IpLimiter {
     }
   }
 
-  /** Waits for a slot on `ip`, then for its spacing; call the returned function exactly once to free it. */
-  async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Waits for a slot on `ip`, then for its spacing; call the returned function exactly once to free it,
+   * and its `sent` when the request is written (the next start there is spaced from then).
+   */
+  async acquire(ip: string, signal?: AbortSignal): Promise<IpRelease> {
     const release = await this.slot(ip, signal);
+    let sent: () => void;
     try {
-      await this.deps.spacing?.turn(ip, signal);
+      sent = (await this.deps.spacing?.turn(ip, signal)) ?? (() => {});
     } catch (error) {
       release();
       throw error;
     }
-    return release;
+    return ipRelease(release, sent);
   }
 
   private async slot(ip: string, signal?: AbortSignal): Promise<() => void> {

@@ -54,6 +54,7 @@ function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0) {
     inFlight++;
     peak = Math.max(peak, inFlight);
     starts.push({ id, atMs: Date.now() });
+    release.sent(); // written at once
     await sleep(systemClock, ms);
     inFlight--;
     release();
@@ -109,6 +110,29 @@ it("agents sharing an address start their requests there the IP delay apart, tog
   const times = starts.map((s) => s.atMs).sort((x, y) => x - y);
   const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
+});
+
+it("a lease holder spaces its next start from when its request was written, not from its grant", async () => {
+  const DELAY = 40;
+  const { gates, close } = cluster(["a"], "a", DELAY);
+  const gate = gates.get("a") as ClusterIpGate;
+  const first = await gate.acquire(IP);
+  let secondAtMs: number | undefined;
+  const second = gate.acquire(IP).then((release) => {
+    secondAtMs = Date.now();
+    return release;
+  });
+  // The first request's connection takes 60 ms to open (a loaded machine): written then.
+  await sleep(systemClock, 60);
+  expect(secondAtMs).toBeUndefined();
+  const sentAtMs = Date.now();
+  first.sent();
+  (await second).sent();
+  first();
+  (await second)();
+  close();
+  expect(gate.leased).toBe(1);
+  expect((secondAtMs as number) - sentAtMs).toBeGreaterThanOrEqual(DELAY);
 });
 
 it("a Crawl-delay one agent reports for an address spaces the other agents' starts there", async () => {

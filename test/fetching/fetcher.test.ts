@@ -162,6 +162,33 @@ describe("Fetcher: responses", () => {
     expect(s.requests.map((q) => q.url)).toEqual(["/old"]);
   });
 
+  it("tells onSent when the request is written, before the server reads it, on a new connection and a kept one", async () => {
+    const events: string[] = [];
+    const s = await serve((req, res) => {
+      events.push(`served ${req.url}`);
+      res.end("ok");
+    });
+    const f = fetcher();
+    for (const path of ["/a", "/b"]) {
+      events.push(`fetch ${path}`);
+      await f.fetch(url(s, path), { onSent: () => events.push(`sent ${path}`) });
+    }
+    expect(events).toEqual(["fetch /a", "sent /a", "served /a", "fetch /b", "sent /b", "served /b"]);
+    expect(s.connections).toBe(1);
+  });
+
+  it("does not tell onSent of a request never written (its connection refused)", async () => {
+    const s = await serve((_req, res) => res.end("ok"));
+    const port = s.port;
+    await s.close();
+    let sent = 0;
+    const error = await fetcher()
+      .fetch(`http://127.0.0.1:${port}/`, { onSent: () => sent++ })
+      .catch((e: unknown) => e);
+    expect(classifyFetchError(error)).toBe(ErrorCode.ConnectFailed);
+    expect(sent).toBe(0);
+  });
+
   it("reuses one keep-alive connection across sequential fetches", async () => {
     const s = await serve((req, res) => res.end(req.url));
     const f = fetcher();
