@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { ErrorCode } from "../errors.js";
+import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import { classifyFetchError, failureReason, responseHeader } from "../fetching/index.js";
 import type { Frontier, IpLimiter, PageTurns, VisitOutcome } from "../frontier/index.js";
@@ -69,7 +69,7 @@ export interface HostVisitorDeps {
     ip: string,
     signal: AbortSignal,
     headers?: readonly (readonly [string, string])[],
-    onSent?: () => void,
+    onSent?: () => boolean,
   ) => Promise<FetchResult>;
   /** Requests at once and push-backs per IP address: this agent's, or the cluster's. */
   readonly ipGate: IpLimiter;
@@ -275,6 +275,7 @@ export class HostVisitor {
     let result: FetchResult | undefined;
     let failure: ErrorCode | undefined;
     let reason: string | undefined;
+    let lapsed = false;
     const startedAtMs = clock.now();
     try {
       result = await this.deps.fetch(entry.url, ip, signal, conditionalHeaders(previous), release.sent);
@@ -283,11 +284,17 @@ export class HostVisitor {
         endTurn();
         throw error;
       }
+      lapsed = isUbiError(error, ErrorCode.StartLapsed);
       failure = classifyFetchError(error);
       reason = failureReason(error);
     } finally {
       release();
-      this.paceAfter(state, rules, startedAtMs);
+      if (!lapsed) this.paceAfter(state, rules, startedAtMs);
+    }
+    if (lapsed) {
+      // Its address's slot lapsed on its way (nothing was sent): the URL asks for another at once.
+      endTurn();
+      return { kind: "put-back" };
     }
     if (!result) {
       endTurn();

@@ -1,3 +1,4 @@
+import { ErrorCode, isUbiError } from "../errors.js";
 import type { Fetcher } from "../fetching/index.js";
 import type { IpLimiter } from "../frontier/index.js";
 
@@ -25,11 +26,16 @@ export function ipGatedFetch(
       } catch {
         return fetcher.fetch(url, options);
       }
-      const release = await ipGate.acquire(ip, options?.signal, host);
-      try {
-        return await fetcher.fetch(url, { ...options, ip, onSent: release.sent });
-      } finally {
-        release();
+      for (;;) {
+        const release = await ipGate.acquire(ip, options?.signal, host);
+        try {
+          return await fetcher.fetch(url, { ...options, ip, onSent: release.sent });
+        } catch (error) {
+          // Its slot lapsed on its way, nothing sent: given back, and asked for again.
+          if (!isUbiError(error, ErrorCode.StartLapsed)) throw error;
+        } finally {
+          release();
+        }
       }
     },
   };

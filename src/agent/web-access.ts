@@ -26,7 +26,7 @@ export type PageFetch = (
   ip: string,
   signal: AbortSignal,
   headers?: readonly (readonly [string, string])[],
-  onSent?: () => void,
+  onSent?: () => boolean,
 ) => Promise<FetchResult>;
 
 /** How an agent's requests reach the web, and what holds them back: what {@link openWebAccess} wires. */

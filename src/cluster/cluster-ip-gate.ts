@@ -246,10 +246,14 @@ export class ClusterIpGate implements IpLimiter {
         const ended = this.leases.started(ip, lease);
         return ipRelease(
           once(() => {
+            sent();
             ended();
             releaseLocal();
           }),
-          sent,
+          () => {
+            sent();
+            return true;
+          },
         );
       }
       const askedAtMs = clock.now();
@@ -281,14 +285,22 @@ export class ClusterIpGate implements IpLimiter {
         this.contended.mark(ip);
       if (grant.kind === "slot") {
         const sent = this.spacing.started(ip);
+        // The authority counts the slot's start within IP_START_SLACK_MS of its grant: written later (a
+        // stalled event loop, a slow connection), the request would start nearer the next slot it grants.
+        const startsByMs = askedAtMs + (grant.heldMs ?? 0) + IP_START_SLACK_MS;
         this.countSlot(ip, 1);
         const release = ipRelease(
           once(() => {
+            sent();
             this.countSlot(ip, -1);
             this.queueRelease(ip, grant.slotId, 0);
             releaseLocal();
           }),
-          sent,
+          () => {
+            if (this.options.ipDelayMs > 0 && clock.now() > startsByMs) return false;
+            sent();
+            return true;
+          },
         );
         if (signal?.aborted) {
           release();

@@ -67,7 +67,7 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     private readonly clock: Clock,
     signal: AbortSignal | undefined,
     /** Told when the request is written (see `FetchOptions.onSent`). */
-    private readonly onSent?: () => void,
+    private readonly onSent?: () => boolean,
   ) {
     this.promise = new Promise<FetchHandler>((resolve, reject) => {
       this.#resolve = resolve;
@@ -83,9 +83,17 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
       controller.abort(this.#abortReason as Error);
       return;
     }
+    if (this.onSent !== undefined && !this.onSent()) {
+      this.#fail(
+        new UbiError(ErrorCode.StartLapsed, `${this.url}: its address's slot lapsed before it was sent`),
+        false,
+        false,
+      );
+      controller.abort(this.#abortReason as Error);
+      return;
+    }
     this.#controller = controller;
     this.#phase = SENT;
-    this.onSent?.();
   }
 
   onResponseStart(

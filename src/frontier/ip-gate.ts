@@ -31,21 +31,17 @@ export interface IpLimiter {
 
 /**
  * What {@link IpLimiter.acquire} grants: a function to call exactly once when the request ended, and
- * `sent`, to call when the request is written to the server — its start, from which the IP delay counts
+ * `sent`, to call as the request is written to the server — its start, from which the IP delay counts
  * (a request is held up on its way by its connection's set-up, the event loop, the bandwidth bound).
- * Ended unwritten, the release stands for it.
+ * `sent` answers false when the grant lapsed meanwhile (a cluster slot past its start's slack): the
+ * request must not be written; released, it is asked for again. Ended unwritten, the release stands
+ * for `sent`.
  */
-export type IpRelease = (() => void) & { readonly sent: () => void };
+export type IpRelease = (() => void) & { readonly sent: () => boolean };
 
-/** `release` with `sent`: the request's start, told to the spacing (`release` stands for it if never called). */
-export function ipRelease(release: () => void, sent: () => void): IpRelease {
-  return Object.assign(
-    () => {
-      sent();
-      release();
-    },
-    { sent },
-  );
+/** `release` with `sent` (see {@link IpRelease}): `release` must settle what `sent` would have. */
+export function ipRelease(release: () => void, sent: () => boolean): IpRelease {
+  return Object.assign(() => release(), { sent });
 }
 
 /** The politeness at one address as an agent knows it (see {@link IpLimiter.politenessAt}). */
@@ -104,7 +100,16 @@ export class IpGate implements IpLimiter {
       release();
       throw error;
     }
-    return ipRelease(release, sent);
+    return ipRelease(
+      () => {
+        sent();
+        release();
+      },
+      () => {
+        sent();
+        return true;
+      },
+    );
   }
 
   private async slot(ip: string, signal?: AbortSignal): Promise<() => void> {

@@ -40,7 +40,7 @@ function setUp(pausedSignal?: () => AbortSignal | undefined) {
             resolve(
               ipRelease(
                 () => held.slots--,
-                () => {},
+                () => true,
               ),
             );
           });
