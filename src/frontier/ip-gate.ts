@@ -1,5 +1,5 @@
-import { watchAbort } from "../abort-watch.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { waitInLine } from "./abortable-wait.js";
 import type { IpSpacing } from "./ip-spacing.js";
 
 /**
@@ -120,22 +120,7 @@ export class IpGate implements IpLimiter {
       this.inUse.set(ip, used + 1);
       return this.releaser(ip);
     }
-    await new Promise<void>((resolve, reject) => {
-      const queue = this.waiters.get(ip) ?? [];
-      this.waiters.set(ip, queue);
-      const unwatch =
-        signal &&
-        watchAbort(signal, () => {
-          const index = queue.indexOf(grant);
-          if (index >= 0) queue.splice(index, 1);
-          reject(signal.reason);
-        });
-      const grant = () => {
-        unwatch?.();
-        resolve();
-      };
-      queue.push(grant);
-    });
+    await waitInLine(this.waiters, ip, signal);
     return this.releaser(ip);
   }
 

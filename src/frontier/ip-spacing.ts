@@ -1,6 +1,6 @@
-import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { waitInLine } from "./abortable-wait.js";
 
 /** Addresses remembered at which a sweep first drops those whose last start is older than their delay. */
 const FIRST_SWEEP_AT = 1024;
@@ -103,22 +103,7 @@ export class IpSpacing {
   /** Resolves when a request to `ip` not written yet is written (or given up); rejects when `signal` aborts. */
   whenSent(ip: string, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    return new Promise<void>((resolve, reject) => {
-      const waiters = this.sentWaiters.get(ip) ?? [];
-      this.sentWaiters.set(ip, waiters);
-      const unwatch =
-        signal &&
-        watchAbort(signal, () => {
-          const index = waiters.indexOf(wake);
-          if (index >= 0) waiters.splice(index, 1);
-          reject(signal.reason);
-        });
-      const wake = () => {
-        unwatch?.();
-        resolve();
-      };
-      waiters.push(wake);
-    });
+    return waitInLine(this.sentWaiters, ip, signal);
   }
 
   /** A request to `ip` takes its turn or is written now: the next start counts from now. */
