@@ -2,7 +2,6 @@ import { expect, it } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { HostRuntimes } from "../../src/agent/host-runtime.js";
 import { type RequestWaitDeps, waitForRequest } from "../../src/agent/request-wait.js";
-import { ipRelease } from "../../src/frontier/index.js";
 import { silentLogger } from "../../src/logging/index.js";
 import { RobotsRules } from "../../src/robots/robots-rules.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -37,12 +36,7 @@ function setUp(pausedSignal?: () => AbortSignal | undefined) {
           signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
           grants.push(() => {
             held.slots++;
-            resolve(
-              ipRelease(
-                () => held.slots--,
-                () => true,
-              ),
-            );
+            resolve(() => held.slots--);
           });
         }),
     },
