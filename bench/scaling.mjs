@@ -44,6 +44,7 @@ import {
   benchAgentFlags,
   openWorkspace,
   PeakRssSampler,
+  processCpuSeconds,
   reapedChildrenCpuSeconds,
   startTestWebProcess,
 } from "./lib/processes.mjs";
@@ -198,6 +199,7 @@ async function runCrawl(n, mode) {
   /** @type {import("./lib/processes.mjs").Child[]} */
   const agents = [];
   const cpuBefore = reapedChildrenCpuSeconds();
+  const serverCpuBefore = processCpuSeconds(testweb.child.pid);
   let timedOut = false;
   let timer;
   log(`${label}: starting`);
@@ -235,6 +237,7 @@ async function runCrawl(n, mode) {
     }, flags["timeout-s"] * 1000);
     const exitCodes = await Promise.all(agents.map((agent) => agent.exited));
     const cpuSeconds = reapedChildrenCpuSeconds() - cpuBefore;
+    const serverCpuSeconds = processCpuSeconds(testweb.child.pid) - serverCpuBefore;
     const endedAtMs = Math.max(...agents.map((agent) => agent.exitedAtMs ?? Number.NaN));
     const endedAtEpochMs = Math.max(...agents.map((agent) => agent.exitedAtEpochMs ?? Number.NaN));
     const wallSeconds = (endedAtMs - seeded.startedAtMs) / 1000;
@@ -255,6 +258,18 @@ async function runCrawl(n, mode) {
       pagesPerSecond: metrics.fetches / wallSeconds,
       cpuSeconds,
       cpuMsPerPage: (cpuSeconds * 1000) / Math.max(1, metrics.fetches),
+      // The agents' main threads (the event loop), their WARC workers, their other threads (LevelDB,
+      // the thread pool, the garbage collector's helpers), summed over the agents, per page; and the test
+      // web's CPU a page, which shares the machine with them.
+      ...threadCpuMsPerPage(
+        agents.map((agent) => sampler.threadCpuOf(agent.pid)),
+        metrics.fetches,
+      ),
+      serverCpuMsPerPage: (serverCpuSeconds * 1000) / Math.max(1, metrics.fetches),
+      // What the machine's CPUs could serve at this crawl's CPU a page, agents and test web together: a
+      // crawl near it is bound by the machine, not by waiting, and more agents cannot lower the sum.
+      machinePagesPerSecond:
+        (availableParallelism() * metrics.fetches) / Math.max(1e-9, cpuSeconds + serverCpuSeconds),
       peakRssMibByAgent: peaks,
       maxPeakRssMib: Math.max(...peaks),
       endLagSeconds: (endedAtEpochMs - metrics.lastEntryEpochMs) / 1000,
@@ -281,6 +296,24 @@ async function runCrawl(n, mode) {
   }
 }
 
+/**
+ * The agents' CPU a page by thread, summed over the agents: main threads, WARC workers (each agent's
+ * busiest other thread) and the rest. Read at the sampler's last sample before each exit, so up to one
+ * interval of each agent's CPU is missing from these and not from `cpuMsPerPage`.
+ * @param {{ main: number, busiestOther: number, rest: number }[]} threads
+ * @param {number} pages
+ */
+function threadCpuMsPerPage(threads, pages) {
+  const perPage = (/** @type {number} */ seconds) => (seconds * 1000) / Math.max(1, pages);
+  const sum = (/** @type {(t: (typeof threads)[number]) => number} */ of) =>
+    threads.reduce((total, t) => total + of(t), 0);
+  return {
+    mainThreadCpuMsPerPage: perPage(sum((t) => t.main)),
+    warcWorkerCpuMsPerPage: perPage(sum((t) => t.busiestOther)),
+    otherThreadsCpuMsPerPage: perPage(sum((t) => t.rest)),
+  };
+}
+
 function printTable() {
   const headers = [
     "crawl",
@@ -290,6 +323,11 @@ function printTable() {
     "pages/s",
     "× 1 agent",
     "CPU ms/page",
+    "main",
+    "WARC",
+    "other",
+    "server",
+    "CPU-bound p/s",
     "RSS MiB",
     "tail s",
     "tail %",
@@ -309,6 +347,11 @@ function printTable() {
     fixed(r.pagesPerSecond, 0),
     `${fixed(r.ratioToBaseline, 2)}×`,
     fixed(r.cpuMsPerPage, 2),
+    fixed(r.mainThreadCpuMsPerPage, 2),
+    fixed(r.warcWorkerCpuMsPerPage, 2),
+    fixed(r.otherThreadsCpuMsPerPage, 2),
+    fixed(r.serverCpuMsPerPage, 2),
+    `${fixed(r.machinePagesPerSecond, 0)} (${percent(r.pagesPerSecond / r.machinePagesPerSecond, 0)})`,
     fixed(r.maxPeakRssMib, 0),
     fixed(r.tail.seconds, 1),
     percent(r.tail.shareOfCrawl, 0),
@@ -327,7 +370,9 @@ function printTable() {
       `--delay-ms 0, --max-active-hosts ${flags["max-active-hosts"] ?? "256 (default)"} per agent, all processes on this machine ` +
       `(${loadAverage.cpus} CPUs, load average ${fixed(loadAverage.before, 2)} before, ${byCrawl} after each crawl); ` +
       `${fixed(benchSeconds, 0)} s in all\n` +
-      "defaults = --dedup cluster; × 1 agent = pages/s over the 1-agent defaults crawl's; RSS = the largest agent's peak; " +
+      "defaults = --dedup cluster; × 1 agent = pages/s over the 1-agent defaults crawl's; main, WARC, other = the agents' CPU ms a page " +
+      "by thread (event loops, WARC workers, the rest), server = the test web's; CPU-bound p/s = the pages/s this machine's " +
+      "CPUs could give at the crawl's CPU a page, agents' and server's (and how near the crawl came); RSS = the largest agent's peak; " +
       "tail = from 90% of the pages to the last; big host: its pages, its first request (s from the start), how long " +
       "and for how many pages it was crawled alone at the end, and the gaps between its requests then (start to start)\n\n" +
       `${formatTable(headers, rows)}\n` +

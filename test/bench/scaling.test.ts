@@ -15,6 +15,11 @@ interface ScalingRow {
   pagesPerSecond: number;
   ratioToBaseline: number;
   cpuMsPerPage: number;
+  mainThreadCpuMsPerPage: number;
+  warcWorkerCpuMsPerPage: number;
+  otherThreadsCpuMsPerPage: number;
+  serverCpuMsPerPage: number;
+  machinePagesPerSecond: number;
   peakRssMibByAgent: number[];
   tail: { fromSeconds: number; seconds: number; shareOfCrawl: number };
   coverage: number;
@@ -56,6 +61,12 @@ describe("bench/scaling.mjs", () => {
       expect(r.coverage, r.label).toBe(1);
       expect(r.peakRssMibByAgent).toHaveLength(r.agents);
       expect(r.cpuMsPerPage).toBeGreaterThan(0);
+      // The thread split misses at most a sample interval of each agent's CPU: never more than the whole.
+      const threads = r.mainThreadCpuMsPerPage + r.warcWorkerCpuMsPerPage + r.otherThreadsCpuMsPerPage;
+      expect(r.mainThreadCpuMsPerPage).toBeGreaterThan(0);
+      expect(threads).toBeLessThanOrEqual(r.cpuMsPerPage + 1e-9);
+      expect(r.serverCpuMsPerPage).toBeGreaterThan(0);
+      expect(r.machinePagesPerSecond).toBeGreaterThan(0);
       expect(r.tail.seconds).toBeGreaterThanOrEqual(0);
       expect(r.tail.shareOfCrawl).toBeLessThan(1);
       // Every URL of the biggest host was fetched once (the crawl covers the truth without overlap).
