@@ -100,7 +100,14 @@ export class PageArchive {
     }
     let recordId: string;
     try {
-      recordId = await this.warc.write({ ...exchange, body: result.rawBody, truncated: result.truncated });
+      // A digest computed here is written as is: the WARC worker digests the block only.
+      const digested = payloadDigest === "" ? {} : { payloadDigest };
+      recordId = await this.warc.write({
+        ...exchange,
+        body: result.rawBody,
+        truncated: result.truncated,
+        ...digested,
+      });
     } catch (error) {
       if (verdict !== undefined) void this.duplicates?.settle(verdict.owner, payloadDigest, undefined);
       throw error;

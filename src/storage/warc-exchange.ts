@@ -25,6 +25,11 @@ export interface WarcExchange {
   body: Uint8Array;
   /** The body was cut at the size cap (`WARC-Truncated: length`). */
   truncated?: boolean;
+  /**
+   * `sha1:` digest of `body` when the caller has computed it already (to check it for duplicates):
+   * written as the response's `WARC-Payload-Digest` as given, so the body is not digested twice.
+   */
+  payloadDigest?: string;
 }
 
 /**
@@ -67,12 +72,14 @@ export function draftExchange(exchange: WarcExchange, warcinfoId: string): Draft
     responseHeaderBlock: exchange.responseHeaderBlock,
     body: exchange.body,
     truncated: exchange.truncated === true,
+    ...(exchange.payloadDigest === undefined ? {} : { payloadDigest: exchange.payloadDigest }),
   });
   const indexed = {
     at: 1,
     url: exchange.url,
     date: exchange.date,
     responseHeaderBlock: exchange.responseHeaderBlock,
+    ...(exchange.payloadDigest === undefined ? {} : { payloadDigest: exchange.payloadDigest }),
   };
   return { drafts, indexed, responseId };
 }
@@ -86,7 +93,8 @@ export function draftRevisit(revisit: WarcRevisit, warcinfoId: string): DraftedE
     url: revisit.url,
     date: revisit.date,
     responseHeaderBlock: revisit.responseHeaderBlock,
-    revisitDigest: revisit.payloadDigest,
+    payloadDigest: revisit.payloadDigest,
+    revisit: true,
   };
   return { drafts, indexed, responseId };
 }

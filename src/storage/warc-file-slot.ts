@@ -29,8 +29,13 @@ export interface IndexedRecord {
   url: string;
   date: Date;
   responseHeaderBlock: string;
-  /** A revisit's payload digest (`sha1:…`); a response's is computed with its record. */
-  revisitDigest?: string;
+  /**
+   * The payload digest (`sha1:…`) when known before the record is finished: a revisit's, or a
+   * response's digested beforehand (its draft carries it); otherwise computed with its record.
+   */
+  payloadDigest?: string;
+  /** A `revisit` record (its index line says so). */
+  revisit?: boolean;
 }
 
 /** A file that writes are assigned to; it is created when its first record is queued. */
@@ -152,11 +157,11 @@ function indexLine(
 ): string {
   let at = offset;
   for (let i = 0; i < indexed.at; i++) at += records.sizes[i] ?? 0;
-  const digest = indexed.revisitDigest ?? `sha1:${records.payloadDigests[indexed.at] ?? ""}`;
+  const digest = indexed.payloadDigest ?? `sha1:${records.payloadDigests[indexed.at] ?? ""}`;
   return cdxjLine({
     url: indexed.url,
     date: indexed.date,
-    revisit: indexed.revisitDigest !== undefined,
+    revisit: indexed.revisit === true,
     httpHeaderBlock: indexed.responseHeaderBlock,
     digest: digest.slice("sha1:".length),
     offset: at,

@@ -93,7 +93,12 @@ export interface ExchangeDraftInput {
   readonly responseHeaderBlock: string;
   readonly body: Uint8Array;
   readonly truncated: boolean;
+  /** `sha1:` digest of `body` when already computed: written as given instead of digested again. */
+  readonly payloadDigest?: string;
 }
+
+/** A `sha1:` digest as {@link sha1Digest} writes it: 32 base32 characters. */
+const SHA1_DIGEST = /^sha1:[A-Z2-7]{32}$/;
 
 const BLOCK_DIGEST = "WARC-Block-Digest: sha1:";
 const PAYLOAD_DIGEST = `\r\nWARC-Payload-Digest: sha1:`;
@@ -130,15 +135,20 @@ export function exchangeDrafts(input: ExchangeDraftInput): [request: RecordDraft
     `${target}WARC-Concurrent-To: ${input.requestId}${CRLF}WARC-Warcinfo-ID: ${input.warcinfoId}${CRLF}` +
     BLOCK_DIGEST;
   const blockDigestAt = Buffer.byteLength(responseTop, "utf8");
+  const known = input.payloadDigest;
+  if (known !== undefined && !SHA1_DIGEST.test(known)) {
+    throw new UbiError(ErrorCode.InvalidArgument, `not a sha1: payload digest: ${JSON.stringify(known)}`);
+  }
   const response: RecordDraft = {
     head:
-      `${responseTop}${DIGEST_PLACEHOLDER}${PAYLOAD_DIGEST}${DIGEST_PLACEHOLDER}${CRLF}` +
+      `${responseTop}${DIGEST_PLACEHOLDER}${PAYLOAD_DIGEST}${known?.slice("sha1:".length) ?? DIGEST_PLACEHOLDER}${CRLF}` +
       (input.truncated ? `WARC-Truncated: length${CRLF}` : "") +
       `Content-Type: application/http;msgtype=response${CRLF}Content-Length: ${responseLength}${CRLF}${CRLF}`,
     block: [input.responseHeaderBlock, input.body],
     payloadFrom: 1,
     blockDigestAt,
-    payloadDigestAt: blockDigestAt + DIGEST_PLACEHOLDER.length + PAYLOAD_DIGEST.length,
+    payloadDigestAt:
+      known === undefined ? blockDigestAt + DIGEST_PLACEHOLDER.length + PAYLOAD_DIGEST.length : -1,
   };
   return [request, response];
 }

@@ -157,6 +157,40 @@ describe("WarcWriter", () => {
     },
   );
 
+  it.each([true, false])(
+    "writes a payload digest computed before as given, in the record and its index line (compressInWorker: %s)",
+    async (compressInWorker) => {
+      const writer = new WarcWriter({ dir, agentId: "agent-7", compressInWorker });
+      await writer.open();
+      const lines: string[] = [];
+      writer.observeIndexed((line) => lines.push(line));
+      const given = Array.from({ length: 6 }, (_, i) => exchange(i));
+      // Taken as given, not digested again: a well-formed digest that is not the body's shows it.
+      const stand = `sha1:${"A".repeat(32)}`;
+      const digests = given.map((ex, i) => (i === 5 ? stand : i % 2 === 0 ? sha1(ex.body) : undefined));
+      for (const [i, ex] of given.entries()) {
+        const digest = digests[i];
+        await writer.write(digest === undefined ? ex : { ...ex, payloadDigest: digest });
+      }
+      await expect(writer.write({ ...exchange(9), payloadDigest: "sha1:short\r\nX: y" })).rejects.toThrow(
+        /sha1/,
+      );
+      await writer.close();
+
+      const records = (await readAll(join(dir, (await warcFiles())[0] as string))).slice(1);
+      expect(records).toHaveLength(2 * given.length);
+      given.forEach((ex, i) => {
+        const response = records[2 * i + 1] as WarcRecordRead;
+        expect(response.headers.get("warc-payload-digest")).toBe(digests[i] ?? sha1(ex.body));
+        expect(response.headers.get("warc-block-digest")).toBe(sha1(response.block));
+        expect(Number(response.headers.get("content-length"))).toBe(response.block.byteLength);
+      });
+      expect(lines.map((line) => JSON.parse(line.slice(line.indexOf("{"))).digest)).toEqual(
+        given.map((ex, i) => (digests[i] ?? sha1(ex.body)).slice("sha1:".length)),
+      );
+    },
+  );
+
   it("links each request and response with WARC-Concurrent-To", async () => {
     const writer = new WarcWriter({ dir, agentId: "agent-7" });
     await writer.open();
