@@ -54,6 +54,12 @@ export class IpCrashReports {
   private readonly reports = new Map<string, Map<string, Report>>();
   /** By address, by agent: requests released here before this agent was the address's authority. */
   private readonly early = new Map<string, { atMs: number; byAgent: Map<string, number> }>();
+  /**
+   * By gone agent, by reporter: when an agent this one's view does not hold reported it gone. Its view
+   * is behind (a newcomer the gone agent knew, which may hold its grants): no address of the gone agent
+   * goes on before the grace.
+   */
+  private readonly strangers = new Map<string, Map<string, number>>();
   /** Addresses taken over from a crashed authority, and their ledgers, awaiting the reports. */
   private readonly awaiting = new Map<
     string,
@@ -120,8 +126,14 @@ export class IpCrashReports {
     last: boolean,
     now: number,
   ): string[] {
-    // Only an agent of this view reports (one not yet known here is no reporter it waits for).
-    if (!this.isAlive(reporter) || reporter === gone) return [];
+    if (reporter === gone) return [];
+    // Only an agent of this view reports. One not yet known here (it joined through the gone agent,
+    // whose grants it may hold) is no reporter this agent knew to wait for: its report holds the gone
+    // agent's addresses until the grace.
+    if (!this.isAlive(reporter)) {
+      this.heardFromStranger(reporter, gone, now);
+      return [];
+    }
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) this.sweep(now);
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) return [];
     const byReporter = this.reports.get(gone) ?? new Map<string, Report>();
@@ -162,6 +174,7 @@ export class IpCrashReports {
         readonly released: ReadonlyMap<string, number>;
       }
     | undefined {
+    if (this.strangerReported(crashed.gone, now)) return undefined;
     const byReporter = this.reports.get(crashed.gone);
     const states: IpHandOver[] = [];
     let goneHadNothing = false;
@@ -225,6 +238,24 @@ export class IpCrashReports {
     entry.byAgent.set(agent, (entry.byAgent.get(agent) ?? 0) + count);
   }
 
+  /** Agent `reporter`, not in this agent's view, reported `gone` gone (see {@link strangers}). */
+  private heardFromStranger(reporter: string, gone: string, now: number): void {
+    let byReporter = this.strangers.get(gone);
+    if (byReporter === undefined) {
+      if (this.strangers.size >= MAX_GONE) this.sweep(now);
+      if (this.strangers.size >= MAX_GONE) return;
+      byReporter = new Map();
+      this.strangers.set(gone, byReporter);
+    }
+    if (byReporter.size < MAX_GONE || byReporter.has(reporter)) byReporter.set(reporter, now);
+  }
+
+  /** True when an agent not in this agent's view reported `gone` gone within the grace. */
+  private strangerReported(gone: string, now: number): boolean {
+    for (const atMs of this.strangers.get(gone)?.values() ?? []) if (now < atMs + this.graceMs) return true;
+    return false;
+  }
+
   /** True when agent `agent` reported an agent gone within the grace. */
   private reportedLately(agent: string, now: number): boolean {
     for (const byReporter of this.reports.values()) {
@@ -246,7 +277,10 @@ export class IpCrashReports {
    * reported of them going is forgotten (they may go again).
    */
   cameBack(aliveAgain: Iterable<string>): void {
-    for (const id of aliveAgain) this.reports.delete(id);
+    for (const id of aliveAgain) {
+      this.reports.delete(id);
+      this.strangers.delete(id);
+    }
   }
 
   /** Forgets the reports and early releases older than the grace. */
@@ -255,6 +289,10 @@ export class IpCrashReports {
       for (const [reporter, report] of byReporter)
         if (now >= report.atMs + this.graceMs) byReporter.delete(reporter);
       if (byReporter.size === 0) this.reports.delete(gone);
+    }
+    for (const [gone, byReporter] of this.strangers) {
+      for (const [reporter, atMs] of byReporter) if (now >= atMs + this.graceMs) byReporter.delete(reporter);
+      if (byReporter.size === 0) this.strangers.delete(gone);
     }
     for (const [ip, entry] of this.early) if (now >= entry.atMs + this.graceMs) this.early.delete(ip);
   }

@@ -154,6 +154,23 @@ it("waits out the grace when a report is missing, made in another view, or its r
   }
 });
 
+it("waits out the grace when an agent it does not know yet reports the crash: one that joined through the crashed agent may hold its grants", () => {
+  const { clock, alive, authority, crash } = afterCrash();
+  crash();
+  // d joined through a, which granted it requests at IP; b has not heard of d's join yet.
+  authority.reportedHoldings("d", "a", holding("d", 2), ["b", "c", "d"], true);
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  authority.reportedHoldings("c", "a", new Map(), AFTER, true);
+  // Past the crashed agent's own requests' time (a lease and a slot's life), d's may still run.
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs);
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  // Once d is in b's view, it is still no reporter b knew to wait for: the grace holds.
+  alive.add("d");
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  clock.advance(OPTIONS.graceMs - OPTIONS.leaseTtlMs - OPTIONS.slotTtlMs);
+  expect(authority.ask("c", IP, false).kind).toBe("lease");
+});
+
 it("takes the reports that came before its own view changed, and the releases sent to it before it was the authority", () => {
   const { authority, crash } = afterCrash();
   // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
