@@ -1,5 +1,5 @@
 import type { IpHandOver } from "./ip-grant.js";
-import { aged, type CrashedAuthority, type CrashHolding, sameAgents } from "./ip-hand-over.js";
+import { aged, type CrashedAuthority, type CrashHolding } from "./ip-hand-over.js";
 import type { IpLedger } from "./ip-ledger.js";
 
 /** What one agent said it holds at the addresses of an authority gone from its view. */
@@ -30,6 +30,9 @@ const MAX_EARLY_ADDRESSES = 4_096;
 /** Reports about this many gone agents at most are kept (a crash is reported by every agent of the view). */
 const MAX_GONE = 256;
 
+/** Reports of one reporter about one gone agent kept at most, each of its own view (the newest kept). */
+const MAX_VIEWS_A_REPORTER = 4;
+
 /** Addresses one report holds at most (a reporter's addresses in use; more is a hostile peer's). */
 const MAX_REPORT_ADDRESSES = 16_384;
 
@@ -50,8 +53,11 @@ const MAX_REPORT_ADDRESSES = 16_384;
  * changed first): they are of requests the reports count.
  */
 export class IpCrashReports {
-  /** By gone agent, by reporter. */
-  private readonly reports = new Map<string, Map<string, Report>>();
+  /**
+   * By gone agent, by reporter, by the view it was made in ({@link viewKey}): two reports of one
+   * reporter in flight at once (its view changed again while it sent the first) never mix.
+   */
+  private readonly reports = new Map<string, Map<string, Map<string, Report>>>();
   /** By address, by agent: requests released here before this agent was the address's authority. */
   private readonly early = new Map<string, { atMs: number; byAgent: Map<string, number> }>();
   /**
@@ -136,12 +142,21 @@ export class IpCrashReports {
     }
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) this.sweep(now);
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) return [];
-    const byReporter = this.reports.get(gone) ?? new Map<string, Report>();
+    const byReporter = this.reports.get(gone) ?? new Map<string, Map<string, Report>>();
     this.reports.set(gone, byReporter);
-    let report = byReporter.get(reporter);
+    const byView = byReporter.get(reporter) ?? new Map<string, Report>();
+    byReporter.set(reporter, byView);
+    const key = viewKey(view);
+    let report = byView.get(key);
     if (!report || report.complete || now >= report.atMs + this.graceMs) {
       report = { atMs: now, view: new Set(view), holdings: new Map(), complete: false };
-      byReporter.set(reporter, report);
+      byView.delete(key);
+      byView.set(key, report);
+      // The oldest first: a Map keeps the order of insertion.
+      for (const old of byView.keys()) {
+        if (byView.size <= MAX_VIEWS_A_REPORTER) break;
+        byView.delete(old);
+      }
     }
     for (const [ip, { state, leasedByGone }] of holdings) {
       if (report.holdings.size >= MAX_REPORT_ADDRESSES) break;
@@ -176,12 +191,13 @@ export class IpCrashReports {
     | undefined {
     if (this.strangerReported(crashed.gone, now)) return undefined;
     const byReporter = this.reports.get(crashed.gone);
+    const key = viewKey(crashed.view);
     const states: IpHandOver[] = [];
     let goneHadNothing = false;
     for (const reporter of crashed.reporters) {
-      const report = byReporter?.get(reporter);
-      if (!report?.complete || !this.isAlive(reporter) || !sameAgents(report.view, crashed.view))
-        return undefined;
+      const report = byReporter?.get(reporter)?.get(key);
+      // Made in another view, it is under another key: missing here.
+      if (!report?.complete || !this.isAlive(reporter)) return undefined;
       const holding = report.holdings.get(ip);
       if (!holding) continue;
       states.push(aged(holding.state, now - report.atMs));
@@ -259,8 +275,8 @@ export class IpCrashReports {
   /** True when agent `agent` reported an agent gone within the grace. */
   private reportedLately(agent: string, now: number): boolean {
     for (const byReporter of this.reports.values()) {
-      const report = byReporter.get(agent);
-      if (report && now < report.atMs + this.graceMs) return true;
+      for (const report of byReporter.get(agent)?.values() ?? [])
+        if (now < report.atMs + this.graceMs) return true;
     }
     return false;
   }
@@ -286,8 +302,10 @@ export class IpCrashReports {
   /** Forgets the reports and early releases older than the grace. */
   sweep(now: number): void {
     for (const [gone, byReporter] of this.reports) {
-      for (const [reporter, report] of byReporter)
-        if (now >= report.atMs + this.graceMs) byReporter.delete(reporter);
+      for (const [reporter, byView] of byReporter) {
+        for (const [key, report] of byView) if (now >= report.atMs + this.graceMs) byView.delete(key);
+        if (byView.size === 0) byReporter.delete(reporter);
+      }
       if (byReporter.size === 0) this.reports.delete(gone);
     }
     for (const [gone, byReporter] of this.strangers) {
@@ -296,4 +314,9 @@ export class IpCrashReports {
     }
     for (const [ip, entry] of this.early) if (now >= entry.atMs + this.graceMs) this.early.delete(ip);
   }
+}
+
+/** One key for the views holding the same agents, whatever their order. */
+function viewKey(view: Iterable<string>): string {
+  return [...view].sort().join("\n");
 }

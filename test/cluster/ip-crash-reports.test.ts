@@ -171,6 +171,20 @@ it("waits out the grace when an agent it does not know yet reports the crash: on
   expect(authority.ask("c", IP, false).kind).toBe("lease");
 });
 
+it("never mixes two reports of one reporter made in two views, sent at once", () => {
+  const { authority, crash } = afterCrash();
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  // c's report in the view after the crash comes in two messages; one made in another view (c's view
+  // changed again meanwhile) comes between them.
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, false);
+  authority.reportedHoldings("c", "a", holding("c", 1, { leased: true }), ["b", "c", "d"], true);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  authority.reportedHoldings("c", "a", new Map(), AFTER, true);
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+});
+
 it("takes the reports that came before its own view changed, and the releases sent to it before it was the authority", () => {
   const { authority, crash } = afterCrash();
   // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
