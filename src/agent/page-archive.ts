@@ -157,8 +157,7 @@ export function isDeduplicable(result: FetchResult): boolean {
 
 /** The HTTP request as sent, for the WARC request record. */
 export function requestHeaderBlock(result: FetchResult): string {
-  const url = new URL(result.url);
-  let block = `GET ${url.pathname}${url.search} HTTP/1.1\r\n`;
+  let block = `GET ${result.requestTarget} HTTP/1.1\r\n`;
   for (const [name, value] of result.requestHeaders) block += `${name}: ${value}\r\n`;
   return `${block}\r\n`;
 }

@@ -34,6 +34,8 @@ export interface FetchResult {
   statusText: string;
   /** The protocol the answer came over: `2` when the server chose HTTP/2 (`--http2`), else `1.1`. */
   httpVersion: "1.1" | "2";
+  /** The request line's target as sent: the URL's path and query (`/a/b?c`). */
+  requestTarget: string;
   /** Request header fields in the order sent, `host` included. */
   requestHeaders: [string, string][];
   /** Response header fields in order, with the server's raw names. */

@@ -244,6 +244,7 @@ export class Fetcher {
       // HTTP/2 has no reason phrase: the standard one stands in, for the archived status line.
       statusText: handler.statusText || (h2 ? (STATUS_CODES[handler.status] ?? "") : ""),
       httpVersion: h2 ? "2" : "1.1",
+      requestTarget: path,
       // What undici writes: host first (HTTP/2's :authority), then its connection header (none in
       // HTTP/2), then ours in order.
       requestHeaders: [

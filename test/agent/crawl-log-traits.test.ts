@@ -20,6 +20,7 @@ function answer(url: string): FetchResult {
     status: 200,
     statusText: "OK",
     httpVersion: "1.1",
+    requestTarget: new URL(url).pathname,
     requestHeaders: [],
     responseHeaders: [],
     contentType: "text/html",

@@ -50,6 +50,7 @@ function fetched(body: string): FetchResult {
     status: 200,
     statusText: "OK",
     httpVersion: "1.1",
+    requestTarget: "/page.html",
     requestHeaders: [["host", "a.test"]],
     responseHeaders: [["Content-Type", "text/html"]],
     contentType: "text/html",

@@ -23,6 +23,7 @@ function fetched(status: number, body: string, startedAtMs: number): FetchResult
     status,
     statusText: status === 304 ? "Not Modified" : "OK",
     httpVersion: "1.1",
+    requestTarget: new URL(URL_A).pathname,
     requestHeaders: [["host", "a.test"]],
     responseHeaders:
       status === 304

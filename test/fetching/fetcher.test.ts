@@ -47,6 +47,7 @@ describe("Fetcher: resolution and network policy", () => {
     expect(rb.ip).toBe("127.0.0.2");
     const req = a.requests[0];
     expect(req.url).toBe("/x?y=1");
+    expect(ra.requestTarget).toBe(req.url);
     expect(req.headers.host).toBe(`a.test:${a.port}`);
     expect(req.headers["user-agent"]).toBe("ubicrawl/0.1 (+https://github.com/ubicrawl/ubicrawl)");
     expect(req.headers["accept-encoding"]).toBe("gzip, deflate, br");

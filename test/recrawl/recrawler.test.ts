@@ -29,6 +29,7 @@ function answer(url: string, startedAtMs: number): FetchResult {
     status: 200,
     statusText: "OK",
     httpVersion: "1.1",
+    requestTarget: new URL(url).pathname,
     requestHeaders: [],
     responseHeaders: [
       ["ETag", '"v1"'],
