@@ -1,7 +1,9 @@
 import type { FileHandle } from "node:fs/promises";
-import { open, readFile, unlink } from "node:fs/promises";
+import { open, unlink } from "node:fs/promises";
 import { ErrorCode, UbiError } from "../errors.js";
-import { cdxjPathOf, indexWarcFile, writeCdxjIndex } from "./warc-indexer.js";
+import { sortCdxjLines } from "./cdxj.js";
+import { type CdxjRun, mergeCdxjRuns } from "./cdxj-runs.js";
+import { cdxjPathOf, indexWarcFile, writeCdxjIndex, writeSortedCdxjIndex } from "./warc-indexer.js";
 
 /** Options of a {@link CdxjJournal}. */
 export interface CdxjJournalOptions {
@@ -15,7 +17,10 @@ export interface CdxjJournalOptions {
 /**
  * The index lines of the WARC file being written, in append order, until the file is finished and
  * they are sorted into its `.cdxj`. Past `spillBytes` they wait in `<file>.cdxj.open` rather than
- * in memory (a 1 GiB WARC file of small pages has ~200,000 lines, ~50 MiB). Nothing is synced: after a
+ * in memory (a 1 GiB WARC file of small pages has ~200,000 lines, ~50 MiB), each spill sorted (a run),
+ * and the runs are merged into the index a buffer each at a time (`cdxj-runs.ts`): finishing a file
+ * holds a few MiB, where reading its lines back whole held the index two or three times over (an
+ * agent's peak memory came at each file's end). Nothing is synced: after a
  * crash the WARC file itself is indexed again (`indexWarcFile`), so the lines need only reach the
  * finished file's index; if writing them failed, that is how it is indexed too.
  */
@@ -23,8 +28,10 @@ export class CdxjJournal {
   private readonly spillBytes: number;
   private pending: string[] = [];
   private pendingBytes = 0;
-  /** The spill file, once opened, and the writes to it in order. */
-  private spill: { handle: Promise<FileHandle>; writes: Promise<void> } | undefined;
+  /** The spill file, once opened, the writes to it in order, and the sorted runs written to it. */
+  private spill:
+    | { handle: Promise<FileHandle>; writes: Promise<void>; runs: CdxjRun[]; bytes: number }
+    | undefined;
   private spillFailed = false;
 
   /** @param warcPath the WARC file's final path (without `.open`) */
@@ -55,23 +62,27 @@ export class CdxjJournal {
       this.pending = [];
       return;
     }
-    const spilled = await this.closeSpill();
-    if (spilled === undefined) {
-      await indexWarcFile(this.warcPath);
-    } else {
-      const lines = spilled.split(/(?<=\n)/);
-      for (const line of this.pending) lines.push(line);
-      this.pending = [];
-      await writeCdxjIndex(this.warcPath, lines);
+    const { handle, runs } = this.spill;
+    await this.spill.writes;
+    const pending = sortCdxjLines(this.pending);
+    this.pending = [];
+    try {
+      // A spill write failed: the spill file is no whole record of the lines, the WARC file itself is
+      // indexed. Else a failure rejects (the next writer to open indexes the file again).
+      if (this.spillFailed) await indexWarcFile(this.warcPath);
+      else await writeSortedCdxjIndex(this.warcPath, mergeCdxjRuns(await handle, runs, pending));
+    } finally {
+      await handle.then((file) => file.close()).catch(() => {});
+      await unlink(this.spillPath).catch(() => {});
     }
-    await unlink(this.spillPath).catch(() => {});
   }
 
   /** Drops the lines and the spill file (the WARC file was not finished; it is indexed once recovered). */
   async discard(): Promise<void> {
     this.pending = [];
     if (this.spill === undefined) return;
-    await this.closeSpill();
+    await this.spill.writes;
+    await this.spill.handle.then((file) => file.close()).catch(() => {});
     await unlink(this.spillPath).catch(() => {});
   }
 
@@ -79,38 +90,29 @@ export class CdxjJournal {
     return `${cdxjPathOf(this.warcPath)}.open`;
   }
 
-  /** Appends the pending lines to the spill file, in the background. */
+  /** Appends the pending lines, sorted, to the spill file as one run, in the background. */
   private spillPending(): void {
-    const text = this.pending.join("");
+    const text = sortCdxjLines(this.pending).join("");
     this.pending = [];
     this.pendingBytes = 0;
     if (this.spill === undefined) {
-      const handle = open(this.spillPath, "w");
-      this.spill = { handle, writes: handle.then(() => {}) };
+      // Read back by the merge: opened for both.
+      const handle = open(this.spillPath, "w+");
+      this.spill = { handle, writes: handle.then(() => {}), runs: [], bytes: 0 };
     }
-    const { handle } = this.spill;
-    this.spill.writes = this.spill.writes
+    const spill = this.spill;
+    const run = { offset: spill.bytes, length: Buffer.byteLength(text, "utf8") };
+    spill.bytes += run.length;
+    spill.runs.push(run);
+    spill.writes = spill.writes
       .then(async () => {
         if (this.spillFailed) return;
-        await (await handle).write(text);
+        const { bytesWritten } = await (await spill.handle).write(text, run.offset, "utf8");
+        if (bytesWritten !== run.length) throw new Error("short write");
       })
       .catch(() => {
         this.spillFailed = true;
       });
-  }
-
-  /** Waits for the spill writes, closes the file; its text, or undefined when a write failed. */
-  private async closeSpill(): Promise<string | undefined> {
-    const spill = this.spill;
-    if (spill === undefined) return "";
-    await spill.writes;
-    await spill.handle.then((handle) => handle.close()).catch(() => {});
-    if (this.spillFailed) return undefined;
-    try {
-      return await readFile(this.spillPath, "utf8");
-    } catch {
-      return undefined;
-    }
   }
 }
 

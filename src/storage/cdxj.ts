@@ -49,9 +49,14 @@ export function cdxjTimestamp(date: Date): string {
   return date.toISOString().replace(/[-:T]/g, "").slice(0, 14);
 }
 
+/** The order of index lines: as text, as pywb's indexer sorts them. */
+export function compareCdxjLines(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Sorts index lines (each ending in a newline) as text, as pywb's indexer does, dropping repeats. */
 export function sortCdxjLines(lines: string[]): string[] {
-  lines.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  lines.sort(compareCdxjLines);
   return lines.filter((line, i) => i === 0 || line !== lines[i - 1]);
 }
 

@@ -39,14 +39,34 @@ export async function writeCdxjIndex(
   lines: string[],
   indexPath = cdxjPathOf(warcPath),
 ): Promise<void> {
+  await writeSortedCdxjIndex(warcPath, sortCdxjLines(lines), indexPath);
+}
+
+/**
+ * Writes `sorted` (lines in the order of `sortCdxjLines`, each ending in a newline; a line equal to the
+ * one before it is dropped) as the index of `warcPath`, whole or not at all, as {@link writeCdxjIndex}.
+ */
+export async function writeSortedCdxjIndex(
+  warcPath: string,
+  sorted: Iterable<string> | AsyncIterable<string>,
+  indexPath = cdxjPathOf(warcPath),
+): Promise<void> {
   const writingPath = indexPath + WRITING_SUFFIX;
-  const sorted = sortCdxjLines(lines);
   const handle = await open(writingPath, "w");
   try {
     // In slices, so a large index is never one string twice its size.
-    for (let i = 0; i < sorted.length; i += WRITE_SLICE_LINES) {
-      await handle.write(sorted.slice(i, i + WRITE_SLICE_LINES).join(""));
+    let slice: string[] = [];
+    let last: string | undefined;
+    for await (const line of sorted) {
+      if (line === last) continue;
+      last = line;
+      slice.push(line);
+      if (slice.length === WRITE_SLICE_LINES) {
+        await handle.write(slice.join(""));
+        slice = [];
+      }
     }
+    if (slice.length > 0) await handle.write(slice.join(""));
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});

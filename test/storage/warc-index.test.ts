@@ -13,6 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { sortCdxjLines } from "../../src/storage/cdxj.js";
 import { CdxjJournal } from "../../src/storage/cdxj-journal.js";
 import type { WarcExchange } from "../../src/storage/warc-exchange.js";
 import { type WarcCompression, warcFileCompression } from "../../src/storage/warc-file-name.js";
@@ -178,6 +179,24 @@ describe("CdxjJournal", () => {
     expect(await readFile(`${warc}.cdxj`, "utf8")).toBe([...lines].sort().join(""));
     expect(await readdir(dir)).toEqual(["x-20240102030405-00001-a.warc.gz.cdxj"]);
   });
+
+  it.each([2_000, 150_000])(
+    "merges its sorted runs (spilled past %i bytes) into the index as a sort of all lines would, repeats dropped",
+    async (spillBytes) => {
+      const warc = join(dir, "y-20240102030405-00001-a.warc.gz");
+      const journal = new CdxjJournal(warc, { spillBytes });
+      // Multi-byte characters cross the merge's 64 KiB reads; some lines come twice, in other runs.
+      const words = ["é", "日本", "a", "zz", "ß", "𝄞", "m"];
+      const lines = Array.from({ length: 6_000 }, (_, i) => {
+        const n = (i * 7_919) % 4_000;
+        return `${words[n % words.length]}${n},org)/${"x".repeat(n % 90)} 2024010203${String(n % 9_999).padStart(4, "0")} {"n": "${n}"}\n`;
+      });
+      for (const line of lines) journal.add(line);
+      await journal.finish();
+      expect(await readFile(`${warc}.cdxj`, "utf8")).toBe(sortCdxjLines([...lines]).join(""));
+      expect(await readdir(dir)).toEqual(["y-20240102030405-00001-a.warc.gz.cdxj"]);
+    },
+  );
 
   it("indexes the WARC file itself when its spill file could not be written", async () => {
     await crawl(new WarcWriter({ dir, agentId: "a" }), 10);
