@@ -19,6 +19,11 @@ export const ErrorCode = {
   TlsFailed: "UBI_ERR_TLS",
   /** The server refused or reset the connection. */
   ConnectFailed: "UBI_ERR_CONNECT_FAILED",
+  /**
+   * A request was not written: its address's slot lapsed while it was on its way (the authority counts
+   * a slot's start within its slack of the grant). Nothing reached the server: it asks again.
+   */
+  StartLapsed: "UBI_ERR_START_LAPSED",
   /** Response headers did not arrive in time. */
   HeadersTimeout: "UBI_ERR_HEADERS_TIMEOUT",
   /** The body stalled or took longer than the whole-fetch deadline. */

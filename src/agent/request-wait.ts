@@ -1,7 +1,7 @@
 import { eitherAborted } from "../abort-watch.js";
 import { type Clock, sleep } from "../clock.js";
 import { ErrorCode } from "../errors.js";
-import type { IpLimiter, PageTurns } from "../frontier/index.js";
+import type { IpLimiter, IpRelease, PageTurns } from "../frontier/index.js";
 import type { RobotsRules } from "../robots/index.js";
 import { currentAddress, type HostAddressDeps } from "./host-address.js";
 import { PARK_LONGER_WAITS_MS } from "./host-pace.js";
@@ -35,8 +35,8 @@ export interface ClearedRequest {
   readonly kind: "cleared";
   /** The address the request is counted at and sent to. */
   readonly ip: string;
-  /** Gives the address's slot back: when the request ends. */
-  readonly release: () => void;
+  /** Gives the address's slot back: when the request ends; its `sent` when the request is written. */
+  readonly release: IpRelease;
   /** Ends the page's turn: once the page is processed, or its fetch failed. */
   readonly endTurn: () => void;
 }

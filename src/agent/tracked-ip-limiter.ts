@@ -1,4 +1,4 @@
-import type { IpLimiter } from "../frontier/index.js";
+import { type IpLimiter, type IpRelease, ipRelease } from "../frontier/index.js";
 import type { IpActivity } from "./ip-activity.js";
 
 /**
@@ -9,7 +9,7 @@ export function trackedIpLimiter(limiter: IpLimiter, activity: IpActivity): IpLi
   return {
     acquire: async (ip, signal, host) => {
       const wait = activity.waits(ip, host);
-      let release: () => void;
+      let release: IpRelease;
       try {
         release = await limiter.acquire(ip, signal, host);
       } catch (error) {
@@ -17,10 +17,10 @@ export function trackedIpLimiter(limiter: IpLimiter, activity: IpActivity): IpLi
         throw error;
       }
       const ended = wait.started();
-      return () => {
+      return ipRelease(() => {
         ended();
         release();
-      };
+      }, release.sent);
     },
     refused: (ip, retryAfterMs) => {
       activity.refused(ip);

@@ -17,12 +17,16 @@ import { IpActivity } from "./ip-activity.js";
 import { ipGatedFetch } from "./ip-gated-fetch.js";
 import { trackedIpLimiter } from "./tracked-ip-limiter.js";
 
-/** A page's GET from address `ip`, with extra headers (a revisit's conditional ones): what a visit sends. */
+/**
+ * A page's GET from address `ip`, with extra headers (a revisit's conditional ones), `onSent` told when
+ * the request is written (its start, for the address's spacing): what a visit sends.
+ */
 export type PageFetch = (
   url: string,
   ip: string,
   signal: AbortSignal,
   headers?: readonly (readonly [string, string])[],
+  onSent?: () => boolean,
 ) => Promise<FetchResult>;
 
 /** How an agent's requests reach the web, and what holds them back: what {@link openWebAccess} wires. */
@@ -106,7 +110,8 @@ export async function openWebAccess(
             rates: new TransferRates({ bytesPerSecond: options.maxBytesPerSecond, bytes: 64 * 1024 }),
           },
         );
-  const download: PageFetch = (url, ip, signal, headers) => fetcher.fetch(url, { ip, signal, headers });
+  const download: PageFetch = (url, ip, signal, headers, onSent) =>
+    fetcher.fetch(url, { ip, signal, headers, ...(onSent === undefined ? {} : { onSent }) });
   const fetchPage = bandwidth ? boundedFetch(bandwidth, download, clock) : download;
   return { fetcher, ipActivity, ipGate, robots, bandwidth, fetchPage };
 }
@@ -116,11 +121,11 @@ export async function openWebAccess(
  * it ends, with its bytes and duration (a failure with none).
  */
 function boundedFetch(gate: BandwidthGate, download: PageFetch, clock: Clock): PageFetch {
-  return async (url, ip, signal, headers) => {
+  return async (url, ip, signal, headers, onSent) => {
     const ticket = await gate.acquire(hostKey(url), signal);
     const startedAtMs = clock.now();
     try {
-      const result = await download(url, ip, signal, headers);
+      const result = await download(url, ip, signal, headers, onSent);
       ticket.done(result.wireBytes, result.durationMs);
       return result;
     } catch (error) {

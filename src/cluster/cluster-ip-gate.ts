@@ -1,6 +1,13 @@
 import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep } from "../clock.js";
-import { IpGate, type IpLimiter, type IpPoliteness, IpSpacing } from "../frontier/index.js";
+import {
+  IpGate,
+  type IpLimiter,
+  type IpPoliteness,
+  type IpRelease,
+  IpSpacing,
+  ipRelease,
+} from "../frontier/index.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
 import { IP_BACK_OFF } from "./ip-back-off.js";
 import { ContendedAddresses } from "./ip-contention.js";
@@ -55,7 +62,8 @@ export interface ClusterIpGateDeps {
  * with no message; otherwise each asks for a slot, and its release goes back in the next message to the
  * authority. Messages to one authority go one at a time, each carrying all that waited meanwhile.
  * Fail-safe: an authority that does not answer grants nothing, and a lease is used only until its end
- * counted from the ask, renewed while used. The IP delay: under a lease this agent spaces its own starts;
+ * counted from the ask, renewed while used. The IP delay: under a lease this agent spaces its own starts,
+ * each from when its request was written (`IpRelease.sent`), not from its grant;
  * the authority spaces the slots it grants, which start within {@link IP_START_SLACK_MS} of their grant or
  * are given back unused. An ask told to wait for a full address asks again held (`holdMs`), alone in a
  * message of its own so nothing else waits behind it: it waits in the address's line at the authority
@@ -101,7 +109,7 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   /** Waits until a request to `ip` may start, cluster-wide; call the returned function once it ended. */
-  async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+  async acquire(ip: string, signal?: AbortSignal): Promise<IpRelease> {
     const releaseLocal = await this.local.acquire(ip, signal);
     try {
       return await this.grant(ip, releaseLocal, signal);
@@ -210,7 +218,7 @@ export class ClusterIpGate implements IpLimiter {
     this.leases.close();
   }
 
-  private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<() => void> {
+  private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<IpRelease> {
     const { clock } = this.deps;
     const holdMs = this.options.holdMs ?? IP_HOLD_MS;
     let hold = holdMs > 0 && this.contended.has(ip);
@@ -224,17 +232,29 @@ export class ClusterIpGate implements IpLimiter {
       const authority = this.deps.authorityOf(ip);
       const lease = this.leases.usable(ip, authority);
       if (lease) {
+        if (this.spacing.unsentAt(ip) > 0) {
+          // A request of this agent's there is not written yet: the next is spaced from when it is.
+          await this.spacing.whenSent(ip, signal);
+          continue;
+        }
         const leaseBlockedMs = Math.max(lease.blockedUntilMs - clock.now(), this.spacing.waitMs(ip));
         if (leaseBlockedMs > 0) {
           await sleep(clock, leaseBlockedMs, signal);
           continue;
         }
-        this.spacing.started(ip);
+        const sent = this.spacing.started(ip);
         const ended = this.leases.started(ip, lease);
-        return once(() => {
-          ended();
-          releaseLocal();
-        });
+        return ipRelease(
+          once(() => {
+            sent();
+            ended();
+            releaseLocal();
+          }),
+          () => {
+            sent();
+            return true;
+          },
+        );
       }
       const askedAtMs = clock.now();
       const held: boolean = hold;
@@ -264,13 +284,24 @@ export class ClusterIpGate implements IpLimiter {
       )
         this.contended.mark(ip);
       if (grant.kind === "slot") {
-        this.spacing.started(ip);
+        const sent = this.spacing.started(ip);
+        // The authority counts the slot's start within IP_START_SLACK_MS of its grant: written later (a
+        // stalled event loop, a slow connection), the request would start nearer the next slot it grants.
+        const startsByMs = askedAtMs + (grant.heldMs ?? 0) + IP_START_SLACK_MS;
         this.countSlot(ip, 1);
-        const release = once(() => {
-          this.countSlot(ip, -1);
-          this.queueRelease(ip, grant.slotId, 0);
-          releaseLocal();
-        });
+        const release = ipRelease(
+          once(() => {
+            sent();
+            this.countSlot(ip, -1);
+            this.queueRelease(ip, grant.slotId, 0);
+            releaseLocal();
+          }),
+          () => {
+            if (this.options.ipDelayMs > 0 && clock.now() > startsByMs) return false;
+            sent();
+            return true;
+          },
+        );
         if (signal?.aborted) {
           release();
           signal.throwIfAborted();

@@ -66,6 +66,8 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
     private readonly limits: FetchLimits,
     private readonly clock: Clock,
     signal: AbortSignal | undefined,
+    /** Told when the request is written (see `FetchOptions.onSent`). */
+    private readonly onSent?: () => boolean,
   ) {
     this.promise = new Promise<FetchHandler>((resolve, reject) => {
       this.#resolve = resolve;
@@ -78,6 +80,15 @@ export class FetchHandler implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     if (this.#settled) {
       // The deadline or the caller gave up while the request waited for its connection.
+      controller.abort(this.#abortReason as Error);
+      return;
+    }
+    if (this.onSent !== undefined && !this.onSent()) {
+      this.#fail(
+        new UbiError(ErrorCode.StartLapsed, `${this.url}: its address's slot lapsed before it was sent`),
+        false,
+        false,
+      );
       controller.abort(this.#abortReason as Error);
       return;
     }

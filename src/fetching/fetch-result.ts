@@ -20,6 +20,13 @@ export interface FetchOptions {
    * connection kept alive to another address is closed first. @default the resolver's answer now
    */
   ip?: string;
+  /**
+   * Called once as the request is about to be written to the server (its headers go out: a new
+   * connection's set-up, undici's queue and the event loop come before), not when it never is. The
+   * per-IP spacing counts a request's start from then. Answering false stops it unwritten: the fetch
+   * rejects with `StartLapsed` (its address's slot lapsed on its way).
+   */
+  onSent?: () => boolean;
 }
 
 /** One HTTP exchange as the archive and the parser need it. */

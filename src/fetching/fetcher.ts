@@ -195,6 +195,7 @@ export class Fetcher {
       },
       this.#clock,
       signal,
+      options?.onSent,
     );
     const path = target.pathname + target.search;
     let h2: boolean;

@@ -14,7 +14,14 @@ export {
   type FrontierDeps,
   type FrontierOptions,
 } from "./frontier.js";
-export { IpGate, type IpGateDeps, type IpLimiter, type IpPoliteness } from "./ip-gate.js";
+export {
+  IpGate,
+  type IpGateDeps,
+  type IpLimiter,
+  type IpPoliteness,
+  type IpRelease,
+  ipRelease,
+} from "./ip-gate.js";
 export { IpSpacing } from "./ip-spacing.js";
 export { type PageTurnCounts, PageTurns } from "./page-turns.js";
 export {

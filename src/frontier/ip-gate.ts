@@ -1,5 +1,5 @@
-import { watchAbort } from "../abort-watch.js";
 import { ErrorCode, UbiError } from "../errors.js";
+import { waitInLine } from "./abortable-wait.js";
 import type { IpSpacing } from "./ip-spacing.js";
 
 /**
@@ -8,10 +8,11 @@ import type { IpSpacing } from "./ip-spacing.js";
  */
 export interface IpLimiter {
   /**
-   * Waits until a request to `ip` may start; call the returned function exactly once when it ends.
-   * `host`, the request's host, is for the busiest addresses' report (the limits ignore it).
+   * Waits until a request to `ip` may start; call the returned function exactly once when it ends, and
+   * its `sent` when the request is written to the server. `host`, the request's host, is for the
+   * busiest addresses' report (the limits ignore it).
    */
-  acquire(ip: string, signal?: AbortSignal, host?: string): Promise<() => void>;
+  acquire(ip: string, signal?: AbortSignal, host?: string): Promise<IpRelease>;
   /**
    * `ip`'s server pushed back (429, 503), asking to wait `retryAfterMs` (undefined: unsaid): every
    * request to the address waits (the whole cluster's, for the cluster's limiter).
@@ -26,6 +27,21 @@ export interface IpLimiter {
   spacingWaitMs(ip: string): number;
   /** What this agent knows of the politeness kept at `ip` now (for the busiest addresses' report). */
   politenessAt(ip: string): IpPoliteness;
+}
+
+/**
+ * What {@link IpLimiter.acquire} grants: a function to call exactly once when the request ended, and
+ * `sent`, to call as the request is written to the server — its start, from which the IP delay counts
+ * (a request is held up on its way by its connection's set-up, the event loop, the bandwidth bound).
+ * `sent` answers false when the grant lapsed meanwhile (a cluster slot past its start's slack): the
+ * request must not be written; released, it is asked for again. Ended unwritten, the release stands
+ * for `sent`.
+ */
+export type IpRelease = (() => void) & { readonly sent: () => boolean };
+
+/** `release` with `sent` (see {@link IpRelease}): `release` must settle what `sent` would have. */
+export function ipRelease(release: () => void, sent: () => boolean): IpRelease {
+  return Object.assign(() => release(), { sent });
 }
 
 /** The politeness at one address as an agent knows it (see {@link IpLimiter.politenessAt}). */
@@ -71,16 +87,29 @@ export class IpGate implements IpLimiter {
     }
   }
 
-  /** Waits for a slot on `ip`, then for its spacing; call the returned function exactly once to free it. */
-  async acquire(ip: string, signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Waits for a slot on `ip`, then for its spacing; call the returned function exactly once to free it,
+   * and its `sent` when the request is written (the next start there is spaced from then).
+   */
+  async acquire(ip: string, signal?: AbortSignal): Promise<IpRelease> {
     const release = await this.slot(ip, signal);
+    let sent: () => void;
     try {
-      await this.deps.spacing?.turn(ip, signal);
+      sent = (await this.deps.spacing?.turn(ip, signal)) ?? (() => {});
     } catch (error) {
       release();
       throw error;
     }
-    return release;
+    return ipRelease(
+      () => {
+        sent();
+        release();
+      },
+      () => {
+        sent();
+        return true;
+      },
+    );
   }
 
   private async slot(ip: string, signal?: AbortSignal): Promise<() => void> {
@@ -91,22 +120,7 @@ export class IpGate implements IpLimiter {
       this.inUse.set(ip, used + 1);
       return this.releaser(ip);
     }
-    await new Promise<void>((resolve, reject) => {
-      const queue = this.waiters.get(ip) ?? [];
-      this.waiters.set(ip, queue);
-      const unwatch =
-        signal &&
-        watchAbort(signal, () => {
-          const index = queue.indexOf(grant);
-          if (index >= 0) queue.splice(index, 1);
-          reject(signal.reason);
-        });
-      const grant = () => {
-        unwatch?.();
-        resolve();
-      };
-      queue.push(grant);
-    });
+    await waitInLine(this.waiters, ip, signal);
     return this.releaser(ip);
   }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ipGatedFetch } from "../../src/agent/ip-gated-fetch.js";
+import { ErrorCode, UbiError } from "../../src/errors.js";
 import type { FetchResult } from "../../src/fetching/index.js";
-import { IpGate } from "../../src/frontier/index.js";
+import { IpGate, type IpLimiter, ipRelease } from "../../src/frontier/index.js";
 import { type Deferred, deferred, flush } from "../frontier/helpers.js";
 
 /** A fetcher whose requests stay open until the test ends them, and the addresses' table. */
@@ -92,5 +93,43 @@ describe("ipGatedFetch (robots.txt requests under --max-per-ip)", () => {
     abort.abort(new Error("stopped"));
     await expect(waiting).rejects.toThrow("stopped");
     expect(started).toEqual(["http://a.test/robots.txt"]);
+  });
+});
+
+describe("ipGatedFetch: a request whose slot lapsed on its way", () => {
+  it("gives the slot back and asks for another, the request sent under the new one", async () => {
+    const grants: boolean[] = [];
+    let acquired = 0;
+    let released = 0;
+    const limiter: Pick<IpLimiter, "acquire"> = {
+      acquire: async () => {
+        const lapsed = acquired++ === 0;
+        return ipRelease(
+          () => released++,
+          () => {
+            grants.push(!lapsed);
+            return !lapsed;
+          },
+        );
+      },
+    };
+    const sentUrls: string[] = [];
+    const fetch = ipGatedFetch(
+      {
+        fetch: async (url, options) => {
+          if (options?.onSent?.() === false) throw new UbiError(ErrorCode.StartLapsed, "lapsed");
+          sentUrls.push(url);
+          return { url } as FetchResult;
+        },
+      },
+      async () => "127.0.0.5",
+      limiter as IpLimiter,
+    );
+    await expect(fetch.fetch("http://a.test/robots.txt")).resolves.toEqual({
+      url: "http://a.test/robots.txt",
+    });
+    expect(grants).toEqual([false, true]);
+    expect([acquired, released]).toEqual([2, 2]);
+    expect(sentUrls).toEqual(["http://a.test/robots.txt"]);
   });
 });

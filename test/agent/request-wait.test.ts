@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
 import { HostRuntimes } from "../../src/agent/host-runtime.js";
 import { type RequestWaitDeps, waitForRequest } from "../../src/agent/request-wait.js";
+import { ipRelease } from "../../src/frontier/index.js";
 import { silentLogger } from "../../src/logging/index.js";
 import { RobotsRules } from "../../src/robots/robots-rules.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -36,7 +37,12 @@ function setUp(pausedSignal?: () => AbortSignal | undefined) {
           signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
           grants.push(() => {
             held.slots++;
-            resolve(() => held.slots--);
+            resolve(
+              ipRelease(
+                () => held.slots--,
+                () => true,
+              ),
+            );
           });
         }),
     },

@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { sleep, systemClock } from "../../src/clock.js";
 import { ClusterIpGate } from "../../src/cluster/cluster-ip-gate.js";
 import { IpAuthority } from "../../src/cluster/ip-authority.js";
+import { IP_START_SLACK_MS } from "../../src/cluster/ip-grant.js";
 import { answerIpRequest } from "../../src/cluster/ip-wire.js";
 import type { IpRequest } from "../../src/transport/index.js";
 
@@ -54,6 +55,7 @@ function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0) {
     inFlight++;
     peak = Math.max(peak, inFlight);
     starts.push({ id, atMs: Date.now() });
+    release.sent(); // written at once
     await sleep(systemClock, ms);
     inFlight--;
     release();
@@ -109,6 +111,48 @@ it("agents sharing an address start their requests there the IP delay apart, tog
   const times = starts.map((s) => s.atMs).sort((x, y) => x - y);
   const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
+});
+
+it("a lease holder spaces its next start from when its request was written, not from its grant", async () => {
+  const DELAY = 40;
+  const { gates, close } = cluster(["a"], "a", DELAY);
+  const gate = gates.get("a") as ClusterIpGate;
+  const first = await gate.acquire(IP);
+  let secondAtMs: number | undefined;
+  const second = gate.acquire(IP).then((release) => {
+    secondAtMs = Date.now();
+    return release;
+  });
+  // The first request's connection takes 60 ms to open (a loaded machine): written then.
+  await sleep(systemClock, 60);
+  expect(secondAtMs).toBeUndefined();
+  const sentAtMs = Date.now();
+  first.sent();
+  (await second).sent();
+  first();
+  (await second)();
+  close();
+  expect(gate.leased).toBe(1);
+  expect((secondAtMs as number) - sentAtMs).toBeGreaterThanOrEqual(DELAY);
+});
+
+it("a slot's request not written within the authority's slack of its ask is not sent: given back, asked again", async () => {
+  const DELAY = 40;
+  const { gates, request, close } = cluster(["a", "b"], "a", DELAY);
+  // Both agents use the address, so it is shared: each request asks for a slot.
+  await Promise.all([request("a", 5), request("b", 5)]);
+  const gate = gates.get("b") as ClusterIpGate;
+  const late = await gate.acquire(IP);
+  // Its connection took longer than the slack to open (a stalled event loop): the authority may have
+  // granted the next slot by now, counting this one started.
+  await sleep(systemClock, IP_START_SLACK_MS + 20);
+  expect(late.sent()).toBe(false);
+  late();
+  const next = await gate.acquire(IP);
+  expect(next.sent()).toBe(true);
+  next();
+  close();
+  expect(gate.leased).toBe(0);
 });
 
 it("a Crawl-delay one agent reports for an address spaces the other agents' starts there", async () => {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { ErrorCode } from "../../src/errors.js";
+import { ErrorCode, isUbiError } from "../../src/errors.js";
 import {
   classifyFetchError,
   Fetcher,
@@ -161,6 +161,43 @@ describe("Fetcher: responses", () => {
     expect(r.status).toBe(301);
     expect(r.responseHeaders).toContainEqual(["Location", "/new"]);
     expect(s.requests.map((q) => q.url)).toEqual(["/old"]);
+  });
+
+  it("tells onSent when the request is written, before the server reads it, on a new connection and a kept one", async () => {
+    const events: string[] = [];
+    const s = await serve((req, res) => {
+      events.push(`served ${req.url}`);
+      res.end("ok");
+    });
+    const f = fetcher();
+    for (const path of ["/a", "/b"]) {
+      events.push(`fetch ${path}`);
+      await f.fetch(url(s, path), { onSent: () => events.push(`sent ${path}`) > 0 });
+    }
+    expect(events).toEqual(["fetch /a", "sent /a", "served /a", "fetch /b", "sent /b", "served /b"]);
+    expect(s.connections).toBe(1);
+  });
+
+  it("does not tell onSent of a request never written (its connection refused)", async () => {
+    const s = await serve((_req, res) => res.end("ok"));
+    const port = s.port;
+    await s.close();
+    let sent = 0;
+    const error = await fetcher()
+      .fetch(`http://127.0.0.1:${port}/`, { onSent: () => ++sent > 0 })
+      .catch((e: unknown) => e);
+    expect(classifyFetchError(error)).toBe(ErrorCode.ConnectFailed);
+    expect(sent).toBe(0);
+  });
+
+  it("writes nothing when onSent answers false (its slot lapsed on its way): StartLapsed, and the next goes", async () => {
+    const s = await serve((req, res) => res.end(req.url));
+    const f = fetcher();
+    const error = await f.fetch(url(s, "/late"), { onSent: () => false }).catch((e: unknown) => e);
+    expect(isUbiError(error, ErrorCode.StartLapsed)).toBe(true);
+    const result = await f.fetch(url(s, "/next"), { onSent: () => true });
+    expect(result.body.toString()).toBe("/next");
+    expect(s.requests.map((req) => req.url)).toEqual(["/next"]);
   });
 
   it("reuses one keep-alive connection across sequential fetches", async () => {

@@ -25,7 +25,7 @@ describe("IpSpacing", () => {
     const clock = new ManualClock();
     const spacing = new IpSpacing(1_000, clock);
     expect(spacing.waitMs(IP)).toBe(0);
-    spacing.started(IP);
+    spacing.started(IP)(); // written at once
     expect(spacing.waitMs(IP)).toBe(1_000);
     expect(spacing.waitMs("10.0.0.2")).toBe(0);
     clock.advance(400);
@@ -59,7 +59,12 @@ describe("IpGate with an IP delay", () => {
     const clock = new ManualClock();
     const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
     const startedAt: number[] = [];
-    const acquire = () => gate.acquire(IP).then((release) => startedAt.push(clock.now()) && release);
+    const acquire = () =>
+      gate.acquire(IP).then((release) => {
+        startedAt.push(clock.now());
+        release.sent(); // written at once
+        return release;
+      });
     const first = acquire();
     const second = acquire();
     await flush();
@@ -71,6 +76,69 @@ describe("IpGate with an IP delay", () => {
     await flush();
     expect(startedAt).toEqual([1_000_000, 1_001_000]);
     await Promise.all([first, second]);
+  });
+
+  it("spaces the next start from when a request is written, not from its turn: a request held up on its way brings none closer", async () => {
+    const clock = new ManualClock();
+    const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
+    const first = await gate.acquire(IP);
+    const startedAt: number[] = [];
+    const second = gate.acquire(IP).then((release) => {
+      startedAt.push(clock.now());
+      return release;
+    });
+    // The first request's connection is still opening a whole delay after its turn: the next waits.
+    clock.advance(1_000);
+    await flush();
+    expect(startedAt).toEqual([]);
+    clock.advance(300);
+    first.sent();
+    await flush();
+    clock.advance(999);
+    await flush();
+    expect(startedAt).toEqual([]);
+    clock.advance(1);
+    await flush();
+    expect(startedAt).toEqual([1_002_300]);
+    first();
+    (await second)();
+  });
+
+  it("a request ended unwritten (its connection failed) lets the next start the delay after its end", async () => {
+    const clock = new ManualClock();
+    const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
+    const first = await gate.acquire(IP);
+    const startedAt: number[] = [];
+    const second = gate.acquire(IP).then((release) => {
+      startedAt.push(clock.now());
+      return release;
+    });
+    clock.advance(1_500);
+    first();
+    await flush();
+    expect(startedAt).toEqual([]);
+    clock.advance(1_000);
+    await flush();
+    expect(startedAt).toEqual([1_002_500]);
+    (await second)();
+  });
+
+  it("stopped while a request there is not written yet, gives its slot back", async () => {
+    const clock = new ManualClock();
+    const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
+    const first = await gate.acquire(IP);
+    const controller = new AbortController();
+    const second = gate.acquire(IP, controller.signal);
+    const error = second.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    await flush();
+    controller.abort(new Error("stop"));
+    expect(String(await error)).toContain("stop");
+    expect(gate.inFlight(IP)).toBe(1);
+    first();
+    expect(gate.inFlight(IP)).toBe(0);
   });
 
   it("gives its slot back when stopped while waiting for the delay", async () => {
