@@ -20,6 +20,7 @@ import type { Admission, CrawlRights } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { CrossOver } from "./cross-over.js";
 import { type Closable, type DurableState, openDurableState } from "./durable-state.js";
+import type { HandsChanges } from "./hands-changes.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { HostVisitor } from "./host-visitor.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
@@ -68,6 +69,16 @@ export interface ClusterHooks {
   readonly digests: DigestPeers;
   /** The cluster-wide per-IP limit (absent: this agent's own `--max-per-ip` only). */
   readonly ipLimiter?: IpLimiter;
+  /**
+   * Told when who may fetch which host changes (a view change, a host's crawl passed on): a URL whose
+   * host is no longer this agent's to fetch stops waiting for its address's slot.
+   */
+  readonly hands?: HandsChanges;
+  /**
+   * A visit left URLs in the queue of a host this agent no longer owns (put back as they stopped
+   * waiting): they are handed to its owner now, not at the next periodic look.
+   */
+  readonly stranded?: () => void;
 }
 
 /** An agent's machinery, wired: what {@link assembleAgent} builds and the agent runs. */
@@ -279,6 +290,8 @@ async function openParts(
       logger,
       ...(rights.admit ? { admit: rights.admit } : {}),
       ...(rights.mayFetch ? { mayFetch: rights.mayFetch } : {}),
+      ...(deps.cluster?.hands ? { hands: deps.cluster.hands } : {}),
+      ...(deps.cluster?.stranded ? { stranded: deps.cluster.stranded } : {}),
       ...(recrawler ? { revisits: recrawler } : {}),
     },
   );

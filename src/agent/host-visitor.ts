@@ -13,6 +13,7 @@ import { failureLogEntry, pageLogEntry } from "./crawl-log-entries.js";
 import type { Admission } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { countsAgainstPageLimit, isTransient, retryAtMs } from "./fetch-retry.js";
+import type { HandsChanges } from "./hands-changes.js";
 import { type HostRuntime, HostRuntimes, markTlsFailed } from "./host-runtime.js";
 import type { LinkRouter } from "./link-router.js";
 import type { PageArchive } from "./page-archive.js";
@@ -102,6 +103,14 @@ export interface HostVisitorDeps {
    * its crawl). A host handed over meanwhile gets no further request from here. @default owns
    */
   readonly mayFetch?: (host: string) => boolean;
+  /**
+   * Told when who may fetch which host changes: a URL whose host is handed to another agent stops
+   * waiting for its address's slot, as at a pause. Absent: that wait ends when it ends (a lone agent
+   * keeps its hosts).
+   */
+  readonly hands?: HandsChanges;
+  /** A visit ended with URLs waiting in the queue of a host this agent no longer owns. */
+  readonly stranded?: () => void;
   /** True when `host` is on the runtime blacklist. */
   readonly blacklisted: (host: string) => boolean;
   /** Whether a host's pages are dropped for the Crawl-delay its robots.txt asks for (--max-crawl-delay). */
@@ -135,6 +144,7 @@ export class HostVisitor {
     private readonly deps: HostVisitorDeps,
   ) {
     this.delayMs = options.delayMs;
+    const handedOver = (host: string) => deps.hands?.watch(() => this.mayFetch(host));
     this.checkDeps = {
       ...deps,
       mayFetch: (host) => this.mayFetch(host),
@@ -143,6 +153,7 @@ export class HostVisitor {
     };
     this.requestWaitDeps = {
       ...deps,
+      handedOver,
       waitingOf: (host) => deps.frontier.waitingOf(host),
       waitCut: (host) => deps.mustYield() || !this.mayFetch(host),
     };
@@ -174,6 +185,9 @@ export class HostVisitor {
     // Drops (robots, limits, abandoned hosts) add ops without a commit of their own: make them durable
     // now, or the frontier never looks empty and --exit-when-done waits forever.
     await this.deps.frontier.commit();
+    // URLs put back after their host was handed over (they stopped waiting): to its owner at once, as
+    // this agent alone may know them.
+    if (!this.deps.owns(host) && this.deps.frontier.waitingOf(host) > 0) this.deps.stranded?.();
     return outcome;
   }
 

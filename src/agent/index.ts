@@ -23,6 +23,7 @@ export {
   type DropReason,
   type PeerTraffic,
 } from "./crawl-stats.js";
+export { type HandedOverWatch, HandsChanges } from "./hands-changes.js";
 export type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 export {
   type BusyIp,

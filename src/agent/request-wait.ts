@@ -3,6 +3,7 @@ import { type Clock, sleep } from "../clock.js";
 import { ErrorCode } from "../errors.js";
 import type { IpLimiter, IpRelease, PageTurns } from "../frontier/index.js";
 import type { RobotsRules } from "../robots/index.js";
+import { type HandedOverWatch, pausedOrHandedOver } from "./hands-changes.js";
 import { currentAddress, type HostAddressDeps } from "./host-address.js";
 import { PARK_LONGER_WAITS_MS } from "./host-pace.js";
 import type { HostRuntime } from "./host-runtime.js";
@@ -28,6 +29,8 @@ export interface RequestWaitDeps extends HostAddressDeps {
   readonly waitCut: (host: string) => boolean;
   /** Aborted while visits are paused: the wait for the address's slot ends there (the URL goes back). */
   readonly pausedSignal?: () => AbortSignal | undefined;
+  /** Aborted once `host` is no longer this agent's to fetch: the wait for the address's slot ends there too. */
+  readonly handedOver?: (host: string) => HandedOverWatch | undefined;
 }
 
 /** A request that may go now, and what it holds until it ends. */
@@ -78,17 +81,19 @@ export async function waitForRequest(
   // The page's turn: held until it is processed (or its fetch failed).
   const endTurn = await deps.turns.acquire(deps.waitingOf(host), signal);
   // The address's slot may be long in coming (a busy shared server, its authority's line): a pause ends
-  // the wait, so a leaving agent's URL goes back to its queue and is handed over, not held in flight.
-  const paused = deps.pausedSignal?.();
-  const cut = paused === undefined ? undefined : eitherAborted(signal, paused);
+  // the wait, so a leaving agent's URL goes back to its queue and is handed over, not held in flight; so
+  // does the host's hand-over to another agent (a join), so the URL goes on to its new owner.
+  const ends = pausedOrHandedOver(deps.pausedSignal?.(), deps.handedOver?.(host));
+  const cut = ends.signal === undefined ? undefined : eitherAborted(signal, ends.signal);
   try {
     return { kind: "cleared", ip, release: await ipGate.acquire(ip, cut?.signal ?? signal, host), endTurn };
   } catch (error) {
     endTurn();
-    if (!signal.aborted && paused?.aborted === true)
+    if (!signal.aborted && ends.signal?.aborted === true)
       return { kind: "put-back", outcome: { kind: "yielded" } };
     throw error;
   } finally {
     cut?.dispose();
+    ends.dispose();
   }
 }

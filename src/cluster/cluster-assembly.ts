@@ -1,4 +1,4 @@
-import { Agent, type AgentOptions, ipDelayOf } from "../agent/index.js";
+import { Agent, type AgentOptions, HandsChanges, ipDelayOf } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { FailureDetector } from "../failure-detector/index.js";
@@ -133,7 +133,10 @@ export async function assembleCluster(
     },
     transport,
   );
-  const tenure = new CrawlTenure();
+  // Who may fetch which host changes at a view change and when a host's crawl is passed on: the URLs
+  // of hosts this agent may no longer fetch stop waiting for their address's slot.
+  const hands = new HandsChanges();
+  const tenure = new CrawlTenure(() => hands.changed());
   const {
     authority: ipAuthority,
     gate: ipGate,
@@ -165,6 +168,8 @@ export async function assembleCluster(
       offer: (owner, url, depth, host, traits) => exchange.offer(owner, url, depth, host, traits),
     },
     claim: (host) => claims.admit(host),
+    hands,
+    stranded: () => void stabilizer.handOverStranded(),
     isCrawlComplete: () => crawlEnd.isCrawlComplete(),
     // Every agent answers as an authority; only `--ip-limit cluster` asks authorities.
     ...(options.ipLimit === "cluster" ? { ipLimiter: ipGate } : {}),
@@ -320,7 +325,10 @@ export async function assembleCluster(
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
       ipAuthority.agentGone(id);
     },
-    onOwnershipChanged: ipOwnershipChanged,
+    onOwnershipChanged: (previous) => {
+      ipOwnershipChanged(previous);
+      hands.changed();
+    },
     lostHosts: {
       push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
       any: () => desk.holdsLostHosts(),

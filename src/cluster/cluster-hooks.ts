@@ -29,6 +29,10 @@ export interface ClusterHooksDeps {
   readonly isCrawlComplete: () => boolean;
   /** The cluster-wide per-IP limit, under `--ip-limit cluster` (absent: each agent's own only). */
   readonly ipLimiter?: ClusterHooks["ipLimiter"];
+  /** Told when who may fetch which host changes (see {@link ClusterHooks.hands}). */
+  readonly hands?: ClusterHooks["hands"];
+  /** Hands URLs left in queues of hosts owned by others to their owners now (see {@link ClusterHooks.stranded}). */
+  readonly stranded?: ClusterHooks["stranded"];
   /** Where payload digests other agents own are asked about. */
   readonly digests: DigestPeers;
 }
@@ -60,6 +64,8 @@ export function clusterHooks(deps: ClusterHooksDeps): ClusterHooks {
     mayFetch: (host) => owns(host) && (byUrl || tenure.holds(host)),
     isCrawlComplete: deps.isCrawlComplete,
     ...(deps.ipLimiter === undefined ? {} : { ipLimiter: deps.ipLimiter }),
+    ...(deps.hands === undefined ? {} : { hands: deps.hands }),
+    ...(deps.stranded === undefined ? {} : { stranded: deps.stranded }),
     digests: deps.digests,
   };
 }

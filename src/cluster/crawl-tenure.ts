@@ -11,6 +11,9 @@ export class CrawlTenure {
   /** Hosts this agent passed on in this life, and to whom. */
   private readonly passed = new Map<string, string>();
 
+  /** `onPass` is told each time a host's crawl is passed on (its URLs waiting here stop waiting). */
+  constructor(private readonly onPass: () => void = () => {}) {}
+
   /** True while this agent holds `host`'s crawl. */
   holds(host: string): boolean {
     return this.held.has(host);
@@ -26,6 +29,7 @@ export class CrawlTenure {
   pass(host: string, to: string): void {
     this.held.delete(host);
     this.passed.set(host, to);
+    this.onPass();
   }
 
   /** The agent this one passed `host`'s crawl to, in this life; undefined when it did not. */

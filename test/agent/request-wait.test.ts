@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { CrawlStats } from "../../src/agent/crawl-stats.js";
+import { HandsChanges } from "../../src/agent/hands-changes.js";
 import { HostRuntimes } from "../../src/agent/host-runtime.js";
 import { type RequestWaitDeps, waitForRequest } from "../../src/agent/request-wait.js";
 import { ipRelease } from "../../src/frontier/index.js";
@@ -20,7 +21,7 @@ const RULES = new RobotsRules(
 );
 
 /** Deps whose address slot comes only when the test grants it, or never; counts turns held. */
-function setUp(pausedSignal?: () => AbortSignal | undefined) {
+function setUp(pausedSignal?: () => AbortSignal | undefined, handedOver?: RequestWaitDeps["handedOver"]) {
   const clock = new ManualClock();
   const held = { turns: 0, slots: 0 };
   const grants: Array<() => void> = [];
@@ -34,6 +35,7 @@ function setUp(pausedSignal?: () => AbortSignal | undefined) {
       spacingWaitMs: () => 0,
       acquire: (_ip, signal) =>
         new Promise((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
           signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
           grants.push(() => {
             held.slots++;
@@ -55,6 +57,7 @@ function setUp(pausedSignal?: () => AbortSignal | undefined) {
     waitingOf: () => 1,
     waitCut: () => false,
     ...(pausedSignal === undefined ? {} : { pausedSignal }),
+    ...(handedOver === undefined ? {} : { handedOver }),
   };
   const state = new HostRuntimes().of(HOST);
   return { deps, state, held, grants };
@@ -94,4 +97,33 @@ it("without a paused signal, waits through the pause as before (a lone caller wi
   await new Promise((resolve) => setImmediate(resolve));
   grants[0]?.();
   expect(await waiting).toMatchObject({ kind: "cleared" });
+});
+
+it("puts the URL back when its host is handed to another agent while it waits for its address's slot", async () => {
+  // A join makes a newcomer the host's owner, or a claim passes its crawl on: the slot may be seconds
+  // away at a busy shared address, and a URL held here meanwhile is lost with this agent if it crashes
+  // (a link it found itself is known nowhere else). Issue 35's process test lost such pages.
+  const hands = new HandsChanges();
+  let mine = true;
+  const { deps, state, held } = setUp(
+    () => new AbortController().signal,
+    () => hands.watch(() => mine),
+  );
+  const waiting = waitForRequest(HOST, state, RULES, new AbortController().signal, deps);
+  await new Promise((resolve) => setImmediate(resolve));
+  // A change that leaves the host here goes unnoticed by the wait.
+  hands.changed();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(held.turns).toBe(1);
+  mine = false;
+  hands.changed();
+  expect(await waiting).toEqual({ kind: "put-back", outcome: { kind: "yielded" } });
+  expect(held).toEqual({ turns: 0, slots: 0 });
+  // Handed over already: not even asked to wait.
+  const again = setUp(undefined, () => hands.watch(() => false));
+  expect(await waitForRequest(HOST, again.state, RULES, new AbortController().signal, again.deps)).toEqual({
+    kind: "put-back",
+    outcome: { kind: "yielded" },
+  });
+  expect(again.held).toEqual({ turns: 0, slots: 0 });
 });
