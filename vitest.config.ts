@@ -46,6 +46,7 @@ const UNIT_FILES = [
   "test/agent/ip-activity.test.ts",
   "test/agent/ip-gated-fetch.test.ts",
   "test/agent/link-modes.test.ts",
+  "test/agent/link-origins.test.ts",
   "test/agent/product-token.test.ts",
   "test/agent/server-push-back.test.ts",
   "test/agent/storage-guard.test.ts",

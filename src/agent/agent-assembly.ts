@@ -23,6 +23,7 @@ import { type Closable, type DurableState, openDurableState } from "./durable-st
 import type { HandsChanges } from "./hands-changes.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { HostVisitor } from "./host-visitor.js";
+import { LinkOrigins } from "./link-origins.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { openPayloadDedup, type PayloadDedup } from "./payload-dedup.js";
@@ -99,6 +100,8 @@ export interface AssembledAgent
   readonly turnGovernor: TurnGovernor;
   /** The cross-over mode's held links and crossed hosts (`--mode cross` in a cluster only). */
   readonly crossOver: CrossOver | undefined;
+  /** Links queued here from other hosts' pages, by the host they were found on (in a cluster only). */
+  readonly linkOrigins: LinkOrigins | undefined;
   /** Hosts never fetched, changed at runtime (`ubicrawl ctl`) and kept in the state. */
   readonly blacklist: HostBlacklist;
   /** Since when this state keeps the URLs dropped for blacklisted hosts aside (ms since the epoch). */
@@ -160,9 +163,13 @@ async function openParts(
 ): Promise<AssembledAgent> {
   const { clock, logger } = deps;
   let scheduler: HostScheduler | undefined;
+  // In a cluster: the links found on a host's pages that wait here, given to another agent to keep
+  // when the host is handed over (see link-origins.ts).
+  const linkOrigins = deps.cluster ? new LinkOrigins() : undefined;
   const frontierHooks = {
     onHostReady: (host: string) => scheduler?.markReady(host),
     onQueueGrew: (host: string) => scheduler?.queueGrew(host),
+    ...(linkOrigins ? { onSettled: (url: string) => linkOrigins.settled(url) } : {}),
   };
   const { store, crawlLog, warcDir, warc, warcOffload, committer, fingerprinter, frontier } =
     await openDurableState(options, { logger, frontierHooks }, opened);
@@ -215,6 +222,7 @@ async function openParts(
       ownership: deps.cluster ? deps.cluster.ownership : () => selfOnly,
       frontier,
       exchange: deps.cluster?.exchange,
+      ...(linkOrigins ? { origins: linkOrigins } : {}),
       stats,
       ...(crossOver ? { crossOver } : {}),
     },
@@ -338,6 +346,7 @@ async function openParts(
     duplicates,
     visitor,
     crossOver,
+    linkOrigins,
     bandwidth,
     scheduler,
     turns,

@@ -24,6 +24,7 @@ import type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 import type { BusyIp } from "./ip-activity.js";
+import type { FoundLink } from "./link-origins.js";
 import type { PageArchive } from "./page-archive.js";
 import type { ProgressSource } from "./progress.js";
 import { applyRuntimeSetting } from "./runtime-settings.js";
@@ -208,6 +209,10 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     const hosts = this.frontier.hostsWithWork();
     const crossOver = this.parts.crossOver;
     return crossOver ? hosts.filter((host) => !crossOver.isAdopted(host)) : hosts;
+  }
+
+  takeLinksFoundOn(host: string): FoundLink[] {
+    return this.parts.linkOrigins?.take(host) ?? [];
   }
 
   async handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void> {

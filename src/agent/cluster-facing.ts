@@ -6,6 +6,7 @@ import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 import type { BusyIp } from "./ip-activity.js";
+import type { FoundLink } from "./link-origins.js";
 
 /** An agent's durable store and the group commit every writer of it shares. */
 export interface AgentStorage {
@@ -61,6 +62,12 @@ export interface ClusterFacingAgent {
    * `handOff` gets each one as its dequeue is recorded, so no commit writes one without the other.
    */
   handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void>;
+  /**
+   * The links found on `host`'s pages that wait here (queued for hosts this agent owns, or in flight):
+   * `host` goes to another agent with its done set, so they are known here alone from then on. Forgotten
+   * here once taken (see link-origins.ts).
+   */
+  takeLinksFoundOn(host: string): FoundLink[];
   /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */
   readonly urlsInFlight: number;
   /**

@@ -49,7 +49,7 @@ export async function openDurableState(
   options: AgentOptions,
   deps: {
     readonly logger: Logger;
-    readonly frontierHooks: Pick<FrontierDeps, "onHostReady" | "onQueueGrew">;
+    readonly frontierHooks: Pick<FrontierDeps, "onHostReady" | "onQueueGrew" | "onSettled">;
   },
   opened: Closable[],
 ): Promise<DurableState> {

@@ -3,6 +3,7 @@ import type { UrlTraits } from "../storage/index.js";
 import { hostKey, inScope } from "../url/index.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { CrossOver } from "./cross-over.js";
+import type { LinkOrigins } from "./link-origins.js";
 
 /** Who owns a URL: the agent's current assignment (one agent alone owns everything). */
 export interface UrlOwnership {
@@ -54,6 +55,11 @@ export interface LinkRouterDeps {
   readonly stats: CrawlStats;
   /** Where the `cross` mode holds links to other agents' hosts (present in that mode only). */
   readonly crossOver?: CrossOver;
+  /**
+   * Where links queued here from pages of other hosts are noted, by the host they were found on, to be
+   * given to another agent to keep when that host is handed over (in a cluster; see link-origins.ts).
+   */
+  readonly origins?: LinkOrigins;
 }
 
 /**
@@ -74,7 +80,7 @@ export class LinkRouter {
   route(url: string, fromDepth: number, fromHost: string | undefined, traits: UrlTraits = {}): void {
     const host = hostKey(url);
     const depth = host === fromHost ? fromDepth + 1 : 0;
-    this.dispatch(url, depth, host, fromHost === undefined ? "seed" : "link", traits);
+    this.dispatch(url, depth, host, fromHost === undefined ? "seed" : "link", traits, fromHost);
   }
 
   /**
@@ -127,6 +133,7 @@ export class LinkRouter {
     host: string,
     origin: "link" | "seed" | "given",
     traits: UrlTraits,
+    fromHost?: string,
   ): void {
     const { stats } = this.deps;
     if (depth > this.options.maxDepth) {
@@ -145,7 +152,11 @@ export class LinkRouter {
       this.deps.exchange === undefined ||
       this.deps.crossOver?.isAdopted(host)
     ) {
-      this.deps.frontier.add(url, depth, host, traits);
+      const queued = this.deps.frontier.add(url, depth, host, traits);
+      // Found on another host's page and queued here: known here alone once that host is handed over.
+      if (queued && fromHost !== undefined && fromHost !== host && owner === this.deps.selfId) {
+        this.deps.origins?.note(fromHost, { url, depth, host, traits });
+      }
     } else if (origin === "given") {
       this.deps.exchange.send(owner, url, depth, host, traits);
     } else if (this.options.replicated?.has(url)) {

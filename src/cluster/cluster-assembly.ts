@@ -284,6 +284,16 @@ export async function assembleCluster(
     agent,
     memberOf,
     heardFrom: (member) => detector.heardFrom(member),
+    // Each link goes to the agent that would own its host without this one: the one to re-send it to
+    // its host's next owner should this agent die.
+    entrustLinksOf: (host) => {
+      for (const link of agent.takeLinksFoundOn(host)) {
+        const keeper = ownership.ownerOnceGone(link.host);
+        if (keeper !== undefined && keeper !== selfId) {
+          exchange.entrust(keeper, link.url, link.depth, link.host, link.traits);
+        }
+      }
+    },
   });
   const claims = new HostClaims(
     {

@@ -65,6 +65,12 @@ export interface HandOverDeskDeps {
   readonly memberOf: (id: string) => MemberEntry | undefined;
   /** A member that called this agent directly: alive (it may change the view, and so the ownership). */
   readonly heardFrom: (member: GossipEntry) => void;
+  /**
+   * `host` goes to another agent with its done set: the links found on its pages that still wait here
+   * are given to other agents to keep, so that this agent's crash does not lose them (its pages, done,
+   * would not be fetched again to find them anew).
+   */
+  readonly entrustLinksOf?: (host: string) => void;
 }
 
 /** Delivers one pushed hand-over message to agent `peerId`. */
@@ -145,6 +151,8 @@ export class HandOverDesk {
     for (const [i, { host, skip, skipPages = 0 }] of request.hosts.entries()) {
       const verdict = verdicts[i] as Verdict;
       const status = settled[i] ? verdict.status : "LATER";
+      // Passed on, no request of this agent in flight there: every link its pages gave is queued here.
+      if (status === "GRANTED") this.deps.entrustLinksOf?.(host);
       const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room);
       hosts.push(entry);
       // The last part of a host's hand-over: its schedule is the claimant's now (a part lost on the way
@@ -272,6 +280,7 @@ export class HandOverDesk {
           const quiet = await Promise.all(group.map((host) => this.deps.agent.quiesce(host, quiesceMs)));
           const ready = group.filter((host, i) => quiet[i] && this.deps.tenure.holds(host));
           if (ready.length === 0) return { handed: 0, failed: group.length };
+          for (const host of ready) this.deps.entrustLinksOf?.(host);
           try {
             for await (const message of this.messages(ready)) await send(owner, { from, hosts: message });
           } catch {

@@ -105,6 +105,19 @@ export class UrlExchange implements UrlExchangeSink {
     this.hand(owner, url, depth, host, fingerprint, traits);
   }
 
+  /**
+   * Gives `url` of `host`, a URL this agent keeps in its own queue, to agent `keeper` to keep for it:
+   * `keeper`, not its owner, passes it on to this agent and so holds it in its outbox, and re-sends it to
+   * the host's next owner if this agent dies (see `Agent.takeLinksFoundOn`). Not marked as handed away:
+   * it comes back here as a copy of a URL queued already, and is dropped.
+   */
+  entrust(keeper: string, url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    this.hand(keeper, url, depth, host, this.deps.fingerprinter.fingerprint(url), traits, false);
+    // Sent now, not when the batch policy would (up to its longest delay): until the keeper has it,
+    // it is known here alone.
+    this.flush(keeper);
+  }
+
   private hand(
     owner: string,
     url: string,
@@ -112,12 +125,13 @@ export class UrlExchange implements UrlExchangeSink {
     host: string,
     fingerprint: bigint,
     traits: UrlTraits,
+    sentAway = true,
   ): void {
     const entry: QueuedUrl = { url, depth, ...traitsOf(traits) };
     this.deps.committer.add(outboxOp(owner, fingerprint, entry));
     // Marked until a peer acknowledges it, so a restart after a SIGKILL sends it again.
     this.deps.committer.add(outboxOp(UNACKED_PEER, fingerprint, entry));
-    this.deps.onSentAway(fingerprint);
+    if (sentAway) this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
     outbox.push({ ...entry, host, fingerprint, atMs: this.deps.clock.now() });
     this.pending++;

@@ -36,6 +36,7 @@ function desk() {
   const released: string[] = [];
   const heard: string[] = [];
   const quiesced: [string, number][] = [];
+  const entrusted: string[] = [];
   let commits = 0;
   const tenure = new CrawlTenure();
   const handOvers = new HandOverDesk({
@@ -73,6 +74,7 @@ function desk() {
     },
     memberOf: (id) => members.get(id),
     heardFrom: (entry) => heard.push(entry.id),
+    entrustLinksOf: (host) => entrusted.push(host),
   });
   return {
     handOvers,
@@ -90,6 +92,7 @@ function desk() {
     released,
     heard,
     quiesced,
+    entrusted,
     commits: () => commits,
   };
 }
@@ -165,6 +168,21 @@ describe("HandOverDesk.answer", () => {
     d.busy.add("busy");
     const reply = await d.handOvers.answer(claim("c", "busy"));
     expect(reply.hosts[0]?.status).toBe("LATER");
+    // The links its pages gave wait for the request in flight to end, and go at the next claim.
+    expect(d.entrusted).toEqual([]);
+    d.busy.delete("busy");
+    expect((await d.handOvers.answer(claim("c", "busy"))).hosts[0]?.status).toBe("GRANTED");
+    expect(d.entrusted).toEqual(["busy"]);
+  });
+
+  it("gives the links found on a granted host's pages to be kept elsewhere, and only a granted host's", async () => {
+    // The claimant gets the host's done set: a link one of its pages gave, still waiting here, would be
+    // known here alone, and lost with this agent (its page, done, is not fetched again).
+    const d = desk();
+    for (const host of ["held", "unknown"]) d.owners.set(host, "c");
+    d.tenure.take("held");
+    await d.handOvers.answer(claim("c", "held", "unknown"));
+    expect(d.entrusted).toEqual(["held"]);
   });
 
   it("names no holder it no longer knows: the claimant asks on", async () => {
@@ -287,6 +305,7 @@ describe("HandOverDesk pushes", () => {
     expect(outcome).toEqual({ handed: 1, failed: 0 });
     expect(sent).toEqual(["p:lost"]);
     expect(d.quiesced).toEqual([["lost", 20_000]]);
+    expect(d.entrusted).toEqual(["lost"]);
     expect(d.handOvers.holdsLostHosts()).toBe(false);
   });
 

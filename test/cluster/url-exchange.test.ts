@@ -128,6 +128,7 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
     reroutedTraits,
     requeued,
     delivered,
+    sentAway,
     quiet,
     callCount,
     timersSet,
@@ -160,6 +161,21 @@ describe("UrlExchange", () => {
       }
       expect(isUbiError(error, ErrorCode.InvalidArgument), JSON.stringify(bad)).toBe(true);
     }
+  });
+
+  it("entrusts a URL to a keeper at once, not marked as handed away, and keeps it in the keeper's outbox", async () => {
+    // A link found on a page of a host handed over, still queued here: the keeper passes it back to
+    // this agent (its host's owner) and so holds it, and re-sends it if this agent dies.
+    const t = await setup({ flushDelayMs: 30_000, urgentDelayMs: 30_000 });
+    t.exchange.entrust("p", url(1), 0, "h1.example", { attempts: 2 });
+    await t.callCount(1);
+    expect(t.calls[0]?.peer).toBe("p");
+    expect(t.calls[0]?.batch.urls).toEqual([{ url: url(1), depth: 0, attempts: 2 }]);
+    expect(t.sentAway).toEqual([]);
+    t.calls[0]?.ack();
+    await t.quiet();
+    expect(await t.exchange.redistribute("p")).toBe(1);
+    expect(t.requeued).toEqual([{ url: url(1), depth: 0, host: "h1.example", attempts: 2 }]);
   });
 
   it("sends a full buffer at once, keeps one batch in flight per peer, and the rest after the delay", async () => {

@@ -1,0 +1,73 @@
+import type { UrlTraits } from "../storage/index.js";
+
+/** A link this agent queued for one of its own hosts, found on a page of another host. */
+export interface FoundLink {
+  readonly url: string;
+  readonly depth: number;
+  /** The host of `url` (this agent's when it was found). */
+  readonly host: string;
+  readonly traits: UrlTraits;
+}
+
+/** @default of how many links {@link LinkOrigins} keeps at most. */
+export const DEFAULT_MAX_FOUND_LINKS = 100_000;
+
+/**
+ * The links this agent queued for its own hosts from pages of other hosts, by the host of the page they
+ * were found on, until each is done or handed over. A host handed to another agent goes with its done
+ * set, so a page of it fetched here is never fetched again; a link found there and still waiting here
+ * is then known to this agent alone, and its crash would lose it (its page, done, is not fetched again
+ * to find it anew). Handing a host over, the agent gives such links to another agent to keep
+ * ({@link take}). At most `maxLinks` are kept (past it, links are counted, not kept): the memory stays
+ * bounded in a big crawl, and beyond the bound a crash right after a hand-over may lose links as before.
+ */
+export class LinkOrigins {
+  /** The links found on each host's pages, by URL. */
+  private readonly bySource = new Map<string, Map<string, FoundLink>>();
+  /** The host each kept link was found on. */
+  private readonly sourceOf = new Map<string, string>();
+  /** Links not kept: past the bound. */
+  beyondBound = 0;
+
+  constructor(private readonly maxLinks = DEFAULT_MAX_FOUND_LINKS) {}
+
+  /** Links kept now. */
+  get size(): number {
+    return this.sourceOf.size;
+  }
+
+  /** `link` was queued here, found on a page of `source` (another host). */
+  note(source: string, link: FoundLink): void {
+    if (this.sourceOf.has(link.url)) return;
+    if (this.sourceOf.size >= this.maxLinks) {
+      this.beyondBound++;
+      return;
+    }
+    this.sourceOf.set(link.url, source);
+    let links = this.bySource.get(source);
+    if (links === undefined) {
+      links = new Map();
+      this.bySource.set(source, links);
+    }
+    links.set(link.url, link);
+  }
+
+  /** `url` left its queue here: done, or handed to its host's new owner. */
+  settled(url: string): void {
+    const source = this.sourceOf.get(url);
+    if (source === undefined) return;
+    this.sourceOf.delete(url);
+    const links = this.bySource.get(source);
+    links?.delete(url);
+    if (links?.size === 0) this.bySource.delete(source);
+  }
+
+  /** The links found on `source`'s pages still waiting here (or in flight), forgotten here. */
+  take(source: string): FoundLink[] {
+    const links = this.bySource.get(source);
+    if (links === undefined) return [];
+    this.bySource.delete(source);
+    for (const url of links.keys()) this.sourceOf.delete(url);
+    return [...links.values()];
+  }
+}
