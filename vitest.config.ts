@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { DurationSequencer } from "./test/support/duration-sequencer.js";
 
 /**
  * The suite in tiers, run one after the other by `npm test`:
@@ -9,6 +10,11 @@ import { defineConfig } from "vitest/config";
  *   (they crawl at full speed, so two already fill two CPUs; one at a time took 31 min);
  * - **timed**: the system tests that measure time, rates or memory (gaps between requests, a bandwidth
  *   bound, a rejoin, benches' figures), one file at a time, alone on the machine.
+ *
+ * Within a tier, files start longest first, by the seconds of a recorded run in test/durations.json
+ * (`npm run test:durations` rewrites it; files it does not list start first): on a fresh clone
+ * vitest's own order is by file size, and the system tier's 31-33 s files started last, the other
+ * worker idle meanwhile (test/support/longest-first.ts).
  */
 const UNIT_FOLDERS = [
   "commands",
@@ -52,6 +58,7 @@ const UNIT_FILES = [
   "test/agent/storage-guard.test.ts",
   "test/agent/unsynced-pages.test.ts",
   "test/agent/url-checks.test.ts",
+  "test/ci/test-order.test.ts",
   "test/cli/command-worker.test.ts",
   "test/cli/crawl-outcome.test.ts",
   "test/cluster/blacklist-gossip.test.ts",
@@ -129,6 +136,7 @@ export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
+    sequence: { sequencer: DurationSequencer },
     hookTimeout: 60_000,
     pool: "forks",
     projects: [
