@@ -34,9 +34,14 @@ const UNIT_FOLDERS = [
 
 /**
  * Files of the other folders whose tests run in this process only, as the unit folders' do (no agent
- * or CLI process; at most a server on loopback): the benches' helpers tested on made-up figures, and
- * the cluster's, the agent's and the others' parts tested alone. In the system tier each paid a process
- * and an import of its own for tests of a few milliseconds.
+ * or CLI process; at most a server on loopback, or one agent opened in this process: failed-open,
+ * robots-retry), and measure no real time: the benches' helpers tested on made-up figures,
+ * and the cluster's, the agent's and the others' parts tested alone. In the system tier each paid a
+ * process and an import of its own for tests of a few milliseconds. Left there though they start no
+ * process: the in-process clusters and crawls (cluster-in-process, ctl-in-process, ctl-blacklist,
+ * stats-in-process, ip-politeness, crash-handoff, join-recovery, busiest-ips, blacklist-restart), long
+ * and busy, and the files that time real waits (cluster-ip-gate, duplicate-detector,
+ * memory-cluster, fault-proxy, handover, hostile/robots).
  */
 const UNIT_FILES = [
   "test/bench/crawl-phases.test.ts",
@@ -44,7 +49,9 @@ const UNIT_FILES = [
   "test/bench/metrics.test.ts",
   "test/bench/mutant-list.test.ts",
   "test/agent/blacklist-restore.test.ts",
+  "test/agent/crawl-log-traits.test.ts",
   "test/agent/crawl-stats.test.ts",
+  "test/agent/failed-open.test.ts",
   "test/agent/fetch-retry.test.ts",
   "test/agent/host-blacklist.test.ts",
   "test/agent/hands-changes.test.ts",
@@ -53,7 +60,11 @@ const UNIT_FILES = [
   "test/agent/ip-gated-fetch.test.ts",
   "test/agent/link-modes.test.ts",
   "test/agent/link-origins.test.ts",
+  "test/agent/page-archive-claims.test.ts",
+  "test/agent/page-archive-recrawl.test.ts",
   "test/agent/product-token.test.ts",
+  "test/agent/request-wait.test.ts",
+  "test/agent/robots-retry.test.ts",
   "test/agent/server-push-back.test.ts",
   "test/agent/storage-guard.test.ts",
   "test/agent/unsynced-pages.test.ts",
@@ -71,6 +82,7 @@ const UNIT_FILES = [
   "test/cluster/graceful-leave.test.ts",
   "test/cluster/hand-over-desk.test.ts",
   "test/cluster/hand-over.test.ts",
+  "test/cluster/heartbeat-sender.test.ts",
   "test/cluster/host-claims.test.ts",
   "test/cluster/ip-authority-line.test.ts",
   "test/cluster/ip-authority.test.ts",
@@ -79,6 +91,7 @@ const UNIT_FILES = [
   "test/cluster/ip-outbox.test.ts",
   "test/cluster/ip-start-spacing.test.ts",
   "test/cluster/ip-wait-queue.test.ts",
+  "test/cluster/known-peers.test.ts",
   "test/cluster/last-known.test.ts",
   "test/cluster/members.test.ts",
   "test/cluster/ownership.test.ts",
@@ -87,6 +100,8 @@ const UNIT_FILES = [
   "test/cluster/seed-addresses.test.ts",
   "test/cluster/takeover-grace.test.ts",
   "test/cluster/termination.test.ts",
+  "test/cluster/unacked-urls.test.ts",
+  "test/cluster/url-exchange.test.ts",
   "test/cluster/url-intake.test.ts",
   "test/cluster/view-stabilizer.test.ts",
   "test/console/recent-captures.test.ts",
@@ -94,16 +109,20 @@ const UNIT_FILES = [
   "test/dedup/digest-registry.test.ts",
   "test/dedup/duplicate-detector-timing.test.ts",
   "test/deploy/compose.test.ts",
+  "test/deploy/kubernetes.test.ts",
   "test/errors/errors.test.ts",
+  "test/export/cdxj-merge.test.ts",
   "test/hostile/broken-http.test.ts",
   "test/hostile/content.test.ts",
   "test/hostile/hostile-web.test.ts",
   "test/lab/freshness.test.ts",
   "test/lab/plot.test.ts",
   "test/lab/report-writer.test.ts",
+  "test/lab/simulation.test.ts",
   "test/logging/logger.test.ts",
   "test/recrawl/change-rate.test.ts",
   "test/recrawl/page-history.test.ts",
+  "test/recrawl/recrawler.test.ts",
   "test/recrawl/revisit-policy.test.ts",
   "test/recrawl/share-freshness.test.ts",
 ];
