@@ -1,14 +1,20 @@
 #!/usr/bin/env node
 // Rewrites test/durations.json, the seconds each test file took, from which the test runs start each
-// tier's files longest first (test/support/duration-sequencer.ts). Reads what vitest wrote of a run:
+// tier's files longest first (test/support/duration-sequencer.ts). Reads vitest's results cache, which
+// every run writes (node_modules/.vite/vitest/*/results.json: each file's duration, hooks included, as
+// the default reporter prints it), or the caches named:
 //
-//   npm run test:durations                      # vitest's results cache (node_modules/.vite/vitest/*/results.json)
-//   npm run test:durations -- report.json ...   # JSON reports: npx vitest run --reporter=json --outputFile=report.json
+//   npm test && npm run test:durations
+//   npm run test:durations -- path/to/results.json ...    # e.g. a CI run's cache
+//
+// Not a JSON report (--reporter=json): its times of a file span its tests only, leaving out beforeAll
+// hooks, where many system tests do their whole crawl (a 169 s crawl showed as 0 s).
 //
 // The files measured replace their entries; the others keep theirs, so a run of one tier refreshes
 // that tier. A file that failed keeps its old entry (a failure's time says little), one under half a
 // second is left out (its seconds round to 0: it starts first, where it costs nothing), and entries of
-// files that no longer exist are dropped. Seconds are rounded: the order needs no more.
+// files that no longer exist are dropped. Seconds are rounded: the order needs no more. Take them from
+// a run on a quiet machine: under load every file stretches, and not evenly.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,25 +28,18 @@ function fromRoot(path) {
   return (isAbsolute(path) ? relative(ROOT, path) : path).split(sep).join("/");
 }
 
-/** [file, milliseconds, failed] of each file in a JSON report or a results cache. */
+/** [file, milliseconds, failed] of each file in a results cache. */
 function measured(path) {
   const document = JSON.parse(readFileSync(path, "utf8"));
-  if (Array.isArray(document.testResults)) {
-    return document.testResults.map((result) => [
-      fromRoot(result.name),
-      result.endTime - result.startTime,
-      result.status === "failed",
-    ]);
+  if (!Array.isArray(document.results)) {
+    throw new Error(`${path}: not a vitest results cache (results.json: { version, results })`);
   }
-  if (Array.isArray(document.results)) {
-    // Keys are "project:path"; the value is { duration, failed }.
-    return document.results.map(([key, result]) => [
-      fromRoot(key.slice(key.indexOf(":") + 1)),
-      result.duration,
-      result.failed,
-    ]);
-  }
-  throw new Error(`${path}: neither a vitest JSON report (testResults) nor a results cache (results)`);
+  // Keys are "project:path"; the value is { duration, failed }.
+  return document.results.map(([key, result]) => [
+    fromRoot(key.slice(key.indexOf(":") + 1)),
+    result.duration,
+    result.failed,
+  ]);
 }
 
 function caches() {
@@ -52,7 +51,7 @@ function caches() {
 
 const inputs = process.argv.length > 2 ? process.argv.slice(2) : caches();
 if (inputs.length === 0) {
-  process.stderr.write("no results cache: run the tests first, or name a JSON report (--reporter=json)\n");
+  process.stderr.write("no results cache: run the tests first, or name a results.json\n");
   process.exit(2);
 }
 
