@@ -23,7 +23,7 @@ import { type Closable, type DurableState, openDurableState } from "./durable-st
 import type { HandsChanges } from "./hands-changes.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { HostVisitor } from "./host-visitor.js";
-import { LinkOrigins } from "./link-origins.js";
+import { DEFAULT_MAX_FOUND_LINKS, LinkOrigins } from "./link-origins.js";
 import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { openPayloadDedup, type PayloadDedup } from "./payload-dedup.js";
@@ -80,6 +80,11 @@ export interface ClusterHooks {
    * waiting): they are handed to its owner now, not at the next periodic look.
    */
   readonly stranded?: () => void;
+  /**
+   * False under URL partitioning: hosts are never handed over, so no link is noted for a hand-over
+   * (`LinkOrigins`). Absent: true.
+   */
+  readonly handsOverHosts?: boolean;
 }
 
 /** An agent's machinery, wired: what {@link assembleAgent} builds and the agent runs. */
@@ -163,9 +168,18 @@ async function openParts(
 ): Promise<AssembledAgent> {
   const { clock, logger } = deps;
   let scheduler: HostScheduler | undefined;
-  // In a cluster: the links found on a host's pages that wait here, given to another agent to keep
-  // when the host is handed over (see link-origins.ts).
-  const linkOrigins = deps.cluster ? new LinkOrigins() : undefined;
+  // In a cluster whose hosts are handed over: the links found on a host's pages that wait here, given to
+  // another agent to keep when the host is handed over (see link-origins.ts).
+  const linkOrigins =
+    deps.cluster !== undefined && deps.cluster.handsOverHosts !== false
+      ? new LinkOrigins(DEFAULT_MAX_FOUND_LINKS, (maxLinks) =>
+          logger.warn(
+            { event: "link-origins-full", maxLinks },
+            `over ${maxLinks} links found on other hosts' pages wait here: those past it are not given to ` +
+              "another agent to keep when their page's host is handed over (a crash right after may lose them)",
+          ),
+        )
+      : undefined;
   const frontierHooks = {
     onHostReady: (host: string) => scheduler?.markReady(host),
     onQueueGrew: (host: string) => scheduler?.queueGrew(host),

@@ -29,7 +29,11 @@ export class LinkOrigins {
   /** Links not kept: past the bound. */
   beyondBound = 0;
 
-  constructor(private readonly maxLinks = DEFAULT_MAX_FOUND_LINKS) {}
+  /** `onFull`: told once, when the first link past `maxLinks` is only counted (for a warning). */
+  constructor(
+    private readonly maxLinks = DEFAULT_MAX_FOUND_LINKS,
+    private readonly onFull?: (maxLinks: number) => void,
+  ) {}
 
   /** Links kept now. */
   get size(): number {
@@ -40,7 +44,7 @@ export class LinkOrigins {
   note(source: string, link: FoundLink): void {
     if (this.sourceOf.has(link.url)) return;
     if (this.sourceOf.size >= this.maxLinks) {
-      this.beyondBound++;
+      if (this.beyondBound++ === 0) this.onFull?.(this.maxLinks);
       return;
     }
     this.sourceOf.set(link.url, source);

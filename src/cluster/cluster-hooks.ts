@@ -67,6 +67,7 @@ export function clusterHooks(deps: ClusterHooksDeps): ClusterHooks {
     ...(deps.hands === undefined ? {} : { hands: deps.hands }),
     ...(deps.stranded === undefined ? {} : { stranded: deps.stranded }),
     digests: deps.digests,
+    handsOverHosts: !byUrl,
   };
 }
 

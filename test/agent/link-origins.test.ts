@@ -30,11 +30,13 @@ it("gives the links found on a host's pages that still wait, once, and forgets t
   expect(origins.size).toBe(0);
 });
 
-it("keeps at most its bound, counting the links beyond", () => {
-  const origins = new LinkOrigins(2);
-  for (const i of [1, 2, 3]) origins.note("a.test", link(`http://b.test/${i}`));
+it("keeps at most its bound, counting the links beyond and saying so once", () => {
+  const full: number[] = [];
+  const origins = new LinkOrigins(2, (maxLinks) => full.push(maxLinks));
+  for (const i of [1, 2, 3, 5]) origins.note("a.test", link(`http://b.test/${i}`));
   expect(origins.size).toBe(2);
-  expect(origins.beyondBound).toBe(1);
+  expect(origins.beyondBound).toBe(2);
+  expect(full).toEqual([2]);
   origins.settled("http://b.test/1");
   origins.note("a.test", link("http://b.test/4"));
   expect(origins.take("a.test").map((found) => found.url)).toEqual(["http://b.test/2", "http://b.test/4"]);
