@@ -280,7 +280,8 @@ export class HandOverDesk {
           const quiet = await Promise.all(group.map((host) => this.deps.agent.quiesce(host, quiesceMs)));
           const ready = group.filter((host, i) => quiet[i] && this.deps.tenure.holds(host));
           if (ready.length === 0) return { handed: 0, failed: group.length };
-          for (const host of ready) this.deps.entrustLinksOf?.(host);
+          // A leaving agent hands every queue over itself: nothing is left here to be kept elsewhere.
+          if (!this.closed) for (const host of ready) this.deps.entrustLinksOf?.(host);
           try {
             for await (const message of this.messages(ready)) await send(owner, { from, hosts: message });
           } catch {

@@ -185,6 +185,16 @@ describe("HandOverDesk.answer", () => {
     expect(d.entrusted).toEqual(["held"]);
   });
 
+  it("gives no links to be kept elsewhere while leaving: its queues go to their owners anyway", async () => {
+    const d = desk();
+    d.tenure.take("mine");
+    d.handOvers.close();
+    d.nextOwners.set("mine", "p");
+    const outcome = await d.handOvers.pushAll(async () => ({ taken: 1 }));
+    expect(outcome).toEqual({ handed: 1, failed: 0 });
+    expect(d.entrusted).toEqual([]);
+  });
+
   it("names no holder it no longer knows: the claimant asks on", async () => {
     const d = desk();
     d.owners.set("h", "b");
