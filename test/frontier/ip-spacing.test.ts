@@ -7,6 +7,22 @@ import { flush } from "./helpers.js";
 
 const IP = "10.0.0.1";
 
+/**
+ * A gate of two at `IP`, 1 s apart, on a manual clock: the first request's turn taken, the second's
+ * asked for (`startedAt` gets the time its turn comes).
+ */
+async function twoAtOneAddress() {
+  const clock = new ManualClock();
+  const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
+  const first = await gate.acquire(IP);
+  const startedAt: number[] = [];
+  const second = gate.acquire(IP).then((release) => {
+    startedAt.push(clock.now());
+    return release;
+  });
+  return { clock, first, second, startedAt };
+}
+
 describe("IpSpacing", () => {
   it("rejects a delay that is not a non-negative integer, naming it", () => {
     for (const delay of [-1, 1.5, Number.NaN]) {
@@ -79,14 +95,7 @@ describe("IpGate with an IP delay", () => {
   });
 
   it("spaces the next start from when a request is written, not from its turn: a request held up on its way brings none closer", async () => {
-    const clock = new ManualClock();
-    const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
-    const first = await gate.acquire(IP);
-    const startedAt: number[] = [];
-    const second = gate.acquire(IP).then((release) => {
-      startedAt.push(clock.now());
-      return release;
-    });
+    const { clock, first, second, startedAt } = await twoAtOneAddress();
     // The first request's connection is still opening a whole delay after its turn: the next waits.
     clock.advance(1_000);
     await flush();
@@ -105,14 +114,7 @@ describe("IpGate with an IP delay", () => {
   });
 
   it("a request ended unwritten (its connection failed) lets the next start the delay after its end", async () => {
-    const clock = new ManualClock();
-    const gate = new IpGate(2, { spacing: new IpSpacing(1_000, clock) });
-    const first = await gate.acquire(IP);
-    const startedAt: number[] = [];
-    const second = gate.acquire(IP).then((release) => {
-      startedAt.push(clock.now());
-      return release;
-    });
+    const { clock, first, second, startedAt } = await twoAtOneAddress();
     clock.advance(1_500);
     first();
     await flush();
