@@ -20,7 +20,7 @@ const POLITENESS_SLICE_MS = 250;
 export interface RequestWaitDeps extends HostAddressDeps {
   readonly clock: Clock;
   /** Requests at once and spacing per IP address: this agent's, or the cluster's. */
-  readonly ipGate: Pick<IpLimiter, "crawlDelay" | "spacingWaitMs" | "acquire">;
+  readonly ipGate: Pick<IpLimiter, "crawlDelay" | "spacingWaitMs" | "acquire" | "tryAcquire">;
   /** Turns to fetch and process a page, the longest queues served first (see page-turns.ts). */
   readonly turns: Pick<PageTurns, "acquire">;
   /** URLs of `host` waiting in its queue: how soon its page turn comes. */
@@ -80,6 +80,9 @@ export async function waitForRequest(
   }
   // The page's turn: held until it is processed (or its fetch failed).
   const endTurn = await deps.turns.acquire(deps.waitingOf(host), signal);
+  // Most requests find their address's slot free: taken at once, with no signals to end a wait.
+  const now = signal.aborted || deps.waitCut(host) ? undefined : ipGate.tryAcquire(ip, host);
+  if (now !== undefined) return { kind: "cleared", ip, release: now, endTurn };
   // The address's slot may be long in coming (a busy shared server, its authority's line): a pause ends
   // the wait, so a leaving agent's URL goes back to its queue and is handed over, not held in flight; so
   // does the host's hand-over to another agent (a join), so the URL goes on to its new owner.

@@ -16,11 +16,11 @@ export function trackedIpLimiter(limiter: IpLimiter, activity: IpActivity): IpLi
         wait.gaveUp();
         throw error;
       }
-      const ended = wait.started();
-      return ipRelease(() => {
-        ended();
-        release();
-      }, release.sent);
+      return endedWith(release, wait.started());
+    },
+    tryAcquire: (ip, host) => {
+      const release = limiter.tryAcquire(ip, host);
+      return release === undefined ? undefined : endedWith(release, activity.waits(ip, host).started());
     },
     refused: (ip, retryAfterMs) => {
       activity.refused(ip);
@@ -30,4 +30,12 @@ export function trackedIpLimiter(limiter: IpLimiter, activity: IpActivity): IpLi
     spacingWaitMs: (ip) => limiter.spacingWaitMs(ip),
     politenessAt: (ip) => limiter.politenessAt(ip),
   };
+}
+
+/** `release`, telling `ended` first: the request's run is over. */
+function endedWith(release: IpRelease, ended: () => void): IpRelease {
+  return ipRelease(() => {
+    ended();
+    release();
+  }, release.sent);
 }

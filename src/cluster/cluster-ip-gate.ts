@@ -20,7 +20,7 @@ import {
   type IpHandOver,
 } from "./ip-grant.js";
 import type { CrashHolding } from "./ip-hand-over.js";
-import { IpLeases } from "./ip-leases.js";
+import { type IpLease, IpLeases } from "./ip-leases.js";
 import { IpOutboxes } from "./ip-outbox.js";
 
 /** How a {@link ClusterIpGate} limits this agent's requests. */
@@ -117,6 +117,20 @@ export class ClusterIpGate implements IpLimiter {
       releaseLocal();
       throw error;
     }
+  }
+
+  /**
+   * A request to `ip` now, without waiting or asking anyone: a local slot free, no block, a lease held
+   * and its spacing due (see {@link IpLimiter.tryAcquire}); else undefined, nothing taken.
+   */
+  tryAcquire(ip: string): IpRelease | undefined {
+    const now = this.deps.clock.now();
+    if ((this.blocks.get(ip) ?? 0) > now || this.spacing.unsentAt(ip) > 0) return undefined;
+    const lease = this.leases.usable(ip, this.deps.authorityOf(ip));
+    if (lease === undefined || Math.max(lease.blockedUntilMs - now, this.spacing.waitMs(ip)) > 0)
+      return undefined;
+    const releaseLocal = this.local.tryAcquire(ip);
+    return releaseLocal === undefined ? undefined : this.startUnder(ip, lease, releaseLocal);
   }
 
   /** `ip`'s server pushed back: this agent waits, and the authority makes every agent wait. */
@@ -218,6 +232,23 @@ export class ClusterIpGate implements IpLimiter {
     this.leases.close();
   }
 
+  /** A request to `ip` starts now under `lease`, holding the local slot `releaseLocal` frees. */
+  private startUnder(ip: string, lease: IpLease, releaseLocal: () => void): IpRelease {
+    const sent = this.spacing.started(ip);
+    const ended = this.leases.started(ip, lease);
+    return ipRelease(
+      once(() => {
+        sent();
+        ended();
+        releaseLocal();
+      }),
+      () => {
+        sent();
+        return true;
+      },
+    );
+  }
+
   private async grant(ip: string, releaseLocal: () => void, signal?: AbortSignal): Promise<IpRelease> {
     const { clock } = this.deps;
     const holdMs = this.options.holdMs ?? IP_HOLD_MS;
@@ -242,19 +273,7 @@ export class ClusterIpGate implements IpLimiter {
           await sleep(clock, leaseBlockedMs, signal);
           continue;
         }
-        const sent = this.spacing.started(ip);
-        const ended = this.leases.started(ip, lease);
-        return ipRelease(
-          once(() => {
-            sent();
-            ended();
-            releaseLocal();
-          }),
-          () => {
-            sent();
-            return true;
-          },
-        );
+        return this.startUnder(ip, lease, releaseLocal);
       }
       const askedAtMs = clock.now();
       const held: boolean = hold;

@@ -14,6 +14,13 @@ export interface IpLimiter {
    */
   acquire(ip: string, signal?: AbortSignal, host?: string): Promise<IpRelease>;
   /**
+   * {@link acquire} when it would not wait: a slot free at `ip` and nothing to wait for there (no
+   * spacing, no block, for the cluster's limiter a lease held), taken now; else undefined, and nothing
+   * taken. The common case — an address with one host, its slot free — then costs the caller no abort
+   * signals of its own (a waiting request needs them: a pause or a hand-over ends its wait).
+   */
+  tryAcquire(ip: string, host?: string): IpRelease | undefined;
+  /**
    * `ip`'s server pushed back (429, 503), asking to wait `retryAfterMs` (undefined: unsaid): every
    * request to the address waits (the whole cluster's, for the cluster's limiter).
    */
@@ -59,6 +66,20 @@ export interface IpPoliteness {
   readonly delayMs: number;
 }
 
+/** The grant of a slot `release` frees and a spacing turn `sent` marks written (see {@link IpRelease}). */
+function granted(release: () => void, sent: () => void): IpRelease {
+  return ipRelease(
+    () => {
+      sent();
+      release();
+    },
+    () => {
+      sent();
+      return true;
+    },
+  );
+}
+
 /** What an {@link IpGate} needs. */
 export interface IpGateDeps {
   /** The least gap between two starts at one address (absent: none). */
@@ -100,16 +121,17 @@ export class IpGate implements IpLimiter {
       release();
       throw error;
     }
-    return ipRelease(
-      () => {
-        sent();
-        release();
-      },
-      () => {
-        sent();
-        return true;
-      },
-    );
+    return granted(release, sent);
+  }
+
+  /** A slot on `ip` now, when one is free and its spacing asks for no wait (see {@link IpLimiter.tryAcquire}). */
+  tryAcquire(ip: string): IpRelease | undefined {
+    const used = this.inUse.get(ip) ?? 0;
+    if (used >= this.maxPerIp) return undefined;
+    const { spacing } = this.deps;
+    if (spacing !== undefined && (spacing.unsentAt(ip) > 0 || spacing.waitMs(ip) > 0)) return undefined;
+    this.inUse.set(ip, used + 1);
+    return granted(this.releaser(ip), spacing?.started(ip) ?? (() => {}));
   }
 
   private async slot(ip: string, signal?: AbortSignal): Promise<() => void> {

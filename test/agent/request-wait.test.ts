@@ -33,6 +33,8 @@ function setUp(pausedSignal?: () => AbortSignal | undefined, handedOver?: Reques
     ipGate: {
       crawlDelay: () => {},
       spacingWaitMs: () => 0,
+      // Never free at once: each request waits for the grant the test gives.
+      tryAcquire: () => undefined,
       acquire: (_ip, signal) =>
         new Promise((resolve, reject) => {
           if (signal?.aborted) return reject(signal.reason);
@@ -126,4 +128,38 @@ it("puts the URL back when its host is handed to another agent while it waits fo
     outcome: { kind: "yielded" },
   });
   expect(again.held).toEqual({ turns: 0, slots: 0 });
+});
+
+it("takes a free slot at once, asking for no wait, unless the wait is cut already (a pause, a hand-over)", async () => {
+  const free = setUp(() => new AbortController().signal);
+  let tried = 0;
+  const deps: RequestWaitDeps = {
+    ...free.deps,
+    ipGate: {
+      ...free.deps.ipGate,
+      tryAcquire: () => {
+        tried++;
+        free.held.slots++;
+        return ipRelease(
+          () => free.held.slots--,
+          () => true,
+        );
+      },
+    },
+  };
+  const cleared = await waitForRequest(HOST, free.state, RULES, new AbortController().signal, deps);
+  expect(cleared).toMatchObject({ kind: "cleared", ip: "127.1.0.1" });
+  expect(free.grants).toHaveLength(0);
+  expect(free.held).toEqual({ turns: 1, slots: 1 });
+  // Paused, or the host no longer this agent's: not taken at once, the slow path puts the URL back.
+  const pause = new AbortController();
+  pause.abort();
+  const paused = await waitForRequest(HOST, free.state, RULES, new AbortController().signal, {
+    ...deps,
+    pausedSignal: () => pause.signal,
+    waitCut: () => true,
+  });
+  expect(paused).toEqual({ kind: "put-back", outcome: { kind: "yielded" } });
+  expect(tried).toBe(1);
+  expect(free.held).toEqual({ turns: 1, slots: 1 });
 });

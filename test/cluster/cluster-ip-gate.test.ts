@@ -12,9 +12,11 @@ const MAX = 2;
 /**
  * Agents `ids`, each with its gate and its authority, on the real clock; `authorityOf` says which one
  * is the authority of every address. Messages go in-process (the transport has its own tests) and are
- * counted; requests are timed and the peak at once at the address is kept, as a server would.
+ * counted; requests are timed and the peak at once at the address is kept, as a server would. With
+ * `tryFirst`, a request takes its slot at once when it can (`tryAcquire`, as an agent's requests do),
+ * and waits for it otherwise.
  */
-function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0) {
+function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0, tryFirst = false) {
   const authorities = new Map<string, IpAuthority>();
   const sent: IpRequest[] = [];
   const gates = new Map<string, ClusterIpGate>();
@@ -51,7 +53,8 @@ function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0) {
   let peak = 0;
   const starts: { id: string; atMs: number }[] = [];
   const request = async (id: string, ms: number) => {
-    const release = await (gates.get(id) as ClusterIpGate).acquire(IP);
+    const gate = gates.get(id) as ClusterIpGate;
+    const release = (tryFirst ? gate.tryAcquire(IP) : undefined) ?? (await gate.acquire(IP));
     inFlight++;
     peak = Math.max(peak, inFlight);
     starts.push({ id, atMs: Date.now() });
@@ -85,6 +88,41 @@ it("agents sharing an address never have more than --max-per-ip requests at once
   expect(new Set(starts.map((s) => s.id)).size).toBe(3);
   // Shared, each request asks (in batches): more messages than addresses, fewer than requests twice over.
   expect(sent.length).toBeGreaterThan(1);
+});
+
+it("takes a slot at once only under a lease it holds, and then no more than --max-per-ip and the delay allow", async () => {
+  const DELAY = 30;
+  const { gates, sent, request, starts, peak, close } = cluster(["a", "b"], "b", DELAY, true);
+  const gate = gates.get("a") as ClusterIpGate;
+  // No lease yet: nothing taken, the request must ask.
+  expect(gate.tryAcquire(IP)).toBeUndefined();
+  await Promise.all(Array.from({ length: 12 }, () => request("a", 5)));
+  expect(gate.leased).toBe(1);
+  expect(sent).toHaveLength(1);
+  // Under the lease, a request spaced past the delay is taken at once, and one within it is not.
+  await sleep(systemClock, DELAY + 5);
+  const now = gate.tryAcquire(IP);
+  expect(now).toBeDefined();
+  now?.sent();
+  expect(gate.tryAcquire(IP)).toBeUndefined();
+  now?.();
+  close();
+  expect(peak()).toBeLessThanOrEqual(MAX);
+  const times = starts.map((start) => start.atMs);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
+});
+
+it("agents sharing an address and taking slots at once when they can stay within --max-per-ip and the delay, together", async () => {
+  const DELAY = 30;
+  const { request, peak, starts, close } = cluster(["a", "b", "c"], "a", DELAY, true);
+  await Promise.all(["a", "b", "c"].flatMap((id) => Array.from({ length: 5 }, () => request(id, 10))));
+  close();
+  expect(starts).toHaveLength(15);
+  expect(peak()).toBeLessThanOrEqual(MAX);
+  const times = starts.map((start) => start.atMs).sort((x, y) => x - y);
+  const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(DELAY);
 });
 
 it("a server's push-back to one agent holds the other agents' requests to the address", async () => {

@@ -2,6 +2,8 @@ import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
 import { IpGate } from "../../src/frontier/ip-gate.js";
+import { IpSpacing } from "../../src/frontier/ip-spacing.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { flush } from "./helpers.js";
 
 /** Starts an acquire and records when (in which order) it is granted. */
@@ -159,6 +161,45 @@ describe("IpGate", () => {
     expect(gate.inFlight("10.0.0.1")).toBe(1);
     (await d.release)();
     expect(gate.inFlight("10.0.0.1")).toBe(0);
+  });
+});
+
+describe("IpGate.tryAcquire: a slot now, or nothing taken", () => {
+  it("takes a free slot at once and counts it as acquire would; undefined once the address is full", async () => {
+    const gate = new IpGate(2);
+    const first = gate.tryAcquire("10.0.0.1");
+    const second = gate.tryAcquire("10.0.0.1");
+    expect(first).toBeDefined();
+    expect(second).toBeDefined();
+    expect(gate.tryAcquire("10.0.0.1")).toBeUndefined();
+    expect(gate.inFlight("10.0.0.1")).toBe(2);
+    expect(gate.tryAcquire("10.0.0.2")).toBeDefined();
+    // A waiter in line gets the slot a try took, when it is given back, before any new try.
+    const granted: string[] = [];
+    const waiting = acquireTracked(gate, "10.0.0.1", "w", granted);
+    first?.();
+    await flush();
+    expect(granted).toEqual(["w"]);
+    expect(gate.tryAcquire("10.0.0.1")).toBeUndefined();
+    second?.();
+    (await waiting.release)();
+    expect(gate.inFlight("10.0.0.1")).toBe(0);
+  });
+
+  it("takes nothing while the address's spacing asks for a wait, or a request there is not written yet", () => {
+    const clock = new ManualClock();
+    const gate = new IpGate(2, { spacing: new IpSpacing(100, clock) });
+    const first = gate.tryAcquire("10.0.0.1");
+    expect(first).toBeDefined();
+    // Its turn came, not written yet: the next start waits for it.
+    expect(gate.tryAcquire("10.0.0.1")).toBeUndefined();
+    expect(first?.sent()).toBe(true);
+    clock.advance(99);
+    expect(gate.tryAcquire("10.0.0.1")).toBeUndefined();
+    expect(gate.inFlight("10.0.0.1")).toBe(1);
+    clock.advance(1);
+    expect(gate.tryAcquire("10.0.0.1")).toBeDefined();
+    expect(gate.inFlight("10.0.0.1")).toBe(2);
   });
 });
 
