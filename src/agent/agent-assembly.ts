@@ -288,7 +288,7 @@ async function openParts(
     {
       frontier,
       resolve: (hostname, signal) => deps.resolver.resolve(hostname, signal),
-      robots: (origin) => robots.get(origin),
+      robots: (origin) => robots.answer(origin),
       saveRobots: (rules) => committer.add(robotsSnapshotOp(rules.origin, rules.toJSON())),
       fetch: fetchPage,
       ipGate,

@@ -57,7 +57,8 @@ export interface HostVisitorDeps {
   readonly frontier: Frontier;
   /** The agent's resolver: a host name's (first) address, asked again for each request. */
   readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
-  readonly robots: (origin: string) => Promise<RobotsRules>;
+  /** The rules of `origin`: at once when cached and fresh, else once robots.txt is fetched. */
+  readonly robots: (origin: string) => RobotsRules | Promise<RobotsRules>;
   /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
   readonly saveRobots: (rules: RobotsRules) => void;
   /**

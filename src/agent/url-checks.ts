@@ -86,7 +86,8 @@ export interface UrlCheckDeps {
   /** The address of a host name (the agent's resolver: its first address). */
   readonly resolve: (hostname: string, signal: AbortSignal) => Promise<string>;
   /** An origin's robots.txt rules: cached, or fetched now. */
-  readonly robots: (origin: string) => Promise<RobotsRules>;
+  /** The rules of `origin`: at once when cached and fresh, else once robots.txt is fetched. */
+  readonly robots: (origin: string) => RobotsRules | Promise<RobotsRules>;
   /** Keeps freshly fetched robots.txt rules durably, so a restart does not fetch them again. */
   readonly saveRobots: (rules: RobotsRules) => void;
   /** Queues the sitemaps a fresh robots.txt lists. */
@@ -239,9 +240,11 @@ export async function robotsAnswered(
   // A robots.txt request waits for its address's slot like any (shared by every URL of the origin, so
   // not cut itself): a pause puts the URL back at once instead, and the answer is taken when it comes.
   const answer = deps.robots(origin);
-  const rules = await unlessPaused(answer, deps.pausedSignal?.());
+  const paused = deps.pausedSignal?.();
+  const rules =
+    answer instanceof Promise ? await unlessPaused(answer, paused) : paused?.aborted ? undefined : answer;
   if (rules === undefined) {
-    answer.then(took, () => {});
+    if (answer instanceof Promise) answer.then(took, () => {});
     return { kind: "put-back", outcome: { kind: "yielded" } };
   }
   took(rules);

@@ -105,6 +105,15 @@ export class RobotsCache {
    * Rejects with UbiError InvalidUrl when `origin` is not an http(s) URL.
    */
   get(origin: string): Promise<RobotsRules> {
+    const answer = this.answer(origin);
+    return answer instanceof Promise ? answer : Promise.resolve(answer);
+  }
+
+  /**
+   * {@link get}, with rules cached and fresh given at once rather than as a promise: a caller that must
+   * also stop waiting at a pause needs no race for them (most asks, once an origin's robots.txt is in).
+   */
+  answer(origin: string): RobotsRules | Promise<RobotsRules> {
     const now = this.#clock.now();
     let rules = this.#entries.get(origin);
     let key = origin;
@@ -116,7 +125,7 @@ export class RobotsCache {
       }
       rules = this.#entries.get(key);
     }
-    if (rules !== undefined && now < rules.expiresAtMs) return Promise.resolve(rules);
+    if (rules !== undefined && now < rules.expiresAtMs) return rules;
     let pending = this.#inflight.get(key);
     if (pending === undefined) {
       pending = this.#fetchRules(key).finally(() => this.#inflight.delete(key));

@@ -319,6 +319,22 @@ describe("robots.txt answered", () => {
     expect(await robotsAnswered(url, running, OPTIONS)).toBeInstanceOf(RobotsRules);
   });
 
+  it("takes rules given at once (cached and fresh) without a wait, and puts the URL back if paused already", async () => {
+    const url = await taken();
+    const cached = rules({ fetchedAtMs: clock.now() - 1 });
+    expect(await robotsAnswered(url, depsWith({ robots: () => cached }), OPTIONS)).toBe(cached);
+    const running = depsWith({ robots: () => cached, pausedSignal: () => new AbortController().signal });
+    expect(await robotsAnswered(url, running, OPTIONS)).toBe(cached);
+    const pause = new AbortController();
+    pause.abort();
+    const paused = depsWith({ robots: () => cached, pausedSignal: () => pause.signal });
+    expect(await robotsAnswered(url, paused, OPTIONS)).toEqual({
+      kind: "put-back",
+      outcome: { kind: "yielded" },
+    });
+    expect(told.saved).toHaveLength(0);
+  });
+
   it("does not count a cached failure as an attempt", async () => {
     const url = await taken();
     const cached = depsWith({

@@ -262,6 +262,24 @@ describe("RobotsCache: caching", () => {
     expect(server.requests.length).toBe(2);
   });
 
+  it("answers at once with rules cached and fresh, with a promise of the fetch otherwise", async () => {
+    const { cache, origin, clock, server } = await setup(
+      { "/robots.txt": "User-agent: *\nDisallow: /a\n" },
+      { ttlMs: 1000 },
+    );
+    const asked = cache.answer(origin);
+    expect(asked).toBeInstanceOf(Promise);
+    const first = await asked;
+    expect(cache.answer(origin)).toBe(first);
+    expect(cache.answer(`${origin}/some/page`)).toBe(first);
+    clock.advance(1000);
+    const again = cache.answer(origin);
+    expect(again).toBeInstanceOf(Promise);
+    expect(await again).not.toBe(first);
+    expect(server.requests.length).toBe(2);
+    await expect(cache.answer("ftp://site.test/")).rejects.toThrow();
+  });
+
   it("round-trips through JSON and restores without refetching while unexpired", async () => {
     const { cache, origin, clock, fetcher, server } = await setup({
       "/robots.txt": "User-agent: ubicrawl\nDisallow: /private\nCrawl-delay: 3\n",
