@@ -98,10 +98,11 @@ describe("ubicrawl experiment batching", { timeout: EXPERIMENT_TIMEOUT_MS }, () 
       "1,100",
       "--agents",
       "3",
+      // 491 URLs on 20 hosts, as in the modes experiment: ~180 URLs sent at batch size 1.
       "--hosts",
-      "30",
+      "20",
       "--pages",
-      "300",
+      "200",
     ]);
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (4 files`);
     expect(result.stdout).not.toContain("FAILS");
