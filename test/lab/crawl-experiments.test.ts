@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Assignment, loadHasher64 } from "../../src/hashing/index.js";
-import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./experiment-runs.js";
+import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent, table } from "./experiment-runs.js";
 
 /**
  * The experiments that run real agents (processes), as a user runs them on a small web. `modes`: the
@@ -10,9 +10,11 @@ import { EXPERIMENT_TIMEOUT_MS, experimentRunner, fetchesByAgent } from "./exper
  * sent), and, from the crawl logs kept with --data, what each mode did that the figures do not say by
  * themselves: whose hosts each agent fetched, and fetch counts recounted line by line. `batching`: the
  * agents take the batch size (one message a URL at 1). The faults experiment, the longest, is in
- * fault-experiment.test.ts, a file of its own so that it runs beside these. The bandwidth and scaling
- * experiments, which measure rates and times, are in timed-experiments.test.ts; the refusals of bad
- * flags, in this process, in test/commands/experiment.test.ts.
+ * fault-experiment.test.ts, a file of its own so that it runs beside these. `scaling`: the simulation
+ * of the real crawls sends the URLs they sent and covers what they covered, and projects to more agents
+ * (its checks are of counts and of the simulation's own clock, not of real time, so it runs here). The
+ * bandwidth and politeness experiments, which measure rates and times, are in timed-experiments.test.ts;
+ * the refusals of bad flags, in this process, in test/commands/experiment.test.ts.
  */
 
 const experiments = experimentRunner();
@@ -223,5 +225,45 @@ describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS },
     const shared = [...agentsOfHost.values()].filter((agents) => agents.size > 1).length;
     expect(shared).toBeGreaterThan(agentsOfHost.size / 2);
     expect(result.stdout).not.toContain("FAILS");
+  });
+});
+
+describe("ubicrawl experiment scaling", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
+  it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
+    const { result, out, rows } = await runExperiment("scaling", [
+      "--agents",
+      "1,3",
+      "--simulate",
+      "5,20",
+      "--sim-pages-per-agent",
+      "200",
+      // The fewest pages 30 hosts take: a real crawl's time is mostly its fetches one host at a time.
+      "--hosts",
+      "30",
+      "--pages",
+      "300",
+    ]);
+    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
+    const validation = await table(out, "validation");
+    expect(validation.map((r) => r.agents)).toEqual(["1", "3"]);
+    for (const row of validation) {
+      // The simulator's coverage and communication overhead are the real cluster's.
+      expect(Number(row.real_coverage)).toBe(1);
+      expect(Number(row.sim_coverage)).toBe(1);
+      expect(Math.abs(Number(row.overhead_diff))).toBeLessThanOrEqual(0.05);
+      expect(Number(row.sim_steady_pages_per_s_per_agent)).toBeGreaterThan(0);
+    }
+    expect(Number(validation[1]?.real_overhead)).toBeGreaterThan(0);
+    const summary = rows;
+    const projected = summary.filter((r) => r.kind === "projected");
+    expect(projected.map((r) => r.agents)).toEqual(["5", "20"]);
+    for (const row of projected) {
+      expect(Number(row.coverage)).toBe(1);
+      // An agent killed halfway: its hosts are crawled again after the timeout (5 heartbeats of 1 s).
+      expect(Number(row.recovery_s)).toBeGreaterThanOrEqual(5);
+      expect(Number(row.recovery_s)).toBeLessThan(8);
+      expect(Number(row.refetched_after_kill)).toBeGreaterThan(0);
+    }
+    expect(result.stdout).toMatch(/holds: The simulation sends the URLs the real agents send/);
   });
 });

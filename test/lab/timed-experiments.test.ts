@@ -4,9 +4,9 @@ import { EXPERIMENT_TIMEOUT_MS, experimentRunner, table } from "./experiment-run
 
 /**
  * The experiments that measure rates and times with real agents: `bandwidth` (the crawl held under a
- * bound), `scaling` (the simulation of the real crawls sends the URLs they sent and covers what they
- * covered) and `politeness` (requests at once, gaps and 429s per address, as the test web saw them). In
- * the timed tier (vitest.config.ts): alone on the machine.
+ * bound) and `politeness` (requests at once, gaps and 429s per address, as the test web saw them). In
+ * the timed tier (vitest.config.ts): alone on the machine. The `scaling` experiment, whose checks are
+ * of counts and of the simulation's own clock, is in crawl-experiments.test.ts.
  */
 
 const experiments = experimentRunner();
@@ -43,46 +43,6 @@ describe("ubicrawl experiment bandwidth", { timeout: EXPERIMENT_TIMEOUT_MS }, ()
     expect(new Set(rows.map((r) => r.pages)).size).toBe(1);
     const series = await table(out, "bandwidth-over-time");
     expect(series.filter((r) => r.control === "none").length).toBeGreaterThan(0);
-  });
-});
-
-describe("ubicrawl experiment scaling", { timeout: EXPERIMENT_TIMEOUT_MS }, () => {
-  it("simulates the real agents' crawls as they ran them, then projects to more agents", async () => {
-    const { result, out, rows } = await runExperiment("scaling", [
-      "--agents",
-      "1,3",
-      "--simulate",
-      "5,20",
-      "--sim-pages-per-agent",
-      "200",
-      // The fewest pages 30 hosts take: a real crawl's time is mostly its fetches one host at a time.
-      "--hosts",
-      "30",
-      "--pages",
-      "300",
-    ]);
-    expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
-    const validation = await table(out, "validation");
-    expect(validation.map((r) => r.agents)).toEqual(["1", "3"]);
-    for (const row of validation) {
-      // The simulator's coverage and communication overhead are the real cluster's.
-      expect(Number(row.real_coverage)).toBe(1);
-      expect(Number(row.sim_coverage)).toBe(1);
-      expect(Math.abs(Number(row.overhead_diff))).toBeLessThanOrEqual(0.05);
-      expect(Number(row.sim_steady_pages_per_s_per_agent)).toBeGreaterThan(0);
-    }
-    expect(Number(validation[1]?.real_overhead)).toBeGreaterThan(0);
-    const summary = rows;
-    const projected = summary.filter((r) => r.kind === "projected");
-    expect(projected.map((r) => r.agents)).toEqual(["5", "20"]);
-    for (const row of projected) {
-      expect(Number(row.coverage)).toBe(1);
-      // An agent killed halfway: its hosts are crawled again after the timeout (5 heartbeats of 1 s).
-      expect(Number(row.recovery_s)).toBeGreaterThanOrEqual(5);
-      expect(Number(row.recovery_s)).toBeLessThan(8);
-      expect(Number(row.refetched_after_kill)).toBeGreaterThan(0);
-    }
-    expect(result.stdout).toMatch(/holds: The simulation sends the URLs the real agents send/);
   });
 });
 
