@@ -89,8 +89,10 @@ beforeAll(async () => {
   } finally {
     client.close();
   }
-  exit = await agent.process.waitForExit(45_000);
-}, 120_000);
+  // The rest of the crawl after the flood: seconds on a quiet machine; more than 45 s was seen beside
+  // other tests at a load of 12-15 (the bound is that it ends, not how soon).
+  exit = await agent.process.waitForExit(90_000);
+}, 180_000);
 
 afterAll(async () => {
   await fixture?.stop();
