@@ -23,7 +23,7 @@ import { clusterIpLimit } from "./cluster-ip-limit.js";
 import type { ClusterOptions } from "./cluster-options.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
-import { HandOverDesk } from "./hand-over.js";
+import { HAND_OVER_DELIVERY_MS, HandOverDesk } from "./hand-over.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, DEFAULT_UNHEARD_WAIT_MS, HostClaims } from "./host-claims.js";
 import type { IpAuthority } from "./ip-authority.js";
@@ -285,14 +285,20 @@ export async function assembleCluster(
     memberOf,
     heardFrom: (member) => detector.heardFrom(member),
     // Each link goes to the agent that would own its host without this one: the one to re-send it to
-    // its host's next owner should this agent die.
-    entrustLinksOf: (host) => {
-      for (const link of agent.takeLinksFoundOn(host)) {
-        const keeper = ownership.ownerOnceGone(link.host);
-        if (keeper !== undefined && keeper !== selfId) {
-          exchange.entrust(keeper, link.url, link.depth, link.host, link.traits);
+    // its host's next owner should this agent die. They and the URLs drained for the new holder are
+    // acknowledged before the done sets leave.
+    beforeHandOver: (hosts, to) => {
+      const peers = new Set([to]);
+      for (const host of hosts) {
+        for (const link of agent.takeLinksFoundOn(host)) {
+          const keeper = ownership.ownerOnceGone(link.host);
+          if (keeper !== undefined && keeper !== selfId) {
+            exchange.entrust(keeper, link.url, link.depth, link.host, link.traits);
+            peers.add(keeper);
+          }
         }
       }
+      return exchange.deliver(peers, HAND_OVER_DELIVERY_MS);
     },
   });
   const claims = new HostClaims(

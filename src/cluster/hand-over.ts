@@ -25,6 +25,13 @@ import { fromPageSchedules, toPageSchedule } from "./page-schedule-wire.js";
  * answers LATER (the claimant asks again): long enough for a politeness wait and most fetches.
  */
 const QUIESCE_WAIT_MS = 20_000;
+
+/**
+ * How long a host's hand-over waits for the links its pages gave and the URLs drained from its queue to
+ * be acknowledged by the agents they went to (`HandOverDeps.beforeHandOver`): with the quiesce, an
+ * answer still fits in the claimant's deadline (30 s). Past it, the host is handed over later.
+ */
+export const HAND_OVER_DELIVERY_MS = 5_000;
 /** Done fingerprints in one message at most (8 bytes each). */
 const MAX_DONE_PER_MESSAGE = MAX_DONE_BYTES / 8;
 
@@ -66,11 +73,13 @@ export interface HandOverDeskDeps {
   /** A member that called this agent directly: alive (it may change the view, and so the ownership). */
   readonly heardFrom: (member: GossipEntry) => void;
   /**
-   * `host` goes to another agent with its done set: the links found on its pages that still wait here
-   * are given to other agents to keep, so that this agent's crash does not lose them (its pages, done,
-   * would not be fetched again to find them anew).
+   * `hosts` go to agent `to` with their done sets: the links found on their pages that still wait here
+   * are given to other agents to keep, and those and the URLs drained from their queues (buffered for
+   * `to`) are delivered before the done sets leave, so that this agent's crash does not lose them
+   * (their pages, done, would not be fetched again to find them anew). Resolves false when they were
+   * not all acknowledged in time: the hosts are then not handed over yet.
    */
-  readonly entrustLinksOf?: (host: string) => void;
+  readonly beforeHandOver?: (hosts: readonly string[], to: string) => Promise<boolean>;
 }
 
 /** Delivers one pushed hand-over message to agent `peerId`. */
@@ -145,14 +154,21 @@ export class HandOverDesk {
           : true,
       ),
     );
+    // Passed on, no request of this agent in flight there: every link their pages gave is queued here,
+    // and goes to be kept elsewhere before their done sets leave.
+    const granted = request.hosts.filter((_, i) => settled[i] && verdicts[i]?.status === "GRANTED");
+    const delivered =
+      granted.length === 0 ||
+      (await (this.deps.beforeHandOver?.(
+        granted.map(({ host }) => host),
+        claimant.id,
+      ) ?? true));
     const room: Room = { done: MAX_DONE_PER_MESSAGE, pageBytes: MAX_PAGE_SCHEDULE_BYTES };
     const hosts: HostHandOver[] = [];
     let released = false;
     for (const [i, { host, skip, skipPages = 0 }] of request.hosts.entries()) {
       const verdict = verdicts[i] as Verdict;
-      const status = settled[i] ? verdict.status : "LATER";
-      // Passed on, no request of this agent in flight there: every link its pages gave is queued here.
-      if (status === "GRANTED") this.deps.entrustLinksOf?.(host);
+      const status = settled[i] && (verdict.status !== "GRANTED" || delivered) ? verdict.status : "LATER";
       const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room);
       hosts.push(entry);
       // The last part of a host's hand-over: its schedule is the claimant's now (a part lost on the way
@@ -280,8 +296,10 @@ export class HandOverDesk {
           const quiet = await Promise.all(group.map((host) => this.deps.agent.quiesce(host, quiesceMs)));
           const ready = group.filter((host, i) => quiet[i] && this.deps.tenure.holds(host));
           if (ready.length === 0) return { handed: 0, failed: group.length };
-          // A leaving agent hands every queue over itself: nothing is left here to be kept elsewhere.
-          if (!this.closed) for (const host of ready) this.deps.entrustLinksOf?.(host);
+          // A leaving agent hands every queue over itself, after its hosts (its leave is announced in
+          // between): nothing is left here to be kept elsewhere, nor drained yet to wait for.
+          if (!this.closed && !(await (this.deps.beforeHandOver?.(ready, owner) ?? true)))
+            return { handed: 0, failed: group.length };
           try {
             for await (const message of this.messages(ready)) await send(owner, { from, hosts: message });
           } catch {

@@ -58,6 +58,13 @@ export class UrlExchange implements UrlExchangeSink {
   private readonly options: Required<UrlExchangeOptions>;
   private readonly policy: FlushPolicy;
   private readonly outboxes = new Map<string, PeerOutbox>();
+  /**
+   * By peer: URLs ever handed to it, and those of them settled (acknowledged, refused, or re-routed
+   * because it left the view). One batch at a time leaves a peer's buffer, oldest first, so the URLs
+   * handed before a moment are all settled once the second count reaches the first's then.
+   */
+  private readonly handedTo = new Map<string, number>();
+  private readonly settledTo = new Map<string, number>();
   private readonly abort = new AbortController();
   private batchSerial = 0;
   private pending = 0;
@@ -112,10 +119,27 @@ export class UrlExchange implements UrlExchangeSink {
    * it comes back here as a copy of a URL queued already, and is dropped.
    */
   entrust(keeper: string, url: string, depth: number, host: string, traits: UrlTraits = {}): void {
+    // Until the keeper has it, it is known here alone: see {@link deliver}.
     this.hand(keeper, url, depth, host, this.deps.fingerprinter.fingerprint(url), traits, false);
-    // Sent now, not when the batch policy would (up to its longest delay): until the keeper has it,
-    // it is known here alone.
-    this.flush(keeper);
+  }
+
+  /**
+   * Sends what is buffered for `peers` now, whatever the batch policy says, and resolves true once
+   * every URL handed to them so far is settled (acknowledged, or re-routed: the peer left the view);
+   * false after `waitMs`, or when the exchange stops. A host's hand-over waits on it before its done
+   * set leaves: the URLs drained from the host's queue and the links its pages gave must be with
+   * another agent first, or this agent's crash would lose them (its pages, done, are not fetched again).
+   */
+  async deliver(peers: Iterable<string>, waitMs: number): Promise<boolean> {
+    const targets = [...new Set(peers)].map((peer) => [peer, this.handedTo.get(peer) ?? 0] as const);
+    const deadline = this.deps.clock.now() + waitMs;
+    for (;;) {
+      const open = targets.filter(([peer, handed]) => (this.settledTo.get(peer) ?? 0) < handed);
+      if (open.length === 0) return true;
+      if (this.abort.signal.aborted || this.deps.clock.now() >= deadline) return false;
+      for (const [peer] of open) if (this.outboxes.has(peer)) this.flush(peer);
+      await sleep(this.deps.clock, 20);
+    }
   }
 
   private hand(
@@ -134,6 +158,7 @@ export class UrlExchange implements UrlExchangeSink {
     if (sentAway) this.deps.onSentAway(fingerprint);
     const outbox = this.outboxOf(owner);
     outbox.push({ ...entry, host, fingerprint, atMs: this.deps.clock.now() });
+    this.handedTo.set(owner, (this.handedTo.get(owner) ?? 0) + 1);
     this.pending++;
     this.schedule(owner, outbox);
   }
@@ -253,7 +278,7 @@ export class UrlExchange implements UrlExchangeSink {
     let durable = false;
     while (!this.abort.signal.aborted) {
       if (!this.deps.isAlive(peer)) {
-        this.pending -= urls.length;
+        this.settle(peer, urls.length);
         for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
         return;
       }
@@ -267,7 +292,7 @@ export class UrlExchange implements UrlExchangeSink {
         );
         outbox.noteAck(ack);
         this.acknowledged(urls);
-        this.pending -= urls.length;
+        this.settle(peer, urls.length);
         const traffic = this.deps.stats.peer(peer);
         traffic.urlsSent += urls.length;
         traffic.batchesSent++;
@@ -277,7 +302,7 @@ export class UrlExchange implements UrlExchangeSink {
         if (durable && isUbiError(error, ErrorCode.BadMessage)) {
           // The peer refuses these URLs for good (its normalizer or limits say no): retrying would block
           // its outbox forever. They are counted and dropped.
-          this.pending -= urls.length;
+          this.settle(peer, urls.length);
           this.deps.stats.recordError("batch_refused");
           return;
         }
@@ -289,6 +314,12 @@ export class UrlExchange implements UrlExchangeSink {
         delayMs = Math.min(delayMs * 2, this.options.retryMaxMs);
       }
     }
+  }
+
+  /** `count` URLs handed to `peer` are settled: no longer pending (see {@link deliver}). */
+  private settle(peer: string, count: number): void {
+    this.pending -= count;
+    this.settledTo.set(peer, (this.settledTo.get(peer) ?? 0) + count);
   }
 
   /** The peer holds `urls` durably now: a restart need not send them again. */
@@ -303,7 +334,7 @@ export class UrlExchange implements UrlExchangeSink {
   private rerouteBuffer(peer: string, outbox: PeerOutbox): void {
     const urls = outbox.takeAll();
     outbox.clearTimer();
-    this.pending -= urls.length;
+    this.settle(peer, urls.length);
     this.outboxes.delete(peer);
     for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
   }

@@ -121,8 +121,7 @@ it("fetches the links a handed-over host's page gave, though the agent that foun
     `${plan.newcomer} holding ${homeHost} with its done set`,
     20_000,
   );
-  // The batches on their way land (a crash right after the hand-over may lose what is still unsent).
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // At once: the done set left agent-1 only once the links were with their keeper.
   await agents.crash("agent-1");
 
   await Promise.all(["agent-2", plan.newcomer].map((id) => agents.untilDone(id, 60_000)));

@@ -37,6 +37,8 @@ function desk() {
   const heard: string[] = [];
   const quiesced: [string, number][] = [];
   const entrusted: string[] = [];
+  /** Whether the links and drained URLs of a hand-over get acknowledged in time. */
+  const delivery = { ok: true };
   let commits = 0;
   const tenure = new CrawlTenure();
   const handOvers = new HandOverDesk({
@@ -74,7 +76,10 @@ function desk() {
     },
     memberOf: (id) => members.get(id),
     heardFrom: (entry) => heard.push(entry.id),
-    entrustLinksOf: (host) => entrusted.push(host),
+    beforeHandOver: async (hosts, to) => {
+      for (const host of hosts) entrusted.push(`${host}>${to}`);
+      return delivery.ok;
+    },
   });
   return {
     handOvers,
@@ -93,6 +98,7 @@ function desk() {
     heard,
     quiesced,
     entrusted,
+    delivery,
     commits: () => commits,
   };
 }
@@ -172,7 +178,7 @@ describe("HandOverDesk.answer", () => {
     expect(d.entrusted).toEqual([]);
     d.busy.delete("busy");
     expect((await d.handOvers.answer(claim("c", "busy"))).hosts[0]?.status).toBe("GRANTED");
-    expect(d.entrusted).toEqual(["busy"]);
+    expect(d.entrusted).toEqual(["busy>c"]);
   });
 
   it("gives the links found on a granted host's pages to be kept elsewhere, and only a granted host's", async () => {
@@ -182,7 +188,30 @@ describe("HandOverDesk.answer", () => {
     for (const host of ["held", "unknown"]) d.owners.set(host, "c");
     d.tenure.take("held");
     await d.handOvers.answer(claim("c", "held", "unknown"));
-    expect(d.entrusted).toEqual(["held"]);
+    expect(d.entrusted).toEqual(["held>c"]);
+  });
+
+  it("hands a host over only once what its pages gave and its queue held is acknowledged elsewhere", async () => {
+    // Its done set must not leave while the only copy of a link or a drained URL is still here.
+    const d = desk();
+    d.owners.set("held", "c");
+    d.tenure.take("held");
+    d.delivery.ok = false;
+    const reply = await d.handOvers.answer(claim("c", "held"));
+    expect(summary(reply.hosts)).toEqual(["held:LATER:-:"]);
+    expect(d.released).toEqual([]);
+    d.owners.set("lost", "p");
+    d.tenure.take("lost");
+    const sent: string[] = [];
+    const push = await d.handOvers.pushLost(async (owner, request) => {
+      sent.push(`${owner}:${request.hosts.map((h) => h.host).join()}`);
+      return { taken: 1 };
+    });
+    expect(sent).toEqual([]);
+    expect(push.handed).toBe(0);
+    expect(d.tenure.holds("lost")).toBe(true);
+    d.delivery.ok = true;
+    expect((await d.handOvers.answer(claim("c", "held"))).hosts[0]?.status).toBe("GRANTED");
   });
 
   it("gives no links to be kept elsewhere while leaving: its queues go to their owners anyway", async () => {
@@ -315,7 +344,7 @@ describe("HandOverDesk pushes", () => {
     expect(outcome).toEqual({ handed: 1, failed: 0 });
     expect(sent).toEqual(["p:lost"]);
     expect(d.quiesced).toEqual([["lost", 20_000]]);
-    expect(d.entrusted).toEqual(["lost"]);
+    expect(d.entrusted).toEqual(["lost>p"]);
     expect(d.handOvers.holdsLostHosts()).toBe(false);
   });
 

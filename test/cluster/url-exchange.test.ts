@@ -163,19 +163,66 @@ describe("UrlExchange", () => {
     }
   });
 
-  it("entrusts a URL to a keeper at once, not marked as handed away, and keeps it in the keeper's outbox", async () => {
-    // A link found on a page of a host handed over, still queued here: the keeper passes it back to
-    // this agent (its host's owner) and so holds it, and re-sends it if this agent dies.
-    const t = await setup({ flushDelayMs: 30_000, urgentDelayMs: 30_000 });
+  it("entrusts URLs to a keeper, not marked as handed away, delivers them at once when asked, and keeps them in the keeper's outbox", async () => {
+    // Links found on a page of a host handed over, still queued here: the keeper passes them back to
+    // this agent (their host's owner) and so holds them, and re-sends them if this agent dies. They must
+    // be with it before the host's done set leaves: deliver() sends them whatever the batch policy says.
+    const t = await setup({ maxBatchUrls: 1, flushDelayMs: 30_000, urgentDelayMs: 30_000 });
     t.exchange.entrust("p", url(1), 0, "h1.example", { attempts: 2 });
+    t.exchange.entrust("p", url(2), 0, "h1.example");
+    let delivered: boolean | undefined;
+    void t.exchange.deliver(["p"], 5_000).then((ok) => {
+      delivered = ok;
+    });
     await t.callCount(1);
     expect(t.calls[0]?.peer).toBe("p");
     expect(t.calls[0]?.batch.urls).toEqual([{ url: url(1), depth: 0, attempts: 2 }]);
     expect(t.sentAway).toEqual([]);
     t.calls[0]?.ack();
     await t.quiet();
-    expect(await t.exchange.redistribute("p")).toBe(1);
-    expect(t.requeued).toEqual([{ url: url(1), depth: 0, host: "h1.example", attempts: 2 }]);
+    expect(delivered).toBeUndefined();
+    // The second goes at deliver's next look (20 ms), not after the policy's 30 s.
+    t.clock.advance(20);
+    await t.callCount(2);
+    t.calls[1]?.ack();
+    await t.quiet();
+    t.clock.advance(20);
+    await vi.waitFor(() => expect(delivered).toBe(true), { timeout: 5000, interval: 5 });
+    expect(await t.exchange.redistribute("p")).toBe(2);
+    // In the outbox's key order (by fingerprint).
+    expect(t.requeued).toHaveLength(2);
+    expect(t.requeued).toEqual(
+      expect.arrayContaining([
+        { url: url(1), depth: 0, host: "h1.example", attempts: 2 },
+        { url: url(2), depth: 0, host: "h1.example" },
+      ]),
+    );
+  });
+
+  it("says a delivery failed when its URLs are not acknowledged in time, and waits on nothing handed later", async () => {
+    const t = await setup({ flushDelayMs: 30_000, urgentDelayMs: 30_000 });
+    t.exchange.send("q", url(1), 0, "h1.example");
+    let delivered: boolean | undefined;
+    void t.exchange.deliver(["q"], 100).then((ok) => {
+      delivered = ok;
+    });
+    await t.callCount(1);
+    for (let i = 0; i < 6; i++) {
+      t.clock.advance(20);
+      await t.quiet();
+    }
+    expect(delivered).toBe(false);
+    // Handed before the call: settled once acknowledged; one handed after is not waited for.
+    void t.exchange.deliver(["q"], 10_000).then((ok) => {
+      delivered = ok;
+    });
+    t.exchange.send("q", url(2), 0, "h2.example");
+    t.calls[0]?.ack();
+    await t.quiet();
+    t.clock.advance(20);
+    await vi.waitFor(() => expect(delivered).toBe(true), { timeout: 5000, interval: 5 });
+    // Nothing handed to a peer: delivered at once.
+    expect(await t.exchange.deliver(["nobody"], 0)).toBe(true);
   });
 
   it("sends a full buffer at once, keeps one batch in flight per peer, and the rest after the delay", async () => {
