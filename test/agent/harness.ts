@@ -101,7 +101,10 @@ export interface WebFixture {
   readonly caFile: string;
   /** The truth for the agents' limits (defaults: the agent's defaults). */
   truth(limits?: Partial<TruthLimits>, seeds?: string[]): Truth;
-  /** Stops the web, kills every agent still running and removes the temp dir. Idempotent. */
+  /**
+   * Stops the web, kills every agent still running and removes the temp dir (kept, and its path
+   * printed, under `UBICRAWL_KEEP_TEST_DIRS=1`). Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -143,7 +146,9 @@ export async function startWebFixture(options: TestWebOptions = {}): Promise<Web
       stopped ??= (async () => {
         await killAllUbicrawl();
         await web.stop();
-        await rm(dir, { recursive: true, force: true });
+        // Kept when asked, to read the agents' data dirs (LevelDB, crawl logs) after a run.
+        if (process.env.UBICRAWL_KEEP_TEST_DIRS === "1") console.log(`test dir kept: ${dir}`);
+        else await rm(dir, { recursive: true, force: true });
       })();
       return stopped;
     },
