@@ -364,11 +364,17 @@ export class HandOverDesk {
     room: Room,
   ): Promise<HostHandOver> {
     const { agent, clock } = this.deps;
+    // A LATER answer carries none of the host's done URLs nor its page histories: the claimant records
+    // what an answer carries, and the done set must not leave before what its pages gave is safe
+    // elsewhere (a crash of this agent before the GRANTED answer would lose it: see beforeHandOver).
+    const later = status === "LATER";
     // One more than there is room for tells whether more follow.
-    const page = await agent.doneOf(host, cursor.skip, room.done + 1);
+    const page = later ? [] : await agent.doneOf(host, cursor.skip, room.done + 1);
     const done = page.slice(0, room.done);
     room.done -= done.length;
-    const { pages, more } = await this.pagesOf(host, cursor.skipPages, room);
+    const { pages, more } = later
+      ? { pages: [], more: false }
+      : await this.pagesOf(host, cursor.skipPages, room);
     const record = agent.hostRecord(host);
     const holderEntry = holderId === undefined ? undefined : this.deps.memberOf(holderId);
     return {

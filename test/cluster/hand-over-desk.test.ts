@@ -110,6 +110,19 @@ const claim = (claimant: string, ...hosts: string[]) => ({
 const summary = (hosts: readonly HostHandOver[]) =>
   hosts.map((h) => `${h.host}:${h.status}:${h.holder?.id ?? "-"}:${unpackFingerprints(h.done).join("+")}`);
 
+/** `count` histories of pages of `host`, each planned; `pad` makes each weigh about that many bytes more. */
+const histories = (host: string, count: number, pad = 0): PageHistory[] =>
+  Array.from({ length: count }, (_, i) => ({
+    url: `http://${host}/p${i}.html`,
+    depth: 1,
+    etag: `"${"e".repeat(pad)}${i}"`,
+    visits: 1,
+    changes: 0,
+    observedMs: 0,
+    lastAtMs: 1000 + i,
+    nextAtMs: 5000 + i,
+  }));
+
 describe("fingerprint packing", () => {
   it("packs fingerprints as 8-byte big-endian words and reads them back", () => {
     const bytes = packFingerprints([1n, 0x0102030405060708n, 0xffff_ffff_ffff_ffffn]);
@@ -196,9 +209,14 @@ describe("HandOverDesk.answer", () => {
     const d = desk();
     d.owners.set("held", "c");
     d.tenure.take("held");
+    d.done.set("held", [11n, 12n]);
+    d.histories.set("held", histories("held", 1));
     d.delivery.ok = false;
     const reply = await d.handOvers.answer(claim("c", "held"));
+    // Not even with a LATER answer: the claimant records what any answer carries.
     expect(summary(reply.hosts)).toEqual(["held:LATER:-:"]);
+    expect(reply.hosts[0]?.pages).toEqual([]);
+    expect(reply.hosts[0]?.more).toBe(false);
     expect(d.released).toEqual([]);
     d.owners.set("lost", "p");
     d.tenure.take("lost");
@@ -471,19 +489,6 @@ describe("HandOverDesk edges", () => {
 });
 
 describe("HandOverDesk and page histories (--recrawl)", () => {
-  /** `count` histories of pages of `host`, each planned; `pad` makes each weigh about that many bytes more. */
-  const histories = (host: string, count: number, pad = 0): PageHistory[] =>
-    Array.from({ length: count }, (_, i) => ({
-      url: `http://${host}/p${i}.html`,
-      depth: 1,
-      etag: `"${"e".repeat(pad)}${i}"`,
-      visits: 1,
-      changes: 0,
-      observedMs: 0,
-      lastAtMs: 1000 + i,
-      nextAtMs: 5000 + i,
-    }));
-
   it("sends a claimed host's histories with their plans, and releases them only when granted, after the last part", async () => {
     const d = desk();
     for (const host of ["held.test", "other.test"]) d.owners.set(host, "c");
