@@ -65,11 +65,16 @@ export function inProcessAgentOptions(
 /** Every child spawned and not yet exited, so a failing test can still kill them all. */
 const running = new Set<UbicrawlProcess>();
 
+/** Stderr files written so far (see {@link runUbicrawl}). */
+let stderrFiles = 0;
+
 /**
  * Spawns `node bin/ubicrawl <args>` (any subcommand) in `cwd` (default: the repository's root), with
  * stdin closed and stdout/stderr captured; `env` adds to (or, undefined, removes from) this process's
- * environment. {@link killAllUbicrawl} kills it if it still runs.
+ * environment. {@link killAllUbicrawl} kills it if it still runs. Under `UBICRAWL_KEEP_TEST_DIRS=1` its
+ * stderr is written to `cwd` when it exits.
  */
+
 export function runUbicrawl(
   args: readonly string[],
   options: { cwd?: string; env?: Record<string, string | undefined> } = {},
@@ -79,7 +84,14 @@ export function runUbicrawl(
     ...(options.env === undefined ? {} : { env: options.env }),
   });
   running.add(child);
-  void child.exit.then(() => running.delete(child));
+  void child.exit.then(async ({ stderr }) => {
+    running.delete(child);
+    // Kept with the data dirs when asked (see WebFixture.stop), named by the agent's id when it has one.
+    if (process.env.UBICRAWL_KEEP_TEST_DIRS === "1" && options.cwd !== undefined) {
+      const id = args.includes("--id") ? args[args.indexOf("--id") + 1] : "process";
+      await writeFile(join(options.cwd, `stderr-${id}-${++stderrFiles}.log`), stderr).catch(() => {});
+    }
+  });
   return child;
 }
 
