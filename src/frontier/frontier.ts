@@ -144,6 +144,8 @@ export class Frontier {
   private readonly maxWindowedHosts: number;
   /** Hosts with a window in memory, least recently loaded first. */
   private readonly windowed = new Map<string, HostQueue>();
+  /** The drains of hosts' queues under way (see {@link drainHost}). */
+  private readonly drains = new Map<string, Promise<QueuedUrl[]>>();
   /** Fingerprints of URLs handed to other agents (the outbox), kept so they can come back. */
   private readonly sentAway = new SeenSet();
   /**
@@ -471,11 +473,33 @@ export class Frontier {
   /**
    * Takes every waiting URL of `host` out of its queue, durably at the next commit: the host now
    * belongs to another agent. URLs being fetched right now are not included. `handOff` gets each URL
-   * as its dequeue is recorded, so no commit can write the one without the other's records.
+   * as its dequeue is recorded, so no commit can write the one without the other's records. A drain of
+   * the host already under way is waited for (its URLs are its caller's), then what was queued since is
+   * drained: once this resolves, every URL waiting when it was called has been handed off.
    */
   async drainHost(host: string, handOff?: (entry: QueuedUrl) => void): Promise<QueuedUrl[]> {
+    const under = this.drains.get(host);
+    if (under !== undefined) {
+      await under.catch(() => {});
+      return this.drainHost(host, handOff);
+    }
     const queue = this.hosts.get(host);
     if (!queue?.hasWork || queue.draining) return [];
+    const drain = this.drainQueue(host, queue, handOff);
+    this.drains.set(host, drain);
+    try {
+      return await drain;
+    } finally {
+      this.drains.delete(host);
+    }
+  }
+
+  /** {@link drainHost} of `queue`, which has work and is not being drained. */
+  private async drainQueue(
+    host: string,
+    queue: HostQueue,
+    handOff?: (entry: QueuedUrl) => void,
+  ): Promise<QueuedUrl[]> {
     queue.draining = true;
     queue.generation++;
     try {

@@ -374,6 +374,26 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(await takeAll(e.frontier, "g.test")).toEqual([inFlight.url]);
   });
 
+  it("makes a drain called while another is under way wait for it: its URLs are handed off on return", async () => {
+    // A hand-over drains its host's queue before it looks whether what it handed off was acknowledged:
+    // returning at once while the view's re-examination drains it would look too early.
+    const { frontier } = await setUp(3);
+    for (const url of urlsOf("d.test", 0, 4)) frontier.add(url, 0, "d.test");
+    const first: string[] = [];
+    const second: string[] = [];
+    const under = frontier.drainHost("d.test", (entry) => first.push(entry.url));
+    const again = frontier.drainHost("d.test", (entry) => second.push(entry.url));
+    await again;
+    expect(first).toEqual(urlsOf("d.test", 0, 4));
+    expect(second).toEqual([]);
+    expect(await under).toHaveLength(4);
+    // Queued after: drained by the next call, which no drain holds up.
+    frontier.add("http://d.test/later", 0, "d.test");
+    await frontier.drainHost("d.test", (entry) => second.push(entry.url));
+    expect(second).toEqual(["http://d.test/later"]);
+    expect(frontier.waitingOf("d.test")).toBe(0);
+  });
+
   it("makes a take that raced with a drain hand out nothing twice", async () => {
     const { frontier } = await setUp(2);
     for (const url of urlsOf("r.test", 0, 6)) frontier.add(url, 0, "r.test");
