@@ -88,7 +88,7 @@ export function runUbicrawl(
     running.delete(child);
     // Kept with the data dirs when asked (see WebFixture.stop), named by the agent's id when it has one.
     if (process.env.UBICRAWL_KEEP_TEST_DIRS === "1" && options.cwd !== undefined) {
-      const id = args.includes("--id") ? args[args.indexOf("--id") + 1] : "process";
+      const id = args.find((arg) => arg.startsWith("--id="))?.slice(5) ?? "process";
       await writeFile(join(options.cwd, `stderr-${id}-${++stderrFiles}.log`), stderr).catch(() => {});
     }
   });
