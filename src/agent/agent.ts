@@ -215,6 +215,14 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     return this.parts.linkOrigins?.take(host) ?? [];
   }
 
+  keepLinks(keeper: string, links: readonly FoundLink[]): void {
+    this.parts.linkOrigins?.keep(keeper, links);
+  }
+
+  takeLinksKeptBy(keeper: string): FoundLink[] {
+    return this.parts.linkOrigins?.takeKeptBy(keeper) ?? [];
+  }
+
   async handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void> {
     await this.frontier.drainHost(host, handOff);
   }

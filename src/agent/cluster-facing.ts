@@ -68,6 +68,13 @@ export interface ClusterFacingAgent {
    * here once taken (see link-origins.ts).
    */
   takeLinksFoundOn(host: string): FoundLink[];
+  /** `links` (taken by {@link takeLinksFoundOn}) were given to agent `keeper` to keep: noted by it. */
+  keepLinks(keeper: string, links: readonly FoundLink[]): void;
+  /**
+   * The links given to agent `keeper` to keep that still wait here (it left or crashed: they must go to
+   * another), forgotten here once taken.
+   */
+  takeLinksKeptBy(keeper: string): FoundLink[];
   /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */
   readonly urlsInFlight: number;
   /**

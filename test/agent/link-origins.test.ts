@@ -70,3 +70,20 @@ it("notes the links queued here from another host's page, by that host, and no o
   ]);
   expect(origins.size).toBe(0);
 });
+
+it("notes the links given to a keeper by it, until each settles, and gives those left once it is gone", () => {
+  const origins = new LinkOrigins(3);
+  origins.note("a.test", link("http://b.test/1"));
+  origins.note("a.test", link("http://b.test/2"));
+  origins.keep("k", origins.take("a.test"));
+  expect(origins.size).toBe(2);
+  // Still counted against the bound.
+  origins.note("c.test", link("http://b.test/3"));
+  origins.note("c.test", link("http://b.test/4"));
+  expect(origins.beyondBound).toBe(1);
+  origins.settled("http://b.test/1");
+  expect(origins.take("a.test")).toEqual([]);
+  expect(origins.takeKeptBy("k").map((found) => found.url)).toEqual(["http://b.test/2"]);
+  expect(origins.takeKeptBy("k")).toEqual([]);
+  expect(origins.size).toBe(1);
+});
