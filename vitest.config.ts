@@ -80,6 +80,7 @@ const UNIT_FILES = [
   "test/cluster/crawl-tenure.test.ts",
   "test/cluster/flush-policy.test.ts",
   "test/cluster/graceful-leave.test.ts",
+  "test/cluster/hand-over-delivery.test.ts",
   "test/cluster/hand-over-desk.test.ts",
   "test/cluster/hand-over.test.ts",
   "test/cluster/heartbeat-sender.test.ts",

@@ -24,6 +24,7 @@ import type { ClusterOptions } from "./cluster-options.js";
 import { CrawlEnd } from "./crawl-end.js";
 import { CrawlTenure } from "./crawl-tenure.js";
 import { HAND_OVER_DELIVERY_MS, HandOverDesk } from "./hand-over.js";
+import { HandOverDelivery } from "./hand-over-delivery.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, DEFAULT_UNHEARD_WAIT_MS, HostClaims } from "./host-claims.js";
 import type { IpAuthority } from "./ip-authority.js";
@@ -276,6 +277,13 @@ export async function assembleCluster(
       },
     },
   );
+  const delivery = new HandOverDelivery({
+    selfId,
+    ownership,
+    agent,
+    exchange,
+    waitMs: HAND_OVER_DELIVERY_MS,
+  });
   const desk = new HandOverDesk({
     selfId,
     clock,
@@ -284,22 +292,9 @@ export async function assembleCluster(
     agent,
     memberOf,
     heardFrom: (member) => detector.heardFrom(member),
-    // Each link goes to the agent that would own its host without this one: the one to re-send it to
-    // its host's next owner should this agent die. They and the URLs drained for the new holder are
-    // acknowledged before the done sets leave.
-    beforeHandOver: (hosts, to) => {
-      const peers = new Set([to]);
-      for (const host of hosts) {
-        for (const link of agent.takeLinksFoundOn(host)) {
-          const keeper = ownership.ownerOnceGone(link.host);
-          if (keeper !== undefined && keeper !== selfId) {
-            exchange.entrust(keeper, link.url, link.depth, link.host, link.traits);
-            peers.add(keeper);
-          }
-        }
-      }
-      return exchange.deliver(peers, HAND_OVER_DELIVERY_MS);
-    },
+    // What the host's queue held and the links its pages gave are with other agents before its done set
+    // leaves.
+    beforeHandOver: (hosts, to) => delivery.before(hosts, to),
   });
   const claims = new HostClaims(
     {
@@ -340,6 +335,8 @@ export async function assembleCluster(
       agent.forgetDigestClaims(id);
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
       ipAuthority.agentGone(id);
+      // The links it kept for this agent go to another keeper.
+      delivery.keeperGone(id);
     },
     onOwnershipChanged: (previous) => {
       ipOwnershipChanged(previous);
