@@ -39,17 +39,22 @@ export class HandOverDelivery {
   async before(hosts: readonly string[], to: string): Promise<boolean> {
     const { agent, exchange, ownership, selfId } = this.deps;
     const peers = new Set([to]);
+    // Drained here, not left to the view's re-examination, which may come later (it is busy, or a URL
+    // went back to the queue since): those URLs must be on their way before the delivery is looked at.
+    // Each goes to its URL's owner (the host's, but under URL partitioning). All at once: their commits
+    // go together.
+    await Promise.all(
+      hosts
+        .filter((host) => !ownership.holdsHost(host))
+        .map((host) =>
+          agent.handOver(host, (entry) => {
+            const owner = ownership.ownerOfUrl(entry.url, host);
+            exchange.send(owner, entry.url, entry.depth, host, traitsOf(entry));
+            peers.add(owner);
+          }),
+        ),
+    );
     for (const host of hosts) {
-      // Drained here, not left to the view's re-examination, which may come later (it is busy, or a
-      // URL went back to the queue since): those URLs must be on their way before the delivery is
-      // looked at. Each goes to its URL's owner (the host's, but under URL partitioning).
-      if (!ownership.holdsHost(host)) {
-        await agent.handOver(host, (entry) => {
-          const owner = ownership.ownerOfUrl(entry.url, host);
-          exchange.send(owner, entry.url, entry.depth, host, traitsOf(entry));
-          peers.add(owner);
-        });
-      }
       const keepers = this.keepersOf.get(host) ?? new Set<string>();
       for (const keeper of this.entrust(agent.takeLinksFoundOn(host)).keys()) keepers.add(keeper);
       if (keepers.size > 0) this.keepersOf.set(host, keepers);
