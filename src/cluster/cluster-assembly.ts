@@ -283,6 +283,11 @@ export async function assembleCluster(
     agent,
     exchange,
     waitMs: HAND_OVER_DELIVERY_MS,
+    onLate: (hosts, to) =>
+      logger.info(
+        { event: "hand-over-delivery-late", hosts: hosts.slice(0, 10), hostCount: hosts.length, peers: to },
+        `${hosts.length} hosts wait to be handed over: the URLs they gave are not acknowledged yet`,
+      ),
   });
   const desk = new HandOverDesk({
     selfId,

@@ -12,6 +12,8 @@ export interface HandOverDeliveryDeps {
   readonly exchange: Pick<UrlExchange, "send" | "entrust" | "deliver">;
   /** How long a hand-over waits for what it delivers to be acknowledged (`HAND_OVER_DELIVERY_MS`). */
   readonly waitMs: number;
+  /** Told when what a hand-over of `hosts` delivered to `peers` was not acknowledged in time (for a log). */
+  readonly onLate?: (hosts: readonly string[], peers: readonly string[]) => void;
 }
 
 /**
@@ -63,6 +65,7 @@ export class HandOverDelivery {
     peers.delete(selfId);
     const delivered = await exchange.deliver(peers, this.deps.waitMs);
     if (delivered) for (const host of hosts) this.keepersOf.delete(host);
+    else this.deps.onLate?.(hosts, [...peers]);
     return delivered;
   }
 
