@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { Assignment } from "../../src/hashing/index.js";
 import { loadHasher64 } from "../../src/hashing/xxhash64.js";
+import { outboxEntries } from "../../src/storage/index.js";
 import { computeTruth } from "../../src/testweb/index.js";
 import { crawlMetrics, readCrawlLogSoFar, servedPages, type WebFixture, waitFor } from "../agent/harness.js";
 import { hostKeyOf } from "./cluster-harness.js";
@@ -10,7 +11,8 @@ import { inProcessScope } from "./memory-cluster-harness.js";
  * A crash after a hand-over, on agents in this process: agent-1 fetches a home page and queues its
  * links to hosts it owns; a newcomer takes the home page's host (with its done set: the page is never
  * fetched again), agent-1 keeps the links' hosts and dies before it fetches them. Nothing would find
- * those links again: they are given to another agent to keep when the host is handed over.
+ * those links again: they are given to another agent to keep when the host is handed over, and to
+ * another again when that one leaves.
  */
 
 const scope = inProcessScope();
@@ -32,7 +34,7 @@ interface Plan {
  * undefined when this web has none (a host's key holds the web's port, drawn at random: some ports
  * leave agent-1 no such home page, whatever the newcomer's name).
  */
-async function planFor(web: WebFixture): Promise<Plan | undefined> {
+async function planFor(web: WebFixture, keptByAgent2 = false): Promise<Plan | undefined> {
   const hasher = await loadHasher64();
   const view = (ids: readonly string[]) =>
     Assignment.build(
@@ -50,8 +52,11 @@ async function planFor(web: WebFixture): Promise<Plan | undefined> {
       if (two.ownerOf(homeHost) !== "agent-1" || three.ownerOf(homeHost) !== newcomer) continue;
       const truth = web.truth({ maxDepth: 0 }, [home]);
       const graph = truthGraph(web, home);
+      // Their keeper: the agent that would own their hosts without agent-1.
+      const keeper = view(["agent-2", newcomer]);
       const knownAloneByAgent1 = graph.linkedOnlyFromHome.filter((url) => {
         const linked = hostKeyOf(url);
+        if (keptByAgent2 && keeper.ownerOf(linked) !== "agent-2") return false;
         return two.ownerOf(linked) === "agent-1" && three.ownerOf(linked) === "agent-1";
       });
       if (knownAloneByAgent1.length > 0) return { home, newcomer, knownAloneByAgent1, truth: truth.urls };
@@ -60,11 +65,14 @@ async function planFor(web: WebFixture): Promise<Plan | undefined> {
   return undefined;
 }
 
-/** A test web with a {@link Plan}: another web (another port) while one has none. */
-async function webWithPlan(): Promise<{ web: WebFixture; plan: Plan }> {
+/**
+ * A test web with a {@link Plan} (whose links agent-2 keeps, when asked): another web (another port)
+ * while one has none.
+ */
+async function webWithPlan(keptByAgent2 = false): Promise<{ web: WebFixture; plan: Plan }> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const web = await scope.web(WEB);
-    const plan = await planFor(web);
+    const plan = await planFor(web, keptByAgent2);
     if (plan !== undefined) return { web, plan };
     await web.stop();
   }
@@ -94,8 +102,11 @@ function truthGraph(web: WebFixture, home: string): { linkedOnlyFromHome: string
   return { linkedOnlyFromHome: linkedOnlyFromHome.map((node) => graph.urls[node] as string) };
 }
 
-it("fetches the links a handed-over host's page gave, though the agent that found them dies before it fetches them", async () => {
-  const { web, plan } = await webWithPlan();
+/**
+ * Agents 1 and 2 crawl; agent-1 fetches the plan's home page, queues its links and fetches nothing
+ * more; the newcomer joins and takes the home page's host with its done set. Resolves with the cluster.
+ */
+async function handOverHome(web: WebFixture, plan: Plan) {
   const agents = scope.cluster(web, { agent: { maxDepth: 0 } });
   await agents.startAll(["agent-1", "agent-2"], []);
   const first = agents.node("agent-1");
@@ -121,10 +132,40 @@ it("fetches the links a handed-over host's page gave, though the agent that foun
     `${plan.newcomer} holding ${homeHost} with its done set`,
     20_000,
   );
+  return agents;
+}
+
+it("fetches the links a handed-over host's page gave, though the agent that found them dies before it fetches them", async () => {
+  const { web, plan } = await webWithPlan();
+  const agents = await handOverHome(web, plan);
   // At once: the done set left agent-1 only once the links were with their keeper.
   await agents.crash("agent-1");
 
   await Promise.all(["agent-2", plan.newcomer].map((id) => agents.untilDone(id, 60_000)));
+  const metrics = crawlMetrics(servedPages(web.web.recorder), [...plan.truth]);
+  expect(metrics.missing, `${plan.knownAloneByAgent1.join(" ")} were known to agent-1 alone`).toEqual([]);
+}, 120_000);
+
+it("fetches them though their keeper leaves before the agent that found them dies: another keeps them", async () => {
+  // Agent-2 keeps the links; its outbox, which would re-send them, leaves with it.
+  const { web, plan } = await webWithPlan(true);
+  const agents = await handOverHome(web, plan);
+  await agents.leave("agent-2");
+  await waitFor(() => agents.viewsAre(["agent-1", plan.newcomer]), "agent-2 gone from the views", 20_000);
+  // The links go to the newcomer to keep: it passes them back to agent-1, and so holds them durably.
+  const newcomer = agents.node(plan.newcomer).agent.storage.store;
+  await waitFor(
+    async () => {
+      const kept = new Set<string>();
+      for await (const { entry } of outboxEntries(newcomer, "agent-1")) kept.add(entry.url);
+      return plan.knownAloneByAgent1.every((url) => kept.has(url));
+    },
+    `${plan.newcomer} keeping the links`,
+    20_000,
+  );
+  await agents.crash("agent-1");
+
+  await agents.untilDone(plan.newcomer, 60_000);
   const metrics = crawlMetrics(servedPages(web.web.recorder), [...plan.truth]);
   expect(metrics.missing, `${plan.knownAloneByAgent1.join(" ")} were known to agent-1 alone`).toEqual([]);
 }, 120_000);
