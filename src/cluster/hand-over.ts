@@ -73,11 +73,12 @@ export interface HandOverDeskDeps {
   /** A member that called this agent directly: alive (it may change the view, and so the ownership). */
   readonly heardFrom: (member: GossipEntry) => void;
   /**
-   * `hosts` go to agent `to` with their done sets: the links found on their pages that still wait here
-   * are given to other agents to keep, and those and the URLs drained from their queues (buffered for
-   * `to`) are delivered before the done sets leave, so that this agent's crash does not lose them
-   * (their pages, done, would not be fetched again to find them anew). Resolves false when they were
-   * not all acknowledged in time: the hosts are then not handed over yet.
+   * `hosts` go to agent `to` with their done sets: the URLs waiting in their queues are drained to `to`,
+   * the links found on their pages that still wait here are given to other agents to keep, and both are
+   * delivered before the done sets leave, so that this agent's crash does not lose them (their pages,
+   * done, would not be fetched again to find them anew; see `HandOverDelivery`). Resolves false when
+   * they were not all acknowledged in time: the hosts are then not handed over yet. Not called while
+   * this agent is leaving.
    */
   readonly beforeHandOver?: (hosts: readonly string[], to: string) => Promise<boolean>;
 }
