@@ -31,6 +31,7 @@ export {
 } from "./recrawler.js";
 export {
   AdaptivePolicy,
+  ESTIMATE_REACH,
   estimatedRate,
   FixedPolicy,
   HINT_SPAN,

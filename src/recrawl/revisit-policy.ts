@@ -67,6 +67,18 @@ export const MIN_INTERVALS_FOR_ESTIMATE = 2;
  * frequency of a page without its own estimate from its even share, either way: a hint, not the truth.
  */
 export const HINT_SPAN = 4;
+/**
+ * How far past its last visit a page with an estimate may be planned, as a multiple of the time its
+ * visits span ({@link PageHistory.observedMs}), though never sooner than its even share of the budget
+ * would bring it back: an estimate from a short history is not trusted further than the history
+ * reaches. A page the allocation gives no visit (found unchanged so far, or changing too often for the
+ * budget) is thus looked at again after its history's span — the span doubling each time, so a page
+ * that never changes reaches --recrawl-max after a few visits — rather than left at the maximum for
+ * good on an estimate of two or three intervals (a page that changes every minute is found unchanged
+ * twice in a row one time in four at 30 s intervals). And a page the allocation dropped while the
+ * estimates were young comes back once the allocation, its rates known better, gives it visits again.
+ */
+export const ESTIMATE_REACH = 1;
 /** The optimal allocation is computed again at most this often (it reads every page's rate). */
 const REALLOCATE_EVERY_MS = 1000;
 
@@ -101,8 +113,10 @@ export function hintedPeriodMs(history: PageHistory): number | undefined {
 
 /**
  * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
- * freshness-optimal allocation of the budget gives it, within [min, max]. A page the allocation gives
- * no visits (it never changes, or changes too often to be kept fresh at this budget) gets the maximum.
+ * freshness-optimal allocation of the budget gives it, within [min, max], and within its estimate's
+ * reach ({@link ESTIMATE_REACH}): a page the allocation gives no visits (it never changes, or changes
+ * too often to be kept fresh at this budget) comes back after the time its visits span, up to the
+ * maximum, those visits coming off the others' part of the budget.
  * A page with too short a history for an estimate whose sitemap gave it a `<changefreq>` gets the
  * period it says ({@link hintedPeriodMs}) within [min, max] — `always` the minimum, `never` the
  * maximum —, spent instead of its even share of the budget. The other pages with too short a history
@@ -113,6 +127,8 @@ export function hintedPeriodMs(history: PageHistory): number | undefined {
 export class AdaptivePolicy implements RevisitPolicy {
   /** Estimated rates (per second) by page; NaN while a page's history is too short. */
   private readonly rates = new Map<string, number>();
+  /** The time its visits span ({@link PageHistory.observedMs}) of each page with an estimate, ms. */
+  private readonly spans = new Map<string, number>();
   /** The allocation's frequency by page, from the last reallocation. */
   private frequencies = new Map<string, number>();
   private allocatedAtMs = Number.NEGATIVE_INFINITY;
@@ -143,6 +159,8 @@ export class AdaptivePolicy implements RevisitPolicy {
       this.rates.set(key, rate);
       this.dirty = true;
     }
+    if (Number.isNaN(rate)) this.spans.delete(key);
+    else this.spans.set(key, history.observedMs);
     const now = this.clock.now();
     if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
     const evenShare = this.options.budget / this.rates.size;
@@ -164,8 +182,14 @@ export class AdaptivePolicy implements RevisitPolicy {
       this.weigh(key, undefined);
       frequency = this.frequencies.get(key) ?? evenShare;
     }
-    const interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
+    let interval = frequency > 0 ? 1000 / frequency : this.options.maxMs;
+    if (!Number.isNaN(rate)) interval = Math.min(interval, this.reachMs(history.observedMs, evenShare));
     return Math.min(this.options.maxMs, Math.max(this.options.minMs, interval));
+  }
+
+  /** The longest interval, ms, an estimate from visits spanning `spanMs` is trusted for (see {@link ESTIMATE_REACH}). */
+  private reachMs(spanMs: number, evenShare: number): number {
+    return Math.max(ESTIMATE_REACH * spanMs, 1000 / evenShare);
   }
 
   /** Sets (or, undefined, clears) the hint weight of page `key`, keeping their sum. */
@@ -190,7 +214,15 @@ export class AdaptivePolicy implements RevisitPolicy {
     }
     // Pages without an estimate keep their even share; the rest of the budget is allocated.
     const budget = (this.options.budget * keys.length) / this.rates.size;
-    const frequencies = this.allocate(rates, budget);
+    let frequencies = this.allocate(rates, budget);
+    // A page whose reach is shorter than its allocated interval spends more than its frequency (at
+    // most its even share): that comes off the other pages' part, so the budget is not overspent.
+    const evenShare = this.options.budget / this.rates.size;
+    const excess = keys.reduce((sum, key, i) => {
+      const reach = Math.min(this.options.maxMs, this.reachMs(this.spans.get(key) ?? 0, evenShare));
+      return sum + Math.max(0, 1000 / reach - (frequencies[i] ?? 0));
+    }, 0);
+    if (excess > 0) frequencies = this.allocate(rates, Math.max(0, budget - excess));
     this.frequencies = new Map(keys.map((key, i) => [key, frequencies[i] ?? 0]));
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   AdaptivePolicy,
+  ESTIMATE_REACH,
   estimateChangeRate,
   estimateChangeRateFromLastModified,
   estimatedRate,
@@ -46,10 +47,58 @@ describe("FixedPolicy", () => {
 });
 
 describe("AdaptivePolicy", () => {
-  it("sends a page that never changed to the longest interval", () => {
+  it("sends a page that never changed to the longest interval once its visits span it", () => {
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 1 }, new ManualClock());
-    expect(policy.nextIntervalMs("still", regularHistory(6, 0, 60_000))).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("still", regularHistory(6, 0, MAX_MS / 5))).toBe(MAX_MS);
     expect(policy.rateOf("still")).toBe(0);
+  });
+
+  it("looks at a page found unchanged on a short history again after its history's span, not at the maximum for good", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 1 }, clock);
+    // Two intervals of a minute found no change: the estimate is 0, the allocation gives no visit.
+    expect(policy.nextIntervalMs("still", regularHistory(3, 0, 60_000))).toBe(ESTIMATE_REACH * 120_000);
+    clock.advance(1000);
+    expect(policy.rateOf("still")).toBe(0);
+    // Found unchanged again: the span, and the interval, doubled; then the maximum.
+    expect(policy.nextIntervalMs("still", regularHistory(4, 0, 80_000))).toBe(ESTIMATE_REACH * 240_000);
+    expect(policy.nextIntervalMs("still", regularHistory(5, 0, MAX_MS / 2))).toBe(MAX_MS);
+  });
+
+  it("looks again at a page the allocation dropped, so that a later allocation can give it visits", () => {
+    const clock = new ManualClock();
+    const budget = 0.005;
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
+    // Changed at both of its first two revisits a minute apart: it looks too fast for the budget next
+    // to nine pages changing about every 20 minutes, and gets no visit from the allocation.
+    const young = regularHistory(3, 2, 60_000);
+    const slow = regularHistory(11, 1, 120_000);
+    for (let i = 0; i < 9; i++) policy.nextIntervalMs(`s${i}`, slow);
+    policy.nextIntervalMs("young", young);
+    clock.advance(1000);
+    const rates = [...Array(9).fill(estimateChangeRate(10, 1, 120)), estimateChangeRate(2, 2, 60)];
+    expect(optimalFrequencies(rates, budget)[9]).toBe(0);
+    // It is looked at again after its even share's interval (its span being shorter), not left at the
+    // maximum whatever it does next.
+    expect(policy.nextIntervalMs("young", young)).toBe(1000 / (budget / 10));
+    expect(1000 / (budget / 10)).toBeLessThan(MAX_MS);
+  });
+
+  it("takes the visits of pages looked at on their span's reach off the other pages' part of the budget", () => {
+    const clock = new ManualClock();
+    const budget = 0.5;
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
+    const still = regularHistory(3, 0, 5_000);
+    const changing = regularHistory(11, 5, 2_000);
+    policy.nextIntervalMs("still", still);
+    policy.nextIntervalMs("changing", changing);
+    clock.advance(1000);
+    const stillMs = policy.nextIntervalMs("still", still);
+    const changingMs = policy.nextIntervalMs("changing", changing);
+    // The still page comes back after its span (10 s; its even share's interval is 4 s), the
+    // changing one gets the rest: the budget is spent, not more.
+    expect(stillMs).toBe(ESTIMATE_REACH * 10_000);
+    expect(1000 / stillMs + 1000 / changingMs).toBeCloseTo(budget, 9);
   });
 
   it("weighs pages without an estimate by their age at their first visit, within HINT_SPAN×, spending the budget", () => {
@@ -69,7 +118,7 @@ describe("AdaptivePolicy", () => {
     expect(old).toBeCloseTo(1000 / ((0.25 * (1 / HINT_SPAN) * 2) / (1 + 1 / HINT_SPAN)), 6);
     // Once the page's own visits tell (at the next reallocation), the hint is not read.
     clock.advance(1000);
-    expect(policy.nextIntervalMs("a", { ...regularHistory(6, 0, 60_000), ageAtFirstVisitMs: 1000 })).toBe(
+    expect(policy.nextIntervalMs("a", { ...regularHistory(6, 0, MAX_MS / 5), ageAtFirstVisitMs: 1000 })).toBe(
       MAX_MS,
     );
   });
@@ -91,10 +140,13 @@ describe("AdaptivePolicy", () => {
     expect(hintedPeriodMs(hinted(2, 1, "never"))).toBeUndefined();
     expect(policy.nextIntervalMs("never", hinted(2, 1, "never"))).not.toBe(MAX_MS);
     // From its estimate on, the page's visits alone count: found unchanged at every visit, the page
-    // said to change always gets the longest interval, and one said to change never but found
-    // changed at every visit (at 60 s) the interval the optimal allocation gives it.
+    // said to change always gets no visit from the allocation (looked at again after its visits'
+    // span), and one said to change never but found changed at every visit (at 60 s) the interval
+    // the optimal allocation gives it.
     clock.advance(1000);
-    expect(policy.nextIntervalMs("always", hinted(MIN_INTERVALS_FOR_ESTIMATE + 1, 0, "always"))).toBe(MAX_MS);
+    expect(policy.nextIntervalMs("always", hinted(MIN_INTERVALS_FOR_ESTIMATE + 1, 0, "always"))).toBe(
+      ESTIMATE_REACH * MIN_INTERVALS_FOR_ESTIMATE * 60_000,
+    );
     const busy = hinted(MIN_INTERVALS_FOR_ESTIMATE + 1, MIN_INTERVALS_FOR_ESTIMATE, "never");
     expect(policy.nextIntervalMs("never", busy)).toBeLessThan(MAX_MS);
     expect(policy.rateOf("never")).toBeCloseTo(estimateChangeRate(2, 2, 60), 12);
@@ -128,7 +180,7 @@ describe("AdaptivePolicy", () => {
     expect(Number.isNaN(policy.rateOf("a"))).toBe(true);
   });
 
-  it("gives a page that changes too often for the budget no visit beyond the longest interval, the others the optimal ones", () => {
+  it("gives a page that changes too often for the budget no visit but its reach's, the others the optimal ones of the rest", () => {
     const clock = new ManualClock();
     const budget = 0.02;
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
@@ -147,9 +199,12 @@ describe("AdaptivePolicy", () => {
       estimateChangeRate(10, 4, 60),
       estimateChangeRate(20, 20, 1),
     ];
-    const frequencies = optimalFrequencies(rates, budget);
-    expect(frequencies[4]).toBe(0);
-    expect(policy.nextIntervalMs("hectic", hectic)).toBe(MAX_MS);
+    expect(optimalFrequencies(rates, budget)[4]).toBe(0);
+    // Its visits span 20 s: it is looked at again after its even share's interval (5 pages, 250 s),
+    // which comes off the others' part.
+    const evenShareMs = 1000 / (budget / 5);
+    expect(policy.nextIntervalMs("hectic", hectic)).toBe(evenShareMs);
+    const frequencies = optimalFrequencies(rates, budget - 1000 / evenShareMs);
     const slowMs = policy.nextIntervalMs("s1", slow);
     const mediumMs = policy.nextIntervalMs("m1", medium);
     expect(slowMs).toBeCloseTo(1000 / (frequencies[0] as number), 3);
