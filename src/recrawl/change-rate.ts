@@ -65,17 +65,29 @@ function riseOf(r: number): number {
   return -Math.expm1(-r) - r * Math.exp(-r);
 }
 
-/** The r of {@link riseOf}(r) = `target` (0 < target < 1), by bisection. */
+/**
+ * The r of {@link riseOf}(r) = `target` (0 < target < 1): Newton's method on riseOf, whose slope is
+ * r·e^(−r), kept within a bracket of the root (a step leaving it bisects instead), to the last bits in
+ * a handful of steps. It is called for every page at every step of {@link optimalFrequencies}' search:
+ * a bisection here made an allocation of 5,000 pages take a third of a second or more, every second.
+ */
 function ratioFor(target: number): number {
   let low = 0;
   let high = 1;
   while (riseOf(high) < target) high *= 2;
+  // riseOf(r) ≈ r²/2 near 0.
+  let r = Math.min(Math.sqrt(2 * target), high / 2);
   for (let i = 0; i < 100; i++) {
-    const mid = (low + high) / 2;
-    if (riseOf(mid) < target) low = mid;
-    else high = mid;
+    const error = riseOf(r) - target;
+    if (error === 0) return r;
+    if (error > 0) high = r;
+    else low = r;
+    let next = r - error / (r * Math.exp(-r));
+    if (!(next > low && next < high)) next = (low + high) / 2;
+    if (Math.abs(next - r) <= r * 1e-15) return next;
+    r = next;
   }
-  return (low + high) / 2;
+  return r;
 }
 
 /** A page's visit frequency at Lagrange multiplier `mu`: 0 when even its first visit gains less than mu. */

@@ -136,6 +136,8 @@ export class AdaptivePolicy implements RevisitPolicy {
   /** The hint's weight of each page without an estimate (1 without a hint), and their sum. */
   private readonly weights = new Map<string, number>();
   private weightSum = 0;
+  /** What the pages planned on their reach spent beyond their allocation at the last reallocation, visits a second. */
+  private reachExcess = 0;
 
   /**
    * `allocate` shares a budget among pages by their rates: the freshness-optimal allocation by
@@ -213,16 +215,19 @@ export class AdaptivePolicy implements RevisitPolicy {
       rates.push(rate);
     }
     // Pages without an estimate keep their even share; the rest of the budget is allocated.
-    const budget = (this.options.budget * keys.length) / this.rates.size;
-    let frequencies = this.allocate(rates, budget);
+    const part = (this.options.budget * keys.length) / this.rates.size;
     // A page whose reach is shorter than its allocated interval spends more than its frequency (at
-    // most its even share): that comes off the other pages' part, so the budget is not overspent.
+    // most its even share): that comes off the other pages' part, so the budget is not overspent —
+    // as much as the last allocation left to reaches, one allocation a second being all it costs.
+    const frequencies = this.allocate(rates, Math.max(0, part - this.reachExcess));
     const evenShare = this.options.budget / this.rates.size;
     const excess = keys.reduce((sum, key, i) => {
       const reach = Math.min(this.options.maxMs, this.reachMs(this.spans.get(key) ?? 0, evenShare));
       return sum + Math.max(0, 1000 / reach - (frequencies[i] ?? 0));
     }, 0);
-    if (excess > 0) frequencies = this.allocate(rates, Math.max(0, budget - excess));
+    // Allocated again at the next chance while the excess it took off moves.
+    if (Math.abs(excess - this.reachExcess) > this.options.budget * 1e-6) this.dirty = true;
+    this.reachExcess = excess;
     this.frequencies = new Map(keys.map((key, i) => [key, frequencies[i] ?? 0]));
   }
 }

@@ -90,11 +90,14 @@ describe("AdaptivePolicy", () => {
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget }, clock);
     const still = regularHistory(3, 0, 5_000);
     const changing = regularHistory(11, 5, 2_000);
-    policy.nextIntervalMs("still", still);
-    policy.nextIntervalMs("changing", changing);
-    clock.advance(1000);
-    const stillMs = policy.nextIntervalMs("still", still);
-    const changingMs = policy.nextIntervalMs("changing", changing);
+    let stillMs = 0;
+    let changingMs = 0;
+    // Each reallocation (a second apart) takes off what the reaches took beyond the last one's.
+    for (let i = 0; i < 3; i++) {
+      stillMs = policy.nextIntervalMs("still", still);
+      changingMs = policy.nextIntervalMs("changing", changing);
+      clock.advance(1000);
+    }
     // The still page comes back after its span (10 s; its even share's interval is 4 s), the
     // changing one gets the rest: the budget is spent, not more.
     expect(stillMs).toBe(ESTIMATE_REACH * 10_000);
@@ -204,6 +207,12 @@ describe("AdaptivePolicy", () => {
     // which comes off the others' part.
     const evenShareMs = 1000 / (budget / 5);
     expect(policy.nextIntervalMs("hectic", hectic)).toBe(evenShareMs);
+    for (let i = 0; i < 3; i++) {
+      for (const key of ["s1", "s2", "m1", "m2"])
+        policy.nextIntervalMs(key, key.startsWith("s") ? slow : medium);
+      policy.nextIntervalMs("hectic", hectic);
+      clock.advance(1000);
+    }
     const frequencies = optimalFrequencies(rates, budget - 1000 / evenShareMs);
     const slowMs = policy.nextIntervalMs("s1", slow);
     const mediumMs = policy.nextIntervalMs("m1", medium);
