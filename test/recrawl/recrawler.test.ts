@@ -290,8 +290,9 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
       );
       intervals.push((history.nextAtMs ?? 0) - history.lastAtMs);
     }
-    // The hint holds while one interval tells too little; from two on, never changed: the longest.
-    expect(intervals).toEqual([MIN_MS, MIN_MS, MAX_MS, MAX_MS]);
+    // The hint holds while one interval tells too little; from two on, never changed: no visit from
+    // the allocation, looked at again after its visits' span (doubling it each time, up to the longest).
+    expect(intervals).toEqual([MIN_MS, MIN_MS, 2 * MIN_MS, 4 * MIN_MS]);
     await committer.commit();
     expect((await stored(URL_A))?.changefreq).toBe("always");
     // A page handed over before its own estimate keeps following its hint at its new owner.
