@@ -130,16 +130,6 @@ export class UrlExchange implements UrlExchangeSink {
    * set leaves: the URLs drained from the host's queue and the links its pages gave must be with
    * another agent first, or this agent's crash would lose them (its pages, done, are not fetched again).
    */
-  /**
-   * The agents some URL handed to is not settled with yet (buffered or on its way): a host's pages may
-   * have given links to any of them, which a hand-over must see delivered too.
-   */
-  unsettledPeers(): string[] {
-    return [...this.handedTo]
-      .filter(([peer, handed]) => (this.settledTo.get(peer) ?? 0) < handed)
-      .map(([peer]) => peer);
-  }
-
   async deliver(peers: Iterable<string>, waitMs: number): Promise<boolean> {
     const targets = [...new Set(peers)].map((peer) => [peer, this.handedTo.get(peer) ?? 0] as const);
     const deadline = this.deps.clock.now() + waitMs;
