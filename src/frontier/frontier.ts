@@ -503,10 +503,23 @@ export class Frontier {
     queue.draining = true;
     queue.generation++;
     try {
+      // Every entry below `end` is readable once this commit is done.
+      let end = queue.record.nextSeq;
       await this.committer.commit();
       const entries: StoredQueueEntry[] = [...queue.window];
       if (!queue.windowComplete) {
-        entries.push(...(await readQueue(this.deps.store, host, queue.nextReadSeq, Number.MAX_SAFE_INTEGER)));
+        // URLs queued meanwhile went to disk only (the window is incomplete), to the commit buffer,
+        // where a read cannot see them: read again after another commit until none came.
+        let from = queue.nextReadSeq;
+        for (;;) {
+          const read = await readQueue(this.deps.store, host, from, Number.MAX_SAFE_INTEGER, end);
+          // A range scan may see past `end` what a commit meanwhile wrote: read on the next round.
+          for (const entry of read) if (entry.seq < end) entries.push(entry);
+          if (queue.record.nextSeq === end) break;
+          from = end;
+          end = queue.record.nextSeq;
+          await this.committer.commit();
+        }
       }
       for (const entry of entries) {
         handOff?.(toQueuedUrl(entry));

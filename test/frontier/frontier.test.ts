@@ -394,6 +394,23 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(frontier.waitingOf("d.test")).toBe(0);
   });
 
+  it("drains a URL queued while it reads the store: none is left on disk that memory forgot", async () => {
+    const e = await setUp(2);
+    // No take yet: the queue's window is not loaded, so the drain reads the store.
+    for (const url of urlsOf("w.test", 0, 6)) e.frontier.add(url, 0, "w.test");
+    const handed: string[] = [];
+    const drain = e.frontier.drainHost("w.test", (entry) => handed.push(entry.url));
+    // Queued after the drain's commit began, before its read: in the commit buffer alone.
+    expect(e.frontier.add("http://w.test/late", 0, "w.test")).toBe(true);
+    await drain;
+    expect(handed).toEqual([...urlsOf("w.test", 0, 6), "http://w.test/late"]);
+    expect(e.frontier.waitingOf("w.test")).toBe(0);
+    await e.frontier.commit();
+    await e.reopen();
+    expect(e.frontier.waitingOf("w.test")).toBe(0);
+    expect(e.frontier.hostsWithWork()).toEqual([]);
+  });
+
   it("makes a take that raced with a drain hand out nothing twice", async () => {
     const { frontier } = await setUp(2);
     for (const url of urlsOf("r.test", 0, 6)) frontier.add(url, 0, "r.test");
