@@ -9,7 +9,7 @@ export interface HandOverDeliveryDeps {
   readonly selfId: string;
   readonly ownership: Pick<Ownership, "ownerOnceGone" | "ownerOfUrl" | "holdsHost">;
   readonly agent: Pick<ClusterFacingAgent, "handOver" | "takeLinksFoundOn" | "keepLinks" | "takeLinksKeptBy">;
-  readonly exchange: Pick<UrlExchange, "send" | "entrust" | "deliver">;
+  readonly exchange: Pick<UrlExchange, "send" | "entrust" | "deliver" | "unsettledPeers">;
   /** How long a hand-over waits for what it delivers to be acknowledged (`HAND_OVER_DELIVERY_MS`). */
   readonly waitMs: number;
   /** Told when what a hand-over of `hosts` delivered to `peers` was not acknowledged in time (for a log). */
@@ -62,6 +62,10 @@ export class HandOverDelivery {
       if (keepers.size > 0) this.keepersOf.set(host, keepers);
       for (const keeper of keepers) peers.add(keeper);
     }
+    // The links the hosts' pages gave to other agents' hosts wait in those agents' outboxes, maybe
+    // for the batch policy's longest delay: they must be acknowledged too, or this agent's crash would
+    // lose them with its outbox. Which peers they went to is not kept, so every peer owed a URL is.
+    for (const peer of exchange.unsettledPeers()) peers.add(peer);
     peers.delete(selfId);
     const delivered = await exchange.deliver(peers, this.deps.waitMs);
     if (delivered) for (const host of hosts) this.keepersOf.delete(host);

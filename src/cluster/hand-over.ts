@@ -106,6 +106,8 @@ interface Verdict {
    * before the claimant, when not this one (a claimant whose view lacks it must not take the host).
    */
   readonly holder?: string;
+  /** GRANTED by passing the host, held here until this answer, to the claimant now. */
+  readonly passedNow?: boolean;
 }
 
 /** Outcome of {@link HandOverDesk.pushAll}. */
@@ -139,8 +141,12 @@ export class HandOverDesk {
    * agent holds, or passed to it before, is GRANTED once no request of this agent to it is in flight
    * (LATER until then, or while this agent is pushing it); one passed to another live agent is PASSED,
    * naming it; else NOT_HELD, naming the agent that owned it before the claimant in this view (when not
-   * this one). Every answer carries the host's done URLs, at most {@link MAX_DONE_BYTES}
-   * in all (`more` asks for the rest).
+   * this one). An answer carries the host's done URLs, at most {@link MAX_DONE_BYTES} in all (`more`
+   * asks for the rest), unless it is LATER or NOT_YOURS from the host's holder: the claimant records
+   * what an answer carries, and a done set must not leave its holder before the barrier (see
+   * `beforeHandOver`). A host passed to the claimant by this answer but answered LATER is taken back:
+   * held here, it is pushed to its owner or granted at the next claim, not left passed to an agent that
+   * may never ask again.
    */
   async answer(request: ClaimRequest): Promise<ClaimReply> {
     const claimant = fromWireMember(request.claimant);
@@ -170,7 +176,11 @@ export class HandOverDesk {
     for (const [i, { host, skip, skipPages = 0 }] of request.hosts.entries()) {
       const verdict = verdicts[i] as Verdict;
       const status = settled[i] && (verdict.status !== "GRANTED" || delivered) ? verdict.status : "LATER";
-      const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room);
+      if (status === "LATER" && verdict.passedNow) this.deps.tenure.take(host);
+      const withheld =
+        status === "LATER" ||
+        (status === "NOT_YOURS" && (this.deps.tenure.holds(host) || this.pushing.has(host)));
+      const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room, withheld);
       hosts.push(entry);
       // The last part of a host's hand-over: its schedule is the claimant's now (a part lost on the way
       // is asked again, and comes without its plans: the claimant plans those from their last visits).
@@ -191,7 +201,7 @@ export class HandOverDesk {
     if (this.pushing.has(host)) return { status: "LATER" };
     if (tenure.holds(host)) {
       tenure.pass(host, claimantId);
-      return { status: "GRANTED" };
+      return { status: "GRANTED", passedNow: true };
     }
     const passedTo = tenure.passedTo(host);
     if (passedTo === claimantId) return { status: "GRANTED" };
@@ -338,7 +348,7 @@ export class HandOverDesk {
           message = [];
           room = fullRoom();
         }
-        const entry = await this.describe(host, "GRANTED", undefined, cursor, room);
+        const entry = await this.describe(host, "GRANTED", undefined, cursor, room, false);
         message.push(entry);
         if (!entry.more) break;
         cursor = {
@@ -363,12 +373,14 @@ export class HandOverDesk {
     holderId: string | undefined,
     cursor: Cursor,
     room: Room,
+    withheld: boolean,
   ): Promise<HostHandOver> {
     const { agent, clock } = this.deps;
-    // A LATER answer carries none of the host's done URLs nor its page histories: the claimant records
-    // what an answer carries, and the done set must not leave before what its pages gave is safe
-    // elsewhere (a crash of this agent before the GRANTED answer would lose it: see beforeHandOver).
-    const later = status === "LATER";
+    // A withheld answer (LATER, or NOT_YOURS from the holder) carries none of the host's done URLs nor
+    // its page histories: the claimant records what an answer carries, and the done set must not leave
+    // before what its pages gave is safe elsewhere (a crash of this agent before the GRANTED answer
+    // would lose it: see beforeHandOver).
+    const later = withheld;
     // One more than there is room for tells whether more follow.
     const page = later ? [] : await agent.doneOf(host, cursor.skip, room.done + 1);
     const done = page.slice(0, room.done);

@@ -124,6 +124,16 @@ export class UrlExchange implements UrlExchangeSink {
   }
 
   /**
+   * The agents some URL handed to is not settled with yet (buffered or on its way): a host's pages may
+   * have given links to any of them, which a hand-over must see delivered too.
+   */
+  unsettledPeers(): string[] {
+    return [...this.handedTo]
+      .filter(([peer, handed]) => (this.settledTo.get(peer) ?? 0) < handed)
+      .map(([peer]) => peer);
+  }
+
+  /**
    * Sends what is buffered for `peers` now, whatever the batch policy says, and resolves true once
    * every URL handed to them so far is settled (acknowledged, or re-routed: the peer left the view);
    * false after `waitMs`, or when the exchange stops. A host's hand-over waits on it before its done

@@ -15,6 +15,8 @@ function delivery() {
   const origins = new LinkOrigins();
   const events: string[] = [];
   const delivered = { ok: true };
+  /** Agents some URL handed to is not acknowledged by yet (links to their hosts, under the batch policy). */
+  const owed = new Set<string>();
   const link = (url: string) => ({ url, depth: 1, host: new URL(url).host, traits: {} });
   const subject = new HandOverDelivery({
     selfId: "self",
@@ -38,13 +40,14 @@ function delivery() {
     exchange: {
       send: (owner, url) => events.push(`send ${url} > ${owner}`),
       entrust: (keeper, url) => events.push(`entrust ${url} > ${keeper}`),
+      unsettledPeers: () => [...owed],
       deliver: async (peers) => {
         events.push(`deliver ${[...peers].sort().join(",")}`);
         return delivered.ok;
       },
     },
   });
-  return { subject, queues, owners, keepers, origins, events, delivered, link };
+  return { subject, queues, owners, keepers, origins, events, delivered, owed, link };
 }
 
 describe("HandOverDelivery", () => {
@@ -62,6 +65,17 @@ describe("HandOverDelivery", () => {
       "entrust http://mine.test/a > k",
       "deliver k,new",
     ]);
+  });
+
+  it("waits too for the agents owed URLs: links the hosts' pages gave to their hosts may still wait here", async () => {
+    // A link to a third agent's host sits in its outbox under the batch policy (up to 30 s): were the
+    // done set to leave first, this agent's crash would lose the link with its outbox.
+    const d = delivery();
+    d.owners.set("h.test", "new");
+    d.owed.add("third");
+    d.owed.add("self");
+    expect(await d.subject.before(["h.test"], "new")).toBe(true);
+    expect(d.events).toEqual(["deliver new,third"]);
   });
 
   it("drains no queue of a host this agent still owns (a leave's push, before it is announced)", async () => {

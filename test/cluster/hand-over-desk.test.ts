@@ -170,6 +170,23 @@ describe("HandOverDesk.answer", () => {
     ]);
   });
 
+  it("sends no done URLs in a NOT_YOURS answer for a host it holds: they leave only through the barrier", async () => {
+    // Views differ: the claimant owns the host in its view, this agent in its own and still crawls it.
+    // A done set recorded by the claimant now would outlive this agent's crash, while the links its
+    // pages gave are still queued here alone.
+    const d = desk();
+    d.members.set("b", member("b"));
+    d.owners.set("mine", "self");
+    d.tenure.take("mine");
+    d.done.set("mine", [21n, 22n]);
+    d.owners.set("b-s", "b");
+    d.done.set("b-s", [31n]);
+    const reply = await d.handOvers.answer(claim("c", "mine", "b-s"));
+    expect(summary(reply.hosts)).toEqual(["mine:NOT_YOURS:self:", "b-s:NOT_YOURS:b:31"]);
+    expect(d.tenure.holds("mine")).toBe(true);
+    expect(d.entrusted).toEqual([]);
+  });
+
   it("names the owner before the claimant, when another agent, in a NOT_HELD answer", async () => {
     // The claimant's view may lack that agent (a newcomer's, filling in): it must not take the host.
     const d = desk();
@@ -187,6 +204,7 @@ describe("HandOverDesk.answer", () => {
     d.busy.add("busy");
     const reply = await d.handOvers.answer(claim("c", "busy"));
     expect(reply.hosts[0]?.status).toBe("LATER");
+    expect(d.tenure.holds("busy")).toBe(true);
     // The links its pages gave wait for the request in flight to end, and go at the next claim.
     expect(d.entrusted).toEqual([]);
     d.busy.delete("busy");
@@ -215,6 +233,8 @@ describe("HandOverDesk.answer", () => {
     const reply = await d.handOvers.answer(claim("c", "held"));
     // Not even with a LATER answer: the claimant records what any answer carries.
     expect(summary(reply.hosts)).toEqual(["held:LATER:-:"]);
+    // Taken back, not left passed to a claimant that may never ask again: pushed or granted later.
+    expect(d.tenure.holds("held")).toBe(true);
     expect(reply.hosts[0]?.pages).toEqual([]);
     expect(reply.hosts[0]?.more).toBe(false);
     expect(d.released).toEqual([]);
