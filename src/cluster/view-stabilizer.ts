@@ -156,6 +156,12 @@ export class ViewStabilizer {
           { event: "agent-suspected", peer: id },
           `agent ${id} is not answering; its hosts wait ${deps.grace.delayMs} ms for it to come back (--takeover-delay-ms)`,
         );
+      } else {
+        // Nothing waits: no warning, but a crash and its takeover stay on record.
+        deps.logger.info(
+          { event: "agent-suspected", peer: id },
+          `agent ${id} is not answering; its hosts are taken over now (--takeover-delay-ms 0)`,
+        );
       }
     }
     deps.exchange.onViewChange();

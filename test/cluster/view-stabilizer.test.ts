@@ -325,12 +325,19 @@ it("holds nothing for an agent that left, and forgets any grace it had", () => {
   expect(grace.heldFor).toEqual([]);
 });
 
-it("does not warn of a suspected agent's hosts waiting when there is no takeover delay", () => {
+it("does not warn of a suspected agent's hosts waiting when there is no takeover delay, but says so", () => {
   const { grace, view, records } = setUp({ delayMs: 0 });
   view(["a", "b", "c"]);
   view(["a", "c"], "suspected");
   expect(grace.heldFor).toEqual([]);
   expect(records.filter(({ level }) => level === "warn")).toEqual([]);
+  expect(records.filter(({ fields }) => fields.event === "agent-suspected")).toEqual([
+    {
+      level: "info",
+      fields: { event: "agent-suspected", peer: "b" },
+      message: "agent b is not answering; its hosts are taken over now (--takeover-delay-ms 0)",
+    },
+  ]);
 });
 
 it("moves viewChangedAtMs on a join or a crash, not on a graceful leave", () => {

@@ -4,6 +4,7 @@ import type { CrawlLogEntry } from "../../src/storage/index.js";
 import {
   type ExitResult,
   errorLine,
+  logText,
   readCrawlLogOf,
   readCrawlLogSoFar,
   startWebFixture,
@@ -77,8 +78,14 @@ describe("--recrawl fixed through a SIGKILL and a takeover", () => {
   it("the survivor exits 0 after taking the dead agent's hosts", () => {
     expect(survivorExit.code, errorLine(survivorExit.stderr)).toBe(0);
     const victimPages = new Set(logs.victim.filter((entry) => entry.status > 0).map((entry) => entry.url));
+    // On failure, what the survivor said after the crash (its log at info) and its last fetches.
+    const lastFetches = logs.survivor
+      .slice(-5)
+      .map((entry) => `${entry.ts} ${entry.status} ${entry.url}`)
+      .join("\n");
     expect(
       logs.survivor.some((entry) => victimPages.has(entry.url) && Date.parse(entry.ts) > killedAtMs),
+      `killed at ${new Date(killedAtMs).toISOString()}; the survivor's log:\n${logText(survivorExit.stderr)}\nits last fetches:\n${lastFetches}`,
     ).toBe(true);
   });
 
