@@ -65,6 +65,14 @@ export class UrlExchange implements UrlExchangeSink {
    */
   private readonly handedTo = new Map<string, number>();
   private readonly settledTo = new Map<string, number>();
+  /**
+   * By peer: its {@link handedTo} count right after the latest re-route that handed it URLs (a peer left
+   * the view: what was buffered or on its way to it went to the new owners). {@link deliver} waits for
+   * those where they went: settled for the peer that left, they are not yet with anyone.
+   */
+  private readonly reroutedUpTo = new Map<string, number>();
+  /** Re-routes so far (see {@link reroutedUpTo}). */
+  private reroutes = 0;
   private readonly abort = new AbortController();
   private batchSerial = 0;
   private pending = 0;
@@ -135,16 +143,24 @@ export class UrlExchange implements UrlExchangeSink {
 
   /**
    * Sends what is buffered for `peers` now, whatever the batch policy says, and resolves true once
-   * every URL handed to them so far is settled (acknowledged, or re-routed: the peer left the view);
-   * false after `waitMs`, or when the exchange stops. A host's hand-over waits on it before its done
+   * every URL handed to them so far is settled (acknowledged, or refused) — a URL re-routed meanwhile
+   * (its peer left the view) is waited for where it went — false after `waitMs`, or when the exchange stops. A host's hand-over waits on it before its done
    * set leaves: the URLs drained from the host's queue and the links its pages gave must be with
    * another agent first, or this agent's crash would lose them (its pages, done, are not fetched again).
    */
   async deliver(peers: Iterable<string>, waitMs: number): Promise<boolean> {
-    const targets = [...new Set(peers)].map((peer) => [peer, this.handedTo.get(peer) ?? 0] as const);
+    const targets = new Map([...peers].map((peer) => [peer, this.handedTo.get(peer) ?? 0]));
     const deadline = this.deps.clock.now() + waitMs;
+    let reroutesSeen = this.reroutes;
     for (;;) {
-      const open = targets.filter(([peer, handed]) => (this.settledTo.get(peer) ?? 0) < handed);
+      if (this.reroutes !== reroutesSeen) {
+        // A peer waited for left the view: its URLs count as settled there, and went to new owners.
+        reroutesSeen = this.reroutes;
+        for (const [peer, upTo] of this.reroutedUpTo) {
+          if (peer !== this.deps.selfId && upTo > (targets.get(peer) ?? 0)) targets.set(peer, upTo);
+        }
+      }
+      const open = [...targets].filter(([peer, handed]) => (this.settledTo.get(peer) ?? 0) < handed);
       if (open.length === 0) return true;
       if (this.abort.signal.aborted || this.deps.clock.now() >= deadline) return false;
       for (const [peer] of open) if (this.outboxes.has(peer)) this.flush(peer);
@@ -289,7 +305,7 @@ export class UrlExchange implements UrlExchangeSink {
     while (!this.abort.signal.aborted) {
       if (!this.deps.isAlive(peer)) {
         this.settle(peer, urls.length);
-        for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
+        this.reroute(urls);
         return;
       }
       try {
@@ -346,7 +362,17 @@ export class UrlExchange implements UrlExchangeSink {
     outbox.clearTimer();
     this.settle(peer, urls.length);
     this.outboxes.delete(peer);
+    this.reroute(urls);
+  }
+
+  /** Sends `urls`, handed to a peer that left the view, to their owners now (see {@link reroutedUpTo}). */
+  private reroute(urls: readonly PendingUrl[]): void {
+    const before = new Map(this.handedTo);
     for (const item of urls) this.deps.reroute(item.url, item.depth, item.host, traitsOf(item));
+    for (const [peer, handed] of this.handedTo) {
+      if (handed !== before.get(peer)) this.reroutedUpTo.set(peer, handed);
+    }
+    this.reroutes++;
   }
 
   private outboxOf(peer: string): PeerOutbox {

@@ -32,7 +32,11 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean) {
+/**
+ * `localIdle`: whether this agent is idle (the batch policy). `rerouteTo`: the peer re-routed URLs are
+ * sent to (the new owner, as the router does); recorded only, when absent.
+ */
+async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean, rerouteTo?: string) {
   const dir = await mkdtemp(join(tmpdir(), "ubicrawl-exchange-"));
   const store = await StateStore.open(dir);
   /** Writes to fail before the store is written again (a full disk, say). */
@@ -90,7 +94,8 @@ async function setup(options: UrlExchangeOptions = {}, localIdle?: () => boolean
         });
       }),
     isAlive: (peer) => alive.has(peer),
-    reroute: (url, _depth, _host, traits) => {
+    reroute: (url, depth, host, traits) => {
+      if (rerouteTo !== undefined) exchange.send(rerouteTo, url, depth, host, traits);
       rerouted.push(url);
       reroutedAttempts.push(`${url}#${traits.attempts}`);
       reroutedTraits.push({ url, ...traits });
@@ -197,6 +202,34 @@ describe("UrlExchange", () => {
         { url: url(2), depth: 0, host: "h1.example" },
       ]),
     );
+  });
+
+  it("waits for URLs re-routed during a delivery where they went: settled for the peer that left, they are with no one yet", async () => {
+    const t = await setup({ flushDelayMs: 30_000, urgentDelayMs: 30_000 }, undefined, "q");
+    t.exchange.send("p", url(1), 0, "h1.example");
+    let delivered: boolean | undefined;
+    void t.exchange.deliver(["p"], 5_000).then((ok) => {
+      delivered = ok;
+    });
+    await t.callCount(1);
+    // p leaves the view with the batch on its way: it goes to q, its host's new owner.
+    t.alive.delete("p");
+    t.exchange.onViewChange();
+    await t.quiet();
+    // Sent at deliver's next look, whatever the batch policy says.
+    t.clock.advance(20);
+    await t.callCount(2);
+    expect(t.calls[1]?.peer).toBe("q");
+    expect(urlsOf(t.calls[1])).toEqual([url(1)]);
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(20);
+      await t.quiet();
+    }
+    expect(delivered).toBeUndefined();
+    t.calls[1]?.ack();
+    await t.quiet();
+    t.clock.advance(20);
+    await vi.waitFor(() => expect(delivered).toBe(true), { timeout: 5000, interval: 5 });
   });
 
   it("says a delivery failed when its URLs are not acknowledged in time, and waits on nothing handed later", async () => {
