@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: the composition root of a cluster agent. Each part is built once, here, in
+// the order of what it holds, and given the parts built before it; split, the wiring's order would be
+// spread over files that each see half of it.
 import { Agent, type AgentOptions, HandsChanges, ipDelayOf } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";

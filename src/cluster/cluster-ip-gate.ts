@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: an agent's side of one address's cluster-wide limit — its own gate, the
+// lease, the asks and releases in flight, the hold, back-off and Crawl-delay reports — changes together
+// on every answer; what has state of its own is apart (IpLeases, IpOutboxes, ContendedAddresses).
 import { watchAbort } from "../abort-watch.js";
 import { type Clock, sleep } from "../clock.js";
 import {

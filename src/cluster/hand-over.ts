@@ -1,3 +1,7 @@
+// Over 400 lines on purpose: the two ways a host leaves this agent — answered to a claim, or pushed to
+// its owner — share the hosts being pushed, the host's description on the wire (done set, page
+// histories, cut to fit messages) and the barrier before its done set leaves; one class keeps the order
+// of those changes. The delivery the barrier waits for is HandOverDelivery's, the claiming side HostClaims'.
 import type { ClusterFacingAgent } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";

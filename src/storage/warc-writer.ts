@@ -1,3 +1,7 @@
+// Over 400 lines on purpose: a WARC file's life (a slot, opening, appending, rotation, finishing, the
+// sync a commit waits on, recovery of `.open` files) is ordered by one chain of promises (`tail`), and
+// each step reads the others' state; what stands apart is in files of its own (the appender, the live
+// file, the file slot, the index feed, drafting, dictionary samples, options).
 import { mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, systemClock } from "../clock.js";
