@@ -506,7 +506,7 @@ export class Frontier {
       // Every entry below `end` is readable once this commit is done.
       let end = queue.record.nextSeq;
       await this.committer.commit();
-      const entries: StoredQueueEntry[] = [...queue.window];
+      const fromDisk: StoredQueueEntry[] = [];
       if (!queue.windowComplete) {
         // URLs queued meanwhile went to disk only (the window is incomplete), to the commit buffer,
         // where a read cannot see them: read again after another commit until none came.
@@ -514,13 +514,16 @@ export class Frontier {
         for (;;) {
           const read = await readQueue(this.deps.store, host, from, Number.MAX_SAFE_INTEGER, end);
           // A range scan may see past `end` what a commit meanwhile wrote: read on the next round.
-          for (const entry of read) if (entry.seq < end) entries.push(entry);
+          for (const entry of read) if (entry.seq < end) fromDisk.push(entry);
           if (queue.record.nextSeq === end) break;
           from = end;
           end = queue.record.nextSeq;
           await this.committer.commit();
         }
       }
+      // The window as it is now, after the reads: a URL put back meanwhile (its fetch could not go on)
+      // went to its head. Its entries all come before those read.
+      const entries = [...queue.window, ...fromDisk];
       for (const entry of entries) {
         handOff?.(toQueuedUrl(entry));
         this.committer.add(dequeueOp(host, entry.seq));

@@ -411,6 +411,28 @@ describe("Frontier hand-over of a host (drainHost, requeue, peek)", () => {
     expect(e.frontier.hostsWithWork()).toEqual([]);
   });
 
+  it("drains a URL put back while it reads the store, in its place at the head", async () => {
+    const e = await setUp(2);
+    for (const url of urlsOf("b.test", 0, 6)) e.frontier.add(url, 0, "b.test");
+    // Taken: the window holds p1 and is incomplete, so the drain reads the store.
+    const taken = await mustTake(e.frontier, "b.test");
+    let writes = 0;
+    e.committer.afterWrite(() => {
+      // The drain's second commit (a URL came during its first read): its fetch could not go on.
+      if (++writes === 2) e.frontier.putBack("b.test", taken);
+    });
+    const handed: string[] = [];
+    const drain = e.frontier.drainHost("b.test", (entry) => handed.push(entry.url));
+    e.frontier.add("http://b.test/late", 0, "b.test");
+    await drain;
+    expect(writes).toBeGreaterThanOrEqual(2);
+    expect(handed).toEqual([...urlsOf("b.test", 0, 6), "http://b.test/late"]);
+    expect(e.frontier.waitingOf("b.test")).toBe(0);
+    await e.frontier.commit();
+    await e.reopen();
+    expect(e.frontier.waitingOf("b.test")).toBe(0);
+  });
+
   it("makes a take that raced with a drain hand out nothing twice", async () => {
     const { frontier } = await setUp(2);
     for (const url of urlsOf("r.test", 0, 6)) frontier.add(url, 0, "r.test");
