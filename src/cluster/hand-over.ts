@@ -129,6 +129,12 @@ export interface PushOutcome {
 export class HandOverDesk {
   /** Hosts being pushed to their owner: a claim meanwhile is answered LATER. */
   private readonly pushing = new Set<string>();
+  /**
+   * Hosts passed to a claimant by an answer still waiting for its quiesce and barrier: any other claim
+   * meanwhile is answered LATER (a done set must not leave in another answer before the barrier, and
+   * that answer's outcome, granted or taken back, must be the only one).
+   */
+  private readonly granting = new Set<string>();
   private closed = false;
 
   constructor(private readonly deps: HandOverDeskDeps) {}
@@ -143,7 +149,7 @@ export class HandOverDesk {
    * crawling every host the claimant owns now. A host the claimant does not own in this view is
    * NOT_YOURS, naming its owner (the claimant's view lacks an agent). A host the claimant owns that this
    * agent holds, or passed to it before, is GRANTED once no request of this agent to it is in flight
-   * (LATER until then, or while this agent is pushing it); one passed to another live agent is PASSED,
+   * (LATER until then, while this agent is pushing it, or while another answer is passing it); one passed to another live agent is PASSED,
    * naming it; else NOT_HELD, naming the agent that owned it before the claimant in this view (when not
    * this one). An answer carries the host's done URLs, at most {@link MAX_DONE_BYTES} in all (`more`
    * asks for the rest), unless it is LATER or NOT_YOURS from the host's holder: the claimant records
@@ -156,6 +162,21 @@ export class HandOverDesk {
     const claimant = fromWireMember(request.claimant);
     this.deps.heardFrom(claimant);
     const verdicts = request.hosts.map(({ host }) => this.verdict(host, claimant.id));
+    const passing = request.hosts.filter((_, i) => verdicts[i]?.passedNow).map(({ host }) => host);
+    for (const host of passing) this.granting.add(host);
+    try {
+      return await this.settle(request, claimant.id, verdicts);
+    } finally {
+      for (const host of passing) this.granting.delete(host);
+    }
+  }
+
+  /** {@link answer} once its verdicts are made: waits for their quiesce and barrier, then describes each. */
+  private async settle(
+    request: ClaimRequest,
+    claimantId: string,
+    verdicts: readonly Verdict[],
+  ): Promise<ClaimReply> {
     // A request of this agent to a granted host may still be in flight: the claimant must not send one
     // too. Waited for at once, not host after host.
     const settled = await Promise.all(
@@ -172,7 +193,7 @@ export class HandOverDesk {
       granted.length === 0 ||
       (await (this.deps.beforeHandOver?.(
         granted.map(({ host }) => host),
-        claimant.id,
+        claimantId,
       ) ?? true));
     const room: Room = { done: MAX_DONE_PER_MESSAGE, pageBytes: MAX_PAGE_SCHEDULE_BYTES };
     const hosts: HostHandOver[] = [];
@@ -180,10 +201,12 @@ export class HandOverDesk {
     for (const [i, { host, skip, skipPages = 0 }] of request.hosts.entries()) {
       const verdict = verdicts[i] as Verdict;
       const status = settled[i] && (verdict.status !== "GRANTED" || delivered) ? verdict.status : "LATER";
-      if (status === "LATER" && verdict.passedNow) this.deps.tenure.take(host);
+      if (status === "LATER" && verdict.passedNow && this.deps.tenure.passedTo(host) === claimantId)
+        this.deps.tenure.take(host);
       const withheld =
         status === "LATER" ||
-        (status === "NOT_YOURS" && (this.deps.tenure.holds(host) || this.pushing.has(host)));
+        (status === "NOT_YOURS" &&
+          (this.deps.tenure.holds(host) || this.pushing.has(host) || this.granting.has(host)));
       const entry = await this.describe(host, status, verdict.holder, { skip, skipPages }, room, withheld);
       hosts.push(entry);
       // The last part of a host's hand-over: its schedule is the claimant's now (a part lost on the way
@@ -202,7 +225,7 @@ export class HandOverDesk {
     const { tenure, ownership } = this.deps;
     const owner = ownership.ownerOf(host);
     if (owner !== claimantId) return { status: "NOT_YOURS", holder: owner };
-    if (this.pushing.has(host)) return { status: "LATER" };
+    if (this.pushing.has(host) || this.granting.has(host)) return { status: "LATER" };
     if (tenure.holds(host)) {
       tenure.pass(host, claimantId);
       return { status: "GRANTED", passedNow: true };

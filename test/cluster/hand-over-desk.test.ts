@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CrawlTenure } from "../../src/cluster/crawl-tenure.js";
 import { HandOverDesk, packFingerprints, unpackFingerprints } from "../../src/cluster/hand-over.js";
 import type { Ownership } from "../../src/cluster/ownership.js";
@@ -39,6 +39,8 @@ function desk() {
   const entrusted: string[] = [];
   /** Whether the links and drained URLs of a hand-over get acknowledged in time. */
   const delivery = { ok: true };
+  /** What the barrier waits on before it says whether the delivery was acknowledged. */
+  const barrier: { wait: Promise<void> } = { wait: Promise.resolve() };
   let commits = 0;
   const tenure = new CrawlTenure();
   const handOvers = new HandOverDesk({
@@ -78,6 +80,7 @@ function desk() {
     heardFrom: (entry) => heard.push(entry.id),
     beforeHandOver: async (hosts, to) => {
       for (const host of hosts) entrusted.push(`${host}>${to}`);
+      await barrier.wait;
       return delivery.ok;
     },
   });
@@ -99,6 +102,7 @@ function desk() {
     quiesced,
     entrusted,
     delivery,
+    barrier,
     commits: () => commits,
   };
 }
@@ -250,6 +254,37 @@ describe("HandOverDesk.answer", () => {
     expect(d.tenure.holds("lost")).toBe(true);
     d.delivery.ok = true;
     expect((await d.handOvers.answer(claim("c", "held"))).hosts[0]?.status).toBe("GRANTED");
+  });
+
+  it("answers every other claim of a host LATER, with no done set, while an answer passing it waits for its barrier", async () => {
+    const d = desk();
+    for (const id of ["c1", "c2"]) d.members.set(id, member(id));
+    d.owners.set("h", "c1");
+    d.tenure.take("h");
+    d.done.set("h", [7n, 8n]);
+    let open = () => {};
+    d.barrier.wait = new Promise((resolve) => {
+      open = resolve;
+    });
+    const first = d.handOvers.answer(claim("c1", "h"));
+    await vi.waitFor(() => expect(d.entrusted).toEqual(["h>c1"]));
+    // A claimant whose view differs: the host is not its own here, and its done set stays.
+    expect(summary((await d.handOvers.answer(claim("c2", "h"))).hosts)).toEqual(["h:NOT_YOURS:c1:"]);
+    // The view changes: c2 owns it here too, and c1 is not named as its holder while c1's answer waits.
+    d.owners.set("h", "c2");
+    expect(summary((await d.handOvers.answer(claim("c2", "h"))).hosts)).toEqual(["h:LATER:-:"]);
+    d.owners.set("h", "c1");
+    // c1 asks again (its first call timed out): LATER, the first answer decides.
+    expect(summary((await d.handOvers.answer(claim("c1", "h"))).hosts)).toEqual(["h:LATER:-:"]);
+    d.delivery.ok = false;
+    open();
+    expect(summary((await first).hosts)).toEqual(["h:LATER:-:"]);
+    // Taken back by the only answer that passed it: held here alone.
+    expect(d.tenure.holds("h")).toBe(true);
+    d.delivery.ok = true;
+    d.barrier.wait = Promise.resolve();
+    expect(summary((await d.handOvers.answer(claim("c1", "h"))).hosts)).toEqual(["h:GRANTED:-:7+8"]);
+    expect(d.tenure.holds("h")).toBe(false);
   });
 
   it("gives no links to be kept elsewhere while leaving: its queues go to their owners anyway", async () => {
