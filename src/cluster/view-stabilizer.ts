@@ -53,6 +53,11 @@ export class ViewStabilizer {
   /** A re-examination is queued and has not begun: more requests for one are served by it. */
   private reexamineQueued = false;
   /**
+   * The push of hosts held here and owned by others under way, if any: a task of its own, since it may
+   * wait long (a quiesce, a barrier, a call), and a view change's re-examination must not wait behind it.
+   */
+  private pushingLost: Promise<void> | undefined;
+  /**
    * Crashed agents whose handed URLs are not re-sent yet, with their failed attempts and when to try
    * again: kept until a re-examination re-sends them (a failed one, a commit on a full disk, leaves them
    * to the next, not lost), or until the agent is back or has left.
@@ -81,9 +86,10 @@ export class ViewStabilizer {
     return this.changedAtMs;
   }
 
-  /** Resolves when the hand-overs of every view change so far are done. */
-  settled(): Promise<void> {
-    return this.reexamining;
+  /** Resolves when the hand-overs of every view change so far are done, the pushes of held hosts too. */
+  async settled(): Promise<void> {
+    await this.reexamining;
+    await this.pushingLost;
   }
 
   /**
@@ -231,7 +237,27 @@ export class ViewStabilizer {
       }
     }
     agent.wakeHosts();
-    // Hosts whose crawl this agent holds go to their new owners with what was done there.
-    await this.deps.lostHosts.push();
+    this.pushLost();
+  }
+
+  /**
+   * Hosts whose crawl this agent holds go to their new owners with what was done there, unless a push
+   * is under way (the periodic check asks again while some are left).
+   */
+  private pushLost(): void {
+    if (this.pushingLost !== undefined) return;
+    this.pushingLost = this.deps.lostHosts
+      .push()
+      .then(
+        () => {},
+        (error) =>
+          this.deps.logger.error(
+            { event: "reexamine-failed", err: error },
+            "pushing hosts to their owners failed",
+          ),
+      )
+      .finally(() => {
+        this.pushingLost = undefined;
+      });
   }
 }

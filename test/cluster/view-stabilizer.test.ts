@@ -1,4 +1,4 @@
-import { beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it, vi } from "vitest";
 import type { ClusterFacingAgent } from "../../src/agent/index.js";
 import { Ownership, type Partitioning, TakeoverGrace, type UrlExchange } from "../../src/cluster/index.js";
 import { ViewStabilizer } from "../../src/cluster/view-stabilizer.js";
@@ -492,6 +492,32 @@ it("settled() waits for the crawls of hosts held here to be pushed to their owne
   lost.waiting.shift()?.();
   await settle();
   expect(settled).toBe(true);
+});
+
+it("re-sends what was handed to a crashed agent while a push of held hosts still waits: pushes run apart", async () => {
+  // A push may wait long (a quiesce up to 20 s, a barrier up to 5 s, a call): the next view change's
+  // re-examination, which gives a dead agent's hosts their URLs back, must not wait behind it.
+  const { stabilizer, view, calls, lost } = setUp();
+  view(["a", "b", "c"]);
+  await stabilizer.settled();
+  lost.hold = true;
+  lost.any = true;
+  view(["a", "b", "c", "d"]);
+  await settle();
+  expect(lost.waiting).toHaveLength(1);
+  calls.length = 0;
+  view(["a", "c", "d"]);
+  await vi.waitFor(() => expect(calls).toContain("redistribute b"));
+  // One push at a time: the one under way is not doubled (the periodic check asks again later).
+  expect(calls.filter((call) => call === "lostHosts.push")).toEqual([]);
+  let settled = false;
+  void stabilizer.settled().then(() => {
+    settled = true;
+  });
+  await settle();
+  expect(settled).toBe(false);
+  lost.waiting.shift()?.();
+  await vi.waitFor(() => expect(settled).toBe(true));
 });
 
 it("logs a failing re-examination and still runs the next one", async () => {
