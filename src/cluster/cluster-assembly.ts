@@ -339,6 +339,8 @@ export async function assembleCluster(
       crawlEnd.forget(id);
       // A claim waiting for its answer would wait out the hand-over deadline (30 s) for nothing.
       claims.peerGone(id);
+      // So would a push of hosts to it: they stay here, for their next owner.
+      desk.peerGone(id);
       // A dead agent's claims on payloads would hold others' copies until their lease ran out.
       agent.forgetDigestClaims(id);
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
@@ -351,7 +353,8 @@ export async function assembleCluster(
       hands.changed();
     },
     lostHosts: {
-      push: () => desk.pushLost((peerId, request) => peerClient(peerId).handOverHosts(request)),
+      push: () =>
+        desk.pushLost((peerId, request, signal) => peerClient(peerId).handOverHosts(request, { signal })),
       any: () => desk.holdsLostHosts(),
     },
     logger,

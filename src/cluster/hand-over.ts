@@ -87,8 +87,12 @@ export interface HandOverDeskDeps {
   readonly beforeHandOver?: (hosts: readonly string[], to: string) => Promise<boolean>;
 }
 
-/** Delivers one pushed hand-over message to agent `peerId`. */
-export type PushSender = (peerId: string, request: HandOverRequest) => Promise<HandOverReply>;
+/** Delivers one pushed hand-over message to agent `peerId`; `signal` aborts it (the agent left the view). */
+export type PushSender = (
+  peerId: string,
+  request: HandOverRequest,
+  signal: AbortSignal,
+) => Promise<HandOverReply>;
 
 /** Where a host's hand-over goes on from: done fingerprints and page histories already sent. */
 interface Cursor {
@@ -135,6 +139,8 @@ export class HandOverDesk {
    * that answer's outcome, granted or taken back, must be the only one).
    */
   private readonly granting = new Set<string>();
+  /** Pushes on their way, by the agent pushed to: aborted when it leaves the view. */
+  private readonly sendingTo = new Map<string, Set<AbortController>>();
   private closed = false;
 
   constructor(private readonly deps: HandOverDeskDeps) {}
@@ -279,6 +285,16 @@ export class HandOverDesk {
   }
 
   /**
+   * Agent `id` left the view (dead or gone): pushes to it on their way stop waiting for its answer (a
+   * call lost in a partition would wait out its 30 s deadline) and count as failed: their hosts stay
+   * here, pushed to their next owner by a later push.
+   */
+  peerGone(id: string): void {
+    for (const controller of this.sendingTo.get(id) ?? [])
+      controller.abort(new Error(`agent ${id} left the view`));
+  }
+
+  /**
    * A leaving agent's hand-over: every host this agent holds goes to the agent that owns it once this
    * one is gone (with its done URLs), before the leave is announced, so the next owner never refetches
    * a page of it. A host whose request in flight does not end within `quiesceMs`, or whose owner does
@@ -338,10 +354,17 @@ export class HandOverDesk {
           // between): nothing is left here to be kept elsewhere, nor drained yet to wait for.
           if (!this.closed && !(await (this.deps.beforeHandOver?.(ready, owner) ?? true)))
             return { handed: 0, failed: group.length };
+          const sending = new AbortController();
+          const calls = this.sendingTo.get(owner) ?? new Set();
+          this.sendingTo.set(owner, calls.add(sending));
           try {
-            for await (const message of this.messages(ready)) await send(owner, { from, hosts: message });
+            for await (const message of this.messages(ready))
+              await send(owner, { from, hosts: message }, sending.signal);
           } catch {
             return { handed: 0, failed: group.length };
+          } finally {
+            calls.delete(sending);
+            if (calls.size === 0 && this.sendingTo.get(owner) === calls) this.sendingTo.delete(owner);
           }
           for (const host of ready) {
             this.deps.tenure.pass(host, owner);

@@ -136,11 +136,14 @@ function setUp(
   return { clock, log, agent, exchange, held, sent, quiesced, outcome, leaving };
 }
 
+/** The signal of a push nothing aborts. */
+const NO_SIGNAL = new AbortController().signal;
+
 /** A hand-over that sends one request to "b" and reports the hosts as the test says. */
 const pushOne =
   (result: PushOutcome) =>
   async (send: PushSender): Promise<PushOutcome> => {
-    await send("b", REQUEST);
+    await send("b", REQUEST, NO_SIGNAL);
     return result;
   };
 
@@ -229,7 +232,7 @@ it("reports the hosts the hand-over handed and those it could not", async () => 
   const rounds = [{ handed: 5, failed: 2 }];
   const { clock, outcome, held } = setUp({
     push: async (send) => {
-      await send("b", REQUEST);
+      await send("b", REQUEST, NO_SIGNAL);
       return rounds.shift() ?? { handed: 0, failed: 2 };
     },
   });
@@ -255,9 +258,9 @@ it("a hand-over past its budget sends nothing more: the hosts left are not hande
   const refused: unknown[] = [];
   const { clock, sent, held, outcome } = setUp({
     push: async (send) => {
-      await send("b", REQUEST);
+      await send("b", REQUEST, NO_SIGNAL);
       await later.promise;
-      await send("c", REQUEST).catch((error: unknown) => refused.push(error));
+      await send("c", REQUEST, NO_SIGNAL).catch((error: unknown) => refused.push(error));
       return { handed: 1, failed: 1 };
     },
   });
@@ -446,7 +449,7 @@ it("uses the time the steps took, so a slow step leaves less for the next ones a
 
 /** A hand-over of one host to each of "b" and "c", as the desk does it: a failed send is a host kept. */
 async function pushToBoth(send: PushSender): Promise<PushOutcome> {
-  const results = await Promise.allSettled([send("b", REQUEST), send("c", REQUEST)]);
+  const results = await Promise.allSettled([send("b", REQUEST, NO_SIGNAL), send("c", REQUEST, NO_SIGNAL)]);
   const handed = results.filter((result) => result.status === "fulfilled").length;
   return { handed, failed: results.length - handed };
 }

@@ -287,6 +287,27 @@ describe("HandOverDesk.answer", () => {
     expect(d.tenure.holds("h")).toBe(false);
   });
 
+  it("stops waiting for a push's answer when the agent pushed to leaves the view: its hosts stay here", async () => {
+    const d = desk();
+    d.owners.set("lost", "p");
+    d.tenure.take("lost");
+    const signals: AbortSignal[] = [];
+    // A call lost in a partition: it ends only when aborted.
+    const push = d.handOvers.pushLost(
+      (_owner, _request, signal) =>
+        new Promise((_resolve, reject) => {
+          signals.push(signal);
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        }),
+    );
+    await vi.waitFor(() => expect(signals).toHaveLength(1));
+    d.handOvers.peerGone("q");
+    expect(signals[0]?.aborted).toBe(false);
+    d.handOvers.peerGone("p");
+    expect(await push).toEqual({ handed: 0, failed: 1 });
+    expect(d.tenure.holds("lost")).toBe(true);
+  });
+
   it("gives no links to be kept elsewhere while leaving: its queues go to their owners anyway", async () => {
     const d = desk();
     d.tenure.take("mine");
