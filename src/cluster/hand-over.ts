@@ -155,8 +155,8 @@ export class HandOverDesk {
    * crawling every host the claimant owns now. A host the claimant does not own in this view is
    * NOT_YOURS, naming its owner (the claimant's view lacks an agent). A host the claimant owns that this
    * agent holds, or passed to it before, is GRANTED once no request of this agent to it is in flight
-   * (LATER until then, while this agent is pushing it, or while another answer is passing it); one passed to another live agent is PASSED,
-   * naming it; else NOT_HELD, naming the agent that owned it before the claimant in this view (when not
+   * (LATER until then, while this agent is pushing it, or while another answer is passing it); one
+   * passed to another live agent is PASSED, naming it; else NOT_HELD, naming the agent that owned it before the claimant in this view (when not
    * this one). An answer carries the host's done URLs, at most {@link MAX_DONE_BYTES} in all (`more`
    * asks for the rest), unless it is LATER or NOT_YOURS from the host's holder: the claimant records
    * what an answer carries, and a done set must not leave its holder before the barrier (see
