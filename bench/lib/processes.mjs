@@ -163,7 +163,7 @@ export async function startTestWebProcess(dir, web, options = {}) {
 
 /**
  * The `ubicrawl testweb` flags of a web's shape, for the fields `web` sets.
- * @param {{ maxArticlesPerHost?: number, biggestHostPercent?: number, goneHosts?: number }} web
+ * @param {{ maxArticlesPerHost?: number, biggestHostPercent?: number, goneHosts?: number, sharedAddressPercent?: number }} web
  * @returns {string[]}
  */
 function shapeFlags(web) {
@@ -173,6 +173,8 @@ function shapeFlags(web) {
   if (web.biggestHostPercent !== undefined)
     flags.push("--biggest-host-percent", String(web.biggestHostPercent));
   if (web.goneHosts !== undefined) flags.push("--gone-hosts", String(web.goneHosts));
+  if (web.sharedAddressPercent !== undefined)
+    flags.push("--shared-address-percent", String(web.sharedAddressPercent));
   return flags;
 }
 

@@ -6,6 +6,7 @@ import {
   computeTruth,
   createTestWebCertificates,
   DEFAULT_MAX_ARTICLES_PER_HOST,
+  DEFAULT_SHARED_ADDRESS_PERCENT,
   startTestWeb,
   TEST_WEB_CA_FILE,
   TEST_WEB_SCHEMES,
@@ -35,6 +36,13 @@ const TESTWEB_FLAGS = {
     help: "dead hosts: names pages link to that no hosts file resolves (default: 2% of --hosts, at least 1)",
     min: 1,
     max: 10_000,
+  },
+  "shared-address-percent": {
+    type: "integer",
+    help: "about this share of the hosts, in percent, reuse the address of the host before them (virtual hosting; 0: an address a host)",
+    default: DEFAULT_SHARED_ADDRESS_PERCENT,
+    min: 0,
+    max: 100,
   },
   mirrors: {
     type: "integer",
@@ -95,7 +103,7 @@ const TESTWEB_FLAGS = {
 const USAGE =
   "ubicrawl testweb [--hosts N] [--pages N] [--hosts-file FILE] [--seeds-file FILE] [--truth FILE]";
 const DESCRIPTION = `Serves the built-in synthetic web on loopback (HTTP, or HTTPS with --scheme https): each host on
-its own 127.1.x.y address (a few share one), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
+its own 127.1.x.y address (a few share one: --shared-address-percent), all on one port, with realistic pages, links, robots.txt files, redirects, 404s, binary
 files, a crawler trap, mirror hosts and URL aliases serving the same bytes as other URLs. Content is generated from the URL and the seed, never stored. Runs until
 SIGINT/SIGTERM and then prints what it served.`;
 
@@ -125,6 +133,7 @@ export async function testwebCommand(argv: string[], io: CommandIo = PROCESS_IO)
         : { biggestHostPercent: flags["biggest-host-percent"] }),
       ...(flags["gone-hosts"] === undefined ? {} : { goneHosts: flags["gone-hosts"] }),
       ...(flags.mirrors === undefined ? {} : { mirrors: flags.mirrors }),
+      sharedAddressPercent: flags["shared-address-percent"],
       scheme: flags.scheme,
       http2: flags.http2,
       ...(flags["served-log"] === undefined ? {} : { servedLogPath: flags["served-log"] }),

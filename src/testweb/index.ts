@@ -36,6 +36,7 @@ export {
 } from "./model.js";
 export {
   DEFAULT_MAX_ARTICLES_PER_HOST,
+  DEFAULT_SHARED_ADDRESS_PERCENT,
   type ResolvedTestWebOptions,
   resolveTestWebOptions,
   TEST_WEB_SCHEMES,

@@ -205,9 +205,11 @@ export function buildModel(options: TestWebOptions = {}): WebModel {
   if (count > 3) role.set(order[3] as number, "rules");
   const seedHosts = order.slice(2, 2 + resolved.seedCount);
 
-  // Virtual hosting: about 5% of hosts reuse the previous host's address (at least one pair).
-  const shares = Array.from({ length: count }, (_, i) => i > 0 && random() < 0.05);
-  if (count >= 4 && !shares.includes(true)) shares[1] = true;
+  // Virtual hosting: about `sharedAddressPercent` of hosts reuse the previous host's address (at least
+  // one pair unless none should). One draw a host whatever the share, so the rest of the web stays.
+  const shared = resolved.sharedAddressPercent / 100;
+  const shares = Array.from({ length: count }, (_, i) => i > 0 && random() < shared);
+  if (count >= 4 && shared > 0 && !shares.includes(true)) shares[1] = true;
 
   // Shared hosting: the first hosts in groups on one address each (`ipGroups`).
   const groupOf: number[] = [];

@@ -108,9 +108,16 @@ export interface TestWebOptions {
   /**
    * Groups of hosts sharing one address each (shared hosting): the first group's hosts are the first
    * normal hosts (`h0000`…), the next group's follow. Hosts in no group are spread as before.
-   * @default [] (about 5% of hosts share an address with the host before them)
+   * @default [] (about {@link sharedAddressPercent} of hosts share an address with the host before them)
    */
   ipGroups?: readonly IpGroup[];
+  /**
+   * Virtual hosting outside {@link ipGroups}: about this share of the hosts, in percent, reuse the address
+   * of the host before them (at least one pair on a web of 4 hosts or more, unless 0: every host then
+   * has an address of its own). The same seed gives the same web whatever this is, but for the sharing.
+   * @default DEFAULT_SHARED_ADDRESS_PERCENT
+   */
+  sharedAddressPercent?: number;
 }
 
 /** Hosts sharing one address (see {@link TestWebOptions.ipGroups}). */
@@ -155,7 +162,11 @@ export interface ResolvedTestWebOptions {
   readonly servedLogPath: string | undefined;
   readonly changes: PageChanges | undefined;
   readonly ipGroups: readonly IpGroup[];
+  readonly sharedAddressPercent: number;
 }
+
+/** Default of {@link TestWebOptions.sharedAddressPercent}. */
+export const DEFAULT_SHARED_ADDRESS_PERCENT = 5;
 
 /** Default of {@link TestWebOptions.maxArticlesPerHost}. */
 export const DEFAULT_MAX_ARTICLES_PER_HOST = 1500;
@@ -217,6 +228,12 @@ export function resolveTestWebOptions(options: TestWebOptions = {}): ResolvedTes
             ...changeProcessOf(options.changes),
           },
     ipGroups: ipGroupsOf(options.ipGroups ?? [], hosts),
+    sharedAddressPercent: integerIn(
+      "sharedAddressPercent",
+      options.sharedAddressPercent ?? DEFAULT_SHARED_ADDRESS_PERCENT,
+      0,
+      100,
+    ),
   };
 }
 

@@ -223,6 +223,27 @@ describe("buildModel", () => {
     expect(model.goneHosts.length).toBeGreaterThan(0);
   });
 
+  it("shares addresses by sharedAddressPercent: none at 0, more at 20, the rest of the web the same", () => {
+    const sharedOf = (sharedAddressPercent: number) => {
+      const model = buildModel({ hosts: 400, pages: 20_000, sharedAddressPercent });
+      const hosts = parseHostsFile(hostsFileText(model));
+      return { model, shared: hosts.size - new Set(hosts.values()).size };
+    };
+    const none = sharedOf(0);
+    const usual = sharedOf(5);
+    const more = sharedOf(20);
+    expect(none.shared).toBe(0);
+    expect(more.shared).toBeGreaterThan(usual.shared);
+    expect(more.shared).toBeGreaterThan(50);
+    // One draw a host whatever the share: the same hosts, sizes and links.
+    expect(none.model.totalUrls).toBe(usual.model.totalUrls);
+    expect(none.model.hosts.map((host) => host.name)).toEqual(usual.model.hosts.map((host) => host.name));
+    expect(buildModel({ hosts: 400, pages: 20_000 }).totalUrls).toBe(usual.model.totalUrls);
+    expect(() => buildModel({ hosts: 40, pages: 2_000, sharedAddressPercent: 101 })).toThrow(
+      /sharedAddressPercent must be an integer in \[0, 100\]/,
+    );
+  });
+
   it("serves articles of 10–30 KB of HTML with about 80% same-host links", () => {
     const model = buildModel({ hosts: 60, pages: 6000 });
     let same = 0;
