@@ -30,7 +30,7 @@ import { HAND_OVER_DELIVERY_MS, HandOverDesk } from "./hand-over.js";
 import { HandOverDelivery } from "./hand-over-delivery.js";
 import { heartbeatSender } from "./heartbeat-sender.js";
 import { DEFAULT_RECOVERY_K, DEFAULT_UNHEARD_WAIT_MS, HostClaims } from "./host-claims.js";
-import type { IpAuthority } from "./ip-authority.js";
+import { DEFAULT_IP_LIMIT, type IpAuthority } from "./ip-authority.js";
 import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
@@ -141,6 +141,8 @@ export async function assembleCluster(
   // of hosts this agent may no longer fetch stop waiting for their address's slot.
   const hands = new HandsChanges();
   const tenure = new CrawlTenure(() => hands.changed());
+  // Every agent answers as an authority; only under the cluster-wide limit does it ask authorities.
+  const clusterWide = (options.ipLimit ?? DEFAULT_IP_LIMIT) === "cluster";
   const {
     authority: ipAuthority,
     gate: ipGate,
@@ -158,7 +160,7 @@ export async function assembleCluster(
     onMessage: () => {
       agent.stats.ipMessagesThisRun++;
     },
-    gated: options.ipLimit === "cluster",
+    gated: clusterWide,
     // Read once the failure detector is built (on a change of the view).
     hasLeft: (id) => memberOf(id)?.status === "left",
   });
@@ -175,8 +177,7 @@ export async function assembleCluster(
     hands,
     stranded: () => void stabilizer.handOverStranded(),
     isCrawlComplete: () => crawlEnd.isCrawlComplete(),
-    // Every agent answers as an authority; only `--ip-limit cluster` asks authorities.
-    ...(options.ipLimit === "cluster" ? { ipLimiter: ipGate } : {}),
+    ...(clusterWide ? { ipLimiter: ipGate } : {}),
     digests: digestPeers(
       selfId,
       ownership,

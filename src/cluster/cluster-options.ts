@@ -43,7 +43,7 @@ export interface ClusterOptions {
   readonly takeoverDelayMs?: number;
   /**
    * Whose requests `--max-per-ip` counts: this agent's, or the whole cluster's (each address's
-   * politeness kept by its authority: see ip-authority.ts). @default "agent"
+   * politeness kept by its authority: see ip-authority.ts). @default DEFAULT_IP_LIMIT
    */
   readonly ipLimit?: IpLimit;
   /** Replicas per unit of capacity on the circle; every agent of a cluster must use the same value. */

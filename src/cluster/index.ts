@@ -25,7 +25,7 @@ export { type BatchState, FlushPolicy, type FlushPolicyOptions } from "./flush-p
 export { type LeaveReport, leaveReport } from "./graceful-leave.js";
 export { HandOverDesk, packFingerprints, unpackFingerprints } from "./hand-over.js";
 export { DEFAULT_RECOVERY_K, HostClaims, type HostClaimsOptions } from "./host-claims.js";
-export { IP_LIMITS, type IpLimit } from "./ip-authority.js";
+export { DEFAULT_IP_LIMIT, IP_LIMITS, type IpLimit } from "./ip-authority.js";
 export {
   KNOWN_PEERS_FILE,
   type KnownPeer,

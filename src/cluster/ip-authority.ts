@@ -18,6 +18,7 @@ import { type IpDecision, IpLedger } from "./ip-ledger.js";
 import { IpWaitQueue } from "./ip-wait-queue.js";
 
 export {
+  DEFAULT_IP_LIMIT,
   IP_CRAWL_DELAY_MEMORY_MS,
   IP_CRAWL_DELAY_REPORT_MS,
   IP_HOLD_MS,

@@ -486,6 +486,29 @@ it("forgets a gone agent's lease and slots a lease's time after it is gone, not 
   expect(authority.ask("c", other, false).kind).toBe("lease");
 });
 
+it("leases an address again at once to an agent back after it was found gone, alone there: its own former lease does not hold it", () => {
+  const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
+  authority.ask("a", IP, false); // leased to a
+  clock.advance(2_000);
+  authority.agentGone("a");
+  clock.advance(500);
+  // Back (a restart, or a false suspicion over): its former lease's requests are its own to count, or
+  // ended with its process; its starts count as made now at the latest.
+  expect(authority.ask("a", IP, false)).toEqual({
+    kind: "lease",
+    ttlMs: OPTIONS.leaseTtlMs,
+    blockedForMs: 1_000,
+    delayMs: 1_000,
+  });
+  // Another agent asking meanwhile still waits for the whole of it.
+  const other = "127.0.0.12";
+  authority.ask("a", other, false);
+  authority.agentGone("a");
+  expect(authority.ask("c", other, false).kind).toBe("wait");
+  expect(authority.ask("a", other, false).kind).toBe("wait");
+  expect(authority.inFlight(other)).toBe(2);
+});
+
 it("spaces the slots it grants by the IP delay and the start slack", () => {
   const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
   // Two users: slots, not a lease. The returned lease may have started a request until its return.
