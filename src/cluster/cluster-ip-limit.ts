@@ -3,6 +3,7 @@ import type { Assignment } from "../hashing/index.js";
 import { type IpRequest, MAX_IP_ENTRIES, type PeerClient } from "../transport/index.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
 import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
+import { previousAuthorityOf } from "./ip-hand-over.js";
 import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
 import type { Ownership } from "./ownership.js";
 
@@ -113,12 +114,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
     authority.viewChanged(
-      (ip) => {
-        // A self-only view is no evidence: a joining agent has one before it learns of the others; the
-        // address's authority before it joined is the next agent along the circle.
-        const previous = before.agents.length > 1 ? before.ownerOfRareKey(ip) : after.successors(ip, 1)[0];
-        return previous === selfId ? undefined : previous;
-      },
+      previousAuthorityOf(selfId, before, after),
       before.agents.map(({ id }) => id),
       after.agents.map(({ id }) => id),
     );

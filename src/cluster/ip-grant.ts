@@ -12,8 +12,7 @@ export type IpLimit = (typeof IP_LIMITS)[number];
 /**
  * Whose requests `--max-per-ip` counts unless told: each agent's own, for now. The cluster's costs ≤ 5%
  * where addresses are not shared (bench/README), but an agent restarted after a crash stalls addresses
- * for up to a crash's grace, and a joining authority may ask the wrong agent to hand an address over
- * (docs/ARCHITECTURE.md, "Polite per server").
+ * for up to a crash's grace (docs/ARCHITECTURE.md, "Polite per server").
  */
 export const DEFAULT_IP_LIMIT: IpLimit = "agent";
 

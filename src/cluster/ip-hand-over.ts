@@ -1,3 +1,4 @@
+import type { Assignment } from "../hashing/index.js";
 import type { IpHandOver } from "./ip-grant.js";
 
 /**
@@ -220,6 +221,29 @@ export class IpHandOvers {
     for (const [ip, { untilMs }] of this.handedOff) if (now >= untilMs) this.handedOff.delete(ip);
     for (const [id, leaver] of this.leavers) if (now >= leaver.atMs + this.graceMs) this.leavers.delete(id);
   }
+}
+
+/**
+ * Who was the authority of an address this agent owns after its view changed from `before` to `after`
+ * (undefined: this agent itself). After a shrink, the address's owner before. A view that grew moves
+ * addresses only to the newcomers, so an address of this agent's there was its own before, unless the
+ * view before was partial: a joining agent learns of the others one by one (a view of itself alone, then
+ * of two…), and a healed partition adds agents this one did not see. The cluster's authority before was
+ * then the address's owner without this agent, its next agent clockwise in the view after. Where the
+ * owner before is gone from the view after, it is that one still (crashed or left: see
+ * {@link IpHandOvers.takeOverOf}).
+ */
+export function previousAuthorityOf(
+  selfId: string,
+  before: Assignment,
+  after: Assignment,
+): (ip: string) => string | undefined {
+  const grew = after.agents.some(({ id }) => !before.has(id));
+  return (ip) => {
+    const owner = before.agents.length > 1 ? before.ownerOfRareKey(ip) : undefined;
+    const previous = owner !== undefined && (!grew || !after.has(owner)) ? owner : after.successors(ip, 1)[0];
+    return previous === selfId ? undefined : previous;
+  };
 }
 
 /** `handOver`, said `ageMs` ago: its durations `ageMs` shorter. */

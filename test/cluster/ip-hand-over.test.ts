@@ -1,6 +1,7 @@
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { IpHandOver } from "../../src/cluster/ip-grant.js";
-import { IpHandOvers } from "../../src/cluster/ip-hand-over.js";
+import { IpHandOvers, previousAuthorityOf } from "../../src/cluster/ip-hand-over.js";
+import { Assignment } from "../../src/hashing/index.js";
 
 it("asks the live previous authority, holds a crashed one's addresses for the grace", () => {
   const alive = new Set(["a"]);
@@ -46,4 +47,47 @@ it("grants again at an address handed off to an agent that leaves and hands its 
   handOvers.leftHandingOver("b", new Map(), ["a", "b"], 100);
   expect(handOvers.isHandedOff("1.1.1.1", 200)).toBe(false);
   expect(handOvers.isHandedOff("2.2.2.2", 200)).toBe(true);
+});
+
+describe("previousAuthorityOf", () => {
+  const view = (...ids: string[]) => Assignment.load(ids.map((id) => ({ id })));
+  const ips = Array.from({ length: 400 }, (_, i) => `127.1.${i >> 8}.${i & 255}`);
+
+  it("names the owner before after a shrink: the agent gone, whose grants the reports account for", async () => {
+    const [before, after] = await Promise.all([view("a", "b", "c", "d"), view("a", "b", "c")]);
+    const previousOf = previousAuthorityOf("a", before, after);
+    const moved = ips.filter((ip) => before.ownerOfRareKey(ip) === "d" && after.ownerOfRareKey(ip) === "a");
+    expect(moved.length).toBeGreaterThan(10);
+    for (const ip of moved) expect(previousOf(ip)).toBe("d");
+    // Its own before as after: nothing to take over.
+    for (const ip of ips.filter((ip) => before.ownerOfRareKey(ip) === "a"))
+      expect(previousOf(ip)).toBeUndefined();
+  });
+
+  it("names the cluster's authority before a join, not the owner in the joining agent's partial view", async () => {
+    // d joins a cluster of a, b and c, learning of b first: its view grows from {b, d} to {a, b, c, d}.
+    const [partial, after, cluster] = await Promise.all([
+      view("b", "d"),
+      view("a", "b", "c", "d"),
+      view("a", "b", "c"),
+    ]);
+    const previousOf = previousAuthorityOf("d", partial, after);
+    const mine = ips.filter((ip) => after.ownerOfRareKey(ip) === "d");
+    const misread = mine.filter((ip) => partial.ownerOfRareKey(ip) !== cluster.ownerOfRareKey(ip));
+    expect(misread.length, "addresses the partial view gives to another").toBeGreaterThan(10);
+    for (const ip of mine) expect(previousOf(ip)).toBe(cluster.ownerOfRareKey(ip));
+    // From a view of itself alone, the same.
+    const alone = previousAuthorityOf("d", await view("d"), after);
+    for (const ip of mine) expect(alone(ip)).toBe(cluster.ownerOfRareKey(ip));
+  });
+
+  it("names the owner gone when the view grew and shrank at once (a crash while it joins)", async () => {
+    const [before, after] = await Promise.all([view("b", "d", "e"), view("a", "b", "c", "d")]);
+    const previousOf = previousAuthorityOf("d", before, after);
+    const fromGone = ips.filter(
+      (ip) => before.ownerOfRareKey(ip) === "e" && after.ownerOfRareKey(ip) === "d",
+    );
+    expect(fromGone.length).toBeGreaterThan(0);
+    for (const ip of fromGone) expect(previousOf(ip)).toBe("e");
+  });
 });
