@@ -163,6 +163,7 @@ export async function assembleCluster(
     gated: clusterWide,
     // Read once the failure detector is built (on a change of the view).
     hasLeft: (id) => memberOf(id)?.status === "left",
+    incarnationOf: (id) => memberOf(id)?.incarnation,
   });
   const hooks = clusterHooks({
     clock,

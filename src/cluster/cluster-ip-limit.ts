@@ -40,7 +40,16 @@ export interface ClusterIpLimitDeps {
    * what they hold there (unset: never).
    */
   readonly hasLeft?: (id: string) => boolean;
+  /**
+   * The incarnation of agent `id` as this agent knows it (a restart makes a greater one; undefined:
+   * unknown): an agent back in the view as a new incarnation is counted no more for what its
+   * predecessor held (unset: never known).
+   */
+  readonly incarnationOf?: (id: string) => number | undefined;
 }
+
+/** Agents found gone whose incarnation is remembered, at most: more are forgotten (their restart then waits). */
+const MAX_GONE_REMEMBERED = 1_024;
 
 /** One agent's two sides of the cluster-wide per-IP limit. */
 export interface ClusterIpLimit {
@@ -111,6 +120,26 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     kept: (ip) => authority.politenessAt(ip),
     isMember: (id) => ownership.assignment.has(id),
   });
+  /** The incarnation of each agent when it left this agent's view without announcing it. */
+  const goneIncarnations = new Map<string, number>();
+  /**
+   * Agents that left the view without a word are remembered with their incarnation; one back as a
+   * greater incarnation was restarted: what its predecessor held ended with its process.
+   */
+  const noteRestarts = (before: Assignment, after: Assignment) => {
+    for (const { id } of before.agents) {
+      const incarnation = deps.incarnationOf?.(id);
+      if (after.has(id) || incarnation === undefined || deps.hasLeft?.(id) === true) continue;
+      if (goneIncarnations.size >= MAX_GONE_REMEMBERED) goneIncarnations.clear();
+      goneIncarnations.set(id, incarnation);
+    }
+    for (const { id } of after.agents) {
+      const gone = goneIncarnations.get(id);
+      if (gone === undefined || before.has(id)) continue;
+      goneIncarnations.delete(id);
+      if ((deps.incarnationOf?.(id) ?? gone) > gone) authority.restarted(id);
+    }
+  };
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
     authority.viewChanged(
@@ -118,6 +147,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       before.agents.map(({ id }) => id),
       after.agents.map(({ id }) => id),
     );
+    noteRestarts(before, after);
     if (!deps.gated) return;
     for (const { id } of before.agents)
       if (id !== selfId && !after.has(id) && deps.hasLeft?.(id) !== true) reportHoldings(id, after);

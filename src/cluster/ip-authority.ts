@@ -192,6 +192,18 @@ export class IpAuthority {
   }
 
   /**
+   * Agent `id` is back as a new incarnation (restarted) after it was found gone: what its predecessor
+   * held anywhere here — a lease or slots counted since, or its own requests as a crash's reports count
+   * them — ended with its process, and counts no more (its starts still space the next ones, as made
+   * now at the latest). What it holds now it was granted as the new incarnation, after this.
+   */
+  restarted(id: string): void {
+    const now = this.deps.clock.now();
+    for (const ledger of this.ledgers.values()) ledger.forgetCount(id, now);
+    for (const { ledger } of this.former.values()) ledger.forgetCount(id, now);
+  }
+
+  /**
    * This agent leaves the cluster: from now on it grants nothing anywhere, and hands each of its
    * addresses over to `nextAuthorityOf(ip)`, its authority without this agent (undefined: none). Returns
    * what it granted that may still run (its own requests included: their releases are forwarded), by

@@ -334,6 +334,18 @@ export class IpLedger {
   }
 
   /**
+   * What agent `agent` may have had in flight here counts no more: it is back as a new incarnation,
+   * whose predecessor's requests ended with its process (see `IpAuthority.restarted`), or it asks alone
+   * ({@link foldOwnRemainder}). Its starts stay in the spacing, as made now at the latest.
+   */
+  forgetCount(agent: string, now: number): void {
+    const remainder = this.remainders.get(agent);
+    if (remainder === undefined) return;
+    this.spacing.startedBy(Math.min(remainder.startsUntilMs, now));
+    this.remainders.delete(agent);
+  }
+
+  /**
    * Agent `agent`, alone at the address, asks while what is counted there is only its own remainder (an
    * ended lease of its, or of its crashed incarnation's, handed over or counted after it was found gone):
    * the remainder is dropped, so the ask is answered with a lease at once instead of after the
@@ -345,9 +357,7 @@ export class IpLedger {
   private foldOwnRemainder(agent: string, now: number): void {
     const own = this.remainders.get(agent);
     if (own === undefined || this.slots.size > 0 || this.remainders.size > 1) return;
-    if (!this.aloneIn(agent, now)) return;
-    this.spacing.startedBy(Math.min(own.startsUntilMs, now));
-    this.remainders.delete(agent);
+    if (this.aloneIn(agent, now)) this.forgetCount(agent, now);
   }
 
   /** A remainder released or expired: the starts it may have made still space the next ones. */

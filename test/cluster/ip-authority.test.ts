@@ -509,6 +509,23 @@ it("leases an address again at once to an agent back after it was found gone, al
   expect(authority.inFlight(other)).toBe(2);
 });
 
+it("counts a gone agent's former grants no more once it is back as a new incarnation, its last start still spacing", () => {
+  const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
+  authority.ask("a", IP, false); // leased to a
+  authority.agentGone("a");
+  expect(authority.ask("c", IP, false).kind).toBe("wait");
+  clock.advance(100);
+  authority.restarted("a");
+  expect(authority.inFlight(IP)).toBe(0);
+  // Its predecessor may have started a request until now: the next start is an IP delay away.
+  expect(authority.ask("c", IP, false)).toEqual({
+    kind: "lease",
+    ttlMs: 5_000,
+    blockedForMs: 1_000,
+    delayMs: 1_000,
+  });
+});
+
 it("spaces the slots it grants by the IP delay and the start slack", () => {
   const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
   // Two users: slots, not a lease. The returned lease may have started a request until its return.
