@@ -71,6 +71,13 @@ const FIRST_SWEEP_AT = 1024;
 const NOT_AUTHORITY_WAIT_MS = 250;
 
 /**
+ * How soon an address's previous authority, alive in this agent's view, is asked again to hand it over
+ * when its answer did not come (a process killed and not yet suspected, or restarted on an address not
+ * yet gossiped), ms.
+ */
+export const HAND_OVER_RETRY_MS = 500;
+
+/**
  * The politeness of the addresses whose key this agent owns on the circle, for the whole cluster. An
  * address one agent uses alone is leased to it: it applies `--max-per-ip` itself, with no message per
  * request. As soon as a second agent asks, the lease is revoked (its holder learns it at its next
@@ -99,6 +106,8 @@ export class IpAuthority {
   private readonly waiters: IpWaitQueue<IpGrant>;
   /** True once this agent handed its addresses over to leave: it grants nothing anywhere any more. */
   private left = false;
+  /** True once stopped ({@link close}): no hand-over is asked again. */
+  private closed = false;
   /** Hand-overs of agents leaving, gathered request by request until their last (`leaving`). */
   private readonly leaving = new Map<string, Map<string, IpHandOver>>();
   /** Since this agent left: each address it handed over, to whom (where releases are forwarded). */
@@ -128,6 +137,7 @@ export class IpAuthority {
 
   /** Answers every ask held, and holds none from now on (this agent stops). */
   close(): void {
+    this.closed = true;
     this.waiters.close({ kind: "wait", waitMs: IP_POLL_MS });
   }
 
@@ -485,13 +495,39 @@ export class IpAuthority {
     return former && now < former.untilMs ? former.ledger : undefined;
   }
 
+  /**
+   * Asks agent `from`, `ip`'s previous authority, to hand the address over to this one; nothing is
+   * granted there meanwhile. Unanswered (the call failed: `takeOver` rejects or resolves undefined), it
+   * is asked again while it stays in the view (a process killed
+   * and not yet suspected, or restarted on an address not yet known here), within the grace; found gone
+   * meanwhile, the address is taken over from the others' reports of the crash as if it was gone when
+   * asked, or else held for the grace.
+   */
   private askHandOver(ip: string, ledger: IpLedger, from: string): void {
     ledger.awaitHandOver();
+    const giveUpAtMs = this.deps.clock.now() + this.options.graceMs;
     const done = (handOver: IpHandOver | undefined) => {
       ledger.handedOver(handOver, this.deps.clock.now());
       if (handOver && this.ledgers.get(ip) === ledger) this.serve(ip);
     };
-    this.deps.takeOver(from, ip).then(done, () => done(undefined));
+    const unanswered = () => {
+      const now = this.deps.clock.now();
+      if (this.closed || this.ledgers.get(ip) !== ledger || now >= giveUpAtMs) return done(undefined);
+      if (this.deps.isAlive(from)) {
+        this.deps.clock.setTimeout(ask, HAND_OVER_RETRY_MS);
+        return;
+      }
+      const { crashed } = this.handOvers.takeOverOf(ip, now);
+      if (crashed?.gone !== from) return done(undefined);
+      this.crashReports.awaitReports(ip, ledger, crashed, now);
+      // The reports stand for its answer: what it granted that may still run.
+      done({ held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 });
+    };
+    const ask = () =>
+      void this.deps
+        .takeOver(from, ip)
+        .then((handOver) => (handOver === undefined ? unanswered() : done(handOver)), unanswered);
+    ask();
   }
 
   /** Drops the addresses with nothing left to remember, so memory follows the addresses in use. */

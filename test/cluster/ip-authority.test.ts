@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import {
+  HAND_OVER_RETRY_MS,
   IP_CRAWL_DELAY_MEMORY_MS,
   IP_POLL_MS,
   IP_START_SLACK_MS,
@@ -17,6 +18,9 @@ const OPTIONS: IpAuthorityOptions = {
   graceMs: 20_000,
 };
 const IP = "127.0.0.9";
+
+/** Lets promise callbacks (a hand-over's answer or failure) run. */
+const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 /** An authority that is alone: nothing to take over from anyone. */
 function setUp(owns: (ip: string) => boolean = () => true, options: IpAuthorityOptions = OPTIONS) {
@@ -230,6 +234,64 @@ it("hands over what it granted at an address its view no longer gives it, though
   expect(next.inFlight(IP)).toBe(1);
   next.release("b", IP, [slot.slotId], 0);
   expect(next.inFlight(IP)).toBe(0);
+});
+
+it("asks an unanswering previous authority again while it is in the view, instead of waiting out the grace", async () => {
+  const clock = new ManualClock();
+  let answers = 0;
+  const next = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: () => true,
+    // Killed and not yet suspected, or restarted where the view does not know yet: the first ask fails.
+    takeOver: async () => {
+      answers++;
+      // Unreachable: the outbox answers undefined.
+      if (answers === 1) return undefined;
+      return { held: new Map([["b", 1]]), untilMs: 10_000, blockedForMs: 0, spacedForMs: 0 };
+    },
+    random: () => 0,
+  });
+  next.viewChanged(() => "old");
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  await flush();
+  expect(next.ask("a", IP, false).kind).toBe("wait");
+  clock.advance(HAND_OVER_RETRY_MS);
+  await flush();
+  expect(answers).toBe(2);
+  // b's request from the old authority counts; the address is not held for the grace.
+  expect(next.inFlight(IP)).toBe(1);
+  expect(next.ask("a", IP, false).kind).toBe("slot");
+});
+
+it("takes an address over from the others' reports when its unanswering previous authority is found gone meanwhile", async () => {
+  const clock = new ManualClock();
+  const alive = new Set(["old", "next", "c"]);
+  const next = new IpAuthority(OPTIONS, {
+    clock,
+    owns: () => true,
+    isAlive: (id) => alive.has(id),
+    takeOver: async () => {
+      throw new Error("unreachable");
+    },
+    random: () => 0,
+  });
+  const start = clock.now();
+  next.viewChanged(() => "old", ["old", "next", "c"], ["old", "next", "c"]);
+  expect(next.ask("c", IP, false).kind).toBe("wait");
+  await flush();
+  // Found gone: the view changes without it, and the others report what they hold of its grants.
+  alive.delete("old");
+  next.viewChanged(() => undefined, ["old", "next", "c"], ["next", "c"]);
+  clock.advance(HAND_OVER_RETRY_MS);
+  await flush();
+  next.reportedHoldings("next", "old", new Map(), ["next", "c"], true);
+  next.reportedHoldings("c", "old", new Map(), ["next", "c"], true);
+  // Not held for the grace: the crashed one's own requests count a lease and a slot's life, as after any crash.
+  expect(next.inFlight(IP)).toBe(OPTIONS.maxPerIp);
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs);
+  expect(next.ask("c", IP, false).kind).toBe("lease");
+  expect(clock.now() - start).toBeLessThan(OPTIONS.graceMs);
 });
 
 it("grants nothing at an address it handed over, though its view still makes it the authority", () => {
