@@ -10,11 +10,11 @@ export const IP_LIMITS = ["agent", "cluster"] as const;
 export type IpLimit = (typeof IP_LIMITS)[number];
 
 /**
- * Whose requests `--max-per-ip` counts unless told: the whole cluster's, so a server's limits hold
- * whichever agents own its hosts. It costs 0.1–4.4% of pages/s where addresses are not shared
- * (bench/README, `bench/ip-limit.mjs`).
+ * Whose requests `--max-per-ip` counts unless told: each agent's own, for now. The cluster's costs ≤ 5%
+ * where addresses are not shared (bench/README), but after a crash some addresses can still be held
+ * for the crash's grace (README, `--ip-limit`).
  */
-export const DEFAULT_IP_LIMIT: IpLimit = "cluster";
+export const DEFAULT_IP_LIMIT: IpLimit = "agent";
 
 /** How an address's authority (`IpAuthority`, ip-authority.ts) grants. */
 export interface IpAuthorityOptions {

@@ -331,7 +331,7 @@ export const AGENT_FLAGS = {
   },
   "ip-limit": {
     type: "string",
-    help: "whose requests --max-per-ip and --ip-delay-ms count: the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, which leases an address one agent uses alone to that agent and grants a slot a request at a shared one; a 429 or 503 holds every agent's requests there; a graceful leave hands its addresses to their next authorities, and after a crash every agent tells their new authorities what it still holds there: an address leased to a live agent goes on at once, a shared one, or one with a report missing, waits a lease's time, --fetch-timeout-ms and --suspect-after-ms) or this agent's own (agent: n agents may send n times --max-per-ip to a shared server)",
+    help: "whose requests --max-per-ip and --ip-delay-ms count: the whole cluster's (cluster: each address's politeness is kept by its authority, the agent owning the address's key on the circle, which leases an address one agent uses alone to that agent and grants a slot a request at a shared one; a 429 or 503 holds every agent's requests there; a graceful leave hands its addresses to their next authorities, and after a crash every agent tells their new authorities what it still holds there: an address leased to a live agent goes on at once, a shared one, or one with a report missing, waits a lease's time, --fetch-timeout-ms and --suspect-after-ms) or this agent's own (agent: n agents may send n times --max-per-ip to a shared server); not the default yet: after a crash some addresses can still be held for the crash's grace",
     default: DEFAULT_IP_LIMIT,
     choices: IP_LIMITS,
   },
