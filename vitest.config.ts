@@ -98,6 +98,7 @@ const UNIT_FILES = [
   "test/cluster/ownership.test.ts",
   "test/cluster/page-schedule-wire.test.ts",
   "test/cluster/partition-stats.test.ts",
+  "test/cluster/restart-watch.test.ts",
   "test/cluster/seed-addresses.test.ts",
   "test/cluster/takeover-grace.test.ts",
   "test/cluster/termination.test.ts",

@@ -6,6 +6,7 @@ import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
 import { previousAuthorityOf } from "./ip-hand-over.js";
 import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
 import type { Ownership } from "./ownership.js";
+import { RestartWatch } from "./restart-watch.js";
 
 /** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
 const IP_DEADLINE_MS = 2_000;
@@ -47,9 +48,6 @@ export interface ClusterIpLimitDeps {
    */
   readonly incarnationOf?: (id: string) => number | undefined;
 }
-
-/** Agents found gone whose incarnation is remembered, at most: more are forgotten (their restart then waits). */
-const MAX_GONE_REMEMBERED = 1_024;
 
 /** One agent's two sides of the cluster-wide per-IP limit. */
 export interface ClusterIpLimit {
@@ -120,26 +118,10 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     kept: (ip) => authority.politenessAt(ip),
     isMember: (id) => ownership.assignment.has(id),
   });
-  /** The incarnation of each agent when it left this agent's view without announcing it. */
-  const goneIncarnations = new Map<string, number>();
-  /**
-   * Agents that left the view without a word are remembered with their incarnation; one back as a
-   * greater incarnation was restarted: what its predecessor held ended with its process.
-   */
-  const noteRestarts = (before: Assignment, after: Assignment) => {
-    for (const { id } of before.agents) {
-      const incarnation = deps.incarnationOf?.(id);
-      if (after.has(id) || incarnation === undefined || deps.hasLeft?.(id) === true) continue;
-      if (goneIncarnations.size >= MAX_GONE_REMEMBERED) goneIncarnations.clear();
-      goneIncarnations.set(id, incarnation);
-    }
-    for (const { id } of after.agents) {
-      const gone = goneIncarnations.get(id);
-      if (gone === undefined || before.has(id)) continue;
-      goneIncarnations.delete(id);
-      if ((deps.incarnationOf?.(id) ?? gone) > gone) authority.restarted(id);
-    }
-  };
+  const restarts = new RestartWatch({
+    incarnationOf: (id) => deps.incarnationOf?.(id),
+    hasLeft: (id) => deps.hasLeft?.(id) === true,
+  });
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
     authority.viewChanged(
@@ -147,7 +129,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       before.agents.map(({ id }) => id),
       after.agents.map(({ id }) => id),
     );
-    noteRestarts(before, after);
+    for (const id of restarts.viewChanged(before, after)) authority.restarted(id);
     if (!deps.gated) return;
     for (const { id } of before.agents)
       if (id !== selfId && !after.has(id) && deps.hasLeft?.(id) !== true) reportHoldings(id, after);

@@ -13,7 +13,7 @@ import {
   type IpGrant,
   type IpHandOver,
 } from "./ip-grant.js";
-import { type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
+import { aged, type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
 import { type IpDecision, IpLedger } from "./ip-ledger.js";
 import { IpWaitQueue } from "./ip-wait-queue.js";
 
@@ -108,6 +108,8 @@ export class IpAuthority {
   private left = false;
   /** True once stopped ({@link close}): no hand-over is asked again. */
   private closed = false;
+  /** What this agent answered when it handed each address over, within the grace: a repeated ask gets it again. */
+  private readonly answered = new Map<string, { readonly handOver: IpHandOver; readonly atMs: number }>();
   /** Hand-overs of agents leaving, gathered request by request until their last (`leaving`). */
   private readonly leaving = new Map<string, Map<string, IpHandOver>>();
   /** Since this agent left: each address it handed over, to whom (where releases are forwarded). */
@@ -291,8 +293,17 @@ export class IpAuthority {
     const ledger = this.ledgers.get(ip) ?? this.takeFormer(ip, now);
     this.ledgers.delete(ip);
     this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
-    if (!ledger) return { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
-    return ledger.handOver(now);
+    if (!ledger) {
+      // Asked again (its answer lost on the way, and the asker asks again): the same, aged.
+      const answered = this.answered.get(ip);
+      if (answered && now < answered.atMs + this.options.graceMs)
+        return aged(answered.handOver, now - answered.atMs);
+      return { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
+    }
+    const handOver = ledger.handOver(now);
+    if (this.answered.size >= this.sweepAt) this.forgetAnswers(now);
+    this.answered.set(ip, { handOver, atMs: now });
+    return handOver;
   }
 
   /**
@@ -523,11 +534,20 @@ export class IpAuthority {
       // The reports stand for its answer: what it granted that may still run.
       done({ held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 });
     };
-    const ask = () =>
+    const ask = () => {
+      // Stopped or left meanwhile: nothing is granted here any more.
+      if (this.closed || this.left) return done(undefined);
       void this.deps
         .takeOver(from, ip)
         .then((handOver) => (handOver === undefined ? unanswered() : done(handOver)), unanswered);
+    };
     ask();
+  }
+
+  /** Forgets the hand-overs answered longer than the grace ago. */
+  private forgetAnswers(now: number): void {
+    for (const [ip, { atMs }] of this.answered)
+      if (now >= atMs + this.options.graceMs) this.answered.delete(ip);
   }
 
   /** Drops the addresses with nothing left to remember, so memory follows the addresses in use. */
@@ -538,6 +558,7 @@ export class IpAuthority {
     }
     this.handOvers.sweep(now);
     this.crashReports.sweep(now);
+    this.forgetAnswers(now);
     for (const [ip, { untilMs }] of this.former) if (now >= untilMs) this.former.delete(ip);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);
   }

@@ -236,7 +236,6 @@ export class IpLedger {
     if (this.awaiting) return { kind: "full" };
     const held = Math.max(this.holdUntilMs, this.backOff.blockedUntilMs) - now;
     if (held > 0) return { kind: "wait", waitMs: held };
-    this.foldOwnRemainder(agent, now);
     const used = this.used();
     if (used === 0 && this.aloneIn(agent, now)) {
       this.lease = { holder: agent, untilMs: now + this.options.leaseTtlMs };
@@ -335,29 +334,14 @@ export class IpLedger {
 
   /**
    * What agent `agent` may have had in flight here counts no more: it is back as a new incarnation,
-   * whose predecessor's requests ended with its process (see `IpAuthority.restarted`), or it asks alone
-   * ({@link foldOwnRemainder}). Its starts stay in the spacing, as made now at the latest.
+   * whose predecessor's requests ended with its process (see `IpAuthority.restarted`). Its starts stay
+   * in the spacing, as made now at the latest.
    */
   forgetCount(agent: string, now: number): void {
     const remainder = this.remainders.get(agent);
     if (remainder === undefined) return;
     this.spacing.startedBy(Math.min(remainder.startsUntilMs, now));
     this.remainders.delete(agent);
-  }
-
-  /**
-   * Agent `agent`, alone at the address, asks while what is counted there is only its own remainder (an
-   * ended lease of its, or of its crashed incarnation's, handed over or counted after it was found gone):
-   * the remainder is dropped, so the ask is answered with a lease at once instead of after the
-   * remainder's end (up to a lease and a slot's life). Safe for it alone: its requests in flight and
-   * its own starts are within its own gate and spacing, which a lease leaves it to apply (a crashed
-   * incarnation's ended with its process), and no other agent asked there within a lease's time. Its
-   * starts stay in the spacing, as made now at the latest.
-   */
-  private foldOwnRemainder(agent: string, now: number): void {
-    const own = this.remainders.get(agent);
-    if (own === undefined || this.slots.size > 0 || this.remainders.size > 1) return;
-    if (this.aloneIn(agent, now)) this.forgetCount(agent, now);
   }
 
   /** A remainder released or expired: the starts it may have made still space the next ones. */
