@@ -11,8 +11,8 @@ export type IpLimit = (typeof IP_LIMITS)[number];
 
 /**
  * Whose requests `--max-per-ip` counts unless told: each agent's own, for now. The cluster's costs ≤ 5%
- * where addresses are not shared (bench/README), but after a crash some addresses can still be held
- * for the crash's grace (README, `--ip-limit`).
+ * where addresses are not shared (bench/README), but some membership changes still hold a crawl under
+ * it (README, `--ip-limit`).
  */
 export const DEFAULT_IP_LIMIT: IpLimit = "agent";
 
