@@ -150,19 +150,19 @@ export class IpHandOvers {
     let holdUntilMs = Number.NEGATIVE_INFINITY;
     let handedOver: IpHandOver | undefined;
     const crashedIds = new Set<string>();
+    const tookFrom = new Set<string>();
     for (const t of this.takeovers) {
       const end = t.atMs + this.graceMs;
       const previous = end > now ? t.previousOf(ip) : undefined;
       if (previous === undefined) continue;
-      const leaver = this.leavers.get(previous);
       if (this.isAlive(previous)) askFrom = previous;
-      else if (
-        leaver !== undefined &&
-        now < leaver.atMs + this.graceMs &&
-        sameAgents(leaver.view, t.membersBefore)
-      ) {
-        const handOff = leaver.handOffs.get(ip);
-        if (handOff) handedOver = merged(handedOver, aged(handOff, now - leaver.atMs));
+      else if (this.handedOverFully(previous, now)) {
+        // Whatever change made it the previous authority here, it handed over all it had once.
+        if (tookFrom.has(previous)) continue;
+        tookFrom.add(previous);
+        const leaver = this.leavers.get(previous);
+        const handOff = leaver?.handOffs.get(ip);
+        if (leaver && handOff) handedOver = merged(handedOver, aged(handOff, now - leaver.atMs));
       }
       // A crashed authority cannot answer: what it granted may start until the grace ends.
       else {
@@ -178,6 +178,22 @@ export class IpHandOvers {
       ...(handedOver ? { handedOver } : {}),
       ...(crashed ? { crashed } : {}),
     };
+  }
+
+  /**
+   * True when agent `id` left within the grace handing over to this agent every address of its that
+   * comes here: its view as it handed over was this agent's before the change that took it out of the
+   * view, so it knew every address that moves here. It handed over all it had at each (its own
+   * addresses and those it kept for their new authority alike), whichever change of this agent's view
+   * made it an address's previous authority.
+   */
+  private handedOverFully(id: string, now: number): boolean {
+    const leaver = this.leavers.get(id);
+    if (leaver === undefined || now >= leaver.atMs + this.graceMs) return false;
+    return this.takeovers.some(
+      (t) =>
+        now < t.atMs + this.graceMs && !t.membersAfter.has(id) && sameAgents(leaver.view, t.membersBefore),
+    );
   }
 
   /**

@@ -40,6 +40,24 @@ it("takes what an agent that left handed over, aged since it came, and no wait w
   expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
 });
 
+it("takes a leaver's hand-over though an earlier change of the view made it the address's previous authority", () => {
+  // "a" joined learning of the others one by one: its first change named "b" the previous authority of
+  // 1.1.1.1 (a view of itself alone); "b" then left handing over from the whole view.
+  const alive = new Set(["a", "c"]);
+  const handOvers = new IpHandOvers(1_000, (id) => alive.has(id));
+  handOvers.viewChanged(0, () => "b", ["a"], ["a", "b", "c"]);
+  const handOff: IpHandOver = { held: new Map([["c", 1]]), untilMs: 400, blockedForMs: 0, spacedForMs: 0 };
+  handOvers.leftHandingOver("b", new Map([["1.1.1.1", handOff]]), ["a", "b", "c"], 100);
+  handOvers.viewChanged(100, () => "b", ["a", "b", "c"], ["a", "c"]);
+  // Neither held for the grace nor awaiting a crash's reports; and taken once, not once per change.
+  expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({
+    askFrom: undefined,
+    holdUntilMs: -Infinity,
+    handedOver: { held: new Map([["c", 1]]), untilMs: 300, blockedForMs: 0, spacedForMs: 0 },
+  });
+  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
+});
+
 it("grants again at an address handed off to an agent that leaves and hands its addresses back", () => {
   const handOvers = new IpHandOvers(1_000, () => true);
   handOvers.handOff("1.1.1.1", "b", 0);
