@@ -6,6 +6,7 @@ import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { IpPoliteness } from "../frontier/index.js";
 import { IpCrashReports } from "./ip-crash-reports.js";
+import { IpEarlyReleases } from "./ip-early-releases.js";
 import {
   IP_MAX_HOLD_MS,
   IP_POLL_MS,
@@ -116,6 +117,8 @@ export class IpAuthority {
   private readonly handedTo = new Map<string, string>();
   /** What the agents said they hold at crashed authorities' addresses, and the addresses awaiting it. */
   private readonly crashReports: IpCrashReports;
+  /** Releases that came before this agent was their address's authority, for its take-over. */
+  private readonly early: IpEarlyReleases;
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -131,6 +134,7 @@ export class IpAuthority {
       { maxPerIp, leaseTtlMs, slotTtlMs, ipDelayMs },
       deps.isAlive,
     );
+    this.early = new IpEarlyReleases(options.graceMs);
     this.waiters = new IpWaitQueue<IpGrant>(
       { maxHeldPerIp: MAX_HELD_PER_IP, maxTotal: MAX_HELD },
       { clock: deps.clock, wake: (ip) => this.serve(ip), timedOut: () => ({ kind: "wait", waitMs: 0 }) },
@@ -392,8 +396,10 @@ export class IpAuthority {
       // Its authority no more: counted in what is handed over to the next.
       if (former && now < former.untilMs) former.ledger.release(agent, slotIds, leaseSlots, now);
       // Not yet the authority here, though the sender's view says so: kept for the take-over.
-      else if (!this.left && !this.deps.owns(ip))
-        this.crashReports.releasedEarly(agent, ip, slotIds.length + leaseSlots, now);
+      else if (!this.left && !this.deps.owns(ip)) {
+        const afterReport = this.crashReports.reportedLately(agent, now);
+        this.early.add(agent, ip, slotIds.length + leaseSlots, afterReport, now);
+      }
       return;
     }
     this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
@@ -489,13 +495,15 @@ export class IpAuthority {
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
     const { askFrom, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
-    // One authority crashed: the others say what they hold there, or the grace is waited out. Releases
-    // kept for the address count only against such reports.
-    if (!crashed) this.crashReports.takeEarlyReleases(ip);
+    const early = this.early.take(ip, now);
     if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
-    if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now);
+    // One authority crashed: the others say what they hold there, or the grace is waited out.
+    if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early.afterReport);
+    // None crashed: the releases that came early are of requests what is handed over counts.
+    else if (holdUntilMs === Number.NEGATIVE_INFINITY)
+      for (const [agent, count] of early.all) ledger.releasedBefore(agent, count);
     return ledger;
   }
 
@@ -529,6 +537,8 @@ export class IpAuthority {
         return;
       }
       const { crashed } = this.handOvers.takeOverOf(ip, now);
+      // Releases taken off its answer may be of requests the reports do not count (sent before them).
+      ledger.forgetReleasesBefore();
       if (crashed?.gone !== from) return done(undefined);
       this.crashReports.awaitReports(ip, ledger, crashed, now);
       // The reports stand for its answer: what it granted that may still run.
@@ -558,6 +568,7 @@ export class IpAuthority {
     }
     this.handOvers.sweep(now);
     this.crashReports.sweep(now);
+    this.early.sweep(now);
     this.forgetAnswers(now);
     for (const [ip, { untilMs }] of this.former) if (now >= untilMs) this.former.delete(ip);
     this.sweepAt = Math.max(FIRST_SWEEP_AT, 2 * this.ledgers.size);

@@ -24,9 +24,6 @@ export interface CrashLimits {
 /** A hand-over of nothing that may still run. */
 const NOTHING_HANDED_OVER: IpHandOver = { held: new Map(), untilMs: 0, blockedForMs: 0, spacedForMs: 0 };
 
-/** Releases this many addresses at most are kept for before this agent is their authority. */
-const MAX_EARLY_ADDRESSES = 4_096;
-
 /** Reports about this many gone agents at most are kept (a crash is reported by every agent of the view). */
 const MAX_GONE = 256;
 
@@ -47,10 +44,8 @@ const MAX_REPORT_ADDRESSES = 16_384;
  * an agent suspected wrongly takes to stop — the precedent of `IpLedger.agentGone`. So an address
  * leased to a live agent by an authority that crashed goes on at once, instead of after the grace
  * (a lease, a fetch's time and the suspicion). Fail-safe: a report missing, late or made in another
- * view leaves the address held until the grace's end.
- *
- * It also keeps releases that came before this agent was an address's authority (their senders' views
- * changed first): they are of requests the reports count.
+ * view leaves the address held until the grace's end. Releases that came before this agent was the
+ * address's authority, sent after their senders' reports, are taken off them (see ip-early-releases.ts).
  */
 export class IpCrashReports {
   /**
@@ -58,8 +53,6 @@ export class IpCrashReports {
    * reporter in flight at once (its view changed again while it sent the first) never mix.
    */
   private readonly reports = new Map<string, Map<string, Map<string, Report>>>();
-  /** By address, by agent: requests released here before this agent was the address's authority. */
-  private readonly early = new Map<string, { atMs: number; byAgent: Map<string, number> }>();
   /**
    * By gone agent, by reporter: when an agent this one's view does not hold reported it gone. Its view
    * is behind (a newcomer the gone agent knew, which may hold its grants): no address of the gone agent
@@ -69,11 +62,16 @@ export class IpCrashReports {
   /** Addresses taken over from a crashed authority, and their ledgers, awaiting the reports. */
   private readonly awaiting = new Map<
     string,
-    { readonly crashed: CrashedAuthority; readonly ledger: IpLedger }
+    {
+      readonly crashed: CrashedAuthority;
+      readonly ledger: IpLedger;
+      /** Releases there, by agent, that came before this agent was the authority and after their reports. */
+      readonly released: ReadonlyMap<string, number>;
+    }
   >();
 
   /**
-   * @param graceMs how long a report, or an early release, counts.
+   * @param graceMs how long a report counts.
    * @param isAlive true while agent `id` is alive in this agent's view.
    */
   constructor(
@@ -84,11 +82,18 @@ export class IpCrashReports {
 
   /**
    * `ledger`, fresh at `ip`, is taken over from `crashed.gone`: it grants nothing until the reports are
-   * all in, or the grace is over (see {@link settle}).
+   * all in, or the grace is over (see {@link settle}). `released`: releases that came before this agent
+   * was the authority, sent after their senders reported, taken off the reports.
    */
-  awaitReports(ip: string, ledger: IpLedger, crashed: CrashedAuthority, now: number): void {
+  awaitReports(
+    ip: string,
+    ledger: IpLedger,
+    crashed: CrashedAuthority,
+    now: number,
+    released: ReadonlyMap<string, number> = new Map(),
+  ): void {
     ledger.awaitHandOver();
-    this.awaiting.set(ip, { crashed, ledger });
+    this.awaiting.set(ip, { crashed, ledger, released });
     this.settle(ip, now);
   }
 
@@ -99,7 +104,7 @@ export class IpCrashReports {
   settle(ip: string, now: number): boolean {
     const entry = this.awaiting.get(ip);
     if (!entry) return false;
-    const { crashed, ledger } = entry;
+    const { crashed, ledger, released } = entry;
     if (now >= crashed.untilMs) {
       this.awaiting.delete(ip);
       ledger.handedOver(NOTHING_HANDED_OVER, now);
@@ -108,7 +113,7 @@ export class IpCrashReports {
     const settled = this.takeOverAt(ip, crashed, now);
     if (!settled) return false;
     this.awaiting.delete(ip);
-    for (const [agent, count] of settled.released) ledger.releasedBefore(agent, count);
+    for (const [agent, count] of released) ledger.releasedBefore(agent, count);
     ledger.handedOver(settled.reported, now);
     ledger.tookOverFromLeaver(settled.gone, now);
     return true;
@@ -176,19 +181,13 @@ export class IpCrashReports {
    * What may still run at `ip` of what `crashed.gone` granted, once every reporter alive reported in
    * `crashed.view` (undefined: not yet, or never — a reporter gone, or of another view): the others'
    * requests, by agent, with the waits they know of; and the gone agent's own, `maxPerIp` less theirs,
-   * for `leaseTtlMs`; both counted from `now`. The early releases there are taken with them.
+   * for `leaseTtlMs`; both counted from `now`.
    */
   takeOverAt(
     ip: string,
     crashed: CrashedAuthority,
     now: number,
-  ):
-    | {
-        readonly reported: IpHandOver;
-        readonly gone: IpHandOver;
-        readonly released: ReadonlyMap<string, number>;
-      }
-    | undefined {
+  ): { readonly reported: IpHandOver; readonly gone: IpHandOver } | undefined {
     if (this.strangerReported(crashed.gone, now)) return undefined;
     const byReporter = this.reports.get(crashed.gone);
     const key = viewKey(crashed.view);
@@ -220,7 +219,6 @@ export class IpCrashReports {
     // pause, suspected wrongly) may still start requests there until its view learns it is gone.
     const { limits } = this;
     const own = goneHadNothing ? 0 : limits.maxPerIp;
-    const released = this.takeEarlyReleases(ip);
     // Counted from when this agent found it gone; its last start may have been just before.
     const sinceMs = now - crashed.atMs;
     return {
@@ -232,26 +230,7 @@ export class IpCrashReports {
         blockedForMs: 0,
         spacedForMs: Math.max(0, limits.ipDelayMs - sinceMs),
       },
-      released,
     };
-  }
-
-  /**
-   * Agent `agent` released `count` requests at `ip` before this agent was the address's authority (the
-   * sender's view changed first): taken off what it reported, once this agent takes the address over
-   * from a crashed authority. Kept only after its report came: one sent before is of requests its
-   * report does not count (dropped, they are over-counted: slower, never faster).
-   */
-  releasedEarly(agent: string, ip: string, count: number, now: number): void {
-    if (count <= 0 || !this.reportedLately(agent, now)) return;
-    let entry = this.early.get(ip);
-    if (!entry || now >= entry.atMs + this.graceMs) {
-      if (!entry && this.early.size >= MAX_EARLY_ADDRESSES) this.sweep(now);
-      if (!entry && this.early.size >= MAX_EARLY_ADDRESSES) return;
-      entry = { atMs: now, byAgent: new Map() };
-      this.early.set(ip, entry);
-    }
-    entry.byAgent.set(agent, (entry.byAgent.get(agent) ?? 0) + count);
   }
 
   /** Agent `reporter`, not in this agent's view, reported `gone` gone (see {@link strangers}). */
@@ -273,19 +252,12 @@ export class IpCrashReports {
   }
 
   /** True when agent `agent` reported an agent gone within the grace. */
-  private reportedLately(agent: string, now: number): boolean {
+  reportedLately(agent: string, now: number): boolean {
     for (const byReporter of this.reports.values()) {
       for (const report of byReporter.get(agent)?.values() ?? [])
         if (now < report.atMs + this.graceMs) return true;
     }
     return false;
-  }
-
-  /** The releases kept for `ip` (see {@link releasedEarly}), by agent, forgotten here. */
-  takeEarlyReleases(ip: string): ReadonlyMap<string, number> {
-    const entry = this.early.get(ip);
-    this.early.delete(ip);
-    return entry?.byAgent ?? new Map<string, number>();
   }
 
   /**
@@ -299,7 +271,7 @@ export class IpCrashReports {
     }
   }
 
-  /** Forgets the reports and early releases older than the grace. */
+  /** Forgets the reports older than the grace. */
   sweep(now: number): void {
     for (const [gone, byReporter] of this.reports) {
       for (const [reporter, byView] of byReporter) {
@@ -312,7 +284,6 @@ export class IpCrashReports {
       for (const [reporter, atMs] of byReporter) if (now >= atMs + this.graceMs) byReporter.delete(reporter);
       if (byReporter.size === 0) this.strangers.delete(gone);
     }
-    for (const [ip, entry] of this.early) if (now >= entry.atMs + this.graceMs) this.early.delete(ip);
   }
 }
 

@@ -93,12 +93,28 @@ export class IpLedger {
   }
 
   /**
-   * Agent `agent` released `count` requests that this authority did not grant before it awaited the
-   * hand-over (they reached it before it was the address's authority): taken off what is handed over.
+   * Agent `agent` released `count` requests that this authority did not grant, before it took the
+   * address over (they reached it before it was the address's authority): taken off what is handed
+   * over, now or once the hand-over awaited comes.
    */
   releasedBefore(agent: string, count: number): void {
-    if (!this.awaiting || count <= 0) return;
-    this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + count);
+    if (count <= 0) return;
+    if (this.awaiting) {
+      this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + count);
+      return;
+    }
+    const remainder = this.remainders.get(agent);
+    if (!remainder) return;
+    remainder.count -= count;
+    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
+  }
+
+  /**
+   * The releases awaiting the hand-over are not taken off it (it comes another way, which may not count
+   * their requests): over-counted until they expire, slower, never faster.
+   */
+  forgetReleasesBefore(): void {
+    this.untrackedReleases.clear();
   }
 
   /**

@@ -334,6 +334,21 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
 
+it("takes a release that reached it before its view made it the authority off the hand-over: the holder goes on at once", async () => {
+  const { owner, old, next } = twoAuthorities();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  // a's view changed first: its lease ended with the authority, given back whole to the new one, whose
+  // view still makes the old one the authority.
+  next.release("a", IP, [], 2);
+  owner.current = "next";
+  next.viewChanged(() => "old");
+  expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+  await flush();
+  // The old authority handed a's lease over, counted as the limit; the early release takes it off.
+  expect(next.inFlight(IP)).toBe(0);
+  expect(next.ask("a", IP, false).kind).toBe("lease");
+});
+
 /** The view of both agents before `old` leaves. */
 const VIEW = ["old", "next"];
 
@@ -394,6 +409,16 @@ it("counts what an agent that left had granted until released or expired, and gr
   expect(next.ask("a", IP, false).kind).toBe("wait");
   next.release("b", IP, [slot.slotId], 0);
   expect(next.ask("a", IP, false).kind).toBe("slot");
+});
+
+it("takes a release that reached it before its view learnt of a leave off what the leaver handed over", () => {
+  const { old, next, leave } = leaving();
+  expect(old.ask("a", IP, false).kind).toBe("lease");
+  // a learnt of the leave first: its lease given back whole to the next authority, not one yet here.
+  next.release("a", IP, [], 2);
+  leave();
+  expect(next.inFlight(IP)).toBe(0);
+  expect(next.ask("a", IP, false).kind).toBe("lease");
 });
 
 /** An authority that is `old`, about to leave: the releases it forwards after, as they went. */
