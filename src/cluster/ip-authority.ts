@@ -503,7 +503,7 @@ export class IpAuthority {
     if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early.afterReport);
     // None crashed: the releases that came early are of requests what is handed over counts.
     else if (holdUntilMs === Number.NEGATIVE_INFINITY)
-      for (const [agent, count] of early.all) ledger.releasedBefore(agent, count);
+      for (const [agent, count] of early.all) ledger.releasedUngranted(agent, count);
     return ledger;
   }
 

@@ -113,7 +113,7 @@ export class IpCrashReports {
     const settled = this.takeOverAt(ip, crashed, now);
     if (!settled) return false;
     this.awaiting.delete(ip);
-    for (const [agent, count] of released) ledger.releasedBefore(agent, count);
+    for (const [agent, count] of released) ledger.releasedUngranted(agent, count);
     ledger.handedOver(settled.reported, now);
     ledger.tookOverFromLeaver(settled.gone, now);
     return true;

@@ -93,20 +93,17 @@ export class IpLedger {
   }
 
   /**
-   * Agent `agent` released `count` requests that this authority did not grant, before it took the
-   * address over (they reached it before it was the address's authority): taken off what is handed
-   * over, now or once the hand-over awaited comes.
+   * Agent `agent` released `count` requests that this authority did not grant: its previous authorities
+   * did (some reached it before it was the address's authority, their senders' views changing first).
+   * Taken off what was handed over, now or once the hand-over awaited comes.
    */
-  releasedBefore(agent: string, count: number): void {
+  releasedUngranted(agent: string, count: number): void {
     if (count <= 0) return;
     if (this.awaiting) {
       this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + count);
       return;
     }
-    const remainder = this.remainders.get(agent);
-    if (!remainder) return;
-    remainder.count -= count;
-    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
+    this.takeOff(agent, count);
   }
 
   /**
@@ -137,12 +134,7 @@ export class IpLedger {
     }
     this.takeInWaits(handOver, now);
     // The other releases meanwhile were of requests counted already (what a leaver handed over).
-    for (const [agent, released] of this.untrackedReleases) {
-      const remainder = this.remainders.get(agent);
-      if (!remainder) continue;
-      remainder.count -= released;
-      if (remainder.count <= 0) this.dropRemainder(agent, remainder);
-    }
+    for (const [agent, released] of this.untrackedReleases) this.takeOff(agent, released);
     this.untrackedReleases.clear();
   }
 
@@ -292,14 +284,7 @@ export class IpLedger {
     const remainder = this.remainders.get(agent);
     if (remainder && leaseSlots > 0 && (!ownLease || leaseSlots >= this.options.maxPerIp))
       remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
-    if (untracked === 0) return;
-    if (this.awaiting) {
-      this.untrackedReleases.set(agent, (this.untrackedReleases.get(agent) ?? 0) + untracked);
-      return;
-    }
-    if (!remainder) return;
-    remainder.count -= untracked;
-    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
+    this.releasedUngranted(agent, untracked);
   }
 
   /** Agent `agent` was refused by the server: returns how long the address is blocked for, ms. */
@@ -356,8 +341,16 @@ export class IpLedger {
   forgetCount(agent: string, now: number): void {
     const remainder = this.remainders.get(agent);
     if (remainder === undefined) return;
-    this.spacing.startedBy(Math.min(remainder.startsUntilMs, now));
-    this.remainders.delete(agent);
+    remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
+    this.dropRemainder(agent, remainder);
+  }
+
+  /** `count` of agent `agent`'s requests counted in its remainder ended. */
+  private takeOff(agent: string, count: number): void {
+    const remainder = this.remainders.get(agent);
+    if (!remainder) return;
+    remainder.count -= count;
+    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
   }
 
   /** A remainder released or expired: the starts it may have made still space the next ones. */
