@@ -92,10 +92,11 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       owns: (ip) => ownership.ownerOfIp(ip) === selfId,
       isAlive: (id) => ownership.assignment.has(id),
       takeOver: (from, ip) => gate.takeOver(from, ip),
-      forwardRelease: (to, agent, ip, slotIds, leaseSlots) => {
+      authorityOf: (ip) => ownership.ownerOfIp(ip),
+      forwardRelease: (to, agent, ip, slotIds, leaseSlots, hops) => {
         const request: IpRequest = {
           fromId: selfId,
-          releases: [{ ip, slotIds: [...slotIds], leaseSlots, agentId: agent }],
+          releases: [{ ip, slotIds: [...slotIds], leaseSlots, agentId: agent, hops }],
           refusals: [],
           asks: [],
         };

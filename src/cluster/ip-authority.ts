@@ -46,9 +46,12 @@ export interface IpAuthorityDeps {
    * undefined when it could not be asked.
    */
   readonly takeOver: (from: string, ip: string) => Promise<IpHandOver | undefined>;
+  /** The authority of `ip` in this agent's view (this agent's own id when it owns it). */
+  readonly authorityOf?: (ip: string) => string;
   /**
-   * Forwards agent `agent`'s release at `ip` to `to`, the address's next authority, as this agent left
-   * (see {@link IpAuthority.leave}); unset: not forwarded (counted there until it expires).
+   * Sends agent `agent`'s release at `ip` on to `to`, which keeps the account of its requests there
+   * (see {@link IpAuthority.release}), `hops` times sent on with this one; unset: not sent on (counted
+   * there until it expires).
    */
   readonly forwardRelease?: (
     to: string,
@@ -56,6 +59,7 @@ export interface IpAuthorityDeps {
     ip: string,
     slotIds: readonly number[],
     leaseSlots: number,
+    hops: number,
   ) => void;
   /** A number in [0, 1), for the back-off's jitter. */
   readonly random?: () => number;
@@ -67,6 +71,13 @@ const MAX_HELD = 4_096;
 
 /** Addresses with state at which a sweep first drops those with nothing left to remember. */
 const FIRST_SWEEP_AT = 1024;
+
+/**
+ * How many times a release is sent on at most, agent to agent, towards the address's account: from the
+ * authority its sender's view named, to the one this agent's view names or handed the address to, and
+ * once more if that one had handed it on meanwhile.
+ */
+const MAX_RELEASE_HOPS = 2;
 
 /** How long an asker not the authority in this agent's view waits before asking again, ms. */
 const NOT_AUTHORITY_WAIT_MS = 250;
@@ -388,18 +399,13 @@ export class IpAuthority {
    */
   release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
     const now = this.deps.clock.now();
-    const next = this.left ? this.handedTo.get(ip) : undefined;
-    // Sent before the agent's view learnt of the leave: the next authority counts them otherwise.
-    if (next !== undefined) this.deps.forwardRelease?.(next, agent, ip, slotIds, leaseSlots);
     if (!this.keeps(ip, now)) {
-      const former = this.former.get(ip);
-      // Its authority no more: counted in what is handed over to the next.
-      if (former && now < former.untilMs) former.ledger.release(agent, slotIds, leaseSlots, now);
-      // Not yet the authority here, though the sender's view says so: kept for the take-over.
-      else if (!this.left && !this.deps.owns(ip)) {
-        const afterReport = this.crashReports.reportedLately(agent, now);
-        this.early.add(agent, ip, slotIds.length + leaseSlots, afterReport, now);
-      }
+      if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now)) return;
+      // The sender's view and this one's differ: on to whoever keeps the address's account.
+      this.sendOn(agent, ip, slotIds, leaseSlots, 0, undefined, now);
+      // After a crash the sender's view changed first: kept for a take-over from the crashed authority.
+      if (!this.left && !this.deps.owns(ip) && this.crashReports.reportedLately(agent, now))
+        this.early.add(agent, ip, slotIds.length + leaseSlots, now);
       return;
     }
     this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
@@ -408,8 +414,10 @@ export class IpAuthority {
   }
 
   /**
-   * Agent `from`, leaving, forwards agent `agent`'s release at `ip`, an address it handed over to this
-   * one: released here if this agent keeps the address already, else taken off what `from` handed over.
+   * Agent `from` sends agent `agent`'s release at `ip` on to this one (`hops` times sent on): `from` left
+   * and handed the address over to this one, or handed it over, or its view names this one the
+   * authority. Released here if this agent keeps the address (or its account for the next authority),
+   * else taken off what a leaving `from` handed over, else sent on once more towards the account.
    */
   forwardedRelease(
     from: string,
@@ -417,12 +425,14 @@ export class IpAuthority {
     ip: string,
     slotIds: readonly number[],
     leaseSlots: number,
+    hops: number,
   ): void {
     const now = this.deps.clock.now();
     if (this.keeps(ip, now)) {
       this.release(agent, ip, slotIds, leaseSlots);
       return;
     }
+    if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now)) return;
     const pending = this.leaving.get(from)?.get(ip);
     const count = slotIds.length + leaseSlots;
     if (pending) {
@@ -434,7 +444,49 @@ export class IpAuthority {
       this.leaving.get(from)?.set(ip, { ...pending, held });
       return;
     }
-    this.handOvers.releasedSinceHandOff(from, ip, agent, count);
+    if (this.handOvers.releasedSinceHandOff(from, ip, agent, count)) return;
+    this.sendOn(agent, ip, slotIds, leaseSlots, hops, from, now);
+  }
+
+  /** Releases at `ip`'s ledger kept for its next authority, within the grace: false when there is none. */
+  private releasedToFormer(
+    agent: string,
+    ip: string,
+    slotIds: readonly number[],
+    leaseSlots: number,
+    now: number,
+  ): boolean {
+    const former = this.former.get(ip);
+    if (!former || now >= former.untilMs) return false;
+    // Its authority no more: counted in what is handed over to the next.
+    former.ledger.release(agent, slotIds, leaseSlots, now);
+    return true;
+  }
+
+  /**
+   * Sends a release at `ip` that this agent keeps no account of on (`hops` times sent on already, the
+   * last by `from`) to the agent that does: the next authority it handed the address to as it left or
+   * within the grace, else the authority its view names. There its slot or lease ends exactly; taken off
+   * a count by agent instead, it could end another request of the same agent's (a lease granted again,
+   * a slot expired). Lost, it is counted until it expires: slower, never faster.
+   */
+  private sendOn(
+    agent: string,
+    ip: string,
+    slotIds: readonly number[],
+    leaseSlots: number,
+    hops: number,
+    from: string | undefined,
+    now: number,
+  ): void {
+    if (hops >= MAX_RELEASE_HOPS) return;
+    const to = this.left
+      ? this.handedTo.get(ip)
+      : (this.handOvers.handedOffTo(ip, now) ??
+        (this.deps.owns(ip) ? undefined : this.deps.authorityOf?.(ip)));
+    // Back to its sender only when this agent handed the address to it meanwhile.
+    if (to === undefined || (to === from && this.handOvers.handedOffTo(ip, now) !== to)) return;
+    this.deps.forwardRelease?.(to, agent, ip, slotIds, leaseSlots, hops + 1);
   }
 
   /**
@@ -495,15 +547,13 @@ export class IpAuthority {
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
     const { askFrom, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
+    // Releases kept for the address count only against a crash's reports.
     const early = this.early.take(ip, now);
     if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
     // One authority crashed: the others say what they hold there, or the grace is waited out.
-    if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early.afterReport);
-    // None crashed: the releases that came early are of requests what is handed over counts.
-    else if (holdUntilMs === Number.NEGATIVE_INFINITY)
-      for (const [agent, count] of early.all) ledger.releasedUngranted(agent, count);
+    if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early);
     return ledger;
   }
 

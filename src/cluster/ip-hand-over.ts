@@ -60,7 +60,10 @@ export interface IpTakeOver {
 /** What an agent leaving handed over to this one: every address of its moving here, at `atMs`. */
 interface Leaver {
   readonly atMs: number;
-  /** The agents of its view as it handed over: its hand-over stands only for a change from that view. */
+  /**
+   * The agents of its view as it handed over: its hand-over stands once a change from that view, after
+   * it, took it out of this agent's view (see `IpHandOvers.handedOverFully`).
+   */
   readonly view: ReadonlySet<string>;
   /**
    * The addresses where it granted what may still run (any other of its had nothing to hand over), less
@@ -129,16 +132,18 @@ export class IpHandOvers {
 
   /**
    * `count` requests of agent `agent` at `ip`, handed over by agent `from` as it left, ended (a release
-   * it forwarded): they count no more when the address is taken over.
+   * it forwarded): they count no more when the address is taken over. False when `from` handed over
+   * none of `agent`'s requests there.
    */
-  releasedSinceHandOff(from: string, ip: string, agent: string, count: number): void {
+  releasedSinceHandOff(from: string, ip: string, agent: string, count: number): boolean {
     const handOff = this.leavers.get(from)?.handOffs.get(ip);
     const held = handOff?.held.get(agent);
-    if (handOff === undefined || held === undefined) return;
+    if (handOff === undefined || held === undefined) return false;
     const left = new Map(handOff.held);
     if (held > count) left.set(agent, held - count);
     else left.delete(agent);
     this.leavers.get(from)?.handOffs.set(ip, { ...handOff, held: left });
+    return true;
   }
 
   /**
@@ -182,17 +187,20 @@ export class IpHandOvers {
 
   /**
    * True when agent `id` left within the grace handing over to this agent every address of its that
-   * comes here: its view as it handed over was this agent's before the change that took it out of the
-   * view, so it knew every address that moves here. It handed over all it had at each (its own
-   * addresses and those it kept for their new authority alike), whichever change of this agent's view
-   * made it an address's previous authority.
+   * comes here: a change of this agent's view since its hand-over (so not an earlier suspicion of it,
+   * refuted) took it out of a view equal to the one it handed over from, so it knew every address that
+   * moves here. It handed over all it had at each (its own addresses and those it kept for their new
+   * authority alike), whichever change of this agent's view made it an address's previous authority.
    */
   private handedOverFully(id: string, now: number): boolean {
     const leaver = this.leavers.get(id);
     if (leaver === undefined || now >= leaver.atMs + this.graceMs) return false;
     return this.takeovers.some(
       (t) =>
-        now < t.atMs + this.graceMs && !t.membersAfter.has(id) && sameAgents(leaver.view, t.membersBefore),
+        t.atMs >= leaver.atMs &&
+        now < t.atMs + this.graceMs &&
+        !t.membersAfter.has(id) &&
+        sameAgents(leaver.view, t.membersBefore),
     );
   }
 
@@ -216,6 +224,11 @@ export class IpHandOvers {
   /** This agent hands `ip` over to agent `to` at `now`: it grants nothing there for the grace. */
   handOff(ip: string, to: string, now: number): void {
     this.handedOff.set(ip, { to, untilMs: now + this.graceMs });
+  }
+
+  /** The agent `ip` was handed over to within the grace, if it still stands (see {@link isHandedOff}). */
+  handedOffTo(ip: string, now: number): string | undefined {
+    return this.isHandedOff(ip, now) ? this.handedOff.get(ip)?.to : undefined;
   }
 
   /**

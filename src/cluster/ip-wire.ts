@@ -10,8 +10,8 @@ import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from 
  */
 export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply | Promise<IpReply> {
   const from = request.fromId;
-  for (const { ip, slotIds, leaseSlots, agentId } of request.releases) {
-    if (agentId) authority.forwardedRelease(from, agentId, ip, slotIds, leaseSlots);
+  for (const { ip, slotIds, leaseSlots, agentId, hops } of request.releases) {
+    if (agentId) authority.forwardedRelease(from, agentId, ip, slotIds, leaseSlots, hops ?? 1);
     else authority.release(from, ip, slotIds, leaseSlots);
   }
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)

@@ -322,8 +322,11 @@ export interface IpHandOffMessage {
   leasedByGone?: boolean;
 }
 
-/** Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` only on a forwarded one. */
-export type IpReleaseMessage = Omit<IpRelease__Output, "agentId"> & { agentId?: string };
+/** Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` and `hops` only on one sent on. */
+export type IpReleaseMessage = Omit<IpRelease__Output, "agentId" | "hops"> & {
+  agentId?: string;
+  hops?: number;
+};
 
 /** One grant of an `IpGrants` reply. */
 export type IpGrantMessage = With<IpGrant__Output, { kind: IpGrantKind }>;

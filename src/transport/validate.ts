@@ -787,6 +787,7 @@ export function validateIpRequest(value: unknown): IpRequest {
         slotIds: list(e.slotIds, `${p}.slotIds`, MAX_IP_ENTRIES, uint64),
         leaseSlots: uint32(e.leaseSlots, `${p}.leaseSlots`),
         ...((e.agentId ?? "") === "" ? {} : { agentId: agentId(e.agentId, `${p}.agentId`) }),
+        ...((e.hops ?? 0) === 0 ? {} : { hops: uint32(e.hops, `${p}.hops`) }),
       };
     }),
     refusals: list(r.refusals, "refusals", MAX_IP_ENTRIES, (v, p) => {

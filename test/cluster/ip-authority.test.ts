@@ -182,12 +182,14 @@ it("holds an address taken over from a crashed authority for the grace, and forg
 function twoAuthorities(options: IpAuthorityOptions = OPTIONS) {
   const clock = new ManualClock();
   const owner = { current: "old" };
-  const make = (id: string): IpAuthority =>
+  const make = (id: "old" | "next"): IpAuthority =>
     new IpAuthority(options, {
       clock,
       owns: () => owner.current === id,
       isAlive: () => true,
       takeOver: async (_from, ip) => authorities.old.handOver(ip, id),
+      authorityOf: () => owner.current,
+      forwardRelease: (to, ...release) => authorities[to as "old" | "next"].forwardedRelease(id, ...release),
       random: () => 0,
     });
   const authorities = { old: make("old"), next: make("next") };
@@ -334,17 +336,16 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
 
-it("takes a release that reached it before its view made it the authority off the hand-over: the holder goes on at once", async () => {
+it("sends a release that reached it before its view made it the authority on to the previous one: the holder goes on at once", async () => {
   const { owner, old, next } = twoAuthorities();
   expect(old.ask("a", IP, false).kind).toBe("lease");
   // a's view changed first: its lease ended with the authority, given back whole to the new one, whose
-  // view still makes the old one the authority.
+  // view still names the old one the authority: sent on there, it ends the lease.
   next.release("a", IP, [], 2);
   owner.current = "next";
   next.viewChanged(() => "old");
   expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
   await flush();
-  // The old authority handed a's lease over, counted as the limit; the early release takes it off.
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false).kind).toBe("lease");
 });
@@ -357,17 +358,19 @@ function leaving(options: IpAuthorityOptions = OPTIONS) {
   const clock = new ManualClock();
   const owner = { current: "old" };
   const alive = new Set(["old", "next"]);
-  const make = (id: string): IpAuthority =>
+  const make = (id: "old" | "next"): IpAuthority =>
     new IpAuthority(options, {
       clock,
       owns: () => owner.current === id,
       isAlive: (agent) => alive.has(agent),
       // The leaver is gone once the view changed: asking it would get no answer.
       takeOver: async () => undefined,
+      authorityOf: () => owner.current,
+      forwardRelease: (to, ...release) => authorities[to as "old" | "next"].forwardedRelease(id, ...release),
       random: () => 0,
     });
-  const old = make("old");
-  const next = make("next");
+  const authorities = { old: make("old"), next: make("next") };
+  const { old, next } = authorities;
   /** `old` leaves: it hands over what `leave` returns to `next`, then the view changes without it. */
   const leave = () => {
     const byAuthority = old.leave(() => "next");
@@ -411,19 +414,33 @@ it("counts what an agent that left had granted until released or expired, and gr
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
-it("takes a release that reached it before its view learnt of a leave off what the leaver handed over", () => {
-  const { old, next, leave } = leaving();
+it("takes a release that reached it before its view learnt of a leave off the hand-over: sent to the leaver and back", () => {
+  const { old, next, viewWithoutOld } = leaving();
   expect(old.ask("a", IP, false).kind).toBe("lease");
+  next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   // a learnt of the leave first: its lease given back whole to the next authority, not one yet here.
   next.release("a", IP, [], 2);
-  leave();
+  viewWithoutOld();
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false).kind).toBe("lease");
 });
 
+it("counts a lease granted again after its holder gave the first back through another agent", () => {
+  const { old, next, viewWithoutOld } = leaving();
+  expect(old.ask("c", IP, false).kind).toBe("lease");
+  // c's view dropped old for a moment: its lease given back to next, and sent on to old, where it ends.
+  next.release("c", IP, [], 2);
+  // Back in c's view, old leases it to c again, then leaves.
+  expect(old.ask("c", IP, false).kind).toBe("lease");
+  next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
+  viewWithoutOld();
+  expect(next.ask("b", IP, false).kind).toBe("wait");
+  expect(next.inFlight(IP)).toBe(2);
+});
+
 /** An authority that is `old`, about to leave: the releases it forwards after, as they went. */
 function forwarding() {
-  const forwarded: [string, string, string, readonly number[], number][] = [];
+  const forwarded: [string, string, string, readonly number[], number, number][] = [];
   const old = new IpAuthority(OPTIONS, {
     clock: new ManualClock(),
     owns: () => true,
@@ -446,9 +463,10 @@ it("counts the leaver's own requests until their releases, forwarded, come", () 
   expect(next.ask("a", IP, false).kind).toBe("wait");
   // Its lease given back: the release reaches it, left, and goes on to the next authority.
   old.release("old", IP, [], 2);
-  const [to, agent, ip, slotIds, leaseSlots] = forwarded[0] as (typeof forwarded)[number];
+  const [to, agent, ip, slotIds, leaseSlots, hops] = forwarded[0] as (typeof forwarded)[number];
   expect(to).toBe("next");
-  next.forwardedRelease("old", agent, ip, slotIds, leaseSlots);
+  expect(hops).toBe(1);
+  next.forwardedRelease("old", agent, ip, slotIds, leaseSlots, hops);
   expect(next.ask("a", IP, false).kind).not.toBe("wait");
 });
 
@@ -495,12 +513,12 @@ it("forwards a release it gets after leaving to the address's next authority, wh
   const byAuthority = old.leave(() => "next");
   // b's release reaches the leaver, b's view not knowing of the leave yet.
   old.release("b", IP, [slot.slotId], 0);
-  expect(forwarded).toEqual([["next", "b", IP, [slot.slotId], 0]]);
+  expect(forwarded).toEqual([["next", "b", IP, [slot.slotId], 0, 1]]);
 
   // At the next authority: forwarded before its view changed, then after.
   const { next, viewWithoutOld } = leaving();
   next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
-  next.forwardedRelease("old", "b", IP, [slot.slotId], 0);
+  next.forwardedRelease("old", "b", IP, [slot.slotId], 0, 1);
   viewWithoutOld();
   expect(next.ask("c", IP, false).kind).toBe("lease");
 });
@@ -515,7 +533,7 @@ it("takes a forwarded release off the held requests when the address is kept her
   // b's slot counts here: one more at most (maxPerIp 2).
   expect(next.ask("c", IP, false).kind).toBe("slot");
   expect(next.ask("c", IP, false).kind).toBe("wait");
-  next.forwardedRelease("old", "b", IP, [slot.slotId], 0);
+  next.forwardedRelease("old", "b", IP, [slot.slotId], 0, 1);
   expect(next.inFlight(IP)).toBe(1);
   expect(next.ask("c", IP, false).kind).toBe("slot");
 });

@@ -58,6 +58,20 @@ it("takes a leaver's hand-over though an earlier change of the view made it the 
   expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
 });
 
+it("does not take a leaver's hand-over for a change that took it out before it handed over: a suspicion, refuted", () => {
+  const alive = new Set(["a", "l", "m"]);
+  const handOvers = new IpHandOvers(10_000, (id) => alive.has(id));
+  handOvers.viewChanged(0, () => "l", ["a", "l", "m"], ["a", "m"]);
+  handOvers.viewChanged(100, () => undefined, ["a", "m"], ["a", "l", "m"]);
+  // m leaves (a crash, here), then l, handing over from its view of a, l and m: the address went to m.
+  alive.delete("m");
+  handOvers.viewChanged(200, () => "m", ["a", "l", "m"], ["a", "l"]);
+  handOvers.leftHandingOver("l", new Map(), ["a", "l", "m"], 300);
+  alive.delete("l");
+  handOvers.viewChanged(300, () => "l", ["a", "l"], ["a"]);
+  expect(handOvers.takeOverOf("1.1.1.1", 400).holdUntilMs).toBe(10_300);
+});
+
 it("grants again at an address handed off to an agent that leaves and hands its addresses back", () => {
   const handOvers = new IpHandOvers(1_000, () => true);
   handOvers.handOff("1.1.1.1", "b", 0);

@@ -20,10 +20,16 @@ export interface IpRelease {
    */
   'leaseSlots'?: (number);
   /**
-   * Whose requests ended, when not the sender's (empty: the sender's): an authority that left forwards
-   * the releases it still gets for an address it handed over to the address's next authority.
+   * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
+   * that does not keep the address's account (it left, or handed the address over, or its view names
+   * another authority) to the one that does, where its slot or lease ends exactly.
    */
   'agentId'?: (string);
+  /**
+   * How many times it was sent on, this time included (0: from the agent whose requests ended); an
+   * agent sends a release on while this is under 2.
+   */
+  'hops'?: (number);
 }
 
 /**
@@ -44,8 +50,14 @@ export interface IpRelease__Output {
    */
   'leaseSlots': (number);
   /**
-   * Whose requests ended, when not the sender's (empty: the sender's): an authority that left forwards
-   * the releases it still gets for an address it handed over to the address's next authority.
+   * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
+   * that does not keep the address's account (it left, or handed the address over, or its view names
+   * another authority) to the one that does, where its slot or lease ends exactly.
    */
   'agentId': (string);
+  /**
+   * How many times it was sent on, this time included (0: from the agent whose requests ended); an
+   * agent sends a release on while this is under 2.
+   */
+  'hops': (number);
 }
