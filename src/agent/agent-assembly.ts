@@ -189,7 +189,12 @@ async function openParts(
     await openDurableState(options, { logger, frontierHooks }, opened);
   const { fetcher, ipActivity, ipGate, robots, bandwidth, fetchPage } = await openWebAccess(
     options,
-    { ...deps, store, clusterIpLimiter: deps.cluster?.ipLimiter },
+    {
+      ...deps,
+      store,
+      clusterIpLimiter: deps.cluster?.ipLimiter,
+      pausedSignal: () => scheduler?.pausedSignal,
+    },
     opened,
   );
   const stats = await restoredStats(store, committer, clock);

@@ -57,6 +57,8 @@ export async function openWebAccess(
     readonly netPolicy: NetPolicy;
     readonly store: StateStore;
     readonly clusterIpLimiter: IpLimiter | undefined;
+    /** Aborted while the agent's visits are paused: no robots.txt request is sent then. */
+    readonly pausedSignal?: () => AbortSignal | undefined;
   },
   opened: Closable[],
 ): Promise<WebAccess> {
@@ -86,7 +88,15 @@ export async function openWebAccess(
       // Under either policy no host is paced slower than the bound: `skip` fetches none of its pages.
       maxCrawlDelayMs: options.maxCrawlDelaySeconds * 1000,
     },
-    { fetcher: ipGatedFetch(fetcher, (hostname) => resolver.resolve(hostname), ipGate), clock },
+    {
+      fetcher: ipGatedFetch(
+        fetcher,
+        (hostname) => resolver.resolve(hostname),
+        ipGate,
+        deps.pausedSignal && { pausedSignal: deps.pausedSignal, clock },
+      ),
+      clock,
+    },
   );
   for await (const snapshot of robotsSnapshots(deps.store)) {
     try {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ipGatedFetch } from "../../src/agent/ip-gated-fetch.js";
+import { ipGatedFetch, type PauseWatch } from "../../src/agent/ip-gated-fetch.js";
 import { ErrorCode, UbiError } from "../../src/errors.js";
 import type { FetchResult } from "../../src/fetching/index.js";
 import { IpGate, type IpLimiter, ipRelease } from "../../src/frontier/index.js";
 import { type Deferred, deferred, flush } from "../frontier/helpers.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 /** A fetcher whose requests stay open until the test ends them, and the addresses' table. */
-function setUp(maxPerIp: number) {
+function setUp(maxPerIp: number, pause?: PauseWatch) {
   const open = new Map<string, Deferred<FetchResult>>();
   const started: string[] = [];
   const addresses: Record<string, string> = {
@@ -29,6 +30,7 @@ function setUp(maxPerIp: number) {
       return ip;
     },
     new IpGate(maxPerIp),
+    pause,
   );
   const end = async (url: string) => {
     open.get(url)?.resolve({ url } as FetchResult);
@@ -50,6 +52,37 @@ describe("ipGatedFetch (robots.txt requests under --max-per-ip)", () => {
     await end("http://b.test/robots.txt");
     await end("http://c.test/robots.txt");
     await expect(Promise.all([first, second, other])).resolves.toHaveLength(3);
+  });
+
+  it("sends no request while the agent is paused: a wait for the slot ends at the pause, and goes on at the resume", async () => {
+    const clock = new ManualClock();
+    let pause = new AbortController();
+    pause.abort();
+    const { fetch, started, end } = setUp(1, { pausedSignal: () => pause.signal, clock });
+    // Paused: nothing is sent, though the slot is free.
+    const held = fetch.fetch("http://c.test/robots.txt");
+    await flush();
+    expect(started).toEqual([]);
+    pause = new AbortController();
+    clock.advance(100);
+    await flush();
+    expect(started).toEqual(["http://c.test/robots.txt"]);
+    // A request waiting for its address's slot when the pause comes is not sent when the slot frees.
+    const first = fetch.fetch("http://a.test/robots.txt");
+    const waiting = fetch.fetch("http://b.test/robots.txt");
+    await flush();
+    pause.abort();
+    await end("http://a.test/robots.txt");
+    clock.advance(500);
+    await flush();
+    expect(started).not.toContain("http://b.test/robots.txt");
+    pause = new AbortController();
+    clock.advance(100);
+    await flush();
+    expect(started).toContain("http://b.test/robots.txt");
+    await end("http://b.test/robots.txt");
+    await end("http://c.test/robots.txt");
+    await expect(Promise.all([held, first, waiting])).resolves.toHaveLength(3);
   });
 
   it("frees the slot when the request fails, and fetches a name that does not resolve without a slot", async () => {
