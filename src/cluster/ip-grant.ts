@@ -10,11 +10,10 @@ export const IP_LIMITS = ["agent", "cluster"] as const;
 export type IpLimit = (typeof IP_LIMITS)[number];
 
 /**
- * Whose requests `--max-per-ip` counts unless told: each agent's own, for now. The cluster's costs ≤ 5%
- * where addresses are not shared (bench/README), but some membership changes still hold a crawl under
- * it (README, `--ip-limit`).
+ * Whose requests `--max-per-ip` counts unless told: the whole cluster's, polite per server whichever
+ * agents own its hosts. It costs 2.6–10.3% of pages/s where addresses are not shared (bench/README).
  */
-export const DEFAULT_IP_LIMIT: IpLimit = "agent";
+export const DEFAULT_IP_LIMIT: IpLimit = "cluster";
 
 /** How an address's authority (`IpAuthority`, ip-authority.ts) grants. */
 export interface IpAuthorityOptions {

@@ -42,16 +42,25 @@ export function agentArgv(values: AgentFlagValues): string[] {
 export const LOOPBACK_CIDR = "127.0.0.0/8";
 
 /**
+ * A fetch's longest time on the built-in test web, ms: it answers within its response delay. After a
+ * crash, the IP authorities count the dead agent's own requests at its addresses for a lease and a
+ * fetch's time (ip-crash-reports.ts): at the default (60 s), a killed agent's addresses would wait
+ * a minute.
+ */
+export const TEST_WEB_FETCH_TIMEOUT_MS = 10_000;
+
+/**
  * The flags of an agent crawling the built-in test web on this machine, as the cluster command, the
  * tests and the benchmarks run it: names only through the web's hosts file, loopback allowed, no
- * politeness delay (the web is local), a quick robots.txt retry, exit once the crawl is done, no
- * progress records, duplicate payloads detected within each agent.
+ * politeness delay (the web is local), a short fetch timeout, a quick robots.txt retry, exit once the
+ * crawl is done, no progress records, duplicate payloads detected within each agent.
  */
 export function testWebAgentFlags(hostsFile: string): AgentFlagValues {
   return {
     "hosts-file": hostsFile,
     "allow-net": [LOOPBACK_CIDR],
     "delay-ms": 0,
+    "fetch-timeout-ms": TEST_WEB_FETCH_TIMEOUT_MS,
     "robots-retry-ms": 100,
     "max-robots-attempts": 2,
     "exit-when-done": true,

@@ -30,7 +30,11 @@ import {
  * (about 4 s for three agents) outlasts a leave and a restart.
  */
 const WEB: TestWebOptions = { hosts: 20, pages: 500, maxArticlesPerHost: 50, seed: 11, responseDelayMs: 4 };
-const SLOW: MemoryClusterOptions["agent"] = { maxActiveHosts: 6, delayMs: 30 };
+/**
+ * A fetch's time is short (the test web answers in milliseconds): after a crash, an IP authority counts
+ * the dead agent's own requests at its addresses for a lease and a fetch's time (ip-crash-reports.ts).
+ */
+const SLOW: MemoryClusterOptions["agent"] = { maxActiveHosts: 6, delayMs: 30, fetchTimeoutMs: 4_000 };
 /** More hosts, more of them crawled at once, so that many are in flight when the view changes. */
 const BUSY_WEB: TestWebOptions = {
   hosts: 40,

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { afterEach } from "vitest";
 import { type AgentOptions, crawlSummary } from "../../src/agent/index.js";
 import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
+import { TEST_WEB_FETCH_TIMEOUT_MS } from "../../src/launch/index.js";
 import { type LogFields, type Logger, silentLogger } from "../../src/logging/index.js";
 import type { TestWebOptions } from "../../src/testweb/index.js";
 import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
@@ -35,10 +36,12 @@ export const FAST_MEMBERSHIP: Omit<ClusterOptions, "listen" | "join"> = {
 };
 
 /**
- * Agent options of the test web's agents, as `testWebAgentFlags` gives agent processes: a robots.txt
- * that failed is retried soon and given up on after two tries, and each agent keeps its own dedup index.
+ * Agent options of the test web's agents, as `testWebAgentFlags` gives agent processes: a short fetch
+ * timeout, a robots.txt that failed is retried soon and given up on after two tries, and each agent
+ * keeps its own dedup index.
  */
 export const TEST_WEB_AGENT: Partial<AgentOptions> = {
+  fetchTimeoutMs: TEST_WEB_FETCH_TIMEOUT_MS,
   robotsRetryMs: 100,
   maxRobotsAttempts: 2,
   dedup: "local",
