@@ -77,7 +77,8 @@ async function acquireUnpaused(
     release();
     return undefined;
   } catch (error) {
-    if (paused?.aborted === true && signal?.aborted !== true) return undefined;
+    // The pause ended the wait (not the caller, nor the gate closing as the agent stops).
+    if (paused?.aborted === true && error === paused.reason && signal?.aborted !== true) return undefined;
     throw error;
   } finally {
     cut?.dispose();

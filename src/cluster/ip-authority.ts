@@ -396,11 +396,12 @@ export class IpAuthority {
   /**
    * Agent `agent`'s requests to `ip` ended: those of slots `slotIds`, and `leaseSlots` of those it may
    * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
+   * `sentOn`: it came through another agent (see `IpLedger.release`).
    */
-  release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number): void {
+  release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number, sentOn = false): void {
     const now = this.deps.clock.now();
     if (!this.keeps(ip, now)) {
-      if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now)) return;
+      if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now, sentOn)) return;
       // The sender's view and this one's differ: on to whoever keeps the address's account.
       this.sendOn(agent, ip, slotIds, leaseSlots, 0, undefined, now);
       // After a crash the sender's view changed first: kept for a take-over from the crashed authority.
@@ -408,7 +409,7 @@ export class IpAuthority {
         this.early.add(agent, ip, slotIds.length + leaseSlots, now);
       return;
     }
-    this.ledger(ip, now).release(agent, slotIds, leaseSlots, now);
+    this.ledger(ip, now).release(agent, slotIds, leaseSlots, now, sentOn);
     // What was freed goes to the first waiting there, at once.
     this.serve(ip);
   }
@@ -429,10 +430,10 @@ export class IpAuthority {
   ): void {
     const now = this.deps.clock.now();
     if (this.keeps(ip, now)) {
-      this.release(agent, ip, slotIds, leaseSlots);
+      this.release(agent, ip, slotIds, leaseSlots, true);
       return;
     }
-    if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now)) return;
+    if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now, true)) return;
     const pending = this.leaving.get(from)?.get(ip);
     const count = slotIds.length + leaseSlots;
     if (pending) {
@@ -455,20 +456,23 @@ export class IpAuthority {
     slotIds: readonly number[],
     leaseSlots: number,
     now: number,
+    sentOn: boolean,
   ): boolean {
     const former = this.former.get(ip);
     if (!former || now >= former.untilMs) return false;
     // Its authority no more: counted in what is handed over to the next.
-    former.ledger.release(agent, slotIds, leaseSlots, now);
+    former.ledger.release(agent, slotIds, leaseSlots, now, sentOn);
     return true;
   }
 
   /**
    * Sends a release at `ip` that this agent keeps no account of on (`hops` times sent on already, the
    * last by `from`) to the agent that does: the next authority it handed the address to as it left or
-   * within the grace, else the authority its view names. There its slot or lease ends exactly; taken off
-   * a count by agent instead, it could end another request of the same agent's (a lease granted again,
-   * a slot expired). Lost, it is counted until it expires: slower, never faster.
+   * within the grace, else the authority its view names. There its slot ends exactly (by id), and its
+   * lease part is taken off what was handed over (it never ends a lease the holder may use again: see
+   * `IpLedger.release`); taken off a count by agent here instead, it could end another request of the
+   * same agent's (a lease granted again, a slot expired). Lost, it is counted until it expires: slower,
+   * never faster.
    */
   private sendOn(
     agent: string,

@@ -1,3 +1,4 @@
+import type { EarlyRelease } from "./ip-early-releases.js";
 import type { IpHandOver } from "./ip-grant.js";
 import { aged, type CrashedAuthority, type CrashHolding } from "./ip-hand-over.js";
 import type { IpLedger } from "./ip-ledger.js";
@@ -65,8 +66,8 @@ export class IpCrashReports {
     {
       readonly crashed: CrashedAuthority;
       readonly ledger: IpLedger;
-      /** Releases there, by agent, that came before this agent was the authority and after their reports. */
-      readonly released: ReadonlyMap<string, number>;
+      /** Releases there that came before this agent was the authority (see ip-early-releases.ts). */
+      readonly released: readonly EarlyRelease[];
     }
   >();
 
@@ -90,7 +91,7 @@ export class IpCrashReports {
     ledger: IpLedger,
     crashed: CrashedAuthority,
     now: number,
-    released: ReadonlyMap<string, number> = new Map(),
+    released: readonly EarlyRelease[] = [],
   ): void {
     ledger.awaitHandOver();
     this.awaiting.set(ip, { crashed, ledger, released });
@@ -113,7 +114,11 @@ export class IpCrashReports {
     const settled = this.takeOverAt(ip, crashed, now);
     if (!settled) return false;
     this.awaiting.delete(ip);
-    for (const [agent, count] of released) ledger.releasedUngranted(agent, count);
+    // A release that came before its sender's report is of requests the report does not count.
+    for (const { agent, count, atMs } of released) {
+      const reportedAtMs = settled.reportedAtMs.get(agent);
+      if (reportedAtMs !== undefined && atMs >= reportedAtMs) ledger.releasedUngranted(agent, count);
+    }
     ledger.handedOver(settled.reported, now);
     ledger.tookOverFromLeaver(settled.gone, now);
     return true;
@@ -187,16 +192,25 @@ export class IpCrashReports {
     ip: string,
     crashed: CrashedAuthority,
     now: number,
-  ): { readonly reported: IpHandOver; readonly gone: IpHandOver } | undefined {
+  ):
+    | {
+        readonly reported: IpHandOver;
+        readonly gone: IpHandOver;
+        /** When each reporter's report used came. */
+        readonly reportedAtMs: ReadonlyMap<string, number>;
+      }
+    | undefined {
     if (this.strangerReported(crashed.gone, now)) return undefined;
     const byReporter = this.reports.get(crashed.gone);
     const key = viewKey(crashed.view);
     const states: IpHandOver[] = [];
+    const reportedAtMs = new Map<string, number>();
     let goneHadNothing = false;
     for (const reporter of crashed.reporters) {
       const report = byReporter?.get(reporter)?.get(key);
       // Made in another view, it is under another key: missing here.
       if (!report?.complete || !this.isAlive(reporter)) return undefined;
+      reportedAtMs.set(reporter, report.atMs);
       const holding = report.holdings.get(ip);
       if (!holding) continue;
       states.push(aged(holding.state, now - report.atMs));
@@ -230,6 +244,7 @@ export class IpCrashReports {
         blockedForMs: 0,
         spacedForMs: Math.max(0, limits.ipDelayMs - sinceMs),
       },
+      reportedAtMs,
     };
   }
 

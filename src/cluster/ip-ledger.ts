@@ -262,9 +262,13 @@ export class IpLedger {
   /**
    * Agent `agent`'s requests there ended: those of slots `slotIds`, and `leaseSlots` of those it may
    * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
+   * `sentOn`: the release came through another agent, so it may be older than the holder's last ask
+   * here (a lease has no id): it never ends the lease `agent` holds here, which its holder may use
+   * again, and its lease part counts only against what was handed over (slots are exact by id).
    */
-  release(agent: string, slotIds: readonly number[], leaseSlots: number, now: number): void {
+  release(agent: string, slotIds: readonly number[], released: number, now: number, sentOn = false): void {
     this.users.set(agent, now);
+    const leaseSlots = sentOn && this.lease?.holder === agent ? 0 : released;
     // A slot this authority does not know was granted by the address's previous one (handed over).
     let untracked = leaseSlots;
     for (const id of slotIds) {

@@ -207,6 +207,20 @@ it("does not take a release that came before its sender's report off it: of requ
   expect(authority.inFlight(IP)).toBe(2);
 });
 
+it("takes a release off a report only if it came after that report: a newer report counts what was granted since", () => {
+  const { clock, authority, crash } = afterCrash();
+  // c reported a gone, then gave its lease back early; a's crash was a suspicion, refuted, and a leased
+  // the address to c again; a then crashed, and c reported again in the same view.
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
+  authority.release("c", IP, [], 2);
+  clock.advance(100);
+  authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
+  crash();
+  authority.reportedHoldings("b", "a", new Map(), AFTER, true);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  expect(authority.inFlight(IP)).toBe(2);
+});
+
 it("keeps the block a reporter knows of", () => {
   const { clock, authority, crash } = afterCrash();
   crash();

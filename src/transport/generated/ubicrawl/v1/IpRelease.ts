@@ -22,7 +22,8 @@ export interface IpRelease {
   /**
    * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
    * that does not keep the address's account (it left, or handed the address over, or its view names
-   * another authority) to the one that does, where its slot or lease ends exactly.
+   * another authority) to the one that does, where its slot ends exactly (by id); its lease part counts
+   * only against what was handed over there (a lease has no id: it ends no lease the holder may use again).
    */
   'agentId'?: (string);
   /**
@@ -52,7 +53,8 @@ export interface IpRelease__Output {
   /**
    * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
    * that does not keep the address's account (it left, or handed the address over, or its view names
-   * another authority) to the one that does, where its slot or lease ends exactly.
+   * another authority) to the one that does, where its slot ends exactly (by id); its lease part counts
+   * only against what was handed over there (a lease has no id: it ends no lease the holder may use again).
    */
   'agentId': (string);
   /**
