@@ -102,7 +102,7 @@ export class ClusterIpGate implements IpLimiter {
       authorityOf: deps.authorityOf,
       spacing: this.spacing,
       renew: (authority, ip) => this.outboxes.ask(authority, ip, true),
-      release: (ip, slots) => this.queueRelease(ip, undefined, slots),
+      release: (ip, slots, grantor) => this.queueRelease(ip, undefined, slots, grantor),
     });
   }
 
@@ -386,15 +386,21 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   /**
-   * Releases go to the address's authority now, which may not be the one that granted: a new authority
-   * counts what its previous one handed over until the agents release it.
+   * A slot's release goes to the address's authority now, which may not be the one that granted: a
+   * new authority counts what its previous one handed over until the agents release it, and one that
+   * keeps no account of the slot sends its release on (exact wherever it lands: by its id). A lease's
+   * return goes to `grantor`, the authority that granted it, while it is in this agent's view: after
+   * this agent's asks there, in order, so it is never taken for a lease granted again later (a lease
+   * has no id; one sent on through another agent ends no lease, see `IpLedger.release`).
    */
-  private queueRelease(ip: string, slotId: number | undefined, leaseSlots: number): void {
+  private queueRelease(ip: string, slotId: number | undefined, leaseSlots: number, grantor?: string): void {
     if (slotId === undefined && leaseSlots <= 0) return;
     // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
     const held = (this.options.holdMs ?? IP_HOLD_MS) > 0;
     const urgent = slotId !== undefined && held && this.contended.has(ip);
-    this.outboxes.release(this.deps.authorityOf(ip), ip, slotId, leaseSlots, urgent);
+    const to =
+      grantor !== undefined && this.deps.isMember?.(grantor) !== false ? grantor : this.deps.authorityOf(ip);
+    this.outboxes.release(to, ip, slotId, leaseSlots, urgent);
   }
 }
 

@@ -28,8 +28,8 @@ export interface IpLeasesDeps {
   readonly spacing: Pick<IpSpacing, "raise">;
   /** Asks `authority` to renew the lease on `ip`. */
   readonly renew: (authority: string, ip: string) => Promise<IpGrant>;
-  /** Gives `slots` of an ended lease on `ip` back to the address's authority. */
-  readonly release: (ip: string, slots: number) => void;
+  /** Gives `slots` of an ended lease on `ip`, granted by `grantor`, back. */
+  readonly release: (ip: string, slots: number, grantor: string) => void;
 }
 
 /**
@@ -78,7 +78,7 @@ export class IpLeases {
       lease.inFlight--;
       if (!lease.ended) return;
       if (lease.inFlight === 0) this.draining.delete(lease);
-      this.deps.release(ip, 1);
+      this.deps.release(ip, 1, lease.authority);
     };
   }
 
@@ -143,7 +143,7 @@ export class IpLeases {
     lease.ended = true;
     if (this.leases.get(ip) === lease) this.leases.delete(ip);
     if (lease.inFlight > 0) this.draining.set(lease, ip);
-    this.deps.release(ip, this.maxPerIp - lease.inFlight);
+    this.deps.release(ip, this.maxPerIp - lease.inFlight, lease.authority);
   }
 
   private startTicker(): void {

@@ -230,3 +230,38 @@ it("reports what it holds at each address when an agent leaves its view, whoever
   gate.close();
   other.close();
 });
+
+it("gives an ended lease back to the authority that granted it while that one is in the view, not to the new one", async () => {
+  let authorityOf = "b";
+  const releasedTo: string[] = [];
+  const authority = new IpAuthority(
+    { maxPerIp: MAX, ipDelayMs: 0, leaseTtlMs: 1_000, slotTtlMs: 5_000, graceMs: 10_000 },
+    { clock: systemClock, owns: () => true, isAlive: () => true, takeOver: async () => undefined },
+  );
+  const gate = new ClusterIpGate(
+    "a",
+    { maxPerIp: MAX, ipDelayMs: 0 },
+    {
+      clock: systemClock,
+      authorityOf: () => authorityOf,
+      isMember: () => true,
+      send: async (to, request) => {
+        if (request.releases.some((release) => release.leaseSlots > 0)) releasedTo.push(to);
+        return answerIpRequest(authority, request);
+      },
+    },
+  );
+  const first = await gate.acquire(IP);
+  first.sent();
+  first();
+  expect(gate.leased).toBe(1);
+  // The view changes: c is the address's authority now. The lease from b ends with the next request.
+  authorityOf = "c";
+  const second = await gate.acquire(IP);
+  second.sent();
+  second();
+  await sleep(systemClock, 200);
+  gate.close();
+  // Its return went to b, after a's asks there, in order (c's own lease comes back to c later).
+  expect(releasedTo[0]).toBe("b");
+});
