@@ -18,6 +18,9 @@ export const RECRAWL_FLAGS = [
   "--log-level=info",
   // A continuous crawl without a horizon runs until it is stopped.
   "--exit-when-done=false",
+  // Each agent's own IP limit: these bound revisits through membership changes by the hand-over alone;
+  // under the cluster's, a crash holds the dead agent's addresses a lease and a fetch's time more.
+  "--ip-limit=agent",
 ];
 
 /** A small web, no mirrors nor trap, of which 30% of the pages change every second. */
