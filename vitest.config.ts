@@ -98,6 +98,7 @@ const UNIT_FILES = [
   "test/cluster/ownership.test.ts",
   "test/cluster/page-schedule-wire.test.ts",
   "test/cluster/partition-stats.test.ts",
+  "test/cluster/revisit-budget-share.test.ts",
   "test/cluster/restart-watch.test.ts",
   "test/cluster/seed-addresses.test.ts",
   "test/cluster/takeover-grace.test.ts",
@@ -124,6 +125,7 @@ const UNIT_FILES = [
   "test/logging/logger.test.ts",
   "test/recrawl/change-rate.test.ts",
   "test/recrawl/page-history.test.ts",
+  "test/recrawl/rate-prior.test.ts",
   "test/recrawl/recrawler.test.ts",
   "test/recrawl/revisit-policy.test.ts",
   "test/recrawl/share-freshness.test.ts",
@@ -161,8 +163,17 @@ const TIMED = [
   "test/lab/timed-experiments.test.ts",
 ];
 
+/**
+ * Under CI (`CI=true`, as .ci/run sets) a failed test of the system and timed tiers is run once more:
+ * CI machines are shared, and on a loaded one an agent's late timer failed a different test in each of
+ * several runs. A test that fails twice still fails the run; one that passed on its second try is named
+ * at the end of the run (test/support/flaky-reporter.ts), to be fixed.
+ */
+const RETRY = process.env.CI === "true" ? 1 : 0;
+
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/support/flaky-reporter.ts"],
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
     sequence: { sequencer: DurationSequencer },
@@ -192,12 +203,19 @@ export default defineConfig({
           exclude: [...UNIT_FOLDERS, ...UNIT_FILES, ...TIMED],
           fileParallelism: true,
           maxWorkers: 2,
+          retry: RETRY,
           sequence: { groupOrder: 1 },
         },
       },
       {
         extends: true,
-        test: { name: "timed", include: TIMED, fileParallelism: false, sequence: { groupOrder: 2 } },
+        test: {
+          name: "timed",
+          include: TIMED,
+          fileParallelism: false,
+          retry: RETRY,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },

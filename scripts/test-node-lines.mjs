@@ -5,7 +5,7 @@
 // over mutual TLS and the storage's power-cut checks (what differs between lines: V8, undici, OpenSSL
 // defaults, classic-level's prebuilt binary, timers) —, wider on the newest line (the export, metrics,
 // cluster dedup, damaged storage). Prints a table and exits 1 if any line failed. CI (.ci/run) runs it
-// beside `npm test`. (The whole suite on a second line beside the first doubled CI's time, to 36 min:
+// after `npm test`. (The whole suite on a second line beside the first doubled CI's time, to 36 min:
 // the process tests crawl at full speed, and two CPUs are shared by both runs.)
 //
 //   node scripts/test-node-lines.mjs [--line N]...     (npm run test:node-lines)
@@ -125,6 +125,7 @@ for (const { line, tests } of chosen) {
       "run",
       "--reporter=default",
       "--reporter=json",
+      "--reporter=./test/support/flaky-reporter.ts",
       `--outputFile.json=${reportPath}`,
       ...PATHS[tests],
     ],

@@ -113,9 +113,12 @@ describe("ubicrawl experiment batching", { timeout: EXPERIMENT_TIMEOUT_MS }, () 
     // One URL a message: the agents took --batch-urls 1.
     expect(Number(one?.urls_sent)).toBeGreaterThan(50);
     expect(one?.messages).toBe(one?.urls_sent);
-    // Batches of up to 100: the same URLs (each goes once) in far fewer messages.
+    // Batches of up to 100: the same URLs (each goes once) in fewer messages. How many fewer depends on
+    // the machine: a batch leaves when full or when its flush timer fires, so a slow crawl sends more,
+    // smaller batches (149 URLs in 34 messages on a loaded CI machine, in under 30 elsewhere).
     expect(hundred?.urls_sent).toBe(one?.urls_sent);
-    expect(Number(hundred?.messages)).toBeLessThan(Number(one?.messages) / 5);
+    expect(Number(hundred?.messages)).toBeLessThan(Number(one?.messages) / 2);
+    expect(Number(hundred?.urls_per_message)).toBeGreaterThan(2);
     expect(Number(hundred?.urls_per_message)).toBeLessThanOrEqual(100);
     for (const row of rows) {
       expect(Number(row.coverage)).toBe(1);
@@ -188,9 +191,11 @@ describe("ubicrawl experiment partitioning", { timeout: EXPERIMENT_TIMEOUT_MS },
     expect(result.stdout).toContain(`report: ${join(out, "report.md")} (5 files`);
     const [byHost, byUrl] = rows;
     expect(rows.map((r) => r.partition)).toEqual(["host", "url"]);
+    // The claim's line says how many agents were taken for dead meanwhile, if any.
+    const coverageClaim = result.stdout.split("\n").find((line) => line.includes("overlap 0"));
     for (const row of rows) {
       expect(Number(row.coverage)).toBe(1);
-      expect(Number(row.overlap)).toBe(0);
+      expect(Number(row.overlap), coverageClaim).toBe(0);
     }
     // The test web's own count: one request at a time to a host by host, not by URL; robots.txt once a
     // host (a few hosts' failing robots.txt are asked twice) by host, about once an agent by URL.
