@@ -11,7 +11,7 @@ import {
   TurnGovernor,
 } from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { Recrawler, revisitPolicy } from "../recrawl/index.js";
+import { type BudgetOf, Recrawler, revisitPolicy } from "../recrawl/index.js";
 import { prepareDataDir, recordWarcDir } from "../storage/data-dir.js";
 import { robotsSnapshotOp } from "../storage/index.js";
 import { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
@@ -70,6 +70,11 @@ export interface ClusterHooks {
   readonly digests: DigestPeers;
   /** The cluster-wide per-IP limit (absent: this agent's own `--max-per-ip` only). */
   readonly ipLimiter?: IpLimiter;
+  /**
+   * This agent's part of the cluster's revisit budgets, given what its policy shares (absent: its own
+   * `--recrawl-budget`).
+   */
+  readonly revisitBudget?: BudgetOf;
   /**
    * Told when who may fetch which host changes (a view change, a host's crawl passed on): a URL whose
    * host is no longer this agent's to fetch stops waiting for its address's slot.
@@ -272,7 +277,7 @@ async function openParts(
       fingerprint: (url) => fingerprinter.fingerprint(url),
       queue: (url, depth, host) => frontier.requeue(url, depth, host, { revisit: true }),
       owns: rights.owns,
-      policy: revisitPolicy(recrawl, clock),
+      policy: revisitPolicy(recrawl, clock, deps.cluster?.revisitBudget),
       clock,
       logger,
     });

@@ -9,7 +9,13 @@ import type {
   WaitingHosts,
   WaitReason,
 } from "../frontier/index.js";
-import type { HandedHistories, PageHistory, Recrawler, RevisitFigures } from "../recrawl/index.js";
+import type {
+  BudgetSharing,
+  HandedHistories,
+  PageHistory,
+  Recrawler,
+  RevisitFigures,
+} from "../recrawl/index.js";
 import type { CrawlLogInput, QueuedUrl, UrlTraits } from "../storage/index.js";
 import {
   type AssembledAgent,
@@ -300,6 +306,10 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
 
   revisits(): RevisitFigures | undefined {
     return this.recrawler?.figures();
+  }
+
+  revisitSharing(): BudgetSharing | undefined {
+    return this.recrawler?.sharing();
   }
 
   get activeHosts(): number {

@@ -1,6 +1,6 @@
 import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
 import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
-import type { HandedHistories, PageHistory, RevisitFigures } from "../recrawl/index.js";
+import type { BudgetSharing, HandedHistories, PageHistory, RevisitFigures } from "../recrawl/index.js";
 import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/index.js";
 import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -42,6 +42,8 @@ export interface ClusterFacingAgent {
   waiting(): readonly WaitingHosts[];
   /** What `--recrawl`'s revisits did since this start, and the plans pending; undefined when off. */
   revisits(): RevisitFigures | undefined;
+  /** What `--recrawl`'s policy shares its revisit budget among, for the cluster's share; undefined when off. */
+  revisitSharing(): BudgetSharing | undefined;
   /** The `limit` IP addresses this agent's requests were busiest at lately, busiest first. */
   busiestIps(limit: number): BusyIp[];
   /** URLs waiting in the frontier. */

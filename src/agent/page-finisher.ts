@@ -1,7 +1,7 @@
 import { ErrorCode } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";
 import type { Frontier } from "../frontier/index.js";
-import type { PageHistory, PageRevisits } from "../recrawl/index.js";
+import { estimatedRate, type PageHistory, type PageRevisits } from "../recrawl/index.js";
 import type { PayloadOriginal, StoredQueueEntry } from "../storage/index.js";
 import { pageLogEntry } from "./crawl-log-entries.js";
 import type { CrawlStats } from "./crawl-stats.js";
@@ -103,15 +103,21 @@ export class PageFinisher {
   }
 }
 
+/** Seconds in a day: a change rate per second, logged per day. */
+const DAY_S = 86_400;
+
 /**
  * What a recrawled page's crawl log line adds: its visits so far, what a revisit found (`recrawl`:
- * not-modified, unchanged or changed) and when the page is due again (`nextFetch`, absent past the
- * horizon).
+ * not-modified, unchanged or changed), its change rate estimated from its own visits as of this one
+ * (`changesPerDay`, from its third visit on: {@link estimatedRate}) and when the page is due again
+ * (`nextFetch`, absent past the horizon).
  */
 function recrawlLogFields(history: PageHistory, change: string | undefined): Record<string, unknown> {
+  const rate = estimatedRate(history);
   return {
     visits: history.visits,
     ...(change === undefined ? {} : { recrawl: change }),
+    ...(Number.isNaN(rate) ? {} : { changesPerDay: rate * DAY_S }),
     ...(history.nextAtMs === undefined ? {} : { nextFetch: new Date(history.nextAtMs).toISOString() }),
   };
 }

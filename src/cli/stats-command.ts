@@ -171,8 +171,13 @@ function revisitLines(stats: AgentStats): string[] {
     r.freshnessPages > 0
       ? `  estimated freshness of the share: ${r.estimatedFreshness.toFixed(3)} (over ${r.freshnessPages} pages sampled)`
       : undefined;
+  const budget =
+    r.budgetPages > 0
+      ? `  revisit budget: ${r.budget.toFixed(2)}/s over ${r.budgetPages} pages (in a cluster, its part of the live agents' budgets, by pages)`
+      : undefined;
   return [
     ...(fresh === undefined ? [] : [fresh]),
+    ...(budget === undefined ? [] : [budget]),
     `  revisits: ${r.revisited} answered (${r.notModified} not modified, ${r.unchanged} unchanged, ${r.changed} changed, ${r.missed} failed), ${r.queued} queued, ${r.planned} planned${late}, ${r.received} histories received with hosts`,
   ];
 }

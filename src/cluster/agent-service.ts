@@ -14,6 +14,7 @@ import type { LastKnownFigures } from "./last-known.js";
 import { MembershipService } from "./membership-service.js";
 import type { Ownership } from "./ownership.js";
 import type { PartitionStats } from "./partition-stats.js";
+import type { RevisitBudgetShare } from "./revisit-budget-share.js";
 import type { UrlExchange } from "./url-exchange.js";
 import { UrlIntake, type UrlIntakeOptions } from "./url-intake.js";
 
@@ -29,6 +30,7 @@ export interface AgentServiceDeps {
   readonly desk: HandOverDesk;
   readonly partition: PartitionStats;
   readonly lastKnown: LastKnownFigures;
+  readonly revisitBudgets: RevisitBudgetShare;
   readonly peers: PeerClientPool;
   readonly blacklist: BlacklistGossip;
   readonly ipAuthority: IpAuthority;
@@ -66,6 +68,7 @@ export function agentService(deps: AgentServiceDeps): AgentService {
     desk: deps.desk,
     partition,
     lastKnown,
+    revisitBudgets: deps.revisitBudgets,
   });
   const intake = new UrlIntake(
     { maxConcurrentSubmits: deps.maxConcurrentSubmits },

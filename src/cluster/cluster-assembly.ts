@@ -35,6 +35,7 @@ import { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import { Ownership } from "./ownership.js";
 import { PartitionStats } from "./partition-stats.js";
+import { RevisitBudgetShare } from "./revisit-budget-share.js";
 import { DEFAULT_TAKEOVER_DELAY_MS, TakeoverGrace } from "./takeover-grace.js";
 import { UrlExchange } from "./url-exchange.js";
 import { DEFAULT_BATCH_URLS } from "./url-exchange-options.js";
@@ -165,6 +166,7 @@ export async function assembleCluster(
     hasLeft: (id) => memberOf(id)?.status === "left",
     incarnationOf: (id) => memberOf(id)?.incarnation,
   });
+  const revisitBudgets = new RevisitBudgetShare();
   const hooks = clusterHooks({
     clock,
     ownership,
@@ -185,6 +187,12 @@ export async function assembleCluster(
       (id) => peerClient(id),
       () => detector.self.incarnation,
     ),
+    // Read once the failure detector is built (a revisit is planned once a page is fetched).
+    revisitBudget: (own) =>
+      revisitBudgets.budgetOf(
+        own,
+        detector.alive().flatMap((member) => (member.id === selfId ? [] : [member.id])),
+      ),
   });
   const agent = await Agent.open(agentOptions, { clock, cluster: hooks, logger });
   // Set once every part is built, at the end; until then the server refuses every call.
@@ -397,6 +405,7 @@ export async function assembleCluster(
     desk,
     partition,
     lastKnown,
+    revisitBudgets,
     peers,
     blacklist,
     ipAuthority,

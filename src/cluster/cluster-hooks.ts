@@ -1,6 +1,7 @@
 import type { Admission, ClusterHooks } from "../agent/index.js";
 import type { Clock } from "../clock.js";
 import type { DigestPeers } from "../dedup/index.js";
+import type { BudgetOf } from "../recrawl/index.js";
 import type { PeerClient } from "../transport/index.js";
 import type { CrawlTenure } from "./crawl-tenure.js";
 import { fromWireVerdicts, toWireSettlements } from "./digest-wire.js";
@@ -35,6 +36,8 @@ export interface ClusterHooksDeps {
   readonly stranded?: ClusterHooks["stranded"];
   /** Where payload digests other agents own are asked about. */
   readonly digests: DigestPeers;
+  /** This agent's part of the cluster's revisit budgets (see {@link ClusterHooks.revisitBudget}). */
+  readonly revisitBudget: BudgetOf;
 }
 
 /**
@@ -67,6 +70,7 @@ export function clusterHooks(deps: ClusterHooksDeps): ClusterHooks {
     ...(deps.hands === undefined ? {} : { hands: deps.hands }),
     ...(deps.stranded === undefined ? {} : { stranded: deps.stranded }),
     digests: deps.digests,
+    revisitBudget: deps.revisitBudget,
     handsOverHosts: !byUrl,
   };
 }

@@ -19,6 +19,7 @@ import type { LastKnownFigures } from "./last-known.js";
 import { fromWireMember, toWireMember } from "./members.js";
 import type { Ownership } from "./ownership.js";
 import type { PartitionStats } from "./partition-stats.js";
+import type { RevisitBudgetShare } from "./revisit-budget-share.js";
 import type { WorkLoad } from "./termination.js";
 import type { UrlExchange } from "./url-exchange.js";
 
@@ -34,6 +35,8 @@ export interface MembershipServiceDeps {
   readonly partition: Pick<PartitionStats, "load" | "figures">;
   /** The last figures of every member, for the rows of those that cannot be asked; gossiped. */
   readonly lastKnown: Pick<LastKnownFigures, "noteGossip" | "noteLoad" | "gossip">;
+  /** The cluster's revisit budgets, from every member's heartbeat load. */
+  readonly revisitBudgets: Pick<RevisitBudgetShare, "note">;
 }
 
 /**
@@ -123,9 +126,10 @@ export class MembershipService {
     }
   }
 
-  /** A member's heartbeat load: its figures when it cannot be asked for its stats. */
+  /** A member's heartbeat load: its figures when it cannot be asked for its stats, and its revisit budget. */
   noteLoad(memberId: string, load: WorkLoad): void {
     this.deps.lastKnown.noteLoad(memberId, load);
+    this.deps.revisitBudgets.note(memberId, load);
   }
 
   /** The fetch totals this agent gossips with each heartbeat: its own, and the best known of every member. */
@@ -152,5 +156,7 @@ function idleLoad(): WorkLoad {
     pagesFetched: 0,
     queuedUrls: 0,
     spareHostSlots: 0,
+    revisitPages: 0,
+    revisitBudget: 0,
   };
 }

@@ -21,6 +21,7 @@ export type StatsSource = Pick<
   | "waiting"
   | "forEachHost"
   | "revisits"
+  | "revisitSharing"
   | "busiestIps"
 >;
 
@@ -58,6 +59,7 @@ export class PartitionStats {
   /** This agent's load, as reported in heartbeats. */
   load(): WorkLoad {
     const { agent } = this.deps;
+    const sharing = agent.revisitSharing();
     return {
       idle: agent.isIdle && this.deps.exchangeIdle() && !agent.isPaused,
       urlBatchesSent: this.batchesDelivered,
@@ -65,6 +67,8 @@ export class PartitionStats {
       pagesFetched: agent.stats.pagesFetched,
       queuedUrls: agent.queuedUrls,
       spareHostSlots: agent.isPaused ? 0 : agent.spareHostSlots,
+      revisitPages: sharing?.pages ?? 0,
+      revisitBudget: sharing?.budget ?? 0,
     };
   }
 

@@ -7,6 +7,10 @@ export interface WorkLoad {
   readonly queuedUrls: number;
   /** Hosts the agent could start visiting now but has no URL of (0 from agents that predate it). */
   readonly spareHostSlots: number;
+  /** Pages whose revisits it plans by change rate, sharing its revisit budget (0 if none, or from agents that predate it). */
+  readonly revisitPages: number;
+  /** Its own `--recrawl-budget`, revisits a second (0 without a budget, or from agents that predate it). */
+  readonly revisitBudget: number;
 }
 
 interface Observation {

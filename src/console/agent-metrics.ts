@@ -77,7 +77,13 @@ export class AgentMetrics {
         registers: [registry],
         collect: read((source) => {
           metric.reset();
-          for (const [labels, value] of values(source, this.statsOf(source))) metric.inc(labels, value);
+          let any = false;
+          for (const [labels, value] of values(source, this.statsOf(source))) {
+            metric.inc(labels, value);
+            any = true;
+          }
+          // A metric without labels is 0 after a reset: absent instead when there is no value.
+          if (!any && labelNames.length === 0) metric.remove();
         }),
       });
       return metric;
@@ -95,7 +101,13 @@ export class AgentMetrics {
         registers: [registry],
         collect: read((source) => {
           metric.reset();
-          for (const [labels, value] of values(source, this.statsOf(source))) metric.set(labels, value);
+          let any = false;
+          for (const [labels, value] of values(source, this.statsOf(source))) {
+            metric.set(labels, value);
+            any = true;
+          }
+          // A metric without labels is 0 after a reset: absent instead when there is no value.
+          if (!any && labelNames.length === 0) metric.remove();
         }),
       });
       return metric;
@@ -299,6 +311,12 @@ export class AgentMetrics {
       [],
       (_s, st) =>
         st.revisits === null || st.revisits.freshnessPages === 0 ? [] : one(st.revisits.estimatedFreshness),
+    );
+    gauge(
+      "ubicrawl_revisit_budget",
+      "The revisits a second this agent spends now: in a cluster its part of the live agents' --recrawl-budget, in proportion to its pages; alone its own (absent under --recrawl off or fixed, and while it revisits no page)",
+      [],
+      (_s, st) => (st.revisits === null || st.revisits.budgetPages === 0 ? [] : one(st.revisits.budget)),
     );
     gauge("ubicrawl_seen_urls", "Distinct URLs ever queued here (the seen set)", [], (s) => one(s.seenUrls));
     gauge(

@@ -289,7 +289,7 @@ export const AGENT_FLAGS = {
   },
   "recrawl-budget": {
     type: "number",
-    help: "with --recrawl adaptive or proportional: pages a second this agent spends on revisits, shared out to keep its pages freshest (Cho and Garcia-Molina's optimal policy) or in proportion to their change rates",
+    help: "with --recrawl adaptive or proportional: pages a second this agent adds to the revisits, shared out to keep its pages freshest (Cho and Garcia-Molina's optimal policy) or in proportion to their change rates; in a cluster the agents' budgets are spent together, each agent spending their sum in proportion to the pages it revisits",
     default: AGENT_DEFAULTS.recrawlBudget,
     min: 0.000001,
     placeholder: "PAGES/S",

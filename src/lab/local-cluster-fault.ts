@@ -4,7 +4,8 @@ import { CUT, type FaultMode, type FaultProxy, PASS } from "./fault-proxy.js";
 
 /**
  * The faults of a local cluster's crawl (local-cluster.ts): agents killed and restarted, added through a
- * door that opens at the fault's moment, or cut off from the others by their fault proxies.
+ * door that opens at the fault's moment, cut off from the others by their fault proxies, or leaving
+ * gracefully some time after.
  */
 
 /** How long an agent may take to listen. */
@@ -14,8 +15,10 @@ const FAULT_POLL_MS = 20;
 
 /** A fault of a local cluster (`runLocalCluster`): agents killed (and maybe restarted) or added mid-crawl. */
 export interface LocalClusterFault {
-  /** When: once the test web has served this many requests of this crawl (robots.txt included). */
+  /** When: once the test web has served this many requests of this crawl (robots.txt included)… */
   readonly afterRequests: number;
+  /** …and this long after that. @default 0 */
+  readonly delayMs?: number;
   /** Agents SIGKILLed then: the last ones started. @default 0 */
   readonly kill?: number;
   /** Restarts the killed agents on their data folders this long after the kill; never when undefined. */
@@ -35,6 +38,13 @@ export interface LocalClusterFault {
   readonly partition?: number;
   /** Joins the partition again this long after it was cut; never when undefined. */
   readonly healAfterMs?: number;
+  /**
+   * Agents that leave gracefully (SIGTERM: they hand their hosts over and exit) `leaveAfterMs` after the
+   * fault's moment: the last ones started that are still running, the added ones left out. @default 0
+   */
+  readonly leave?: number;
+  /** See {@link leave}. @default 0 */
+  readonly leaveAfterMs?: number;
 }
 
 /**
@@ -58,6 +68,9 @@ export interface InjectedFault {
   /** Agents cut off from the others, and when they were joined again (epoch ms), if they were. */
   readonly partitioned: readonly string[];
   readonly healedAtMs?: number;
+  /** Agents that left gracefully, and when they were told to (epoch ms), if any did. */
+  readonly left: readonly string[];
+  readonly leftAtMs?: number;
 }
 
 /** The agents of a local cluster, as {@link injectFault} acts on them. */
@@ -74,8 +87,8 @@ export interface FaultTargets {
 }
 
 /**
- * Waits for `fault`'s moment, then kills, restarts and adds agents as it says. Throws when the crawl
- * ends first.
+ * Waits for `fault`'s moment, then kills, restarts, adds, cuts off and lets leave agents as it says.
+ * Throws when the crawl ends first.
  */
 export async function injectFault(
   fault: LocalClusterFault,
@@ -92,6 +105,7 @@ export async function injectFault(
     }
     await new Promise((resolve) => setTimeout(resolve, FAULT_POLL_MS));
   }
+  if ((fault.delayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
   const kill = fault.kill ?? 0;
   const victims = kill === 0 ? [] : live().slice(-kill);
   const atMs = Date.now();
@@ -135,6 +149,17 @@ export async function injectFault(
     healedAtMs = Date.now();
     setPartition(PASS);
   }
+  let leavers: UbicrawlProcess[] = [];
+  let leftAtMs: number | undefined;
+  if ((fault.leave ?? 0) > 0) {
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, atMs + (fault.leaveAfterMs ?? 0) - Date.now())),
+    );
+    // Those still running then (the crawl may have ended meanwhile).
+    leavers = live().slice(-(fault.leave ?? 0));
+    if (leavers.length > 0) leftAtMs = Date.now();
+    for (const leaver of leavers) leaver.kill("SIGTERM");
+  }
   return {
     atMs,
     killed: victims.map((victim) => victim.name),
@@ -142,5 +167,7 @@ export async function injectFault(
     added: newcomers.map((agent) => agent.name),
     partitioned,
     ...(healedAtMs === undefined ? {} : { healedAtMs }),
+    left: leavers.map((leaver) => leaver.name),
+    ...(leftAtMs === undefined ? {} : { leftAtMs }),
   };
 }

@@ -9,6 +9,7 @@ import {
   type AgentFlagValues,
   FAST_FAILURE_DETECTION,
   type ProcessExit,
+  STEADY_FAILURE_DETECTION,
   testWebAgentFlags,
   UbicrawlProcess,
 } from "../launch/index.js";
@@ -85,6 +86,11 @@ export interface LocalClusterRun {
    * (its event loop's delay), ms: the test web may have stamped a request's start or end that much late.
    */
   readonly webLagMs: number;
+  /**
+   * `agent-suspected` records of every process: with no fault injected, each is a live agent taken for
+   * dead (a machine too loaded for the failure detector), whose hosts others took and may have fetched again.
+   */
+  readonly suspicions: number;
 }
 
 /** How often the membership is polled until every agent sees every other. */
@@ -121,7 +127,8 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     const agent = UbicrawlProcess.startAgent(
       {
         ...testWebAgentFlags(hostsFile),
-        ...FAST_FAILURE_DETECTION,
+        // A fault is noticed fast; with none, a busy agent is not suspected by mistake.
+        ...(spec.fault === undefined ? STEADY_FAILURE_DETECTION : FAST_FAILURE_DETECTION),
         ...spec.flags,
         ...flags,
         id,
@@ -263,7 +270,16 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
           : {}),
       });
     }
-    return { seconds, agents, webLagMs: lag.max / 1e6, ...(fault === undefined ? {} : { fault }) };
+    const suspicions = processes
+      .flatMap((agent) => agent.records())
+      .filter((record) => record.event === "agent-suspected").length;
+    return {
+      seconds,
+      agents,
+      webLagMs: lag.max / 1e6,
+      suspicions,
+      ...(fault === undefined ? {} : { fault }),
+    };
   } finally {
     lag.disable();
     for (const agent of processes) agent.kill("SIGKILL");

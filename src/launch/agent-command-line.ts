@@ -81,3 +81,15 @@ export const FAST_FAILURE_DETECTION = {
   "suspect-after-ms": 1200,
   "takeover-delay-ms": 0,
 } as const satisfies AgentFlagValues;
+
+/**
+ * A failure detector for local clusters where no agent is meant to fail (the laboratory's crawls with no
+ * fault injected): as {@link FAST_FAILURE_DETECTION}, but an agent is suspected after 4 s of silence, which
+ * the stalls of a loaded 2-CPU machine do not reach. At 1.2 s a fault-free crawl on CI once fetched 2.4% of
+ * its pages twice, most likely a busy agent taken for dead whose hosts the others took at once (each run
+ * now counts such suspicions: `LocalClusterRun.suspicions`).
+ */
+export const STEADY_FAILURE_DETECTION = {
+  ...FAST_FAILURE_DETECTION,
+  "suspect-after-ms": 4000,
+} as const satisfies AgentFlagValues;

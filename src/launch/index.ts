@@ -3,6 +3,7 @@ export {
   agentArgv,
   FAST_FAILURE_DETECTION,
   LOOPBACK_CIDR,
+  STEADY_FAILURE_DETECTION,
   TEST_WEB_FETCH_TIMEOUT_MS,
   testWebAgentFlags,
 } from "./agent-command-line.js";

@@ -22,6 +22,15 @@ export {
   type StoredCapture,
 } from "./page-history.js";
 export {
+  fitRatePrior,
+  type GammaPrior,
+  MAX_PRIOR_CHANGES,
+  MIN_PAGES_FOR_PRIOR,
+  posteriorRate,
+  type RateEvidence,
+  STILL_BELIEF,
+} from "./rate-prior.js";
+export {
   type HandedHistories,
   type PageRevisits,
   type RecrawlCounts,
@@ -31,9 +40,13 @@ export {
 } from "./recrawler.js";
 export {
   AdaptivePolicy,
+  type BudgetOf,
+  type BudgetSharing,
   ESTIMATE_REACH,
   estimatedRate,
   FixedPolicy,
+  FOLLOW_BUDGET_BEYOND,
+  FOLLOW_BUDGET_EVERY_MS,
   HINT_SPAN,
   hintedPeriodMs,
   MIN_INTERVALS_FOR_ESTIMATE,
@@ -41,6 +54,7 @@ export {
   type RecrawlMode,
   type RecrawlOptions,
   type RevisitPolicy,
+  rateEvidence,
   revisitPolicy,
   validateRecrawlOptions,
 } from "./revisit-policy.js";

@@ -13,7 +13,7 @@ import {
   type PageHistory,
   type StoredCapture,
 } from "./page-history.js";
-import type { RevisitPolicy } from "./revisit-policy.js";
+import { type BudgetSharing, FOLLOW_BUDGET_EVERY_MS, type RevisitPolicy } from "./revisit-policy.js";
 import { ShareFreshness } from "./share-freshness.js";
 
 /** What a host visit tells the recrawl of each page it fetches (the host visitor's narrow interface). */
@@ -86,6 +86,10 @@ export interface RevisitFigures extends Readonly<RecrawlCounts> {
   readonly estimatedFreshness: number;
   /** The sampled pages {@link estimatedFreshness} is computed over: those with a change-rate estimate or hint. */
   readonly freshnessPages: number;
+  /** The revisits a second spent now: its own budget, or its part of the cluster's (0: `fixed`). */
+  readonly budget: number;
+  /** The pages {@link budget} is spent on (0: `fixed`). */
+  readonly budgetPages: number;
 }
 
 /** The page histories of one host handed over (see {@link Recrawler.adopt}). */
@@ -125,6 +129,8 @@ interface Planned {
 export class Recrawler implements PageRevisits {
   private readonly planned = new Heap<Planned>((a, b) => a.dueMs - b.dueMs);
   private timer: TimerHandle | undefined;
+  /** The timer that asks the policy every {@link FOLLOW_BUDGET_EVERY_MS} whether its budget moved. */
+  private budgetTimer: TimerHandle | undefined;
   private timerAtMs = Number.POSITIVE_INFINITY;
   /** Due pages being read back and queued. */
   private moving = 0;
@@ -161,8 +167,43 @@ export class Recrawler implements PageRevisits {
       this.planned.push(planOf(history.nextAtMs, host, fingerprint));
       // Only planned pages: a host handed away keeps its histories here, without plans (its pages are
       // another agent's share); a page queued for its revisit is noted again once fetched.
+      this.deps.policy.note(policyKey(host, fingerprint), history);
       this.freshness.note(host, fingerprint, history);
     }
+    this.arm();
+    // A policy with a budget (not `fixed`): its plans follow the budget's moves.
+    if (this.deps.policy.sharing().budget > 0) this.followBudget();
+  }
+
+  /** Asks the policy, every {@link FOLLOW_BUDGET_EVERY_MS} until stopped, whether its budget moved. */
+  private followBudget(): void {
+    this.budgetTimer = this.deps.clock.setTimeout(() => {
+      this.budgetTimer = undefined;
+      if (this.stopped) return;
+      const ratios = this.deps.policy.followBudget();
+      if (ratios !== undefined) this.rescale(ratios);
+      this.followBudget();
+    }, FOLLOW_BUDGET_EVERY_MS);
+  }
+
+  /**
+   * The budget a page moved since the plans were made: the wait left of each planned revisit is divided
+   * by its page's new frequency ÷ old (`ratios`, by policy key: a page given 3× the frequency comes 3×
+   * nearer), as if planned at the new budget. A plan keeps its `atMs` (the stored plan it is), so it is
+   * queued as any other; one waiting for its host to be this agent's again keeps its wait.
+   */
+  private rescale(ratios: ReadonlyMap<string, number>): void {
+    const now = this.deps.clock.now();
+    this.planned.init(
+      this.planned.toArray().map((plan) => {
+        const ratio = ratios.get(policyKey(plan.host, plan.fingerprint));
+        if (ratio === undefined || !(ratio > 0) || plan.waitMs > 0 || plan.dueMs <= now) return plan;
+        return { ...plan, dueMs: now + (plan.dueMs - now) / ratio };
+      }),
+    );
+    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAtMs = Number.POSITIVE_INFINITY;
     this.arm();
   }
 
@@ -180,7 +221,19 @@ export class Recrawler implements PageRevisits {
       overdueMs: this.overdueMs(),
       estimatedFreshness: estimate?.freshness ?? 0,
       freshnessPages: estimate?.pages ?? 0,
+      budget: this.deps.policy.spending(),
+      budgetPages: this.deps.policy.sharing().pages,
     };
+  }
+
+  /**
+   * What its policy shares its revisit budget among (cheap: read at every heartbeat); nothing past the
+   * horizon, where no revisit is planned: its pages take no share of a cluster's budgets, and its
+   * budget is not counted in them.
+   */
+  sharing(): BudgetSharing {
+    if (this.deps.clock.now() > this.horizonAtMs) return { pages: 0, budget: 0 };
+    return this.deps.policy.sharing();
   }
 
   /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */
@@ -228,7 +281,7 @@ export class Recrawler implements PageRevisits {
 
   /** Plans the next visit of a page from `fromMs` (none past the horizon), and writes its history. */
   private plan(host: string, fingerprint: bigint, history: PageHistory, fromMs: number): PageHistory {
-    const planned = this.withPlan(`${host} ${fingerprint}`, history, fromMs);
+    const planned = this.withPlan(policyKey(host, fingerprint), history, fromMs);
     this.freshness.note(host, fingerprint, planned);
     if (planned.nextAtMs !== undefined) {
       this.planned.push(planOf(planned.nextAtMs, host, fingerprint));
@@ -278,7 +331,7 @@ export class Recrawler implements PageRevisits {
       for (const { host, histories } of handed) {
         for (const history of histories) {
           const fingerprint = this.deps.fingerprint(history.url);
-          const key = `${host} ${fingerprint}`;
+          const key = policyKey(host, fingerprint);
           const kept = chosen.get(key)?.history ?? (await this.readHistory(host, fingerprint));
           let winner = laterHistory(kept, history);
           if (winner.nextAtMs === undefined) winner = this.withPlan(key, winner, winner.lastAtMs);
@@ -296,6 +349,7 @@ export class Recrawler implements PageRevisits {
       // Planned once durable: a plan read back before would not find its time in the store.
       for (const { host, fingerprint, history } of chosen.values()) {
         if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+        this.deps.policy.note(policyKey(host, fingerprint), history);
         this.freshness.note(host, fingerprint, history);
       }
       this.arm();
@@ -308,7 +362,7 @@ export class Recrawler implements PageRevisits {
   /**
    * `host` was handed to another agent, its histories with it: its pages' plans here are cleared (at
    * the caller's next commit), so this agent never queues them, now or once the host comes back (it
-   * comes back with the later histories). Returns the plans cleared.
+   * comes back with the later histories), and the policy forgets them. Returns the plans cleared.
    */
   release(host: string): Promise<number> {
     return this.exclusive(async () => {
@@ -316,6 +370,7 @@ export class Recrawler implements PageRevisits {
       this.freshness.forget(host);
       let cleared = 0;
       for await (const { fingerprint, value } of pageValuesOf(this.deps.store, host)) {
+        this.deps.policy.forget(policyKey(host, fingerprint));
         const { nextAtMs, ...history } = decodeHistory(value);
         if (nextAtMs === undefined) continue;
         this.deps.committer.add(pageOp(host, fingerprint, encodeHistory(history)));
@@ -330,6 +385,8 @@ export class Recrawler implements PageRevisits {
     this.stopped = true;
     if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.budgetTimer !== undefined) this.deps.clock.clearTimeout(this.budgetTimer);
+    this.budgetTimer = undefined;
   }
 
   /** Sets the timer for the earliest plan, unless one is set for then or earlier. */
@@ -403,4 +460,9 @@ export class Recrawler implements PageRevisits {
 /** A plan to look at when it is due. */
 function planOf(atMs: number, host: string, fingerprint: bigint): Planned {
   return { atMs, dueMs: atMs, waitMs: 0, host, fingerprint };
+}
+
+/** The policy's key of a page: its host and its URL's fingerprint. */
+function policyKey(host: string, fingerprint: bigint): string {
+  return `${host} ${fingerprint}`;
 }

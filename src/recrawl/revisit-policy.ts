@@ -1,6 +1,7 @@
 import { changePeriodMs } from "../change-frequency.js";
 import type { Clock } from "../clock.js";
 import { invalidArgument } from "../errors.js";
+import { MAX_RECRAWL_BUDGET } from "../transport/limits.js";
 import {
   estimateChangeRate,
   estimateChangeRateFromLastModified,
@@ -8,6 +9,7 @@ import {
   proportionalFrequencies,
 } from "./change-rate.js";
 import type { PageHistory } from "./page-history.js";
+import { fitRatePrior, type GammaPrior, posteriorRate, type RateEvidence } from "./rate-prior.js";
 
 /**
  * The `--recrawl` modes: no revisits (one-shot crawls), every page at one interval, adapted to its
@@ -40,6 +42,8 @@ export function validateRecrawlOptions(options: RecrawlOptions): void {
   if (!(options.minMs > 0)) invalidArgument("--recrawl-min must be longer than 0");
   if (options.maxMs < options.minMs) invalidArgument("--recrawl-max must not be shorter than --recrawl-min");
   if (!(options.budget > 0)) invalidArgument("--recrawl-budget must be a number of pages a second above 0");
+  if (options.budget > MAX_RECRAWL_BUDGET)
+    invalidArgument(`--recrawl-budget must be at most ${MAX_RECRAWL_BUDGET} pages a second`);
   if (options.horizonMs !== undefined && !(options.horizonMs > 0))
     invalidArgument("--recrawl-horizon must be longer than 0");
 }
@@ -48,7 +52,50 @@ export function validateRecrawlOptions(options: RecrawlOptions): void {
 export interface RevisitPolicy {
   /** The interval, ms, before the next visit of the page `key` (any stable id) whose last visit `history` records. */
   nextIntervalMs(key: string, history: PageHistory): number;
+  /**
+   * Takes in the page `key` planned elsewhere (its host handed over to this agent, or its history read
+   * back at a restart): from now on it shares the budget, its plan kept as it was made.
+   */
+  note(key: string, history: PageHistory): void;
+  /** Forgets the page `key`: another agent visits it now (its host was handed over). */
+  forget(key: string): void;
+  /** What it shares its revisit budget among (none for `fixed`), for the cluster's share of budgets. */
+  sharing(): BudgetSharing;
+  /** The revisits a second it spends now: its own budget, or its part of the cluster's (0: `fixed`). */
+  spending(): number;
+  /**
+   * Called every {@link FOLLOW_BUDGET_EVERY_MS}: when its budget a page has moved by more than
+   * {@link FOLLOW_BUDGET_BEYOND} since its plans were made, takes each planned page as planned at the
+   * new one and returns, by page key, new frequency ÷ old, by which the recrawler divides the wait
+   * left of the page's plan; undefined when it has not (always, for `fixed`).
+   */
+  followBudget(): ReadonlyMap<string, number> | undefined;
 }
+
+/** How often the recrawler asks the policy whether its budget moved, ms. */
+export const FOLLOW_BUDGET_EVERY_MS = 1000;
+
+/**
+ * How far the budget a page moves before the planned revisits follow it (a share: 0.05 is 5%). A
+ * page's next visit is planned at its visit, so without this the plans would lag each move of a
+ * cluster's shares (a join, a leave, the first pass) by an interval: a budget grown 3× was spent at
+ * its old rate for a whole interval, and the boost that made up for it overshot once the plans caught up.
+ */
+export const FOLLOW_BUDGET_BEYOND = 0.05;
+
+/** What a policy shares a revisit budget among: its pages, and its own `--recrawl-budget`. */
+export interface BudgetSharing {
+  /** Pages planned by change rate, sharing the budget. */
+  readonly pages: number;
+  /** Its own budget, revisits a second (0: none, `fixed`). */
+  readonly budget: number;
+}
+
+/**
+ * The revisits a second a policy may spend, given what it shares: its own budget when alone, or, in a
+ * cluster, its part of all the agents' budgets in proportion to its pages (see `RevisitBudgetShare`).
+ */
+export type BudgetOf = (own: BudgetSharing) => number;
 
 /** `--recrawl fixed`: every page every `intervalMs`. */
 export class FixedPolicy implements RevisitPolicy {
@@ -57,6 +104,27 @@ export class FixedPolicy implements RevisitPolicy {
   /** Always the interval. */
   nextIntervalMs(): number {
     return this.intervalMs;
+  }
+
+  /** Nothing kept of a page. */
+  note(): void {}
+
+  /** Nothing kept of a page. */
+  forget(): void {}
+
+  /** No budget: its interval is fixed. */
+  sharing(): BudgetSharing {
+    return { pages: 0, budget: 0 };
+  }
+
+  /** No budget: its interval is fixed. */
+  spending(): number {
+    return 0;
+  }
+
+  /** No budget to follow. */
+  followBudget(): undefined {
+    return undefined;
   }
 }
 
@@ -82,6 +150,11 @@ export const ESTIMATE_REACH = 1;
 /** The optimal allocation is computed again at most this often (it reads every page's rate). */
 const REALLOCATE_EVERY_MS = 1000;
 /**
+ * The pages' prior is fitted again at most this often once it exists (a fit reads every page's evidence
+ * some hundred times; the prior moves slowly, as the pages' evidence grows).
+ */
+const REFIT_PRIOR_EVERY_MS = 10_000;
+/**
  * How much of the gap between the budget and the revisits planned (each page's latest interval's
  * frequency, summed) one reallocation closes, as an exponent of their ratio. The plans fall short of
  * the allocation: each was made on its page's estimate at its last visit, and a page whose noisy
@@ -102,13 +175,24 @@ const MAX_BUDGET_BOOST = 1.5;
  */
 export function estimatedRate(history: PageHistory): number {
   const dated = history.lastModifiedRecord;
-  if (dated?.trusted && dated.intervals >= MIN_INTERVALS_FOR_ESTIMATE && dated.exposureMs > 0) {
+  if (dated !== undefined && rateEvidence(history) !== undefined) {
     return estimateChangeRateFromLastModified(dated.intervals, dated.changes, dated.exposureMs / 1000);
   }
   const intervals = history.visits - 1;
   return intervals >= MIN_INTERVALS_FOR_ESTIMATE && history.observedMs > 0
     ? estimateChangeRate(intervals, history.changes, history.observedMs / intervals / 1000)
     : Number.NaN;
+}
+
+/**
+ * What a page's `Last-Modified` dates showed, for the pages' common prior ({@link fitRatePrior}): the
+ * evidence {@link estimatedRate} reads when it uses them; undefined when it does not.
+ */
+export function rateEvidence(history: PageHistory): RateEvidence | undefined {
+  const dated = history.lastModifiedRecord;
+  if (!(dated?.trusted && dated.intervals >= MIN_INTERVALS_FOR_ESTIMATE && dated.exposureMs > 0))
+    return undefined;
+  return { changes: dated.changes, exposureS: dated.exposureMs / 1000 };
 }
 
 /**
@@ -124,7 +208,11 @@ export function hintedPeriodMs(history: PageHistory): number | undefined {
 }
 
 /**
- * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}), and its interval the inverse of the frequency the
+ * `--recrawl adaptive`: each page's change rate estimated from its history ({@link estimatedRate}) —
+ * from its `Last-Modified` dates, shrunk towards the other pages' (their prior, a share of still pages
+ * and a Gamma for the others, refitted every {@link REFIT_PRIOR_EVERY_MS}: {@link fitRatePrior};
+ * `proportional` shrinks them too: both policies read the same estimates) —, and its interval the
+ * inverse of the frequency the
  * freshness-optimal allocation of the budget gives it, within [min, max], and within its estimate's
  * reach ({@link ESTIMATE_REACH}): a page the allocation gives no visits (it never changes, or changes
  * too often to be kept fresh at this budget) comes back after the time its visits span, up to the
@@ -139,11 +227,18 @@ export function hintedPeriodMs(history: PageHistory): number | undefined {
 export class AdaptivePolicy implements RevisitPolicy {
   /** Estimated rates (per second) by page; NaN while a page's history is too short. */
   private readonly rates = new Map<string, number>();
+  /** The `Last-Modified` evidence of each page whose estimate reads it ({@link rateEvidence}). */
+  private readonly evidence = new Map<string, RateEvidence>();
+  /** The pages' prior, as last fitted; undefined while too few pages have evidence. */
+  private prior: GammaPrior | undefined;
+  private priorFittedAtMs = Number.NEGATIVE_INFINITY;
   /** The time its visits span ({@link PageHistory.observedMs}) of each page with an estimate, ms. */
   private readonly spans = new Map<string, number>();
   /** The allocation's frequency by page, from the last reallocation. */
   private frequencies = new Map<string, number>();
   private allocatedAtMs = Number.NEGATIVE_INFINITY;
+  /** The budget of the last reallocation, revisits a second. */
+  private allocatedBudget = 0;
   private dirty = false;
   /** The hint's weight of each page without an estimate (1 without a hint), and their sum. */
   private readonly weights = new Map<string, number>();
@@ -155,6 +250,11 @@ export class AdaptivePolicy implements RevisitPolicy {
   private reachExcess = 0;
   /** The factor raising the budget allocated so that the revisits planned spend the budget (see {@link BUDGET_GAIN}). */
   private boost = 1;
+  /**
+   * The budget a page the plans were made at, revisits a second, as {@link followBudget} last took
+   * them (0: not yet).
+   */
+  private plansShare = 0;
 
   /**
    * `allocate` shares a budget among pages by their rates: the freshness-optimal allocation by
@@ -164,26 +264,103 @@ export class AdaptivePolicy implements RevisitPolicy {
     private readonly options: Pick<RecrawlOptions, "minMs" | "maxMs" | "budget">,
     private readonly clock: Clock,
     private readonly allocate: (rates: readonly number[], budget: number) => number[] = optimalFrequencies,
+    private readonly budgetOf: BudgetOf = (own) => own.budget,
   ) {}
 
-  /** The page's estimated change rate, per second (NaN while its history is too short). */
+  /** Its pages and its own budget. */
+  sharing(): BudgetSharing {
+    return { pages: this.rates.size, budget: this.options.budget };
+  }
+
+  /** The revisits a second it may spend now (its own budget, or its part of the cluster's). */
+  spending(): number {
+    return this.budgetOf(this.sharing());
+  }
+
+  /**
+   * When the budget a page (the budget over the pages, as plans are made) moved by more than
+   * {@link FOLLOW_BUDGET_BEYOND} since the plans were made: what each planned page would be given now
+   * (the allocation's frequency at the new budget, or its weighted even share; a sitemap-hinted page
+   * keeps its own), within [min, max], becomes its planned frequency (their sum is what the boost
+   * follows), and new ÷ old is returned by page for the recrawler to scale the wait left of its plan.
+   * The boost then sees plans on budget and holds, instead of chasing the step. The budget a page, not
+   * the budget: an agent handed pages gets more of a cluster's budget, but each page less; and by page,
+   * as a plan clamped at a bound, or hinted, is not in proportion to the budget.
+   */
+  followBudget(): ReadonlyMap<string, number> | undefined {
+    const budget = this.spending();
+    const share = this.rates.size === 0 ? 0 : budget / this.rates.size;
+    if (!(share > 0)) return undefined;
+    if (this.plansShare <= 0) {
+      this.plansShare = share;
+      return undefined;
+    }
+    if (Math.abs(share / this.plansShare - 1) <= FOLLOW_BUDGET_BEYOND) return undefined;
+    this.plansShare = share;
+    this.reallocate(this.clock.now(), budget, true);
+    const ratios = new Map<string, number>();
+    for (const [key, planned] of this.planned) {
+      const now = this.frequencyNow(key, share);
+      if (now === undefined || !(planned > 0)) continue;
+      const bounded = Math.min(1000 / this.options.minMs, Math.max(1000 / this.options.maxMs, now));
+      ratios.set(key, bounded / planned);
+      this.plannedSum += bounded - planned;
+      this.planned.set(key, bounded);
+    }
+    return ratios;
+  }
+
+  /**
+   * The frequency page `key` would be planned at now, with `evenShare` the budget a page: undefined for
+   * a page whose plan does not depend on the budget (a sitemap's hint).
+   */
+  private frequencyNow(key: string, evenShare: number): number | undefined {
+    const rate = this.rates.get(key);
+    if (rate === undefined) return undefined;
+    if (!Number.isNaN(rate)) {
+      // As nextIntervalMs plans it: no longer than the estimate's reach.
+      const reach = this.reachMs(this.spans.get(key) ?? 0, evenShare);
+      return Math.max(this.frequencies.get(key) ?? evenShare, 1000 / reach);
+    }
+    const weight = this.weights.get(key);
+    if (weight === undefined) return undefined;
+    return (evenShare * weight * this.weights.size) / this.weightSum;
+  }
+
+  /**
+   * The page's change rate as the allocation takes it, per second: its estimate, shrunk towards the
+   * other pages' as of the last reallocation when its dates are evidence; NaN while its history is too short.
+   */
   rateOf(key: string): number {
+    const evidence = this.evidence.get(key);
+    if (evidence !== undefined && this.prior !== undefined) return posteriorRate(this.prior, evidence);
     return this.rates.get(key) ?? Number.NaN;
+  }
+
+  /**
+   * Takes the page in with its estimate, and its plan (from its last visit to its next) as its part of
+   * the revisits planned. Without it a newcomer sharing its budget among the few pages it had visited
+   * yet gave them intervals of the shortest, while the pages handed to it kept plans made for another
+   * agent's share.
+   */
+  note(key: string, history: PageHistory): void {
+    const rate = this.register(key, history);
+    if (Number.isNaN(rate) && hintedPeriodMs(history) === undefined)
+      this.weigh(key, this.weights.get(key) ?? 1);
+    if (history.nextAtMs === undefined) return;
+    const plannedMs = Math.max(this.options.minMs, history.nextAtMs - history.lastAtMs);
+    this.plannedSum += 1000 / plannedMs - (this.planned.get(key) ?? 0);
+    this.planned.set(key, 1000 / plannedMs);
   }
 
   /** The interval the page gets now; its new estimate counts from the next reallocation on. */
   nextIntervalMs(key: string, history: PageHistory): number {
-    const rate = estimatedRate(history);
-    if (!Object.is(this.rates.get(key), rate)) {
-      this.rates.set(key, rate);
-      this.dirty = true;
-    }
-    if (Number.isNaN(rate)) this.spans.delete(key);
-    else this.spans.set(key, history.observedMs);
+    const rate = this.register(key, history);
     const now = this.clock.now();
-    if (!this.dirty && this.boostWouldMove()) this.dirty = true;
-    if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now);
-    const evenShare = this.options.budget / this.rates.size;
+    const budget = this.spending();
+    if (!this.dirty && (this.boostWouldMove(budget) || this.budgetMoved(budget))) this.dirty = true;
+    if (this.dirty && now - this.allocatedAtMs >= REALLOCATE_EVERY_MS) this.reallocate(now, budget);
+    const evenShare = budget / this.rates.size;
     const hinted = Number.isNaN(rate) ? hintedPeriodMs(history) : undefined;
     let frequency: number;
     if (hinted !== undefined) {
@@ -210,14 +387,44 @@ export class AdaptivePolicy implements RevisitPolicy {
     return plannedMs;
   }
 
+  /** Records the page's estimate (returned: NaN while its history is too short), its span and its evidence. */
+  private register(key: string, history: PageHistory): number {
+    const rate = estimatedRate(history);
+    if (!Object.is(this.rates.get(key), rate)) {
+      this.rates.set(key, rate);
+      this.dirty = true;
+    }
+    if (Number.isNaN(rate)) this.spans.delete(key);
+    else this.spans.set(key, history.observedMs);
+    const evidence = rateEvidence(history);
+    if (evidence === undefined) this.evidence.delete(key);
+    else this.evidence.set(key, evidence);
+    return rate;
+  }
+
+  /**
+   * Drops the page from the budget's sharing, its estimate from the prior's evidence and its planned
+   * revisits from the sum the budget's boost follows: the budget is shared among the pages this agent
+   * still visits.
+   */
+  forget(key: string): void {
+    if (!this.rates.delete(key)) return;
+    this.evidence.delete(key);
+    this.spans.delete(key);
+    this.weigh(key, undefined);
+    this.plannedSum -= this.planned.get(key) ?? 0;
+    this.planned.delete(key);
+    this.dirty = true;
+  }
+
   /** The revisits a second planned now: each page's latest interval as a frequency, summed. */
   plannedRevisitsPerSecond(): number {
     return this.plannedSum;
   }
 
   /** True when the plans miss the budget by more than 1% and the boost is free to move towards it. */
-  private boostWouldMove(): boolean {
-    const ratio = this.options.budget / this.plannedSum;
+  private boostWouldMove(budget: number): boolean {
+    const ratio = budget / this.plannedSum;
     return (ratio > 1.01 && this.boost < MAX_BUDGET_BOOST) || (ratio < 0.99 && this.boost > 1);
   }
 
@@ -236,41 +443,53 @@ export class AdaptivePolicy implements RevisitPolicy {
     }
   }
 
-  private reallocate(now: number): void {
+  /** True when the budget moved by more than 1% since the last reallocation (its part of the cluster's). */
+  private budgetMoved(budget: number): boolean {
+    return Math.abs(budget - this.allocatedBudget) > budget * 0.01;
+  }
+
+  /** Allocates `budget` over the pages with an estimate; the boost held when `holdBoost` (a budget's step). */
+  private reallocate(now: number, budget: number, holdBoost = false): void {
     this.allocatedAtMs = now;
+    this.allocatedBudget = budget;
     this.dirty = false;
+    if (this.prior === undefined || now - this.priorFittedAtMs >= REFIT_PRIOR_EVERY_MS) {
+      this.prior = fitRatePrior(this.evidence.values(), this.prior);
+      this.priorFittedAtMs = now;
+    }
     const keys: string[] = [];
     const rates: number[] = [];
     for (const [key, rate] of this.rates) {
       if (Number.isNaN(rate)) continue;
       keys.push(key);
-      rates.push(rate);
+      rates.push(this.rateOf(key));
     }
     // Pages without an estimate keep their even share; the rest of the budget is allocated.
-    if (this.plannedSum > 0) {
-      const ratio = this.options.budget / this.plannedSum;
+    if (this.plannedSum > 0 && !holdBoost) {
+      const ratio = budget / this.plannedSum;
       this.boost = Math.min(MAX_BUDGET_BOOST, Math.max(1, this.boost * ratio ** BUDGET_GAIN));
     }
-    const part = (this.boost * this.options.budget * keys.length) / this.rates.size;
+    const part = (this.boost * budget * keys.length) / this.rates.size;
     // A page whose reach is shorter than its allocated interval spends more than its frequency (at
     // most its even share): that comes off the other pages' part, so the budget is not overspent —
     // as much as the last allocation left to reaches, one allocation a second being all it costs.
     const frequencies = this.allocate(rates, Math.max(0, part - this.reachExcess));
-    const evenShare = this.options.budget / this.rates.size;
+    const evenShare = budget / this.rates.size;
     const excess = keys.reduce((sum, key, i) => {
       const reach = Math.min(this.options.maxMs, this.reachMs(this.spans.get(key) ?? 0, evenShare));
       return sum + Math.max(0, 1000 / reach - (frequencies[i] ?? 0));
     }, 0);
     // Allocated again at the next chance while the excess it took off moves.
-    if (Math.abs(excess - this.reachExcess) > this.options.budget * 1e-6) this.dirty = true;
+    if (Math.abs(excess - this.reachExcess) > budget * 1e-6) this.dirty = true;
     this.reachExcess = excess;
     this.frequencies = new Map(keys.map((key, i) => [key, frequencies[i] ?? 0]));
   }
 }
 
-/** The policy of `options` (not `off`). */
-export function revisitPolicy(options: RecrawlOptions, clock: Clock): RevisitPolicy {
-  if (options.mode === "adaptive") return new AdaptivePolicy(options, clock);
-  if (options.mode === "proportional") return new AdaptivePolicy(options, clock, proportionalFrequencies);
+/** The policy of `options` (not `off`); `budgetOf` gives it its part of a cluster's budgets. */
+export function revisitPolicy(options: RecrawlOptions, clock: Clock, budgetOf?: BudgetOf): RevisitPolicy {
+  if (options.mode === "adaptive") return new AdaptivePolicy(options, clock, optimalFrequencies, budgetOf);
+  if (options.mode === "proportional")
+    return new AdaptivePolicy(options, clock, proportionalFrequencies, budgetOf);
   return new FixedPolicy(options.intervalMs);
 }

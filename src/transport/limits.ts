@@ -67,6 +67,12 @@ export const MAX_ADDRESS_CHARS = 262;
 /** Most members in a membership table or agents in a stats reply. */
 export const MAX_MEMBERS = 10_000;
 
+/**
+ * Highest `--recrawl-budget`, revisits a second, and so the highest an agent reports in its heartbeats:
+ * the sum of a whole cluster's stays finite (an agent spends that sum times its share of the pages).
+ */
+export const MAX_RECRAWL_BUDGET = 1_000_000;
+
 /** Blacklist entries in one `SyncBlacklist` message at most. */
 export const MAX_BLACKLIST_ENTRIES = 10_000;
 

@@ -24,6 +24,7 @@ import {
   MAX_IP_ENTRIES,
   MAX_MEMBERS,
   MAX_PAGE_SCHEDULE_BYTES,
+  MAX_RECRAWL_BUDGET,
   MAX_REPLY_MESSAGE_CHARS,
   MAX_URL_CHARS,
   MAX_URLS_PER_BATCH,
@@ -195,6 +196,8 @@ function agentLoad(value: unknown, path: string): AgentLoad {
     pagesFetched: uint64(l.pagesFetched, `${path}.pagesFetched`),
     queuedUrls: uint64(l.queuedUrls, `${path}.queuedUrls`),
     spareHostSlots: uint64(l.spareHostSlots, `${path}.spareHostSlots`),
+    revisitPages: uint64(l.revisitPages, `${path}.revisitPages`),
+    revisitBudget: double(l.revisitBudget, `${path}.revisitBudget`, MAX_RECRAWL_BUDGET),
   };
 }
 
@@ -594,6 +597,8 @@ function revisitStats(value: unknown, path: string): RevisitStats {
     estimatedFreshness:
       r.estimatedFreshness === undefined ? 0 : double(r.estimatedFreshness, `${path}.estimatedFreshness`, 1),
     freshnessPages: r.freshnessPages === undefined ? 0 : uint64(r.freshnessPages, `${path}.freshnessPages`),
+    budget: r.budget === undefined ? 0 : double(r.budget, `${path}.budget`, MAX_RECRAWL_BUDGET * MAX_MEMBERS),
+    budgetPages: r.budgetPages === undefined ? 0 : uint64(r.budgetPages, `${path}.budgetPages`),
   };
 }
 

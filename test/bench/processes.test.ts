@@ -76,14 +76,17 @@ describe("the test web process", () => {
 
 describe("PeakRssSampler's thread CPU", () => {
   it("tells a process's main thread from its busiest other thread", async () => {
-    // A worker thread spins for 400 ms of CPU while the main thread only waits for it.
+    // A worker thread spins for 400 ms of CPU while the main thread only waits for it; it then stays,
+    // idle, until the test has sampled it (a thread's CPU is read only while it lives: one that ended
+    // between two samples of the sampler's interval was never seen, and the test failed once on CI).
     const script = `
       const { Worker } = require("node:worker_threads");
       const worker = new Worker(
-        "const t = process.cpuUsage(); while (process.cpuUsage(t).user < 400000) {}",
+        "const t = process.cpuUsage(); while (process.cpuUsage(t).user < 400000) {}" +
+          "require('node:worker_threads').parentPort.postMessage('spun'); setInterval(() => {}, 1000);",
         { eval: true },
       );
-      worker.on("exit", () => { console.log("done"); setInterval(() => {}, 1000); });
+      worker.on("message", () => console.log("done"));
     `;
     const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
     try {

@@ -31,6 +31,8 @@ export interface ClusterAgentOptions {
   readonly dataDir?: string;
   /** `--listen`. @default `127.0.0.1:0` */
   readonly listen?: string;
+  /** `--exit-when-done`; without it the agent runs until stopped. @default true */
+  readonly exitWhenDone?: boolean;
 }
 
 /** Starts `ubicrawl agent --listen 127.0.0.1:0 …` and waits until it says where it listens. */
@@ -49,6 +51,7 @@ export async function startClusterAgent(
       ...(options.join && options.join.length > 0 ? { join: [options.join.join(",")] } : {}),
       ...(options.seeds ? { seeds: [fixture.seedsFile] } : {}),
       insecure: true,
+      "exit-when-done": options.exitWhenDone ?? true,
     }),
     ...(options.flags ?? []),
   ];

@@ -53,6 +53,8 @@ function setUp(partitioning: Partitioning = "host") {
       pagesFetched: 50,
       queuedUrls: 12,
       spareHostSlots: 0,
+      revisitPages: 0,
+      revisitBudget: 0,
     },
   };
   const figures: { now: MemberFigures[] } = {
@@ -103,6 +105,8 @@ const REPLY_LOAD: AgentLoad = {
   pagesFetched: 70,
   queuedUrls: 0,
   spareHostSlots: 0,
+  revisitPages: 0,
+  revisitBudget: 0,
 };
 
 it("sends a seed, whose id is not known yet, a unary heartbeat, and a known member one on its stream", async () => {
@@ -143,6 +147,8 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
         pagesFetched: 50,
         queuedUrls: 99,
         spareHostSlots: 0,
+        revisitPages: 0,
+        revisitBudget: 0,
       },
       figures: figures.now,
       unanswered: false,
@@ -158,6 +164,8 @@ it("sends this agent's entry, its gossip table, its load and figures now, the un
         pagesFetched: 50,
         queuedUrls: 99,
         spareHostSlots: 0,
+        revisitPages: 0,
+        revisitBudget: 0,
       },
       figures: figures.now,
       unanswered: true,

@@ -19,6 +19,8 @@ const load = (pagesFetched: number, queuedUrls = 0): WorkLoad => ({
   pagesFetched,
   queuedUrls,
   spareHostSlots: 0,
+  revisitPages: 0,
+  revisitBudget: 0,
 });
 
 const member = (id: string, status: MemberEntry["status"], lastHeardMs: number): MemberEntry => ({

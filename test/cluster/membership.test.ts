@@ -34,6 +34,13 @@ const SLOW = ["--max-active-hosts", "6", "--delay-ms", "30"];
 /** No agent dies for good here: a dead or falsely suspected one keeps its hosts for a while. */
 const NO_TAKEOVER = ["--takeover-delay-ms", "10000"];
 const FLAGS = [...SLOW, ...NO_TAKEOVER];
+/**
+ * The rejoin case's time: after its two SIGKILLs, under the cluster's IP limit, the dead processes'
+ * addresses wait out their requests (a lease and a fetch's time) unless the restarts are seen first,
+ * and the crawl's end waits on them. On a loaded machine (a clean-clone CI run) it took over the
+ * default 60 s; its own waits allow 90 s an agent's exit.
+ */
+const REJOIN_TIMEOUT_MS = 120_000;
 
 let fixture: WebFixture | undefined;
 
@@ -76,45 +83,49 @@ describe("membership changes", () => {
 });
 
 describe("a restart whose --join agents are down", () => {
-  it("rejoins through the agents its data dir remembers, with or without --join, and the crawl completes", async () => {
-    fixture = await startWebFixture(WEB);
-    const recorder = fixture.web.recorder;
-    const truth = fixture.truth();
-    const [first, second, third] = (await startCluster(fixture, 3, FLAGS)) as [
-      ClusterAgent,
-      ClusterAgent,
-      ClusterAgent,
-    ];
-    await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
-    first.process.kill("SIGKILL");
-    second.process.kill("SIGKILL");
-    await first.process.waitForExit(10_000);
-    await second.process.waitForExit(10_000);
-    // The second joined through the first, which is down: it comes back through the third it remembers.
-    const secondBack = await startClusterAgent(fixture, {
-      id: second.id,
-      join: [first.address],
-      flags: FLAGS,
-    });
-    expect(logEvent(secondBack.process.stderr(), "rejoin-remembered")).toMatchObject({
-      remembered: expect.arrayContaining([third.address]),
-    });
-    // The first started the cluster (no --join): back, it joins the agents it remembers, not a cluster of its own.
-    const firstBack = await startClusterAgent(fixture, { id: first.id, flags: FLAGS });
-    expect(logEvent(firstBack.process.stderr(), "rejoin-remembered")).toBeDefined();
-    await waitFor(
-      async () => {
-        const own = (await clusterStats(third.address)).find((agent) => agent.id === third.id);
-        return [first.id, second.id].every(
-          (id) => own?.view.find((peer) => peer.id === id)?.status === "ALIVE",
-        );
-      },
-      "the third to see both back",
-      20_000,
-    );
-    await waitForExits([firstBack, secondBack, third]);
-    expect(crawlMetrics(servedPages(recorder), truth.urls).missing).toEqual([]);
-  });
+  it(
+    "rejoins through the agents its data dir remembers, with or without --join, and the crawl completes",
+    async () => {
+      fixture = await startWebFixture(WEB);
+      const recorder = fixture.web.recorder;
+      const truth = fixture.truth();
+      const [first, second, third] = (await startCluster(fixture, 3, FLAGS)) as [
+        ClusterAgent,
+        ClusterAgent,
+        ClusterAgent,
+      ];
+      await waitFor(() => servedPages(recorder).size >= truth.urls.length * 0.3, "30% of the crawl", 60_000);
+      first.process.kill("SIGKILL");
+      second.process.kill("SIGKILL");
+      await first.process.waitForExit(10_000);
+      await second.process.waitForExit(10_000);
+      // The second joined through the first, which is down: it comes back through the third it remembers.
+      const secondBack = await startClusterAgent(fixture, {
+        id: second.id,
+        join: [first.address],
+        flags: FLAGS,
+      });
+      expect(logEvent(secondBack.process.stderr(), "rejoin-remembered")).toMatchObject({
+        remembered: expect.arrayContaining([third.address]),
+      });
+      // The first started the cluster (no --join): back, it joins the agents it remembers, not a cluster of its own.
+      const firstBack = await startClusterAgent(fixture, { id: first.id, flags: FLAGS });
+      expect(logEvent(firstBack.process.stderr(), "rejoin-remembered")).toBeDefined();
+      await waitFor(
+        async () => {
+          const own = (await clusterStats(third.address)).find((agent) => agent.id === third.id);
+          return [first.id, second.id].every(
+            (id) => own?.view.find((peer) => peer.id === id)?.status === "ALIVE",
+          );
+        },
+        "the third to see both back",
+        20_000,
+      );
+      await waitForExits([firstBack, secondBack, third]);
+      expect(crawlMetrics(servedPages(recorder), truth.urls).missing).toEqual([]);
+    },
+    REJOIN_TIMEOUT_MS,
+  );
 });
 
 describe("an agent's id", () => {

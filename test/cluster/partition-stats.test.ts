@@ -54,6 +54,7 @@ function fakeAgent(clock: ManualClock) {
     },
     waiting: () => state.waiting,
     revisits: () => state.revisits,
+    revisitSharing: () => undefined,
     busiestIps: (limit) => ips.busiest(limit),
     forEachHost: (visit) => {
       for (const [host, waiting, fetched] of state.hosts) visit(host, waiting, fetched);
@@ -124,6 +125,8 @@ it("carries the URL batches delivered and received, the pages fetched so far and
     pagesFetched: 2,
     queuedUrls: 31,
     spareHostSlots: 0,
+    revisitPages: 0,
+    revisitBudget: 0,
   });
 });
 
@@ -330,6 +333,8 @@ it("gives the revisits of a continuous crawl, and none with --recrawl off", () =
     received: 7,
     estimatedFreshness: 0.4,
     freshnessPages: 120,
+    budget: 7.5,
+    budgetPages: 300,
   };
   state.revisits = figures;
   expect(partition.stats().revisits).toEqual(figures);

@@ -11,12 +11,14 @@ import {
 } from "../agent/harness.js";
 
 /**
- * A real agent process with `--recrawl adaptive` over a test web whose changing pages change every
- * 0.5 s (each revisit finds them changed) and whose other pages never do: once their histories are
- * long enough, the estimator sends the pages that never change to --recrawl-max, and a budget ample for
- * the changing ones keeps them at --recrawl-min.
+ * A real agent process with `--recrawl adaptive` over a test web whose changing pages change twice a
+ * second (Poisson processes: a revisit a second finds them changed 86% of the time) and whose other
+ * pages never do: once their histories are long enough, the estimator sends the pages that never
+ * change to --recrawl-max, and a budget ample for the changing ones keeps them at --recrawl-min.
+ * (Not changes every 0.5 s on the dot: aligned with the dates' whole seconds, those are a second
+ * after their date on average rather than half of one, and look four times faster than they are.)
  */
-const CHANGES: PageChanges = { everyMs: 500, percent: 40 };
+const CHANGES: PageChanges = { everyMs: 500, percent: 40, process: "poisson", spread: 1 };
 const AGENT = { id: "adaptive" };
 const MIN_MS = 1000;
 const MAX_MS = 4000;
@@ -41,7 +43,7 @@ describe("--recrawl adaptive over a changing web", () => {
         "--recrawl-min=1s",
         "--recrawl-max=4s",
         "--recrawl-budget=100",
-        "--recrawl-horizon=16s",
+        "--recrawl-horizon=24s",
         "--sitemaps=off",
       ],
     });

@@ -143,8 +143,13 @@ describe("--recrawl fixed over a changing web", () => {
       // Visits are 2 s apart and changing pages (HTML ones) change every 1.5 s: each revisit of one
       // finds it changed; any other page is not modified.
       const html = firsts.get(entry.url)?.contentType === "text/html";
-      expect(entry.recrawl, entry.url).toBe(html && isChanging(CHANGES, path) ? "changed" : "not-modified");
+      const changing = html && isChanging(CHANGES, path);
+      expect(entry.recrawl, entry.url).toBe(changing ? "changed" : "not-modified");
       expect(entry.visits as number).toBeGreaterThan(1);
+      // The page's rate estimated from its own visits, from its third on (two intervals).
+      if ((entry.visits as number) < 3) expect(entry.changesPerDay, entry.url).toBeUndefined();
+      else if (changing) expect(entry.changesPerDay as number, entry.url).toBeGreaterThan(0);
+      else expect(entry.changesPerDay, entry.url).toBe(0);
       kinds.add(entry.recrawl);
     }
     expect(kinds).toContain("changed");
@@ -205,6 +210,10 @@ describe("--recrawl fixed over a changing web", () => {
     expect(formatStats([live.stats], false)).toMatch(
       /^ {2}estimated freshness of the share: [01]\.\d{3} \(over \d+ pages sampled\)$/m,
     );
+    // A fixed interval spends no budget (that of --recrawl adaptive: recrawl-budget-cluster.test.ts).
+    expect(revisits.budgetPages).toBe(0);
+    expect(sample("ubicrawl_revisit_budget")).toBeUndefined();
+    expect(formatStats([live.stats], false)).not.toMatch(/revisit budget/);
     expect(formatStats([live.stats], false)).toMatch(
       new RegExp(
         `^ {2}revisits: ${revisits.revisited} answered \\(${revisits.notModified} not modified, ${revisits.unchanged} unchanged, ${revisits.changed} changed, ${revisits.missed} failed\\), ${revisits.queued} queued, ${revisits.planned} planned`,

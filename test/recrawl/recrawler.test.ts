@@ -9,6 +9,7 @@ import {
   decodeHistory,
   estimatedRate,
   FixedPolicy,
+  FOLLOW_BUDGET_EVERY_MS,
   type PageHistory,
   Recrawler,
   type RevisitPolicy,
@@ -177,9 +178,19 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     );
     await committer.commit();
     first.stop();
-    const second = recrawler();
+    const noted: [string, number | undefined][] = [];
+    const second = recrawler(undefined, {
+      nextIntervalMs: () => INTERVAL_MS,
+      note: (key, history) => noted.push([key, history.nextAtMs]),
+      forget: () => {},
+      sharing: () => ({ pages: 0, budget: 0 }),
+      spending: () => 0,
+      followBudget: () => undefined,
+    });
     await second.load();
     expect(second.plannedRevisits).toBe(1);
+    // Its policy shares the budget with the page again, its plan as it was.
+    expect(noted).toEqual([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, clock.now() + INTERVAL_MS]]);
     clock.advance(INTERVAL_MS);
     await settle(() => queued.length > 0);
     expect(queued.map((entry) => entry.url)).toEqual([URL_A]);
@@ -225,6 +236,77 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect(schedule.plannedRevisits).toBe(0);
     await committer.commit();
     expect((await stored(URL_A))?.visits).toBe(1);
+  });
+
+  it("brings a plan nearer when the policy gives its page more of a grown budget (the wait left divided by new ÷ old), and queues it then", async () => {
+    const URL_B = "http://a.test/b.html";
+    let ratio: number | undefined;
+    const asked: number[] = [];
+    const schedule = recrawler(undefined, {
+      nextIntervalMs: () => 10 * FOLLOW_BUDGET_EVERY_MS,
+      note: () => {},
+      forget: () => {},
+      sharing: () => ({ pages: 2, budget: 1 }),
+      spending: () => 1,
+      followBudget: () => {
+        asked.push(clock.now());
+        const moved = ratio;
+        ratio = undefined;
+        // Page A's frequency doubles; page B (a sitemap's hint, say) keeps its plan.
+        return moved === undefined
+          ? undefined
+          : new Map([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, moved]]);
+      },
+    });
+    await schedule.load();
+    const visit = (url: string) =>
+      schedule.visited(HOST, { url, depth: 0 }, answer(url, clock.now()), {}, undefined).nextAtMs as number;
+    const dueMs = visit(URL_A);
+    expect(visit(URL_B)).toBe(dueMs);
+    await committer.commit();
+    // Asked every FOLLOW_BUDGET_EVERY_MS; the budget moves at the second asking.
+    clock.advance(FOLLOW_BUDGET_EVERY_MS);
+    expect(asked).toHaveLength(1);
+    ratio = 2;
+    clock.advance(FOLLOW_BUDGET_EVERY_MS);
+    expect(asked).toHaveLength(2);
+    const movedAtMs = clock.now();
+    const newDueMs = movedAtMs + (dueMs - movedAtMs) / 2;
+    clock.advance(newDueMs - clock.now() - 1);
+    await settle();
+    expect(queued).toEqual([]);
+    clock.advance(1);
+    await settle(() => queued.length > 0);
+    expect(queued).toEqual([{ url: URL_A, depth: 0, host: HOST }]);
+    // Queued as its stored plan: cleared in the same commit.
+    expect((await stored(URL_A))?.nextAtMs).toBeUndefined();
+    // B's plan is where it was.
+    clock.advance(dueMs - clock.now() - 1);
+    await settle();
+    expect(queued).toHaveLength(1);
+    clock.advance(1);
+    await settle(() => queued.length > 1);
+    expect(queued.at(-1)).toEqual({ url: URL_B, depth: 0, host: HOST });
+    schedule.stop();
+    const before = asked.length;
+    clock.advance(10 * FOLLOW_BUDGET_EVERY_MS);
+    expect(asked).toHaveLength(before);
+  });
+
+  it("shares a cluster's revisit budget until its horizon, and then neither takes a share nor adds to it", () => {
+    const schedule = recrawler(3000, {
+      nextIntervalMs: () => INTERVAL_MS,
+      note: () => {},
+      forget: () => {},
+      sharing: () => ({ pages: 40, budget: 2 }),
+      spending: () => 2,
+      followBudget: () => undefined,
+    });
+    expect(schedule.sharing()).toEqual({ pages: 40, budget: 2 });
+    clock.advance(3000);
+    expect(schedule.sharing()).toEqual({ pages: 40, budget: 2 });
+    clock.advance(1);
+    expect(schedule.sharing()).toEqual({ pages: 0, budget: 0 });
   });
 
   it("leaves the plan of a host another agent owns now in the store, unqueued until the host is its own again", async () => {
@@ -308,9 +390,12 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
   });
 
   it("keeps a handed-over page's plan and queues it when due, not before, and counts it received", async () => {
-    const schedule = recrawler();
+    const policy = new AdaptivePolicy({ minMs: 1000, maxMs: 60_000, budget: 100 }, clock);
+    const schedule = recrawler(undefined, policy);
     const dueAtMs = clock.now() + 1500;
     expect(await schedule.adopt([{ host: HOST, histories: [handed(clock.now() - 500, dueAtMs)] }])).toBe(1);
+    // Its policy takes the page in, its plan (2 s from its last visit) among the revisits planned.
+    expect(policy.plannedRevisitsPerSecond()).toBeCloseTo(0.5, 12);
     // Durable once adopt resolves (it commits).
     expect(await stored(URL_A)).toMatchObject({ nextAtMs: dueAtMs, etag: '"v2"', visits: 2 });
     expect(schedule.plannedRevisits).toBe(1);
@@ -392,7 +477,15 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
   });
 
   it("stops planning the pages of a host handed away, and hands their plans over intact before that", async () => {
-    const schedule = recrawler();
+    const forgotten: string[] = [];
+    const schedule = recrawler(undefined, {
+      nextIntervalMs: () => INTERVAL_MS,
+      note: () => {},
+      forget: (key) => forgotten.push(key),
+      sharing: () => ({ pages: 0, budget: 0 }),
+      spending: () => 0,
+      followBudget: () => undefined,
+    });
     schedule.visited(
       HOST,
       { url: URL_A, depth: 1 },
@@ -405,6 +498,8 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     for await (const history of schedule.historiesOf(HOST, 0)) sent.push(history);
     expect(sent.map((history) => history.nextAtMs)).toEqual([clock.now() + INTERVAL_MS]);
     expect(await schedule.release(HOST)).toBe(1);
+    // Its policy no longer shares the budget with the page.
+    expect(forgotten).toEqual([`${HOST} ${fingerprinter.fingerprint(URL_A)}`]);
     await committer.commit();
     expect((await stored(URL_A))?.nextAtMs).toBeUndefined();
     // Still owned (a claim granted before the view changed here): its old plan is not queued.

@@ -6,6 +6,7 @@ import {
   estimateChangeRateFromLastModified,
   estimatedRate,
   FixedPolicy,
+  FOLLOW_BUDGET_BEYOND,
   HINT_SPAN,
   hintedPeriodMs,
   MIN_INTERVALS_FOR_ESTIMATE,
@@ -133,6 +134,120 @@ describe("AdaptivePolicy", () => {
     expect(Math.abs(planned / budget - 1)).toBeLessThan(0.015);
   });
 
+  it("spends the budget its budgetOf gives it, reallocating when that moves (its part of a cluster's)", () => {
+    const clock = new ManualClock();
+    const budget = 0.1;
+    let factor = 1;
+    const shared: { pages: number; budget: number }[] = [];
+    const policy = new AdaptivePolicy(
+      { minMs: MIN_MS, maxMs: MAX_MS, budget },
+      clock,
+      optimalFrequencies,
+      (own) => {
+        shared.push(own);
+        return own.budget * factor;
+      },
+    );
+    const changing = regularHistory(11, 5, 10_000);
+    const plan = (rounds = 2) => {
+      let ms = 0;
+      for (let i = 0; i < rounds; i++) {
+        policy.nextIntervalMs("a", changing);
+        policy.nextIntervalMs("b", changing);
+        ms = policy.nextIntervalMs("c", changing);
+        clock.advance(1000);
+      }
+      return ms;
+    };
+    // Three pages alike: a third of the budget each.
+    expect(1000 / plan()).toBeCloseTo(budget / 3, 9);
+    expect(policy.sharing()).toEqual({ pages: 3, budget });
+    expect(shared.at(-1)).toEqual({ pages: 3, budget });
+    // The cluster gives it twice its own budget (its pages are more than its share): each page gets
+    // two thirds of its own budget once reallocated, and the plans spend it (the boost that makes them
+    // catch up with a budget moved settles within a few hundred visits).
+    factor = 2;
+    expect(Math.abs((3 * 1000) / plan(300) / (2 * budget) - 1)).toBeLessThan(0.015);
+    // And half of it when its pages are fewer than its share.
+    factor = 0.5;
+    expect(Math.abs((3 * 1000) / plan(300) / (budget / 2) - 1)).toBeLessThan(0.015);
+    expect(Math.abs(policy.plannedRevisitsPerSecond() / (budget / 2) - 1)).toBeLessThan(0.015);
+  });
+
+  it("takes its plans as made at a budget a page moved beyond FOLLOW_BUDGET_BEYOND, by page, so its boost holds instead of chasing the step", () => {
+    const clock = new ManualClock();
+    const budget = 0.1;
+    let factor = 1;
+    const policy = new AdaptivePolicy(
+      { minMs: MIN_MS, maxMs: MAX_MS, budget },
+      clock,
+      optimalFrequencies,
+      (own) => own.budget * factor,
+    );
+    const changing = regularHistory(11, 5, 10_000);
+    for (let i = 0; i < 300; i++) {
+      for (const key of ["a", "b", "c"]) policy.nextIntervalMs(key, changing);
+      clock.advance(1000);
+    }
+    // The plans spend the budget; the first asking only notes the budget a page they were made at.
+    expect(policy.followBudget()).toBeUndefined();
+    const planned = policy.plannedRevisitsPerSecond();
+    expect(Math.abs(planned / budget - 1)).toBeLessThan(0.015);
+    // A move within FOLLOW_BUDGET_BEYOND is left to the plans made at each visit.
+    factor = 1 + FOLLOW_BUDGET_BEYOND / 2;
+    expect(policy.followBudget()).toBeUndefined();
+    expect(policy.plannedRevisitsPerSecond()).toBe(planned);
+    // Tripled: each page is taken as planned at the new budget (the recrawler brings its due time 3×
+    // nearer), and the next plans are made at it with the boost as it was: they spend the new budget
+    // from the first, where the boost once rose towards 1.5× and overshot as the plans caught up.
+    factor = 3;
+    const ratios = policy.followBudget();
+    expect([...(ratios?.keys() ?? [])].sort()).toEqual(["a", "b", "c"]);
+    for (const ratio of ratios?.values() ?? []) expect(ratio).toBeCloseTo(3, 2);
+    expect(Math.abs(policy.plannedRevisitsPerSecond() / (3 * budget) - 1)).toBeLessThan(0.015);
+    for (let i = 0; i < 3; i++) {
+      clock.advance(1000);
+      let sum = 0;
+      for (const key of ["a", "b", "c"]) sum += 1000 / policy.nextIntervalMs(key, changing);
+      expect(Math.abs(sum / (3 * budget) - 1)).toBeLessThan(0.015);
+    }
+    // A page more at the same budget: each page's share falls to three quarters, and its plan with it
+    // (an agent handed pages gets more of a cluster's budget, but each page less).
+    policy.nextIntervalMs("d", changing);
+    const fewer = policy.followBudget();
+    for (const key of ["a", "b", "c"]) expect(fewer?.get(key)).toBeCloseTo(0.75, 2);
+    // A fixed interval has no budget to follow.
+    expect(new FixedPolicy(1000).followBudget()).toBeUndefined();
+  });
+
+  it("follows a budget's step by what each page would be given now: a page at --recrawl-max stays there, a hinted page keeps its hint", () => {
+    const clock = new ManualClock();
+    let factor = 1;
+    const policy = new AdaptivePolicy(
+      { minMs: MIN_MS, maxMs: MAX_MS, budget: 0.01 },
+      clock,
+      optimalFrequencies,
+      (own) => own.budget * factor,
+    );
+    // "still" never changes (its visits span the maximum); "hinted" has a sitemap's daily changefreq
+    // and too short a history for an estimate; "new" has neither.
+    const still = regularHistory(6, 0, MAX_MS / 5);
+    const hinted = { ...regularHistory(1, 0, 10_000), changefreq: "hourly" as const };
+    const fresh = regularHistory(1, 0, 10_000);
+    for (let i = 0; i < 3; i++) {
+      policy.nextIntervalMs("still", still);
+      policy.nextIntervalMs("hinted", hinted);
+      policy.nextIntervalMs("new", fresh);
+      clock.advance(1000);
+    }
+    expect(policy.followBudget()).toBeUndefined();
+    factor = 4;
+    const ratios = policy.followBudget();
+    expect(ratios?.get("still")).toBe(1);
+    expect(ratios?.has("hinted")).toBe(false);
+    expect(ratios?.get("new")).toBeCloseTo(4, 6);
+  });
+
   it("weighs pages without an estimate by their age at their first visit, within HINT_SPAN×, spending the budget", () => {
     const clock = new ManualClock();
     const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
@@ -212,6 +327,34 @@ describe("AdaptivePolicy", () => {
     expect(Number.isNaN(policy.rateOf("a"))).toBe(true);
   });
 
+  it("shares the budget among the pages it still visits: a page forgotten (its host handed over) takes no share", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
+    const short = regularHistory(MIN_INTERVALS_FOR_ESTIMATE, 1, 60_000);
+    for (const key of ["a", "b", "c", "d"]) policy.nextIntervalMs(key, short);
+    expect(policy.plannedRevisitsPerSecond()).toBeCloseTo(0.5 + 0.25 + 0.5 / 3 + 0.125, 12);
+    policy.forget("c");
+    policy.forget("d");
+    policy.forget("unknown");
+    expect(policy.plannedRevisitsPerSecond()).toBeCloseTo(0.75, 12);
+    expect(Number.isNaN(policy.rateOf("c"))).toBe(true);
+    // Two pages left: each gets half of 0.5 page/s, not a quarter.
+    expect(policy.nextIntervalMs("a", short)).toBe(4000);
+  });
+
+  it("takes in pages planned elsewhere: they share the budget at once, their plans among the revisits planned", () => {
+    const clock = new ManualClock();
+    const policy = new AdaptivePolicy({ minMs: MIN_MS, maxMs: MAX_MS, budget: 0.5 }, clock);
+    const short = regularHistory(MIN_INTERVALS_FOR_ESTIMATE, 1, 60_000);
+    // Three pages handed over, each planned 10 s after its last visit.
+    for (const key of ["h1", "h2", "h3"]) {
+      policy.note(key, { ...short, nextAtMs: short.lastAtMs + 10_000 });
+    }
+    expect(policy.plannedRevisitsPerSecond()).toBeCloseTo(0.3, 12);
+    // A fourth page visited here gets a quarter of the budget, not all of it.
+    expect(policy.nextIntervalMs("own", short)).toBe(8000);
+  });
+
   it("gives a page that changes too often for the budget no visit but its reach's, the others the optimal ones of the rest", () => {
     const clock = new ManualClock();
     const budget = 0.02;
@@ -270,6 +413,10 @@ describe("validateRecrawlOptions", () => {
     expect(() => validateRecrawlOptions(options)).not.toThrow();
     expect(() => validateRecrawlOptions({ ...options, maxMs: 500 })).toThrow(/--recrawl-max/);
     expect(() => validateRecrawlOptions({ ...options, budget: 0 })).toThrow(/--recrawl-budget/);
+    expect(() => validateRecrawlOptions({ ...options, budget: 1_000_000 })).not.toThrow();
+    expect(() => validateRecrawlOptions({ ...options, budget: 1_000_001 })).toThrow(
+      "--recrawl-budget must be at most 1000000 pages a second",
+    );
     expect(() => validateRecrawlOptions({ ...options, intervalMs: 0 })).toThrow(/--recrawl-interval/);
     expect(() => validateRecrawlOptions({ ...options, horizonMs: 0 })).toThrow(/--recrawl-horizon/);
   });

@@ -9,6 +9,8 @@ export function idle(overrides: Partial<WorkLoad> = {}): WorkLoad {
     pagesFetched: 10,
     queuedUrls: 0,
     spareHostSlots: 0,
+    revisitPages: 0,
+    revisitBudget: 0,
     ...overrides,
   };
 }

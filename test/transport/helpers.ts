@@ -42,6 +42,8 @@ export const LOAD: AgentLoad = {
   pagesFetched: 345,
   queuedUrls: 67,
   spareHostSlots: 0,
+  revisitPages: 0,
+  revisitBudget: 0,
 };
 
 export const STATS: AgentStats = {
@@ -88,6 +90,8 @@ export const STATS: AgentStats = {
     received: 6,
     estimatedFreshness: 0.625,
     freshnessPages: 310,
+    budget: 12.25,
+    budgetPages: 320,
   },
   payloadCopies: 2,
   payloadsUnchecked: 5,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { MAX_RECRAWL_BUDGET } from "../../src/transport/limits.js";
 import {
   validateAgentStats,
   validateBlacklistSync,
@@ -297,11 +298,22 @@ describe("message validation, value by value", () => {
     expect(refusal(revisits({ estimatedFreshness: 1.01 }))).toBe(
       "stats.revisits.estimatedFreshness: not a finite number in [0, 1]",
     );
-    // An agent that predates the estimate sends neither field: no estimate.
-    const { estimatedFreshness: _f, freshnessPages: _p, ...older } = STATS.revisits ?? {};
+    expect(refusal(revisits({ budget: -1 }))).toBe(
+      "stats.revisits.budget: not a finite number in [0, 10000000000]",
+    );
+    // An agent that predates the estimate and the shared budget sends none of their fields: zeros.
+    const {
+      estimatedFreshness: _f,
+      freshnessPages: _p,
+      budget: _b,
+      budgetPages: _bp,
+      ...older
+    } = STATS.revisits ?? {};
     expect(validateAgentStats({ ...STATS, revisits: older }).revisits).toMatchObject({
       estimatedFreshness: 0,
       freshnessPages: 0,
+      budget: 0,
+      budgetPages: 0,
     });
   });
 
@@ -390,6 +402,23 @@ describe("message validation, value by value", () => {
     for (const bad of ["Daily", " daily", "fortnightly", "daily,r", "3600", 7, true]) {
       expect(refusal(() => parse(bad))).toBe(`urls[0].changefreq: not one of ${values}`);
     }
+  });
+
+  it("takes a heartbeat's revisit budget up to --recrawl-budget's highest, so a cluster's sum stays finite", () => {
+    const request = (revisitBudget: number) => ({
+      from: member("a"),
+      members: [],
+      load: { ...LOAD, revisitPages: 12, revisitBudget },
+    });
+    expect(validateHeartbeatRequest(request(MAX_RECRAWL_BUDGET)).load?.revisitBudget).toBe(
+      MAX_RECRAWL_BUDGET,
+    );
+    expect(refusal(() => validateHeartbeatRequest(request(MAX_RECRAWL_BUDGET * 2)))).toBe(
+      `load.revisitBudget: not a finite number in [0, ${MAX_RECRAWL_BUDGET}]`,
+    );
+    expect(refusal(() => validateHeartbeatRequest(request(Number.NaN)))).toBe(
+      `load.revisitBudget: not a finite number in [0, ${MAX_RECRAWL_BUDGET}]`,
+    );
   });
 
   it("reads a heartbeat request without `unanswered` (older agents) as false", () => {

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { invalidArgument } from "../../errors.js";
 import type { FlagSpecs } from "../../flags/index.js";
 import type { AgentFlagValues } from "../../launch/index.js";
 import {
-  estimateChangeRate,
   averageFreshness as expectedAverageFreshness,
   optimalFrequencies,
   proportionalFrequencies,
@@ -14,6 +14,7 @@ import type { Check, Experiment, ExperimentResult, Plot, Table } from "../experi
 import { averageFreshness, freshnessOverTime, type PageTimeline } from "../freshness.js";
 import { LAB_CRAWL_FLAGS, LabCrawls } from "../lab-crawls.js";
 import { choiceList } from "../lists.js";
+import type { LocalClusterFault, LocalClusterRun } from "../local-cluster.js";
 import { linePlot } from "../plot.js";
 
 /**
@@ -59,6 +60,17 @@ const FRESHNESS_FLAGS = {
     min: 1,
     max: 100,
   },
+  agents: {
+    type: "integer",
+    help: "agents of each policy's crawl, each one's --recrawl-budget budget ÷ agents (under proportional and optimal spent together, each agent in proportion to its pages)",
+    default: 1,
+    min: 1,
+    max: 16,
+  },
+  "join-leave": {
+    type: "boolean",
+    help: "with --agents 2 or more: an agent joins a third into the revisits, and another leaves gracefully two thirds in (their pages' schedules and histories move with their hosts)",
+  },
   ...LAB_CRAWL_FLAGS,
   hosts: { ...LAB_CRAWL_FLAGS.hosts, default: 20 },
   pages: { ...LAB_CRAWL_FLAGS.pages, default: 400 },
@@ -70,13 +82,23 @@ interface PolicyRun {
   /** Measured over the window after the first pass. */
   readonly freshness: number;
   readonly ageS: number;
-  /** Expected for this policy from the true rates (Cho and Garcia-Molina's model). */
+  /**
+   * Expected for this policy from the true rates (Cho and Garcia-Molina's model) at the budgets the
+   * agents had over the window, each for its part of the window.
+   */
   readonly model: number;
+  /** The uniform policy's expectation at the same budgets: what uniform would have had with this run's. */
+  readonly uniformModel: number;
+  /** Revisits a second the agents could spend in all, on average over the window. */
+  readonly budget: number;
   /** Revisits a second the agent made in the window. */
   readonly revisitsPerS: number;
   readonly windowS: number;
   readonly series: readonly { readonly atS: number; readonly freshness: number; readonly ageS: number }[];
-  /** Median relative error of the change rates estimated from the crawl log, over pages with 5 intervals or more. */
+  /**
+   * Median relative error of the change rates the agent estimated from each page's own visits (the
+   * crawl log's `changesPerDay` at its last visit), over pages revisited 5 times or more.
+   */
   readonly rateError?: number;
 }
 
@@ -87,12 +109,16 @@ export const freshnessExperiment: Experiment<typeof FRESHNESS_FLAGS> = {
     "freshness and age of a continuous crawl under the uniform, proportional and optimal policies (Cho and Garcia-Molina)",
   description: `Cho and Garcia-Molina's revisit policies with a real agent: the test web's HTML pages
 (--changing-percent of them) change as Poisson processes, each page's mean interval drawn log-uniformly
-within --change-s ÷× --spread. For each policy one agent crawls the web and then revisits it for --run-s
-seconds at --budget revisits a second (uniform: every page every pages ÷ budget, --recrawl fixed;
-proportional: --recrawl proportional; optimal: --recrawl adaptive, the rates estimated from the
-visits). The copy's freshness (the share of pages unchanged since their last fetch) and age (how long
-a changed page has been stale) are measured against the true change times over the window after the
-first pass, and set beside what the model expects for each policy from the true rates.`,
+within --change-s ÷× --spread. For each policy --agents agents (one by default) crawl the web and then
+revisit it for --run-s seconds at --budget revisits a second in all (uniform: every page every pages ÷
+budget, --recrawl fixed; proportional: --recrawl proportional; optimal: --recrawl adaptive, the rates
+estimated from the visits; each agent's --recrawl-budget is budget ÷ agents, and under proportional
+and optimal the agents spend their budgets together, each in proportion to its pages), with --join-leave an
+agent joining a third into the revisits and another leaving gracefully two thirds in. The copy's
+freshness (the share of pages unchanged since their last fetch) and age (how long a changed page has
+been stale) are measured against the true change times over the window after the first pass, and set
+beside what the model expects for each policy from the true rates at the budget the agents had (the
+joined agent's adds to it while it and the leaver both run).`,
   flags: FRESHNESS_FLAGS,
   async run(flags, context) {
     const policies = choiceList("policies", flags.policies, POLICIES);
@@ -102,6 +128,7 @@ first pass, and set beside what the model expects for each policy from the true 
       process: "poisson",
       spread: flags.spread,
     };
+    if (flags["join-leave"] && flags.agents < 2) invalidArgument("--join-leave needs --agents 2 or more");
     // Each crawl revisits for --run-s after its first pass, and its overdue revisits end it.
     const timeoutS = Math.max(flags["timeout-s"], 2 * flags["run-s"] + 120);
     const crawls = await LabCrawls.open({ ...flags, "timeout-s": timeoutS }, "freshness", { changes });
@@ -109,9 +136,17 @@ first pass, and set beside what the model expects for each policy from the true 
     try {
       const pages = crawls.expectedRequests - crawls.web.model.hosts.length;
       for (const policy of policies) {
-        const crawl = await crawls.crawl(policy, 1, policyFlags(policy, flags, pages));
+        const fault = flags["join-leave"] ? joinAndLeave(crawls.expectedRequests, flags) : undefined;
+        const crawl = await crawls.crawl(
+          policy,
+          flags.agents,
+          policyFlags(policy, flags, pages),
+          fault === undefined ? {} : { fault },
+        );
         const logs = await Promise.all(crawl.run.agents.map((agent) => readLog(agent.dir)));
-        const run = measure(policy, logs.flat(), changes, crawls.web.startedAtMs, flags);
+        const extraBudget =
+          policy === "uniform" ? undefined : joinedBudget(crawl.run, logs, flags.budget / flags.agents);
+        const run = measure(policy, logs.flat(), changes, crawls.web.startedAtMs, flags, extraBudget);
         runs.push(run);
         context.progress(
           `freshness: ${policy}: freshness ${run.freshness.toFixed(3)} (model ${run.model.toFixed(3)}), age ${run.ageS.toFixed(1)} s, ${run.revisitsPerS.toFixed(1)} revisits/s`,
@@ -122,6 +157,9 @@ first pass, and set beside what the model expects for each policy from the true 
     }
     return report(runs, {
       budget: `${flags.budget} revisits/s`,
+      agents: flags["join-leave"]
+        ? `${flags.agents}, one more joining a third into the revisits, one leaving gracefully two thirds in`
+        : flags.agents,
       "revisiting for": `${flags["run-s"]} s a policy`,
       "change rates": `${flags["changing-percent"]}% of the HTML pages, mean intervals ${flags["change-s"]} s ÷× ${flags.spread}`,
       ...crawls.description,
@@ -129,10 +167,45 @@ first pass, and set beside what the model expects for each policy from the true 
   },
 };
 
+/**
+ * The fault of a `--join-leave` crawl: an agent joins a third of the run after the first pass (most of
+ * `firstPassRequests`, the ground truth's count, served: the crawl's own differs by a few), another
+ * leaves gracefully a third of the run later. By time, not by requests: a policy may spend less than
+ * the budget.
+ */
+function joinAndLeave(firstPassRequests: number, flags: { readonly "run-s": number }): LocalClusterFault {
+  const thirdMs = (flags["run-s"] * 1000) / 3;
+  return {
+    afterRequests: Math.round(0.9 * firstPassRequests),
+    delayMs: thirdMs,
+    add: 1,
+    leave: 1,
+    leaveAfterMs: thirdMs,
+  };
+}
+
+/**
+ * While the joined agent and the leaver both crawled, the agents' budgets added up to one agent's
+ * (`perS`) more: from the joined agent's first fetch (its hosts handed over to it) to the leaver's
+ * signal (it hands its own over and exits). Undefined without a join, or before it fetched.
+ */
+function joinedBudget(
+  run: LocalClusterRun,
+  logs: readonly (readonly LoggedVisit[])[],
+  perS: number,
+): ExtraBudget | undefined {
+  const joined = run.fault?.added[0];
+  const index = run.agents.findIndex((agent) => agent.id === joined);
+  const fetches = (logs[index] ?? []).map((visit) => visit.atMs);
+  if (run.fault === undefined || fetches.length === 0) return undefined;
+  const fromMs = Math.min(...fetches);
+  return { fromMs, toMs: run.fault.leftAtMs ?? Number.POSITIVE_INFINITY, perS };
+}
+
 /** The agent flags of a policy's crawl: revisits until the run's horizon, then exit. */
 function policyFlags(
   policy: Policy,
-  flags: { readonly budget: number; readonly "run-s": number },
+  flags: { readonly budget: number; readonly "run-s": number; readonly agents: number },
   pages: number,
 ): AgentFlagValues {
   const runMs = flags["run-s"] * 1000;
@@ -143,7 +216,7 @@ function policyFlags(
     "recrawl-min": 1000,
     // Pages the allocation gives no visit (never changing, or too fast for the budget) get none in the run.
     "recrawl-max": runMs * 100,
-    "recrawl-budget": flags.budget,
+    "recrawl-budget": flags.budget / flags.agents,
   };
   if (policy === "uniform") {
     return {
@@ -155,12 +228,15 @@ function policyFlags(
   return { ...common, recrawl: policy === "optimal" ? "adaptive" : "proportional" };
 }
 
-/** A fetch of a crawl log: its URL, when it started, its content type, and what a revisit found. */
+/**
+ * A fetch of a crawl log: its URL, when it started, its content type, and the page's change rate the
+ * agent estimated from its visits as of this one (per second; from its third visit on).
+ */
 interface LoggedVisit {
   readonly url: string;
   readonly atMs: number;
   readonly html: boolean;
-  readonly changed: boolean;
+  readonly estimatedRate?: number;
 }
 
 /** The answered fetches of `dir`'s crawl log (robots.txt left out). */
@@ -175,31 +251,42 @@ async function readLog(dir: string): Promise<LoggedVisit[]> {
       status: number;
       contentType?: string;
       willRetry?: boolean;
-      recrawl?: string;
+      changesPerDay?: number;
     };
     if (!(entry.status > 0) || entry.willRetry || entry.url.endsWith("/robots.txt")) continue;
     visits.push({
       url: entry.url,
       atMs: Date.parse(entry.ts),
       html: (entry.contentType ?? "").startsWith("text/html"),
-      changed: entry.recrawl === "changed",
+      ...(entry.changesPerDay === undefined ? {} : { estimatedRate: entry.changesPerDay / 86_400 }),
     });
   }
   return visits;
 }
 
+/** Revisits a second the agents had beyond --budget for a while: a joined agent's, until another left. */
+interface ExtraBudget {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly perS: number;
+}
+
 /**
- * A policy's figures from its crawl log: freshness and age against the true change times over the
- * window from the end of the first pass to the horizon, the model's expectation, the revisit rate and
- * how well the visits estimate the pages' rates.
+ * A policy's figures from its agents' crawl logs: freshness and age against the true change times over
+ * the window from the end of the first pass to the horizon, the model's expectation at the budget the
+ * agents had over the window on average (`extra` included), the revisit rate and how well the visits
+ * estimate the pages' rates.
  */
 function measure(
   policy: Policy,
-  visits: readonly LoggedVisit[],
+  logged: readonly LoggedVisit[],
   changes: PageChanges,
   startedAtMs: number,
   flags: { readonly budget: number; readonly "run-s": number },
+  extra?: ExtraBudget,
 ): PolicyRun {
+  // Several agents' logs: each page's visits in the order they came.
+  const visits = [...logged].sort((a, b) => a.atMs - b.atMs);
   const byUrl = new Map<string, LoggedVisit[]>();
   for (const visit of visits) byUrl.set(visit.url, [...(byUrl.get(visit.url) ?? []), visit]);
   const start = Math.min(...visits.map((v) => v.atMs));
@@ -219,28 +306,32 @@ function measure(
     const meanMs = html ? meanChangeIntervalMs(changes, target) : undefined;
     const rate = meanMs === undefined ? 0 : 1000 / meanMs;
     rates.push(rate);
-    const intervals = list.length - 1;
-    if (rate > 0 && intervals >= 5) {
-      const spanS = ((list.at(-1) as LoggedVisit).atMs - (list[0] as LoggedVisit).atMs) / 1000;
-      const changed = list.filter((v) => v.changed).length;
-      errors.push(Math.abs(estimateChangeRate(intervals, changed, spanS / intervals) - rate) / rate);
-    }
+    const estimate = (list.at(-1) as LoggedVisit).estimatedRate;
+    if (rate > 0 && list.length - 1 >= 5 && estimate !== undefined)
+      errors.push(Math.abs(estimate - rate) / rate);
   }
   const measured = averageFreshness(pages, firstPassEnd, end);
   const revisits = visits.filter((v) => v.atMs >= firstPassEnd && v.atMs < end).length;
   const windowS = (end - firstPassEnd) / 1000;
-  const frequencies =
-    policy === "uniform"
-      ? rates.map(() => flags.budget / rates.length)
-      : policy === "proportional"
-        ? proportionalFrequencies(rates, flags.budget)
-        : optimalFrequencies(rates, flags.budget);
+  const extraMs =
+    extra === undefined ? 0 : Math.max(0, Math.min(end, extra.toMs) - Math.max(firstPassEnd, extra.fromMs));
+  // The budget as it was: --budget, and --budget plus a joined agent's for that part of the window.
+  const share = windowS > 0 ? extraMs / 1000 / windowS : 0;
+  const budgets = [
+    { budget: flags.budget, weight: 1 - share },
+    { budget: flags.budget + (extra?.perS ?? 0), weight: share },
+  ].filter((part) => part.weight > 0);
+  const expected = (policyOf: Policy) =>
+    budgets.reduce((sum, { budget, weight }) => sum + weight * modelFreshness(policyOf, rates, budget), 0);
+  const budget = budgets.reduce((sum, part) => sum + part.weight * part.budget, 0);
   const sorted = [...errors].sort((a, b) => a - b);
   return {
     policy,
     freshness: measured.freshness,
     ageS: measured.ageMs / 1000,
-    model: expectedAverageFreshness(rates, frequencies),
+    model: expected(policy),
+    uniformModel: expected("uniform"),
+    budget,
     revisitsPerS: windowS > 0 ? revisits / windowS : 0,
     windowS,
     series: freshnessOverTime(pages, start, end, 20).map((s) => ({
@@ -252,6 +343,17 @@ function measure(
   };
 }
 
+/** What Cho and Garcia-Molina's model expects of `policy` for pages changing at `rates`, at `budget` visits a second. */
+function modelFreshness(policy: Policy, rates: readonly number[], budget: number): number {
+  const frequencies =
+    policy === "uniform"
+      ? rates.map(() => budget / rates.length)
+      : policy === "proportional"
+        ? proportionalFrequencies(rates, budget)
+        : optimalFrequencies(rates, budget);
+  return expectedAverageFreshness(rates, frequencies);
+}
+
 function report(runs: readonly PolicyRun[], parameters: Record<string, string | number>): ExperimentResult {
   const summary: Table = {
     name: "summary",
@@ -259,6 +361,7 @@ function report(runs: readonly PolicyRun[], parameters: Record<string, string | 
       "policy",
       "freshness",
       "model_freshness",
+      "budget_per_s",
       "age_s",
       "revisits_per_s",
       "window_s",
@@ -268,6 +371,7 @@ function report(runs: readonly PolicyRun[], parameters: Record<string, string | 
       r.policy,
       round(r.freshness),
       round(r.model),
+      round(r.budget, 2),
       round(r.ageS, 2),
       round(r.revisitsPerS, 2),
       round(r.windowS, 1),
@@ -303,10 +407,14 @@ const READING = `- **freshness** and **age** are measured: the true change times
   the times the agent fetched it, averaged over the pages and over the window from the end of the
   first pass (every page fetched once) to the end of the revisits.
 - **model_freshness** is what Cho and Garcia-Molina's model expects of the policy from the pages'
-  true rates at the same budget; the measured figure falls short of it by what the agent spends
+  true rates at the budget the agents had (**budget_per_s**, on average over the window: with
+  \`--join-leave\` a joined agent adds its own until the leaver goes, each part of the window weighed); the measured figure falls short of it by what the agent spends
   learning the rates (optimal, proportional) and by the first pass.
-- **rate_error_median**: the median relative error of the rate estimated from the crawl log's visits
-  (the estimator for regular visits) against the true rate, over pages revisited 5 times or more.`;
+- **rate_error_median**: the median relative error of the change rate the agent estimated from each
+  page's own visits (the crawl log's \`changesPerDay\` at the page's last visit: Cho and Garcia-Molina's
+  estimator from its Last-Modified dates, or from its visits alone) against the true rate, over pages
+  revisited 5 times or more. The optimal policy allocates on these estimates shrunk towards the other
+  pages' (their Gamma prior), which this figure leaves out.`;
 
 function checks(runs: readonly PolicyRun[]): Check[] {
   const of = (policy: Policy) => runs.find((r) => r.policy === policy);
@@ -322,10 +430,19 @@ function checks(runs: readonly PolicyRun[]): Check[] {
     });
   }
   if (uniform && optimal) {
+    // A joined agent adds its budget to the adaptive policies', not to uniform's (its interval is pages ÷
+    // budget): uniform is then judged at the optimal run's budgets, its measured freshness scaled by the
+    // model's expectations at the two.
+    const scaled = uniform.freshness * (optimal.uniformModel / uniform.model);
+    const sameBudget = Math.abs(optimal.budget - uniform.budget) < 1e-9;
     result.push({
       claim: "The optimal policy keeps a collection fresher than the uniform one (Cho and Garcia-Molina)",
-      holds: optimal.freshness > uniform.freshness,
-      detail: `freshness: optimal (rates estimated) ${optimal.freshness.toFixed(3)}, uniform ${uniform.freshness.toFixed(3)}`,
+      holds: optimal.freshness > (sameBudget ? uniform.freshness : scaled),
+      detail: `freshness: optimal (rates estimated) ${optimal.freshness.toFixed(3)}, uniform ${uniform.freshness.toFixed(3)}${
+        sameBudget
+          ? ""
+          : ` at ${uniform.budget.toFixed(2)} revisits/s, ${scaled.toFixed(3)} scaled by the model to the optimal run's ${optimal.budget.toFixed(2)}`
+      }`,
     });
     result.push({
       claim:
@@ -339,7 +456,7 @@ function checks(runs: readonly PolicyRun[]): Check[] {
       claim:
         "Change rates estimated from the visits come near the true ones (median relative error under 35%)",
       holds: optimal.rateError < 0.35,
-      detail: `median relative error ${optimal.rateError.toFixed(3)} over pages revisited 5 times or more`,
+      detail: `median relative error ${optimal.rateError.toFixed(3)} of the agent's estimates over pages revisited 5 times or more`,
     });
   }
   return result;

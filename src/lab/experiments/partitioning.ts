@@ -49,6 +49,8 @@ interface Politeness {
 interface Point extends CrawlMetrics, Politeness {
   readonly partition: Partitioning;
   readonly agents: number;
+  /** Agents taken for dead during the crawl (`LocalClusterRun.suspicions`). */
+  readonly suspicions: number;
 }
 
 /** `ubicrawl experiment partitioning`. */
@@ -78,7 +80,13 @@ had in flight on average while it had any, and robots.txt requests per host.`,
         const runs = agents === 1 ? ([partitions[0]] as Partitioning[]) : partitions;
         for (const partition of runs) {
           const crawl = await crawls.crawl(`${partition}-${agents}`, agents, { partition });
-          const point: Point = { partition, agents, ...crawl, ...politenessOf(crawls.web.recorder) };
+          const point: Point = {
+            partition,
+            agents,
+            ...crawl,
+            ...politenessOf(crawls.web.recorder),
+            suspicions: crawl.run.suspicions,
+          };
           if (agents === 1) for (const each of partitions) points.push({ ...point, partition: each });
           else points.push(point);
           context.progress(
@@ -253,7 +261,11 @@ function checks(points: readonly Point[]): Check[] {
       claim: "Either partition function in the exchange mode covers the web once: coverage 1, overlap 0",
       holds: points.every((p) => p.coverage === 1 && p.fetches === p.distinct),
       detail: points
-        .map((p) => `${p.partition} ${p.agents}: coverage ${round(p.coverage)}, overlap ${round(p.overlap)}`)
+        .map(
+          (p) =>
+            `${p.partition} ${p.agents}: coverage ${round(p.coverage)}, overlap ${round(p.overlap)}` +
+            (p.suspicions > 0 ? ` (${p.suspicions} agents taken for dead meanwhile)` : ""),
+        )
         .join("; "),
     },
   ];

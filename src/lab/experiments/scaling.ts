@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import type { FlagSpecs } from "../../flags/index.js";
 import { Assignment, loadHasher64 } from "../../hashing/index.js";
-import { FAST_FAILURE_DETECTION } from "../../launch/index.js";
+import { STEADY_FAILURE_DETECTION } from "../../launch/index.js";
 import { buildModel, computeTruth, type LinkGraph } from "../../testweb/index.js";
 import { hostKey } from "../../url/index.js";
 import { cpuQuotaUnavailable } from "../cpu-quota.js";
@@ -104,12 +104,12 @@ const FETCH_SAMPLES = 400;
 const LOOPBACK_LATENCY_MS = 0.1;
 /** The agents' heartbeat and timeout, as intervals: the real agents' 1 s and 5 s. */
 const TIMEOUT_INTERVALS = AGENT_SETTINGS.suspectAfterMs / AGENT_SETTINGS.heartbeatMs;
-/** The laboratory's agents: `--delay-ms 0` on the test web, fast failure detection. */
+/** The laboratory's agents in a crawl with no fault: `--delay-ms 0` on the test web, steady failure detection. */
 const LAB_SETTINGS: SimulationSettings = {
   ...AGENT_SETTINGS,
   delayMs: 0,
-  heartbeatMs: FAST_FAILURE_DETECTION["heartbeat-ms"],
-  suspectAfterMs: FAST_FAILURE_DETECTION["suspect-after-ms"],
+  heartbeatMs: STEADY_FAILURE_DETECTION["heartbeat-ms"],
+  suspectAfterMs: STEADY_FAILURE_DETECTION["suspect-after-ms"],
 };
 /** Port the simulated webs' URLs name (nothing listens: it only shapes their host keys). */
 const SIMULATED_PORT = 8080;

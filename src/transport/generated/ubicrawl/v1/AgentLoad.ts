@@ -33,6 +33,17 @@ export interface AgentLoad {
    * the crawl's biggest) starts at once. 0 from agents that predate it: no batch is urgent for it.
    */
   'spareHostSlots'?: (number | string | Long);
+  /**
+   * Pages whose revisits this agent plans by change rate (`--recrawl adaptive` or `proportional`),
+   * those its revisit budget is shared among. 0 from agents that do not, or that predate the field.
+   */
+  'revisitPages'?: (number | string | Long);
+  /**
+   * This agent's own `--recrawl-budget`, revisits a second (at most 1,000,000); 0 under `--recrawl off`
+   * or `fixed`, and past its `--recrawl-horizon`. The agents reporting a budget spend the sum of their
+   * budgets together, each in proportion to its pages (one with no page adds its budget to the others').
+   */
+  'revisitBudget'?: (number | string);
 }
 
 /**
@@ -66,4 +77,15 @@ export interface AgentLoad__Output {
    * the crawl's biggest) starts at once. 0 from agents that predate it: no batch is urgent for it.
    */
   'spareHostSlots': (number);
+  /**
+   * Pages whose revisits this agent plans by change rate (`--recrawl adaptive` or `proportional`),
+   * those its revisit budget is shared among. 0 from agents that do not, or that predate the field.
+   */
+  'revisitPages': (number);
+  /**
+   * This agent's own `--recrawl-budget`, revisits a second (at most 1,000,000); 0 under `--recrawl off`
+   * or `fixed`, and past its `--recrawl-horizon`. The agents reporting a budget spend the sum of their
+   * budgets together, each in proportion to its pages (one with no page adds its budget to the others').
+   */
+  'revisitBudget': (number);
 }

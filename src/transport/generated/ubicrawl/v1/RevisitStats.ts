@@ -53,6 +53,16 @@ export interface RevisitStats {
    * The sampled pages estimated_freshness is computed over: those with a change-rate estimate or hint.
    */
   'freshnessPages'?: (number | string | Long);
+  /**
+   * The revisits a second this agent spends now (`--recrawl adaptive` or `proportional`): in a cluster,
+   * its part of the budgets of the agents alive in its view, in proportion to its pages (AgentLoad's
+   * revisit_pages and revisit_budget); alone, its own `--recrawl-budget`. 0 under `--recrawl fixed`.
+   */
+  'budget'?: (number | string);
+  /**
+   * The pages that budget is spent on: those planned by change rate. 0 under `--recrawl fixed`.
+   */
+  'budgetPages'?: (number | string | Long);
 }
 
 /**
@@ -106,4 +116,14 @@ export interface RevisitStats__Output {
    * The sampled pages estimated_freshness is computed over: those with a change-rate estimate or hint.
    */
   'freshnessPages': (number);
+  /**
+   * The revisits a second this agent spends now (`--recrawl adaptive` or `proportional`): in a cluster,
+   * its part of the budgets of the agents alive in its view, in proportion to its pages (AgentLoad's
+   * revisit_pages and revisit_budget); alone, its own `--recrawl-budget`. 0 under `--recrawl fixed`.
+   */
+  'budget': (number);
+  /**
+   * The pages that budget is spent on: those planned by change rate. 0 under `--recrawl fixed`.
+   */
+  'budgetPages': (number);
 }
