@@ -128,6 +128,7 @@ const UNIT_FILES = [
   "test/recrawl/rate-prior.test.ts",
   "test/recrawl/recrawler.test.ts",
   "test/recrawl/revisit-policy.test.ts",
+  "test/recrawl/revisit-timetable.test.ts",
   "test/recrawl/share-freshness.test.ts",
 ];
 

@@ -1,5 +1,6 @@
 /** Continuous crawling (`--recrawl`): page histories, conditional GETs, change-rate estimates and revisit schedules. */
 
+export { type AdaptiveBounds, AdaptivePolicy, ESTIMATE_REACH, HINT_SPAN } from "./adaptive-policy.js";
 export {
   averageFreshness,
   estimateChangeRate,
@@ -9,6 +10,7 @@ export {
   optimalFrequencies,
   proportionalFrequencies,
 } from "./change-rate.js";
+export { estimatedRate, hintedPeriodMs, MIN_INTERVALS_FOR_ESTIMATE, rateEvidence } from "./page-estimates.js";
 export {
   afterVisit,
   conditionalHeaders,
@@ -31,6 +33,13 @@ export {
   STILL_BELIEF,
 } from "./rate-prior.js";
 export {
+  RECRAWL_MODES,
+  type RecrawlMode,
+  type RecrawlOptions,
+  revisitPolicy,
+  validateRecrawlOptions,
+} from "./recrawl-options.js";
+export {
   type HandedHistories,
   type PageRevisits,
   type RecrawlCounts,
@@ -39,22 +48,10 @@ export {
   type RevisitFigures,
 } from "./recrawler.js";
 export {
-  AdaptivePolicy,
   type BudgetOf,
   type BudgetSharing,
-  ESTIMATE_REACH,
-  estimatedRate,
   FixedPolicy,
   FOLLOW_BUDGET_BEYOND,
   FOLLOW_BUDGET_EVERY_MS,
-  HINT_SPAN,
-  hintedPeriodMs,
-  MIN_INTERVALS_FOR_ESTIMATE,
-  RECRAWL_MODES,
-  type RecrawlMode,
-  type RecrawlOptions,
   type RevisitPolicy,
-  rateEvidence,
-  revisitPolicy,
-  validateRecrawlOptions,
 } from "./revisit-policy.js";

@@ -1,4 +1,3 @@
-import { Heap } from "heap-js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { FetchResult } from "../fetching/index.js";
 import type { Logger } from "../logging/index.js";
@@ -14,6 +13,7 @@ import {
   type StoredCapture,
 } from "./page-history.js";
 import { type BudgetSharing, FOLLOW_BUDGET_EVERY_MS, type RevisitPolicy } from "./revisit-policy.js";
+import { type PlannedRevisit, RevisitTimetable } from "./revisit-timetable.js";
 import { ShareFreshness } from "./share-freshness.js";
 
 /** What a host visit tells the recrawl of each page it fetches (the host visitor's narrow interface). */
@@ -108,18 +108,6 @@ const NOT_OWNED_FIRST_WAIT_MS = 1000;
 /** The longest wait of {@link NOT_OWNED_FIRST_WAIT_MS}. */
 const NOT_OWNED_MAX_WAIT_MS = 5 * 60_000;
 
-/** A planned revisit: only its page's key (the history is read back from the store when it is due). */
-interface Planned {
-  /** The page's `nextAtMs`: which plan this is. */
-  readonly atMs: number;
-  /** When to look at it: `atMs`, or later while its host is another agent's (see {@link NOT_OWNED_FIRST_WAIT_MS}). */
-  readonly dueMs: number;
-  /** The last wait for its host to be this agent's again, ms (0: none yet). */
-  readonly waitMs: number;
-  readonly host: string;
-  readonly fingerprint: bigint;
-}
-
 /**
  * Continuous crawling: keeps each fetched page's history durably (with its done record, in the same
  * commit), plans its next visit with the policy, and when it is due queues it again in its host's
@@ -127,11 +115,9 @@ interface Planned {
  * not made, so a crawl with a horizon ends.
  */
 export class Recrawler implements PageRevisits {
-  private readonly planned = new Heap<Planned>((a, b) => a.dueMs - b.dueMs);
-  private timer: TimerHandle | undefined;
+  private readonly planned: RevisitTimetable;
   /** The timer that asks the policy every {@link FOLLOW_BUDGET_EVERY_MS} whether its budget moved. */
   private budgetTimer: TimerHandle | undefined;
-  private timerAtMs = Number.POSITIVE_INFINITY;
   /** Due pages being read back and queued. */
   private moving = 0;
   /** The last of the store reads and writes that must not interleave (queuing, adopting, releasing). */
@@ -157,6 +143,11 @@ export class Recrawler implements PageRevisits {
   ) {
     this.horizonAtMs =
       options.horizonMs === undefined ? Number.POSITIVE_INFINITY : deps.clock.now() + options.horizonMs;
+    this.planned = new RevisitTimetable(deps.clock, () => {
+      this.exclusive(() => this.queueDue()).catch((error: unknown) => {
+        deps.logger.error({ event: "recrawl-failed", err: error }, "queuing due revisits failed");
+      });
+    });
   }
 
   /** Reads the planned revisits from the store (at startup) and arms the timer. */
@@ -164,13 +155,13 @@ export class Recrawler implements PageRevisits {
     for await (const { host, fingerprint, value } of pageValues(this.deps.store)) {
       const history = decodeHistory(value);
       if (history.nextAtMs === undefined) continue;
-      this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+      this.planned.add(history.nextAtMs, host, fingerprint);
       // Only planned pages: a host handed away keeps its histories here, without plans (its pages are
       // another agent's share); a page queued for its revisit is noted again once fetched.
       this.deps.policy.note(policyKey(host, fingerprint), history);
       this.freshness.note(host, fingerprint, history);
     }
-    this.arm();
+    this.planned.arm();
     // A policy with a budget (not `fixed`): its plans follow the budget's moves.
     if (this.deps.policy.sharing().budget > 0) this.followBudget();
   }
@@ -181,30 +172,10 @@ export class Recrawler implements PageRevisits {
       this.budgetTimer = undefined;
       if (this.stopped) return;
       const ratios = this.deps.policy.followBudget();
-      if (ratios !== undefined) this.rescale(ratios);
+      if (ratios !== undefined)
+        this.planned.rescale((plan) => ratios.get(policyKey(plan.host, plan.fingerprint)));
       this.followBudget();
     }, FOLLOW_BUDGET_EVERY_MS);
-  }
-
-  /**
-   * The budget a page moved since the plans were made: the wait left of each planned revisit is divided
-   * by its page's new frequency ÷ old (`ratios`, by policy key: a page given 3× the frequency comes 3×
-   * nearer), as if planned at the new budget. A plan keeps its `atMs` (the stored plan it is), so it is
-   * queued as any other; one waiting for its host to be this agent's again keeps its wait.
-   */
-  private rescale(ratios: ReadonlyMap<string, number>): void {
-    const now = this.deps.clock.now();
-    this.planned.init(
-      this.planned.toArray().map((plan) => {
-        const ratio = ratios.get(policyKey(plan.host, plan.fingerprint));
-        if (ratio === undefined || !(ratio > 0) || plan.waitMs > 0 || plan.dueMs <= now) return plan;
-        return { ...plan, dueMs: now + (plan.dueMs - now) / ratio };
-      }),
-    );
-    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAtMs = Number.POSITIVE_INFINITY;
-    this.arm();
   }
 
   /** Revisits planned and not yet queued (each due page is one until it is queued). */
@@ -238,8 +209,7 @@ export class Recrawler implements PageRevisits {
 
   /** How late the earliest planned revisit is, ms: 0 when none is due yet (cheap: the heap's head). */
   overdueMs(): number {
-    const next = this.planned.peek();
-    return next === undefined ? 0 : Math.max(0, this.deps.clock.now() - next.dueMs);
+    return this.planned.overdueMs();
   }
 
   /** See {@link PageRevisits.history}. */
@@ -284,8 +254,8 @@ export class Recrawler implements PageRevisits {
     const planned = this.withPlan(policyKey(host, fingerprint), history, fromMs);
     this.freshness.note(host, fingerprint, planned);
     if (planned.nextAtMs !== undefined) {
-      this.planned.push(planOf(planned.nextAtMs, host, fingerprint));
-      this.arm();
+      this.planned.add(planned.nextAtMs, host, fingerprint);
+      this.planned.arm();
     }
     this.deps.committer.add(pageOp(host, fingerprint, encodeHistory(planned)));
     return planned;
@@ -348,11 +318,11 @@ export class Recrawler implements PageRevisits {
       await this.deps.committer.commit();
       // Planned once durable: a plan read back before would not find its time in the store.
       for (const { host, fingerprint, history } of chosen.values()) {
-        if (history.nextAtMs !== undefined) this.planned.push(planOf(history.nextAtMs, host, fingerprint));
+        if (history.nextAtMs !== undefined) this.planned.add(history.nextAtMs, host, fingerprint);
         this.deps.policy.note(policyKey(host, fingerprint), history);
         this.freshness.note(host, fingerprint, history);
       }
-      this.arm();
+      this.planned.arm();
       const received = handed.reduce((sum, { histories }) => sum + histories.length, 0);
       this.counts.received += received;
       return received;
@@ -383,28 +353,9 @@ export class Recrawler implements PageRevisits {
   /** Stops planning and queuing revisits. */
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.planned.stop();
     if (this.budgetTimer !== undefined) this.deps.clock.clearTimeout(this.budgetTimer);
     this.budgetTimer = undefined;
-  }
-
-  /** Sets the timer for the earliest plan, unless one is set for then or earlier. */
-  private arm(): void {
-    const next = this.planned.peek();
-    if (this.stopped || next === undefined || next.dueMs >= this.timerAtMs) return;
-    if (this.timer !== undefined) this.deps.clock.clearTimeout(this.timer);
-    this.timerAtMs = next.dueMs;
-    this.timer = this.deps.clock.setTimeout(
-      () => {
-        this.timer = undefined;
-        this.timerAtMs = Number.POSITIVE_INFINITY;
-        this.exclusive(() => this.queueDue()).catch((error: unknown) => {
-          this.deps.logger.error({ event: "recrawl-failed", err: error }, "queuing due revisits failed");
-        });
-      },
-      Math.max(0, next.dueMs - this.deps.clock.now()),
-    );
   }
 
   /**
@@ -413,16 +364,8 @@ export class Recrawler implements PageRevisits {
    * history handed over) is skipped, and so is a plan made twice (adopted again with its host).
    */
   private async queueDue(): Promise<void> {
-    const now = this.deps.clock.now();
-    const due = new Map<string, Planned>();
-    for (
-      let next = this.planned.peek();
-      next !== undefined && next.dueMs <= now;
-      next = this.planned.peek()
-    ) {
-      const plan = this.planned.pop() as Planned;
-      due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
-    }
+    const due = new Map<string, PlannedRevisit>();
+    for (const plan of this.planned.takeDue()) due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
     this.moving += due.size;
     let left = due.size;
     let queued = 0;
@@ -438,7 +381,7 @@ export class Recrawler implements PageRevisits {
         if (!this.deps.owns(plan.host)) {
           // Another agent's host now: its plan stays in the store, looked at again later.
           const waitMs = Math.min(NOT_OWNED_MAX_WAIT_MS, Math.max(NOT_OWNED_FIRST_WAIT_MS, plan.waitMs * 2));
-          this.planned.push({ ...plan, dueMs: now + waitMs, waitMs });
+          this.planned.postpone(plan, waitMs);
           continue;
         }
         this.deps.committer.add(pageOp(plan.host, plan.fingerprint, encodeHistory(history)));
@@ -453,13 +396,8 @@ export class Recrawler implements PageRevisits {
       await this.deps.committer.commit();
       this.deps.logger.debug({ event: "revisits-queued", urls: queued }, `${queued} pages due again, queued`);
     }
-    this.arm();
+    this.planned.arm();
   }
-}
-
-/** A plan to look at when it is due. */
-function planOf(atMs: number, host: string, fingerprint: bigint): Planned {
-  return { atMs, dueMs: atMs, waitMs: 0, host, fingerprint };
 }
 
 /** The policy's key of a page: its host and its URL's fingerprint. */

@@ -1,5 +1,5 @@
+import { estimatedRate, hintedPeriodMs } from "./page-estimates.js";
 import type { PageHistory } from "./page-history.js";
-import { estimatedRate, hintedPeriodMs } from "./revisit-policy.js";
 
 /**
  * The estimated freshness of an agent's share of a continuous crawl: the expected share of its pages
