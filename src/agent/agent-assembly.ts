@@ -1,30 +1,28 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { type Clock, systemClock } from "../clock.js";
-import type { DigestPeers } from "../dedup/index.js";
 import { HostsFileResolver, NetPolicy, type Resolver, SystemResolver } from "../fetching/index.js";
 import {
   HostScheduler,
-  type IpLimiter,
   type LoopLoad,
   PageTurns,
   TURN_GOVERNOR_DEFAULTS,
   TurnGovernor,
 } from "../frontier/index.js";
 import { defaultLogger, type Logger } from "../logging/index.js";
-import { type BudgetOf, Recrawler, revisitPolicy } from "../recrawl/index.js";
+import { Recrawler, revisitPolicy } from "../recrawl/index.js";
 import { prepareDataDir, recordWarcDir } from "../storage/data-dir.js";
 import { robotsSnapshotOp } from "../storage/index.js";
 import { AGENT_DEFAULTS, type AgentOptions, productToken } from "./agent-options.js";
+import type { ClusterHooks } from "./cluster-hooks.js";
 import { CrawlDelayBound } from "./crawl-delay-bound.js";
-import type { Admission, CrawlRights } from "./crawl-rights.js";
+import type { CrawlRights } from "./crawl-rights.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import { CrossOver } from "./cross-over.js";
 import { type Closable, type DurableState, openDurableState } from "./durable-state.js";
-import type { HandsChanges } from "./hands-changes.js";
 import type { HostBlacklist } from "./host-blacklist.js";
 import { HostVisitor } from "./host-visitor.js";
 import { DEFAULT_MAX_FOUND_LINKS, LinkOrigins } from "./link-origins.js";
-import { LinkRouter, type UrlExchange, type UrlOwnership } from "./link-router.js";
+import { LinkRouter, type UrlOwnership } from "./link-router.js";
 import { PageArchive } from "./page-archive.js";
 import { openPayloadDedup, type PayloadDedup } from "./payload-dedup.js";
 import { keptAsideSince, loadBlacklist, restoredStats } from "./saved-state.js";
@@ -47,50 +45,6 @@ export const UNSYNCED_PAGES_PER_HOST = 8;
 const LOOP_DELAY_RESOLUTION_MS = 1;
 /** Links read from one page at most. */
 const MAX_LINKS_PER_PAGE = 10_000;
-
-/** How an agent learns who owns what and where foreign links go (absent for a lone agent). */
-export interface ClusterHooks {
-  readonly ownership: () => UrlOwnership;
-  readonly exchange: UrlExchange;
-  /**
-   * True while this agent may hold URLs of `host`: it owns the host in its current view (or, under URL
-   * partitioning, always).
-   */
-  readonly owns: (host: string) => boolean;
-  /**
-   * When this agent may crawl `host`, which it owns: 0 for now, or a later time — held for a crashed
-   * previous owner, or being handed over by the agent that crawled it before (a promise meanwhile).
-   */
-  readonly admit: (host: string) => Admission | Promise<Admission>;
-  /** True while this agent may send `host` a request: it owns it and holds its crawl. */
-  readonly mayFetch: (host: string) => boolean;
-  /** True when every live agent is idle and no URL batch is in transit (termination detection). */
-  readonly isCrawlComplete: () => boolean;
-  /** Where payload digests other agents own are asked about (`--dedup cluster`). */
-  readonly digests: DigestPeers;
-  /** The cluster-wide per-IP limit (absent: this agent's own `--max-per-ip` only). */
-  readonly ipLimiter?: IpLimiter;
-  /**
-   * This agent's part of the cluster's revisit budgets, given what its policy shares (absent: its own
-   * `--recrawl-budget`).
-   */
-  readonly revisitBudget?: BudgetOf;
-  /**
-   * Told when who may fetch which host changes (a view change, a host's crawl passed on): a URL whose
-   * host is no longer this agent's to fetch stops waiting for its address's slot.
-   */
-  readonly hands?: HandsChanges;
-  /**
-   * A visit left URLs in the queue of a host this agent no longer owns (put back as they stopped
-   * waiting): they are handed to its owner now, not at the next periodic look.
-   */
-  readonly stranded?: () => void;
-  /**
-   * False under URL partitioning: hosts are never handed over, so no link is noted for a hand-over
-   * (`LinkOrigins`). Absent: true.
-   */
-  readonly handsOverHosts?: boolean;
-}
 
 /** An agent's machinery, wired: what {@link assembleAgent} builds and the agent runs. */
 export interface AssembledAgent

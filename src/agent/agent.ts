@@ -17,16 +17,12 @@ import type {
   RevisitFigures,
 } from "../recrawl/index.js";
 import type { CrawlLogInput, QueuedUrl, UrlTraits } from "../storage/index.js";
-import {
-  type AssembledAgent,
-  type AssemblyDeps,
-  assembleAgent,
-  type ClusterHooks,
-} from "./agent-assembly.js";
+import { type AssembledAgent, type AssemblyDeps, assembleAgent } from "./agent-assembly.js";
 import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
 import { BlacklistControl } from "./blacklist-control.js";
 import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
+import type { ClusterHooks } from "./cluster-hooks.js";
 import type { CrawlStats } from "./crawl-stats.js";
 import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 import type { BusyIp } from "./ip-activity.js";

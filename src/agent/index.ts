@@ -4,7 +4,7 @@
  */
 
 export { Agent } from "./agent.js";
-export { type ClusterHooks, QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
+export { QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, ipDelayOf, productToken } from "./agent-options.js";
 export {
   addRestores,
@@ -15,6 +15,7 @@ export {
   type RestoredByMerge,
 } from "./blacklist-restore.js";
 export type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
+export type { ClusterHooks } from "./cluster-hooks.js";
 export type { Admission } from "./crawl-rights.js";
 export {
   type CrawlCounters,
