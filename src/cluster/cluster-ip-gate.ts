@@ -225,9 +225,13 @@ export class ClusterIpGate implements IpLimiter {
     return this.leases.size;
   }
 
-  /** Gives every lease back to its authority (this agent leaves; see `IpLeases.endAll`). */
-  returnLeases(): void {
+  /**
+   * Gives every lease back to its authority (this agent leaves; see `IpLeases.endAll`), and sends what
+   * waits for the authorities at once; resolves once they answered (see `IpOutboxes.flushAll`).
+   */
+  returnLeases(): Promise<void> {
     this.leases.endAll();
+    return this.outboxes.flushAll();
   }
 
   /** Stops renewing leases (they lapse at the authorities). */

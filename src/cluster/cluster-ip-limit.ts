@@ -186,7 +186,9 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
   };
   const leave = async () => {
     const assignment = ownership.assignment;
-    gate.returnLeases();
+    // Answered before its addresses are handed over: its own authority's account (and what it hands
+    // over) no longer counts the leases it granted itself.
+    await gate.returnLeases();
     const byAuthority = authority.leave((ip) => {
       const owner = assignment.ownerOfRareKey(ip);
       return owner === selfId ? assignment.successors(ip, 1)[0] : owner;

@@ -17,6 +17,8 @@ const RELEASE_BATCH_MS = 50;
 
 /** An ask whose authority could not be reached is asked again after this long, ms. */
 export const UNREACHABLE_WAIT_MS = 500;
+/** Rounds of {@link IpOutboxes.flushAll} at most. */
+const FLUSH_ROUNDS = 3;
 
 interface Ask {
   readonly ip: string;
@@ -36,6 +38,8 @@ interface Outbox {
   refusals: IpRequest["refusals"];
   crawlDelays: Map<string, number>;
   sending: boolean;
+  /** The message in flight, settled once it is answered or found unreached. */
+  inFlight?: Promise<void>;
   timer?: TimerHandle;
 }
 
@@ -99,6 +103,26 @@ export class IpOutboxes {
     const box = this.outbox(authority);
     box.crawlDelays.set(ip, Math.max(delayMs, box.crawlDelays.get(ip) ?? 0));
     this.schedule(authority, true);
+  }
+
+  /**
+   * Sends every message waiting now, not after its batching wait, and resolves once each is answered
+   * or found unreached (a few rounds at most: what queued while one was in flight goes in the next). A
+   * leaving agent's lease returns so reach the authorities before it hands its own addresses over and
+   * stops; batched, they were lost with it, and its next authority counted its lease until it expired.
+   */
+  async flushAll(): Promise<void> {
+    for (let round = 0; round < FLUSH_ROUNDS; round++) {
+      const inFlight: Promise<void>[] = [];
+      for (const [authority, box] of this.outboxes) {
+        if (box.timer) this.deps.clock.clearTimeout(box.timer);
+        box.timer = undefined;
+        this.flush(authority);
+        if (box.inFlight) inFlight.push(box.inFlight);
+      }
+      if (inFlight.length === 0) return;
+      await Promise.all(inFlight);
+    }
   }
 
   /** This agent's asks held in `ip`'s line at its authority now. */
@@ -195,7 +219,7 @@ export class IpOutboxes {
       takeOver: takeOvers.map(({ ip }) => ip),
       crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
     };
-    this.deps.send(authority, request).then(
+    box.inFlight = this.deps.send(authority, request).then(
       (reply) => {
         asks.forEach((ask, i) => {
           const grant = reply.grants[i];
@@ -218,6 +242,7 @@ export class IpOutboxes {
 
   private sent(authority: string, box: Outbox): void {
     box.sending = false;
+    box.inFlight = undefined;
     if (box.asks.length + box.takeOvers.length + box.refusals.length + box.crawlDelays.size > 0)
       this.schedule(authority, true);
     else if (box.releases.size > 0) this.schedule(authority, false);

@@ -45,3 +45,36 @@ it("batches a release alone for a while, and answers asks to an unreachable auth
   expect(await boxes.ask("a", "1.1.1.1", false)).toEqual({ kind: "wait", waitMs: UNREACHABLE_WAIT_MS });
   expect(await boxes.takeOver("a", "1.1.1.1")).toBeUndefined();
 });
+
+it("flushAll sends the batched releases at once and resolves once every authority answered, and what queued meanwhile", async () => {
+  const unanswered: (() => void)[] = [];
+  const { clock, sent, boxes } = outboxes(
+    () =>
+      new Promise<IpReply>((resolve) => unanswered.push(() => resolve({ grants: [] } as unknown as IpReply))),
+  );
+  boxes.release("a", "1.1.1.1", undefined, 2, false);
+  boxes.release("b", "2.2.2.2", 4, 0, false);
+  let flushed = false;
+  const flushing = boxes.flushAll().then(() => {
+    flushed = true;
+  });
+  // Sent now, not after the batching wait.
+  expect(sent.map((request) => request.releases)).toEqual([
+    [{ ip: "1.1.1.1", slotIds: [], leaseSlots: 2 }],
+    [{ ip: "2.2.2.2", slotIds: [4], leaseSlots: 0 }],
+  ]);
+  // Queued while a's message is in flight: it goes next, in the same flush.
+  boxes.release("a", "3.3.3.3", undefined, 1, false);
+  while (unanswered.length > 0) {
+    expect(flushed).toBe(false);
+    for (const answer of unanswered.splice(0)) answer();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await flushing;
+  expect(sent.flatMap((request) => request.releases.map((release) => release.ip))).toEqual([
+    "1.1.1.1",
+    "2.2.2.2",
+    "3.3.3.3",
+  ]);
+  expect(clock.pending).toBe(0);
+});
