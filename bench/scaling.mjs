@@ -12,6 +12,8 @@
 //   pages/s      pages / wall s;  × 1 agent: that over the 1-agent defaults crawl's
 //   CPU ms/page  user + system CPU of all the crawl's agent processes (every thread; the kernel's account
 //                of reaped children, exact), from their spawn (membership included) to their exit, / pages
+//   msgs/page    the messages the agents sent each other, a page, from their `stopped` records: URL
+//                batches, digest questions and settlements (cluster dedup), IP limit asks and releases
 //   RSS MiB      the largest peak RSS (VmHWM, sampled every 100 ms) of one agent of the crawl
 //   tail s, %    from the start time of the page that makes 90% of the pages (in time order over all the
 //                crawl logs) to the last page's, in seconds and as a share of wall s
@@ -33,7 +35,7 @@
 //   node bench/scaling.mjs [--agents 1,2] [--dedup cluster,off] [--hosts 800] [--pages 32000]
 //                          [--biggest-host-percent 20] [--max-articles-per-host 1500] [--gone-hosts 20]
 //                          [--seed 1] [--max-active-hosts N] [--cpu-prof DIR] [--json] [--keep]
-import { rm } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { startClusterAgents } from "./lib/cluster-start.mjs";
@@ -92,7 +94,10 @@ const FLAGS = {
   },
   "timeout-s": { type: "integer", help: "give up on a crawl after this long", default: 900, min: 1 },
   json: { type: "boolean", help: "print JSON instead of a table" },
-  keep: { type: "boolean", help: "keep the agents' data (WARC files, crawl logs) and print where" },
+  keep: {
+    type: "boolean",
+    help: "keep the agents' data (WARC files, crawl logs, their own logs as agent.log) and print where",
+  },
 };
 
 const flags = parseBenchFlags(process.argv.slice(2), FLAGS, "node bench/scaling.mjs [flags]");
@@ -244,7 +249,13 @@ async function runCrawl(n, mode) {
     for (const [i, code] of exitCodes.entries()) {
       if (code !== 0) log(`${agents[i]?.name} exited with ${code}:\n${agents[i]?.stderrLines.join("\n")}`);
     }
+    if (flags.keep) {
+      for (const agent of agents) {
+        await writeFile(join(runDir, agent.name, "agent.log"), `${agent.stderrLines.join("\n")}\n`);
+      }
+    }
     const logs = agents.map((agent) => join(runDir, agent.name, "crawl.log"));
+    const messages = messagesSent(agents.map((agent) => agent.stderrLines));
     const metrics = await measureCrawlLogs(logs, truth);
     const requests = await requestTimesByHost(logs);
     const peaks = agents.map((agent) => sampler.peakOf(agent.pid) / MIB);
@@ -266,6 +277,13 @@ async function runCrawl(n, mode) {
         metrics.fetches,
       ),
       serverCpuMsPerPage: (serverCpuSeconds * 1000) / Math.max(1, metrics.fetches),
+      // Messages the agents sent each other, a page: URL batches, digest questions and settlements, IP
+      // limit asks and releases (from each agent's `stopped` record).
+      messagesPerPage: {
+        urls: messages.urlBatches / Math.max(1, metrics.fetches),
+        digests: messages.digests / Math.max(1, metrics.fetches),
+        ip: messages.ip / Math.max(1, metrics.fetches),
+      },
       // What the machine's CPUs could serve at this crawl's CPU a page, agents and test web together: a
       // crawl near it is bound by the machine, not by waiting, and more agents cannot lower the sum.
       machinePagesPerSecond:
@@ -294,6 +312,30 @@ async function runCrawl(n, mode) {
     for (const agent of agents) children.delete(agent);
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The messages the agents sent each other over the crawl, summed from their `stopped` log records:
+ * URL batches (`exchange.batchesSent`), digest questions and settlements (`digestMessages`), IP
+ * limit messages (`ipMessages`). An agent without the record (it failed) counts none.
+ * @param {readonly (readonly string[])[]} stderrs each agent's stderr lines
+ */
+function messagesSent(stderrs) {
+  const sent = { urlBatches: 0, digests: 0, ip: 0 };
+  for (const lines of stderrs) {
+    for (const line of lines) {
+      if (!line.includes('"event":"stopped"')) continue;
+      try {
+        const record = JSON.parse(line);
+        sent.urlBatches += record.exchange?.batchesSent ?? 0;
+        sent.digests += record.digestMessages ?? 0;
+        sent.ip += record.ipMessages ?? 0;
+      } catch {
+        // Not a record: a line of another shape.
+      }
+    }
+  }
+  return sent;
 }
 
 /**
@@ -328,6 +370,9 @@ function printTable() {
     "other",
     "server",
     "CPU-bound p/s",
+    "msgs/page URLs",
+    "digests",
+    "IP",
     "RSS MiB",
     "tail s",
     "tail %",
@@ -352,6 +397,9 @@ function printTable() {
     fixed(r.otherThreadsCpuMsPerPage, 2),
     fixed(r.serverCpuMsPerPage, 2),
     `${fixed(r.machinePagesPerSecond, 0)} (${percent(r.pagesPerSecond / r.machinePagesPerSecond, 0)})`,
+    fixed(r.messagesPerPage.urls, 3),
+    fixed(r.messagesPerPage.digests, 3),
+    fixed(r.messagesPerPage.ip, 3),
     fixed(r.maxPeakRssMib, 0),
     fixed(r.tail.seconds, 1),
     percent(r.tail.shareOfCrawl, 0),
@@ -372,7 +420,8 @@ function printTable() {
       `${fixed(benchSeconds, 0)} s in all\n` +
       "defaults = --dedup cluster; × 1 agent = pages/s over the 1-agent defaults crawl's; main, WARC, other = the agents' CPU ms a page " +
       "by thread (event loops, WARC workers, the rest), server = the test web's; CPU-bound p/s = the pages/s this machine's " +
-      "CPUs could give at the crawl's CPU a page, agents' and server's (and how near the crawl came); RSS = the largest agent's peak; " +
+      "CPUs could give at the crawl's CPU a page, agents' and server's (and how near the crawl came); msgs/page = the messages " +
+      "the agents sent each other a page: URL batches, digest questions and settlements, IP limit messages; RSS = the largest agent's peak; " +
       "tail = from 90% of the pages to the last; big host: its pages, its first request (s from the start), how long " +
       "and for how many pages it was crawled alone at the end, and the gaps between its requests then (start to start)\n\n" +
       `${formatTable(headers, rows)}\n` +

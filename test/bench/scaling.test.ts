@@ -20,6 +20,7 @@ interface ScalingRow {
   otherThreadsCpuMsPerPage: number;
   serverCpuMsPerPage: number;
   machinePagesPerSecond: number;
+  messagesPerPage: { urls: number; digests: number; ip: number };
   peakRssMibByAgent: number[];
   tail: { fromSeconds: number; seconds: number; shareOfCrawl: number };
   coverage: number;
@@ -76,6 +77,13 @@ describe("bench/scaling.mjs", () => {
       expect(r.biggestHost.firstSeconds).toBeLessThan(r.tail.fromSeconds + r.tail.seconds);
       expect(r.biggestHost.requests).toBeLessThanOrEqual(r.biggestHost.pages);
       expect(r.deadHostsMet).toBeLessThanOrEqual(4);
+      // Messages between agents: none for one agent; two exchange URLs, and digests only with cluster dedup.
+      if (r.agents === 1) expect(r.messagesPerPage, r.label).toEqual({ urls: 0, digests: 0, ip: 0 });
+      else {
+        expect(r.messagesPerPage.urls, r.label).toBeGreaterThan(0);
+        if (r.dedup === "off") expect(r.messagesPerPage.digests, r.label).toBe(0);
+        else expect(r.messagesPerPage.digests, r.label).toBeGreaterThan(0);
+      }
     }
   }, 180_000);
 });
