@@ -46,7 +46,9 @@ describe("ubicrawl ctl blacklist-remove", () => {
     // process) and the wait between them take on a loaded machine (the blacklisted host is the one with
     // most left, so it sets the crawl's end; the next largest, nearly as large, keeps it running meanwhile).
     fixture = await startWebFixture({ hosts: 20, pages: 750, responseDelayMs: 5, maxArticlesPerHost: 100 });
-    const agents = await startCluster(fixture, 2, ["--delay-ms", "100"]);
+    // Both agents stay in each other's view throughout: the test's failure detection (1.2 s) can take
+    // a stalled agent for dead on a loaded machine, and the other then owns (and answers for) its hosts.
+    const agents = await startCluster(fixture, 2, ["--delay-ms", "100", "--suspect-after-ms", "10000"]);
     const [first, second] = agents as [ClusterAgent, ClusterAgent];
     const truth = fixture.truth();
     await waitFor(
