@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, hash, randomUUID } from "node:crypto";
 import { ErrorCode, UbiError } from "../errors.js";
 import { DIGEST_PLACEHOLDER, type RecordDraft } from "./warc-draft.js";
 
@@ -42,9 +42,11 @@ export function warcDate(date: Date): string {
 
 /** `sha1:` plus the RFC 4648 base32 of the SHA-1 of the chunks, the form WARC tools expect. */
 export function sha1Digest(chunks: readonly Uint8Array[]): string {
-  const hash = createHash("sha1");
-  for (const chunk of chunks) hash.update(chunk);
-  return `sha1:${base32(hash.digest())}`;
+  // One chunk (a page's body, the common case): one-shot, without a Hash object (~20 µs of ~50 a 17 KB page).
+  if (chunks.length === 1) return `sha1:${base32(hash("sha1", chunks[0] as Uint8Array, "buffer"))}`;
+  const digest = createHash("sha1");
+  for (const chunk of chunks) digest.update(chunk);
+  return `sha1:${base32(digest.digest())}`;
 }
 
 /** RFC 4648 base32 (upper case, `=` padded). */
