@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
+import type { DigestRegistry } from "../dedup/index.js";
 import type {
   AdoptedHost,
   ForcedOutcome,
@@ -20,11 +20,9 @@ import type { CrawlLogInput, QueuedUrl, UrlTraits } from "../storage/index.js";
 import { type AssembledAgent, type AssemblyDeps, assembleAgent } from "./agent-assembly.js";
 import { type AgentOptions, validateAgentOptions } from "./agent-options.js";
 import { BlacklistControl } from "./blacklist-control.js";
-import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
 import type { AgentStorage, ClusterFacingAgent } from "./cluster-facing.js";
 import type { ClusterHooks } from "./cluster-hooks.js";
 import type { CrawlStats } from "./crawl-stats.js";
-import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 import type { BusyIp } from "./ip-activity.js";
 import type { FoundLink } from "./link-origins.js";
 import type { PageArchive } from "./page-archive.js";
@@ -61,7 +59,7 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
   /** Continuous crawling's histories and plans (`--recrawl`); undefined when off. */
   readonly recrawler: Recrawler | undefined;
   /** The runtime blacklist's changes, durable, and the URLs its removals give back. */
-  private readonly blacklist: BlacklistControl;
+  readonly blacklist: BlacklistControl;
   private stopping: Promise<void> | undefined;
   /**
    * A real timer holding the process alive from start() until the agent is closed: the clock's timers
@@ -320,30 +318,6 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     return this.frontier.waitingUrls;
   }
 
-  blacklistHost(pattern: string): Promise<boolean> {
-    return this.blacklist.add(pattern);
-  }
-
-  unblacklistHost(pattern: string): Promise<BlacklistRemoval | false> {
-    return this.blacklist.remove(pattern);
-  }
-
-  mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge & RestoredByMerge> {
-    return this.blacklist.merge(entries);
-  }
-
-  blacklistPatterns(): string[] {
-    return this.blacklist.patterns();
-  }
-
-  blacklistEntries(): BlacklistEntry[] {
-    return this.blacklist.entries();
-  }
-
-  get maxAsidePerHost(): number {
-    return this.frontier.maxAsidePerHost;
-  }
-
   forceSeed(url: string): Promise<ForcedOutcome | "out-of-scope"> {
     const { frontier, scheduler, stats } = this;
     return forceSeed(url, { frontier, scheduler, stats, scopes: this.options.scopes });
@@ -353,16 +327,8 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     applyRuntimeSetting(name, value, this.parts);
   }
 
-  checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]> {
-    return this.parts.digestRegistry.check(questions);
-  }
-
-  settleDigests(asker: string, settlements: readonly DigestSettlement[]): void {
-    this.parts.digestRegistry.settle(asker, settlements);
-  }
-
-  forgetDigestClaims(id: string): void {
-    this.parts.digestRegistry.forget(id);
+  get digests(): Pick<DigestRegistry, "check" | "settle" | "forget"> {
+    return this.parts.digestRegistry;
   }
 
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void {

@@ -40,12 +40,23 @@ export interface BlacklistControlDeps {
   readonly logger: Logger;
 }
 
+/** What the cluster's parts change and read of an agent's runtime blacklist (see {@link BlacklistControl}). */
+export type RuntimeBlacklist = Pick<
+  BlacklistControl,
+  "add" | "remove" | "merge" | "patterns" | "entries" | "maxAsidePerHost"
+>;
+
 /**
  * The runtime blacklist's changes (`ubicrawl ctl`, and other agents' through gossip), each made durable
  * before it is answered, and the URLs kept aside for hosts that come off it given back.
  */
 export class BlacklistControl {
   constructor(private readonly deps: BlacklistControlDeps) {}
+
+  /** URLs of one host kept aside at most while it is blacklisted; those beyond are only counted. */
+  get maxAsidePerHost(): number {
+    return this.deps.frontier.maxAsidePerHost;
+  }
 
   /**
    * Adds a host pattern (see {@link HostBlacklist}): its hosts' queued URLs are dropped as they come, and

@@ -1,10 +1,9 @@
-import type { DigestQuestion, DigestSettlement, DigestVerdict } from "../dedup/index.js";
+import type { DigestRegistry } from "../dedup/index.js";
 import type { AdoptedHost, ForcedOutcome, WaitingHosts } from "../frontier/index.js";
 import type { BudgetSharing, HandedHistories, PageHistory, RevisitFigures } from "../recrawl/index.js";
 import type { GroupCommit, QueuedUrl, StateStore, UrlTraits } from "../storage/index.js";
-import type { BlacklistRemoval, RestoredByMerge } from "./blacklist-restore.js";
+import type { RuntimeBlacklist } from "./blacklist-control.js";
 import type { CrawlStats } from "./crawl-stats.js";
-import type { BlacklistEntry, BlacklistMerge } from "./host-blacklist.js";
 import type { BusyIp } from "./ip-activity.js";
 import type { FoundLink } from "./link-origins.js";
 
@@ -113,38 +112,20 @@ export interface ClusterFacingAgent {
   /** Changes a runtime setting (`delay-ms`, `max-active-hosts`); throws `InvalidArgument` otherwise. */
   applySetting(name: string, value: number): void;
   /**
-   * Adds a host pattern to the blacklist: its hosts' queued URLs are dropped as they come, and no new
-   * request goes to them. Resolves once the list is durable; false when the pattern was on it already.
-   * Throws `InvalidArgument` for a malformed pattern.
+   * The runtime blacklist: patterns added and removed (`ctl`), other agents' entries merged (gossip),
+   * each durable when it resolves; a removal restores the URLs kept aside for its hosts.
    */
-  blacklistHost(pattern: string): Promise<boolean>;
-  /**
-   * Removes a host pattern from the blacklist, durably, and restores the URLs kept aside for its hosts
-   * (what it gave back, and what it could not); false when it was not there.
-   */
-  unblacklistHost(pattern: string): Promise<BlacklistRemoval | false>;
-  /** URLs of one host kept aside at most while it is blacklisted; those beyond are only counted. */
-  readonly maxAsidePerHost: number;
+  readonly blacklist: RuntimeBlacklist;
   /**
    * Queues seed `url`, whose host this agent owns, even when seen before (`ctl add-seeds --force`),
    * unless it is done already or out of scope; durable when it resolves.
    */
   forceSeed(url: string): Promise<ForcedOutcome | "out-of-scope">;
-  /** The blacklist's patterns, sorted. */
-  blacklistPatterns(): string[];
-  /** Every blacklist entry, removals included (what another agent merges). */
-  blacklistEntries(): BlacklistEntry[];
   /**
-   * Merges another agent's blacklist entries, durably; the later change of each pattern wins. Patterns
-   * it takes off restore their hosts' kept-aside URLs (`restore` says what that gave back).
+   * The payload digests this agent owns (`CheckDigests`, `SettleDigests`): whether payloads were stored
+   * before, what askers did with those they were told were new, and the claims of agents gone.
    */
-  mergeBlacklist(entries: readonly BlacklistEntry[]): Promise<BlacklistMerge & RestoredByMerge>;
-  /** `CheckDigests`: whether payloads with these digests (this agent owns them) were stored before; see DigestRegistry. */
-  checkDigests(questions: readonly DigestQuestion[]): Promise<DigestVerdict[]>;
-  /** `SettleDigests`: what agent `asker` did with digests it was told were new (stored, or not). */
-  settleDigests(asker: string, settlements: readonly DigestSettlement[]): void;
-  /** Agent `id` is gone: its claims on payload digests end (see DigestRegistry.forget). */
-  forgetDigestClaims(id: string): void;
+  readonly digests: Pick<DigestRegistry, "check" | "settle" | "forget">;
   /** Calls `visit` with every host this agent has a record of, its waiting URLs and pages fetched. */
   forEachHost(visit: (host: string, waiting: number, fetched: number) => void): void;
 }

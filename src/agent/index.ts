@@ -6,6 +6,7 @@
 export { Agent } from "./agent.js";
 export { QUANTUM_PAGES, UNSYNCED_PAGES_PER_HOST } from "./agent-assembly.js";
 export { AGENT_DEFAULTS, type AgentOptions, ipDelayOf, productToken } from "./agent-options.js";
+export type { RuntimeBlacklist } from "./blacklist-control.js";
 export {
   addRestores,
   type BlacklistRemoval,

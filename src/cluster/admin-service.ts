@@ -119,7 +119,7 @@ export class AdminService {
         return { ok: true, message: "leaving: handing queued URLs to their next owners" };
       case "BLACKLIST_ADD":
         try {
-          const added = await agent.blacklistHost(request.argument);
+          const added = await agent.blacklist.add(request.argument);
           // Spread to every live agent before answering (each of them pushes nothing further).
           if (added) await this.deps.blacklist.pushChange();
           return { ok: true, message: `blacklisted ${request.argument}${added ? "" : " (it was already)"}` };
@@ -128,17 +128,17 @@ export class AdminService {
           return { ok: false, message: error.message };
         }
       case "BLACKLIST_REMOVE": {
-        const removal = await agent.unblacklistHost(request.argument);
+        const removal = await agent.blacklist.remove(request.argument);
         // As an add of a pattern listed already: the blacklist is as asked either way.
         if (removal === false) return { ok: true, message: `${request.argument} was not blacklisted` };
         const others = await this.deps.blacklist.pushChange();
         return {
           ok: true,
-          message: removalMessage(request.argument, removal, others, agent.maxAsidePerHost),
+          message: removalMessage(request.argument, removal, others, agent.blacklist.maxAsidePerHost),
         };
       }
       case "BLACKLIST_LIST": {
-        const patterns = agent.blacklistPatterns();
+        const patterns = agent.blacklist.patterns();
         return { ok: true, message: patterns.join("\n") };
       }
       case "ADD_SEEDS":

@@ -20,7 +20,7 @@ export interface AgentServiceParts {
   /** Answers peers' blacklist syncs. */
   readonly blacklist: Pick<BlacklistGossip, "answer">;
   /** Answers digest checks and settlements (cluster dedup: this agent owns some digests). */
-  readonly agent: Pick<ClusterFacingAgent, "checkDigests" | "settleDigests">;
+  readonly digests: ClusterFacingAgent["digests"];
   /** Answers asks about the IP addresses this agent is the authority of (see ip-authority.ts). */
   readonly ipGrants: (request: IpRequest) => IpReply | Promise<IpReply>;
 }
@@ -31,7 +31,7 @@ export interface AgentServiceParts {
  * and IP grants. A plain object: a test may replace one handler.
  */
 export function agentHandlers(parts: AgentServiceParts): AgentServiceHandlers {
-  const { membership, intake, admin, blacklist, agent } = parts;
+  const { membership, intake, admin, blacklist, digests } = parts;
   return {
     join: (request) => membership.join(request),
     heartbeat: (request) => membership.heartbeat(request),
@@ -44,12 +44,9 @@ export function agentHandlers(parts: AgentServiceParts): AgentServiceHandlers {
     checkDigests: async (request) => {
       const settled = request.settlements ?? [];
       if (settled.length > 0) {
-        agent.settleDigests(
-          request.fromId,
-          fromWireSettlements({ fromId: request.fromId, settlements: settled }),
-        );
+        digests.settle(request.fromId, fromWireSettlements({ fromId: request.fromId, settlements: settled }));
       }
-      const verdicts = await agent.checkDigests(
+      const verdicts = await digests.check(
         request.digests.map((digest) => ({
           digest,
           asker: request.fromId,
@@ -59,7 +56,7 @@ export function agentHandlers(parts: AgentServiceParts): AgentServiceHandlers {
       return { verdicts: verdicts.map(toWireVerdict) };
     },
     settleDigests: async (request) => {
-      agent.settleDigests(request.fromId, fromWireSettlements(request));
+      digests.settle(request.fromId, fromWireSettlements(request));
       return {};
     },
     ipGrants: async (request) => parts.ipGrants(request),

@@ -93,7 +93,7 @@ export function agentService(deps: AgentServiceDeps): AgentService {
     intake,
     admin,
     blacklist,
-    agent,
+    digests: agent.digests,
     ipGrants: (request) => answerIpRequest(ipAuthority, request),
   });
   return { membership, intake, admin, handlers };

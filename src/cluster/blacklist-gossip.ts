@@ -2,8 +2,8 @@ import {
   addRestores,
   type BlacklistEntry,
   type BlacklistRestore,
-  type ClusterFacingAgent,
   NO_RESTORE,
+  type RuntimeBlacklist,
 } from "../agent/index.js";
 import type { Clock, TimerHandle } from "../clock.js";
 import type { Logger } from "../logging/index.js";
@@ -15,7 +15,8 @@ export const BLACKLIST_SYNC_INTERVAL_MS = 30_000;
 /** What a {@link BlacklistGossip} needs. */
 export interface BlacklistGossipDeps {
   readonly clock: Clock;
-  readonly agent: Pick<ClusterFacingAgent, "blacklistEntries" | "mergeBlacklist">;
+  /** This agent's blacklist, where a peer's entries merge. */
+  readonly blacklist: Pick<RuntimeBlacklist, "entries" | "merge">;
   /** The other live agents' ids. */
   readonly peers: () => readonly string[];
   /** Sends this agent's entries to a peer; resolves with the peer's after its merge. */
@@ -47,8 +48,8 @@ export class BlacklistGossip {
    * what the merge gave back of the hosts it took off the list (the URLs kept aside for them).
    */
   async answer(request: BlacklistSync): Promise<BlacklistSync> {
-    const merge = await this.deps.agent.mergeBlacklist(request.entries);
-    const entries = this.deps.agent.blacklistEntries();
+    const merge = await this.deps.blacklist.merge(request.entries);
+    const entries = this.deps.blacklist.entries();
     return merge.restore === undefined || merge.restore.hosts === 0
       ? { entries }
       : { entries, restored: merge.restore };
@@ -95,10 +96,10 @@ export class BlacklistGossip {
 
   /** Syncs with `peer`; resolves with what its merge gave back (nothing when the sync failed). */
   private async syncWith(peer: string): Promise<BlacklistRestore> {
-    const entries: BlacklistEntry[] = this.deps.agent.blacklistEntries();
+    const entries: BlacklistEntry[] = this.deps.blacklist.entries();
     try {
       const reply = await this.deps.sync(peer, { entries });
-      const merge = await this.deps.agent.mergeBlacklist(reply.entries);
+      const merge = await this.deps.blacklist.merge(reply.entries);
       if (merge.added.length > 0 || merge.removed.length > 0) {
         this.deps.logger.info(
           { event: "blacklist-synced", peer, added: merge.added, removed: merge.removed },

@@ -352,7 +352,7 @@ export async function assembleCluster(
       // So would a push of hosts to it: they stay here, for their next owner.
       desk.peerGone(id);
       // A dead agent's claims on payloads would hold others' copies until their lease ran out.
-      agent.forgetDigestClaims(id);
+      agent.digests.forget(id);
       // Its grants at the addresses this agent is the authority of would hold them a whole fetch's time.
       ipAuthority.agentGone(id);
       // The links it kept for this agent go to another keeper.
@@ -384,7 +384,7 @@ export async function assembleCluster(
     {},
     {
       clock,
-      agent,
+      blacklist: agent.blacklist,
       peers: () => detector.alive().flatMap((member) => (member.id === selfId ? [] : [member.id])),
       // Bounded: a peer that died since the last heartbeat must not hold this agent's start for long.
       sync: (peerId, request) =>

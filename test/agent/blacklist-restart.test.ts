@@ -31,8 +31,8 @@ describe("the host blacklist across a restart", () => {
       { robotsRetryMs: 100, maxRobotsAttempts: 2 },
     );
     const first = await Agent.open(options);
-    expect(await first.blacklistHost(banned.split(":")[0] as string)).toBe(true);
-    expect(await first.blacklistHost(banned.split(":")[0] as string)).toBe(false);
+    expect(await first.blacklist.add(banned.split(":")[0] as string)).toBe(true);
+    expect(await first.blacklist.add(banned.split(":")[0] as string)).toBe(false);
     await first.stop();
 
     const second = await Agent.open(options);
@@ -47,9 +47,9 @@ describe("the host blacklist across a restart", () => {
     for (const host of hosts.filter((candidate) => candidate !== banned)) expect(fetched).toContain(host);
 
     const third = await Agent.open(options);
-    expect(await third.unblacklistHost(banned)).toBe(false);
+    expect(await third.blacklist.remove(banned)).toBe(false);
     // The URLs dropped while it was listed were kept aside, and are queued again now.
-    const removal = await third.unblacklistHost(banned.split(":")[0] as string);
+    const removal = await third.blacklist.remove(banned.split(":")[0] as string);
     expect(removal).not.toBe(false);
     if (removal === false) return;
     expect(removal.droppedBeforeKeeping).toBe(false);
@@ -57,7 +57,7 @@ describe("the host blacklist across a restart", () => {
     expect(removal.restore.queuedHere).toBe(second.stats.dropped.get("blacklisted"));
     await third.stop();
     const fourth = await Agent.open(options);
-    expect(await fourth.unblacklistHost(banned.split(":")[0] as string)).toBe(false);
+    expect(await fourth.blacklist.remove(banned.split(":")[0] as string)).toBe(false);
     await fourth.start();
     await fourth.whenDone();
     await fourth.stop();
@@ -78,10 +78,10 @@ describe("the host blacklist across a restart", () => {
     });
     const agent = await Agent.open(options);
     // Added long ago, by an agent whose state did not keep what it dropped.
-    await agent.mergeBlacklist([{ pattern: "old.test", blocked: true, changedAtMs: 1, changedBy: "b0" }]);
-    await agent.blacklistHost("new.test");
-    expect(await agent.unblacklistHost("old.test")).toMatchObject({ droppedBeforeKeeping: true });
-    expect(await agent.unblacklistHost("new.test")).toMatchObject({ droppedBeforeKeeping: false });
+    await agent.blacklist.merge([{ pattern: "old.test", blocked: true, changedAtMs: 1, changedBy: "b0" }]);
+    await agent.blacklist.add("new.test");
+    expect(await agent.blacklist.remove("old.test")).toMatchObject({ droppedBeforeKeeping: true });
+    expect(await agent.blacklist.remove("new.test")).toMatchObject({ droppedBeforeKeeping: false });
     await agent.stop();
   });
 });

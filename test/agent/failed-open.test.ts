@@ -33,7 +33,7 @@ describe("an agent whose open fails", () => {
     const options = inProcessAgentOptions({ id: "f1", dataDir: join(dir, "f1"), seeds: [] });
     const first = await Agent.open(options);
     // Both records exist once the agent has a blacklist and has committed once.
-    await first.blacklistHost("banned.test");
+    await first.blacklist.add("banned.test");
     await first.stop();
     const saved = await writeMeta(options.dataDir, key, "{not json");
     expect(saved).toBeDefined();
@@ -46,7 +46,7 @@ describe("an agent whose open fails", () => {
 
     await writeMeta(options.dataDir, key, saved as string);
     const agent = await Agent.open(options);
-    expect(agent.blacklistPatterns()).toEqual(["banned.test"]);
+    expect(agent.blacklist.patterns()).toEqual(["banned.test"]);
     await agent.stop();
   });
 });

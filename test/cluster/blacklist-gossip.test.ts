@@ -8,11 +8,10 @@ import { ManualClock } from "../support/manual-clock.js";
 import { recordingLogger } from "../support/recording-logger.js";
 
 /** An agent's blacklist as the gossip sees it. */
-function agentWith(list: HostBlacklist) {
+function blacklistOf(list: HostBlacklist) {
   return {
-    blacklistEntries: () => list.entries(),
-    mergeBlacklist: async (entries: readonly Parameters<HostBlacklist["merge"]>[0][number][]) =>
-      list.merge(entries),
+    entries: () => list.entries(),
+    merge: async (entries: readonly Parameters<HostBlacklist["merge"]>[0][number][]) => list.merge(entries),
   };
 }
 
@@ -33,7 +32,7 @@ describe("BlacklistGossip", () => {
       {},
       {
         clock,
-        agent: agentWith(here),
+        blacklist: blacklistOf(here),
         peers: () => [...lists.keys()],
         sync: async (peer, request: BlacklistSync) => {
           calls.push(peer);
@@ -78,7 +77,7 @@ describe("BlacklistGossip", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: agentWith(here),
+        blacklist: blacklistOf(here),
         peers: () => ["agent-b"],
         sync: async (_peer, request) => {
           if (down) throw new UbiError(ErrorCode.PeerUnreachable, "agent-b is down");
@@ -118,7 +117,7 @@ describe("BlacklistGossip", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: agentWith(here),
+        blacklist: blacklistOf(here),
         peers: () => ["agent-b"],
         sync: async (_peer, request) => {
           there.merge(request.entries);
@@ -145,7 +144,7 @@ describe("BlacklistGossip", () => {
         { intervalMs: 1000 },
         {
           clock,
-          agent: agentWith(new HostBlacklist()),
+          blacklist: blacklistOf(new HostBlacklist()),
           peers: () => ["agent-b", "agent-c", "agent-d"],
           sync: async (peer) => {
             calls.push(peer);
@@ -175,7 +174,7 @@ describe("BlacklistGossip", () => {
       { intervalMs: 1000 },
       {
         clock,
-        agent: agentWith(new HostBlacklist()),
+        blacklist: blacklistOf(new HostBlacklist()),
         peers: () => ["agent-b", "agent-c"],
         sync: async () => {
           syncs++;
@@ -209,7 +208,7 @@ describe("BlacklistGossip", () => {
       { intervalMs: 1000 },
       {
         clock,
-        agent: agentWith(new HostBlacklist()),
+        blacklist: blacklistOf(new HostBlacklist()),
         peers: () => [],
         sync: async () => {
           syncs++;
@@ -236,7 +235,7 @@ describe("BlacklistGossip", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: agentWith(here),
+        blacklist: blacklistOf(here),
         peers: () => [],
         sync: async () => ({ entries: [] }),
         logger: silentLogger,
@@ -267,9 +266,9 @@ describe("BlacklistGossip and the URLs kept aside", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: {
-          blacklistEntries: () => [],
-          mergeBlacklist: async () => ({ added: [], removed: ["spam.test"], restore: restored }),
+        blacklist: {
+          entries: () => [],
+          merge: async () => ({ added: [], removed: ["spam.test"], restore: restored }),
         },
         peers: () => [],
         sync: async () => ({ entries: [] }),
@@ -283,7 +282,7 @@ describe("BlacklistGossip and the URLs kept aside", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: agentWith(new HostBlacklist()),
+        blacklist: blacklistOf(new HostBlacklist()),
         peers: () => [],
         sync: async () => ({ entries: [] }),
         logger: silentLogger,
@@ -296,7 +295,7 @@ describe("BlacklistGossip and the URLs kept aside", () => {
       {},
       {
         clock: new ManualClock(),
-        agent: agentWith(here),
+        blacklist: blacklistOf(here),
         peers: () => ["agent-b", "agent-c", "agent-d"],
         sync: async (name) => {
           if (name === "agent-d") throw new UbiError(ErrorCode.PeerUnreachable, "down");
