@@ -1,3 +1,7 @@
+// Over 400 lines on purpose: a host's visit loop and what each request's answer does to its URL
+// (fetched, failed for good, retried later, pushed back by the server, its slot lapsed), which must each
+// put the URL back, complete it or park the host exactly once; the checks before a request are in
+// url-checks.ts, its wait in request-wait.ts, and a page kept in page-finisher.ts.
 import type { Clock } from "../clock.js";
 import { ErrorCode, isUbiError } from "../errors.js";
 import type { FetchResult } from "../fetching/index.js";

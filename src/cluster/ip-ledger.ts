@@ -1,3 +1,8 @@
+// Over 400 lines on purpose: one address's account at its authority — the lease, the slots, what ended
+// leases and crashed agents may still have in flight, hand-overs both ways, the IP delay's spacing and
+// the server's back-off — whose one invariant (never more than --max-per-ip counted in flight, no start
+// closer than the IP delay) holds only if every change to them is made here, in order; the spacing and
+// the back-off, which have state of their own, are classes of their own files.
 import { IP_BACK_OFF, ServerBackOff } from "./ip-back-off.js";
 import {
   IP_CRAWL_DELAY_MEMORY_MS,
