@@ -8,7 +8,7 @@
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { startClusterAgents } from "./lib/cluster-start.mjs";
-import { measureCrawlLogs, readTruth } from "./lib/crawl-metrics.mjs";
+import { measureCrawlLogs, parseAgentSummary, readTruth } from "./lib/crawl-metrics.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import { benchAgentFlags, openWorkspace, startTestWebProcess } from "./lib/processes.mjs";
 import { fixed, formatTable, percent } from "./lib/report.mjs";
@@ -156,7 +156,7 @@ async function crawl(limit, round) {
     agents.map((agent) => join(runDir, agent.name, "crawl.log")),
     truth,
   );
-  const ipMessages = agents.reduce((sum, agent) => sum + stoppedIpMessages(agent.stderrLines), 0);
+  const ipMessages = agents.reduce((sum, agent) => sum + parseAgentSummary(agent.stderrLines).ipMessages, 0);
   for (const agent of agents) children.delete(agent);
   return {
     round,
@@ -168,17 +168,4 @@ async function crawl(limit, round) {
     coverage: metrics.coverage,
     ipMessages,
   };
-}
-
-/** `ipMessages` of an agent's `stopped` record (0 when absent). */
-function stoppedIpMessages(lines) {
-  for (const line of [...lines].reverse()) {
-    if (!line.includes('"stopped"')) continue;
-    try {
-      return Number(JSON.parse(line).ipMessages ?? 0);
-    } catch {
-      return 0;
-    }
-  }
-  return 0;
 }

@@ -39,7 +39,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { startClusterAgents } from "./lib/cluster-start.mjs";
-import { measureCrawlLogs, readTruth, requestTimesByHost } from "./lib/crawl-metrics.mjs";
+import { measureCrawlLogs, parseAgentSummary, readTruth, requestTimesByHost } from "./lib/crawl-metrics.mjs";
 import { biggestHost, crawlTail, hostAlone } from "./lib/crawl-tail.mjs";
 import { parseBenchFlags } from "./lib/flags.mjs";
 import {
@@ -255,7 +255,9 @@ async function runCrawl(n, mode) {
       }
     }
     const logs = agents.map((agent) => join(runDir, agent.name, "crawl.log"));
-    const messages = messagesSent(agents.map((agent) => agent.stderrLines));
+    const summaries = agents.map((agent) => parseAgentSummary(agent.stderrLines));
+    const sum = (/** @type {(s: (typeof summaries)[number]) => number} */ of) =>
+      summaries.reduce((total, summary) => total + of(summary), 0);
     const metrics = await measureCrawlLogs(logs, truth);
     const requests = await requestTimesByHost(logs);
     const peaks = agents.map((agent) => sampler.peakOf(agent.pid) / MIB);
@@ -280,9 +282,9 @@ async function runCrawl(n, mode) {
       // Messages the agents sent each other, a page: URL batches, digest questions and settlements, IP
       // limit asks and releases (from each agent's `stopped` record).
       messagesPerPage: {
-        urls: messages.urlBatches / Math.max(1, metrics.fetches),
-        digests: messages.digests / Math.max(1, metrics.fetches),
-        ip: messages.ip / Math.max(1, metrics.fetches),
+        urls: sum((s) => s.exchange?.batchesSent ?? 0) / Math.max(1, metrics.fetches),
+        digests: sum((s) => s.digestMessages) / Math.max(1, metrics.fetches),
+        ip: sum((s) => s.ipMessages) / Math.max(1, metrics.fetches),
       },
       // What the machine's CPUs could serve at this crawl's CPU a page, agents and test web together: a
       // crawl near it is bound by the machine, not by waiting, and more agents cannot lower the sum.
@@ -312,30 +314,6 @@ async function runCrawl(n, mode) {
     for (const agent of agents) children.delete(agent);
     if (!flags.keep) await rm(runDir, { recursive: true, force: true });
   }
-}
-
-/**
- * The messages the agents sent each other over the crawl, summed from their `stopped` log records:
- * URL batches (`exchange.batchesSent`), digest questions and settlements (`digestMessages`), IP
- * limit messages (`ipMessages`). An agent without the record (it failed) counts none.
- * @param {readonly (readonly string[])[]} stderrs each agent's stderr lines
- */
-function messagesSent(stderrs) {
-  const sent = { urlBatches: 0, digests: 0, ip: 0 };
-  for (const lines of stderrs) {
-    for (const line of lines) {
-      if (!line.includes('"event":"stopped"')) continue;
-      try {
-        const record = JSON.parse(line);
-        sent.urlBatches += record.exchange?.batchesSent ?? 0;
-        sent.digests += record.digestMessages ?? 0;
-        sent.ip += record.ipMessages ?? 0;
-      } catch {
-        // Not a record: a line of another shape.
-      }
-    }
-  }
-  return sent;
 }
 
 /**

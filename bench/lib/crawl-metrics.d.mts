@@ -43,6 +43,10 @@ export interface AgentSummary {
     | undefined;
   /** Links found to other agents' hosts (each URL among them is sent once), when a cluster agent prints it. */
   linksToOtherAgents: number | undefined;
+  /** Digest questions and settlements sent to other agents (cluster dedup); 0 when the record has none. */
+  digestMessages: number;
+  /** Messages sent to IP authorities (the cluster-wide per-IP limit); 0 when the record has none. */
+  ipMessages: number;
 }
 
 /** The ground truth file: one URL a line. */

@@ -140,8 +140,9 @@ const QUEUED_DROPS = ["robots", "page-limit", "abandoned", "blacklisted", "fetch
 
 /**
  * What an agent's `stopped` log record says (its last record, written with `--log-format json`): run
- * time, this run's pages, URLs dropped by reason, the seen set, and for a cluster agent the URL exchange
- * and its links to other agents' hosts. Fields the record lacks stay undefined.
+ * time, this run's pages, URLs dropped by reason, the seen set, and for a cluster agent the URL exchange,
+ * its links to other agents' hosts and the digest and IP limit messages it sent. Fields the record lacks
+ * stay undefined, but the message counts, which an agent leaves out when they are 0.
  * @param {readonly string[]} lines the agent's stderr lines
  * @returns {AgentSummary}
  */
@@ -150,6 +151,8 @@ export function parseAgentSummary(lines) {
   summary.seenSetBytes = undefined;
   summary.exchange = undefined;
   summary.linksToOtherAgents = undefined;
+  summary.digestMessages = 0;
+  summary.ipMessages = 0;
   const stopped = lines.map(parseLogRecord).findLast((record) => record?.event === "stopped");
   if (stopped === undefined) return summary;
   summary.seconds = stopped.seconds;
@@ -159,6 +162,8 @@ export function parseAgentSummary(lines) {
   summary.seenSetBytes = stopped.seenSetBytes;
   summary.exchange = stopped.exchange;
   summary.linksToOtherAgents = stopped.linksToOtherAgents;
+  summary.digestMessages = stopped.digestMessages ?? 0;
+  summary.ipMessages = stopped.ipMessages ?? 0;
   return summary;
 }
 
@@ -173,6 +178,8 @@ export function parseAgentSummary(lines) {
  *   the URL exchange with peers, when a cluster agent prints it
  * @property {number | undefined} linksToOtherAgents links found to other agents' hosts (each URL
  *   among them is sent once), when a cluster agent prints it
+ * @property {number} digestMessages digest questions and settlements sent to other agents (cluster dedup)
+ * @property {number} ipMessages messages sent to IP authorities (cluster-wide per-IP limit)
  */
 
 /**

@@ -114,6 +114,10 @@ describe("parseAgentSummary", () => {
     const summary = parseAgentSummary([JSON.stringify({ ...stopped, exchange, linksToOtherAgents: 9120 })]);
     expect(summary.exchange).toEqual(exchange);
     expect(summary.linksToOtherAgents).toBe(9120);
+    // Message counts: 0 when the record leaves them out (an agent alone), else as written.
+    expect([summary.digestMessages, summary.ipMessages]).toEqual([0, 0]);
+    const counted = parseAgentSummary([JSON.stringify({ ...stopped, digestMessages: 812, ipMessages: 77 })]);
+    expect([counted.digestMessages, counted.ipMessages]).toEqual([812, 77]);
     expect(parseAgentSummary([progress]).pagesFetched).toBeUndefined();
   });
 
