@@ -138,19 +138,29 @@ export class IpOutboxes {
     if (authority !== this.selfId) this.deps.onMessage?.();
     const unreached: IpGrant = { kind: "wait", waitMs: UNREACHABLE_WAIT_MS };
     // The releases waiting for this authority go with it, taken in before the ask: a slot this agent
-    // frees goes to the first waiter there, and this ask waits behind those already waiting.
+    // frees goes to the first waiter there, and this ask waits behind those already waiting. The
+    // refusals and Crawl-delays waiting go too, taken in before those releases: a refused request's
+    // slot must not be granted again before the server's block is known there.
     const box = this.outboxes.get(authority);
     const releases = box
       ? [...box.releases].map(([releasedIp, entry]) => ({ ip: releasedIp, ...entry }))
       : [];
-    if (box) box.releases = new Map();
+    const refusals = box?.refusals ?? [];
+    const crawlDelays = box
+      ? [...box.crawlDelays].map(([delayedIp, delayMs]) => ({ ip: delayedIp, delayMs }))
+      : [];
+    if (box) {
+      box.releases = new Map();
+      box.refusals = [];
+      box.crawlDelays = new Map();
+    }
     const request: IpRequest = {
       fromId: this.selfId,
       releases,
-      refusals: [],
+      refusals,
       asks: [{ ip, renew: false, holdMs }],
       takeOver: [],
-      crawlDelays: [],
+      crawlDelays,
     };
     this.held.set(ip, this.heldAt(ip) + 1);
     const answered = (grant: IpGrant): IpGrant => {

@@ -2,21 +2,23 @@ import type { IpGrantMessage, IpHandOverMessage, IpReply, IpRequest } from "../t
 import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from "./ip-authority.js";
 
 /**
- * `IpGrants` answered by `authority`: the sender's releases, refusals, Crawl-delays, (leaving) the
- * addresses it hands over and (an agent gone from its view) what it holds at that one's addresses taken
- * in first, then each ask answered in order, then each address taken over
- * handed over. A request with an ask that may be held
- * (`holdMs`) is answered once every such ask is (a promise then); any other at once.
+ * `IpGrants` answered by `authority`: the sender's refusals and Crawl-delays, then its releases,
+ * (leaving) the addresses it hands over and (an agent gone from its view) what it holds at that one's
+ * addresses taken in first, then each ask answered in order, then each address taken over handed over.
+ * Refusals come before releases: a refused request's release usually travels with its refusal, and the
+ * slot it frees must not go to an ask waiting in the address's line before the server's block is known.
+ * A request with an ask that may be held (`holdMs`) is answered once every such ask is (a promise then);
+ * any other at once.
  */
 export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpReply | Promise<IpReply> {
   const from = request.fromId;
+  for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
+    authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
+  for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
   for (const { ip, slotIds, leaseSlots, agentId, hops } of request.releases) {
     if (agentId) authority.forwardedRelease(from, agentId, ip, slotIds, leaseSlots, hops ?? 1);
     else authority.release(from, ip, slotIds, leaseSlots);
   }
-  for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
-    authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
-  for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
   if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
     const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
     authority.leftHandingOver(from, handOffs, request.leaving ?? false, request.view ?? []);

@@ -223,6 +223,23 @@ it("over the wire: a request with a held ask is answered once a slot frees; othe
   expect(await reply).toMatchObject({ grants: [{ kind: "IP_GRANT_SLOT", heldMs: 0 }] });
 });
 
+it("over the wire: a refused request's release that comes with its refusal frees no slot for the line before the block", async () => {
+  const { authority } = setUp();
+  const [s1] = fill(authority);
+  const answers: string[] = [];
+  const c = held(authority, "c", answers);
+  // b's request was refused (Retry-After: 1 s): its release and the refusal travel in one message.
+  answerIpRequest(authority, {
+    fromId: "b",
+    releases: [{ ip: IP, slotIds: [s1 as number], leaseSlots: 0 }],
+    refusals: [{ ip: IP, retryAfterMs: 1_000, hasRetryAfter: true }],
+    asks: [],
+  });
+  await settle();
+  expect(answers).toEqual(["c:wait"]);
+  expect(await c).toEqual({ kind: "wait", waitMs: 1_000 });
+});
+
 it("under an IP delay, a released slot's request started by its release: the next is spaced from that, not from the slack", () => {
   const options = { ...OPTIONS, ipDelayMs: 20 };
   const { clock, authority } = setUp(options);

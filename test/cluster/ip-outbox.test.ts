@@ -34,6 +34,35 @@ it("sends the asks made together in one message, with the releases that waited",
   expect(messages()).toBe(1);
 });
 
+it("a held ask takes the refusals and Crawl-delays waiting with the releases, so the authority hears of a block first", async () => {
+  let answer: ((reply: IpReply) => void) | undefined;
+  const { sent, boxes } = outboxes(
+    (request) =>
+      new Promise((resolve) => {
+        if (request.asks[0]?.holdMs)
+          resolve({ grants: [{ kind: "IP_GRANT_WAIT", waitMs: 0 }] } as unknown as IpReply);
+        else answer = resolve;
+      }),
+  );
+  const first = boxes.ask("a", "1.1.1.1", false); // in flight: what follows waits behind it
+  await Promise.resolve();
+  boxes.refused("a", "1.1.1.1", 1_000);
+  boxes.crawlDelay("a", "1.1.1.1", 2_000);
+  boxes.release("a", "1.1.1.1", 4, 0, true);
+  await boxes.askHeld("a", "1.1.1.1", 500);
+  expect(sent).toHaveLength(2);
+  expect(sent[1]).toMatchObject({
+    releases: [{ ip: "1.1.1.1", slotIds: [4], leaseSlots: 0 }],
+    refusals: [{ ip: "1.1.1.1", retryAfterMs: 1_000, hasRetryAfter: true }],
+    crawlDelays: [{ ip: "1.1.1.1", delayMs: 2_000 }],
+  });
+  answer?.({ grants: [{ kind: "IP_GRANT_WAIT", waitMs: 7 }] } as unknown as IpReply);
+  await first;
+  await Promise.resolve();
+  // Nothing was left behind for the next message.
+  expect(sent).toHaveLength(2);
+});
+
 it("batches a release alone for a while, and answers asks to an unreachable authority with a wait", async () => {
   const { clock, sent, boxes } = outboxes(() => Promise.reject(new Error("down")));
   boxes.release("a", "1.1.1.1", undefined, 2, false);

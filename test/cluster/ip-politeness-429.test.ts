@@ -50,13 +50,14 @@ describe("per-IP politeness across the cluster: a 429", () => {
 
     expect(crawlMetrics(servedPages(recorder), truth.urls).coverage).toBe(1);
     expect(refusedAtMs.length).toBeGreaterThan(0);
-    const startsAtIp = trace.requests.filter((request) => request.ip === ip).map((r) => r.beganAtMs);
+    const requestsAtIp = trace.requests.filter((request) => request.ip === ip);
+    const startsAtIp = requestsAtIp.map((r) => r.beganAtMs);
     // After each refusal, the report reaches the address's authority within a round trip, and requests
     // granted before it start at once: past 250 ms, nothing starts there until the second is over.
     const early = refusedAtMs.flatMap((atMs) =>
-      startsAtIp
-        .filter((startMs) => startMs > atMs + 250 && startMs < atMs + 950)
-        .map((startMs) => startMs - atMs),
+      requestsAtIp
+        .filter((request) => request.beganAtMs > atMs + 250 && request.beganAtMs < atMs + 950)
+        .map((request) => `${Math.round(request.beganAtMs - atMs)} ms: ${request.url}`),
     );
     expect(early, `${refusedAtMs.length} refusals of ${startsAtIp.length} requests`).toEqual([]);
     console.log(`${refusedAtMs.length} refusals of ${startsAtIp.length} requests at the address`);
