@@ -189,24 +189,24 @@ export class ClusterIpGate implements IpLimiter {
   }
 
   /**
-   * What this agent may still have in flight at each address, whoever granted it, as it reports it when
-   * agent `gone` left its view (see ip-crash-reports.ts): a running lease as the whole `--max-per-ip`,
-   * else its requests in flight, each lasting `slotTtlMs` at most, with the block and spacing this agent
-   * knows; `leasedByGone` where it holds a running lease of `gone`'s, which proves `gone` had nothing
-   * there. Its asks no longer go to `gone`.
+   * Agent `gone` left this agent's view without a word: the leases it granted end here (see
+   * `IpLeases.endGrantedBy`), and this returns what this agent may still have in flight at each address,
+   * whoever granted it, as it reports it (see ip-crash-reports.ts): a running lease of another authority
+   * as the whole `--max-per-ip`, else its requests in flight, each lasting `slotTtlMs` at most, with the
+   * block and spacing this agent knows; `leasedByGone` where it held a running lease of `gone`'s, which
+   * proves `gone` had nothing there. Its asks no longer go to `gone`.
    */
   holdings(gone: string, slotTtlMs: number): Map<string, CrashHolding> {
+    const leasedByGone = this.leases.endGrantedBy(gone);
     const held = this.leases.held();
-    for (const [ip, count] of this.slots) {
-      const entry = held.get(ip) ?? { count: 0 };
-      entry.count += count;
-      held.set(ip, entry);
-    }
+    for (const [ip, count] of this.slots) held.set(ip, (held.get(ip) ?? 0) + count);
     const now = this.deps.clock.now();
-    // Where nothing runs but a server's push-back is known, the block goes too.
-    for (const [ip, untilMs] of this.blocks) if (untilMs > now && !held.has(ip)) held.set(ip, { count: 0 });
+    // Where nothing runs but a server's push-back is known, or a lease of gone's proves it had nothing
+    // there, that goes too.
+    for (const [ip, untilMs] of this.blocks) if (untilMs > now && !held.has(ip)) held.set(ip, 0);
+    for (const ip of leasedByGone) if (!held.has(ip)) held.set(ip, 0);
     const holdings = new Map<string, CrashHolding>();
-    for (const [ip, { count, leasedBy }] of held) {
+    for (const [ip, count] of held) {
       const blockedUntilMs = Math.max(this.blocks.get(ip) ?? 0, this.leases.blockedUntilMs(ip) ?? 0);
       const state: IpHandOver = {
         held: new Map([[this.selfId, count]]),
@@ -216,7 +216,7 @@ export class ClusterIpGate implements IpLimiter {
         blockedForMs: Math.max(0, blockedUntilMs - now),
         spacedForMs: this.spacing.waitMs(ip),
       };
-      holdings.set(ip, { state, leasedByGone: leasedBy === gone });
+      holdings.set(ip, { state, leasedByGone: leasedByGone.has(ip) });
     }
     return holdings;
   }

@@ -116,18 +116,33 @@ export class IpLeases {
 
   /**
    * What this agent may still have in flight under its leases, by address: a lease running counts
-   * `maxPerIp` (as its authority counts it: what did not start is given back when it ends), with the
-   * authority that granted it; one ended the requests it still runs.
+   * `maxPerIp` (as its authority counts it: what did not start is given back when it ends); one ended
+   * the requests it still runs.
    */
-  held(): Map<string, { count: number; leasedBy?: string }> {
-    const held = new Map<string, { count: number; leasedBy?: string }>();
-    for (const [ip, lease] of this.leases) held.set(ip, { count: this.maxPerIp, leasedBy: lease.authority });
-    for (const [lease, ip] of this.draining) {
-      const entry = held.get(ip) ?? { count: 0 };
-      entry.count += lease.inFlight;
-      held.set(ip, entry);
-    }
+  held(): Map<string, number> {
+    const held = new Map<string, number>();
+    for (const ip of this.leases.keys()) held.set(ip, this.maxPerIp);
+    for (const [lease, ip] of this.draining) held.set(ip, (held.get(ip) ?? 0) + lease.inFlight);
     return held;
+  }
+
+  /**
+   * Ends the leases `authority` granted, found gone, and returns their addresses: nothing starts under
+   * them any more, and what did not start is not given back — this agent's report of the crash says
+   * what still runs (their requests, released to the addresses' next authorities as they end). Given
+   * back, the unstarted part would be taken off a report that counted the whole lease, and a report
+   * that came after it would count it until a slot's life is over.
+   */
+  endGrantedBy(authority: string): Set<string> {
+    const ended = new Set<string>();
+    for (const [ip, lease] of this.leases) {
+      if (lease.authority !== authority) continue;
+      lease.ended = true;
+      this.leases.delete(ip);
+      if (lease.inFlight > 0) this.draining.set(lease, ip);
+      ended.add(ip);
+    }
+    return ended;
   }
 
   /** Stops renewing leases (they lapse at the authorities). */

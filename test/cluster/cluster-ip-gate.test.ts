@@ -215,7 +215,7 @@ it("a Crawl-delay one agent reports for an address spaces the other agents' star
 });
 
 it("reports what it holds at each address when an agent leaves its view, whoever granted it", async () => {
-  const { gates } = cluster(["a", "b"], "a");
+  const { gates, sent } = cluster(["a", "b"], "a");
   const gate = gates.get("b") as ClusterIpGate;
   const other = gates.get("a") as ClusterIpGate;
   // a uses the address too: b's requests go by slots, granted by a.
@@ -227,11 +227,32 @@ it("reports what it holds at each address when an agent leaves its view, whoever
   release();
   releaseOther();
   expect(gate.holdings("c", 5_000).size).toBe(0);
-  // Alone, b holds a's lease: reported as the whole limit, a lease of a's.
+  // Alone, b holds a's lease: another agent found gone, it is reported as the whole limit.
   const alone = await gate.acquire("127.0.0.10");
-  expect(gate.holdings("a", 5_000).get("127.0.0.10")).toMatchObject({ leasedByGone: true });
-  expect(gate.holdings("a", 5_000).get("127.0.0.10")?.state.held).toEqual(new Map([["b", MAX]]));
+  expect(gate.holdings("c", 5_000).get("127.0.0.10")).toMatchObject({
+    leasedByGone: false,
+    state: { held: new Map([["b", MAX]]) },
+  });
+  // a found gone: its lease ends, reported as the one request running under it, and a lease of a's.
+  const leaseSlotsSent = () =>
+    sent.flatMap((request) => request.releases).reduce((sum, release) => sum + release.leaseSlots, 0);
+  const before = leaseSlotsSent();
+  expect(gate.holdings("a", 5_000).get("127.0.0.10")).toMatchObject({
+    leasedByGone: true,
+    state: { held: new Map([["b", 1]]) },
+  });
+  expect(gate.leased).toBe(0);
   alone();
+  await sleep(systemClock, 100); // releases wait 50 ms for company
+  // Only the request's own slot went back: the lease's unstarted part, which the report left out, did not.
+  expect(leaseSlotsSent() - before).toBe(1);
+  // Nothing runs there now, and the report still says a had nothing there.
+  const lease = await gate.acquire("127.0.0.11");
+  lease();
+  expect(gate.holdings("a", 5_000).get("127.0.0.11")).toMatchObject({
+    leasedByGone: true,
+    state: { held: new Map([["b", 0]]) },
+  });
   gate.close();
   other.close();
 });

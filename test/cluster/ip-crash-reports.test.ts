@@ -262,7 +262,7 @@ it("a report counts only what its sender says of its own requests, and is forgot
   expect(reports.takeOverAt(IP, crashed, 500)).toBeUndefined();
 });
 
-it("reports a running lease as the whole limit, with its authority, and an ended one by the requests it still runs", () => {
+it("reports a running lease as the whole limit, and an ended one by the requests it still runs", () => {
   const clock = new ManualClock();
   const now = clock.now();
   const released: number[] = [];
@@ -278,8 +278,8 @@ it("reports a running lease as the whole limit, with its authority, and an ended
   const ended = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
   expect(leases.held()).toEqual(
     new Map([
-      [IP, { count: 2, leasedBy: "a" }],
-      ["127.0.0.10", { count: 2, leasedBy: "a" }],
+      [IP, 2],
+      ["127.0.0.10", 2],
     ]),
   );
   // The second address's authority changes: its lease ends, one request still runs.
@@ -287,11 +287,43 @@ it("reports a running lease as the whole limit, with its authority, and an ended
   expect(released).toEqual([1]);
   expect(leases.held()).toEqual(
     new Map([
-      [IP, { count: 2, leasedBy: "a" }],
-      ["127.0.0.10", { count: 1 }],
+      [IP, 2],
+      ["127.0.0.10", 1],
     ]),
   );
   ended();
-  expect(leases.held()).toEqual(new Map([[IP, { count: 2, leasedBy: "a" }]]));
+  expect(leases.held()).toEqual(new Map([[IP, 2]]));
+  leases.close();
+});
+
+it("ends the leases of an authority found gone without giving back what did not start: the report says what runs", () => {
+  const clock = new ManualClock();
+  const now = clock.now();
+  const released: { ip: string; slots: number; grantor: string }[] = [];
+  const leases = new IpLeases(2, {
+    clock,
+    authorityOf: () => "b",
+    spacing: { raise: () => undefined },
+    renew: async () => ({ kind: "revoked" }),
+    release: (ip, slots, grantor) => released.push({ ip, slots, grantor }),
+  });
+  const grant = { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 } as const;
+  leases.take(IP, "a", now, grant);
+  leases.take("127.0.0.10", "a", now, grant);
+  leases.take("127.0.0.11", "c", now, grant);
+  const running = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
+  expect(leases.endGrantedBy("a")).toEqual(new Set([IP, "127.0.0.10"]));
+  expect(released).toEqual([]);
+  expect(leases.size).toBe(1);
+  expect(leases.held()).toEqual(
+    new Map([
+      ["127.0.0.11", 2],
+      ["127.0.0.10", 1],
+    ]),
+  );
+  // The request under the ended lease ends: its own slot goes back (to the next authority: a is gone).
+  running();
+  expect(released).toEqual([{ ip: "127.0.0.10", slots: 1, grantor: "a" }]);
+  expect(leases.held()).toEqual(new Map([["127.0.0.11", 2]]));
   leases.close();
 });
