@@ -153,6 +153,7 @@ async function openParts(
       store,
       clusterIpLimiter: deps.cluster?.ipLimiter,
       pausedSignal: () => scheduler?.pausedSignal,
+      stoppedSignal: () => scheduler?.stoppedSignal,
     },
     opened,
   );

@@ -14,6 +14,8 @@ const RESUME_POLL_MS = 100;
 export interface PauseWatch {
   /** A signal aborted while visits are paused (a new one after the resume); undefined: never paused. */
   readonly pausedSignal: () => AbortSignal | undefined;
+  /** A signal aborted once the agent stops: a request held by a pause then fails instead of waiting on. */
+  readonly stoppedSignal?: () => AbortSignal | undefined;
   readonly clock: Clock;
 }
 
@@ -68,7 +70,7 @@ async function acquireUnpaused(
   signal: AbortSignal | undefined,
   pause: PauseWatch | undefined,
 ): Promise<IpRelease | undefined> {
-  while (pause?.pausedSignal()?.aborted === true) await sleep(pause.clock, RESUME_POLL_MS, signal);
+  if (pause !== undefined && pause.pausedSignal()?.aborted === true) await waitForResume(pause, signal);
   const paused = pause?.pausedSignal();
   const cut = paused === undefined || signal === undefined ? undefined : eitherAborted(signal, paused);
   try {
@@ -80,6 +82,21 @@ async function acquireUnpaused(
     // The pause ended the wait (not the caller, nor the gate closing as the agent stops).
     if (paused?.aborted === true && error === paused.reason && signal?.aborted !== true) return undefined;
     throw error;
+  } finally {
+    cut?.dispose();
+  }
+}
+
+/**
+ * Waits until `pause` says the agent's visits resumed, looking every {@link RESUME_POLL_MS}; rejects
+ * when `signal` aborts or the agent stops meanwhile (a pause a stop ends is never resumed).
+ */
+async function waitForResume(pause: PauseWatch, signal: AbortSignal | undefined): Promise<void> {
+  const stopped = pause.stoppedSignal?.();
+  const cut = stopped === undefined || signal === undefined ? undefined : eitherAborted(signal, stopped);
+  try {
+    while (pause.pausedSignal()?.aborted === true)
+      await sleep(pause.clock, RESUME_POLL_MS, cut?.signal ?? signal ?? stopped);
   } finally {
     cut?.dispose();
   }

@@ -59,6 +59,8 @@ export async function openWebAccess(
     readonly clusterIpLimiter: IpLimiter | undefined;
     /** Aborted while the agent's visits are paused: no robots.txt request is sent then. */
     readonly pausedSignal?: () => AbortSignal | undefined;
+    /** Aborted once the agent's visits stop: a robots.txt request held by a pause then fails. */
+    readonly stoppedSignal?: () => AbortSignal | undefined;
   },
   opened: Closable[],
 ): Promise<WebAccess> {
@@ -93,7 +95,11 @@ export async function openWebAccess(
         fetcher,
         (hostname) => resolver.resolve(hostname),
         ipGate,
-        deps.pausedSignal && { pausedSignal: deps.pausedSignal, clock },
+        deps.pausedSignal && {
+          pausedSignal: deps.pausedSignal,
+          ...(deps.stoppedSignal === undefined ? {} : { stoppedSignal: deps.stoppedSignal }),
+          clock,
+        },
       ),
       clock,
     },

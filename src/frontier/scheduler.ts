@@ -227,6 +227,14 @@ export class HostScheduler {
   }
 
   /**
+   * A signal aborted once {@link stop} ends the visits (at its grace's end, at once without one): the
+   * waits a pause holds — never resumed after a stop — listen on it.
+   */
+  get stoppedSignal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /**
    * Changes how many hosts are visited at once: more start now; with fewer, running visits end as
    * they do and no new one starts until the count is under the new limit.
    */

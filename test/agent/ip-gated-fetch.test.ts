@@ -85,6 +85,31 @@ describe("ipGatedFetch (robots.txt requests under --max-per-ip)", () => {
     await expect(Promise.all([held, first, waiting])).resolves.toHaveLength(3);
   });
 
+  it("fails a request held by a pause once the agent stops, instead of waiting for a resume that never comes", async () => {
+    const clock = new ManualClock();
+    const pause = new AbortController();
+    pause.abort();
+    const stop = new AbortController();
+    const { fetch, started } = setUp(1, {
+      pausedSignal: () => pause.signal,
+      stoppedSignal: () => stop.signal,
+      clock,
+    });
+    const held = fetch.fetch("http://c.test/robots.txt");
+    const outcome = held.then(
+      () => "sent",
+      (error: unknown) => error,
+    );
+    clock.advance(500);
+    await flush();
+    stop.abort(new UbiError(ErrorCode.Stopped, "scheduler stopped"));
+    await flush();
+    expect(await outcome).toMatchObject({ code: ErrorCode.Stopped });
+    expect(started).toEqual([]);
+    // Nothing polls for the resume any more.
+    expect(clock.pending).toBe(0);
+  });
+
   it("frees the slot when the request fails, and fetches a name that does not resolve without a slot", async () => {
     const { fetch, started } = setUp(1);
     const failing = ipGatedFetch(
