@@ -229,9 +229,12 @@ export async function robotsAnswered(
   const { host, state } = url;
   const origin = originOf(url.entry.url);
   const askedAtMs = deps.clock.now();
-  /** A robots.txt fetched for this ask: counted, kept, and its request paces the host. */
+  /**
+   * A robots.txt fetched for this ask: counted, kept, and its request paces the host (not one the
+   * agent's stop cut before it was sent: nothing was asked of the server).
+   */
   const took = (rules: RobotsRules) => {
-    if (rules.fetchedAtMs < askedAtMs) return;
+    if (rules.fetchedAtMs < askedAtMs || rules.error === ErrorCode.Stopped) return;
     deps.stats.recordRobots(rules.status);
     deps.saveRobots(rules);
     deps.paced(state, rules, askedAtMs);

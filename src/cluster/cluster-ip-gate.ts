@@ -204,10 +204,15 @@ export class ClusterIpGate implements IpLimiter {
     // Where nothing runs but a server's push-back is known, or a lease of gone's proves it had nothing
     // there, that goes too.
     for (const [ip, untilMs] of this.blocks) if (untilMs > now && !held.has(ip)) held.set(ip, 0);
-    for (const ip of leasedByGone) if (!held.has(ip)) held.set(ip, 0);
+    for (const ip of leasedByGone.keys()) if (!held.has(ip)) held.set(ip, 0);
     const holdings = new Map<string, CrashHolding>();
     for (const [ip, count] of held) {
-      const blockedUntilMs = Math.max(this.blocks.get(ip) ?? 0, this.leases.blockedUntilMs(ip) ?? 0);
+      // The block a lease carried, the gone authority's back-off included, goes on with the report.
+      const blockedUntilMs = Math.max(
+        this.blocks.get(ip) ?? 0,
+        this.leases.blockedUntilMs(ip) ?? 0,
+        leasedByGone.get(ip) ?? 0,
+      );
       const state: IpHandOver = {
         held: new Map([[this.selfId, count]]),
         untilMs: slotTtlMs,

@@ -38,7 +38,8 @@ const MAX_REPORT_ADDRESSES = 16_384;
  * The reports of a crash, as one authority gathers them. When an agent finds another gone from its
  * view, it tells every agent of its new view what it holds at that one's addresses: the requests still
  * in flight under its slots, and under the gone authority's leases, which end as it reports (see
- * `ClusterIpGate.holdings`), with the block and spacing it knows of. The address's new authority, once every agent of
+ * `ClusterIpGate.holdings`; a running lease of another authority counts the whole `--max-per-ip`), with
+ * the block and spacing it knows of. The address's new authority, once every agent of
  * the view before has reported in the same view after, knows what may still run there of what the gone
  * authority granted to others; the gone agent's own requests ended with it (a killed process's
  * connections close), but are counted as `--max-per-ip` less the others' for a lease's time, the time

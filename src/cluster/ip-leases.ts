@@ -127,20 +127,21 @@ export class IpLeases {
   }
 
   /**
-   * Ends the leases `authority` granted, found gone, and returns their addresses: nothing starts under
-   * them any more, and what did not start is not given back — this agent's report of the crash says
-   * what still runs (their requests, released to the addresses' next authorities as they end). Given
-   * back, the unstarted part would be taken off a report that counted the whole lease, and a report
-   * that came after it would count it until a slot's life is over.
+   * Ends the leases `authority` granted, found gone, and returns their addresses with the block each
+   * carried (the server's push-back as that authority knew it at the last renewal; 0: none): nothing
+   * starts under them any more, and what did not start is not given back — this agent's report of the
+   * crash says what still runs (their requests, released to the addresses' next authorities as they
+   * end). Given back, the unstarted part would be taken off a report that counted the whole lease, and
+   * a report that came after it would count it until a slot's life is over.
    */
-  endGrantedBy(authority: string): Set<string> {
-    const ended = new Set<string>();
+  endGrantedBy(authority: string): Map<string, number> {
+    const ended = new Map<string, number>();
     for (const [ip, lease] of this.leases) {
       if (lease.authority !== authority) continue;
       lease.ended = true;
       this.leases.delete(ip);
       if (lease.inFlight > 0) this.draining.set(lease, ip);
-      ended.add(ip);
+      ended.set(ip, lease.blockedUntilMs);
     }
     return ended;
   }

@@ -159,7 +159,8 @@ export class RobotsCache {
 
   async #fetchRules(origin: string): Promise<RobotsRules> {
     const rules = new RobotsRules(await this.#fetchOutcome(origin), this.#matching);
-    this.#store(origin, rules);
+    // A request the agent's stop cut before it was sent taught nothing of the server: not kept.
+    if (rules.error !== ErrorCode.Stopped) this.#store(origin, rules);
     return rules;
   }
 

@@ -285,7 +285,7 @@ export type IpGrantKind = Specified<IpGrantKind__Output>;
 /** The grant kinds, in proto order. */
 export const IP_GRANT_KINDS: readonly IpGrantKind[] = specified(IpGrantKindEnum);
 
-/** `IpGrants` request: releases and refusals taken in first, then asks answered in order. */
+/** `IpGrants` request: refusals and Crawl-delays taken in first, then releases, then asks answered in order. */
 export interface IpRequest {
   fromId: string;
   releases: IpReleaseMessage[];

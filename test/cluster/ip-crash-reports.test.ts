@@ -308,11 +308,17 @@ it("ends the leases of an authority found gone without giving back what did not 
     release: (ip, slots, grantor) => released.push({ ip, slots, grantor }),
   });
   const grant = { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 } as const;
-  leases.take(IP, "a", now, grant);
+  // The first lease's last renewal said the server pushed back: blocked 3 s more.
+  leases.take(IP, "a", now, { ...grant, blockedForMs: 3_000 });
   leases.take("127.0.0.10", "a", now, grant);
   leases.take("127.0.0.11", "c", now, grant);
   const running = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
-  expect(leases.endGrantedBy("a")).toEqual(new Set([IP, "127.0.0.10"]));
+  expect(leases.endGrantedBy("a")).toEqual(
+    new Map([
+      [IP, now + 3_000],
+      ["127.0.0.10", now],
+    ]),
+  );
   expect(released).toEqual([]);
   expect(leases.size).toBe(1);
   expect(leases.held()).toEqual(

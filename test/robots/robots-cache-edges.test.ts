@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ErrorCode, isUbiError } from "../../src/errors.js";
+import { ErrorCode, isUbiError, UbiError } from "../../src/errors.js";
 import type { Fetcher } from "../../src/fetching/index.js";
 import { RobotsCache, type RobotsCacheOptions } from "../../src/robots/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -44,6 +44,30 @@ function outcome(run: () => unknown): string {
 }
 
 describe("RobotsCache edges", () => {
+  it("keeps no answer for a request the agent's stop cut before it was sent: asked again next time", async () => {
+    let stopped = true;
+    let requests = 0;
+    const fetcher: Pick<Fetcher, "fetch"> = {
+      fetch: async () => {
+        if (stopped) throw new UbiError(ErrorCode.Stopped, "scheduler stopped");
+        requests++;
+        return {
+          status: 200,
+          responseHeaders: [],
+          body: Buffer.from("User-agent: *\nDisallow: /private\n"),
+          truncated: false,
+        } as unknown as Awaited<ReturnType<Fetcher["fetch"]>>;
+      },
+    };
+    const cache = new RobotsCache({ userAgent: "ubicrawl" }, { fetcher, clock: new ManualClock() });
+    const cut = await cache.get("http://x.test");
+    expect(cut).toMatchObject({ status: "unavailable", error: ErrorCode.Stopped });
+    expect(cache.peek("http://x.test")).toBeUndefined();
+    stopped = false;
+    expect(await cache.get("http://x.test")).toMatchObject({ status: "parsed" });
+    expect(requests).toBe(1);
+  });
+
   it("checks its options, naming the bad one", () => {
     const make = (options: Partial<RobotsCacheOptions>) => outcome(() => cacheOver({}, options));
     const invalid = `${ErrorCode.InvalidArgument}: `;

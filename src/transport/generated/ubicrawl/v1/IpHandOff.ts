@@ -17,8 +17,8 @@ export interface IpHandOff {
    */
   'state'?: (_ubicrawl_v1_IpHandOver | null);
   /**
-   * In `holdings` only: true when the sender holds a running lease there granted by the agent gone (so
-   * that agent had no request of its own there).
+   * In `holdings` only: true when the sender held a running lease there granted by the agent gone,
+   * ended as it reports (so that agent had no request of its own there).
    */
   'leasedByGone'?: (boolean);
 }
@@ -38,8 +38,8 @@ export interface IpHandOff__Output {
    */
   'state': (_ubicrawl_v1_IpHandOver__Output | null);
   /**
-   * In `holdings` only: true when the sender holds a running lease there granted by the agent gone (so
-   * that agent had no request of its own there).
+   * In `holdings` only: true when the sender held a running lease there granted by the agent gone,
+   * ended as it reports (so that agent had no request of its own there).
    */
   'leasedByGone': (boolean);
 }

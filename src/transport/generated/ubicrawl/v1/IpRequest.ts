@@ -69,8 +69,10 @@ export interface IpRequest {
   'goneAuthority'?: (string);
   /**
    * With `gone_authority`: by address, every address where the sender may still have requests in
-   * flight, whoever granted them (`IpHandOver.held`: a running lease counts --max-per-ip, as its
-   * authority counted it), how long they may run, and the block and spacing the sender knows of.
+   * flight, whoever granted them (`IpHandOver.held`: a running lease of another authority counts
+   * --max-per-ip, as that one counts it; a lease of the agent gone ends as the sender reports, and counts
+   * the requests still running under it), how long they may run, and the block and spacing the sender
+   * knows of (a lease's block included).
    */
   'holdings'?: (_ubicrawl_v1_IpHandOff)[];
   /**
@@ -142,8 +144,10 @@ export interface IpRequest__Output {
   'goneAuthority': (string);
   /**
    * With `gone_authority`: by address, every address where the sender may still have requests in
-   * flight, whoever granted them (`IpHandOver.held`: a running lease counts --max-per-ip, as its
-   * authority counted it), how long they may run, and the block and spacing the sender knows of.
+   * flight, whoever granted them (`IpHandOver.held`: a running lease of another authority counts
+   * --max-per-ip, as that one counts it; a lease of the agent gone ends as the sender reports, and counts
+   * the requests still running under it), how long they may run, and the block and spacing the sender
+   * knows of (a lease's block included).
    */
   'holdings': (_ubicrawl_v1_IpHandOff__Output)[];
   /**
