@@ -67,9 +67,10 @@ export interface ClusterIpGateDeps {
  * Fail-safe: an authority that does not answer grants nothing, and a lease is used only until its end
  * counted from the ask, renewed while used. The IP delay: under a lease this agent spaces its own starts,
  * each from when its request was written (`IpRelease.sent`), not from its grant;
- * the authority spaces the slots it grants. A slot's request starts within {@link IP_START_SLACK_MS} of
- * its grant or is given back unused, with or without an IP delay: the authority counts it started by then,
- * spacing the next slot from it or blocking the address after a server's push-back it hears of. An ask told to wait for a full address asks again held (`holdMs`), alone in a
+ * the authority spaces the slots it grants. A slot's request starts within its start slack of its grant
+ * ({@link IP_START_SLACK_MS} beyond this agent's round trips to the authority, see `startSlackFor`) or
+ * is given back unused, with or without an IP delay: the authority counts it started by then, spacing
+ * the next slot from it or blocking the address after a server's push-back it hears of. An ask told to wait for a full address asks again held (`holdMs`), alone in a
  * message of its own so nothing else waits behind it: it waits in the address's line at the authority
  * and is answered as soon as a slot frees for it. At an address found contended so (for a lease's time),
  * asks go held at once, and releases of slots are sent at once, since someone may wait for them.
@@ -301,7 +302,8 @@ export class ClusterIpGate implements IpLimiter {
         this.giveBack(authority, ip, grant);
         continue;
       }
-      if (grant.kind === "slot" && clock.now() - askedAtMs - (grant.heldMs ?? 0) > IP_START_SLACK_MS) {
+      const startSlackMs = grant.kind === "slot" ? (grant.startSlackMs ?? IP_START_SLACK_MS) : 0;
+      if (grant.kind === "slot" && clock.now() - askedAtMs - (grant.heldMs ?? 0) > startSlackMs) {
         // Too late to start within the slack the authority counts from its grant (the next slot it
         // spaced from this one, or a server's push-back it heard of since): given back unused.
         this.queueRelease(ip, grant.slotId, 0);
@@ -314,10 +316,10 @@ export class ClusterIpGate implements IpLimiter {
         this.contended.mark(ip);
       if (grant.kind === "slot") {
         const sent = this.spacing.started(ip);
-        // The authority counts the slot's start within IP_START_SLACK_MS of its grant: written later (a
+        // The authority counts the slot's start within its start slack of its grant: written later (a
         // stalled event loop, a slow connection), the request would start nearer the next slot it grants,
         // or after a refusal the authority heard of meanwhile blocked the address (with no IP delay too).
-        const startsByMs = askedAtMs + (grant.heldMs ?? 0) + IP_START_SLACK_MS;
+        const startsByMs = askedAtMs + (grant.heldMs ?? 0) + startSlackMs;
         this.countSlot(ip, 1);
         const release = ipRelease(
           once(() => {

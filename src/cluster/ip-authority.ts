@@ -8,8 +8,10 @@ import type { IpPoliteness } from "../frontier/index.js";
 import { IpCrashReports } from "./ip-crash-reports.js";
 import { IpEarlyReleases } from "./ip-early-releases.js";
 import {
+  grantedStartSlack,
   IP_MAX_HOLD_MS,
   IP_POLL_MS,
+  IP_START_SLACK_MS,
   type IpAuthorityOptions,
   type IpGrant,
   type IpHandOver,
@@ -26,6 +28,7 @@ export {
   IP_LEASE_TTL_MS,
   IP_LIMITS,
   IP_MAX_HOLD_MS,
+  IP_MAX_START_SLACK_MS,
   IP_POLL_MS,
   IP_START_SLACK_MS,
   type IpAuthorityOptions,
@@ -323,10 +326,12 @@ export class IpAuthority {
 
   /**
    * Agent `agent` asks to start one request to `ip` (`renew`: to renew the lease it holds), answered at
-   * once. The caller stops using a lease whose renewal is not answered by a lease.
+   * once; a slot's request starts within `startSlackMs` of the grant (see `grantedStartSlack`). The
+   * caller stops using a lease whose renewal is not answered by a lease.
    */
-  ask(agent: string, ip: string, renew: boolean): IpGrant {
-    return this.toGrant(this.decide(agent, ip, renew, false), this.deps.clock.now());
+  ask(agent: string, ip: string, renew: boolean, startSlackMs?: number): IpGrant {
+    const slackMs = grantedStartSlack(startSlackMs);
+    return this.toGrant(this.decide(agent, ip, renew, false, slackMs), this.deps.clock.now());
   }
 
   /**
@@ -334,15 +339,17 @@ export class IpAuthority {
    * {@link IP_MAX_HOLD_MS}): when the address is full, or free but for the IP delay within the hold,
    * the ask waits in the address's line (first come first served) and is answered as soon as a release
    * (or the delay) lets a slot be granted to it; at the hold's end it is answered `wait` 0 (ask again).
-   * A full line, or an authority stopped, answers at once as {@link ask} does.
+   * A full line, or an authority stopped, answers at once as {@link ask} does. `startSlackMs`: as for
+   * {@link ask}.
    */
-  askHeld(agent: string, ip: string, holdMs: number): IpGrant | Promise<IpGrant> {
+  askHeld(agent: string, ip: string, holdMs: number, startSlackMs?: number): IpGrant | Promise<IpGrant> {
     const now = this.deps.clock.now();
-    const decision = this.decide(agent, ip, false, false);
+    const slackMs = grantedStartSlack(startSlackMs);
+    const decision = this.decide(agent, ip, false, false, slackMs);
     const holdFor = Math.min(holdMs, IP_MAX_HOLD_MS);
     const holdable =
       decision.kind === "full" || (decision.kind === "spaced" && decision.atMs - now < holdFor);
-    const held = holdable ? this.waiters.wait(ip, agent, holdFor) : undefined;
+    const held = holdable ? this.waiters.wait(ip, agent, holdFor, slackMs) : undefined;
     if (!held) return this.toGrant(decision, now);
     if (decision.kind === "spaced") this.waiters.wakeAt(ip, decision.atMs);
     return held;
@@ -354,7 +361,13 @@ export class IpAuthority {
    * though this agent's view may not say so yet: nothing is granted there (were this agent its authority
    * again within the grace, its requests would wait for the grace: slower, never more at once).
    */
-  private decide(agent: string, ip: string, renew: boolean, queued: boolean): IpDecision {
+  private decide(
+    agent: string,
+    ip: string,
+    renew: boolean,
+    queued: boolean,
+    startSlackMs = IP_START_SLACK_MS,
+  ): IpDecision {
     const now = this.deps.clock.now();
     if (!this.keeps(ip, now))
       return renew ? { kind: "revoked" } : { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS };
@@ -367,7 +380,7 @@ export class IpAuthority {
       this.serve(ip);
       if (this.waiters.waiting(ip) > 0) return { kind: "full" };
     }
-    return ledger.decide(agent, now);
+    return ledger.decide(agent, now, startSlackMs);
   }
 
   /** The answer to an ask not held: a wait for what a held ask would wait for in the line. */
@@ -383,8 +396,8 @@ export class IpAuthority {
    * IP delay lets a slot be granted (its line wakes then).
    */
   private serve(ip: string): void {
-    this.waiters.serve(ip, (agent, waitedMs, leftMs) => {
-      const decision = this.decide(agent, ip, false, true);
+    this.waiters.serve(ip, (agent, waitedMs, leftMs, startSlackMs) => {
+      const decision = this.decide(agent, ip, false, true, startSlackMs);
       if (decision.kind === "full") return undefined;
       const now = this.deps.clock.now();
       if (decision.kind === "spaced" && decision.atMs - now < leftMs) return { notBeforeMs: decision.atMs };

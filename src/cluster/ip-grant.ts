@@ -46,7 +46,14 @@ export type IpGrant =
    * One request may start now; release `slotId` when it ends (it expires after `ttlMs` anyway). `heldMs`:
    * how long the ask was held before the grant (absent: not held).
    */
-  | { readonly kind: "slot"; readonly slotId: number; readonly ttlMs: number; readonly heldMs?: number }
+  | {
+      readonly kind: "slot";
+      readonly slotId: number;
+      readonly ttlMs: number;
+      readonly heldMs?: number;
+      /** How long after its grant its request may start, ms (absent: {@link IP_START_SLACK_MS}). */
+      readonly startSlackMs?: number;
+    }
   /** Nothing may start now: ask again after `waitMs` (0: an ask held to its end, asked again at once). */
   | { readonly kind: "wait"; readonly waitMs: number }
   /** The lease renewed is over: another agent uses the address (or it lapsed). */
@@ -90,11 +97,33 @@ export const IP_HOLD_MS = 1_000;
 export const IP_MAX_HOLD_MS = 2_000;
 
 /**
- * How long after its ask an agent may still start the request of a slot granted, ms. An authority
- * cannot know when a granted request starts, only that it starts within this of the grant (the asker
- * gives back a slot that came later): it spaces its grants by the IP delay and this.
+ * How long after its ask an agent may still start the request of a slot granted, ms, beyond its round
+ * trips to the authority (see {@link startSlackFor}). An authority cannot know when a granted request
+ * starts, only that it starts within the slack of the grant (the asker gives back a slot that came
+ * later): it spaces its grants by the IP delay and the slack.
  */
 export const IP_START_SLACK_MS = 100;
+
+/** The longest start slack an authority grants, whatever the asker asked, ms (see {@link startSlackFor}). */
+export const IP_MAX_START_SLACK_MS = 1_000;
+
+/**
+ * The start slack an agent asks of an authority it reaches in `roundTripMs` (the least of its recent
+ * round trips there): {@link IP_START_SLACK_MS} beyond two of them (its ask may wait for the message in
+ * flight there before it goes), within {@link IP_MAX_START_SLACK_MS}. The slack counts from the grant,
+ * which the asker can only bound by its ask: with no allowance for the round trip, every slot from an
+ * authority 100 ms away came too late, was given back, and its address got no request at all. Any
+ * slack is safe, as both sides count the same one; a longer one only spaces the slots further apart.
+ */
+export function startSlackFor(roundTripMs: number): number {
+  const tripsMs = 2 * Math.max(0, Math.ceil(roundTripMs));
+  return Math.min(IP_MAX_START_SLACK_MS, IP_START_SLACK_MS + tripsMs);
+}
+
+/** The start slack an authority grants an ask for `askedMs` (0 or absent: an asker that said none). */
+export function grantedStartSlack(askedMs: number | undefined): number {
+  return Math.min(IP_MAX_START_SLACK_MS, Math.max(IP_START_SLACK_MS, askedMs ?? 0));
+}
 
 /**
  * How long an authority applies a Crawl-delay reported for an address, ms: the agents crawling hosts

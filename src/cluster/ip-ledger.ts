@@ -6,6 +6,7 @@
 import { IP_BACK_OFF, ServerBackOff } from "./ip-back-off.js";
 import {
   IP_CRAWL_DELAY_MEMORY_MS,
+  IP_START_SLACK_MS,
   type IpAuthorityOptions,
   type IpGrant,
   type IpHandOver,
@@ -243,9 +244,10 @@ export class IpLedger {
 
   /**
    * What agent `agent`'s ask for one request comes to now, once {@link answerLease} left it undecided:
-   * a lease when it is alone there, else a slot while fewer than `maxPerIp` are out and the delay allows.
+   * a lease when it is alone there, else a slot while fewer than `maxPerIp` are out and the delay allows,
+   * its request to start within `startSlackMs` of now (see `grantedStartSlack`).
    */
-  decide(agent: string, now: number): IpDecision {
+  decide(agent: string, now: number, startSlackMs = IP_START_SLACK_MS): IpDecision {
     if (this.awaiting) return { kind: "full" };
     const held = Math.max(this.holdUntilMs, this.backOff.blockedUntilMs) - now;
     if (held > 0) return { kind: "wait", waitMs: held };
@@ -258,10 +260,12 @@ export class IpLedger {
     const spacedMs = this.nextStartAtMs(now, false) - now;
     if (spacedMs > 0) return { kind: "spaced", atMs: now + spacedMs };
     const slotId = this.newSlotId();
-    const spacing = this.spacing.slotGranted(now);
+    const spacing = this.spacing.slotGranted(now, startSlackMs);
     const untilMs = now + this.options.slotTtlMs;
     this.slots.set(slotId, spacing ? { agent, untilMs, spacing } : { agent, untilMs });
-    return { kind: "slot", slotId, ttlMs: this.options.slotTtlMs };
+    return startSlackMs === IP_START_SLACK_MS
+      ? { kind: "slot", slotId, ttlMs: this.options.slotTtlMs }
+      : { kind: "slot", slotId, ttlMs: this.options.slotTtlMs, startSlackMs };
   }
 
   /**

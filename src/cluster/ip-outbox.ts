@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from "../clock.js";
 import type { IpReply, IpRequest } from "../transport/index.js";
-import type { IpGrant, IpHandOver } from "./ip-grant.js";
+import { type IpGrant, type IpHandOver, startSlackFor } from "./ip-grant.js";
 import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
 
 /** What {@link IpOutboxes} need. */
@@ -19,6 +19,8 @@ const RELEASE_BATCH_MS = 50;
 export const UNREACHABLE_WAIT_MS = 500;
 /** Rounds of {@link IpOutboxes.flushAll} at most. */
 const FLUSH_ROUNDS = 3;
+/** The round trips to one authority its start slack is taken from: the least of the last this many. */
+const ROUND_TRIPS_KEPT = 16;
 
 interface Ask {
   readonly ip: string;
@@ -44,6 +46,27 @@ interface Outbox {
 }
 
 /**
+ * The round trips of the last messages to each authority, ms: the least of them bounds the network's
+ * part (a stalled event loop only lengthens some), from which the start slack asked is taken.
+ */
+class RoundTrips {
+  private readonly recent = new Map<string, number[]>();
+
+  add(authority: string, ms: number): void {
+    const trips = this.recent.get(authority) ?? [];
+    trips.push(ms);
+    if (trips.length > ROUND_TRIPS_KEPT) trips.shift();
+    this.recent.set(authority, trips);
+  }
+
+  /** The start slack to ask of `authority` (see `startSlackFor`; the default before any round trip). */
+  startSlackOf(authority: string): number {
+    const trips = this.recent.get(authority);
+    return startSlackFor(trips === undefined ? 0 : Math.min(...trips));
+  }
+}
+
+/**
  * An agent's messages to the IP authorities: one at a time per authority, each carrying every ask,
  * take-over, release, refusal and Crawl-delay that waited meanwhile; asks and refusals go at once,
  * releases alone after a short batching wait unless urgent. An authority that cannot be reached grants
@@ -53,6 +76,7 @@ export class IpOutboxes {
   private readonly outboxes = new Map<string, Outbox>();
   /** This agent's asks held in their address's line now, by address. */
   private readonly held = new Map<string, number>();
+  private readonly roundTrips = new RoundTrips();
 
   constructor(
     private readonly selfId: string,
@@ -158,7 +182,7 @@ export class IpOutboxes {
       fromId: this.selfId,
       releases,
       refusals,
-      asks: [{ ip, renew: false, holdMs }],
+      asks: [{ ip, renew: false, holdMs, startSlackMs: this.roundTrips.startSlackOf(authority) }],
       takeOver: [],
       crawlDelays,
     };
@@ -221,16 +245,19 @@ export class IpOutboxes {
     box.crawlDelays = new Map();
     box.sending = true;
     if (authority !== this.selfId) this.deps.onMessage?.();
+    const startSlackMs = this.roundTrips.startSlackOf(authority);
+    const sentAtMs = this.deps.clock.now();
     const request: IpRequest = {
       fromId: this.selfId,
       releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
       refusals,
-      asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0 })),
+      asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0, startSlackMs })),
       takeOver: takeOvers.map(({ ip }) => ip),
       crawlDelays: [...crawlDelays].map(([ip, delayMs]) => ({ ip, delayMs })),
     };
     box.inFlight = this.deps.send(authority, request).then(
       (reply) => {
+        this.roundTrips.add(authority, this.deps.clock.now() - sentAtMs);
         asks.forEach((ask, i) => {
           const grant = reply.grants[i];
           ask.resolve(grant ? fromWireGrant(grant) : { kind: "wait", waitMs: UNREACHABLE_WAIT_MS });

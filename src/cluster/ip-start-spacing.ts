@@ -2,7 +2,7 @@ import { IP_START_SLACK_MS } from "./ip-grant.js";
 
 /** What a slot granted under a delay set in an {@link IpStartSpacing}, to be undone in part at its release. */
 export interface SlotSpacing {
-  /** The latest its request may start: its grant and {@link IP_START_SLACK_MS}. */
+  /** The latest its request may start: its grant and its start slack ({@link IP_START_SLACK_MS} at least). */
   readonly startsByMs: number;
   /** The latest start that may have happened before it was granted. */
   readonly before: number;
@@ -12,7 +12,8 @@ export interface SlotSpacing {
  * When the next request may start at one address, as its authority sees it: the least gap between two
  * starts is the IP delay, or a longer Crawl-delay reported there lately; it counts from the latest start
  * that may have happened. An authority cannot see starts, only bound them: a slot's request starts
- * within {@link IP_START_SLACK_MS} of its grant, or sooner when its release comes sooner; a lease's
+ * within its start slack ({@link IP_START_SLACK_MS} at least) of its grant, or sooner when its release
+ * comes sooner; a lease's
  * starts run until the lease's end (the caller passes those in, see {@link nextStartAtMs}).
  */
 export class IpStartSpacing {
@@ -59,12 +60,12 @@ export class IpStartSpacing {
   }
 
   /**
-   * A slot is granted now: under a delay, its request starts by {@link IP_START_SLACK_MS} from now,
-   * returned to be given to {@link slotReleased} (undefined: no delay, nothing to undo).
+   * A slot is granted now: under a delay, its request starts by `startSlackMs` from now, returned to be
+   * given to {@link slotReleased} (undefined: no delay, nothing to undo).
    */
-  slotGranted(now: number): SlotSpacing | undefined {
+  slotGranted(now: number, startSlackMs = IP_START_SLACK_MS): SlotSpacing | undefined {
     if (this.delayMs(now) === 0) return undefined;
-    const spacing = { startsByMs: now + IP_START_SLACK_MS, before: this.lastStartMs };
+    const spacing = { startsByMs: now + startSlackMs, before: this.lastStartMs };
     this.lastStartMs = spacing.startsByMs;
     return spacing;
   }

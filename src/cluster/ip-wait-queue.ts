@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from "../clock.js";
+import { IP_START_SLACK_MS } from "./ip-grant.js";
 
 /** How many asks an {@link IpWaitQueue} holds. */
 export interface IpWaitQueueOptions {
@@ -25,6 +26,8 @@ export type WaitDecision<T> = { readonly answer: T } | { readonly notBeforeMs: n
 
 interface Waiter<T> {
   readonly agent: string;
+  /** The start slack its ask asked for, ms (see `grantedStartSlack`). */
+  readonly startSlackMs: number;
   readonly sinceMs: number;
   readonly untilMs: number;
   readonly deadline: TimerHandle;
@@ -65,11 +68,12 @@ export class IpWaitQueue<T> {
   }
 
   /**
-   * Holds `agent`'s ask at `ip` at the end of its line, for `holdMs` at most: resolved by the owner
-   * through {@link serve}, or by {@link IpWaitQueueDeps.timedOut} at the deadline. Undefined (not held)
-   * when a bound is reached or the queue is closed.
+   * Holds `agent`'s ask at `ip` (for a slot whose request starts within `startSlackMs` of its grant) at
+   * the end of its line, for `holdMs` at most: resolved by the owner through {@link serve}, or by
+   * {@link IpWaitQueueDeps.timedOut} at the deadline. Undefined (not held) when a bound is reached or
+   * the queue is closed.
    */
-  wait(ip: string, agent: string, holdMs: number): Promise<T> | undefined {
+  wait(ip: string, agent: string, holdMs: number, startSlackMs = IP_START_SLACK_MS): Promise<T> | undefined {
     const line = this.lines.get(ip);
     if (this.closed || this.held >= this.options.maxTotal) return undefined;
     if ((line?.waiters.length ?? 0) >= this.options.maxHeldPerIp) return undefined;
@@ -77,7 +81,14 @@ export class IpWaitQueue<T> {
       const waiters = line?.waiters ?? this.open(ip).waiters;
       const deadline = this.deps.clock.setTimeout(() => this.deadlineOf(ip, waiter), holdMs);
       const now = this.deps.clock.now();
-      const waiter: Waiter<T> = { agent, sinceMs: now, untilMs: now + holdMs, deadline, resolve };
+      const waiter: Waiter<T> = {
+        agent,
+        startSlackMs,
+        sinceMs: now,
+        untilMs: now + holdMs,
+        deadline,
+        resolve,
+      };
       waiters.push(waiter);
       this.held++;
     });
@@ -85,17 +96,20 @@ export class IpWaitQueue<T> {
 
   /**
    * Answers `ip`'s waiters in order, as long as `decide` gives the first one an answer (given how long
-   * it waited and may wait still, ms). `{ notBeforeMs }`: it stays first, and the line wakes at that
-   * time; undefined: it stays first until the next call.
+   * it waited and may wait still, ms, and the start slack it asked for). `{ notBeforeMs }`: it stays
+   * first, and the line wakes at that time; undefined: it stays first until the next call.
    */
-  serve(ip: string, decide: (agent: string, waitedMs: number, leftMs: number) => WaitDecision<T>): void {
+  serve(
+    ip: string,
+    decide: (agent: string, waitedMs: number, leftMs: number, startSlackMs: number) => WaitDecision<T>,
+  ): void {
     const line = this.lines.get(ip);
     if (!line) return;
     if (line.wake) this.deps.clock.clearTimeout(line.wake);
     line.wake = undefined;
     const now = this.deps.clock.now();
     for (let first = line.waiters[0]; first; first = line.waiters[0]) {
-      const decision = decide(first.agent, now - first.sinceMs, first.untilMs - now);
+      const decision = decide(first.agent, now - first.sinceMs, first.untilMs - now, first.startSlackMs);
       if (decision === undefined) break;
       if ("notBeforeMs" in decision) {
         this.wakeAt(ip, decision.notBeforeMs);

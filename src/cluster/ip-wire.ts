@@ -38,8 +38,10 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
       request.holdingsLast ?? false,
     );
   }
-  const answers = request.asks.map(({ ip, renew, holdMs }) =>
-    !renew && (holdMs ?? 0) > 0 ? authority.askHeld(from, ip, holdMs) : authority.ask(from, ip, renew),
+  const answers = request.asks.map(({ ip, renew, holdMs, startSlackMs }) =>
+    !renew && (holdMs ?? 0) > 0
+      ? authority.askHeld(from, ip, holdMs, startSlackMs)
+      : authority.ask(from, ip, renew, startSlackMs),
   );
   const handedOver = (request.takeOver ?? []).map((ip) => toWireHandOver(authority.handOver(ip, from)));
   if (answers.every((answer) => !(answer instanceof Promise)))
@@ -87,7 +89,7 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
 }
 
 function toWireGrant(grant: IpGrant): IpGrantMessage {
-  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0, heldMs: 0 };
+  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0, heldMs: 0, startSlackMs: 0 };
   switch (grant.kind) {
     case "lease":
       return {
@@ -104,6 +106,7 @@ function toWireGrant(grant: IpGrant): IpGrantMessage {
         slotId: grant.slotId,
         ttlMs: grant.ttlMs,
         heldMs: grant.heldMs ?? 0,
+        startSlackMs: grant.startSlackMs ?? 0,
       };
     case "wait":
       return { ...none, kind: "IP_GRANT_WAIT", waitMs: grant.waitMs };
@@ -118,9 +121,14 @@ export function fromWireGrant(grant: IpGrantMessage): IpGrant {
     case "IP_GRANT_LEASE":
       return { kind: "lease", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs, delayMs: grant.delayMs };
     case "IP_GRANT_SLOT":
-      return grant.heldMs > 0
-        ? { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs, heldMs: grant.heldMs }
-        : { kind: "slot", slotId: grant.slotId, ttlMs: grant.ttlMs };
+      return {
+        kind: "slot",
+        slotId: grant.slotId,
+        ttlMs: grant.ttlMs,
+        ...(grant.heldMs > 0 ? { heldMs: grant.heldMs } : {}),
+        // Said by the authority; an older one's (0) is the default.
+        ...((grant.startSlackMs ?? 0) > 0 ? { startSlackMs: grant.startSlackMs } : {}),
+      };
     case "IP_GRANT_WAIT":
       return { kind: "wait", waitMs: grant.waitMs };
     case "IP_GRANT_REVOKED":

@@ -809,6 +809,7 @@ export function validateIpRequest(value: unknown): IpRequest {
         ip: ipAddress(e.ip, `${p}.ip`),
         renew: bool(e.renew, `${p}.renew`),
         holdMs: uint32(e.holdMs ?? 0, `${p}.holdMs`),
+        startSlackMs: uint32(e.startSlackMs ?? 0, `${p}.startSlackMs`),
       };
     }),
     takeOver: list(r.takeOver ?? [], "takeOver", MAX_IP_ENTRIES, ipAddress),
@@ -868,6 +869,7 @@ function ipGrant(value: unknown, path: string): IpGrantMessage {
     blockedForMs: uint64(g.blockedForMs, `${path}.blockedForMs`),
     delayMs: uint64(g.delayMs, `${path}.delayMs`),
     heldMs: uint64(g.heldMs ?? 0, `${path}.heldMs`),
+    startSlackMs: uint32(g.startSlackMs ?? 0, `${path}.startSlackMs`),
   };
 }
 

@@ -16,7 +16,13 @@ const MAX = 2;
  * `tryFirst`, a request takes its slot at once when it can (`tryAcquire`, as an agent's requests do),
  * and waits for it otherwise.
  */
-function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0, tryFirst = false) {
+function cluster(
+  ids: readonly string[],
+  authorityOf: string,
+  ipDelayMs = 0,
+  tryFirst = false,
+  latencyMs = 0,
+) {
   const authorities = new Map<string, IpAuthority>();
   const sent: IpRequest[] = [];
   const gates = new Map<string, ClusterIpGate>();
@@ -43,6 +49,8 @@ function cluster(ids: readonly string[], authorityOf: string, ipDelayMs = 0, try
           authorityOf: () => authorityOf,
           send: async (to, request) => {
             if (to !== id) sent.push(request);
+            // Another agent's authority is `latencyMs` away: the answer comes back a round trip later.
+            if (to !== id && latencyMs > 0) await sleep(systemClock, latencyMs);
             return answerIpRequest(authorities.get(to) as IpAuthority, request);
           },
         },
@@ -197,6 +205,22 @@ it.each([
     expect(gate.leased).toBe(0);
   },
 );
+
+it("an agent whose round trip to the authority is over the slack still gets slots: its asks say a longer slack", async () => {
+  const LATENCY = 150;
+  const { request, sent, starts, close } = cluster(["a", "b"], "a", 40, false, LATENCY);
+  // Both agents use the address, so it is shared: each of b's requests asks a for a slot, which comes
+  // 150 ms after the ask, past the default slack (before, every one was given back: b never started).
+  const timeout = sleep(systemClock, 10_000).then(() => "timed out");
+  const done = Promise.all([request("a", 5), request("b", 5), request("b", 5), request("b", 5)]);
+  expect(await Promise.race([done.then(() => "done"), timeout])).toBe("done");
+  close();
+  expect(starts.filter((start) => start.id === "b")).toHaveLength(3);
+  const slacks = sent.flatMap((message) => message.asks.map((ask) => ask.startSlackMs));
+  // The first ask knew no round trip yet; once one came back, the slack covers two of them.
+  expect(slacks[0]).toBe(IP_START_SLACK_MS);
+  expect(Math.max(...slacks)).toBeGreaterThanOrEqual(IP_START_SLACK_MS + 2 * LATENCY);
+});
 
 it("a Crawl-delay one agent reports for an address spaces the other agents' starts there", async () => {
   const CRAWL_DELAY = 150;

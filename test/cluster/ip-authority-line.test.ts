@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import {
   IP_MAX_HOLD_MS,
+  IP_MAX_START_SLACK_MS,
   IP_POLL_MS,
   IP_START_SLACK_MS,
   type IpAuthority,
@@ -208,7 +209,7 @@ it("over the wire: a request with a held ask is answered once a slot frees; othe
     fromId: from,
     releases: [],
     refusals: [],
-    asks: [{ ip: IP, renew: false, holdMs }],
+    asks: [{ ip: IP, renew: false, holdMs, startSlackMs: 0 }],
   });
   expect(answerIpRequest(authority, request("c", 0))).toMatchObject({
     grants: [{ kind: "IP_GRANT_WAIT", waitMs: IP_POLL_MS }],
@@ -238,6 +239,26 @@ it("over the wire: a refused request's release that comes with its refusal frees
   await settle();
   expect(answers).toEqual(["c:wait"]);
   expect(await c).toEqual({ kind: "wait", waitMs: 1_000 });
+});
+
+it("spaces a slot by the start slack its ask asked for, within the bounds, and says it in the grant", () => {
+  const options = { ...OPTIONS, ipDelayMs: 20 };
+  const { clock, authority } = setUp(options);
+  authority.ask("a", IP, false);
+  authority.release("a", IP, [], options.maxPerIp); // a and b share the address now
+  clock.advance(20);
+  // b is 150 ms away: it asks for 400 ms to start; the next slot comes the delay after that.
+  const far = authority.ask("b", IP, false, 400);
+  expect(far).toMatchObject({ kind: "slot", startSlackMs: 400 });
+  expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 400 + 20 });
+  clock.advance(420);
+  // Asked for less than the default: the default; for more than the bound: the bound.
+  const near = authority.ask("c", IP, false, 10);
+  expect(near).not.toHaveProperty("startSlackMs");
+  authority.release("b", IP, [slotOf(far)], 0);
+  authority.release("c", IP, [slotOf(near)], 0);
+  clock.advance(20);
+  expect(authority.ask("d", IP, false, 60_000)).toMatchObject({ startSlackMs: IP_MAX_START_SLACK_MS });
 });
 
 it("under an IP delay, a released slot's request started by its release: the next is spaced from that, not from the slack", () => {

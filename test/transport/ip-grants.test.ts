@@ -8,8 +8,8 @@ const REQUEST = {
   releases: [{ ip: "127.0.0.9", slotIds: [3, 4], leaseSlots: 0 }],
   refusals: [{ ip: "::1", retryAfterMs: 2_000, hasRetryAfter: true }],
   asks: [
-    { ip: "127.0.0.9", renew: false, holdMs: 1_000 },
-    { ip: "127.0.0.10", renew: true, holdMs: 0 },
+    { ip: "127.0.0.9", renew: false, holdMs: 1_000, startSlackMs: 250 },
+    { ip: "127.0.0.10", renew: true, holdMs: 0, startSlackMs: 0 },
   ],
   takeOver: ["127.0.0.11"],
   crawlDelays: [{ ip: "127.0.0.9", delayMs: 10_000 }],
@@ -87,7 +87,7 @@ it("carries what an agent holds at a gone agent's addresses over gRPC", async ()
 it("refuses a malformed request as BadMessage before the handler sees it", async () => {
   const handlers = new FakeHandlers();
   const { client } = await startServer(handlers);
-  const bad = { ...REQUEST, asks: [{ ip: "127.0.0.1\r\nx", renew: false, holdMs: 0 }] };
+  const bad = { ...REQUEST, asks: [{ ip: "127.0.0.1\r\nx", renew: false, holdMs: 0, startSlackMs: 0 }] };
   expect((await failure(client.ipGrants(bad))).code).toBe(ErrorCode.BadMessage);
   expect(handlers.calls.ipGrants).toHaveLength(0);
 });
@@ -101,6 +101,7 @@ it("validates addresses, counts and grant kinds", () => {
     { ...REQUEST, asks: [{ ip: "host.test", renew: false }] },
     { ...REQUEST, asks: [{ ip: "1".repeat(46), renew: false }] },
     { ...REQUEST, asks: [{ ip: "127.0.0.9", renew: false, holdMs: -1 }] },
+    { ...REQUEST, asks: [{ ip: "127.0.0.9", renew: false, holdMs: 0, startSlackMs: 1.5 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [1], leaseSlots: 0, agentId: "a b" }] },
     { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
@@ -115,8 +116,13 @@ it("validates addresses, counts and grant kinds", () => {
     blockedForMs: 0,
     delayMs: 3_000,
     heldMs: 0,
+    startSlackMs: 0,
   };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
+  // An authority that predates the start slack says none: read as 0 (the default).
+  const { startSlackMs: _said, ...older } = grant;
+  expect(validateIpReply({ grants: [older] }).grants[0]?.startSlackMs).toBe(0);
+  expect(badMessage(() => validateIpReply({ grants: [{ ...grant, startSlackMs: -1 }] }))).toBe(true);
   const handOver = {
     held: [{ agentId: "agent-b", count: 2, startsForMs: 0, hasStartsFor: false }],
     untilMs: 4_000,

@@ -24,6 +24,12 @@ export interface IpAsk {
    * call's deadline lengthened by the hold. An agent that predates this field answers at once.
    */
   'holdMs'?: (number);
+  /**
+   * How long after the grant the sender may start a slot's request, ms (0: 100): 100 beyond the least
+   * of its recent round trips to the receiver, since it can bound the grant only by its ask. The
+   * receiver grants 100 to 1,000 (`IpGrant.start_slack_ms`) and spaces the slots it grants by it.
+   */
+  'startSlackMs'?: (number);
 }
 
 /**
@@ -49,4 +55,10 @@ export interface IpAsk__Output {
    * call's deadline lengthened by the hold. An agent that predates this field answers at once.
    */
   'holdMs': (number);
+  /**
+   * How long after the grant the sender may start a slot's request, ms (0: 100): 100 beyond the least
+   * of its recent round trips to the receiver, since it can bound the grant only by its ask. The
+   * receiver grants 100 to 1,000 (`IpGrant.start_slack_ms`) and spaces the slots it grants by it.
+   */
+  'startSlackMs': (number);
 }

@@ -35,10 +35,15 @@ export interface IpGrant {
   'delayMs'?: (number | string | Long);
   /**
    * With IP_GRANT_SLOT: how long the ask was held (`hold_ms`) before the slot was granted, ms. The
-   * slot's 100 ms to start count from the grant: the sender gives the slot back unused when its round
-   * trip, less this, took longer.
+   * slot's time to start (`start_slack_ms`) counts from the grant: the sender gives the slot back
+   * unused when its round trip, less this, took longer.
    */
   'heldMs'?: (number | string | Long);
+  /**
+   * With IP_GRANT_SLOT: how long after the grant its request may start, ms (0: 100, an authority that
+   * predates the field): what the ask's `start_slack_ms` asked, within 100 to 1,000.
+   */
+  'startSlackMs'?: (number);
 }
 
 /**
@@ -73,8 +78,13 @@ export interface IpGrant__Output {
   'delayMs': (number);
   /**
    * With IP_GRANT_SLOT: how long the ask was held (`hold_ms`) before the slot was granted, ms. The
-   * slot's 100 ms to start count from the grant: the sender gives the slot back unused when its round
-   * trip, less this, took longer.
+   * slot's time to start (`start_slack_ms`) counts from the grant: the sender gives the slot back
+   * unused when its round trip, less this, took longer.
    */
   'heldMs': (number);
+  /**
+   * With IP_GRANT_SLOT: how long after the grant its request may start, ms (0: 100, an authority that
+   * predates the field): what the ask's `start_slack_ms` asked, within 100 to 1,000.
+   */
+  'startSlackMs': (number);
 }

@@ -15,8 +15,9 @@ export const IpGrantKind = {
   IP_GRANT_LEASE: 'IP_GRANT_LEASE',
   /**
    * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
-   * starts within 100 ms of its ask (of its grant, for an ask held: `held_ms`) or not at all (the
-   * authority spaces its grants by --ip-delay-ms and that): a slot that came later is released unused.
+   * starts within `start_slack_ms` (100 unless asked for more) of its ask (of its grant, for an ask
+   * held: `held_ms`) or not at all (the authority spaces its grants by --ip-delay-ms and that, and
+   * blocks them at a server's push-back): a slot that came later is released unused.
    */
   IP_GRANT_SLOT: 'IP_GRANT_SLOT',
   /**
@@ -48,8 +49,9 @@ export type IpGrantKind =
   | 1
   /**
    * One request may start now; release `slot_id` when it ends (it expires after `ttl_ms` anyway). It
-   * starts within 100 ms of its ask (of its grant, for an ask held: `held_ms`) or not at all (the
-   * authority spaces its grants by --ip-delay-ms and that): a slot that came later is released unused.
+   * starts within `start_slack_ms` (100 unless asked for more) of its ask (of its grant, for an ask
+   * held: `held_ms`) or not at all (the authority spaces its grants by --ip-delay-ms and that, and
+   * blocks them at a server's push-back): a slot that came later is released unused.
    */
   | 'IP_GRANT_SLOT'
   | 2
