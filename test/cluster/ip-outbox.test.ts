@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { IP_MAX_START_SLACK_MS, IP_START_SLACK_MS } from "../../src/cluster/ip-grant.js";
 import { IpOutboxes, UNREACHABLE_WAIT_MS } from "../../src/cluster/ip-outbox.js";
 import type { IpReply, IpRequest } from "../../src/transport/index.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -61,6 +62,36 @@ it("a held ask takes the refusals and Crawl-delays waiting with the releases, so
   await Promise.resolve();
   // Nothing was left behind for the next message.
   expect(sent).toHaveLength(2);
+});
+
+it("asks for the default start slack before any round trip, then for 100 ms beyond two of the least of the recent ones", async () => {
+  const clock = new ManualClock();
+  const sent: IpRequest[] = [];
+  let tripMs = 0;
+  const boxes = new IpOutboxes("self", {
+    clock,
+    send: async (_authority, request) => {
+      sent.push(request);
+      clock.advance(tripMs); // the answer comes back a round trip later
+      return { grants: request.asks.map(() => ({ kind: "IP_GRANT_WAIT", waitMs: 0 })) } as unknown as IpReply;
+    },
+  });
+  const slackOfNextAsk = async () => {
+    await boxes.ask("a", "1.1.1.1", false);
+    return sent.at(-1)?.asks[0]?.startSlackMs;
+  };
+  tripMs = 40;
+  expect(await slackOfNextAsk()).toBe(IP_START_SLACK_MS);
+  expect(await slackOfNextAsk()).toBe(IP_START_SLACK_MS + 2 * 40);
+  // A slower trip (a stalled loop) does not lengthen it: the least of the recent ones counts.
+  tripMs = 600;
+  expect(await slackOfNextAsk()).toBe(IP_START_SLACK_MS + 2 * 40);
+  // Far away for good: once the short trips are out of the last 16, the slack follows, up to its bound.
+  for (let i = 0; i < 16; i++) await slackOfNextAsk();
+  expect(await slackOfNextAsk()).toBe(IP_MAX_START_SLACK_MS);
+  // Another authority has its own.
+  await boxes.ask("b", "2.2.2.2", false);
+  expect(sent.at(-1)?.asks[0]?.startSlackMs).toBe(IP_START_SLACK_MS);
 });
 
 it("batches a release alone for a while, and answers asks to an unreachable authority with a wait", async () => {
