@@ -70,10 +70,11 @@ export interface ClusterIpGateDeps {
  * the authority spaces the slots it grants. A slot's request starts within its start slack of its grant
  * ({@link IP_START_SLACK_MS} beyond this agent's round trips to the authority, see `startSlackFor`) or
  * is given back unused, with or without an IP delay: the authority counts it started by then, spacing
- * the next slot from it or blocking the address after a server's push-back it hears of. An ask told to wait for a full address asks again held (`holdMs`), alone in a
- * message of its own so nothing else waits behind it: it waits in the address's line at the authority
- * and is answered as soon as a slot frees for it. At an address found contended so (for a lease's time),
- * asks go held at once, and releases of slots are sent at once, since someone may wait for them.
+ * the next slot from it or blocking the address after a server's push-back it hears of. An ask told to
+ * wait for a full address asks again held (`holdMs`), alone in a message of its own so nothing else
+ * waits behind it: it waits in the address's line at the authority and is answered as soon as a slot
+ * frees for it. At an address found contended so (for a lease's time), asks go held at once, and
+ * releases of slots are sent at once, since someone may wait for them.
  */
 export class ClusterIpGate implements IpLimiter {
   private readonly local: IpGate;
