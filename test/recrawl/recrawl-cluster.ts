@@ -40,10 +40,31 @@ export function isAnsweredVisit(entry: CrawlLogEntry): boolean {
 
 /** Waits until `agent` has revisited a page (a crawl-log entry of a second visit or more). */
 export async function waitForRevisit(agent: ClusterAgent, what: string): Promise<void> {
+  await firstToRevisit([agent], what);
+}
+
+/**
+ * Waits until one of `agents` has revisited a page, and returns the first found; on a timeout the error
+ * says what each one's crawl log held (a lone agent of the web's 8 hosts may own none of them: they are
+ * split by name and port, new each run).
+ */
+export async function firstToRevisit(agents: readonly ClusterAgent[], what: string): Promise<ClusterAgent> {
+  const logs = new Map<ClusterAgent, CrawlLogEntry[]>();
+  let found: ClusterAgent | undefined;
   await waitFor(
-    async () =>
-      (await readCrawlLogSoFar(agent.dataDir).catch(() => [])).some((entry) => Number(entry.visits ?? 0) > 1),
-    what,
+    async () => {
+      for (const agent of agents) {
+        const log = await readCrawlLogSoFar(agent.dataDir).catch(() => []);
+        logs.set(agent, log);
+        if (found === undefined && log.some((entry) => Number(entry.visits ?? 0) > 1)) found = agent;
+      }
+      return found !== undefined;
+    },
+    () =>
+      `${what} (${agents
+        .map((agent) => `${agent.id}: ${logs.get(agent)?.length ?? 0} crawl log entries`)
+        .join(", ")})`,
     60_000,
   );
+  return found as ClusterAgent;
 }
