@@ -45,7 +45,7 @@ export async function waitForRevisit(agent: ClusterAgent, what: string): Promise
 
 /**
  * Waits until one of `agents` has revisited a page, and returns the first found; on a timeout the error
- * says what each one's crawl log held (a lone agent of the web's 8 hosts may own none of them: they are
+ * says what each one's crawl log held, whether it still runs and its last log lines (a lone agent of the web's 8 hosts may own none of them: they are
  * split by name and port, new each run).
  */
 export async function firstToRevisit(agents: readonly ClusterAgent[], what: string): Promise<ClusterAgent> {
@@ -61,9 +61,16 @@ export async function firstToRevisit(agents: readonly ClusterAgent[], what: stri
       return found !== undefined;
     },
     () =>
-      `${what} (${agents
-        .map((agent) => `${agent.id}: ${logs.get(agent)?.length ?? 0} crawl log entries`)
-        .join(", ")})`,
+      `${what}:\n${agents
+        .map((agent) => {
+          const state = agent.process.exited ? "exited" : "running";
+          const last = agent.process
+            .stderrLines()
+            .slice(-4)
+            .map((line) => `    ${line.slice(0, 300)}`);
+          return `  ${agent.id} (${state}): ${logs.get(agent)?.length ?? 0} crawl log entries; its last log lines:\n${last.join("\n")}`;
+        })
+        .join("\n")}`,
     60_000,
   );
   return found as ClusterAgent;
