@@ -149,6 +149,7 @@ export async function assembleCluster(
     gate: ipGate,
     ownershipChanged: ipOwnershipChanged,
     leave: handOffAddresses,
+    lives: ipLives,
   } = clusterIpLimit({
     selfId,
     clock,
@@ -165,6 +166,7 @@ export async function assembleCluster(
     // Read once the failure detector is built (on a change of the view).
     hasLeft: (id) => memberOf(id)?.status === "left",
     incarnationOf: (id) => memberOf(id)?.incarnation,
+    logger,
   });
   const revisitBudgets = new RevisitBudgetShare();
   const hooks = clusterHooks({
@@ -246,6 +248,8 @@ export async function assembleCluster(
       }),
     },
   );
+  // Before the join: the first answer may say this agent restarted before it was found gone.
+  detector.onLives(ipLives);
   const memberOf = (id: string) => detector.members().find((member) => member.id === id);
   const peerClient = (peerId: string) => {
     const member = memberOf(peerId);

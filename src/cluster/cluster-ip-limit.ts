@@ -1,12 +1,15 @@
 import type { Clock } from "../clock.js";
+import type { LivesListener, RisenIncarnation } from "../failure-detector/index.js";
 import type { Assignment } from "../hashing/index.js";
+import type { Logger } from "../logging/index.js";
 import { type IpRequest, MAX_IP_ENTRIES, type PeerClient } from "../transport/index.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
 import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
+import type { CrashHolding } from "./ip-hand-over.js";
 import { previousAuthorityOf } from "./ip-hand-over.js";
 import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
 import type { Ownership } from "./ownership.js";
-import { RestartWatch } from "./restart-watch.js";
+import { RESTART_INCARNATION_STEP, RestartWatch } from "./restart-watch.js";
 
 /** Longest wait for an IP authority's answer: past it nothing is granted, and the asker asks again. */
 const IP_DEADLINE_MS = 2_000;
@@ -47,6 +50,8 @@ export interface ClusterIpLimitDeps {
    * predecessor held (unset: never known).
    */
   readonly incarnationOf?: (id: string) => number | undefined;
+  /** Where this agent says its previous life's grants hold its addresses (unset: nowhere). */
+  readonly logger?: Logger;
 }
 
 /** One agent's two sides of the cluster-wide per-IP limit. */
@@ -67,6 +72,12 @@ export interface ClusterIpLimit {
    * reached (that one then waits out the grace, as for a crash).
    */
   readonly leave: () => Promise<void>;
+  /**
+   * What the failure detector tells of lives (`FailureDetector.onLives`): an agent of the view restarted
+   * before this one found it gone (what it held counts no more, and it hears what this one holds at its
+   * addresses), or this agent did (its previous life's grants are taken over from those reports).
+   */
+  readonly lives: LivesListener;
 }
 
 /**
@@ -132,6 +143,11 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     );
     for (const id of restarts.viewChanged(before, after)) authority.restarted(id);
     if (!deps.gated) return;
+    // An agent new to the view holds nothing of a previous life's here: found gone, its leases ended
+    // then; never known, it granted nothing here. It hears so, in case it restarted before others
+    // found it gone (see `IpAuthority.previousLifeMayRun`): it waits for every agent of its view.
+    for (const { id } of after.agents)
+      if (id !== selfId && !before.has(id)) void sendReport(id, id, new Map(), after);
     for (const { id } of before.agents)
       if (id !== selfId && !after.has(id) && deps.hasLeft?.(id) !== true) reportHoldings(id, after);
   };
@@ -141,26 +157,55 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
    */
   const reportHoldings = (gone: string, after: Assignment) => {
     const holdings = gate.holdings(gone, slotTtlMs);
-    const view = after.agents.map(({ id }) => id);
-    authority.reportedHoldings(selfId, gone, holdings, view, true);
+    authority.reportedHoldings(selfId, gone, holdings, viewOf(after), true);
+    for (const { id } of after.agents) if (id !== selfId) void sendReport(id, gone, holdings, after);
+  };
+  const viewOf = (assignment: Assignment) => assignment.agents.map(({ id }) => id);
+  /** Tells agent `to` what this agent holds, in view `after`, at the addresses of `gone` (a crash's report). */
+  const sendReport = (
+    to: string,
+    gone: string,
+    holdings: ReadonlyMap<string, CrashHolding>,
+    after: Assignment,
+  ) => {
     const entries = [...holdings].map(([ip, { state, leasedByGone }]) => ({
       ip,
       state: toWireHandOver(state),
       leasedByGone,
     }));
-    for (const to of view) {
-      if (to === selfId) continue;
-      void sendChunks(to, entries, (chunk, last) => ({
-        fromId: selfId,
-        releases: [],
-        refusals: [],
-        asks: [],
-        goneAuthority: gone,
-        holdings: chunk,
-        holdingsLast: last,
-        view,
-      }));
-    }
+    const view = viewOf(after);
+    return sendChunks(to, entries, (chunk, last) => ({
+      fromId: selfId,
+      releases: [],
+      refusals: [],
+      asks: [],
+      goneAuthority: gone,
+      holdings: chunk,
+      holdingsLast: last,
+      view,
+    }));
+  };
+  /**
+   * Agent `id`, alive in this agent's view, is heard as a new life (a restart, not a refutation's +1):
+   * its previous life's requests ended with its process, its leases here end, and it hears what this
+   * agent holds at its addresses, as after a crash.
+   */
+  const risen = ({ id, before, after }: RisenIncarnation) => {
+    if (id === selfId || after <= before + RESTART_INCARNATION_STEP || !ownership.assignment.has(id)) return;
+    authority.restarted(id);
+    if (deps.gated) void sendReport(id, id, gate.holdings(id, slotTtlMs), ownership.assignment);
+  };
+  const lives: LivesListener = {
+    risen,
+    previousLife: () => {
+      // What this agent's previous life granted may run a lease and a slot's life after it ended.
+      const forMs = IP_LEASE_TTL_MS + slotTtlMs;
+      deps.logger?.info(
+        { event: "ip-previous-life", forMs },
+        `restarted before the others found this agent gone: its IP addresses wait for what they hold there (at most ${forMs} ms)`,
+      );
+      authority.previousLifeMayRun(selfId, clock.now() + forMs);
+    },
   };
   /**
    * Sends `entries` to agent `to` in requests of at most {@link MAX_IP_ENTRIES} (one at least), one
@@ -214,5 +259,5 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       }),
     );
   };
-  return { authority, gate, ownershipChanged, leave };
+  return { authority, gate, ownershipChanged, leave, lives };
 }

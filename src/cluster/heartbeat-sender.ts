@@ -59,6 +59,13 @@ export function heartbeatSender(
       ? client.heartbeat(request, callOptions)
       : client.streamHeartbeat(request, callOptions));
     deps.onReply(reply.from.id, reply, sentAtMs);
-    return { from: fromWireMember(reply.from), entries: reply.members.map(fromWireMember) };
+    const previousIncarnation = reply.previousIncarnation
+      ? { previousIncarnation: reply.previousIncarnation }
+      : {};
+    return {
+      from: fromWireMember(reply.from),
+      entries: reply.members.map(fromWireMember),
+      ...previousIncarnation,
+    };
   };
 }

@@ -16,7 +16,7 @@ import {
   type IpGrant,
   type IpHandOver,
 } from "./ip-grant.js";
-import { aged, type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
+import { aged, type CrashedAuthority, type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
 import { type IpDecision, IpLedger } from "./ip-ledger.js";
 import { IpWaitQueue } from "./ip-wait-queue.js";
 
@@ -133,6 +133,15 @@ export class IpAuthority {
   private readonly crashReports: IpCrashReports;
   /** Releases that came before this agent was their address's authority, for its take-over. */
   private readonly early: IpEarlyReleases;
+  /** The agents of this agent's view, itself included. */
+  private members: readonly string[] = [];
+  /**
+   * This agent's previous life, restarted before the others found it gone, while what it granted may
+   * still run (see {@link previousLifeMayRun}).
+   */
+  private previousLife:
+    | { readonly self: string; readonly atMs: number; readonly untilMs: number }
+    | undefined;
 
   constructor(
     readonly options: IpAuthorityOptions,
@@ -176,10 +185,12 @@ export class IpAuthority {
     membersBefore: readonly string[] = [],
     membersAfter: readonly string[] = [],
   ): void {
-    this.handOvers.viewChanged(this.deps.clock.now(), previousOf, membersBefore, membersAfter);
+    const now = this.deps.clock.now();
+    this.handOvers.viewChanged(now, previousOf, membersBefore, membersAfter);
     const before = new Set(membersBefore);
     this.crashReports.cameBack(membersAfter.filter((id) => !before.has(id)));
-    const untilMs = this.deps.clock.now() + this.options.graceMs;
+    this.members = membersAfter;
+    const untilMs = now + this.options.graceMs;
     for (const [ip, ledger] of this.ledgers) {
       if (this.deps.owns(ip)) continue;
       this.ledgers.delete(ip);
@@ -187,6 +198,43 @@ export class IpAuthority {
       this.crashReports.forget(ip);
       this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     }
+    const previous = this.previousLifeCrash(now);
+    if (previous === undefined) return;
+    // Those waiting there hear at once.
+    for (const ip of this.crashReports.previousLifeView(previous.reporters, previous.view, now))
+      this.serve(ip);
+  }
+
+  /**
+   * This agent, `self`, restarted before the others found its previous life gone (another agent held
+   * that life alive): what it granted may run until `untilMs` (a lease and a slot's life after it
+   * ended). Each address this agent is the authority of is taken over from that life as from a crashed
+   * authority: nothing is granted there until every other agent of this agent's view has said, in the
+   * same view, what it holds there (they do on hearing this life; see `ClusterIpLimit`), or until
+   * `untilMs`. Its own requests ended with its process and count no more.
+   */
+  previousLifeMayRun(self: string, untilMs: number): void {
+    const now = this.deps.clock.now();
+    if (untilMs <= now) return;
+    this.previousLife = { self, atMs: now, untilMs };
+    this.crashReports.awaitPreviousLife(self);
+    const previous = this.previousLifeCrash(now);
+    if (previous === undefined) return;
+    for (const [ip, ledger] of this.ledgers) this.crashReports.awaitReports(ip, ledger, previous, now);
+  }
+
+  /** The take-over from this agent's previous life while its grants may run (see {@link previousLifeMayRun}). */
+  private previousLifeCrash(now: number): CrashedAuthority | undefined {
+    const life = this.previousLife;
+    if (life === undefined || now >= life.untilMs) return undefined;
+    return {
+      gone: life.self,
+      atMs: life.atMs,
+      reporters: this.members.filter((id) => id !== life.self),
+      view: new Set(this.members.length > 0 ? this.members : [life.self]),
+      untilMs: life.untilMs,
+      previousLife: true,
+    };
   }
 
   /**
@@ -571,6 +619,10 @@ export class IpAuthority {
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
     // One authority crashed: the others say what they hold there, or the grace is waited out.
     if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early);
+    const previous = this.previousLifeCrash(now);
+    // This agent's previous life granted there too: its reports, or, besides another crash, its end.
+    if (previous && crashed) ledger.holdUntil(previous.untilMs);
+    else if (previous) this.crashReports.awaitReports(ip, ledger, previous, now);
     return ledger;
   }
 

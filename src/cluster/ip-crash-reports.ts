@@ -61,11 +61,13 @@ export class IpCrashReports {
    * goes on before the grace.
    */
   private readonly strangers = new Map<string, Map<string, number>>();
+  /** This agent's id once its previous life may have granted what still runs (see {@link awaitPreviousLife}). */
+  private previousLife: string | undefined;
   /** Addresses taken over from a crashed authority, and their ledgers, awaiting the reports. */
   private readonly awaiting = new Map<
     string,
     {
-      readonly crashed: CrashedAuthority;
+      crashed: CrashedAuthority;
       readonly ledger: IpLedger;
       /** Releases there that came before this agent was the authority (see ip-early-releases.ts). */
       readonly released: readonly EarlyRelease[];
@@ -94,9 +96,36 @@ export class IpCrashReports {
     now: number,
     released: readonly EarlyRelease[] = [],
   ): void {
+    // Two crashes at one address at once (rare): the first's reports are no longer awaited, and what it
+    // granted is held for a grace instead (slower, never faster).
+    this.awaiting.get(ip)?.ledger.handedOver(undefined, now);
     ledger.awaitHandOver();
     this.awaiting.set(ip, { crashed, ledger, released });
     this.settle(ip, now);
+  }
+
+  /**
+   * This agent's own previous life, `self`, may have granted what still runs (see
+   * `IpAuthority.previousLifeMayRun`): reports about it are kept from agents not yet in this agent's
+   * view too (the others learn of this life one by one, as it learns of them).
+   */
+  awaitPreviousLife(self: string): void {
+    this.previousLife = self;
+    this.strangers.delete(self);
+  }
+
+  /**
+   * This agent's view is now `view`, this agent and `reporters`: the addresses awaiting its previous
+   * life's reports await them in it. Returns the addresses that go on now.
+   */
+  previousLifeView(reporters: readonly string[], view: ReadonlySet<string>, now: number): string[] {
+    const settled: string[] = [];
+    for (const [ip, entry] of this.awaiting) {
+      if (!entry.crashed.previousLife) continue;
+      entry.crashed = { ...entry.crashed, reporters, view };
+      if (this.settle(ip, now)) settled.push(ip);
+    }
+    return settled;
   }
 
   /**
@@ -146,11 +175,11 @@ export class IpCrashReports {
     if (reporter === gone) return [];
     // Only an agent of this view reports. One not yet known here (it joined through the gone agent,
     // whose grants it may hold) is no reporter this agent knew to wait for: its report holds the gone
-    // agent's addresses until the grace.
-    if (!this.isAlive(reporter)) {
-      this.heardFromStranger(reporter, gone, now);
-      return [];
-    }
+    // agent's addresses until the grace — unless the gone agent is this agent's own previous life,
+    // whose reports come from agents this life learns of one by one.
+    // Kept all the same: it counts if `gone` turns out to be this agent's own previous life (see
+    // awaitPreviousLife), told by another message that may come after this one.
+    if (!this.isAlive(reporter) && gone !== this.previousLife) this.heardFromStranger(reporter, gone, now);
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) this.sweep(now);
     if (!this.reports.has(gone) && this.reports.size >= MAX_GONE) return [];
     const byReporter = this.reports.get(gone) ?? new Map<string, Map<string, Report>>();
@@ -202,6 +231,8 @@ export class IpCrashReports {
       }
     | undefined {
     if (this.strangerReported(crashed.gone, now)) return undefined;
+    // Told of its previous life by another agent, this one waits for that one at least.
+    if (crashed.previousLife && crashed.reporters.length === 0) return undefined;
     const byReporter = this.reports.get(crashed.gone);
     const key = viewKey(crashed.view);
     const states: IpHandOver[] = [];
@@ -233,7 +264,7 @@ export class IpCrashReports {
     // from others, are counted above), for a lease and a slot's life — a gone agent only stalled (a long
     // pause, suspected wrongly) may still start requests there until its view learns it is gone.
     const { limits } = this;
-    const own = goneHadNothing ? 0 : limits.maxPerIp;
+    const own = goneHadNothing || crashed.previousLife ? 0 : limits.maxPerIp;
     // Counted from when this agent found it gone; its last start may have been just before.
     const sinceMs = now - crashed.atMs;
     return {

@@ -31,6 +31,12 @@ export interface CrashedAuthority {
   readonly view: ReadonlySet<string>;
   /** The grace's end: by then nothing the gone agent granted may still run, reported or not. */
   readonly untilMs: number;
+  /**
+   * True when the gone agent is this agent's own previous life (restarted before the others found it
+   * gone): its own requests ended with its process, and `reporters` and `view` follow this agent's view
+   * until the reports are in (see `IpAuthority.previousLifeMayRun`).
+   */
+  readonly previousLife?: boolean;
 }
 
 /** What one agent holds at an address, as it reports it when an agent left its view (see ip-crash-reports.ts). */

@@ -93,6 +93,9 @@ export class MembershipService {
       load: this.deps.partition.load(),
       from: toWireMember(answer.from, now),
       figures: this.figures(),
+      ...(answer.previousIncarnation === undefined
+        ? {}
+        : { previousIncarnation: answer.previousIncarnation }),
     };
   }
 

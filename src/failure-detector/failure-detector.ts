@@ -6,7 +6,7 @@ import {
   DEFAULT_SUSPECT_AFTER_MS,
 } from "./constants.js";
 import type { GossipEntry, MemberEntry, RemoteHeartbeat } from "./member.js";
-import { MembershipView } from "./membership-view.js";
+import { MembershipView, type RisenIncarnation } from "./membership-view.js";
 
 /** Options of a {@link FailureDetector}. */
 export interface FailureDetectorOptions {
@@ -54,6 +54,17 @@ const ANNOUNCE_TIMEOUT_MS = 3_000;
 /** Called with the new alive set (sorted by id, self included) whenever it changes. */
 export type AliveSetListener = (alive: readonly MemberEntry[]) => void;
 
+/** What a {@link FailureDetector} tells of lives: see {@link FailureDetector.onLives}. */
+export interface LivesListener {
+  /** Member `id`, alive here, is heard at a greater incarnation (a refutation's +1, or a restart). */
+  readonly risen?: (risen: RisenIncarnation) => void;
+  /**
+   * Another agent held this agent's previous life alive or suspected: this agent restarted before it
+   * was found gone. Told once, before the change of the alive set the same message makes.
+   */
+  readonly previousLife?: () => void;
+}
+
 /**
  * A member whose heartbeats came this many intervals ago or less is not heartbeated back: of a pair of
  * agents, one asks and the other answers (more than one interval, so a little jitter does not make the
@@ -75,6 +86,9 @@ export class FailureDetector {
   private readonly suspectAfterMs: number;
   private readonly forgetAfterMs: number;
   private readonly listeners = new Set<AliveSetListener>();
+  private readonly livesListeners = new Set<LivesListener>();
+  /** True once another agent was heard holding this agent's previous life (see {@link onLives}). */
+  private previousLifeTold = false;
   /** One outstanding heartbeat per peer, keyed by id (or address for seeds), so slow peers don't pile up. */
   private readonly inFlight = new Map<string, AbortController>();
   private timer: TimerHandle | undefined;
@@ -139,6 +153,12 @@ export class FailureDetector {
     return () => this.listeners.delete(listener);
   }
 
+  /** Subscribes to the lives heard of (see {@link LivesListener}); returns the unsubscribe function. */
+  onLives(listener: LivesListener): () => void {
+    this.livesListeners.add(listener);
+    return () => this.livesListeners.delete(listener);
+  }
+
   /** This agent's own entry. */
   get self(): MemberEntry {
     return this.view.self;
@@ -165,11 +185,17 @@ export class FailureDetector {
    * transport refuses it) and {@link ErrorCode.BadMessage} on malformed entries.
    */
   onHeartbeat(request: RemoteHeartbeat): RemoteHeartbeat {
+    const previousIncarnation =
+      typeof request?.from?.id === "string" && typeof request.from.incarnation === "number"
+        ? this.view.olderLife(request.from.id, request.from.incarnation)
+        : undefined;
     this.receive(request);
     // A sender that lacks our answers must hear us through our own requests.
     if (request.unanswered === true) this.askedAtMs.delete(request.from.id);
     else this.askedAtMs.set(request.from.id, this.deps.clock.now());
-    return this.heartbeat();
+    return previousIncarnation === undefined
+      ? this.heartbeat()
+      : { ...this.heartbeat(), previousIncarnation };
   }
 
   /**
@@ -335,7 +361,22 @@ export class FailureDetector {
     const from = heartbeat?.from;
     if (typeof from?.id !== "string") throw new UbiError(ErrorCode.BadMessage, "heartbeat without a sender");
     const entries = [from, ...(heartbeat.entries ?? []).filter((entry) => entry?.id !== from.id)];
-    if (this.view.merge(entries, from.id, this.deps.clock.now()).aliveChanged) this.emit();
+    const merged = this.view.merge(entries, from.id, this.deps.clock.now());
+    const { previousIncarnation } = heartbeat;
+    if (
+      merged.previousLifeSeen ||
+      (previousIncarnation !== undefined && this.view.isPreviousLife(previousIncarnation))
+    )
+      this.tellPreviousLife();
+    if (merged.aliveChanged) this.emit();
+    for (const risen of merged.risen) for (const listener of this.livesListeners) listener.risen?.(risen);
+  }
+
+  /** Tells the lives' listeners, once, that another agent held this agent's previous life. */
+  private tellPreviousLife(): void {
+    if (this.previousLifeTold) return;
+    this.previousLifeTold = true;
+    for (const listener of this.livesListeners) listener.previousLife?.();
   }
 
   private emit(): void {

@@ -9,6 +9,12 @@ export {
   type FailureDetectorDeps,
   type FailureDetectorOptions,
   type HeartbeatTarget,
+  type LivesListener,
 } from "./failure-detector.js";
 export type { GossipEntry, MemberEntry, MemberStatus, RemoteHeartbeat } from "./member.js";
-export { MembershipView, type MergeResult, type SelfIdentity } from "./membership-view.js";
+export {
+  MembershipView,
+  type MergeResult,
+  type RisenIncarnation,
+  type SelfIdentity,
+} from "./membership-view.js";

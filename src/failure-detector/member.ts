@@ -37,6 +37,11 @@ export interface RemoteHeartbeat {
    * asks the sender too, so the sender hears it when only one direction of the pair is slow or lost.
    */
   readonly unanswered?: boolean;
+  /**
+   * On an answer: the incarnation the answering agent held the asker's id at, alive or suspected, when
+   * older than the asker's (undefined: none) — the asker restarted before that agent found it gone.
+   */
+  readonly previousIncarnation?: number;
 }
 
 const STATUSES: ReadonlySet<string> = new Set<MemberStatus>(["alive", "suspected", "left"]);

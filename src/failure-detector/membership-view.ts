@@ -19,6 +19,25 @@ export interface MergeResult {
   readonly aliveChanged: boolean;
   /** Ids of gossip entries ignored because they name an alive member at another address. */
   readonly conflicts: readonly string[];
+  /**
+   * Members alive here whose incarnation rose (a refutation adds 1, a restart its predecessor's
+   * lifetime), with the incarnation they had: a restart not yet found gone shows only so.
+   */
+  readonly risen: readonly RisenIncarnation[];
+  /**
+   * True when an entry named this agent's id not gone at an incarnation older than this life's first:
+   * the sender still held its previous life alive, so this agent restarted before it was found gone.
+   */
+  readonly previousLifeSeen: boolean;
+}
+
+/** A member alive here whose incarnation rose (see {@link MergeResult.risen}). */
+export interface RisenIncarnation {
+  readonly id: string;
+  /** Its incarnation before. */
+  readonly before: number;
+  /** Its incarnation now. */
+  readonly after: number;
 }
 
 type Member = { -readonly [K in keyof MemberEntry]: MemberEntry[K] };
@@ -31,6 +50,8 @@ type Member = { -readonly [K in keyof MemberEntry]: MemberEntry[K] };
 export class MembershipView {
   private readonly members = new Map<string, Member>();
   private readonly me: Member;
+  /** This life's incarnation at its start (refutations raise the current one). */
+  private readonly firstIncarnation: number;
 
   constructor(self: SelfIdentity) {
     const capacity = self.capacity ?? 1;
@@ -44,6 +65,7 @@ export class MembershipView {
       invalidArgument("self.incarnation must be a non-negative integer");
     }
     this.me = { ...self, capacity, status: "alive", lastHeardMs: 0 };
+    this.firstIncarnation = self.incarnation;
     this.members.set(self.id, this.me);
   }
 
@@ -91,14 +113,44 @@ export class MembershipView {
     if (from === undefined)
       throw new UbiError(ErrorCode.BadMessage, `heartbeat lacks its sender "${fromId}"`);
     const before = this.aliveSignature();
+    const incarnations = new Map<string, number>();
+    for (const member of this.members.values())
+      if (member.status === "alive" && member !== this.me) incarnations.set(member.id, member.incarnation);
     this.heardDirectly(from, nowMs);
     const conflicts: string[] = [];
+    let previousLifeSeen = false;
     for (const entry of entries) {
       if (entry === from) continue;
-      if (entry.id === this.me.id) this.refute(entry);
-      else if (!this.mergeGossip(entry, nowMs)) conflicts.push(entry.id);
+      if (entry.id === this.me.id) {
+        previousLifeSeen ||= this.isPreviousLife(entry.incarnation, entry.status);
+        this.refute(entry);
+      } else if (!this.mergeGossip(entry, nowMs)) conflicts.push(entry.id);
     }
-    return { aliveChanged: this.aliveSignature() !== before, conflicts };
+    const risen: RisenIncarnation[] = [];
+    for (const [id, incarnation] of incarnations) {
+      const member = this.members.get(id);
+      if (member && member.status === "alive" && member.incarnation > incarnation)
+        risen.push({ id, before: incarnation, after: member.incarnation });
+    }
+    return { aliveChanged: this.aliveSignature() !== before, conflicts, risen, previousLifeSeen };
+  }
+
+  /**
+   * True when `incarnation`, said of this agent's id with `status`, is of a life before this one, not
+   * gone where it was said (see {@link MergeResult.previousLifeSeen}).
+   */
+  isPreviousLife(incarnation: number, status: MemberStatus = "alive"): boolean {
+    return status !== "left" && incarnation < this.firstIncarnation;
+  }
+
+  /**
+   * The incarnation member `id` had here, alive or suspected (not gone), when older than `incarnation`:
+   * what a heartbeat of `id` at `incarnation` replaces (undefined: nothing, or a newer or equal one).
+   */
+  olderLife(id: string, incarnation: number): number | undefined {
+    const member = this.members.get(id);
+    if (member === undefined || member === this.me || member.status === "left") return undefined;
+    return member.incarnation < incarnation ? member.incarnation : undefined;
   }
 
   /**

@@ -119,7 +119,14 @@ export type HeartbeatRequest = With<
 /** `Heartbeat` reply: the receiver's view and counters. */
 export type HeartbeatReply = With<
   Omit<HeartbeatReply__Output, "sequence">,
-  { members: Member[]; load: AgentLoad; from: Member; figures?: MemberFigures[] }
+  {
+    members: Member[];
+    load: AgentLoad;
+    from: Member;
+    figures?: MemberFigures[];
+    /** 0 or unset: none (see the proto). */
+    previousIncarnation?: number;
+  }
 >;
 
 /** A request or reply on a stream rpc (`HeartbeatStream`, `DigestStream`): the unary message and its number. */

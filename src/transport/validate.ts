@@ -256,6 +256,10 @@ export function validateHeartbeatReply(value: unknown): HeartbeatReply {
     load: agentLoad(r.load, "load"),
     from: validateMember(r.from, "from"),
     ...figures(r.figures, "figures"),
+    // 0 is the field unset (an agent that predates it, or none).
+    ...(r.previousIncarnation === undefined || r.previousIncarnation === 0
+      ? {}
+      : { previousIncarnation: uint64(r.previousIncarnation, "previousIncarnation") }),
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Assignment } from "../../src/hashing/index.js";
 import { readCrawlLogSoFar, type WebFixture, waitFor } from "../agent/harness.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { inProcessScope, type MemoryCluster } from "./memory-cluster-harness.js";
 
 /**
@@ -191,6 +192,42 @@ describe("per-IP politeness across the cluster", () => {
     // waited out, the crashed incarnation's lease would hold it 10.5 s (its lease and a slot's life).
     expect(Math.max(...after), "the longest gap between starts there after the restart, ms").toBeLessThan(
       6_000,
+    );
+  });
+
+  it("holds the limit when the address's authority is restarted before the others find it gone, going on from their reports", async () => {
+    // A supervisor restarts the authority at once, well within the suspicion timeout (6 s here): the
+    // others still hold its previous life alive, with the slots it granted them, their requests slow
+    // (0.3 s). The new life learns so from its first answer and grants nothing at its addresses until
+    // each other agent said what it holds there; the fallback, without reports, is the previous life's
+    // last lease and slot (5 + 6 s here).
+    const fixture = await scope.web({ ...SHARED_WEB, responseDelayMs: 300, ipGroups: [{ hosts: 4 }] });
+    const recorder = fixture.web.recorder;
+    const ip = fixture.web.model.hosts[0]?.ip as string;
+    const { logger, records } = await recordingLogger({ level: "info" });
+    const agents = scope.cluster(fixture, {
+      ...IP_LIMITED,
+      cluster: { ...IP_LIMITED.cluster, suspectAfterMs: 6_000 },
+      logger,
+    });
+    await agents.startAll(IDS, fixture.web.seeds);
+    const assignment = await Assignment.load(IDS.map((id) => ({ id, capacity: 1 })));
+    const victim = assignment.ownerOfRareKey(ip);
+    await waitFor(() => recorder.gapsAtIp(ip).length >= 8, "8 requests at the shared address", 30_000);
+    await agents.crash(victim);
+    const startsAtRestart = recorder.gapsAtIp(ip).length;
+    await agents.start(victim, { join: [agents.addressOf(IDS.find((id) => id !== victim) as string)] });
+    await runToEnd(agents);
+
+    expect(records.filter((record) => record.event === "ip-previous-life")).toHaveLength(1);
+    const metrics = agents.metrics();
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.coverage).toBe(1);
+    expect(recorder.maxConcurrencyAtIp(ip)).toBeLessThanOrEqual(2);
+    const after = recorder.gapsAtIp(ip).slice(startsAtRestart);
+    expect(after.length, "requests at the address after the restart").toBeGreaterThan(5);
+    expect(Math.max(...after), "the longest gap between starts there after the restart, ms").toBeLessThan(
+      5_000,
     );
   });
 

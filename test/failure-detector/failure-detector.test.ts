@@ -233,6 +233,43 @@ describe("FailureDetector", () => {
     expect(detectors[0].members().find((member) => member.id === "a2")?.address).toBe("127.0.0.1:9050");
   });
 
+  it("tells a life restarted before it was found gone so, before its view grows, and the others of its new life", async () => {
+    const detectors = await cluster(3);
+    const oldLife = detectors[2].self;
+    const risen: string[] = [];
+    for (const detector of detectors.slice(0, 2))
+      detector.onLives({ risen: ({ id, before, after }) => risen.push(`${id} ${after - before > 0}`) });
+    detectors[2].stop();
+    network.nodes.delete(oldLife.address);
+    await vi.advanceTimersByTimeAsync(INTERVAL_MS); // well within the suspicion: still alive to the others
+    expect(aliveIds(detectors[0])).toContain("a2");
+
+    const reborn = network.add("a2", 9002); // same id and address, a later incarnation
+    const told: string[] = [];
+    reborn.onChange((alive) => told.push(`view ${alive.map((member) => member.id).join(",")}`));
+    reborn.onLives({ previousLife: () => told.push("previous life") });
+    reborn.start();
+    started.push(reborn);
+    await reborn.join([detectors[0].self.address]);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(reborn.self.incarnation).toBeGreaterThan(oldLife.incarnation);
+    // Told once, by its seed's answer, before the view that answer made.
+    expect(told[0]).toBe("previous life");
+    expect(told.filter((line) => line === "previous life")).toHaveLength(1);
+    expect(told[1]).toBe("view a0,a2");
+    expect(risen.sort()).toEqual(["a2 true", "a2 true"]);
+
+    // A newcomer of its own (first life) is told nothing.
+    const fresh = network.add("a9", 9009);
+    let freshTold = false;
+    fresh.onLives({ previousLife: () => (freshTold = true) });
+    fresh.start();
+    started.push(fresh);
+    await fresh.join([detectors[0].self.address]);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(freshTold).toBe(false);
+  });
+
   it("keeps at most one heartbeat outstanding to a slow peer, and a late answer is not heard", async () => {
     const calls: AbortSignal[] = [];
     const detector = new FailureDetector(

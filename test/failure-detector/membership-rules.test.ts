@@ -93,14 +93,14 @@ describe("MembershipView rules", () => {
   it("learns nothing from its own heartbeat, even one that suspects it", () => {
     const view = newView();
     const result = view.merge([{ ...ME, capacity: 1, incarnation: 50, status: "suspected" }], "me", 10);
-    expect(result).toEqual({ aliveChanged: false, conflicts: [] });
+    expect(result).toEqual({ aliveChanged: false, conflicts: [], risen: [], previousLifeSeen: false });
     expect(view.self.incarnation).toBe(50);
   });
 
   it("takes nothing from a heartbeat of its own id and address, not even a newer life that left", () => {
     const view = newView();
     const result = view.merge([{ ...ME, capacity: 3, incarnation: 51, status: "left" }], "me", 10);
-    expect(result).toEqual({ aliveChanged: false, conflicts: [] });
+    expect(result).toEqual({ aliveChanged: false, conflicts: [], risen: [], previousLifeSeen: false });
     expect(view.self).toMatchObject({ capacity: 1, incarnation: 50, status: "alive" });
   });
 
@@ -145,8 +145,36 @@ describe("MembershipView rules", () => {
       {
         aliveChanged: false,
         conflicts: [],
+        // Alive here, it is heard at a greater incarnation.
+        risen: [{ id: "a", before: 101, after: 102 }],
+        previousLifeSeen: false,
       },
     );
+  });
+
+  it("tells when a sender holds a previous life of its own id, alive or suspected, not one that left nor this life", () => {
+    const view = newView();
+    const seen = (status: "alive" | "suspected" | "left", incarnation: number) =>
+      view.merge([entry("b"), { ...ME, capacity: 1, incarnation, status }], "b", 10).previousLifeSeen;
+    expect(seen("alive", 40)).toBe(true);
+    expect(seen("suspected", 49)).toBe(true);
+    expect(seen("left", 40)).toBe(false);
+    // This life suspected: refuted (51), and still this life's, as is its refutation.
+    expect(seen("suspected", 50)).toBe(false);
+    expect(view.self.incarnation).toBe(51);
+    expect(seen("alive", 51)).toBe(false);
+  });
+
+  it("tells the older life of a member a heartbeat replaces, alive or suspected, not one that left", () => {
+    const view = newView();
+    view.merge([entry("a"), entry("b", { status: "suspected" })], "a", 0);
+    view.merge([entry("c", { status: "left" })], "c", 0);
+    expect(view.olderLife("a", 5_000)).toBe(100);
+    expect(view.olderLife("b", 5_000)).toBe(100);
+    expect(view.olderLife("a", 100)).toBeUndefined();
+    expect(view.olderLife("c", 5_000)).toBeUndefined();
+    expect(view.olderLife("z", 5_000)).toBeUndefined();
+    expect(view.olderLife("me", 5_000)).toBeUndefined();
   });
 
   it("takes a leave only from gossip of the same or a newer life, and keeps when it was last heard", () => {

@@ -29,6 +29,13 @@ export interface HeartbeatReply {
    * The members' figures the receiver knows (absent from an agent that predates the field).
    */
   'figures'?: (_ubicrawl_v1_MemberFigures)[];
+  /**
+   * The incarnation at which the receiver held the sender's id alive or suspected (not gone) before
+   * this request, when older than the request's: the sender restarted before the receiver found it
+   * gone, so what its previous life granted as an IP authority may still run. 0: none (also from an
+   * agent that predates the field).
+   */
+  'previousIncarnation'?: (number | string | Long);
 }
 
 /**
@@ -55,4 +62,11 @@ export interface HeartbeatReply__Output {
    * The members' figures the receiver knows (absent from an agent that predates the field).
    */
   'figures': (_ubicrawl_v1_MemberFigures__Output)[];
+  /**
+   * The incarnation at which the receiver held the sender's id alive or suspected (not gone) before
+   * this request, when older than the request's: the sender restarted before the receiver found it
+   * gone, so what its previous life granted as an IP authority may still run. 0: none (also from an
+   * agent that predates the field).
+   */
+  'previousIncarnation': (number);
 }
