@@ -82,6 +82,9 @@ const FIRST_SWEEP_AT = 1024;
  */
 const MAX_RELEASE_HOPS = 2;
 
+/** Slot ids a life of an authority may grant a ms, at most (see `IpAuthority.nextSlotId`). */
+const SLOT_IDS_A_MS = 1_000;
+
 /** How long an asker not the authority in this agent's view waits before asking again, ms. */
 const NOT_AUTHORITY_WAIT_MS = 250;
 
@@ -117,7 +120,12 @@ export class IpAuthority {
   private readonly handOvers: IpHandOvers;
   /** The number of addresses with state at which the next sweep runs: twice what the last one kept. */
   private sweepAt = FIRST_SWEEP_AT;
-  private nextSlotId = 1;
+  /**
+   * The next slot's id. A life's ids start at its start time in ms × {@link SLOT_IDS_A_MS}, so none
+   * repeats one of a previous life's, whose releases may still come (a previous life cannot have granted
+   * that many a ms): a late release of a slot of the previous life never ends one of this life's.
+   */
+  private nextSlotId: number;
   private readonly waiters: IpWaitQueue<IpGrant>;
   /** True once this agent handed its addresses over to leave: it grants nothing anywhere any more. */
   private left = false;
@@ -150,6 +158,7 @@ export class IpAuthority {
     if (!Number.isInteger(options.maxPerIp) || options.maxPerIp < 1) {
       throw new UbiError(ErrorCode.InvalidArgument, `max requests per IP must be a positive integer`);
     }
+    this.nextSlotId = Math.max(0, Math.floor(deps.clock.now())) * SLOT_IDS_A_MS + 1;
     this.handOvers = new IpHandOvers(options.graceMs, deps.isAlive);
     const { maxPerIp, leaseTtlMs, slotTtlMs, ipDelayMs } = options;
     this.crashReports = new IpCrashReports(

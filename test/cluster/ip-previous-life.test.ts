@@ -56,7 +56,7 @@ function restarted() {
 }
 
 it("grants nothing at its addresses until every agent of its view said what it holds there, in that view", () => {
-  const { authority, grow } = restarted();
+  const { clock, authority, grow } = restarted();
   expect(authority.ask("r", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
   // b hears the new life first and reports before r's view holds it: kept, not taken for a stranger's.
   authority.reportedHoldings("b", "r", new Map(), FULL_VIEW, true);
@@ -71,7 +71,11 @@ it("grants nothing at its addresses until every agent of its view said what it h
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
   authority.release("a", IP, [], 1);
-  expect(authority.ask("b", IP, false).kind).toBe("slot");
+  const grant = authority.ask("b", IP, false);
+  expect(grant.kind).toBe("slot");
+  // Its ids start past any its previous life (started earlier, at most 1,000 a ms) granted: a late
+  // release of one of those ends none of this life's.
+  expect(grant.kind === "slot" && grant.slotId).toBeGreaterThan(clock.now() * 1_000);
   expect(authority.inFlight(IP)).toBe(2);
 });
 
