@@ -90,6 +90,7 @@ const UNIT_FILES = [
   "test/cluster/ip-crash-reports.test.ts",
   "test/cluster/ip-hand-over.test.ts",
   "test/cluster/ip-outbox.test.ts",
+  "test/cluster/ip-partition-heal.test.ts",
   "test/cluster/ip-previous-life.test.ts",
   "test/cluster/ip-start-spacing.test.ts",
   "test/cluster/ip-wait-queue.test.ts",

@@ -6,7 +6,7 @@ import { type IpRequest, MAX_IP_ENTRIES, type PeerClient } from "../transport/in
 import { ClusterIpGate } from "./cluster-ip-gate.js";
 import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
 import type { CrashHolding } from "./ip-hand-over.js";
-import { previousAuthorityOf } from "./ip-hand-over.js";
+import { previousAuthorityOf, returnedAuthorityOf } from "./ip-hand-over.js";
 import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
 import type { Ownership } from "./ownership.js";
 import { RESTART_INCARNATION_STEP, RestartWatch } from "./restart-watch.js";
@@ -136,12 +136,14 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
   });
   const ownershipChanged = (before: Assignment) => {
     const after = ownership.assignment;
+    const { restarted, returned } = restarts.viewChanged(before, after);
     authority.viewChanged(
       previousAuthorityOf(selfId, before, after),
       before.agents.map(({ id }) => id),
       after.agents.map(({ id }) => id),
+      returnedAuthorityOf(selfId, after, returned),
     );
-    for (const id of restarts.viewChanged(before, after)) authority.restarted(id);
+    for (const id of restarted) authority.restarted(id);
     if (!deps.gated) return;
     // An agent new to the view holds nothing of a previous life's here: found gone, its leases ended
     // then; never known, it granted nothing here. It hears so, in case it restarted before others

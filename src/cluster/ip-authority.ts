@@ -188,14 +188,18 @@ export class IpAuthority {
    * The view changed from `membersBefore` to `membersAfter` (unsaid: an address of an authority that
    * crashed is held for the grace): addresses this agent no longer owns are forgotten, and a fresh
    * address it owns now is taken over from `previousOf(ip)`, its authority before, within the grace.
+   * `returnedOf(ip)`: an address's authority among the agents back in the view as the same life (the
+   * other side of a healed partition; see `returnedAuthorityOf`), asked too what it granted there, for
+   * the addresses this agent kept as for those it takes up within the grace.
    */
   viewChanged(
     previousOf: (ip: string) => string | undefined,
     membersBefore: readonly string[] = [],
     membersAfter: readonly string[] = [],
+    returnedOf?: (ip: string) => string | undefined,
   ): void {
     const now = this.deps.clock.now();
-    this.handOvers.viewChanged(now, previousOf, membersBefore, membersAfter);
+    this.handOvers.viewChanged(now, previousOf, membersBefore, membersAfter, returnedOf);
     const before = new Set(membersBefore);
     this.crashReports.cameBack(membersAfter.filter((id) => !before.has(id)));
     this.members = membersAfter;
@@ -207,6 +211,13 @@ export class IpAuthority {
       this.crashReports.forget(ip);
       this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     }
+    // An address kept here that an agent back as the same life (the other side of a healed partition)
+    // was the authority of meanwhile: what it granted there is asked for, nothing granted until then.
+    if (returnedOf && !this.left)
+      for (const [ip, ledger] of this.ledgers) {
+        const from = returnedOf(ip);
+        if (from !== undefined && this.deps.isAlive(from)) this.askHandOver(ip, ledger, from);
+      }
     const previous = this.previousLifeCrash(now);
     if (previous === undefined) return;
     // Those waiting there hear at once.
@@ -620,12 +631,13 @@ export class IpAuthority {
       new IpLedger(this.options, () => this.nextSlotId++, this.deps.random ?? Math.random);
     if (this.ledgers.size >= this.sweepAt) this.sweep(now);
     this.ledgers.set(ip, ledger);
-    const { askFrom, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
+    const { askFrom, askAlso, holdUntilMs, handedOver, crashed } = this.handOvers.takeOverOf(ip, now);
     // Releases kept for the address count only against a crash's reports.
     const early = this.early.take(ip, now);
     if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
+    for (const from of askAlso) this.askHandOver(ip, ledger, from);
     // One authority crashed: the others say what they hold there, or the grace is waited out.
     if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early);
     const previous = this.previousLifeCrash(now);

@@ -13,6 +13,11 @@ interface Takeover {
   readonly membersAfter: ReadonlySet<string>;
   /** The authority of an address before the change (undefined: none known but this agent). */
   readonly previousOf: (ip: string) => string | undefined;
+  /**
+   * The authority of an address among the agents back in the view as the same life (a healed
+   * partition), which may have granted there meanwhile (undefined: none; see {@link returnedAuthorityOf}).
+   */
+  readonly returnedOf?: (ip: string) => string | undefined;
 }
 
 /**
@@ -51,6 +56,11 @@ export interface CrashHolding {
 export interface IpTakeOver {
   /** The previous authority, alive: to be asked to hand the address over (undefined: none to ask). */
   readonly askFrom?: string;
+  /**
+   * Agents to ask too: the address's authorities among agents back in the view as the same life (the
+   * other side of a healed partition), alive, but {@link askFrom}.
+   */
+  readonly askAlso: readonly string[];
   /** A crashed previous authority's grants may run, and start, until this (-Infinity: none crashed). */
   readonly holdUntilMs: number;
   /** What previous authorities that left handed over before they went, durations counted from now. */
@@ -110,6 +120,7 @@ export class IpHandOvers {
     previousOf: (ip: string) => string | undefined,
     membersBefore: readonly string[] = [],
     membersAfter: readonly string[] = [],
+    returnedOf?: (ip: string) => string | undefined,
   ): void {
     this.takeovers = this.takeovers.filter((t) => now < t.atMs + this.graceMs);
     this.takeovers.push({
@@ -117,6 +128,7 @@ export class IpHandOvers {
       previousOf,
       membersBefore: new Set(membersBefore),
       membersAfter: new Set(membersAfter),
+      ...(returnedOf ? { returnedOf } : {}),
     });
     for (const id of this.leavers.keys()) if (this.isAlive(id)) this.leavers.delete(id);
   }
@@ -162,8 +174,11 @@ export class IpHandOvers {
     let handedOver: IpHandOver | undefined;
     const crashedIds = new Set<string>();
     const tookFrom = new Set<string>();
+    const askAlso = new Set<string>();
     for (const t of this.takeovers) {
       const end = t.atMs + this.graceMs;
+      const returned = end > now ? t.returnedOf?.(ip) : undefined;
+      if (returned !== undefined && this.isAlive(returned)) askAlso.add(returned);
       const previous = end > now ? t.previousOf(ip) : undefined;
       if (previous === undefined) continue;
       if (this.isAlive(previous)) askFrom = previous;
@@ -183,8 +198,10 @@ export class IpHandOvers {
     }
     const [gone] = crashedIds;
     const crashed = crashedIds.size === 1 && gone !== undefined ? this.crashOf(gone, now) : undefined;
+    if (askFrom !== undefined) askAlso.delete(askFrom);
     return {
       askFrom,
+      askAlso: [...askAlso],
       holdUntilMs,
       ...(handedOver ? { handedOver } : {}),
       ...(crashed ? { crashed } : {}),
@@ -278,6 +295,28 @@ export function previousAuthorityOf(
     const owner = before.agents.length > 1 ? before.ownerOfRareKey(ip) : undefined;
     const previous = owner !== undefined && (!grew || !after.has(owner)) ? owner : after.successors(ip, 1)[0];
     return previous === selfId ? undefined : previous;
+  };
+}
+
+/**
+ * The authority of an address among `returned`, the agents back in this agent's view (now `after`) as the
+ * same life — the other side of a partition that healed, or one suspected wrongly —: the one owning it
+ * in a view of them alone, the view they had while this agent did not see them, where they may have
+ * granted there (undefined: none of them, or this agent).
+ */
+export function returnedAuthorityOf(
+  selfId: string,
+  after: Assignment,
+  returned: readonly string[],
+): ((ip: string) => string | undefined) | undefined {
+  if (returned.length === 0) return undefined;
+  const among = new Set(returned);
+  return (ip) => {
+    const owner = after.ownerOfRareKey(ip);
+    const found = among.has(owner)
+      ? owner
+      : after.successors(ip, after.agents.length).find((id) => among.has(id));
+    return found === selfId ? undefined : found;
   };
 }
 

@@ -22,17 +22,22 @@ export interface RestartWatchDeps {
 }
 
 /**
- * Which agents back in the view were restarted: an agent that left the view without a word is
- * remembered with its incarnation, and one back as an incarnation greater by more than refutations add
- * is a new process, whose predecessor's requests ended with it.
+ * Which agents back in the view were restarted, and which are back as the same life: an agent that left
+ * the view without a word is remembered with its incarnation, and one back as an incarnation greater by
+ * more than refutations add is a new process, whose predecessor's requests ended with it; one back at
+ * about the same incarnation was suspected wrongly or cut off by a partition, and still runs what it did.
  */
 export class RestartWatch {
   private readonly gone = new Map<string, number>();
 
   constructor(private readonly deps: RestartWatchDeps) {}
 
-  /** The view changed from `before` to `after`: the agents back in it as a restart. */
-  viewChanged(before: Assignment, after: Assignment): string[] {
+  /**
+   * The view changed from `before` to `after`: the agents back in it found gone before without a word,
+   * as a restart (a new process) or as the same life (`returned`: suspected wrongly, or on the other
+   * side of a partition now healed, where it may have acted as an authority meanwhile).
+   */
+  viewChanged(before: Assignment, after: Assignment): { restarted: string[]; returned: string[] } {
     for (const { id } of before.agents) {
       const incarnation = this.deps.incarnationOf(id);
       if (after.has(id) || incarnation === undefined || this.deps.hasLeft(id)) continue;
@@ -40,12 +45,14 @@ export class RestartWatch {
       this.gone.set(id, incarnation);
     }
     const restarted: string[] = [];
+    const returned: string[] = [];
     for (const { id } of after.agents) {
       const gone = this.gone.get(id);
       if (gone === undefined || before.has(id)) continue;
       this.gone.delete(id);
       if ((this.deps.incarnationOf(id) ?? gone) > gone + RESTART_INCARNATION_STEP) restarted.push(id);
+      else returned.push(id);
     }
-    return restarted;
+    return { restarted, returned };
   }
 }

@@ -6,12 +6,24 @@ import { Assignment } from "../../src/hashing/index.js";
 it("asks the live previous authority, holds a crashed one's addresses for the grace", () => {
   const alive = new Set(["a"]);
   const handOvers = new IpHandOvers(1_000, (id) => alive.has(id));
-  expect(handOvers.takeOverOf("1.1.1.1", 0)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
+  expect(handOvers.takeOverOf("1.1.1.1", 0)).toEqual({
+    askFrom: undefined,
+    askAlso: [],
+    holdUntilMs: -Infinity,
+  });
   handOvers.viewChanged(100, (ip) => (ip === "1.1.1.1" ? "a" : "dead"));
-  expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({ askFrom: "a", holdUntilMs: -Infinity });
-  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: 1_100 });
+  expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({ askFrom: "a", askAlso: [], holdUntilMs: -Infinity });
+  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({
+    askFrom: undefined,
+    askAlso: [],
+    holdUntilMs: 1_100,
+  });
   // Past the grace, the change is no longer a take-over.
-  expect(handOvers.takeOverOf("2.2.2.2", 1_100)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
+  expect(handOvers.takeOverOf("2.2.2.2", 1_100)).toEqual({
+    askFrom: undefined,
+    askAlso: [],
+    holdUntilMs: -Infinity,
+  });
 });
 
 it("grants nothing at an address handed off until the grace is over", () => {
@@ -34,10 +46,15 @@ it("takes what an agent that left handed over, aged since it came, and no wait w
   handOvers.viewChanged(100, () => "b", ["a", "b"]);
   expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({
     askFrom: undefined,
+    askAlso: [],
     holdUntilMs: -Infinity,
     handedOver: { held: new Map([["c", 2]]), untilMs: 300, blockedForMs: 100, spacedForMs: 0 },
   });
-  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
+  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({
+    askFrom: undefined,
+    askAlso: [],
+    holdUntilMs: -Infinity,
+  });
 });
 
 it("takes a leaver's hand-over though an earlier change of the view made it the address's previous authority", () => {
@@ -52,10 +69,15 @@ it("takes a leaver's hand-over though an earlier change of the view made it the 
   // Neither held for the grace nor awaiting a crash's reports; and taken once, not once per change.
   expect(handOvers.takeOverOf("1.1.1.1", 200)).toEqual({
     askFrom: undefined,
+    askAlso: [],
     holdUntilMs: -Infinity,
     handedOver: { held: new Map([["c", 1]]), untilMs: 300, blockedForMs: 0, spacedForMs: 0 },
   });
-  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({ askFrom: undefined, holdUntilMs: -Infinity });
+  expect(handOvers.takeOverOf("2.2.2.2", 200)).toEqual({
+    askFrom: undefined,
+    askAlso: [],
+    holdUntilMs: -Infinity,
+  });
 });
 
 it("does not take a leaver's hand-over for a change that took it out before it handed over: a suspicion, refuted", () => {

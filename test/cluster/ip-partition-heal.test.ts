@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import { IP_POLL_MS, IpAuthority, type IpAuthorityOptions } from "../../src/cluster/ip-authority.js";
+import { returnedAuthorityOf } from "../../src/cluster/ip-hand-over.js";
+import { Assignment } from "../../src/hashing/index.js";
+import { ManualClock } from "../support/manual-clock.js";
+
+const OPTIONS: IpAuthorityOptions = {
+  maxPerIp: 2,
+  ipDelayMs: 0,
+  leaseTtlMs: 5_000,
+  slotTtlMs: 10_000,
+  graceMs: 20_000,
+};
+const IP = "127.0.0.9";
+
+/**
+ * A partition cut a cluster of `near` and `far` in two; each side's authority of `IP` granted there.
+ * `near` keeps `IP` after the heal; `healNear(returnedOf)` changes its view back to both. `far`'s view
+ * heals first or later (`healFar`).
+ */
+function partitioned() {
+  const clock = new ManualClock();
+  const owner = { near: "near", far: "far" } as Record<string, string>;
+  const asked: string[] = [];
+  const make = (id: "near" | "far"): IpAuthority =>
+    new IpAuthority(OPTIONS, {
+      clock,
+      owns: () => owner[id] === id,
+      isAlive: () => true,
+      takeOver: async (from, ip) => {
+        asked.push(`${id} asks ${from}`);
+        return authorities[from as "near" | "far"].handOver(ip, id);
+      },
+      random: () => 0,
+    });
+  const authorities = { near: make("near"), far: make("far") };
+  const healNear = () =>
+    authorities.near.viewChanged(
+      () => undefined,
+      ["near"],
+      ["far", "near"],
+      () => "far",
+    );
+  const healFar = () => {
+    owner.far = "near";
+    authorities.far.viewChanged(
+      () => undefined,
+      ["far"],
+      ["far", "near"],
+      () => "near",
+    );
+  };
+  return { clock, asked, ...authorities, healNear, healFar };
+}
+
+describe("a healed partition", () => {
+  it("asks the other side's authority of an address it kept what it granted there, granting nothing until then", async () => {
+    const { asked, near, far, healNear } = partitioned();
+    // Each side leased the address to one of its agents.
+    expect(near.ask("a", IP, false).kind).toBe("lease");
+    expect(far.ask("x", IP, false).kind).toBe("lease");
+    healNear();
+    expect(asked).toEqual(["near asks far"]);
+    // Until the other side answers, nothing: not even a renewal of the lease this side granted.
+    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    await Promise.resolve();
+    // x's lease there counts (the limit until x gives back what did not start), on top of a's.
+    expect(near.inFlight(IP)).toBe(4);
+    // The other side grants nothing there any more.
+    expect(far.ask("y", IP, false).kind).toBe("wait");
+  });
+
+  it("asks the other side's authority of an address it takes up after the heal too", async () => {
+    const { asked, far, near, healNear } = partitioned();
+    expect(far.ask("x", IP, false).kind).toBe("lease");
+    healNear();
+    // Fresh here: asked at its first ask.
+    expect(asked).toEqual([]);
+    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    expect(asked).toEqual(["near asks far"]);
+    await Promise.resolve();
+    expect(near.inFlight(IP)).toBe(2);
+  });
+
+  it("asks nothing of an agent that comes back when the other side's view healed first", async () => {
+    const { asked, far, near, healFar, healNear } = partitioned();
+    expect(far.ask("x", IP, false).kind).toBe("lease");
+    far.release("x", IP, [], 2);
+    healFar();
+    healNear();
+    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    await Promise.resolve();
+    // The far side kept its ledger for the next authority: nothing runs there, so the address goes on.
+    expect(asked).toEqual(["near asks far"]);
+    expect(near.ask("b", IP, false).kind).toBe("lease");
+  });
+});
+
+describe("returnedAuthorityOf", () => {
+  const view = (...ids: string[]) => Assignment.load(ids.map((id) => ({ id })));
+  const ips = Array.from({ length: 300 }, (_, i) => `127.2.${i >> 8}.${i & 255}`);
+
+  it("names each address's owner in a view of the returned agents alone", async () => {
+    const [after, farSide] = await Promise.all([view("a", "b", "c", "d"), view("c", "d")]);
+    const returnedOf = returnedAuthorityOf("a", after, ["c", "d"]);
+    for (const ip of ips) expect(returnedOf?.(ip)).toBe(farSide.ownerOfRareKey(ip));
+  });
+
+  it("names none when no agent came back", async () => {
+    expect(returnedAuthorityOf("a", await view("a", "b"), [])).toBeUndefined();
+  });
+});
