@@ -199,13 +199,6 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
   };
   const lives: LivesListener = {
     risen,
-    // Those that suspected this agent may have taken its addresses over meanwhile: each address's
-    // authority without it is asked what it granted there.
-    suspected: () =>
-      authority.othersMayHaveGranted((ip) => {
-        const assignment = ownership.assignment;
-        return assignment.ownerOfRareKey(ip) === selfId ? assignment.successors(ip, 1)[0] : undefined;
-      }),
     previousLife: () => {
       // What this agent's previous life granted may run a lease and a slot's life after it ended.
       const forMs = IP_LEASE_TTL_MS + slotTtlMs;

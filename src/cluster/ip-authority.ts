@@ -213,32 +213,16 @@ export class IpAuthority {
     }
     // An address kept here that an agent back as the same life (the other side of a healed partition)
     // was the authority of meanwhile: what it granted there is asked for, nothing granted until then.
-    if (returnedOf) this.askKept(returnedOf);
+    if (returnedOf && !this.left)
+      for (const [ip, ledger] of this.ledgers) {
+        const from = returnedOf(ip);
+        if (from !== undefined && this.deps.isAlive(from)) this.askHandOver(ip, ledger, from);
+      }
     const previous = this.previousLifeCrash(now);
     if (previous === undefined) return;
     // Those waiting there hear at once.
     for (const ip of this.crashReports.previousLifeView(previous.reporters, previous.view, now))
       this.serve(ip);
-  }
-
-  /**
-   * Other agents held this agent suspected (it refuted it): meanwhile `authorityOf(ip)`, an address's
-   * authority without this agent, may have granted at this agent's addresses. It is asked what it
-   * granted there, for each address this agent keeps and each it takes up within the grace, and
-   * nothing is granted there until it answered (its answer also stops its granting there).
-   */
-  othersMayHaveGranted(authorityOf: (ip: string) => string | undefined): void {
-    this.handOvers.alsoAsk(this.deps.clock.now(), authorityOf, this.members);
-    this.askKept(authorityOf);
-  }
-
-  /** Asks `authorityOf(ip)`, alive, to hand over each address this agent keeps (see {@link askHandOver}). */
-  private askKept(authorityOf: (ip: string) => string | undefined): void {
-    if (this.left) return;
-    for (const [ip, ledger] of this.ledgers) {
-      const from = authorityOf(ip);
-      if (from !== undefined && this.deps.isAlive(from)) this.askHandOver(ip, ledger, from);
-    }
   }
 
   /**

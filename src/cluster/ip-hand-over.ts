@@ -134,14 +134,6 @@ export class IpHandOvers {
   }
 
   /**
-   * From `now`, for the grace, a fresh address is asked of `authorityOf(ip)` too (`IpTakeOver.askAlso`),
-   * the view still `members`: agents that held this one suspected may have granted at its addresses.
-   */
-  alsoAsk(now: number, authorityOf: (ip: string) => string | undefined, members: readonly string[]): void {
-    this.viewChanged(now, () => undefined, members, members, authorityOf);
-  }
-
-  /**
    * Agent `from`, leaving the cluster, handed over at `now` every address of its whose authority this
    * agent becomes without it: `handOffs` those where it granted what may still run, none elsewhere.
    */

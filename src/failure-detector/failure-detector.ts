@@ -63,11 +63,6 @@ export interface LivesListener {
    * was found gone. Told once, before the change of the alive set the same message makes.
    */
   readonly previousLife?: () => void;
-  /**
-   * Another agent held this life suspected (it refutes it now): the agents that suspected it may have
-   * acted in its place meanwhile. Told at each suspicion refuted.
-   */
-  readonly suspected?: () => void;
 }
 
 /**
@@ -374,7 +369,6 @@ export class FailureDetector {
     )
       this.tellPreviousLife();
     if (merged.aliveChanged) this.emit();
-    if (merged.suspectedSelf) for (const listener of this.livesListeners) listener.suspected?.();
     for (const risen of merged.risen) for (const listener of this.livesListeners) listener.risen?.(risen);
   }
 

@@ -29,11 +29,6 @@ export interface MergeResult {
    * the sender still held its previous life alive, so this agent restarted before it was found gone.
    */
   readonly previousLifeSeen: boolean;
-  /**
-   * True when an entry held this life suspected: it refuted it (its incarnation rose). The agents that
-   * suspected it may have acted in its place meanwhile.
-   */
-  readonly suspectedSelf: boolean;
 }
 
 /** A member alive here whose incarnation rose (see {@link MergeResult.risen}). */
@@ -124,12 +119,11 @@ export class MembershipView {
     this.heardDirectly(from, nowMs);
     const conflicts: string[] = [];
     let previousLifeSeen = false;
-    let suspectedSelf = false;
     for (const entry of entries) {
       if (entry === from) continue;
       if (entry.id === this.me.id) {
         previousLifeSeen ||= this.isPreviousLife(entry.incarnation, entry.status);
-        suspectedSelf = this.refute(entry) || suspectedSelf;
+        this.refute(entry);
       } else if (!this.mergeGossip(entry, nowMs)) conflicts.push(entry.id);
     }
     const risen: RisenIncarnation[] = [];
@@ -138,13 +132,7 @@ export class MembershipView {
       if (member && member.status === "alive" && member.incarnation > incarnation)
         risen.push({ id, before: incarnation, after: member.incarnation });
     }
-    return {
-      aliveChanged: this.aliveSignature() !== before,
-      conflicts,
-      risen,
-      previousLifeSeen,
-      suspectedSelf,
-    };
+    return { aliveChanged: this.aliveSignature() !== before, conflicts, risen, previousLifeSeen };
   }
 
   /**
@@ -262,13 +250,10 @@ export class MembershipView {
   }
 
   /** SWIM-style refutation: someone believes this life suspected or gone; outbid it. */
-  /** Returns true when `entry` held this life suspected, refuted now. */
-  private refute(entry: GossipEntry): boolean {
+  private refute(entry: GossipEntry): void {
     if (this.me.status === "alive" && entry.status !== "alive" && entry.incarnation >= this.me.incarnation) {
       this.me.incarnation = entry.incarnation + 1;
-      return entry.status === "suspected";
     }
-    return false;
   }
 
   private aliveSignature(): string {

@@ -96,31 +96,6 @@ describe("a healed partition", () => {
   });
 });
 
-describe("a suspicion refuted", () => {
-  it("asks the authority that may have taken its address over what it granted there, for an address it keeps or takes up", async () => {
-    const { asked, near, far } = partitioned();
-    // near's view never changed; far took its address over while it held near suspected.
-    expect(near.ask("a", IP, false).kind).toBe("lease");
-    expect(far.ask("x", IP, false).kind).toBe("lease");
-    near.othersMayHaveGranted((ip) => (ip === IP ? "far" : undefined));
-    expect(asked).toEqual(["near asks far"]);
-    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-    await Promise.resolve();
-    expect(near.inFlight(IP)).toBe(4);
-    expect(far.ask("y", IP, false).kind).toBe("wait");
-    // An address it takes up within the grace is asked of its authority without it too.
-    const other = "127.0.0.10";
-    expect(far.ask("x", other, false).kind).toBe("lease");
-    near.othersMayHaveGranted(() => "far");
-    // near keeps no account there yet: asked at its first ask.
-    expect(asked).toEqual(["near asks far", "near asks far"]);
-    expect(near.ask("b", other, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-    expect(asked).toEqual(["near asks far", "near asks far", "near asks far"]);
-    await Promise.resolve();
-    expect(near.inFlight(other)).toBe(2);
-  });
-});
-
 describe("returnedAuthorityOf", () => {
   const view = (...ids: string[]) => Assignment.load(ids.map((id) => ({ id })));
   const ips = Array.from({ length: 300 }, (_, i) => `127.2.${i >> 8}.${i & 255}`);

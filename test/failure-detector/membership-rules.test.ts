@@ -93,26 +93,14 @@ describe("MembershipView rules", () => {
   it("learns nothing from its own heartbeat, even one that suspects it", () => {
     const view = newView();
     const result = view.merge([{ ...ME, capacity: 1, incarnation: 50, status: "suspected" }], "me", 10);
-    expect(result).toEqual({
-      aliveChanged: false,
-      conflicts: [],
-      risen: [],
-      previousLifeSeen: false,
-      suspectedSelf: false,
-    });
+    expect(result).toEqual({ aliveChanged: false, conflicts: [], risen: [], previousLifeSeen: false });
     expect(view.self.incarnation).toBe(50);
   });
 
   it("takes nothing from a heartbeat of its own id and address, not even a newer life that left", () => {
     const view = newView();
     const result = view.merge([{ ...ME, capacity: 3, incarnation: 51, status: "left" }], "me", 10);
-    expect(result).toEqual({
-      aliveChanged: false,
-      conflicts: [],
-      risen: [],
-      previousLifeSeen: false,
-      suspectedSelf: false,
-    });
+    expect(result).toEqual({ aliveChanged: false, conflicts: [], risen: [], previousLifeSeen: false });
     expect(view.self).toMatchObject({ capacity: 1, incarnation: 50, status: "alive" });
   });
 
@@ -160,7 +148,6 @@ describe("MembershipView rules", () => {
         // Alive here, it is heard at a greater incarnation.
         risen: [{ id: "a", before: 101, after: 102 }],
         previousLifeSeen: false,
-        suspectedSelf: false,
       },
     );
   });
@@ -176,18 +163,6 @@ describe("MembershipView rules", () => {
     expect(seen("suspected", 50)).toBe(false);
     expect(view.self.incarnation).toBe(51);
     expect(seen("alive", 51)).toBe(false);
-  });
-
-  it("tells when a sender held this life suspected, once it refuted it", () => {
-    const view = newView();
-    const suspected = (incarnation: number, status: "alive" | "suspected" | "left" = "suspected") =>
-      view.merge([entry("b"), { ...ME, capacity: 1, incarnation, status }], "b", 10).suspectedSelf;
-    expect(suspected(50, "alive")).toBe(false);
-    expect(suspected(50)).toBe(true);
-    // Refuted: the same suspicion, older than this life's incarnation now, is nothing new.
-    expect(suspected(50)).toBe(false);
-    expect(suspected(51)).toBe(true);
-    expect(view.self.incarnation).toBe(52);
   });
 
   it("tells the older life of a member a heartbeat replaces, alive or suspected, not one that left", () => {

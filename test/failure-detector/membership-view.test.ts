@@ -26,13 +26,7 @@ describe("MembershipView", () => {
   it("trusts the sender directly and learns the rest of its table as suspected until heard", () => {
     const view = newView();
     const result = view.merge([entry("a"), entry("b"), entry("c", { status: "suspected" })], "a", 1000);
-    expect(result).toEqual({
-      aliveChanged: true,
-      conflicts: [],
-      risen: [],
-      previousLifeSeen: false,
-      suspectedSelf: false,
-    });
+    expect(result).toEqual({ aliveChanged: true, conflicts: [], risen: [], previousLifeSeen: false });
     expect(view.alive().map((m) => m.id)).toEqual(["a", "me"]);
     expect(view.get("b")).toMatchObject({ status: "suspected", lastHeardMs: 1000 });
     expect(view.get("c")?.status).toBe("suspected");
