@@ -145,11 +145,11 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     );
     for (const id of restarted) authority.restarted(id);
     if (!deps.gated) return;
-    // An agent new to the view holds nothing of a previous life's here: found gone, its leases ended
-    // then; never known, it granted nothing here. It hears so, in case it restarted before others
-    // found it gone (see `IpAuthority.previousLifeMayRun`): it waits for every agent of its view.
+    // An agent new to the view hears what this one holds, as after a crash, in case it restarted before
+    // others found it gone (see `IpAuthority.previousLifeMayRun`: it waits for every agent of its
+    // view): requests started under its previous life's leases and slots may still run here.
     for (const { id } of after.agents)
-      if (id !== selfId && !before.has(id)) void sendReport(id, id, new Map(), after);
+      if (id !== selfId && !before.has(id)) void sendReport(id, id, gate.holdings(id, slotTtlMs), after);
     for (const { id } of before.agents)
       if (id !== selfId && !after.has(id) && deps.hasLeft?.(id) !== true) reportHoldings(id, after);
   };

@@ -190,7 +190,7 @@ export class IpAuthority {
    * address it owns now is taken over from `previousOf(ip)`, its authority before, within the grace.
    * `returnedOf(ip)`: an address's authority among the agents back in the view as the same life (the
    * other side of a healed partition; see `returnedAuthorityOf`), asked too what it granted there, for
-   * the addresses this agent kept as for those it takes up within the grace.
+   * the addresses this agent kept as for those it takes up within the grace (see {@link learnGrants}).
    */
   viewChanged(
     previousOf: (ip: string) => string | undefined,
@@ -208,15 +208,15 @@ export class IpAuthority {
       if (this.deps.owns(ip)) continue;
       this.ledgers.delete(ip);
       this.former.set(ip, { ledger, untilMs });
-      this.crashReports.forget(ip);
+      this.crashReports.forget(ip, now);
       this.waiters.drop(ip, { kind: "wait", waitMs: NOT_AUTHORITY_WAIT_MS });
     }
     // An address kept here that an agent back as the same life (the other side of a healed partition)
-    // was the authority of meanwhile: what it granted there is asked for, nothing granted until then.
+    // was the authority of meanwhile: what it granted there is asked for.
     if (returnedOf && !this.left)
       for (const [ip, ledger] of this.ledgers) {
         const from = returnedOf(ip);
-        if (from !== undefined && this.deps.isAlive(from)) this.askHandOver(ip, ledger, from);
+        if (from !== undefined && this.deps.isAlive(from)) this.learnGrants(ip, ledger, from);
       }
     const previous = this.previousLifeCrash(now);
     if (previous === undefined) return;
@@ -637,7 +637,7 @@ export class IpAuthority {
     if (!crashed && holdUntilMs > Number.NEGATIVE_INFINITY) ledger.holdUntil(holdUntilMs);
     if (handedOver) ledger.tookOverFromLeaver(handedOver, now);
     if (askFrom !== undefined) this.askHandOver(ip, ledger, askFrom);
-    for (const from of askAlso) this.askHandOver(ip, ledger, from);
+    for (const from of askAlso) this.learnGrants(ip, ledger, from);
     // One authority crashed: the others say what they hold there, or the grace is waited out.
     if (crashed) this.crashReports.awaitReports(ip, ledger, crashed, now, early);
     const previous = this.previousLifeCrash(now);
@@ -690,6 +690,31 @@ export class IpAuthority {
       void this.deps
         .takeOver(from, ip)
         .then((handOver) => (handOver === undefined ? unanswered() : done(handOver)), unanswered);
+    };
+    ask();
+  }
+
+  /**
+   * Asks agent `from`, `ip`'s authority on the other side of a partition that healed, what it granted
+   * there (it grants nothing there from its answer on), without holding the address meanwhile: those
+   * grants ran beside this agent's all through the partition, and count here from the answer on — the
+   * requests, the server's block and the spacing, not the waits the answer names for its own doubts (a
+   * crash's reports it awaited: this agent's own grants, known here). What it counts twice (this agent's
+   * grants that its side took over from reports) is over-counted until it expires: slower, never faster.
+   * Unanswered, it is asked again while alive, within the grace.
+   */
+  private learnGrants(ip: string, ledger: IpLedger, from: string): void {
+    const giveUpAtMs = this.deps.clock.now() + this.options.graceMs;
+    const again = () => {
+      if (!this.closed && this.deps.clock.now() < giveUpAtMs && this.deps.isAlive(from))
+        this.deps.clock.setTimeout(ask, HAND_OVER_RETRY_MS);
+    };
+    const ask = () => {
+      if (this.closed || this.left || this.ledgers.get(ip) !== ledger) return;
+      void this.deps.takeOver(from, ip).then((handOver) => {
+        if (handOver === undefined) return again();
+        ledger.tookOverFromLeaver({ ...handOver, holdForMs: 0 }, this.deps.clock.now());
+      }, again);
     };
     ask();
   }

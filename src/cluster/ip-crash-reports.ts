@@ -154,8 +154,12 @@ export class IpCrashReports {
     return true;
   }
 
-  /** `ip` is no longer this agent's: nothing awaits there. */
-  forget(ip: string): void {
+  /**
+   * `ip` is no longer this agent's: nothing awaits there. Its ledger, kept for the grace in case the
+   * address comes back, holds what the crashed authority granted for a grace instead of the reports.
+   */
+  forget(ip: string, now: number): void {
+    this.awaiting.get(ip)?.ledger.handedOver(undefined, now);
     this.awaiting.delete(ip);
   }
 

@@ -87,6 +87,11 @@ export class FailureDetector {
   private readonly forgetAfterMs: number;
   private readonly listeners = new Set<AliveSetListener>();
   private readonly livesListeners = new Set<LivesListener>();
+  /**
+   * Members whose older incarnation was replaced here lately, by id: that incarnation, and until when
+   * the answers to the member's heartbeats name it (`RemoteHeartbeat.previousIncarnation`).
+   */
+  private readonly replaced = new Map<string, { readonly incarnation: number; readonly untilMs: number }>();
   /** True once another agent was heard holding this agent's previous life (see {@link onLives}). */
   private previousLifeTold = false;
   /** One outstanding heartbeat per peer, keyed by id (or address for seeds), so slow peers don't pile up. */
@@ -185,17 +190,14 @@ export class FailureDetector {
    * transport refuses it) and {@link ErrorCode.BadMessage} on malformed entries.
    */
   onHeartbeat(request: RemoteHeartbeat): RemoteHeartbeat {
-    const previousIncarnation =
-      typeof request?.from?.id === "string" && typeof request.from.incarnation === "number"
-        ? this.view.olderLife(request.from.id, request.from.incarnation)
-        : undefined;
     this.receive(request);
     // A sender that lacks our answers must hear us through our own requests.
     if (request.unanswered === true) this.askedAtMs.delete(request.from.id);
     else this.askedAtMs.set(request.from.id, this.deps.clock.now());
-    return previousIncarnation === undefined
+    const replaced = this.replaced.get(request.from.id);
+    return replaced === undefined || this.deps.clock.now() >= replaced.untilMs
       ? this.heartbeat()
-      : { ...this.heartbeat(), previousIncarnation };
+      : { ...this.heartbeat(), previousIncarnation: replaced.incarnation };
   }
 
   /**
@@ -278,6 +280,7 @@ export class FailureDetector {
     if (!paused && this.view.sweep(now, this.suspectAfterMs, this.forgetAfterMs)) this.emit();
     for (const id of this.askedAtMs.keys()) if (this.view.get(id) === undefined) this.askedAtMs.delete(id);
     for (const id of this.unanswered) if (this.view.get(id) === undefined) this.unanswered.delete(id);
+    for (const [id, { untilMs }] of this.replaced) if (now >= untilMs) this.replaced.delete(id);
     for (const member of this.targets()) {
       if (this.asksUs(member.id, now)) continue;
       // A failed heartbeat is just silence; suspicion comes from the sweep.
@@ -361,7 +364,12 @@ export class FailureDetector {
     const from = heartbeat?.from;
     if (typeof from?.id !== "string") throw new UbiError(ErrorCode.BadMessage, "heartbeat without a sender");
     const entries = [from, ...(heartbeat.entries ?? []).filter((entry) => entry?.id !== from.id)];
-    const merged = this.view.merge(entries, from.id, this.deps.clock.now());
+    const older =
+      typeof from.incarnation === "number" ? this.view.olderLife(from.id, from.incarnation) : undefined;
+    const now = this.deps.clock.now();
+    const merged = this.view.merge(entries, from.id, now);
+    if (older !== undefined) this.rememberReplaced(from.id, older, now);
+    for (const { id, before } of merged.risen) this.rememberReplaced(id, before, now);
     const { previousIncarnation } = heartbeat;
     if (
       merged.previousLifeSeen ||
@@ -370,6 +378,18 @@ export class FailureDetector {
       this.tellPreviousLife();
     if (merged.aliveChanged) this.emit();
     for (const risen of merged.risen) for (const listener of this.livesListeners) listener.risen?.(risen);
+  }
+
+  /**
+   * Member `id`'s incarnation `incarnation`, held here alive or suspected, was replaced by a newer one at
+   * `now`: the answers to its heartbeats say so for a suspicion timeout (the first may be lost or late).
+   * The oldest replaced is kept, a refutation's +1 after a restart notwithstanding.
+   */
+  private rememberReplaced(id: string, incarnation: number, now: number): void {
+    const known = this.replaced.get(id);
+    const oldest =
+      known !== undefined && now < known.untilMs ? Math.min(known.incarnation, incarnation) : incarnation;
+    this.replaced.set(id, { incarnation: oldest, untilMs: now + this.suspectAfterMs });
   }
 
   /** Tells the lives' listeners, once, that another agent held this agent's previous life. */

@@ -54,45 +54,78 @@ function partitioned() {
 }
 
 describe("a healed partition", () => {
-  it("asks the other side's authority of an address it kept what it granted there, granting nothing until then", async () => {
+  it("asks the other side's authority of an address it kept what it granted there, which counts from its answer on", async () => {
     const { asked, near, far, healNear } = partitioned();
     // Each side leased the address to one of its agents.
     expect(near.ask("a", IP, false).kind).toBe("lease");
     expect(far.ask("x", IP, false).kind).toBe("lease");
     healNear();
     expect(asked).toEqual(["near asks far"]);
-    // Until the other side answers, nothing: not even a renewal of the lease this side granted.
-    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
     await Promise.resolve();
     // x's lease there counts (the limit until x gives back what did not start), on top of a's.
     expect(near.inFlight(IP)).toBe(4);
+    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
     // The other side grants nothing there any more.
     expect(far.ask("y", IP, false).kind).toBe("wait");
   });
 
-  it("asks the other side's authority of an address it takes up after the heal too", async () => {
+  it("asks the other side's authority of an address it takes up after the heal too, holding nothing meanwhile", async () => {
     const { asked, far, near, healNear } = partitioned();
     expect(far.ask("x", IP, false).kind).toBe("lease");
     healNear();
-    // Fresh here: asked at its first ask.
+    // Fresh here: asked at its first ask, which is answered at once (both sides granted all along).
     expect(asked).toEqual([]);
-    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    expect(near.ask("b", IP, false).kind).toBe("lease");
     expect(asked).toEqual(["near asks far"]);
     await Promise.resolve();
-    expect(near.inFlight(IP)).toBe(2);
+    // b's lease and x's from the other side: nobody else gets a slot there until they end.
+    expect(near.inFlight(IP)).toBe(4);
+    expect(near.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    expect(far.ask("y", IP, false).kind).toBe("wait");
   });
 
-  it("asks nothing of an agent that comes back when the other side's view healed first", async () => {
+  it("counts nothing more where the other side, its view healed first, had nothing running", async () => {
     const { asked, far, near, healFar, healNear } = partitioned();
     expect(far.ask("x", IP, false).kind).toBe("lease");
     far.release("x", IP, [], 2);
     healFar();
     healNear();
-    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-    await Promise.resolve();
-    // The far side kept its ledger for the next authority: nothing runs there, so the address goes on.
-    expect(asked).toEqual(["near asks far"]);
     expect(near.ask("b", IP, false).kind).toBe("lease");
+    await Promise.resolve();
+    // The far side kept its ledger for the next authority, and answers it: nothing runs there.
+    expect(asked).toEqual(["near asks far"]);
+    expect(near.inFlight(IP)).toBe(2);
+  });
+
+  it("asks again an agent back that did not answer, and holds nothing meanwhile", async () => {
+    const clock = new ManualClock();
+    let answers = 0;
+    const near = new IpAuthority(OPTIONS, {
+      clock,
+      owns: () => true,
+      isAlive: () => true,
+      takeOver: async () =>
+        answers++ === 0
+          ? undefined
+          : { held: new Map([["x", 1]]), untilMs: 1_000, blockedForMs: 0, spacedForMs: 0, holdForMs: 20_000 },
+      random: () => 0,
+    });
+    expect(near.ask("a", IP, false).kind).toBe("lease");
+    near.release("a", IP, [], 2);
+    near.viewChanged(
+      () => undefined,
+      ["near"],
+      ["far", "near"],
+      () => "far",
+    );
+    await Promise.resolve();
+    expect(answers).toBe(1);
+    clock.advance(500);
+    await Promise.resolve();
+    expect(answers).toBe(2);
+    // x's request counts; the hold the answer names for its own doubts does not hold this side.
+    expect(near.inFlight(IP)).toBe(1);
+    expect(near.ask("b", IP, false).kind).toBe("slot");
   });
 });
 

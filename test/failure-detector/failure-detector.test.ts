@@ -236,9 +236,8 @@ describe("FailureDetector", () => {
   it("tells a life restarted before it was found gone so, before its view grows, and the others of its new life", async () => {
     const detectors = await cluster(3);
     const oldLife = detectors[2].self;
-    const risen: string[] = [];
-    for (const detector of detectors.slice(0, 2))
-      detector.onLives({ risen: ({ id, before, after }) => risen.push(`${id} ${after - before > 0}`) });
+    const risen: { id: string; before: number; after: number }[] = [];
+    for (const detector of detectors.slice(0, 2)) detector.onLives({ risen: (life) => risen.push(life) });
     detectors[2].stop();
     network.nodes.delete(oldLife.address);
     await vi.advanceTimersByTimeAsync(INTERVAL_MS); // well within the suspicion: still alive to the others
@@ -257,7 +256,9 @@ describe("FailureDetector", () => {
     expect(told[0]).toBe("previous life");
     expect(told.filter((line) => line === "previous life")).toHaveLength(1);
     expect(told[1]).toBe("view a0,a2");
-    expect(risen.sort()).toEqual(["a2 true", "a2 true"]);
+    // Each of the others heard of the new life once, from the old one's incarnation.
+    const life = { id: "a2", before: oldLife.incarnation, after: reborn.self.incarnation };
+    expect(risen).toEqual([life, life]);
 
     // A newcomer of its own (first life) is told nothing.
     const fresh = network.add("a9", 9009);
@@ -268,6 +269,21 @@ describe("FailureDetector", () => {
     await fresh.join([detectors[0].self.address]);
     await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
     expect(freshTold).toBe(false);
+  });
+
+  it("names a member's replaced life in its answers for a suspicion timeout, however it heard of the new one", async () => {
+    const detectors = await cluster(2);
+    const oldLife = detectors[1].self;
+    const newLife = { ...oldLife, incarnation: oldLife.incarnation + 60_000 };
+    // Heard first through another call (a hand-over, say), then its heartbeats come.
+    detectors[0].heardFrom(newLife);
+    const heartbeat = { from: newLife, entries: [newLife] };
+    expect(detectors[0].onHeartbeat(heartbeat).previousIncarnation).toBe(oldLife.incarnation);
+    // Its first answer may be lost or late: the next ones say it too, for a suspicion timeout.
+    await vi.advanceTimersByTimeAsync(SUSPECT_AFTER_MS - INTERVAL_MS);
+    expect(detectors[0].onHeartbeat(heartbeat).previousIncarnation).toBe(oldLife.incarnation);
+    await vi.advanceTimersByTimeAsync(2 * INTERVAL_MS);
+    expect(detectors[0].onHeartbeat(heartbeat).previousIncarnation).toBeUndefined();
   });
 
   it("keeps at most one heartbeat outstanding to a slow peer, and a late answer is not heard", async () => {
