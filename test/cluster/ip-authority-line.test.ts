@@ -11,20 +11,13 @@ import {
 } from "../../src/cluster/ip-authority.js";
 import { answerIpRequest } from "../../src/cluster/ip-wire.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
 /**
  * The line of asks held at a full address (IpAuthority.askHeld, over IpWaitQueue): a release hands the
  * slot to the first waiter at once, instead of leaving it idle until someone polls again.
  */
 
-const OPTIONS: IpAuthorityOptions = {
-  maxPerIp: 2,
-  ipDelayMs: 0,
-  leaseTtlMs: 5_000,
-  slotTtlMs: 10_000,
-  graceMs: 20_000,
-};
-const IP = "127.0.0.9";
 const HOLD = 1_000;
 
 function setUp(options: IpAuthorityOptions = OPTIONS) {

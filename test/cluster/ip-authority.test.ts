@@ -9,15 +9,7 @@ import {
 } from "../../src/cluster/ip-authority.js";
 import { IP_BACK_OFF } from "../../src/cluster/ip-back-off.js";
 import { ManualClock } from "../support/manual-clock.js";
-
-const OPTIONS: IpAuthorityOptions = {
-  maxPerIp: 2,
-  ipDelayMs: 0,
-  leaseTtlMs: 5_000,
-  slotTtlMs: 10_000,
-  graceMs: 20_000,
-};
-const IP = "127.0.0.9";
+import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
 /** Lets promise callbacks (a hand-over's answer or failure) run. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));

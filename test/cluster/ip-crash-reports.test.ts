@@ -8,15 +8,8 @@ import {
 import { IpCrashReports } from "../../src/cluster/ip-crash-reports.js";
 import { IpLeases } from "../../src/cluster/ip-leases.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
-const OPTIONS: IpAuthorityOptions = {
-  maxPerIp: 2,
-  ipDelayMs: 0,
-  leaseTtlMs: 5_000,
-  slotTtlMs: 10_000,
-  graceMs: 20_000,
-};
-const IP = "127.0.0.9";
 const BEFORE = ["a", "b", "c"];
 const AFTER = ["b", "c"];
 

@@ -1,17 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { IP_POLL_MS, IpAuthority, type IpAuthorityOptions } from "../../src/cluster/ip-authority.js";
+import { IP_POLL_MS, IpAuthority } from "../../src/cluster/ip-authority.js";
 import { returnedAuthorityOf } from "../../src/cluster/ip-hand-over.js";
 import { Assignment } from "../../src/hashing/index.js";
 import { ManualClock } from "../support/manual-clock.js";
-
-const OPTIONS: IpAuthorityOptions = {
-  maxPerIp: 2,
-  ipDelayMs: 0,
-  leaseTtlMs: 5_000,
-  slotTtlMs: 10_000,
-  graceMs: 20_000,
-};
-const IP = "127.0.0.9";
+import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
 /**
  * A partition cut a cluster of `near` and `far` in two; each side's authority of `IP` granted there.

@@ -1,20 +1,8 @@
 import { expect, it } from "vitest";
-import {
-  IP_POLL_MS,
-  IpAuthority,
-  type IpAuthorityOptions,
-  type IpHandOver,
-} from "../../src/cluster/ip-authority.js";
+import { IP_POLL_MS, IpAuthority, type IpHandOver } from "../../src/cluster/ip-authority.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
-const OPTIONS: IpAuthorityOptions = {
-  maxPerIp: 2,
-  ipDelayMs: 0,
-  leaseTtlMs: 5_000,
-  slotTtlMs: 10_000,
-  graceMs: 20_000,
-};
-const IP = "127.0.0.9";
 /** What the previous life granted may run this long after the restart (a lease and a slot's life). */
 const PREVIOUS_LIFE_MS = OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs;
 const FULL_VIEW = ["a", "b", "r"];
