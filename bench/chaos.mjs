@@ -69,7 +69,7 @@ if (!["single", "cluster", "both"].includes(mode))
   throw new Error(`--mode: single, cluster or both, got "${mode}"`);
 if (flags["suspect-after-ms"] <= flags["heartbeat-ms"])
   throw new Error("--suspect-after-ms must exceed --heartbeat-ms");
-if (!existsSync(new URL("../dist/cli/main.js", import.meta.url)))
+if (!existsSync(new URL("../dist/bundle/main.js", import.meta.url)))
   throw new Error("dist/ is missing: run `npm run build` first");
 const chaosSeed = flags["chaos-seed"] ?? Math.floor(Math.random() * 2 ** 31) + 1;
 const random = seededRandom(chaosSeed);

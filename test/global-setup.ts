@@ -25,6 +25,19 @@ export default async function setup(): Promise<void> {
 }
 
 function build(): void {
+  compile();
+  // bin/ubicrawl runs the bundle of what tsc emitted (scripts/bundle.mjs), as `npm run build` makes it.
+  const bundled = spawnSync(process.execPath, ["scripts/bundle.mjs"], { encoding: "utf8" });
+  if (bundled.error || bundled.status !== 0) {
+    const why = bundled.error?.message ?? `${bundled.stdout}${bundled.stderr}`.trim();
+    throw new Error(
+      `bundling dist/ for the tests failed: ${why || `exit ${bundled.status ?? bundled.signal}`}`,
+    );
+  }
+}
+
+/** tsc's build of src/ to dist/. */
+function compile(): void {
   const result = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json", "--noEmitOnError", "false"], {
     encoding: "utf8",
   });

@@ -414,7 +414,7 @@ export function stopChildrenOnSignal(children) {
  * @returns {Promise<{ dir: string, children: Set<Child> }>} add every child started to `children`
  */
 export async function openWorkspace(name, keep) {
-  if (!existsSync(join(CHECKOUT, "dist/cli/main.js"))) {
+  if (!existsSync(join(CHECKOUT, "dist/bundle/main.js"))) {
     throw new Error("dist/ is missing: run `npm run build` first");
   }
   const dir = await mkdtemp(join(tmpdir(), `ubicrawl-bench-${name}-`));
