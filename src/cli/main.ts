@@ -1,5 +1,5 @@
 import { isUbiError } from "../errors.js";
-import { formatNameList } from "../flags/index.js";
+import { formatNameList } from "../flags/flag-parser.js";
 import { type CommandIo, PROCESS_IO, type TextOutput } from "./command-io.js";
 import { packageVersion } from "./package-version.js";
 
