@@ -50,7 +50,10 @@ export interface ClusterIpLimitDeps {
    * predecessor held (unset: never known).
    */
   readonly incarnationOf?: (id: string) => number | undefined;
-  /** Where this agent says its previous life's grants hold its addresses (unset: nowhere). */
+  /**
+   * Where this agent says its previous life's grants hold its addresses, and its addresses blocked
+   * after their servers' push-back (unset: nowhere).
+   */
   readonly logger?: Logger;
 }
 
@@ -117,6 +120,7 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
           .ipGrants(request, { deadlineMs: IP_DEADLINE_MS })
           .catch(() => undefined);
       },
+      ...(deps.logger ? { logger: deps.logger } : {}),
     },
   );
   const gate = new ClusterIpGate(selfId, ipLimits, {

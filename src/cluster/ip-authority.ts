@@ -5,6 +5,7 @@
 import type { Clock } from "../clock.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import type { IpPoliteness } from "../frontier/index.js";
+import type { Logger } from "../logging/index.js";
 import { IpCrashReports } from "./ip-crash-reports.js";
 import { IpEarlyReleases } from "./ip-early-releases.js";
 import {
@@ -66,6 +67,8 @@ export interface IpAuthorityDeps {
   ) => void;
   /** A number in [0, 1), for the back-off's jitter. */
   readonly random?: () => number;
+  /** Where the blocks of its addresses after their servers' push-back are said (unset: nowhere). */
+  readonly logger?: Logger;
 }
 
 /** Asks an authority holds at one address at most (agents × `--max-per-ip` waiting there), and in all. */
@@ -576,14 +579,20 @@ export class IpAuthority {
 
   /**
    * Agent `agent` was refused by `ip`'s server (429, 503) asking to wait `retryAfterMs` (undefined:
-   * unsaid): no grant for the address until the back-off ends, which is returned (0: not the authority).
+   * unsaid): no grant for the address until the back-off ends, whose time is returned (0: not the
+   * authority).
    */
   refused(agent: string, ip: string, retryAfterMs: number | undefined): number {
     const now = this.deps.clock.now();
     if (!this.keeps(ip, now)) return 0;
-    const blockedMs = this.ledger(ip, now).refused(agent, retryAfterMs, now);
+    const blockedUntilMs = this.ledger(ip, now).refused(agent, retryAfterMs, now);
+    const blockedForMs = blockedUntilMs - now;
+    this.deps.logger?.info(
+      { event: "ip-blocked", ip, refused: agent, blockedForMs },
+      `${ip} blocked for every agent for ${blockedForMs} ms: its server pushed back on ${agent}'s request`,
+    );
     this.serve(ip); // those waiting there hear of the block now
-    return blockedMs;
+    return blockedUntilMs;
   }
 
   /**

@@ -300,7 +300,7 @@ export class IpLedger {
     this.releasedUngranted(agent, untracked);
   }
 
-  /** Agent `agent` was refused by the server: returns how long the address is blocked for, ms. */
+  /** Agent `agent` was refused by the server: returns the end of the address's block. */
   refused(agent: string, retryAfterMs: number | undefined, now: number): number {
     this.users.set(agent, now);
     return this.backOff.refused(now, retryAfterMs);

@@ -9,6 +9,7 @@ import {
 } from "../../src/cluster/ip-authority.js";
 import { IP_BACK_OFF } from "../../src/cluster/ip-back-off.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { recordingLogger } from "../support/recording-logger.js";
 import { IP, OPTIONS } from "./ip-authority-fixtures.js";
 
 /** Lets promise callbacks (a hand-over's answer or failure) run. */
@@ -119,6 +120,31 @@ it("blocks every agent's grants after a push-back: Retry-After as asked, else do
   // After a quiet period the curve starts over.
   clock.advance(IP_BACK_OFF.quietMs + 1);
   expect(authority.refused("b", IP, undefined) - clock.now()).toBe(IP_BACK_OFF.baseMs);
+});
+
+it("says each block it sets after a push-back, with the agent refused and how long", async () => {
+  const { logger, records } = await recordingLogger();
+  const clock = new ManualClock();
+  const authority = new IpAuthority(OPTIONS, {
+    clock,
+    owns: (ip) => ip === IP,
+    isAlive: () => true,
+    takeOver: async () => undefined,
+    random: () => 0,
+    logger,
+  });
+  authority.refused("a", IP, 3_000);
+  clock.advance(1_000);
+  authority.refused("b", IP, undefined); // the same incident: the block stands
+  authority.refused("b", "127.0.0.10", undefined); // not its address: nothing set, nothing said
+  expect(
+    records
+      .filter((r) => r.event === "ip-blocked")
+      .map(({ ip, refused, blockedForMs }) => ({ ip, refused, blockedForMs })),
+  ).toEqual([
+    { ip: IP, refused: "a", blockedForMs: 3_000 },
+    { ip: IP, refused: "b", blockedForMs: 2_000 },
+  ]);
 });
 
 it("tells a lease holder of a block at its renewal", () => {
