@@ -5,12 +5,17 @@ import { join } from "node:path";
 import { AGENT_DEFAULTS } from "../agent/agent-options.js";
 import { ErrorCode, UbiError } from "../errors.js";
 import { type FlagSpecs, formatHelp, parseFlags } from "../flags/index.js";
-import { type AgentFlagValues, testWebAgentFlags, UbicrawlProcess } from "../launch/index.js";
+import {
+  AGENT_LISTEN_TIMEOUT_MS,
+  AgentCluster,
+  type AgentFlagValues,
+  testWebAgentFlags,
+} from "../launch/index.js";
 import type { LogRecord } from "../logging/index.js";
 import { CRAWL_LOG_FILE, formatReport, measureAgentDirs } from "../report/index.js";
 import { CA_CERT_FILE, createClusterCertificates, loadMutualTls } from "../security/index.js";
 import { computeTruth, type RunningTestWeb, startTestWeb } from "../testweb/index.js";
-import { type AgentStats, INSECURE, PeerClient, type TransportSecurity } from "../transport/index.js";
+import { INSECURE, type TransportSecurity } from "../transport/index.js";
 import { type CommandIo, PROCESS_IO, type TextOutput } from "./command-io.js";
 import { formatStats } from "./stats-command.js";
 
@@ -79,15 +84,6 @@ under DIR/certs (see 'ubicrawl certs'); the operator certificate there works wit
 
 const PROGRESS_INTERVAL_MS = 1000;
 
-interface RunningAgent {
-  readonly id: string;
-  readonly process: UbicrawlProcess;
-  address?: string;
-}
-
-/** How long a started agent may take to listen. */
-const LISTEN_TIMEOUT_MS = 60_000;
-
 /** An agent's record as a note: its message, and the error code of a failure. */
 function describeAgentRecord(record: LogRecord): string {
   return record.err?.code === undefined ? record.msg : `${record.msg} [${record.err.code}]`;
@@ -109,7 +105,8 @@ export async function clusterCommand(argv: string[], io: CommandIo = PROCESS_IO)
   const dir = flags.data ?? (await mkdtemp(join(tmpdir(), "ubicrawl-cluster-")));
   await mkdir(dir, { recursive: true });
   const web = await testWebFor(dir, { seed: flags.seed, hosts: flags.hosts, pages: flags.pages }, io.stderr);
-  const cluster = new LocalCluster(dir, web, flags, io.stderr);
+  const security = flags.insecure ? INSECURE : await operatorSecurity(certsDirOf(dir));
+  const cluster = new LocalCluster(dir, web, flags, security, io.stderr);
   // Interrupted: stop the agents this command started (SIGTERM, then SIGKILL), then exit.
   const onSignal = () => {
     cluster
@@ -196,13 +193,24 @@ async function testWebFor(
   }
 }
 
+/** Where `ubicrawl cluster` makes its certificates, in the data folder `dir`. */
+function certsDirOf(dir: string): string {
+  return join(dir, "certs");
+}
+
+/** The credentials of the command's own calls to its agents: a CA made in `certsDir`, and its operator certificate. */
+async function operatorSecurity(certsDir: string): Promise<TransportSecurity> {
+  const made = await createClusterCertificates({ outDir: certsDir, agents: [] });
+  return loadMutualTls(made.ca.certPath, made.operator ?? fail("no operator certificate"));
+}
+
 function refuse(message: string): UbiError {
   return new UbiError(ErrorCode.InvalidArgument, message);
 }
 
 /** The agents of `ubicrawl cluster`, with the progress display (on `out`) and the fault keys. */
 class LocalCluster {
-  private readonly agents: RunningAgent[] = [];
+  private readonly agents: AgentCluster;
   private readonly truth: ReadonlySet<string>;
   private nextId = 1;
   private lastKilled: string | undefined;
@@ -211,16 +219,30 @@ class LocalCluster {
   private killDone = false;
   private addDone = false;
   private readonly live: boolean;
-  /** Credentials of this command's own stats calls: the operator certificate, or plaintext. */
-  private security: TransportSecurity = INSECURE;
 
+  /** `security`: the credentials of this command's own calls to its agents (the operator certificate, or plaintext). */
   constructor(
     private readonly dir: string,
     private readonly web: RunningTestWeb,
     private readonly flags: ReturnType<typeof parseFlags<typeof CLUSTER_FLAGS>>,
+    security: TransportSecurity,
     private readonly out: TextOutput,
   ) {
     this.live = out.isTTY === true;
+    this.agents = new AgentCluster({
+      flags: {
+        ...testWebAgentFlags(join(dir, "hosts")),
+        "delay-ms": flags["delay-ms"],
+        "max-active-hosts": flags["max-active-hosts"],
+        "heartbeat-ms": flags["heartbeat-ms"],
+        "suspect-after-ms": flags["suspect-after-ms"],
+        "takeover-delay-ms": flags["takeover-delay-ms"],
+        // A console each, on loopback: its address is noted as soon as the agent logs it.
+        http: "127.0.0.1:0",
+      },
+      dataDirOf: (id) => join(dir, id),
+      security,
+    });
     this.truth = new Set(
       computeTruth(web.model, web.port, {
         maxDepth: AGENT_DEFAULTS.maxDepth,
@@ -233,10 +255,6 @@ class LocalCluster {
   async run(): Promise<number> {
     await this.web.writeHostsFile(join(this.dir, "hosts"));
     await writeFile(join(this.dir, "seeds"), `${this.web.seeds.join("\n")}\n`);
-    if (!this.flags.insecure) {
-      const made = await createClusterCertificates({ outDir: this.certsDir, agents: [] });
-      this.security = await loadMutualTls(made.ca.certPath, made.operator ?? fail("no operator certificate"));
-    }
     this.out.write(
       `test web: ${this.web.model.hosts.length} hosts, ${this.truth.size} reachable URLs, port ${this.web.port}\n` +
         `agents' data: ${this.dir}\n` +
@@ -258,16 +276,16 @@ class LocalCluster {
 
   /** SIGKILLs every agent still running, at once (for a process that is exiting and cannot wait). */
   killAll(): void {
-    for (const agent of this.agents) agent.process.kill("SIGKILL");
+    this.agents.killAll("SIGKILL");
   }
 
   /** Stops every agent still running (SIGTERM, then SIGKILL), waiting for them. */
-  async shutdown(): Promise<void> {
-    await Promise.all(this.agents.map((agent) => agent.process.stop()));
+  shutdown(): Promise<void> {
+    return this.agents.stopAll();
   }
 
   private get certsDir(): string {
-    return join(this.dir, "certs");
+    return certsDirOf(this.dir);
   }
 
   /** `--insecure`, or the `--tls-*` flags of agent `id` after issuing its certificate. */
@@ -282,41 +300,27 @@ class LocalCluster {
     };
   }
 
-  private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<RunningAgent> {
-    const joinList = this.joinAddress ? this.liveAddresses().join(",") || this.joinAddress : undefined;
-    const process = UbicrawlProcess.startAgent({
-      ...testWebAgentFlags(join(this.dir, "hosts")),
-      id,
-      data: join(this.dir, id),
-      listen: "127.0.0.1:0",
-      ...(joinList === undefined ? {} : { join: [joinList] }),
-      ...(withSeeds ? { seeds: [join(this.dir, "seeds")] } : {}),
-      "delay-ms": this.flags["delay-ms"],
-      "max-active-hosts": this.flags["max-active-hosts"],
-      "heartbeat-ms": this.flags["heartbeat-ms"],
-      "suspect-after-ms": this.flags["suspect-after-ms"],
-      "takeover-delay-ms": this.flags["takeover-delay-ms"],
-      ...(await this.securityFlags(id)),
-      // A console each, on loopback: its address is noted as soon as the agent logs it.
-      http: "127.0.0.1:0",
+  private async startAgent(id = `agent-${this.nextId++}`, withSeeds = true): Promise<void> {
+    const live = this.agents.liveAddresses();
+    const joinList = live.length > 0 ? live : this.joinAddress === undefined ? [] : [this.joinAddress];
+    const { process } = this.agents.launch(id, {
+      join: joinList,
+      flags: {
+        ...(withSeeds ? { seeds: [join(this.dir, "seeds")] } : {}),
+        ...(await this.securityFlags(id)),
+      },
     });
-    const agent: RunningAgent = { id, process };
-    this.agents.push(agent);
+    // From its start: its console's address comes before it listens.
     process.onRecord((record) => {
       if (record.event !== "listening") this.note(`${id}: ${describeAgentRecord(record)}`);
     });
-    agent.address = await process.listening(LISTEN_TIMEOUT_MS);
-    this.joinAddress ??= agent.address;
-    this.note(`started ${id} (pid ${process.pid}) on ${agent.address}`);
-    return agent;
-  }
-
-  private liveAddresses(): string[] {
-    return this.agents.flatMap((agent) => (!agent.process.exited && agent.address ? [agent.address] : []));
+    const address = await process.listening(AGENT_LISTEN_TIMEOUT_MS);
+    this.joinAddress ??= address;
+    this.note(`started ${id} (pid ${process.pid}) on ${address}`);
   }
 
   private killOne(): void {
-    const live = this.agents.filter((agent) => !agent.process.exited);
+    const live = this.agents.live();
     const victim = live[Math.floor(Math.random() * live.length)];
     if (!victim || live.length < 2) {
       this.note("not killing the last live agent");
@@ -353,7 +357,7 @@ class LocalCluster {
 
   /** Shows progress until every agent has exited. */
   private async watch(): Promise<void> {
-    while (this.agents.some((agent) => !agent.process.exited)) {
+    while (this.agents.live().length > 0) {
       await new Promise((resolveTick) => setTimeout(resolveTick, PROGRESS_INTERVAL_MS));
       const covered = this.coveredUrls();
       const percent = (100 * covered) / Math.max(1, this.truth.size);
@@ -365,10 +369,10 @@ class LocalCluster {
         this.addDone = true;
         await this.startAgent();
       }
-      const stats = await this.clusterStats();
+      const stats = await this.agents.stats();
       const rate = stats.reduce((sum, agent) => sum + agent.pagesPerSecond, 0);
       const queued = stats.reduce((sum, agent) => sum + agent.queuedUrls, 0);
-      const alive = this.agents.filter((agent) => !agent.process.exited).length;
+      const alive = this.agents.live().length;
       this.progress(
         `${covered}/${this.truth.size} URLs (${percent.toFixed(1)}%), ${rate.toFixed(0)} pages/s, ${queued} queued, ` +
           `${alive} agents running`,
@@ -376,22 +380,8 @@ class LocalCluster {
     }
   }
 
-  private async clusterStats(): Promise<AgentStats[]> {
-    for (const address of this.liveAddresses()) {
-      const client = new PeerClient(address, { security: this.security, requestDeadlineMs: 2000 });
-      try {
-        return (await client.operatorStats({ cluster: true })).agents;
-      } catch {
-        // try the next agent
-      } finally {
-        client.close();
-      }
-    }
-    return [];
-  }
-
   private async printStats(): Promise<void> {
-    this.note(formatStats(await this.clusterStats(), true));
+    this.note(formatStats(await this.agents.stats(), true));
   }
 
   private coveredUrls(): number {
@@ -402,7 +392,7 @@ class LocalCluster {
 
   /** The final report: the agents' crawl logs measured against the truth (as `ubicrawl report`). */
   private async summary(): Promise<number> {
-    const ids = [...new Set(this.agents.map((agent) => agent.id))];
+    const ids = [...new Set(this.agents.members.map((agent) => agent.id))];
     // An agent that never got to open its data (it failed to start) has no crawl log to read.
     const dirs = ids.map((id) => join(this.dir, id)).filter((dir) => existsSync(join(dir, CRAWL_LOG_FILE)));
     const report = await measureAgentDirs(dirs, this.truth);
@@ -415,7 +405,7 @@ class LocalCluster {
     const seconds = (Date.now() - this.startedAtMs) / 1000;
     const lines = [
       "",
-      `cluster finished in ${seconds.toFixed(1)} s with ${this.agents.length} agents started` +
+      `cluster finished in ${seconds.toFixed(1)} s with ${this.agents.members.length} agents started` +
         (this.lastKilled ? ` (last killed: ${this.lastKilled})` : ""),
       ...formatReport(report),
       `  pages/s: ${(report.fetches / Math.max(seconds, 0.001)).toFixed(0)}; ${this.web.recorder.totalServed} requests served` +

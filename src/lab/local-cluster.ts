@@ -6,16 +6,17 @@ import { DEFAULT_PARTITIONING, type Partitioning, partitionKey } from "../cluste
 import { ErrorCode, UbiError } from "../errors.js";
 import { Assignment, loadHasher64 } from "../hashing/index.js";
 import {
+  AgentCluster,
   type AgentFlagValues,
+  type ClusterMember,
   FAST_FAILURE_DETECTION,
   type ProcessExit,
   STEADY_FAILURE_DETECTION,
   testWebAgentFlags,
-  UbicrawlProcess,
+  type UbicrawlProcess,
 } from "../launch/index.js";
 import type { LogRecord } from "../logging/index.js";
 import type { RunningTestWeb } from "../testweb/index.js";
-import { INSECURE, PeerClient } from "../transport/index.js";
 import { hostKey } from "../url/index.js";
 import { CpuQuotaGroup } from "./cpu-quota.js";
 import { FaultProxy } from "./fault-proxy.js";
@@ -93,8 +94,6 @@ export interface LocalClusterRun {
   readonly suspicions: number;
 }
 
-/** How often the membership is polled until every agent sees every other. */
-const VIEW_POLL_MS = 100;
 /** How often this process's event loop delay is sampled during a crawl, ms. */
 const LAG_RESOLUTION_MS = 10;
 
@@ -113,9 +112,18 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   const hostsFile = join(spec.dir, "hosts");
   await spec.web.writeHostsFile(hostsFile);
   const ids = Array.from({ length: spec.agents }, (_, i) => `agent-${i + 1}`);
+  const cluster = new AgentCluster({
+    flags: {
+      ...testWebAgentFlags(hostsFile),
+      // A fault is noticed fast; with none, a busy agent is not suspected by mistake.
+      ...(spec.fault === undefined ? STEADY_FAILURE_DETECTION : FAST_FAILURE_DETECTION),
+      ...spec.flags,
+      insecure: true,
+    },
+    dataDirOf: (id) => dataDir(spec, id),
+  });
+  /** Every agent process started, in order. */
   const processes: UbicrawlProcess[] = [];
-  /** The latest process of each agent. */
-  const latest = new Map<string, UbicrawlProcess>();
   const quotas: CpuQuotaGroup[] = [];
   const proxies = new Map<string, AgentProxies>();
   /** The added agents' `--join` address, until the fault's moment a proxy with no target. */
@@ -124,32 +132,25 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
   let entrance: FaultProxy | undefined;
   const start = (id: string, join?: string, flags: AgentFlagValues = {}) => {
     const proxied = proxies.get(id);
-    const agent = UbicrawlProcess.startAgent(
-      {
-        ...testWebAgentFlags(hostsFile),
-        // A fault is noticed fast; with none, a busy agent is not suspected by mistake.
-        ...(spec.fault === undefined ? STEADY_FAILURE_DETECTION : FAST_FAILURE_DETECTION),
-        ...spec.flags,
+    const agent = cluster.launch(id, {
+      join: join === undefined ? [] : [join],
+      flags: {
         ...flags,
-        id,
-        data: dataDir(spec, id),
-        listen: "127.0.0.1:0",
-        insecure: true,
-        ...(join === undefined ? {} : { join: [join] }),
         ...(proxied === undefined ? {} : { advertise: proxied.ingress.address }),
       },
-      proxied === undefined
+      ...(proxied === undefined
         ? {}
         : {
-            env: {
-              grpc_proxy: `http://${proxied.egress.address}`,
-              // A no_proxy of the machine must not let its connections bypass the proxy.
-              no_grpc_proxy: "no-proxy-bypass.invalid",
+            process: {
+              env: {
+                grpc_proxy: `http://${proxied.egress.address}`,
+                // A no_proxy of the machine must not let its connections bypass the proxy.
+                no_grpc_proxy: "no-proxy-bypass.invalid",
+              },
             },
-          },
-    );
+          }),
+    }).process;
     processes.push(agent);
-    latest.set(id, agent);
     if (spec.cpuQuotaPercent !== undefined) {
       const group = new CpuQuotaGroup(
         `ubicrawl-lab-${process.pid}-${processes.length}`,
@@ -184,7 +185,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     ids.forEach((id, i) => {
       proxies.get(id)?.ingress.setTarget(addresses[i] as string);
     });
-    await untilEveryoneSeesAll(addresses, spec.agents, deadline);
+    await cluster.untilViewsHold(addresses, spec.agents, deadline);
     const newcomers: UbicrawlProcess[] = [];
     if ((spec.fault?.add ?? 0) > 0) {
       door = await FaultProxy.start();
@@ -203,7 +204,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     const partitioning: Partitioning = spec.flags.partition === "url" ? "url" : DEFAULT_PARTITIONING;
     const ownerOf = (url: string) => assignment.ownerOf(partitionKey(partitioning, url, hostKey(url)));
     const seeds = new Map(ids.map((id) => [id, spec.seedsOf(id, ownerOf)]));
-    const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(latest.get(id)?.pid)]));
+    const cpuAtSeeds = new Map(ids.map((id) => [id, cpuSecondsOf(cluster.latest(id)?.process.pid)]));
     // From here the test web's counts are this crawl's: a fault's moment, and what the caller reads after.
     spec.web.recorder.reset();
     lag.enable();
@@ -216,7 +217,7 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
             throw new UbiError(ErrorCode.InvalidArgument, `seed ${url} is not ${id}'s`);
           }
         }
-        if (given.length > 0) await control(addresses[i] as string, [...given]);
+        if (given.length > 0) await cluster.addSeeds(addresses[i] as string, given);
       }),
     );
     const timeout = new Promise<never>((_, reject) =>
@@ -245,7 +246,8 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     await Promise.race([Promise.all(processes.map((p) => p.exit)), timeout]);
     const seconds = (Date.now() - startedAtMs) / 1000;
     const agents: LocalAgentRun[] = [];
-    for (const [id, agent] of latest) {
+    for (const id of new Set(cluster.members.map((member) => member.id))) {
+      const agent = (cluster.latest(id) as ClusterMember).process;
       const { code, signal } = await agent.exit;
       const exit = { code, signal };
       const stopped = agent.records().find((record) => record.event === "stopped");
@@ -282,8 +284,8 @@ export async function runLocalCluster(spec: LocalClusterSpec): Promise<LocalClus
     };
   } finally {
     lag.disable();
-    for (const agent of processes) agent.kill("SIGKILL");
-    await Promise.all(processes.map((agent) => agent.exit));
+    cluster.killAll("SIGKILL");
+    await cluster.exits();
     for (const group of quotas) group.remove();
     await Promise.all([
       ...[...proxies.values()].flatMap(({ ingress, egress }) => [ingress.stop(), egress.stop()]),
@@ -311,42 +313,4 @@ const CLOCK_TICKS_PER_SECOND = 100;
 
 function dataDir(spec: LocalClusterSpec, id: string): string {
   return join(spec.dir, id);
-}
-
-/** Polls each agent's stats until its view holds `n` alive agents. */
-async function untilEveryoneSeesAll(
-  addresses: readonly string[],
-  n: number,
-  deadline: number,
-): Promise<void> {
-  for (const address of addresses) {
-    const client = new PeerClient(address, { security: INSECURE, requestDeadlineMs: 2000 });
-    try {
-      for (;;) {
-        const { agents } = await client.operatorStats({ cluster: false });
-        const alive = agents[0]?.view.filter((peer) => peer.status === "ALIVE").length ?? 0;
-        if (alive >= n) break;
-        if (Date.now() > deadline) {
-          throw new UbiError(
-            ErrorCode.ExperimentFailed,
-            `agent at ${address} sees ${alive} of ${n} agents alive`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
-      }
-    } finally {
-      client.close();
-    }
-  }
-}
-
-/** Gives the agent at `address` its seeds (`ubicrawl ctl add-seeds`). */
-async function control(address: string, urls: string[]): Promise<void> {
-  const client = new PeerClient(address, { security: INSECURE, requestDeadlineMs: 10_000 });
-  try {
-    const reply = await client.control({ action: "ADD_SEEDS", argument: "", urls });
-    if (!reply.ok) throw new UbiError(ErrorCode.InvalidArgument, `add-seeds refused: ${reply.message}`);
-  } finally {
-    client.close();
-  }
 }

@@ -1,4 +1,11 @@
 export {
+  AGENT_LISTEN_TIMEOUT_MS,
+  AgentCluster,
+  type AgentClusterOptions,
+  type AgentStart,
+  type ClusterMember,
+} from "./agent-cluster.js";
+export {
   type AgentFlagValues,
   agentArgv,
   FAST_FAILURE_DETECTION,
@@ -16,4 +23,5 @@ export {
   type ProcessExit,
   UBICRAWL_BIN,
   UbicrawlProcess,
+  type UbicrawlProcessOptions,
 } from "./ubicrawl-process.js";

@@ -110,18 +110,19 @@ export class UbicrawlProcess {
   }
 
   /**
-   * Starts `ubicrawl agent` with `flags`, named by its id, logging JSON records at level info at
-   * least (which the events a launcher waits for are logged at).
+   * Starts `ubicrawl agent` with `flags` (then `args` as they are), named by its id, logging JSON
+   * records at level info at least (which the events a launcher waits for are logged at).
    */
   static startAgent(
     flags: AgentFlagValues & { readonly id: string },
     options: Omit<UbicrawlProcessOptions, "name"> = {},
+    args: readonly string[] = [],
   ): UbicrawlProcess {
     const level = flags["log-level"];
     if (level !== undefined && !["info", "debug", "trace"].includes(level)) {
       throw new Error(`an agent started by a launcher logs at level info at least, not ${level}`);
     }
-    return UbicrawlProcess.start(agentArgv({ ...flags, "log-format": "json" }), {
+    return UbicrawlProcess.start([...agentArgv({ ...flags, "log-format": "json" }), ...args], {
       ...options,
       name: flags.id,
     });

@@ -83,16 +83,23 @@ export function runUbicrawl(
     cwd: options.cwd ?? REPO_ROOT,
     ...(options.env === undefined ? {} : { env: options.env }),
   });
+  trackUbicrawl(child, options.cwd, args.find((arg) => arg.startsWith("--id="))?.slice(5));
+  return child;
+}
+
+/**
+ * Tracks `child` (started here or another way): {@link killAllUbicrawl} kills it if it still runs, and
+ * under `UBICRAWL_KEEP_TEST_DIRS=1` its stderr is written to `cwd` when it exits, named by `id`.
+ */
+export function trackUbicrawl(child: UbicrawlProcess, cwd?: string, id = "process"): void {
   running.add(child);
   void child.exit.then(async ({ stderr }) => {
     running.delete(child);
-    // Kept with the data dirs when asked (see WebFixture.stop), named by the agent's id when it has one.
-    if (process.env.UBICRAWL_KEEP_TEST_DIRS === "1" && options.cwd !== undefined) {
-      const id = args.find((arg) => arg.startsWith("--id="))?.slice(5) ?? "process";
-      await writeFile(join(options.cwd, `stderr-${id}-${++stderrFiles}.log`), stderr).catch(() => {});
+    // Kept with the data dirs when asked (see WebFixture.stop).
+    if (process.env.UBICRAWL_KEEP_TEST_DIRS === "1" && cwd !== undefined) {
+      await writeFile(join(cwd, `stderr-${id}-${++stderrFiles}.log`), stderr).catch(() => {});
     }
   });
-  return child;
 }
 
 /** SIGKILLs every spawned process still running and waits for them (for `afterEach`/`afterAll`). */

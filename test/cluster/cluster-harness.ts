@@ -1,8 +1,14 @@
 import { join } from "node:path";
 import { Assignment } from "../../src/hashing/index.js";
-import { agentArgv, FAST_FAILURE_DETECTION, testWebAgentFlags } from "../../src/launch/index.js";
+import {
+  AgentCluster,
+  agentArgv,
+  type ClusterMember,
+  FAST_FAILURE_DETECTION,
+  testWebAgentFlags,
+} from "../../src/launch/index.js";
 import { type AgentStats, INSECURE, PeerClient } from "../../src/transport/index.js";
-import { readCrawlLogSoFar, runUbicrawl, type UbicrawlProcess, type WebFixture } from "../agent/harness.js";
+import { readCrawlLogSoFar, trackUbicrawl, type WebFixture } from "../agent/harness.js";
 
 /** Failure detector timing of test clusters: fast, so a death is noticed within about a second. */
 export const FAST_HEARTBEAT = agentArgv({
@@ -11,12 +17,7 @@ export const FAST_HEARTBEAT = agentArgv({
 }).slice(1);
 
 /** One agent process of a test cluster. */
-export interface ClusterAgent {
-  readonly id: string;
-  readonly dataDir: string;
-  readonly process: UbicrawlProcess;
-  readonly address: string;
-}
+export type ClusterAgent = ClusterMember & { readonly address: string };
 
 /** How to start one cluster agent. */
 export interface ClusterAgentOptions {
@@ -29,34 +30,41 @@ export interface ClusterAgentOptions {
   readonly flags?: readonly string[];
   /** `--data`. @default `<fixture dir>/data-<id>` */
   readonly dataDir?: string;
-  /** `--listen`. @default `127.0.0.1:0` */
-  readonly listen?: string;
   /** `--exit-when-done`; without it the agent runs until stopped. @default true */
   readonly exitWhenDone?: boolean;
 }
 
+/**
+ * The agents of a fixture's test cluster: on its web (hosts file, fast failure detection, plaintext),
+ * in its folder, each process tracked so that a failed test still kills it.
+ */
+const clusters = new WeakMap<WebFixture, AgentCluster>();
+
+function clusterOf(fixture: WebFixture): AgentCluster {
+  let cluster = clusters.get(fixture);
+  if (cluster === undefined) {
+    cluster = new AgentCluster({
+      flags: { ...testWebAgentFlags(fixture.hostsFile), ...FAST_FAILURE_DETECTION, insecure: true },
+      dataDirOf: (id) => join(fixture.dir, `data-${id}`),
+      process: { cwd: fixture.dir },
+      onLaunch: (member) => trackUbicrawl(member.process, fixture.dir, member.id),
+    });
+    clusters.set(fixture, cluster);
+  }
+  return cluster;
+}
+
 /** Starts `ubicrawl agent --listen 127.0.0.1:0 …` and waits until it says where it listens. */
-export async function startClusterAgent(
-  fixture: WebFixture,
-  options: ClusterAgentOptions,
-): Promise<ClusterAgent> {
-  const dataDir = options.dataDir ?? join(fixture.dir, `data-${options.id}`);
-  const args = [
-    ...agentArgv({
-      ...testWebAgentFlags(fixture.hostsFile),
-      ...FAST_FAILURE_DETECTION,
-      id: options.id,
-      data: dataDir,
-      listen: options.listen ?? "127.0.0.1:0",
-      ...(options.join && options.join.length > 0 ? { join: [options.join.join(",")] } : {}),
+export function startClusterAgent(fixture: WebFixture, options: ClusterAgentOptions): Promise<ClusterAgent> {
+  return clusterOf(fixture).start(options.id, {
+    join: options.join ?? [],
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    flags: {
       ...(options.seeds ? { seeds: [fixture.seedsFile] } : {}),
-      insecure: true,
       "exit-when-done": options.exitWhenDone ?? true,
-    }),
-    ...(options.flags ?? []),
-  ];
-  const process = runUbicrawl(args, { cwd: fixture.dir });
-  return { id: options.id, dataDir, process, address: await process.listening(20_000) };
+    },
+    args: options.flags ?? [],
+  });
 }
 
 /** Starts `count` agents: the first alone, the others joining it; only the last gets the seeds. */
