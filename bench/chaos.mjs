@@ -139,7 +139,7 @@ async function withDeadline(name, run) {
 /** Starts `ubicrawl testweb` logging every request it serves (it installs its signal handlers first). */
 async function startServedTestWeb(runDir, servedLog) {
   const files = { hosts: join(runDir, "hosts"), seeds: join(runDir, "seeds"), truth: join(runDir, "truth") };
-  const child = new Child("testweb", [
+  const child = Child.start("testweb", [
     "testweb",
     ...["--seed", String(web.seed), "--hosts", String(web.hosts), "--pages", String(web.pages)],
     ...[

@@ -1,11 +1,13 @@
-// Starting a local cluster of agents for a benchmark: agent i (1-based) listens on 127.0.0.1:0 and
-// joins the agents started before it (addresses from the `listening` record on their stderr); with
+// Starting a local cluster of agents for a benchmark, through the launcher's one orchestrator
+// (`AgentCluster`): agent i (1-based) listens on 127.0.0.1:0 and joins the agents started before it
+// (addresses from the `listening` record on their stderr); with
 // seeds, the script waits until those agents all see each other alive before it starts the last agent
 // with the seeds, so membership has settled before the crawl begins.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startAgentProcess } from "./processes.mjs";
+import { AgentCluster } from "../../dist/launch/index.js";
+import { Child, processOptionsOf, startAgentProcess } from "./processes.mjs";
 
 /** How long the agents started so far may take to see each other alive before the crawl starts anyway. */
 export const SETTLE_TIMEOUT_MS = 15_000;
@@ -42,30 +44,34 @@ export async function startClusterAgents({
   log = () => {},
   listenAlone = true,
 }) {
+  const seedArgs = seedsFile === undefined ? [] : ["--seeds", seedsFile];
+  if (count === 1 && !listenAlone) {
+    await mkdir(join(runDir, "agent-1"), { recursive: true });
+    const agent = startAgentProcess(
+      "agent-1",
+      ["--data", join(runDir, "agent-1"), ...flags, ...seedArgs],
+      spawnOptionsOf(1),
+    );
+    onSpawn(agent);
+    return [agent];
+  }
+  const cluster = new AgentCluster({ flags: { insecure: true }, dataDirOf: (id) => join(runDir, id) });
   const agents = [];
-  const listen = count > 1 || listenAlone;
   for (let i = 1; i <= count; i++) {
     const id = `agent-${i}`;
     const last = i === count;
     // Seeds go to the last agent only: the others already know each other when the crawl starts.
     if (last && seedsFile !== undefined && count > 1) await waitForSettledView(stats, agents, log);
     await mkdir(join(runDir, id), { recursive: true });
-    const joinList = agents.map((agent) => agent.address).join(",");
-    const agent = startAgentProcess(
-      id,
-      [
-        ...["--data", join(runDir, id)],
-        ...flags,
-        ...(listen
-          ? ["--listen", "127.0.0.1:0", "--insecure", ...(joinList === "" ? [] : ["--join", joinList])]
-          : []),
-        ...(last && seedsFile !== undefined ? ["--seeds", seedsFile] : []),
-      ],
-      spawnOptionsOf(i),
-    );
+    const spawnOptions = spawnOptionsOf(i);
+    const member = cluster.launch(id, {
+      join: agents.map((agent) => agent.address),
+      args: [...flags, ...(last ? seedArgs : [])],
+      process: processOptionsOf(spawnOptions),
+    });
+    const agent = new Child(member.process, spawnOptions);
     onSpawn(agent);
     agents.push(agent);
-    if (!listen) continue;
     agent.address = String((await agent.waitForEvent("listening", 30_000)).address);
     stats.watch(id, agent.address);
     agent.exited.then(() => stats.forget(id));

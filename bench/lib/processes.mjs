@@ -47,12 +47,24 @@ export class Child {
   #process;
 
   /**
+   * Starts `bin/ubicrawl args` as a child.
    * @param {string} name shown in errors
    * @param {readonly string[]} args arguments of bin/ubicrawl
    * @param {SpawnOptions} [options] CPU pinning, cgroup and extra node flags
+   * @returns {Child}
    */
-  constructor(name, args, options = {}) {
-    this.name = name;
+  static start(name, args, options = {}) {
+    return new Child(UbicrawlProcess.start(args, { name, ...processOptionsOf(options) }), options);
+  }
+
+  /**
+   * The child of `started`, from now on: started by {@link Child.start}, or by the launcher's
+   * `AgentCluster` with {@link processOptionsOf} `options`.
+   * @param {import("../../dist/launch/index.js").UbicrawlProcess} started
+   * @param {SpawnOptions} [options] what it was started with
+   */
+  constructor(started, options = {}) {
+    this.name = started.name;
     /** Monotonic start time (performance.now()), and the same instant as epoch ms. */
     this.startedAtMs = performance.now();
     this.startedAtEpochMs = Date.now();
@@ -60,17 +72,9 @@ export class Child {
     this.exitedAtMs = undefined;
     /** @type {number | undefined} */
     this.exitedAtEpochMs = undefined;
-    // taskset and sh exec node in place, so the PID (stopped, sampled, accounted) is node's own.
-    const node = [process.execPath, ...(options.nodeArgs ?? [])];
-    const pinned = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
-    // Joining the cgroup before node starts puts every thread node will ever have under its limit.
-    const command =
-      options.cgroupProcs === undefined
-        ? pinned
-        : ["sh", "-c", 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, ...pinned];
     /** The CPU this child is pinned to, if any. */
     this.core = options.core;
-    this.#process = UbicrawlProcess.start(args, { name, command, bin: ubicrawlCommand });
+    this.#process = started;
     this.process = this.#process.child;
     this.pid = this.#process.pid;
     this.process.once("exit", () => {
@@ -126,6 +130,24 @@ export class Child {
  */
 
 /**
+ * The launcher's process options for a child started with `options`: the snapshot's entry script, and
+ * node pinned to its CPU (taskset) in its cgroup (sh) — both exec node in place, so the PID (stopped,
+ * sampled, accounted) is node's own.
+ * @param {SpawnOptions} options
+ * @returns {{ command: string[], bin: string }}
+ */
+export function processOptionsOf(options) {
+  const node = [process.execPath, ...(options.nodeArgs ?? [])];
+  const pinned = options.core === undefined ? node : ["taskset", "-c", String(options.core), ...node];
+  // Joining the cgroup before node starts puts every thread node will ever have under its limit.
+  const command =
+    options.cgroupProcs === undefined
+      ? pinned
+      : ["sh", "-c", 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, ...pinned];
+  return { command, bin: ubicrawlCommand };
+}
+
+/**
  * Starts `ubicrawl testweb` and waits until it serves; its hosts file, seeds and truth go to `dir`
  * (and, over https, its CA certificate: `files.ca`, for agents' `--ca-file`). The web's shape beyond
  * its size (`maxArticlesPerHost`, `biggestHostPercent`, `goneHosts`) keeps the test web's defaults
@@ -142,7 +164,7 @@ export async function startTestWebProcess(dir, web, options = {}) {
     ca: join(dir, "testweb-ca.pem"),
   };
   const https = web.scheme === "https";
-  const child = new Child(
+  const child = Child.start(
     "testweb",
     [
       "testweb",
@@ -232,7 +254,7 @@ export function benchAgentFlags(hostsFile, maxActiveHosts, overrides = {}) {
  * @param {SpawnOptions} [options]
  */
 export function startAgentProcess(id, args, options = {}) {
-  return new Child(id, ["agent", "--id", id, "--log-format", "json", ...args], options);
+  return Child.start(id, ["agent", "--id", id, "--log-format", "json", ...args], options);
 }
 
 /**
