@@ -240,6 +240,25 @@ export class UrlExchange implements UrlExchangeSink {
     return count;
   }
 
+  /**
+   * `peer` left gracefully: it handed what it held, with each host, to the host's next owner
+   * (`ownerOf`, under the view without it). Its outbox entries move to that owner's, unsent (this
+   * agent's own are dropped: it holds them), so a later crash of the next owner re-sends them as any
+   * URL handed to it; left under `peer`, they would never be re-sent, and a crash of the agent that
+   * took the leaver's hosts would lose every URL this agent gave the leaver. Resolves with the count.
+   */
+  async rehome(peer: string, ownerOf: (url: string, host: string) => string): Promise<number> {
+    let count = 0;
+    for await (const { fingerprint, entry } of outboxEntries(this.deps.store, peer)) {
+      this.deps.committer.add(outboxDoneOp(peer, fingerprint));
+      const owner = ownerOf(entry.url, hostKey(entry.url));
+      if (owner !== this.deps.selfId) this.deps.committer.add(outboxOp(owner, fingerprint, entry));
+      count++;
+    }
+    await this.deps.committer.commit();
+    return count;
+  }
+
   /** Stops sending; buffered URLs stay in the durable outbox. */
   stop(): void {
     this.abort.abort(new UbiError(ErrorCode.PeerUnreachable, "exchange stopped"));

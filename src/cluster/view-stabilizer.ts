@@ -21,7 +21,7 @@ export interface ViewStabilizerDeps {
   readonly clock: Clock;
   readonly ownership: Ownership;
   readonly grace: TakeoverGrace;
-  readonly exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "send">;
+  readonly exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "rehome" | "send">;
   readonly agent: Pick<ClusterFacingAgent, "hostsWithWork" | "handOver" | "commit" | "wakeHosts">;
   /** Hosts this agent holds but no longer owns: pushed to their owners, and whether there are any. */
   readonly lostHosts: { push(): Promise<unknown>; any(): boolean };
@@ -63,6 +63,11 @@ export class ViewStabilizer {
    * to the next, not lost), or until the agent is back or has left.
    */
   private readonly unredistributed = new Map<string, { failures: number; nextAtMs: number }>();
+  /**
+   * Agents that left gracefully whose outbox entries here are not yet moved to the next owners of
+   * their hosts (`UrlExchange.rehome`): kept until a re-examination moves them, or the agent is back.
+   */
+  private readonly unrehomed = new Set<string>();
 
   constructor(private readonly deps: ViewStabilizerDeps) {}
 
@@ -172,6 +177,7 @@ export class ViewStabilizer {
     }
     deps.exchange.onViewChange();
     for (const id of crashed) this.unredistributed.set(id, { failures: 0, nextAtMs: 0 });
+    for (const id of gone) if (hasLeft(id)) this.unrehomed.add(id);
     this.queueReexamine();
   }
 
@@ -196,7 +202,7 @@ export class ViewStabilizer {
       const stranded = agent.hostsWithWork().some((host) => !ownership.holdsHost(host));
       const now = this.deps.clock.now();
       const due = [...this.unredistributed.values()].some((retry) => retry.nextAtMs <= now);
-      if (stranded || this.deps.lostHosts.any() || due) this.queueReexamine();
+      if (stranded || this.deps.lostHosts.any() || due || this.unrehomed.size > 0) this.queueReexamine();
       this.watchStranded();
     }, STRANDED_CHECK_MS);
   }
@@ -216,6 +222,7 @@ export class ViewStabilizer {
       // An agent back holds what it acknowledged; one that left handed its queue over itself.
       if (this.aliveIds.has(peer) || this.deps.statusOf(peer) === "left") {
         this.unredistributed.delete(peer);
+        if (this.deps.statusOf(peer) === "left") this.unrehomed.add(peer);
         continue;
       }
       if (retry.nextAtMs > this.deps.clock.now()) continue;
@@ -236,8 +243,33 @@ export class ViewStabilizer {
         );
       }
     }
+    await this.rehomeLeft();
     agent.wakeHosts();
     this.pushLost();
+  }
+
+  /** The outbox entries of agents that left go to their hosts' next owners (see `UrlExchange.rehome`). */
+  private async rehomeLeft(): Promise<void> {
+    const { exchange, ownership } = this.deps;
+    for (const peer of [...this.unrehomed]) {
+      // Stopping (the crawl over, every agent leaving): the store closes, and no crash will follow.
+      if (this.stopped) return;
+      if (this.aliveIds.has(peer)) {
+        this.unrehomed.delete(peer);
+        continue;
+      }
+      try {
+        await exchange.rehome(peer, (url, host) => ownership.ownerOfUrl(url, host));
+        this.unrehomed.delete(peer);
+      } catch (error) {
+        // Tried again at the next re-examination (the periodic check asks for one while some wait).
+        if (this.stopped) return;
+        this.deps.logger.warn(
+          { event: "rehome-failed", peer, err: error },
+          `moving the URLs handed to agent ${peer}, which left, to its hosts' next owners failed; trying again`,
+        );
+      }
+    }
   }
 
   /**

@@ -607,6 +607,36 @@ describe("UrlExchange", () => {
     expect(t.requeued).toHaveLength(3);
   });
 
+  it("rehome(peer) moves what was handed to a peer that left to its hosts' next owners, unsent, this agent's own dropped", async () => {
+    const t = await setup({ flushDelayMs: 0 });
+    const toP = [url(1), url(2, "h2.example:8080"), url(3, "h3.example")];
+    sendAll(t.exchange, "p", toP);
+    t.clock.advance(0);
+    await t.callCount(1);
+    for (const call of t.calls) call.ack();
+    await vi.waitFor(() => expect(t.exchange.isIdle).toBe(true));
+    const entries = async (peer: string) => {
+      const result: string[] = [];
+      for await (const { entry } of outboxEntries(t.store, peer)) result.push(entry.url);
+      return result.sort();
+    };
+
+    // h2 went to q with the leave, h3 to r, the first host to this agent.
+    const nextOwner = (_url: string, host: string) =>
+      host === "h2.example:8080" ? "q" : host === "h3.example" ? "r" : "self";
+    expect(await t.exchange.rehome("p", nextOwner)).toBe(3);
+    expect(await entries("p")).toEqual([]);
+    expect(await entries("q")).toEqual([toP[1]]);
+    expect(await entries("r")).toEqual([toP[2]]);
+    expect(await entries("self")).toEqual([]);
+    // Nothing sent nor queued: the next owners have them from the leaver.
+    expect(t.calls).toHaveLength(1);
+    expect(t.requeued).toEqual([]);
+    // Should q crash, what p had is re-sent from here.
+    expect(await t.exchange.redistribute("q")).toBe(1);
+    expect(t.requeued.map((item) => item.url)).toEqual([toP[1]]);
+  });
+
   it("retries a batch whose outbox records could not be written, and sends it only once durable", async () => {
     const t = await setup({ flushDelayMs: 0, retryMinMs: 100 });
     t.failingWrites.remaining = 1;

@@ -114,12 +114,23 @@ function setUp(options: { delayMs?: number; partitioning?: Partitioning } = {}) 
   };
   /** Peers whose redistribution fails once each. */
   const failRedistribute = new Set<string>();
-  const exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "send"> = {
+  /** Peers whose outbox entries fail to move once each. */
+  const failRehome = new Set<string>();
+  /** The owner functions rehome was given, in order. */
+  const rehomedBy: ((url: string, host: string) => string)[] = [];
+  const exchange: Pick<UrlExchange, "onViewChange" | "redistribute" | "rehome" | "send"> = {
     onViewChange: () => calls.push("exchange.onViewChange"),
     async redistribute(peer) {
       await tick();
       if (failRedistribute.delete(peer)) throw new Error(`cannot read the outbox of ${peer}`);
       calls.push(`redistribute ${peer}`);
+      return 0;
+    },
+    async rehome(peer, ownerOf) {
+      await tick();
+      if (failRehome.delete(peer)) throw new Error(`cannot read the outbox of ${peer}`);
+      calls.push(`rehome ${peer}`);
+      rehomedBy.push(ownerOf);
       return 0;
     },
     send(owner, url, depth, host, traits) {
@@ -169,6 +180,8 @@ function setUp(options: { delayMs?: number; partitioning?: Partitioning } = {}) 
     queues,
     commits,
     failRedistribute,
+    failRehome,
+    rehomedBy,
     lost,
     statuses,
     capacities,
@@ -253,7 +266,7 @@ it("under URL partitioning, sends each URL of a queue to its own owner once this
   expect(new Set(sent.map(({ owner }) => owner))).toEqual(new Set(["b", "c"]));
 });
 
-it("re-sends what was handed to crashed agents, not to agents that left, after the commit", async () => {
+it("re-sends what was handed to crashed agents after the commit; moves what was handed to agents that left", async () => {
   const { stabilizer, view, calls, gone } = setUp();
   view(["a", "b", "c", "d"]);
   await stabilizer.settled();
@@ -268,9 +281,41 @@ it("re-sends what was handed to crashed agents, not to agents that left, after t
     "exchange.onViewChange",
     "commit",
     "redistribute c",
+    "rehome d",
     "wakeHosts",
     "lostHosts.push",
   ]);
+});
+
+it("moves what was handed to an agent that left to its hosts' next owners, again after a failure, not once it is back", async () => {
+  const { clock, ownership, stabilizer, view, calls, failRehome, rehomedBy, statuses } = setUp();
+  view(["a", "b", "c"]);
+  await stabilizer.settled();
+  stabilizer.start();
+  calls.length = 0;
+  failRehome.add("c");
+  view(["a", "b"], "left");
+  await stabilizer.settled();
+  expect(calls.filter((call) => call.startsWith("rehome"))).toEqual([]);
+  // The periodic check asks again.
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  expect(calls.filter((call) => call.startsWith("rehome"))).toEqual(["rehome c"]);
+  // Each URL goes to its owner in the view without c.
+  for (const host of HOSTS.slice(0, 10)) {
+    const url = `http://${host.replace(":80", "")}/`;
+    expect(rehomedBy[0]?.(url, host)).toBe(ownership.ownerOfUrl(url, host));
+  }
+  // b leaves, and comes back before a re-examination: what was handed to it stays with it.
+  calls.length = 0;
+  view(["a"], "left");
+  view(["a", "b"]);
+  statuses.set("b", "alive");
+  await stabilizer.settled();
+  clock.advance(STRANDED_CHECK_MS);
+  await stabilizer.settled();
+  stabilizer.stop();
+  expect(calls.filter((call) => call.startsWith("rehome"))).toEqual([]);
 });
 
 it("calls onGone for every agent gone from the view, crashed or left, and for no other", async () => {
@@ -622,13 +667,14 @@ it("drops a crashed agent not yet re-sent once it is back, or has left", async (
   await stabilizer.settled();
   expect(stabilizer.redistributing).toBe(true);
   // c's leave is heard later (it handed its queue over itself), with no view change: dropped at the
-  // next re-examination, with nothing re-sent.
+  // next re-examination, with nothing re-sent (moved instead).
   statuses.set("c", "left");
   calls.length = 0;
   clock.advance(10 * STRANDED_CHECK_MS);
   await stabilizer.settled();
   stabilizer.stop();
   expect(calls.filter((call) => call.startsWith("redistribute"))).toEqual([]);
+  expect(calls.filter((call) => call.startsWith("rehome"))).toEqual(["rehome c"]);
   expect(stabilizer.redistributing).toBe(false);
 });
 
