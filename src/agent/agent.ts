@@ -215,6 +215,10 @@ export class Agent implements ClusterFacingAgent, ProgressSource {
     return this.parts.linkOrigins?.take(host) ?? [];
   }
 
+  takeAllLinks(): FoundLink[] {
+    return this.parts.linkOrigins?.takeAll() ?? [];
+  }
+
   keepLinks(keeper: string, links: readonly FoundLink[]): void {
     this.parts.linkOrigins?.keep(keeper, links);
   }

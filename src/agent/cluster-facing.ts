@@ -69,6 +69,8 @@ export interface ClusterFacingAgent {
    * Forgotten here once taken (see link-origins.ts).
    */
   takeLinksFoundOn(host: string): FoundLink[];
+  /** Every link noted (found on pages of other hosts, or given to others to keep), forgotten here: this agent leaves. */
+  takeAllLinks(): FoundLink[];
   /** `links` (taken by {@link takeLinksFoundOn}) were given to agent `keeper` to keep: noted by it. */
   keepLinks(keeper: string, links: readonly FoundLink[]): void;
   /**

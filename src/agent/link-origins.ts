@@ -86,6 +86,15 @@ export class LinkOrigins {
     return this.takeGroup(`kept:${keeper}`);
   }
 
+  /** Every link noted, forgotten here (this agent leaves: see `entrustToKeepers`). */
+  takeAll(): FoundLink[] {
+    const links = [...this.groups.values()].flatMap((group) => [...group.values()]);
+    this.groups.clear();
+    this.groupOf.clear();
+    this.doneOrder.clear();
+    return links;
+  }
+
   private add(group: string, link: FoundLink): void {
     if (this.groupOf.has(link.url)) return;
     if (this.groupOf.size >= this.maxLinks) {

@@ -72,7 +72,7 @@ export function agentService(deps: AgentServiceDeps): AgentService {
   });
   const intake = new UrlIntake(
     { maxConcurrentSubmits: deps.maxConcurrentSubmits },
-    { agent, ownership, partition },
+    { agent, ownership, partition, exchange: deps.exchange },
   );
   const admin = new AdminService({
     clock,

@@ -18,6 +18,7 @@ import { DEFAULT_LEAVE_TIMEOUT_MS, type LeaveOutcome, leaveCluster } from "./gra
 import type { HandOverDesk } from "./hand-over.js";
 import type { HostClaims } from "./host-claims.js";
 import { KnownPeers, readKnownPeers } from "./known-peers.js";
+import { entrustToKeepers } from "./leave-keepers.js";
 import { resendUnacked, UNACKED_PEER } from "./unacked-urls.js";
 import { DEFAULT_MAX_CONCURRENT_SUBMITS } from "./url-intake.js";
 import type { ViewStabilizer } from "./view-stabilizer.js";
@@ -179,8 +180,18 @@ export class ClusterNode {
    * to their next owners and tells the others, all within `timeoutMs`. Idempotent.
    */
   leave(timeoutMs = DEFAULT_LEAVE_TIMEOUT_MS): Promise<LeaveOutcome> {
-    const { agent, detector, stabilizer, exchange, desk, claims, tenure, peerClient, handOffAddresses } =
-      this.parts;
+    const {
+      agent,
+      detector,
+      stabilizer,
+      exchange,
+      desk,
+      claims,
+      tenure,
+      peerClient,
+      handOffAddresses,
+      ownership,
+    } = this.parts;
     this.leaving ??= leaveCluster(timeoutMs, {
       clock: this.clock,
       agent,
@@ -194,6 +205,19 @@ export class ClusterNode {
       handOverRequeued: () => stabilizer.handOverStranded(),
       exchange,
       others: () => detector.alive().flatMap(({ id }) => (id === agent.id ? [] : [id])),
+      entrustAlone: (deadlineAtMs) =>
+        entrustToKeepers(
+          {
+            selfId: agent.id,
+            clock: this.clock,
+            store: agent.storage.store,
+            ownership,
+            isStaying: (id) => id !== agent.id && stabilizer.isAlive(id),
+            takeAllLinks: () => agent.takeAllLinks(),
+            submit: (peerId, batch, signal) => peerClient(peerId).submitUrls(batch, { signal }),
+          },
+          deadlineAtMs,
+        ),
     });
     return this.leaving;
   }

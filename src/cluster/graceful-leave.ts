@@ -29,6 +29,12 @@ export interface LeaveOutcome {
    * over then had no one to go to: it stays in this data dir, for this agent's next start.
    */
   readonly noAgentStays: boolean;
+  /**
+   * False when what this agent alone answered for (the URLs it handed to the agents that stay, the
+   * links its pages gave to its own hosts) was not all acknowledged by keepers in time: the crash of an
+   * agent that took its hosts may then lose some of it, when no other page leads there.
+   */
+  readonly entrusted: boolean;
 }
 /** What {@link leaveCluster} works with. */
 export interface LeaveDeps {
@@ -57,6 +63,11 @@ export interface LeaveDeps {
   readonly exchange: Pick<UrlExchange, "drain" | "pendingUrls">;
   /** The ids of the other agents alive in this agent's view now (self excluded). */
   readonly others: () => readonly string[];
+  /**
+   * Gives what this agent alone answers for to keepers among the agents that stay (see
+   * `entrustToKeepers`); resolves true once they acknowledged all, false past `deadlineAtMs`.
+   */
+  readonly entrustAlone: (deadlineAtMs: number) => Promise<boolean>;
 }
 
 /** A round of a leave's hand-over that left hosts behind is followed by another after this, while its budget lasts. */
@@ -73,7 +84,8 @@ const PUSH_RETRY_MS = 200;
  * end, such as a robots.txt request waiting for its address's slot — and hands over those put back in
  * the queue, as long as time is left. What is not handed over by then is said in the outcome, and
  * whether any other agent stays to take it (a cluster stopped as a whole: every agent refuses the
- * others' hosts while it leaves itself); when none stays, the queued URLs are not sent at all.
+ * others' hosts while it leaves itself); when none stays, the queued URLs are not sent at all. Last,
+ * with the time left, what it alone answered for (its outbox, the links its pages gave) goes to keepers.
  */
 export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<LeaveOutcome> {
   const { agent, clock, desk, exchange } = deps;
@@ -133,11 +145,16 @@ export async function leaveCluster(timeoutMs: number, deps: LeaveDeps): Promise<
     await deps.handOverRequeued();
     await exchange.drain(timeUp);
   });
+  // Its outbox and the links its pages gave go with it: a crash of an agent that took its hosts would
+  // lose them. Entrusted to keepers with the time left.
+  const urlsNotHanded = exchange.pendingUrls + agent.queuedUrls + agent.urlsInFlight;
+  const entrusted = noAgentStays() || (await deps.entrustAlone(deadline).catch(() => false));
   return {
     hostsHanded: pushed.handed,
     hostsNotHanded: pushed.failed,
-    urlsNotHanded: exchange.pendingUrls + agent.queuedUrls + agent.urlsInFlight,
+    urlsNotHanded,
     noAgentStays: noAgentStays(),
+    entrusted,
   };
 }
 
@@ -151,12 +168,19 @@ export interface LeaveReport {
  * What to say of a graceful leave's outcome. Everything handed over, or nothing handed over because no
  * other agent stays (the whole cluster is stopping), is said at info level: nothing is lost, the data
  * dir keeps it. Hosts or URLs that an agent staying did not take in time are a warning: their next
- * owners crawl the hosts without this agent's record of them.
+ * owners crawl the hosts without this agent's record of them; so is what it alone answered for and
+ * keepers did not take in time.
  */
 export function leaveReport(outcome: LeaveOutcome): LeaveReport {
   const { hostsHanded, hostsNotHanded, urlsNotHanded } = outcome;
   const handed = `left: ${hostsHanded} hosts handed over`;
-  if (hostsNotHanded + urlsNotHanded === 0) return { level: "info", message: handed };
+  const unkept = outcome.entrusted
+    ? ""
+    : "; not with keepers in time: some of the URLs it handed out and the links its pages gave (a crash " +
+      "of an agent that took its hosts may lose them)";
+  if (hostsNotHanded + urlsNotHanded === 0) {
+    return { level: unkept === "" ? "info" : "warn", message: handed + unkept };
+  }
   if (outcome.noAgentStays) {
     return {
       level: "info",
@@ -169,6 +193,6 @@ export function leaveReport(outcome: LeaveOutcome): LeaveReport {
     level: "warn",
     message:
       `${handed}; not in time: ${hostsNotHanded} hosts (their next owners crawl them without this agent's record of them), ` +
-      `${urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)`,
+      `${urlsNotHanded} queued URLs (kept in its data dir: restart this agent on it to hand them over)${unkept}`,
   };
 }

@@ -112,6 +112,16 @@ export class Ownership {
     return owner === this.selfId ? this.current.successors(host, 1)[0] : owner;
   }
 
+  /**
+   * Who would own `host` were both this agent and agent `holder` gone: the keeper of a URL `holder`
+   * holds for this agent once it leaves (none when no third agent is alive).
+   */
+  keeperFor(host: string, holder: string): string | undefined {
+    return [this.current.ownerOf(host), ...this.current.successors(host, 2)].find(
+      (id) => id !== this.selfId && id !== holder,
+    );
+  }
+
   /** Fraction of the circle this agent owns. */
   get share(): number {
     return this.current.share(this.selfId);

@@ -132,6 +132,16 @@ export class UrlExchange implements UrlExchangeSink {
   }
 
   /**
+   * Keeps `url` in this agent's outbox for `owner`, which has it already, without sending it: re-sent
+   * to its host's next owner should `owner` crash (a `keepForOwners` batch from a leaving agent).
+   * Durable at the next commit.
+   */
+  keep(owner: string, url: string, depth: number, traits: UrlTraits = {}): void {
+    const entry: QueuedUrl = { url, depth, ...traitsOf(traits) };
+    this.deps.committer.add(outboxOp(owner, this.deps.fingerprinter.fingerprint(url), entry));
+  }
+
+  /**
    * The agents some URL handed to is not settled with yet (buffered or on its way): a host's pages may
    * have given links to any of them, which a hand-over must see delivered too.
    */

@@ -4,6 +4,7 @@ import type { UrlBatch, UrlBatchAck } from "../transport/index.js";
 import { hostKey, normalizeUrl } from "../url/index.js";
 import type { Ownership } from "./ownership.js";
 import type { PartitionStats } from "./partition-stats.js";
+import type { UrlExchange } from "./url-exchange.js";
 
 /** Default of {@link UrlIntakeOptions.maxConcurrentSubmits}: well above one batch per peer in flight. */
 export const DEFAULT_MAX_CONCURRENT_SUBMITS = 32;
@@ -26,11 +27,14 @@ export interface UrlIntakeDeps {
   readonly agent: Pick<ClusterFacingAgent, "id" | "route" | "accept" | "commit" | "stats">;
   readonly ownership: Pick<Ownership, "ownerOfUrl">;
   readonly partition: Pick<PartitionStats, "batchesReceived">;
+  /** Where a leaving agent's URLs are kept for their owners (`keepForOwners` batches). */
+  readonly exchange: Pick<UrlExchange, "keep">;
 }
 
 /**
  * The receiving half of the URL exchange (`SubmitUrls`): queues the URLs of hosts this agent owns,
- * forwards the others to their owners, and acknowledges a batch once it is durable. Bounded: past
+ * forwards the others to their owners — or, in a leaving agent's `keepForOwners` batch, keeps them in
+ * its outbox for their owners, unsent —, and acknowledges a batch once it is durable. Bounded: past
  * `maxConcurrentSubmits` batches at once it answers `Overloaded`; closed while the agent leaves.
  */
 export class UrlIntake {
@@ -82,8 +86,9 @@ export class UrlIntake {
     let accepted = 0;
     let forwarded = 0;
     let duplicates = 0;
+    let kept = 0;
     let invalid = 0;
-    const { agent, ownership } = this.deps;
+    const { agent, ownership, exchange } = this.deps;
     for (const { url, depth, ...traits } of batch.urls) {
       const canonical = normalizeUrl(url);
       if (canonical === null) {
@@ -91,7 +96,12 @@ export class UrlIntake {
         continue;
       }
       const host = hostKey(canonical);
-      if (ownership.ownerOfUrl(canonical, host) !== agent.id) {
+      const owner = ownership.ownerOfUrl(canonical, host);
+      if (owner !== agent.id && batch.keepForOwners) {
+        // Its owner has it: kept here, not sent, for the owner's crash.
+        exchange.keep(owner, canonical, depth, traits);
+        kept++;
+      } else if (owner !== agent.id) {
         agent.route(canonical, depth, host, traits);
         forwarded++;
       } else if (agent.accept(canonical, depth, host, traits)) accepted++;
@@ -109,6 +119,6 @@ export class UrlIntake {
       traffic.batchesReceived++;
       traffic.urlsReceived += batch.urls.length;
     }
-    return { accepted, forwarded, duplicates };
+    return { accepted, forwarded, duplicates, ...(kept > 0 ? { kept } : {}) };
   }
 }

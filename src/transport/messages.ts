@@ -145,10 +145,10 @@ export type DiscoveredUrl = With<
 >;
 
 /** `SubmitUrls` request (`ubicrawl.v1.UrlBatch`). */
-export type UrlBatch = With<UrlBatch__Output, { urls: DiscoveredUrl[] }>;
+export type UrlBatch = With<UrlBatch__Output, { urls: DiscoveredUrl[]; keepForOwners?: true }>;
 
 /** `SubmitUrls` reply (`ubicrawl.v1.UrlBatchAck`). */
-export type UrlBatchAck = UrlBatchAck__Output;
+export type UrlBatchAck = With<UrlBatchAck__Output, { kept?: number }>;
 
 /** What a hand-over says of a host's crawl (`ubicrawl.v1.HandOverStatus`). */
 export type HandOverStatus = Specified<HandOverStatus__Output>;

@@ -327,6 +327,9 @@ export function validateUrlBatch(value: unknown): UrlBatch {
     batchId,
     fromId: agentId(r.fromId, "fromId"),
     urls: list(r.urls, "urls", MAX_URLS_PER_BATCH, discoveredUrl),
+    ...(r.keepForOwners === undefined || !bool(r.keepForOwners, "keepForOwners")
+      ? {}
+      : { keepForOwners: true as const }),
   };
 }
 
@@ -337,6 +340,7 @@ export function validateUrlBatchAck(value: unknown): UrlBatchAck {
     accepted: uint32(r.accepted, "accepted"),
     forwarded: uint32(r.forwarded, "forwarded"),
     duplicates: uint32(r.duplicates, "duplicates"),
+    ...(r.kept === undefined || r.kept === 0 ? {} : { kept: uint32(r.kept, "kept") }),
   };
 }
 

@@ -67,6 +67,7 @@ function setUp(
     drain?: (signal: AbortSignal | undefined) => Promise<void>;
     send?: (peer: string, request: HandOverRequest) => Promise<HandOverReply>;
     others?: () => readonly string[];
+    entrustAlone?: (deadlineAtMs: number) => Promise<boolean>;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -126,6 +127,10 @@ function setUp(
     },
     exchange,
     others: over.others ?? (() => ["b", "c"]),
+    entrustAlone: (deadlineAtMs) => {
+      note(`entrustAlone:${deadlineAtMs - startMs}`);
+      return over.entrustAlone?.(deadlineAtMs) ?? Promise.resolve(true);
+    },
   });
   /** The outcome once the leave returned, else undefined. */
   const outcome: { value?: LeaveOutcome } = {};
@@ -152,7 +157,7 @@ it("pauses the agent, stops claiming and closes the desk at once, before anythin
   expect(log).toEqual(["pause@0", "claims.stop@0", "desk.close@0"]);
 });
 
-it("runs the steps in order: hand-over, addresses, then the announcement, then the settled view change, then the drain", async () => {
+it("runs the steps in order: hand-over, addresses, then the announcement, then the settled view change, then the drain, then the keepers", async () => {
   const { clock, log, outcome } = setUp({ push: pushOne({ handed: 1, failed: 0 }) });
   await elapse(clock, 0);
   expect(log).toEqual([
@@ -165,9 +170,16 @@ it("runs the steps in order: hand-over, addresses, then the announcement, then t
     "announce@0",
     "settled@0",
     "drain@0",
+    `entrustAlone:${TIMEOUT_MS}@0`,
     "returned@0",
   ]);
-  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 1,
+    hostsNotHanded: 0,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("starts the hand-over once the fetches in flight are done, polling every 20 ms", async () => {
@@ -221,6 +233,7 @@ it("still gives each send a positive deadline when no time is left", async () =>
     handOverRequeued: () => Promise.resolve(),
     exchange: { drain: () => Promise.resolve(), pendingUrls: 0 },
     others: () => ["b"],
+    entrustAlone: () => Promise.resolve(true),
   });
   await elapse(clock, 0);
   await leaving;
@@ -238,7 +251,13 @@ it("reports the hosts the hand-over handed and those it could not", async () => 
   });
   held.hosts = 2;
   await elapse(clock, TIMEOUT_MS);
-  expect(outcome.value).toEqual({ hostsHanded: 5, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 5,
+    hostsNotHanded: 2,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("a hand-over that hangs counts every host still held as not handed, and the leave goes on at half the time", async () => {
@@ -250,7 +269,13 @@ it("a hand-over that hangs counts every host still held as not handed, and the l
   held.hosts = 7;
   await elapse(clock, 1);
   expect(log).toContain(`announce@${TIMEOUT_MS / 2}`);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 7, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 7,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("a hand-over past its budget sends nothing more: the hosts left are not handed", async () => {
@@ -266,7 +291,13 @@ it("a hand-over past its budget sends nothing more: the hosts left are not hande
   });
   held.hosts = 1;
   await elapse(clock, TIMEOUT_MS / 2);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 1, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 1,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
   later.resolve();
   await elapse(clock, 0);
   expect(sent.map((send) => send.peer)).toEqual(["b"]);
@@ -304,7 +335,13 @@ it("a hand-over that fails counts every host held as not handed", async () => {
   const { clock, held, outcome } = setUp({ push: () => Promise.reject(new Error("peer gone")) });
   held.hosts = 4;
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 4, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 4,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("announces the leave only once the hand-over is done", async () => {
@@ -361,7 +398,13 @@ it("a drain that hangs still returns at the timeout, counting the URLs pending a
   exchange.pendingUrls = 3;
   await elapse(clock, 1);
   expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 7, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 0,
+    urlsNotHanded: 7,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("a view change that never settles still returns at the timeout, without draining", async () => {
@@ -384,7 +427,13 @@ it("counts the URLs still pending or queued after the drain as not handed", asyn
   exchange.pendingUrls = 2;
   drained.resolve();
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 3, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 0,
+    urlsNotHanded: 3,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("hands over the URLs put back after the queues were: a fetch in flight past the first wait is waited for, then its URL handed over and drained", async () => {
@@ -405,8 +454,19 @@ it("hands over the URLs put back after the queues were: a fetch in flight past t
   agent.urlsInFlight = 0;
   queue.urls = 1;
   await elapse(clock, 20);
-  expect(log.slice(-3)).toEqual(["handOverRequeued@8000", "drain@8000", "returned@8000"]);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
+  expect(log.slice(-4)).toEqual([
+    "handOverRequeued@8000",
+    "drain@8000",
+    `entrustAlone:${TIMEOUT_MS}@8000`,
+    "returned@8000",
+  ]);
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 0,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("counts the URLs still in flight at the timeout as not handed (they stay in this agent's data)", async () => {
@@ -414,7 +474,13 @@ it("counts the URLs still in flight at the timeout as not handed (they stay in t
   await elapse(clock, TIMEOUT_MS);
   expect(log.some((step) => step.startsWith("handOverRequeued"))).toBe(false);
   expect(log.at(-1)).toBe(`returned@${TIMEOUT_MS}`);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 0, urlsNotHanded: 2, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 0,
+    urlsNotHanded: 2,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("uses the time the steps took, so a slow step leaves less for the next ones and the whole leave fits the timeout", async () => {
@@ -442,9 +508,16 @@ it("uses the time the steps took, so a slow step leaves less for the next ones a
     "announce@11000",
     "settled@14000",
     "drain@14000",
+    `entrustAlone:${TIMEOUT_MS}@${TIMEOUT_MS}`,
     `returned@${TIMEOUT_MS}`,
   ]);
-  expect(outcome.value).toEqual({ hostsHanded: 1, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 1,
+    hostsNotHanded: 0,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 /** A hand-over of one host to each of "b" and "c", as the desk does it: a failed send is a host kept. */
@@ -462,7 +535,13 @@ it("says no agent stays when every other agent alive refused the hand-over becau
   const { clock, agent, outcome } = setUp({ push: pushToBoth, send: refuseLeaving });
   agent.queuedUrls = 6;
   await elapse(clock, 0);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 6, noAgentStays: true });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 2,
+    urlsNotHanded: 6,
+    noAgentStays: true,
+    entrusted: true,
+  });
 });
 
 it("does not drain the queued URLs when no agent stays to take them: the leave ends at once", async () => {
@@ -504,7 +583,13 @@ it("does not say no agent stays when an agent that is not leaving failed to take
   });
   held.hosts = 2;
   await elapse(clock, TIMEOUT_MS);
-  expect(outcome.value).toEqual({ hostsHanded: 0, hostsNotHanded: 2, urlsNotHanded: 0, noAgentStays: false });
+  expect(outcome.value).toEqual({
+    hostsHanded: 0,
+    hostsNotHanded: 2,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: true,
+  });
 });
 
 it("does not say no agent stays when an agent alive was not asked (it may stay)", async () => {
@@ -514,14 +599,28 @@ it("does not say no agent stays when an agent alive was not asked (it may stay)"
 });
 
 it("reports a whole hand-over plainly at info level", () => {
-  expect(leaveReport({ hostsHanded: 14, hostsNotHanded: 0, urlsNotHanded: 0, noAgentStays: false })).toEqual({
+  expect(
+    leaveReport({
+      hostsHanded: 14,
+      hostsNotHanded: 0,
+      urlsNotHanded: 0,
+      noAgentStays: false,
+      entrusted: true,
+    }),
+  ).toEqual({
     level: "info",
     message: "left: 14 hosts handed over",
   });
 });
 
 it("reports hosts kept because no agent stays at info level, saying the data dir keeps them", () => {
-  const report = leaveReport({ hostsHanded: 0, hostsNotHanded: 14, urlsNotHanded: 30, noAgentStays: true });
+  const report = leaveReport({
+    hostsHanded: 0,
+    hostsNotHanded: 14,
+    urlsNotHanded: 30,
+    noAgentStays: true,
+    entrusted: true,
+  });
   expect(report.level).toBe("info");
   expect(report.message).toBe(
     "left: 0 hosts handed over; no agent left to hand 14 hosts and 30 queued URLs to (every other agent is leaving too): " +
@@ -531,7 +630,13 @@ it("reports hosts kept because no agent stays at info level, saying the data dir
 });
 
 it("keeps the warning for hosts an agent staying did not take in time", () => {
-  const report = leaveReport({ hostsHanded: 3, hostsNotHanded: 14, urlsNotHanded: 2, noAgentStays: false });
+  const report = leaveReport({
+    hostsHanded: 3,
+    hostsNotHanded: 14,
+    urlsNotHanded: 2,
+    noAgentStays: false,
+    entrusted: true,
+  });
   expect(report.level).toBe("warn");
   expect(report.message).toContain(
     "not in time: 14 hosts (their next owners crawl them without this agent's record of them)",
@@ -552,4 +657,40 @@ it("pushes again, every 200 ms while its budget lasts, the hosts a next owner di
   expect(log.filter((step) => step.startsWith("pushAll"))).toEqual(["pushAll@0", "pushAll@200"]);
   await elapse(clock, 0);
   expect(outcome.value).toMatchObject({ hostsHanded: 3, hostsNotHanded: 0 });
+});
+
+it("warns when what it alone answered for was not with keepers in time, even with everything handed over", () => {
+  const report = leaveReport({
+    hostsHanded: 3,
+    hostsNotHanded: 0,
+    urlsNotHanded: 0,
+    noAgentStays: false,
+    entrusted: false,
+  });
+  expect(report).toEqual({
+    level: "warn",
+    message:
+      "left: 3 hosts handed over; not with keepers in time: some of the URLs it handed out and the links its " +
+      "pages gave (a crash of an agent that took its hosts may lose them)",
+  });
+});
+
+it("entrusts what it alone answered for last, with the leave's deadline, and says when the keepers were late", async () => {
+  const { clock, log, outcome } = setUp({ entrustAlone: () => Promise.resolve(false) });
+  await elapse(clock, 0);
+  expect(log.slice(-3)).toEqual(["drain@0", `entrustAlone:${TIMEOUT_MS}@0`, "returned@0"]);
+  expect(outcome.value?.entrusted).toBe(false);
+
+  // A failure to read the outbox says the same, and ends the leave all the same.
+  const failing = setUp({ entrustAlone: () => Promise.reject(new Error("store closed")) });
+  await elapse(failing.clock, 0);
+  expect(failing.outcome.value?.entrusted).toBe(false);
+});
+
+it("entrusts nothing when no agent stays", async () => {
+  const { clock, log, outcome } = setUp({ push: pushToBoth, send: refuseLeaving });
+  await elapse(clock, 0);
+  expect(outcome.value?.noAgentStays).toBe(true);
+  expect(outcome.value?.entrusted).toBe(true);
+  expect(log.some((step) => step.startsWith("entrustAlone"))).toBe(false);
 });

@@ -97,6 +97,22 @@ describe("Ownership", () => {
     expect(ownership("a", ["a"]).ownerOnceGone(HOSTS[0] as string)).toBeUndefined();
   });
 
+  it("keeperFor names who owns a host once this agent and its holder are gone, and nobody without a third agent", () => {
+    const own = ownership("a", ["a", "b", "c", "d"]);
+    for (const host of HOSTS) {
+      const holder = ownerIn(["b", "c", "d"], host);
+      const rest = ["b", "c", "d"].filter((id) => id !== holder);
+      expect(own.keeperFor(host, holder), host).toBe(ownerIn(rest, host));
+    }
+    // The same once this agent has left the view.
+    const after = ownership("a", ["b", "c", "d"]);
+    for (const host of HOSTS) {
+      const holder = after.ownerOf(host);
+      expect(after.keeperFor(host, holder), host).toBe(own.keeperFor(host, holder));
+    }
+    expect(ownership("a", ["a", "b"]).keeperFor(HOSTS[0] as string, "b")).toBeUndefined();
+  });
+
   it("checkNewcomer accepts a fresh id and a member's own id, and refuses a replica collision", async () => {
     // A hasher under which "twin" seeds exactly the replicas of "b": every replica collides.
     const twinHasher: Hasher64 = {

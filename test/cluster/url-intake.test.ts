@@ -45,12 +45,15 @@ function fakeAgent() {
 
 function intakeOf(fake: ReturnType<typeof fakeAgent>, maxConcurrentSubmits?: number) {
   const partition = { batchesReceived: 0 };
+  /** What was kept for its owner, unsent: "owner url". */
+  const kept: string[] = [];
   const intake = new UrlIntake(maxConcurrentSubmits === undefined ? {} : { maxConcurrentSubmits }, {
     agent: fake.agent,
     ownership: { ownerOfUrl: (_url, host) => (host.startsWith("mine.test") ? "self" : "other") },
     partition,
+    exchange: { keep: (owner, url) => kept.push(`${owner} ${url}`) },
   });
-  return { intake, partition };
+  return { intake, partition, kept };
 }
 
 function batch(batchId: string, urls: readonly string[]): UrlBatch {
@@ -67,6 +70,25 @@ describe("UrlIntake", () => {
     expect(ack).toEqual({ accepted: 1, forwarded: 1, duplicates: 1 });
     expect(fake.accepted).toEqual(["http://mine.test/a"]);
     expect(fake.routed).toEqual(["http://theirs.test/b"]);
+    expect(fake.commits()).toBe(1);
+  });
+
+  it("keeps a leaving agent's URLs for their owners, unsent and unqueued, and queues its own as any other", async () => {
+    const fake = fakeAgent();
+    const { intake, kept } = intakeOf(fake);
+    const ack = await intake.submitUrls({
+      ...batch("b1", [
+        "http://theirs.test/b",
+        "http://mine.test/a",
+        "http://mine.test/a",
+        "http://theirs.test/c",
+      ]),
+      keepForOwners: true,
+    });
+    expect(ack).toEqual({ accepted: 1, forwarded: 0, duplicates: 1, kept: 2 });
+    expect(kept).toEqual(["other http://theirs.test/b", "other http://theirs.test/c"]);
+    expect(fake.routed).toEqual([]);
+    expect(fake.accepted).toEqual(["http://mine.test/a"]);
     expect(fake.commits()).toBe(1);
   });
 

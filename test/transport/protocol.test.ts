@@ -6,7 +6,7 @@ import type { ServiceDefinition } from "@grpc/proto-loader";
 import { describe, expect, it } from "vitest";
 import { AGENT_SERVICE_NAME, loadProtocol, PROTO_PATH } from "../../src/transport/index.js";
 import { serviceDefinition } from "../../src/transport/protocol.js";
-import { validateClaimReply, validateUrlBatch } from "../../src/transport/validate.js";
+import { validateClaimReply, validateUrlBatch, validateUrlBatchAck } from "../../src/transport/validate.js";
 import { REPO_ROOT } from "../agent/harness.js";
 import { member, STATS } from "./helpers.js";
 
@@ -153,6 +153,23 @@ describe("a sitemap's changefreq on the wire", () => {
       }),
     );
     expect(() => validateUrlBatch(bad)).toThrow(/urls\[0\]\.changefreq: not one of always/);
+    // A leaving agent's keep batch says so on the wire; an ordinary one decodes with no mark.
+    const keep = submit.requestDeserialize(submit.requestSerialize({ ...batch, keepForOwners: true }));
+    expect(validateUrlBatch(keep).keepForOwners).toBe(true);
+    expect(
+      "keepForOwners" in validateUrlBatch(submit.requestDeserialize(submit.requestSerialize(batch))),
+    ).toBe(false);
+    expect(() => validateUrlBatch({ ...batch, keepForOwners: "yes" })).toThrow(
+      /keepForOwners: not a boolean/,
+    );
+    const ack = submit.responseDeserialize(
+      submit.responseSerialize({ accepted: 1, forwarded: 0, duplicates: 0, kept: 3 }),
+    );
+    expect(validateUrlBatchAck(ack)).toStrictEqual({ accepted: 1, forwarded: 0, duplicates: 0, kept: 3 });
+    const plain = submit.responseDeserialize(
+      submit.responseSerialize({ accepted: 1, forwarded: 0, duplicates: 0 }),
+    );
+    expect(validateUrlBatchAck(plain)).toStrictEqual({ accepted: 1, forwarded: 0, duplicates: 0 });
     const claim = service().ClaimHosts;
     if (claim === undefined) throw new Error("no ClaimHosts");
     const page = {

@@ -18,6 +18,13 @@ export interface UrlBatch {
    * At most 10,000 URLs.
    */
   'urls'?: (_ubicrawl_v1_DiscoveredUrl)[];
+  /**
+   * Set by an agent leaving gracefully: what it alone answered for (the URLs it handed to the agents
+   * that stay, the links its pages gave to its own hosts), given to the receiver to keep. The receiver
+   * records each URL in its outbox for the URL's owner, neither queueing nor sending it, and re-sends
+   * it should that owner crash; a URL it owns itself it queues as any other.
+   */
+  'keepForOwners'?: (boolean);
 }
 
 /**
@@ -36,4 +43,11 @@ export interface UrlBatch__Output {
    * At most 10,000 URLs.
    */
   'urls': (_ubicrawl_v1_DiscoveredUrl__Output)[];
+  /**
+   * Set by an agent leaving gracefully: what it alone answered for (the URLs it handed to the agents
+   * that stay, the links its pages gave to its own hosts), given to the receiver to keep. The receiver
+   * records each URL in its outbox for the URL's owner, neither queueing nor sending it, and re-sends
+   * it should that owner crash; a URL it owns itself it queues as any other.
+   */
+  'keepForOwners': (boolean);
 }

@@ -2,7 +2,7 @@
 
 
 /**
- * Acknowledgement of a URL batch; accepted + forwarded + duplicates = number of URLs.
+ * Acknowledgement of a URL batch; accepted + forwarded + duplicates + kept = number of URLs.
  */
 export interface UrlBatchAck {
   /**
@@ -17,10 +17,14 @@ export interface UrlBatchAck {
    * URLs already seen (or a retried batch), dropped.
    */
   'duplicates'?: (number);
+  /**
+   * URLs of a `keep_for_owners` batch recorded for their owners.
+   */
+  'kept'?: (number);
 }
 
 /**
- * Acknowledgement of a URL batch; accepted + forwarded + duplicates = number of URLs.
+ * Acknowledgement of a URL batch; accepted + forwarded + duplicates + kept = number of URLs.
  */
 export interface UrlBatchAck__Output {
   /**
@@ -35,4 +39,8 @@ export interface UrlBatchAck__Output {
    * URLs already seen (or a retried batch), dropped.
    */
   'duplicates': (number);
+  /**
+   * URLs of a `keep_for_owners` batch recorded for their owners.
+   */
+  'kept': (number);
 }
