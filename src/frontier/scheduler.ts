@@ -211,8 +211,9 @@ export class HostScheduler {
     this.pump();
   }
 
-  /** Starts visits again after {@link pause}. */
+  /** Starts visits again after {@link pause}; not after {@link stop}. */
   resume(): void {
+    if (this.stopped) return;
     if (this.paused) this.pauseAbort = new AbortController();
     this.paused = false;
     this.pump();
@@ -261,7 +262,9 @@ export class HostScheduler {
   async stop(graceMs = 0): Promise<void> {
     this.stopped = true;
     // Visits see the pause and end after their current fetch; past the grace period they are aborted.
-    this.paused = true;
+    // The waits a pause ends end too: a robots.txt answer waited for listens to the pause alone, and its
+    // address's slot may never come once the cluster is stopping (a stop hung on it for good).
+    this.pause();
     const abort = () => this.abort.abort(new UbiError(ErrorCode.Stopped, "scheduler stopped"));
     const graceTimer = graceMs > 0 ? this.clock.setTimeout(abort, graceMs) : undefined;
     if (graceTimer === undefined) abort();

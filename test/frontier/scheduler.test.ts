@@ -626,6 +626,28 @@ describe("HostScheduler edges (issue 19: mutation survivors)", () => {
     expect(h.clock.pending).toBe(0);
   });
 
+  it("aborts its paused signal at the stop: a visit waiting on it (a robots.txt answer) ends, and the stop with it", async () => {
+    const h = setUp();
+    h.addWork("a.test");
+    const [a] = h.running;
+    // The visit waits for what only a pause (or its own end) would cut short: here, the paused signal.
+    const waiting = h.scheduler.pausedSignal;
+    waiting.addEventListener("abort", () => a?.done.resolve({ kind: "yielded" }), { once: true });
+    let stopped = false;
+    const stopping = h.scheduler.stop(60_000).then(() => {
+      stopped = true;
+    });
+    expect(waiting.aborted).toBe(true);
+    expect(isUbiError(waiting.reason, ErrorCode.Stopped)).toBe(true);
+    await stopping;
+    expect(stopped).toBe(true);
+    // Stopped for good: a resume starts nothing and gives no fresh signal.
+    h.scheduler.resume();
+    expect(h.scheduler.pausedSignal.aborted).toBe(true);
+    h.addWork("b.test");
+    expect(h.running).toEqual([]);
+  });
+
   it("clears the grace timer when the visits end in time", async () => {
     const h = setUp();
     h.addWork("a.test");
