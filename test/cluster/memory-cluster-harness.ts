@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { type AgentOptions, crawlSummary } from "../../src/agent/index.js";
+import type { Clock } from "../../src/clock.js";
 import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
 import { TEST_WEB_FETCH_TIMEOUT_MS } from "../../src/launch/index.js";
 import { type LogFields, type Logger, silentLogger } from "../../src/logging/index.js";
@@ -12,6 +13,7 @@ import {
   servedPages,
   startWebFixture,
   type WebFixture,
+  waitFor,
 } from "../agent/harness.js";
 
 /**
@@ -80,6 +82,8 @@ export interface MemoryClusterOptions {
   readonly cluster?: Partial<ClusterOptions>;
   /** @default silent */
   readonly logger?: Logger;
+  /** The clock of the network and every agent (virtual time's, test/support/virtual-time.ts). @default the system's */
+  readonly clock?: Clock;
 }
 
 /** Agents started, stopped, crashed and restarted by id, on one {@link MemoryNetwork} and test web. */
@@ -95,7 +99,10 @@ export class MemoryCluster {
     private readonly options: MemoryClusterOptions = {},
   ) {
     this.logger = options.logger ?? silentLogger;
-    this.network = new MemoryNetwork({ logger: this.logger });
+    this.network = new MemoryNetwork({
+      logger: this.logger,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
   }
 
   /** The address agent `id` listens on by default. */
@@ -130,6 +137,7 @@ export class MemoryCluster {
       {
         transport: this.network.transport(address),
         logger: this.logger,
+        ...(this.options.clock === undefined ? {} : { clock: this.options.clock }),
         // A `ctl leave` ends in a stop, as the agent command's process ends.
         afterLeave: () => void this.stop(id),
         ...options.deps,
@@ -247,6 +255,27 @@ export class MemoryCluster {
   /** Coverage so far: pages missing, fetched twice, and fetched though not in the truth. */
   metrics(): ReturnType<typeof crawlMetrics> {
     return crawlMetrics(servedPages(this.web.web.recorder), this.web.truth().urls);
+  }
+
+  /**
+   * The first of `ids` crawling a host it owns with URLs queued — one whose leave hands over both —,
+   * once there is one (in the order given; rejects after `timeoutMs`).
+   */
+  async crawlingOwnHost(ids: readonly string[], timeoutMs: number): Promise<string> {
+    let found = "";
+    await waitFor(
+      () => {
+        found =
+          ids.find((id) => {
+            const { queuedUrls, hostsActive, hostsOwned } = this.node(id).stats();
+            return queuedUrls > 0 && hostsActive > 0 && hostsOwned > 0;
+          }) ?? "";
+        return found !== "";
+      },
+      () => `an agent crawling a host it owns: ${this.leftover()}`,
+      timeoutMs,
+    );
+    return found;
   }
 
   /** What each running agent still has queued or waiting: what a stuck crawl is stuck on. */

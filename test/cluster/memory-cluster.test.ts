@@ -49,19 +49,7 @@ it("5 agents in one process survive a partition, a slow direction, a join and a 
   // one agent alone owns none of the 16 hosts about one run in twelve (it failed so on CI, for b).
   await agents.start("e", { cluster: { capacity: 3 } });
   step("e joined");
-  let leaver = "";
-  await waitFor(
-    () => {
-      leaver =
-        ["b", "a", "c"].find((id) => {
-          const { queuedUrls, hostsActive, hostsOwned } = agents.node(id).stats();
-          return queuedUrls > 0 && hostsActive > 0 && hostsOwned > 0;
-        }) ?? "";
-      return leaver !== "";
-    },
-    () => `an agent crawling a host it owns: ${agents.leftover()}`,
-    10_000,
-  );
+  const leaver = await agents.crawlingOwnHost(["b", "a", "c"], 10_000);
   const outcome = await agents.leave(leaver);
   step(`${leaver} left`);
   const missingWhenLeft = missing().length;
