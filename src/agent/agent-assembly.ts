@@ -134,16 +134,15 @@ async function openParts(
       ? new LinkOrigins(DEFAULT_MAX_FOUND_LINKS, (maxLinks) =>
           logger.warn(
             { event: "link-origins-full", maxLinks },
-            `over ${maxLinks} links found on other hosts' pages are noted here: those past it (the oldest ` +
-              "fetched first) are not given to another agent to keep when their page's host is handed over " +
-              "(a crash right after may lose them)",
+            `over ${maxLinks} links found on other hosts' pages wait here: those past it are not given to ` +
+              "another agent to keep when their page's host is handed over (a crash right after may lose them)",
           ),
         )
       : undefined;
   const frontierHooks = {
     onHostReady: (host: string) => scheduler?.markReady(host),
     onQueueGrew: (host: string) => scheduler?.queueGrew(host),
-    ...(linkOrigins ? { onSettled: (url: string, done: boolean) => linkOrigins.settled(url, done) } : {}),
+    ...(linkOrigins ? { onSettled: (url: string) => linkOrigins.settled(url) } : {}),
   };
   const { store, crawlLog, warcDir, warc, warcOffload, committer, fingerprinter, frontier } =
     await openDurableState(options, { logger, frontierHooks }, opened);

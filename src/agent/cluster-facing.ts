@@ -64,18 +64,18 @@ export interface ClusterFacingAgent {
    */
   handOver(host: string, handOff: (entry: QueuedUrl) => void): Promise<void>;
   /**
-   * The links found on `host`'s pages and queued here for hosts this agent owns (waiting, in flight, or
-   * fetched): `host` goes to another agent with its done set, so they are known here alone from then on.
-   * Forgotten here once taken (see link-origins.ts).
+   * The links found on `host`'s pages that wait here (queued for hosts this agent owns, or in flight):
+   * `host` goes to another agent with its done set, so they are known here alone from then on. Forgotten
+   * here once taken (see link-origins.ts).
    */
   takeLinksFoundOn(host: string): FoundLink[];
-  /** Every link noted (found on pages of other hosts, or given to others to keep), forgotten here: this agent leaves. */
+  /** Every link still noted (found on pages of other hosts, or given to others to keep), forgotten here: this agent leaves. */
   takeAllLinks(): FoundLink[];
   /** `links` (taken by {@link takeLinksFoundOn}) were given to agent `keeper` to keep: noted by it. */
   keepLinks(keeper: string, links: readonly FoundLink[]): void;
   /**
-   * The links given to agent `keeper` to keep (it left or crashed: they must go to another), forgotten
-   * here once taken.
+   * The links given to agent `keeper` to keep that still wait here (it left or crashed: they must go to
+   * another), forgotten here once taken.
    */
   takeLinksKeptBy(keeper: string): FoundLink[];
   /** URLs taken from their queues and not yet done (being fetched, or waiting to be). */

@@ -7,8 +7,6 @@ export interface FoundLink {
   /** The host of `url` (this agent's when it was found). */
   readonly host: string;
   readonly traits: UrlTraits;
-  /** Its page was fetched here already (see {@link LinkOrigins}); absent: it waits here. */
-  readonly done?: boolean;
 }
 
 /** @default of how many links {@link LinkOrigins} keeps at most. */
@@ -16,29 +14,24 @@ export const DEFAULT_MAX_FOUND_LINKS = 100_000;
 
 /**
  * The links this agent queued for its own hosts from pages of other hosts, by the host of the page they
- * were found on, until that host is handed over. A host handed to another agent goes with its done
- * set, so a page of it fetched here is never fetched again; a link found there is then known to this
- * agent alone — waiting in its queue, or fetched and recorded done here —, and its crash would lose it
- * (its page, done, is not fetched again to find it anew; nor, for a link already fetched, the pages its
- * own page leads to, when no other page links there). Handing a host over, the agent gives such links to
- * another agent to keep ({@link take}), and notes them by that keeper ({@link keep}): should the keeper
- * leave or crash, they go to another ({@link takeKeptBy}). A link leaves when it is handed to its host's
- * new owner with its queue (the exchange's outbox holds it then). At most `maxLinks` are kept: past
- * it, the oldest of those fetched already are forgotten first, then new links are only counted; the
- * memory stays bounded in a big crawl, and beyond the bound a crash right after a hand-over may lose
- * links as before.
+ * were found on, until each is done or handed over. A host handed to another agent goes with its done
+ * set, so a page of it fetched here is never fetched again; a link found there and still waiting here
+ * is then known to this agent alone, and its crash would lose it (its page, done, is not fetched again
+ * to find it anew). Handing a host over, the agent gives such links to another agent to keep
+ * ({@link take}), and notes them by that keeper ({@link keep}): should the keeper leave or crash, those
+ * still waiting go to another ({@link takeKeptBy}). At most `maxLinks` are kept (past it, links are
+ * counted, not kept): the memory stays bounded in a big crawl, and beyond the bound a crash right after
+ * a hand-over may lose links as before.
  */
 export class LinkOrigins {
   /** The links noted, by group (`found:<host>` or `kept:<agent>`), by URL. */
   private readonly groups = new Map<string, Map<string, FoundLink>>();
   /** The group of each link noted. */
   private readonly groupOf = new Map<string, string>();
-  /** The links noted whose page was fetched here, oldest first: forgotten first past the bound. */
-  private readonly doneOrder = new Set<string>();
   /** Links not kept: past the bound. */
   beyondBound = 0;
 
-  /** `onFull`: told once, when the first link past `maxLinks` is forgotten or only counted (for a warning). */
+  /** `onFull`: told once, when the first link past `maxLinks` is only counted (for a warning). */
   constructor(
     private readonly maxLinks = DEFAULT_MAX_FOUND_LINKS,
     private readonly onFull?: (maxLinks: number) => void,
@@ -54,34 +47,27 @@ export class LinkOrigins {
     this.add(`found:${source}`, link);
   }
 
-  /**
-   * `url` left its queue here: fetched (`done`: kept, as the only record of the link once its page's
-   * host is done elsewhere), or handed to its host's new owner, or dropped (forgotten).
-   */
-  settled(url: string, done: boolean): void {
+  /** `url` left its queue here: done, or handed to its host's new owner. */
+  settled(url: string): void {
     const group = this.groupOf.get(url);
     if (group === undefined) return;
+    this.groupOf.delete(url);
     const links = this.groups.get(group);
-    if (done) {
-      const link = links?.get(url);
-      if (link !== undefined) links?.set(url, { ...link, done: true });
-      this.doneOrder.add(url);
-    } else {
-      this.forget(url);
-    }
+    links?.delete(url);
+    if (links?.size === 0) this.groups.delete(group);
   }
 
-  /** The links found on `source`'s pages (waiting, or fetched here), forgotten here. */
+  /** The links found on `source`'s pages still waiting here (or in flight), forgotten here. */
   take(source: string): FoundLink[] {
     return this.takeGroup(`found:${source}`);
   }
 
-  /** `links`, taken here, were given to agent `keeper` to keep: noted by it until handed on. */
+  /** `links`, taken here, were given to agent `keeper` to keep: noted by it until each leaves its queue. */
   keep(keeper: string, links: Iterable<FoundLink>): void {
     for (const link of links) this.add(`kept:${keeper}`, link);
   }
 
-  /** The links given to agent `keeper` to keep, forgotten here (it is gone). */
+  /** The links given to agent `keeper` to keep and still waiting here, forgotten here (it is gone). */
   takeKeptBy(keeper: string): FoundLink[] {
     return this.takeGroup(`kept:${keeper}`);
   }
@@ -91,17 +77,14 @@ export class LinkOrigins {
     const links = [...this.groups.values()].flatMap((group) => [...group.values()]);
     this.groups.clear();
     this.groupOf.clear();
-    this.doneOrder.clear();
     return links;
   }
 
   private add(group: string, link: FoundLink): void {
     if (this.groupOf.has(link.url)) return;
     if (this.groupOf.size >= this.maxLinks) {
-      const oldestDone = this.doneOrder.values().next();
       if (this.beyondBound++ === 0) this.onFull?.(this.maxLinks);
-      if (oldestDone.done === true) return;
-      this.forget(oldestDone.value);
+      return;
     }
     this.groupOf.set(link.url, group);
     let links = this.groups.get(group);
@@ -110,27 +93,13 @@ export class LinkOrigins {
       this.groups.set(group, links);
     }
     links.set(link.url, link);
-    if (link.done === true) this.doneOrder.add(link.url);
-  }
-
-  private forget(url: string): void {
-    const group = this.groupOf.get(url);
-    if (group === undefined) return;
-    this.groupOf.delete(url);
-    this.doneOrder.delete(url);
-    const links = this.groups.get(group);
-    links?.delete(url);
-    if (links?.size === 0) this.groups.delete(group);
   }
 
   private takeGroup(group: string): FoundLink[] {
     const links = this.groups.get(group);
     if (links === undefined) return [];
     this.groups.delete(group);
-    for (const url of links.keys()) {
-      this.groupOf.delete(url);
-      this.doneOrder.delete(url);
-    }
+    for (const url of links.keys()) this.groupOf.delete(url);
     return [...links.values()];
   }
 }

@@ -87,11 +87,8 @@ export interface FrontierDeps {
   readonly onHostReady: (host: string) => void;
   /** Called when a host's waiting URLs reach a power of two (2, 4, 8, …): the scheduler's classes. */
   readonly onQueueGrew?: (host: string) => void;
-  /**
-   * Called with each URL that leaves its queue: completed (`done` when done), or drained to another
-   * agent (not done).
-   */
-  readonly onSettled?: (url: string, done: boolean) => void;
+  /** Called with each URL that leaves its queue: completed (done or not), or drained to another agent. */
+  readonly onSettled?: (url: string) => void;
 }
 
 /** How a taken URL ended, for {@link Frontier.complete}. */
@@ -530,7 +527,7 @@ export class Frontier {
       for (const entry of entries) {
         handOff?.(toQueuedUrl(entry));
         this.committer.add(dequeueOp(host, entry.seq));
-        this.deps.onSettled?.(entry.url, false);
+        this.deps.onSettled?.(entry.url);
       }
       queue.window = [];
       queue.windowComplete = true;
@@ -645,7 +642,7 @@ export class Frontier {
     queue.inFlight--;
     this.inFlightTotal--;
     this.endFlight(host, entry);
-    this.deps.onSettled?.(entry.url, completion.done);
+    this.deps.onSettled?.(entry.url);
   }
 
   /** Resolves when every change made before the call is durable. */

@@ -12,7 +12,7 @@ import { ManualClock } from "../support/manual-clock.js";
 
 const link = (url: string) => ({ url, depth: 0, host: new URL(url).host, traits: {} });
 
-it("gives the links found on a host's pages, fetched here or waiting, once, and forgets those handed on", () => {
+it("gives the links found on a host's pages that still wait, once, and forgets those settled", () => {
   const origins = new LinkOrigins();
   origins.note("a.test", link("http://b.test/1"));
   origins.note("a.test", link("http://b.test/2"));
@@ -20,44 +20,26 @@ it("gives the links found on a host's pages, fetched here or waiting, once, and 
   origins.note("d.test", link("http://b.test/3"));
   origins.note("d.test", link("http://b.test/1"));
   expect(origins.size).toBe(4);
-  // Handed to its host's new owner with the queue, or dropped: forgotten.
-  origins.settled("http://b.test/2", false);
-  origins.settled("http://never-noted.test/", true);
-  // Fetched here: kept, marked, the only record of the link once a.test is done elsewhere.
-  origins.settled("http://c.test/1", true);
-  expect(origins.take("a.test")).toEqual([
-    link("http://b.test/1"),
-    { ...link("http://c.test/1"), done: true },
-  ]);
+  origins.settled("http://b.test/2");
+  origins.settled("http://never-noted.test/");
+  expect(origins.take("a.test").map((found) => found.url)).toEqual(["http://b.test/1", "http://c.test/1"]);
   expect(origins.take("a.test")).toEqual([]);
   expect(origins.size).toBe(1);
-  origins.settled("http://b.test/3", false);
+  origins.settled("http://b.test/3");
   expect(origins.take("d.test")).toEqual([]);
   expect(origins.size).toBe(0);
 });
 
-it("keeps at most its bound: forgets the oldest fetched first, then counts new links only, and says so once", () => {
+it("keeps at most its bound, counting the links beyond and saying so once", () => {
   const full: number[] = [];
-  const origins = new LinkOrigins(3, (maxLinks) => full.push(maxLinks));
-  for (const i of [1, 2, 3]) origins.note("a.test", link(`http://b.test/${i}`));
-  origins.settled("http://b.test/2", true);
-  origins.settled("http://b.test/1", true);
-  // The oldest fetched (2, then 1) make room.
+  const origins = new LinkOrigins(2, (maxLinks) => full.push(maxLinks));
+  for (const i of [1, 2, 3, 5]) origins.note("a.test", link(`http://b.test/${i}`));
+  expect(origins.size).toBe(2);
+  expect(origins.beyondBound).toBe(2);
+  expect(full).toEqual([2]);
+  origins.settled("http://b.test/1");
   origins.note("a.test", link("http://b.test/4"));
-  origins.note("a.test", link("http://b.test/5"));
-  expect(full).toEqual([3]);
-  // None fetched left: counted, not kept.
-  origins.note("a.test", link("http://b.test/6"));
-  expect(origins.size).toBe(3);
-  expect(origins.beyondBound).toBe(3);
-  expect(full).toEqual([3]);
-  origins.settled("http://b.test/3", false);
-  origins.note("a.test", link("http://b.test/7"));
-  expect(origins.take("a.test").map((found) => found.url)).toEqual([
-    "http://b.test/4",
-    "http://b.test/5",
-    "http://b.test/7",
-  ]);
+  expect(origins.take("a.test").map((found) => found.url)).toEqual(["http://b.test/2", "http://b.test/4"]);
 });
 
 it("notes the links queued here from another host's page, by that host, and no others", () => {
@@ -89,21 +71,34 @@ it("notes the links queued here from another host's page, by that host, and no o
   expect(origins.size).toBe(0);
 });
 
-it("notes the links given to a keeper by it, fetched here or waiting, and gives them once it is gone", () => {
+it("notes the links given to a keeper by it, until each settles, and gives those left once it is gone", () => {
   const origins = new LinkOrigins(3);
   origins.note("a.test", link("http://b.test/1"));
   origins.note("a.test", link("http://b.test/2"));
-  origins.settled("http://b.test/2", true);
   origins.keep("k", origins.take("a.test"));
   expect(origins.size).toBe(2);
-  // Still counted against the bound; the one fetched here is forgotten first.
+  // Still counted against the bound.
   origins.note("c.test", link("http://b.test/3"));
   origins.note("c.test", link("http://b.test/4"));
-  origins.note("c.test", link("http://b.test/5"));
-  expect(origins.beyondBound).toBe(2);
-  origins.settled("http://b.test/1", true);
+  expect(origins.beyondBound).toBe(1);
+  origins.settled("http://b.test/1");
   expect(origins.take("a.test")).toEqual([]);
-  expect(origins.takeKeptBy("k")).toEqual([{ ...link("http://b.test/1"), done: true }]);
+  expect(origins.takeKeptBy("k").map((found) => found.url)).toEqual(["http://b.test/2"]);
   expect(origins.takeKeptBy("k")).toEqual([]);
-  expect(origins.size).toBe(2);
+  expect(origins.size).toBe(1);
+});
+
+it("gives every link noted, found or kept, once, when this agent leaves", () => {
+  const origins = new LinkOrigins();
+  origins.note("a.test", link("http://b.test/1"));
+  origins.note("c.test", link("http://b.test/2"));
+  origins.keep("k", [link("http://b.test/3")]);
+  expect(origins.takeAll().map((found) => found.url)).toEqual([
+    "http://b.test/1",
+    "http://b.test/2",
+    "http://b.test/3",
+  ]);
+  expect(origins.size).toBe(0);
+  expect(origins.takeAll()).toEqual([]);
+  expect(origins.take("a.test")).toEqual([]);
 });
