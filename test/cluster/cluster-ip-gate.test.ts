@@ -217,9 +217,10 @@ it("an agent whose round trip to the authority is over the slack still gets slot
   close();
   expect(starts.filter((start) => start.id === "b")).toHaveLength(3);
   const slacks = sent.flatMap((message) => message.asks.map((ask) => ask.startSlackMs));
-  // The first ask knew no round trip yet; once one came back, the slack covers two of them.
+  // The first ask knew no round trip yet; once one came back, the slack covers two of them. A timer
+  // may fire up to 1 ms early by the wall clock (libuv rounds its loop time), so a trip measures 149.
   expect(slacks[0]).toBe(IP_START_SLACK_MS);
-  expect(Math.max(...slacks)).toBeGreaterThanOrEqual(IP_START_SLACK_MS + 2 * LATENCY);
+  expect(Math.max(...slacks)).toBeGreaterThanOrEqual(IP_START_SLACK_MS + 2 * (LATENCY - 1));
 });
 
 it("a Crawl-delay one agent reports for an address spaces the other agents' starts there", async () => {
