@@ -15,6 +15,7 @@ import {
   type WebFixture,
   waitFor,
 } from "../agent/harness.js";
+import { VirtualTime } from "../support/virtual-time.js";
 
 /**
  * A cluster of real agents in the test's process, on a {@link MemoryNetwork}: each agent has its own
@@ -295,17 +296,25 @@ export interface InProcessScope {
   web(options: TestWebOptions): Promise<WebFixture>;
   /** Makes a cluster on `web` (its agents are started by the test). */
   cluster(web: WebFixture, options?: MemoryClusterOptions): MemoryCluster;
+  /**
+   * Virtual time (test/support/virtual-time.ts), moving from now until the test's agents stopped: give
+   * its clock to the clusters that run on it.
+   */
+  virtualTime(): VirtualTime;
 }
 
 /**
  * For a test file of in-process clusters: after each test, every agent of the clusters it made stops,
- * then every test web it started. Call once at the top of the file (or of a `describe`).
+ * then virtual time and every test web it started. Call once at the top of the file (or of a `describe`).
  */
 export function inProcessScope(): InProcessScope {
   const webs: WebFixture[] = [];
   const clusters: MemoryCluster[] = [];
+  const times: VirtualTime[] = [];
   afterEach(async () => {
+    // Time moves while the agents stop: a stop may wait on the clock.
     await Promise.all(clusters.splice(0).map((cluster) => cluster.stopAll()));
+    for (const time of times.splice(0)) time.stop();
     for (const web of webs.splice(0)) await web.stop();
   });
   return {
@@ -318,6 +327,12 @@ export function inProcessScope(): InProcessScope {
       const cluster = new MemoryCluster(web, options);
       clusters.push(cluster);
       return cluster;
+    },
+    virtualTime: () => {
+      const time = new VirtualTime();
+      times.push(time);
+      time.start();
+      return time;
     },
   };
 }

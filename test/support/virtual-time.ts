@@ -17,19 +17,31 @@ export class VirtualTime {
   readonly clock: ManualClock;
   private running = false;
   private turns = 0;
+  private elapsed = 0;
+  private stepMs: number;
 
-  constructor(private readonly stepMs = DEFAULT_STEP_MS) {
+  constructor(private readonly defaultStepMs = DEFAULT_STEP_MS) {
+    this.stepMs = defaultStepMs;
     this.clock = new ManualClock(Date.now());
   }
 
-  /** Turns of the event loop run so far (each one `stepMs` of virtual time). */
+  /** Turns of the event loop run so far. */
   get elapsedTurns(): number {
     return this.turns;
   }
 
   /** Virtual time passed since {@link start}, ms. */
   get elapsedMs(): number {
-    return this.turns * this.stepMs;
+    return this.elapsed;
+  }
+
+  /**
+   * Moves `stepMs` a turn from now on: 1 for about real time (turns take a millisecond or more), over a
+   * stretch that must take little protocol time however long the machine takes (a restart "at once");
+   * without one, back to the step it was made with.
+   */
+  pace(stepMs = this.defaultStepMs): void {
+    this.stepMs = stepMs;
   }
 
   /** Starts moving time (nothing before: a clock made for parts not started yet stands still). */
@@ -49,6 +61,7 @@ export class VirtualTime {
       await new Promise((resolve) => setTimeout(resolve, 1));
       if (!this.running) return;
       this.clock.advance(this.stepMs);
+      this.elapsed += this.stepMs;
       this.turns++;
     }
   }
