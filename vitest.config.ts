@@ -6,8 +6,9 @@ import { DurationSequencer } from "./test/support/duration-sequencer.js";
  * - **unit**: the folders whose tests run in this process only (no agent process, no CLI process: the
  *   CLI's commands run in process are in test/commands), in parallel — `npm run test:unit` for quick
  *   feedback;
- * - **system**: real agents as real processes, clusters, the CLI, experiments, two files at a time
- *   (they crawl at full speed, so two already fill two CPUs; one at a time took 31 min);
+ * - **system**: real agents as real processes, clusters, the CLI, experiments, three files at a time
+ *   (one at a time took 31 min; two used 1.3 of the two CPUs, the others waiting on timers: the tier
+ *   in 984 s, 1,298 CPU s; three used 1.55);
  * - **timed**: the system tests that measure time, rates or memory (gaps between requests, a bandwidth
  *   bound, benches' figures), one file at a time, alone on the machine.
  *
@@ -205,7 +206,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...UNIT_FOLDERS, ...UNIT_FILES, ...TIMED],
           fileParallelism: true,
-          maxWorkers: 2,
+          maxWorkers: 3,
           // The modules loaded once a worker, as in the unit tier: a fresh import a file took 199 s of
           // the suite's summed time at the last CI run (18 s not isolated; the tier passed either way).
           // No system test mocks a module or sets the environment, so a file sees the same modules either way.
