@@ -8,7 +8,8 @@ import { hostKeyOf } from "./cluster-harness.js";
 import { inProcessScope } from "./memory-cluster-harness.js";
 
 /**
- * A crash after a hand-over, on agents in this process: agent-1 fetches a home page and queues its
+ * A crash after a hand-over, on agents in this process on virtual time (the suspicion, the takeover and
+ * the crawl's end wait turns of the event loop, not milliseconds): agent-1 fetches a home page and queues its
  * links to hosts it owns; a newcomer takes the home page's host (with its done set: the page is never
  * fetched again), agent-1 keeps the links' hosts and dies before it fetches them. Nothing would find
  * those links again: they are given to another agent to keep when the host is handed over, and to
@@ -107,7 +108,7 @@ function truthGraph(web: WebFixture, home: string): { linkedOnlyFromHome: string
  * more; the newcomer joins and takes the home page's host with its done set. Resolves with the cluster.
  */
 async function handOverHome(web: WebFixture, plan: Plan) {
-  const agents = scope.cluster(web, { agent: { maxDepth: 0 } });
+  const agents = scope.cluster(web, { agent: { maxDepth: 0 }, clock: scope.virtualTime().clock });
   await agents.startAll(["agent-1", "agent-2"], []);
   const first = agents.node("agent-1");
   // The home page, given to its owner: agent-1 fetches it and queues the links to its own hosts.
