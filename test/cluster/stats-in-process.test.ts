@@ -25,9 +25,17 @@ afterEach(() => {
   for (const client of clients.splice(0)) client.close();
 });
 
-/** Starts `agent-1` … `agent-<count>` on `web`, each joining those before it, the last with the seeds. */
+/**
+ * Starts `agent-1` … `agent-<count>` on `web`, each joining those before it, the last with the seeds;
+ * on virtual time unless `delayMs` is given (a crawl's pace in real time).
+ */
 async function startAgents(web: WebFixture, count: number, delayMs?: number): Promise<MemoryCluster> {
-  const agents = scope.cluster(web, { agent: { ...SLOW, ...(delayMs === undefined ? {} : { delayMs }) } });
+  const agents = scope.cluster(
+    web,
+    delayMs === undefined
+      ? { agent: SLOW, clock: scope.virtualTime().clock }
+      : { agent: { ...SLOW, delayMs } },
+  );
   await agents.startAll(
     Array.from({ length: count }, (_, i) => `agent-${i + 1}`),
     web.web.seeds,
@@ -35,11 +43,11 @@ async function startAgents(web: WebFixture, count: number, delayMs?: number): Pr
   return agents;
 }
 
-/** A client of agent `id`, as the operator's. */
+/** A client of agent `id`, as the operator's (its deadline long: on virtual time, 5 s pass in ~0.3 s). */
 function clientOf(agents: MemoryCluster, id: string): PeerClient {
   const client = agents.network
     .transport(OPERATOR)
-    .connect(agents.addressOf(id), { security: INSECURE, requestDeadlineMs: 5000 });
+    .connect(agents.addressOf(id), { security: INSECURE, requestDeadlineMs: 60_000 });
   clients.push(client);
   return client;
 }
