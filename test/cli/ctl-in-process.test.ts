@@ -27,9 +27,20 @@ describe("ubicrawl ctl, in process", () => {
     orphan = undefined;
   });
 
-  /** Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds. */
-  async function startAgents(web: WebFixture, ids: readonly string[]): Promise<Map<string, LogRecord[]>> {
-    const agents = scope.cluster(web, { agent: IN_PROCESS_AGENT });
+  /**
+   * Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds;
+   * `virtual`: on virtual time (test/support/virtual-time.ts), every wait of the agents in turns of the
+   * event loop.
+   */
+  async function startAgents(
+    web: WebFixture,
+    ids: readonly string[],
+    virtual = false,
+  ): Promise<Map<string, LogRecord[]>> {
+    const agents = scope.cluster(
+      web,
+      virtual ? { agent: IN_PROCESS_AGENT, clock: scope.virtualTime().clock } : { agent: IN_PROCESS_AGENT },
+    );
     cluster = agents;
     const records = new Map<string, LogRecord[]>();
     for (const id of ids) {
@@ -79,7 +90,7 @@ describe("ubicrawl ctl, in process", () => {
     const orphanUrl = `http://orphan.ubi.test:${(orphan.address() as AddressInfo).port}/alone.html`;
     await appendFile(fixture.hostsFile, "127.0.0.1 orphan.ubi.test\n");
     const ids = ["agent-1", "agent-2"];
-    const records = await startAgents(fixture, ids);
+    const records = await startAgents(fixture, ids, true);
     const agents = cluster as MemoryCluster;
     const { recorder } = fixture.web;
     await waitFor(() => recorder.totalServed > 100, "100 pages served", 30_000);
@@ -94,7 +105,8 @@ describe("ubicrawl ctl, in process", () => {
     }
     await sleep(500); // the requests in flight (5 ms each) end
     const servedWhenPaused = recorder.totalServed;
-    await sleep(3000);
+    // A second, of real time: 20 s of the agents' (virtual) time, their politeness delays many times over.
+    await sleep(1000);
     expect(recorder.totalServed, "requests while paused").toBe(servedWhenPaused);
 
     const resumed = await memoryCtl(agents, "agent-1", "--cluster", "resume");
@@ -188,7 +200,7 @@ describe("ubicrawl ctl, in process", () => {
 
   it("makes an agent leave mid-crawl: it stops, and the crawl ends complete with no page fetched twice", async () => {
     const web = await scope.web(SMALL_WEB);
-    await startAgents(web, ["agent-1", "agent-2", "agent-3"]);
+    await startAgents(web, ["agent-1", "agent-2", "agent-3"], true);
     const agents = cluster as MemoryCluster;
     // A quarter into the crawl, as in the real-process test (500 of ~1,800 pages).
     await waitFor(() => web.web.recorder.totalServed > 250, "250 pages served", 30_000);
