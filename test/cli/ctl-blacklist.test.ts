@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Clock } from "../../src/clock.js";
 import type { LogRecord } from "../../src/logging/index.js";
 import { readCrawlLogSoFar, servedPages, traceRequests, type WebFixture, waitFor } from "../agent/harness.js";
 import { hostKeyOf, hostWithMostLeft } from "../cluster/cluster-harness.js";
@@ -14,14 +15,16 @@ describe("ubicrawl ctl blacklist", () => {
   const scope = inProcessScope();
 
   /**
-   * Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds;
-   * returns the cluster and each agent's log records.
+   * Starts agents `ids` in order on `web` (each joining the first), the last with the web's seeds, on
+   * virtual time (test/support/virtual-time.ts: the politeness delays and the crawl's end pass in turns
+   * of the event loop); returns the cluster, each agent's log records and the agents' clock.
    */
   async function startAgents(
     web: WebFixture,
     ids: readonly string[],
-  ): Promise<{ agents: MemoryCluster; records: Map<string, LogRecord[]> }> {
-    const agents = scope.cluster(web, { agent: IN_PROCESS_AGENT });
+  ): Promise<{ agents: MemoryCluster; records: Map<string, LogRecord[]>; clock: Clock }> {
+    const { clock } = scope.virtualTime();
+    const agents = scope.cluster(web, { agent: IN_PROCESS_AGENT, clock });
     const records = new Map<string, LogRecord[]>();
     for (const id of ids) {
       records.set(
@@ -29,7 +32,7 @@ describe("ubicrawl ctl blacklist", () => {
         await startRecorded(agents, id, { seeds: id === ids[ids.length - 1] ? web.web.seeds : [] }),
       );
     }
-    return { agents, records };
+    return { agents, records, clock };
   }
 
   it("blacklists a host on every agent: it gets no request once the command returned", async () => {
@@ -65,7 +68,7 @@ describe("ubicrawl ctl blacklist", () => {
 
   it("spreads a blacklist change made at one agent to the others, and to an agent that joins later", async () => {
     const web = await scope.web(SMALL_WEB);
-    const { agents, records } = await startAgents(web, ["agent-1", "agent-2"]);
+    const { agents, records, clock } = await startAgents(web, ["agent-1", "agent-2"]);
     await waitFor(() => web.web.recorder.totalServed > 100, "100 pages served", 30_000);
     const [host] = [...new Set(web.truth().urls.map(hostKeyOf))].sort();
     // Told to one agent only (no --cluster): it pushes the change to the other before answering.
@@ -83,7 +86,8 @@ describe("ubicrawl ctl blacklist", () => {
         .map((record) => record.peer),
     ).toContain("agent-3");
     // A removal at the newcomer reaches the others; removing it again changes nothing and is no error.
-    const removedAtMs = Date.now();
+    // The crawl log's times are the agents' clock's.
+    const removedAtMs = clock.now();
     expect((await memoryCtl(agents, "agent-3", "blacklist-remove", host as string)).code).toBe(0);
     const again = await memoryCtl(agents, "agent-1", "blacklist-remove", host as string);
     expect(again.code).toBe(0);
