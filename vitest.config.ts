@@ -40,9 +40,10 @@ const UNIT_FOLDERS = [
  * and the cluster's, the agent's and the others' parts tested alone. In the system tier each paid a
  * process and an import of its own for tests of a few milliseconds. Left there though they start no
  * process: the in-process clusters and crawls (cluster-in-process, ctl-in-process, ctl-blacklist,
- * stats-in-process, ip-politeness, crash-handoff, join-recovery, busiest-ips, blacklist-restart), long
- * and busy, and the files that time real waits (cluster-ip-gate, duplicate-detector,
- * memory-cluster, fault-proxy, handover, hostile/robots).
+ * stats-in-process, memory-cluster, membership-in-process, entrusted-links, virtual-time-cluster,
+ * ip-politeness, crash-handoff, join-recovery, busiest-ips, blacklist-restart), long and busy — on
+ * virtual time or not, their fetches and stores take real time —, and the files that time real waits
+ * (cluster-ip-gate, duplicate-detector, fault-proxy, handover, hostile/robots).
  */
 const UNIT_FILES = [
   "test/bench/crawl-phases.test.ts",

@@ -6,7 +6,8 @@ import { inProcessScope } from "./memory-cluster-harness.js";
  * A whole cluster in this process: five real agents (real frontiers, LevelDB folders, fetches from the
  * test web over loopback) whose gRPC is replaced by a MemoryNetwork — every message still encoded,
  * validated and answered by the real handlers — so a partition, a slow direction, a join and a graceful
- * leave are made on purpose, in seconds, instead of by timing real processes.
+ * leave are made on purpose, in seconds, instead of by timing real processes. On virtual time, with the
+ * cluster-wide IP limit: the protocol's waits pass in turns of the event loop.
  */
 
 /** No host over 40 articles: the crawl's end is not one big host's alone. */
@@ -18,13 +19,13 @@ it("5 agents in one process survive a partition, a slow direction, a join and a 
   const web = await scope.web(WEB);
   const truth = web.truth();
   const trace = traceRequests(web.web.recorder);
-  // Slow enough per host that the crawl is still on when the faults come (at 25 ms a host, 80% of it was
-  // done when an agent left, on CI).
-  // Each agent's own IP limit: under the cluster's, the cut-off side waits out the IP grace at the other
-  // side's addresses (they may still be in use), longer than this test's steps wait (README, --ip-limit).
+  // On virtual time (test/support/virtual-time.ts): every wait of the protocol — suspicion, the IP
+  // authorities' grace at the other side's addresses after the cut, the slow direction, politeness —
+  // passes in turns of the event loop. 400 ms a host, virtual (~20 ms real): the crawl is still on when
+  // the faults come.
   const agents = scope.cluster(web, {
-    agent: { delayMs: 50, dedup: "cluster" },
-    cluster: { ipLimit: "agent" },
+    agent: { delayMs: 400, dedup: "cluster" },
+    clock: scope.virtualTime().clock,
   });
   const { network } = agents;
   const addressOf = (id: string) => agents.addressOf(id);
