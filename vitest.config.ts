@@ -97,6 +97,7 @@ const UNIT_FILES = [
   "test/cluster/ip-start-spacing.test.ts",
   "test/cluster/ip-wait-queue.test.ts",
   "test/cluster/known-peers.test.ts",
+  "test/cluster/leave-keepers.test.ts",
   "test/cluster/last-known.test.ts",
   "test/cluster/members.test.ts",
   "test/cluster/ownership.test.ts",
