@@ -55,6 +55,9 @@ it("starts agents that join the live ones, waits for their views, seeds, asks an
   await expect(cluster.untilViewsHold([again.address], 3, Date.now())).rejects.toThrow(
     /sees \d of 3 agents alive/,
   );
+  // Stopped once both know each other: a leave announced to a view without the restarted agent would
+  // leave it pushing its hosts to one gone, for half its leave budget (past the stop's grace, SIGKILLed).
+  await cluster.untilViewsHold(cluster.liveAddresses(), 2, Date.now() + 20_000);
 
   await cluster.stopAll();
   expect(cluster.live()).toEqual([]);
