@@ -16,18 +16,12 @@ const DEFAULT_STEP_MS = 20;
 export class VirtualTime {
   readonly clock: ManualClock;
   private running = false;
-  private turns = 0;
   private elapsed = 0;
   private stepMs: number;
 
   constructor(private readonly defaultStepMs = DEFAULT_STEP_MS) {
     this.stepMs = defaultStepMs;
     this.clock = new ManualClock(Date.now());
-  }
-
-  /** Turns of the event loop run so far. */
-  get elapsedTurns(): number {
-    return this.turns;
   }
 
   /** Virtual time passed since {@link start}, ms. */
@@ -62,7 +56,6 @@ export class VirtualTime {
       if (!this.running) return;
       this.clock.advance(this.stepMs);
       this.elapsed += this.stepMs;
-      this.turns++;
     }
   }
 }
