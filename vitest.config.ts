@@ -91,6 +91,7 @@ const UNIT_FILES = [
   "test/cluster/ip-authority.test.ts",
   "test/cluster/ip-crash-reports.test.ts",
   "test/cluster/ip-hand-over.test.ts",
+  "test/cluster/ip-leases.test.ts",
   "test/cluster/ip-outbox.test.ts",
   "test/cluster/ip-partition-heal.test.ts",
   "test/cluster/ip-previous-life.test.ts",

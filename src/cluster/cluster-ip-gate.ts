@@ -24,7 +24,7 @@ import {
 } from "./ip-grant.js";
 import type { CrashHolding } from "./ip-hand-over.js";
 import { type IpLease, IpLeases } from "./ip-leases.js";
-import { IpOutboxes } from "./ip-outbox.js";
+import { IpOutboxes, type LeaseSlots } from "./ip-outbox.js";
 
 /** How a {@link ClusterIpGate} limits this agent's requests. */
 export interface ClusterIpGateOptions {
@@ -105,7 +105,7 @@ export class ClusterIpGate implements IpLimiter {
       authorityOf: deps.authorityOf,
       spacing: this.spacing,
       renew: (authority, ip) => this.outboxes.ask(authority, ip, true),
-      release: (ip, slots, grantor) => this.queueRelease(ip, undefined, slots, grantor),
+      release: (ip, slots, grantor, leaseId) => this.queueRelease(ip, undefined, { slots, leaseId }, grantor),
     });
   }
 
@@ -307,7 +307,7 @@ export class ClusterIpGate implements IpLimiter {
       if (grant.kind === "slot" && clock.now() - askedAtMs - (grant.heldMs ?? 0) > startSlackMs) {
         // Too late to start within the slack the authority counts from its grant (the next slot it
         // spaced from this one, or a server's push-back it heard of since): given back unused.
-        this.queueRelease(ip, grant.slotId, 0);
+        this.queueRelease(ip, grant.slotId);
         continue;
       }
       if (
@@ -326,7 +326,7 @@ export class ClusterIpGate implements IpLimiter {
           once(() => {
             sent();
             this.countSlot(ip, -1);
-            this.queueRelease(ip, grant.slotId, 0);
+            this.queueRelease(ip, grant.slotId);
             releaseLocal();
           }),
           () => {
@@ -341,8 +341,10 @@ export class ClusterIpGate implements IpLimiter {
         }
         return release;
       }
-      if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
-      else if (grant.kind === "wait") {
+      if (grant.kind === "lease" && !this.leases.take(ip, authority, askedAtMs, grant)) {
+        // A lease this agent ended, whose return is on its way there: asked again after a while.
+        await sleep(clock, IP_POLL_MS, signal);
+      } else if (grant.kind === "wait") {
         // A short wait (the address full, or spaced): waited in the address's line, held, at once; a
         // held ask answered with a wait (an authority that holds nothing) waits it out first.
         hold = holdMs > 0 && grant.waitMs <= IP_POLL_MS;
@@ -377,7 +379,8 @@ export class ClusterIpGate implements IpLimiter {
         unwatch?.();
         if (!aborted) resolve(grant);
         else if (this.deps.isMember?.(authority) === false) this.giveBack(authority, ip, grant);
-        else if (grant.kind === "slot") this.queueRelease(ip, grant.slotId, 0);
+        else if (grant.kind === "slot") this.queueRelease(ip, grant.slotId);
+        // Taken, to be returned idle (or, a lease this agent ended, left to the return on its way).
         else if (grant.kind === "lease") this.leases.take(ip, authority, askedAtMs, grant);
       });
     });
@@ -385,8 +388,11 @@ export class ClusterIpGate implements IpLimiter {
 
   /** A grant from `authority`, no longer `ip`'s, given back to it unused. */
   private giveBack(authority: string, ip: string, grant: IpGrant): void {
-    if (grant.kind === "slot") this.outboxes.release(authority, ip, grant.slotId, 0, false);
-    if (grant.kind === "lease") this.outboxes.release(authority, ip, undefined, this.options.maxPerIp, false);
+    if (grant.kind === "slot") this.outboxes.release(authority, ip, grant.slotId, undefined, false);
+    if (grant.kind === "lease") {
+      const lease = { slots: this.options.maxPerIp, leaseId: grant.leaseId };
+      this.outboxes.release(authority, ip, undefined, lease, false);
+    }
   }
 
   /** `delta` slots at `ip` granted (1) or released (-1). */
@@ -400,18 +406,18 @@ export class ClusterIpGate implements IpLimiter {
    * A slot's release goes to the address's authority now, which may not be the one that granted: a
    * new authority counts what its previous one handed over until the agents release it, and one that
    * keeps no account of the slot sends its release on (exact wherever it lands: by its id). A lease's
-   * return goes to `grantor`, the authority that granted it, while it is in this agent's view: after
-   * this agent's asks there, in order, so it is never taken for a lease granted again later (a lease
-   * has no id; one sent on through another agent ends no lease, see `IpLedger.release`).
+   * slots go to `grantor`, the authority that granted it, while it is in this agent's view, else on to
+   * the address's authority; wherever they land they are taken off that lease only (by its id, see
+   * `IpLedger.release`).
    */
-  private queueRelease(ip: string, slotId: number | undefined, leaseSlots: number, grantor?: string): void {
-    if (slotId === undefined && leaseSlots <= 0) return;
+  private queueRelease(ip: string, slotId: number | undefined, lease?: LeaseSlots, grantor?: string): void {
+    if (slotId === undefined && (lease === undefined || lease.slots <= 0)) return;
     // At a contended address a slot's release is awaited in its line: sent at once (with what waits).
     const held = (this.options.holdMs ?? IP_HOLD_MS) > 0;
     const urgent = slotId !== undefined && held && this.contended.has(ip);
     const to =
       grantor !== undefined && this.deps.isMember?.(grantor) !== false ? grantor : this.deps.authorityOf(ip);
-    this.outboxes.release(to, ip, slotId, leaseSlots, urgent);
+    this.outboxes.release(to, ip, slotId, lease, urgent);
   }
 }
 

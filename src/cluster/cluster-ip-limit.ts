@@ -107,10 +107,19 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       isAlive: (id) => ownership.assignment.has(id),
       takeOver: (from, ip) => gate.takeOver(from, ip),
       authorityOf: (ip) => ownership.ownerOfIp(ip),
-      forwardRelease: (to, agent, ip, slotIds, leaseSlots, hops) => {
+      forwardRelease: (to, agent, ip, { slotIds, leaseSlots, leaseId }, hops) => {
         const request: IpRequest = {
           fromId: selfId,
-          releases: [{ ip, slotIds: [...slotIds], leaseSlots, agentId: agent, hops }],
+          releases: [
+            {
+              ip,
+              slotIds: [...slotIds],
+              leaseSlots,
+              ...(leaseId === undefined ? {} : { leaseId }),
+              agentId: agent,
+              hops,
+            },
+          ],
           refusals: [],
           asks: [],
         };

@@ -16,6 +16,7 @@ import {
   type IpAuthorityOptions,
   type IpGrant,
   type IpHandOver,
+  type IpReleased,
 } from "./ip-grant.js";
 import { aged, type CrashedAuthority, type CrashHolding, IpHandOvers } from "./ip-hand-over.js";
 import { type IpDecision, IpLedger } from "./ip-ledger.js";
@@ -36,6 +37,7 @@ export {
   type IpGrant,
   type IpHandOver,
   type IpLimit,
+  type IpReleased,
 } from "./ip-grant.js";
 
 /** What an {@link IpAuthority} needs. */
@@ -61,8 +63,7 @@ export interface IpAuthorityDeps {
     to: string,
     agent: string,
     ip: string,
-    slotIds: readonly number[],
-    leaseSlots: number,
+    released: IpReleased,
     hops: number,
   ) => void;
   /** A number in [0, 1), for the back-off's jitter. */
@@ -124,9 +125,10 @@ export class IpAuthority {
   /** The number of addresses with state at which the next sweep runs: twice what the last one kept. */
   private sweepAt = FIRST_SWEEP_AT;
   /**
-   * The next slot's id. A life's ids start at its start time in ms × {@link SLOT_IDS_A_MS}, so none
-   * repeats one of a previous life's, whose releases may still come (a previous life cannot have granted
-   * that many a ms): a late release of a slot of the previous life never ends one of this life's.
+   * The next slot's or lease's id. A life's ids start at its start time in ms × {@link SLOT_IDS_A_MS},
+   * so none repeats one of a previous life's, whose releases may still come (a previous life cannot have
+   * granted that many a ms): a late release of a slot or lease of the previous life never ends one of
+   * this life's.
    */
   private nextSlotId: number;
   private readonly waiters: IpWaitQueue<IpGrant>;
@@ -478,22 +480,22 @@ export class IpAuthority {
   }
 
   /**
-   * Agent `agent`'s requests to `ip` ended: those of slots `slotIds`, and `leaseSlots` of those it may
-   * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
-   * `sentOn`: it came through another agent (see `IpLedger.release`).
+   * Agent `agent`'s requests to `ip` ended: those of the slots `released` names, and those it may have
+   * started under its lease (which ends, if it still ran: a holder returns its lease this way); see
+   * `IpLedger.release`.
    */
-  release(agent: string, ip: string, slotIds: readonly number[], leaseSlots: number, sentOn = false): void {
+  release(agent: string, ip: string, released: IpReleased): void {
     const now = this.deps.clock.now();
     if (!this.keeps(ip, now)) {
-      if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now, sentOn)) return;
+      if (this.releasedToFormer(agent, ip, released, now)) return;
       // The sender's view and this one's differ: on to whoever keeps the address's account.
-      this.sendOn(agent, ip, slotIds, leaseSlots, 0, undefined, now);
+      this.sendOn(agent, ip, released, 0, undefined, now);
       // After a crash the sender's view changed first: kept for a take-over from the crashed authority.
       if (!this.left && !this.deps.owns(ip) && this.crashReports.reportedLately(agent, now))
-        this.early.add(agent, ip, slotIds.length + leaseSlots, now);
+        this.early.add(agent, ip, released.slotIds.length + released.leaseSlots, now);
       return;
     }
-    this.ledger(ip, now).release(agent, slotIds, leaseSlots, now, sentOn);
+    this.ledger(ip, now).release(agent, released, now);
     // What was freed goes to the first waiting there, at once.
     this.serve(ip);
   }
@@ -504,22 +506,15 @@ export class IpAuthority {
    * authority. Released here if this agent keeps the address (or its account for the next authority),
    * else taken off what a leaving `from` handed over, else sent on once more towards the account.
    */
-  forwardedRelease(
-    from: string,
-    agent: string,
-    ip: string,
-    slotIds: readonly number[],
-    leaseSlots: number,
-    hops: number,
-  ): void {
+  forwardedRelease(from: string, agent: string, ip: string, released: IpReleased, hops: number): void {
     const now = this.deps.clock.now();
     if (this.keeps(ip, now)) {
-      this.release(agent, ip, slotIds, leaseSlots, true);
+      this.release(agent, ip, released);
       return;
     }
-    if (this.releasedToFormer(agent, ip, slotIds, leaseSlots, now, true)) return;
+    if (this.releasedToFormer(agent, ip, released, now)) return;
     const pending = this.leaving.get(from)?.get(ip);
-    const count = slotIds.length + leaseSlots;
+    const count = released.slotIds.length + released.leaseSlots;
     if (pending) {
       // Its hand-over is still coming in: taken off it there.
       const held = new Map(pending.held);
@@ -530,39 +525,30 @@ export class IpAuthority {
       return;
     }
     if (this.handOvers.releasedSinceHandOff(from, ip, agent, count)) return;
-    this.sendOn(agent, ip, slotIds, leaseSlots, hops, from, now);
+    this.sendOn(agent, ip, released, hops, from, now);
   }
 
   /** Releases at `ip`'s ledger kept for its next authority, within the grace: false when there is none. */
-  private releasedToFormer(
-    agent: string,
-    ip: string,
-    slotIds: readonly number[],
-    leaseSlots: number,
-    now: number,
-    sentOn: boolean,
-  ): boolean {
+  private releasedToFormer(agent: string, ip: string, released: IpReleased, now: number): boolean {
     const former = this.former.get(ip);
     if (!former || now >= former.untilMs) return false;
     // Its authority no more: counted in what is handed over to the next.
-    former.ledger.release(agent, slotIds, leaseSlots, now, sentOn);
+    former.ledger.release(agent, released, now);
     return true;
   }
 
   /**
    * Sends a release at `ip` that this agent keeps no account of on (`hops` times sent on already, the
    * last by `from`) to the agent that does: the next authority it handed the address to as it left or
-   * within the grace, else the authority its view names. There its slot ends exactly (by id), and its
-   * lease part is taken off what was handed over (it never ends a lease the holder may use again: see
-   * `IpLedger.release`); taken off a count by agent here instead, it could end another request of the
-   * same agent's (a lease granted again, a slot expired). Lost, it is counted until it expires: slower,
-   * never faster.
+   * within the grace, else the authority its view names. There its slot and lease end exactly (by id),
+   * or it is taken off what was handed over (see `IpLedger.release`); taken off a count by agent here
+   * instead, it could end another request of the same agent's (a lease granted again, a slot expired).
+   * Lost, it is counted until it expires: slower, never faster.
    */
   private sendOn(
     agent: string,
     ip: string,
-    slotIds: readonly number[],
-    leaseSlots: number,
+    released: IpReleased,
     hops: number,
     from: string | undefined,
     now: number,
@@ -574,7 +560,7 @@ export class IpAuthority {
         (this.deps.owns(ip) ? undefined : this.deps.authorityOf?.(ip)));
     // Back to its sender only when this agent handed the address to it meanwhile.
     if (to === undefined || (to === from && this.handOvers.handedOffTo(ip, now) !== to)) return;
-    this.deps.forwardRelease?.(to, agent, ip, slotIds, leaseSlots, hops + 1);
+    this.deps.forwardRelease?.(to, agent, ip, released, hops + 1);
   }
 
   /**

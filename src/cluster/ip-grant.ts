@@ -37,6 +37,11 @@ export type IpGrant =
   /** The asker is the address's only user: it applies the limit itself until `ttlMs` from its ask. */
   | {
       readonly kind: "lease";
+      /**
+       * The lease's id, the same while it is renewed, unique across its authority's addresses and lives:
+       * its holder's releases of it name it (undefined: an authority that predates lease ids).
+       */
+      readonly leaseId?: number;
       readonly ttlMs: number;
       readonly blockedForMs: number;
       /** The least gap between two starts there: the IP delay, or a longer Crawl-delay of one of its hosts, ms. */
@@ -58,6 +63,16 @@ export type IpGrant =
   | { readonly kind: "wait"; readonly waitMs: number }
   /** The lease renewed is over: another agent uses the address (or it lapsed). */
   | { readonly kind: "revoked" };
+
+/** Requests of one agent's at one address that ended, as its release says them. */
+export interface IpReleased {
+  /** The slots of those that were granted one at a time. */
+  readonly slotIds: readonly number[];
+  /** How many of those it may have started under a lease ended, or never started (the lease ended). */
+  readonly leaseSlots: number;
+  /** The lease `leaseSlots` are of (undefined: unsaid, an agent that predates lease ids). */
+  readonly leaseId?: number;
+}
 
 /** What an address's previous authority granted that may still run, as it hands the address over. */
 export interface IpHandOver {

@@ -8,6 +8,8 @@ const LEASE_TICK_MS = 500;
 /** An address leased to this agent by its authority: requests start there with no message. */
 export interface IpLease {
   readonly authority: string;
+  /** Its id, which the releases of its slots name (undefined: its authority names none). */
+  readonly leaseId: number | undefined;
   /** The lease's end as this agent counts it: from when it asked, so never after the authority's. */
   untilMs: number;
   ttlMs: number;
@@ -28,8 +30,8 @@ export interface IpLeasesDeps {
   readonly spacing: Pick<IpSpacing, "raise">;
   /** Asks `authority` to renew the lease on `ip`. */
   readonly renew: (authority: string, ip: string) => Promise<IpGrant>;
-  /** Gives `slots` of an ended lease on `ip`, granted by `grantor`, back. */
-  readonly release: (ip: string, slots: number, grantor: string) => void;
+  /** Gives `slots` of the ended lease `leaseId` on `ip`, granted by `grantor`, back. */
+  readonly release: (ip: string, slots: number, grantor: string, leaseId: number | undefined) => void;
 }
 
 /**
@@ -41,6 +43,14 @@ export class IpLeases {
   private readonly leases = new Map<string, IpLease>();
   /** Leases ended with requests still in flight, and their addresses. */
   private readonly draining = new Map<IpLease, string>();
+  /**
+   * The last lease ended at each address, until its authority has surely heard so or let it lapse: an
+   * answer naming it again (its authority had not heard yet) is not taken.
+   */
+  private readonly ended = new Map<
+    string,
+    { readonly authority: string; readonly leaseId: number; readonly untilMs: number }
+  >();
   private ticker: TimerHandle | undefined;
   /** Set by {@link close}: no lease is renewed any more. */
   private closed = false;
@@ -78,23 +88,38 @@ export class IpLeases {
       lease.inFlight--;
       if (!lease.ended) return;
       if (lease.inFlight === 0) this.draining.delete(lease);
-      this.deps.release(ip, 1, lease.authority);
+      this.deps.release(ip, 1, lease.authority, lease.leaseId);
     };
   }
 
-  /** `authority` leased `ip` to this agent (asked at `askedAtMs`): a new lease, or the current one renewed. */
-  take(ip: string, authority: string, askedAtMs: number, grant: IpGrant & { kind: "lease" }): void {
+  /**
+   * `authority` leased `ip` to this agent (asked at `askedAtMs`): a new lease, or the current one
+   * renewed. False when the grant names a lease this agent ended (its return had not reached the
+   * authority): not taken, since that return, once there, ends it — ask again later.
+   */
+  take(ip: string, authority: string, askedAtMs: number, grant: IpGrant & { kind: "lease" }): boolean {
+    const now = this.deps.clock.now();
+    const ended = this.ended.get(ip);
+    if (ended !== undefined && now >= ended.untilMs) this.ended.delete(ip);
+    else if (ended?.authority === authority && ended.leaseId === grant.leaseId) return false;
     const previous = this.leases.get(ip);
     const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
     this.deps.spacing.raise(ip, grant.delayMs);
-    if (previous && previous.authority === authority && !previous.ended) {
+    // The same lease again (its holder asked while it held it): renewed. Another id is another lease.
+    if (
+      previous &&
+      previous.authority === authority &&
+      previous.leaseId === grant.leaseId &&
+      !previous.ended
+    ) {
       previous.untilMs = askedAtMs + grant.ttlMs;
       previous.blockedUntilMs = blockedUntilMs;
-      return;
+      return true;
     }
     if (previous) this.end(ip, previous);
     this.leases.set(ip, {
       authority,
+      leaseId: grant.leaseId,
       untilMs: askedAtMs + grant.ttlMs,
       ttlMs: grant.ttlMs,
       blockedUntilMs,
@@ -104,6 +129,7 @@ export class IpLeases {
       ended: false,
     });
     this.startTicker();
+    return true;
   }
 
   /**
@@ -157,9 +183,15 @@ export class IpLeases {
   private end(ip: string, lease: IpLease): void {
     if (lease.ended) return;
     lease.ended = true;
+    if (lease.leaseId !== undefined) {
+      // Its authority ends it at the return below, or lets it lapse a lease's time after the last renewal.
+      const untilMs = this.deps.clock.now() + lease.ttlMs;
+      this.ended.set(ip, { authority: lease.authority, leaseId: lease.leaseId, untilMs });
+      this.startTicker(); // which forgets it
+    }
     if (this.leases.get(ip) === lease) this.leases.delete(ip);
     if (lease.inFlight > 0) this.draining.set(lease, ip);
-    this.deps.release(ip, this.maxPerIp - lease.inFlight, lease.authority);
+    this.deps.release(ip, this.maxPerIp - lease.inFlight, lease.authority, lease.leaseId);
   }
 
   private startTicker(): void {
@@ -168,17 +200,18 @@ export class IpLeases {
     this.ticker = this.deps.clock.setTimeout(() => {
       this.ticker = undefined;
       this.tick();
-      if (this.leases.size > 0) this.startTicker();
+      if (this.leases.size + this.ended.size > 0) this.startTicker();
     }, LEASE_TICK_MS);
   }
 
   /**
-   * Ends the leases idle for half their time (returned) or past their end, and renews those in use
-   * once one of the same authority's runs out within half its time: all of them in that message, so
-   * an agent's leases at one authority are renewed together.
+   * Forgets the leases ended long enough ago, ends those idle for half their time (returned) or past
+   * their end, and renews those in use once one of the same authority's runs out within half its time:
+   * all of them in that message, so an agent's leases at one authority are renewed together.
    */
   private tick(): void {
     const now = this.deps.clock.now();
+    for (const [ip, ended] of this.ended) if (now >= ended.untilMs) this.ended.delete(ip);
     const due = new Set<string>();
     for (const [ip, lease] of this.leases) {
       if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;

@@ -10,6 +10,7 @@ import {
   type IpAuthorityOptions,
   type IpGrant,
   type IpHandOver,
+  type IpReleased,
 } from "./ip-grant.js";
 import { IpStartSpacing, type SlotSpacing } from "./ip-start-spacing.js";
 
@@ -23,6 +24,8 @@ export type IpDecision =
 
 interface Lease {
   readonly holder: string;
+  /** Its id, which its holder's releases of it name. */
+  readonly id: number;
   untilMs: number;
 }
 
@@ -34,8 +37,15 @@ interface Slot {
   readonly spacing?: SlotSpacing;
 }
 
-/** Requests a lease's holder may still have in flight once the lease is over, until released. */
+/**
+ * Requests an agent may still have in flight there that no slot id names, until released: those of a
+ * lease of this authority's once it is over (by the lease's id), or, with no id, what other authorities
+ * handed over or a crash left, counted by agent.
+ */
 interface LeaseRemainder {
+  readonly agent: string;
+  /** The lease of this authority's it is what is left of (undefined: counted by agent). */
+  readonly leaseId?: number;
   count: number;
   readonly untilMs: number;
   /** Until when its holder may still start requests under the lease (the lease's end, unless known sooner). */
@@ -61,13 +71,21 @@ export class IpLedger {
   /** Agents that asked, and when they last did. */
   private readonly users = new Map<string, number>();
   private lease?: Lease;
+  /** By {@link remainderKey}. */
   private readonly remainders = new Map<string, LeaseRemainder>();
+  /**
+   * Leases of this authority's whose remainders are no longer counted (released, or expired), until
+   * when a late release of theirs is still known for one, by {@link remainderKey}: it is not taken off
+   * what the agent holds otherwise.
+   */
+  private readonly retired = new Map<string, number>();
   private readonly slots = new Map<number, Slot>();
   private readonly backOff: ServerBackOff;
   private readonly spacing: IpStartSpacing;
 
   /**
-   * @param newSlotId the id of the next slot granted (unique across the authority's addresses).
+   * @param newSlotId the id of the next slot or lease granted (unique across the authority's addresses
+   *   and lives).
    * @param random a number in [0, 1), for the back-off's jitter.
    */
   constructor(
@@ -158,16 +176,18 @@ export class IpLedger {
     if (count <= 0) return;
     const untilMs = now + handOver.untilMs;
     const startsUntilMs = now + (handOver.startsFor?.get(agent) ?? handOver.untilMs);
-    const existing = this.remainders.get(agent);
+    const key = remainderKey(agent);
+    const existing = this.remainders.get(key);
     this.remainders.set(
-      agent,
+      key,
       existing
         ? {
+            agent,
             count: existing.count + count,
             untilMs: Math.max(existing.untilMs, untilMs),
             startsUntilMs: Math.max(existing.startsUntilMs, startsUntilMs),
           }
-        : { count, untilMs, startsUntilMs },
+        : { agent, count, untilMs, startsUntilMs },
     );
   }
 
@@ -191,7 +211,7 @@ export class IpLedger {
     };
     // A slot's start is in the spacing; a lease's (or its remainder's) may come until its end.
     for (const slot of this.slots.values()) add(slot.agent, 1, slot.untilMs, now);
-    for (const [agent, r] of this.remainders) add(agent, r.count, r.untilMs, r.startsUntilMs);
+    for (const r of this.remainders.values()) add(r.agent, r.count, r.untilMs, r.startsUntilMs);
     if (this.lease) {
       const { holder, untilMs: leaseEndMs } = this.lease;
       add(holder, this.options.maxPerIp, leaseEndMs + this.options.slotTtlMs, leaseEndMs);
@@ -210,7 +230,12 @@ export class IpLedger {
 
   /** Agent `id` is gone: what it was granted counts as in flight until `untilMs`, then is forgotten. */
   agentGone(id: string, untilMs: number): void {
-    let held = this.remainders.get(id)?.count ?? 0;
+    let held = 0;
+    for (const [key, remainder] of this.remainders) {
+      if (remainder.agent !== id) continue;
+      held += remainder.count;
+      this.remainders.delete(key);
+    }
     if (this.lease?.holder === id) {
       held += this.options.maxPerIp;
       this.lease = undefined;
@@ -220,7 +245,9 @@ export class IpLedger {
       held++;
       this.slots.delete(slotId);
     }
-    if (held > 0) this.remainders.set(id, { count: held, untilMs, startsUntilMs: untilMs });
+    // Counted by agent: should it be back (wrongly taken for dead), its releases are taken off this.
+    if (held > 0)
+      this.remainders.set(remainderKey(id), { agent: id, count: held, untilMs, startsUntilMs: untilMs });
     this.users.delete(id);
   }
 
@@ -253,7 +280,7 @@ export class IpLedger {
     if (held > 0) return { kind: "wait", waitMs: held };
     const used = this.used();
     if (used === 0 && this.aloneIn(agent, now)) {
-      this.lease = { holder: agent, untilMs: now + this.options.leaseTtlMs };
+      this.lease = { holder: agent, id: this.newSlotId(), untilMs: now + this.options.leaseTtlMs };
       return this.leaseGrant(now);
     }
     if (used >= this.options.maxPerIp) return { kind: "full" };
@@ -269,18 +296,18 @@ export class IpLedger {
   }
 
   /**
-   * Agent `agent`'s requests there ended: those of slots `slotIds`, and `leaseSlots` of those it may
-   * have started under its lease (which ends, if it still ran: a holder returns its lease this way).
-   * `sentOn`: the release came through another agent, so it may be older than the holder's last ask
-   * here (a lease has no id): it never ends the lease `agent` holds here, which its holder may use
-   * again, and its lease part counts only against what was handed over (slots are exact by id).
+   * Agent `agent`'s requests there ended: those of the slots `released` names, and `leaseSlots` of
+   * those it may have started under the lease `leaseId` (which its holder ended: it starts nothing under
+   * it any more). A lease of this authority's is known by its id: ended if it still ran, its remainder
+   * taken off; a late release of one no longer counted counts for nothing. Any other (another
+   * authority's, counted here by agent since its hand-over or a crash, or unsaid) is taken off what
+   * the agent holds by count; it never ends a lease this authority granted, which its holder may use.
    */
-  release(agent: string, slotIds: readonly number[], released: number, now: number, sentOn = false): void {
+  release(agent: string, released: IpReleased, now: number): void {
     this.users.set(agent, now);
-    const leaseSlots = sentOn && this.lease?.holder === agent ? 0 : released;
     // A slot this authority does not know was granted by the address's previous one (handed over).
-    let untracked = leaseSlots;
-    for (const id of slotIds) {
+    let untracked = 0;
+    for (const id of released.slotIds) {
       const slot = this.slots.get(id);
       if (slot?.agent !== agent) {
         untracked++;
@@ -290,14 +317,30 @@ export class IpLedger {
       // Its request started before its release came: the latest start it set is known sooner.
       if (slot.spacing) this.spacing.slotReleased(slot.spacing, now);
     }
-    const ownLease = this.lease?.holder === agent;
-    if (leaseSlots > 0 && ownLease) this.endLease(this.lease as Lease);
-    // Its lease was ended before this was sent (revoked, or returned whole: nothing of it ran), so nothing
-    // starts under it any more; a part released while it holds one may be of an older lease of its.
-    const remainder = this.remainders.get(agent);
-    if (remainder && leaseSlots > 0 && (!ownLease || leaseSlots >= this.options.maxPerIp))
-      remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
+    const { leaseSlots, leaseId } = released;
+    if (leaseSlots > 0 && (leaseId === undefined || !this.releasedLease(agent, leaseId, leaseSlots, now))) {
+      untracked += leaseSlots;
+      // Another authority's lease, ended: what is counted by agent starts nothing more under it.
+      const byAgent = this.remainders.get(remainderKey(agent));
+      if (byAgent) byAgent.startsUntilMs = Math.min(byAgent.startsUntilMs, now);
+    }
     this.releasedUngranted(agent, untracked);
+  }
+
+  /**
+   * `count` requests of agent `agent`'s lease `leaseId` ended, or never started: true when the lease is
+   * this authority's (running, counted still, or retired lately), false when it is not known here.
+   */
+  private releasedLease(agent: string, leaseId: number, count: number, now: number): boolean {
+    if (this.lease?.holder === agent && this.lease.id === leaseId) this.endLease(this.lease);
+    const key = remainderKey(agent, leaseId);
+    const remainder = this.remainders.get(key);
+    if (!remainder) return (this.retired.get(key) ?? Number.NEGATIVE_INFINITY) > now;
+    // Its holder ended it: nothing starts under it after now.
+    remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
+    remainder.count -= count;
+    if (remainder.count <= 0) this.dropRemainder(key, remainder);
+    return true;
   }
 
   /** Agent `agent` was refused by the server: returns the end of the address's block. */
@@ -339,7 +382,9 @@ export class IpLedger {
   /** A lease over (revoked, returned or lapsed): its holder may have `maxPerIp` requests in flight still. */
   private endLease(lease: Lease): void {
     this.lease = undefined;
-    this.remainders.set(lease.holder, {
+    this.remainders.set(remainderKey(lease.holder, lease.id), {
+      agent: lease.holder,
+      leaseId: lease.id,
       count: this.options.maxPerIp,
       untilMs: lease.untilMs + this.options.slotTtlMs,
       startsUntilMs: lease.untilMs,
@@ -352,24 +397,30 @@ export class IpLedger {
    * in the spacing, as made now at the latest.
    */
   forgetCount(agent: string, now: number): void {
-    const remainder = this.remainders.get(agent);
-    if (remainder === undefined) return;
-    remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
-    this.dropRemainder(agent, remainder);
+    for (const [key, remainder] of this.remainders) {
+      if (remainder.agent !== agent) continue;
+      remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
+      this.dropRemainder(key, remainder);
+    }
   }
 
-  /** `count` of agent `agent`'s requests counted in its remainder ended. */
+  /** `count` of agent `agent`'s requests counted by agent (no slot or lease of this authority's) ended. */
   private takeOff(agent: string, count: number): void {
-    const remainder = this.remainders.get(agent);
+    const key = remainderKey(agent);
+    const remainder = this.remainders.get(key);
     if (!remainder) return;
     remainder.count -= count;
-    if (remainder.count <= 0) this.dropRemainder(agent, remainder);
+    if (remainder.count <= 0) this.dropRemainder(key, remainder);
   }
 
-  /** A remainder released or expired: the starts it may have made still space the next ones. */
-  private dropRemainder(agent: string, remainder: LeaseRemainder): void {
+  /**
+   * A remainder released or expired: the starts it may have made still space the next ones, and a
+   * lease's releases still on their way (it expired first) are known for a slot's life after its end.
+   */
+  private dropRemainder(key: string, remainder: LeaseRemainder): void {
     this.spacing.startedBy(remainder.startsUntilMs);
-    this.remainders.delete(agent);
+    this.remainders.delete(key);
+    if (remainder.leaseId !== undefined) this.retired.set(key, remainder.untilMs + this.options.slotTtlMs);
   }
 
   /**
@@ -386,9 +437,11 @@ export class IpLedger {
   /** A lease's grant: it starts nothing while the address is blocked, nor before the IP delay since others' starts. */
   private leaseGrant(now: number): IpGrant {
     const startAtMs = Math.max(this.backOff.blockedUntilMs, this.nextStartAtMs(now, false));
+    const lease = this.lease as Lease;
     return {
       kind: "lease",
-      ttlMs: (this.lease as Lease).untilMs - now,
+      leaseId: lease.id,
+      ttlMs: lease.untilMs - now,
       blockedForMs: Math.max(0, startAtMs - now),
       delayMs: this.spacing.delayMs(now),
     };
@@ -411,7 +464,13 @@ export class IpLedger {
   private expire(now: number): void {
     if (this.lease && now >= this.lease.untilMs) this.endLease(this.lease);
     for (const [id, slot] of this.slots) if (now >= slot.untilMs) this.slots.delete(id);
-    for (const [agent, r] of this.remainders) if (now >= r.untilMs) this.dropRemainder(agent, r);
+    for (const [key, r] of this.remainders) if (now >= r.untilMs) this.dropRemainder(key, r);
+    for (const [key, untilMs] of this.retired) if (now >= untilMs) this.retired.delete(key);
     for (const [user, atMs] of this.users) if (now - atMs >= this.options.leaseTtlMs) this.users.delete(user);
   }
+}
+
+/** The key of agent `agent`'s remainder of lease `leaseId` (undefined: what it holds counted by agent). */
+function remainderKey(agent: string, leaseId?: number): string {
+  return leaseId === undefined ? agent : `${agent}\n${leaseId}`;
 }

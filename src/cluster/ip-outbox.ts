@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from "../clock.js";
-import type { IpReply, IpRequest } from "../transport/index.js";
+import type { IpReleaseMessage, IpReply, IpRequest } from "../transport/index.js";
 import { type IpGrant, type IpHandOver, startSlackFor } from "./ip-grant.js";
 import { fromWireGrant, fromWireHandOver } from "./ip-wire.js";
 
@@ -33,10 +33,18 @@ interface TakeOver {
   readonly resolve: (handOver: IpHandOver | undefined) => void;
 }
 
+/** Slots of a lease this agent ended, given back. */
+export interface LeaseSlots {
+  readonly slots: number;
+  /** The lease (undefined: its authority names none). */
+  readonly leaseId: number | undefined;
+}
+
 interface Outbox {
   asks: Ask[];
   takeOvers: TakeOver[];
-  releases: Map<string, { slotIds: number[]; leaseSlots: number }>;
+  /** By address, and lease for lease slots (see {@link releaseKey}). */
+  releases: Map<string, IpReleaseMessage & { slotIds: number[] }>;
   refusals: IpRequest["refusals"];
   crawlDelays: Map<string, number>;
   sending: boolean;
@@ -99,19 +107,29 @@ export class IpOutboxes {
     });
   }
 
-  /** Queues the release of slot `slotId` and of `leaseSlots` at `ip` (`urgent`: sent at once, not batched). */
+  /**
+   * Queues the release of slot `slotId` and of `lease`'s slots at `ip` (`urgent`: sent at once, not
+   * batched). Those of different leases go apart: each is taken off its own lease.
+   */
   release(
     authority: string,
     ip: string,
     slotId: number | undefined,
-    leaseSlots: number,
+    lease: LeaseSlots | undefined,
     urgent: boolean,
   ): void {
     const box = this.outbox(authority);
-    const entry = box.releases.get(ip) ?? { slotIds: [], leaseSlots: 0 };
+    const leaseId = lease?.leaseId;
+    const key = releaseKey(ip, leaseId);
+    const entry = box.releases.get(key) ?? {
+      ip,
+      slotIds: [],
+      leaseSlots: 0,
+      ...(leaseId === undefined ? {} : { leaseId }),
+    };
     if (slotId !== undefined) entry.slotIds.push(slotId);
-    entry.leaseSlots += leaseSlots;
-    box.releases.set(ip, entry);
+    entry.leaseSlots += lease?.slots ?? 0;
+    box.releases.set(key, entry);
     this.schedule(authority, urgent);
   }
 
@@ -166,9 +184,7 @@ export class IpOutboxes {
     // refusals and Crawl-delays waiting go too, taken in before those releases: a refused request's
     // slot must not be granted again before the server's block is known there.
     const box = this.outboxes.get(authority);
-    const releases = box
-      ? [...box.releases].map(([releasedIp, entry]) => ({ ip: releasedIp, ...entry }))
-      : [];
+    const releases = box ? [...box.releases.values()] : [];
     const refusals = box?.refusals ?? [];
     const crawlDelays = box
       ? [...box.crawlDelays].map(([delayedIp, delayMs]) => ({ ip: delayedIp, delayMs }))
@@ -249,7 +265,7 @@ export class IpOutboxes {
     const sentAtMs = this.deps.clock.now();
     const request: IpRequest = {
       fromId: this.selfId,
-      releases: [...releases].map(([ip, entry]) => ({ ip, ...entry })),
+      releases: [...releases.values()],
       refusals,
       asks: asks.map(({ ip, renew }) => ({ ip, renew, holdMs: 0, startSlackMs })),
       takeOver: takeOvers.map(({ ip }) => ip),
@@ -292,4 +308,9 @@ function hasAny(box: Outbox): boolean {
     box.asks.length + box.takeOvers.length + box.releases.size + box.refusals.length + box.crawlDelays.size >
     0
   );
+}
+
+/** An outbox's key of the releases at `ip`, of lease `leaseId`'s slots or of slots alone. */
+function releaseKey(ip: string, leaseId: number | undefined): string {
+  return leaseId === undefined ? ip : `${ip} ${leaseId}`;
 }

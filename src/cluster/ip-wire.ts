@@ -15,9 +15,11 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
   for (const { ip, retryAfterMs, hasRetryAfter } of request.refusals)
     authority.refused(from, ip, hasRetryAfter ? retryAfterMs : undefined);
   for (const { ip, delayMs } of request.crawlDelays ?? []) authority.crawlDelay(from, ip, delayMs);
-  for (const { ip, slotIds, leaseSlots, agentId, hops } of request.releases) {
-    if (agentId) authority.forwardedRelease(from, agentId, ip, slotIds, leaseSlots, hops ?? 1);
-    else authority.release(from, ip, slotIds, leaseSlots);
+  for (const { ip, slotIds, leaseSlots, leaseId, agentId, hops } of request.releases) {
+    // An older agent's (0) names no lease.
+    const released = (leaseId ?? 0) > 0 ? { slotIds, leaseSlots, leaseId } : { slotIds, leaseSlots };
+    if (agentId) authority.forwardedRelease(from, agentId, ip, released, hops ?? 1);
+    else authority.release(from, ip, released);
   }
   if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
     const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));
@@ -89,12 +91,22 @@ export function fromWireHandOver(handOver: IpHandOverMessage): IpHandOver {
 }
 
 function toWireGrant(grant: IpGrant): IpGrantMessage {
-  const none = { slotId: 0, ttlMs: 0, waitMs: 0, blockedForMs: 0, delayMs: 0, heldMs: 0, startSlackMs: 0 };
+  const none = {
+    slotId: 0,
+    ttlMs: 0,
+    waitMs: 0,
+    blockedForMs: 0,
+    delayMs: 0,
+    heldMs: 0,
+    startSlackMs: 0,
+    leaseId: 0,
+  };
   switch (grant.kind) {
     case "lease":
       return {
         ...none,
         kind: "IP_GRANT_LEASE",
+        leaseId: grant.leaseId ?? 0,
         ttlMs: grant.ttlMs,
         blockedForMs: grant.blockedForMs,
         delayMs: grant.delayMs,
@@ -119,7 +131,14 @@ function toWireGrant(grant: IpGrant): IpGrantMessage {
 export function fromWireGrant(grant: IpGrantMessage): IpGrant {
   switch (grant.kind) {
     case "IP_GRANT_LEASE":
-      return { kind: "lease", ttlMs: grant.ttlMs, blockedForMs: grant.blockedForMs, delayMs: grant.delayMs };
+      return {
+        kind: "lease",
+        // An older authority's (0) names none.
+        ...((grant.leaseId ?? 0) > 0 ? { leaseId: grant.leaseId } : {}),
+        ttlMs: grant.ttlMs,
+        blockedForMs: grant.blockedForMs,
+        delayMs: grant.delayMs,
+      };
     case "IP_GRANT_SLOT":
       return {
         kind: "slot",

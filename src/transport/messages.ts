@@ -329,10 +329,14 @@ export interface IpHandOffMessage {
   leasedByGone?: boolean;
 }
 
-/** Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` and `hops` only on one sent on. */
-export type IpReleaseMessage = Omit<IpRelease__Output, "agentId" | "hops"> & {
+/**
+ * Requests to one address that ended (`ubicrawl.v1.IpRelease`); `agentId` and `hops` only on one sent
+ * on, `leaseId` only with lease slots.
+ */
+export type IpReleaseMessage = Omit<IpRelease__Output, "agentId" | "hops" | "leaseId"> & {
   agentId?: string;
   hops?: number;
+  leaseId?: number;
 };
 
 /** One grant of an `IpGrants` reply. */

@@ -801,6 +801,7 @@ export function validateIpRequest(value: unknown): IpRequest {
         leaseSlots: uint32(e.leaseSlots, `${p}.leaseSlots`),
         ...((e.agentId ?? "") === "" ? {} : { agentId: agentId(e.agentId, `${p}.agentId`) }),
         ...((e.hops ?? 0) === 0 ? {} : { hops: uint32(e.hops, `${p}.hops`) }),
+        ...((e.leaseId ?? 0) === 0 ? {} : { leaseId: uint64(e.leaseId, `${p}.leaseId`) }),
       };
     }),
     refusals: list(r.refusals, "refusals", MAX_IP_ENTRIES, (v, p) => {
@@ -878,6 +879,7 @@ function ipGrant(value: unknown, path: string): IpGrantMessage {
     delayMs: uint64(g.delayMs, `${path}.delayMs`),
     heldMs: uint64(g.heldMs ?? 0, `${path}.heldMs`),
     startSlackMs: uint32(g.startSlackMs ?? 0, `${path}.startSlackMs`),
+    leaseId: uint64(g.leaseId ?? 0, `${path}.leaseId`),
   };
 }
 

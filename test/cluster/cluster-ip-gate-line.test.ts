@@ -21,8 +21,8 @@ function setUp(ids: readonly string[]) {
     { clock: systemClock, owns: () => true, isAlive: () => true, takeOver: async () => undefined },
   );
   // Another agent used the address alone and gave its lease back: it is shared from now on.
-  authority.ask("x", IP, false);
-  authority.release("x", IP, [], MAX);
+  const lease = authority.ask("x", IP, false) as { leaseId?: number };
+  authority.release("x", IP, { slotIds: [], leaseSlots: MAX, leaseId: lease.leaseId });
   const sent: IpRequest[] = [];
   const gates = new Map(
     ids.map((id) => [

@@ -11,7 +11,7 @@ import {
 } from "../../src/cluster/ip-authority.js";
 import { answerIpRequest } from "../../src/cluster/ip-wire.js";
 import { ManualClock } from "../support/manual-clock.js";
-import { IP, OPTIONS } from "./ip-authority-fixtures.js";
+import { IP, leaseReleased, OPTIONS } from "./ip-authority-fixtures.js";
 
 /**
  * The line of asks held at a full address (IpAuthority.askHeld, over IpWaitQueue): a release hands the
@@ -47,8 +47,8 @@ function slotOf(grant: IpGrant | undefined): number {
 
 /** Agents a and b share the address: two slots out (b's), the address full. */
 function fill(authority: IpAuthority): number[] {
-  authority.ask("a", IP, false); // leased to a, alone
-  authority.release("a", IP, [], OPTIONS.maxPerIp); // a returns it whole; a and b now share the address
+  const lease = authority.ask("a", IP, false); // leased to a, alone
+  authority.release("a", IP, leaseReleased(lease, OPTIONS.maxPerIp)); // a returns it whole; a and b now share the address
   return [slotOf(authority.ask("b", IP, false)), slotOf(authority.ask("b", IP, false))];
 }
 
@@ -72,16 +72,16 @@ it("holds asks at a full address and hands each released slot to the first waite
   const d = held(authority, "d", answers);
   expect(authority.held).toBe(3);
   clock.advance(40);
-  authority.release("b", IP, [s1 as number], 0);
+  authority.release("b", IP, { slotIds: [s1 as number], leaseSlots: 0 });
   await settle();
   expect(answers).toEqual(["c:slot"]);
   expect(await c).toMatchObject({ kind: "slot", heldMs: 40 });
-  authority.release("b", IP, [s2 as number], 0);
+  authority.release("b", IP, { slotIds: [s2 as number], leaseSlots: 0 });
   await settle();
   expect(answers).toEqual(["c:slot", "a:slot"]);
   // Never more than maxPerIp out: d waits for one of those two.
   expect(authority.inFlight(IP)).toBe(2);
-  authority.release("a", IP, [slotOf(await a)], 0);
+  authority.release("a", IP, { slotIds: [slotOf(await a)], leaseSlots: 0 });
   await settle();
   expect(answers).toEqual(["c:slot", "a:slot", "d:slot"]);
   expect(authority.inFlight(IP)).toBe(2);
@@ -94,7 +94,7 @@ it("an ask not held comes after those waiting: it is told to wait, and the waite
   const [s1] = fill(authority);
   const answers: string[] = [];
   held(authority, "c", answers);
-  authority.release("b", IP, [s1 as number], 0);
+  authority.release("b", IP, { slotIds: [s1 as number], leaseSlots: 0 });
   await settle();
   expect(answers).toEqual(["c:slot"]);
   held(authority, "d", answers);
@@ -155,7 +155,7 @@ it("a waiter found dead leaves the line: the slot freed next goes to the one beh
   authority.agentGone("c");
   await settle();
   expect(answers).toEqual(["c:wait"]);
-  authority.release("b", IP, [s1 as number], 0);
+  authority.release("b", IP, { slotIds: [s1 as number], leaseSlots: 0 });
   await settle();
   expect(answers).toEqual(["c:wait", "d:slot"]);
   // b's other slot still counts: never more than maxPerIp out.
@@ -181,8 +181,8 @@ it("answers the line when the address is handed over, or no longer this agent's"
 it("with an IP delay, a waiter gets its slot when the delay allows it, and its start slack counts from then", async () => {
   const options = { ...OPTIONS, maxPerIp: 4, ipDelayMs: 300 };
   const { clock, authority } = setUp(options);
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], options.maxPerIp); // a's lease may have started a request until now
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, options.maxPerIp)); // a's lease may have started a request until now
   clock.advance(300);
   slotOf(authority.ask("b", IP, false)); // b may start it until IP_START_SLACK_MS from now
   const answers: string[] = [];
@@ -237,8 +237,8 @@ it("over the wire: a refused request's release that comes with its refusal frees
 it("spaces a slot by the start slack its ask asked for, within the bounds, and says it in the grant", () => {
   const options = { ...OPTIONS, ipDelayMs: 20 };
   const { clock, authority } = setUp(options);
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], options.maxPerIp); // a and b share the address now
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, options.maxPerIp)); // a and b share the address now
   clock.advance(20);
   // b is 150 ms away: it asks for 400 ms to start; the next slot comes the delay after that.
   const far = authority.ask("b", IP, false, 400);
@@ -248,8 +248,8 @@ it("spaces a slot by the start slack its ask asked for, within the bounds, and s
   // Asked for less than the default: the default; for more than the bound: the bound.
   const near = authority.ask("c", IP, false, 10);
   expect(near).not.toHaveProperty("startSlackMs");
-  authority.release("b", IP, [slotOf(far)], 0);
-  authority.release("c", IP, [slotOf(near)], 0);
+  authority.release("b", IP, { slotIds: [slotOf(far)], leaseSlots: 0 });
+  authority.release("c", IP, { slotIds: [slotOf(near)], leaseSlots: 0 });
   clock.advance(20);
   expect(authority.ask("d", IP, false, 60_000)).toMatchObject({ startSlackMs: IP_MAX_START_SLACK_MS });
 });
@@ -257,13 +257,13 @@ it("spaces a slot by the start slack its ask asked for, within the bounds, and s
 it("under an IP delay, a released slot's request started by its release: the next is spaced from that, not from the slack", () => {
   const options = { ...OPTIONS, ipDelayMs: 20 };
   const { clock, authority } = setUp(options);
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], options.maxPerIp); // a's lease may have started a request until now
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, options.maxPerIp)); // a's lease may have started a request until now
   clock.advance(20);
   const slot = slotOf(authority.ask("b", IP, false)); // may start until IP_START_SLACK_MS from now
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_START_SLACK_MS + 20 });
   clock.advance(5);
-  authority.release("b", IP, [slot], 0); // it started, and ended, by now
+  authority.release("b", IP, { slotIds: [slot], leaseSlots: 0 }); // it started, and ended, by now
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 20 });
   clock.advance(20);
   expect(authority.ask("c", IP, false).kind).toBe("slot");

@@ -6,11 +6,12 @@ import {
   IP_START_SLACK_MS,
   IpAuthority,
   type IpAuthorityOptions,
+  type IpReleased,
 } from "../../src/cluster/ip-authority.js";
 import { IP_BACK_OFF } from "../../src/cluster/ip-back-off.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { recordingLogger } from "../support/recording-logger.js";
-import { IP, OPTIONS } from "./ip-authority-fixtures.js";
+import { IP, leaseReleased, OPTIONS } from "./ip-authority-fixtures.js";
 
 /** Lets promise callbacks (a hand-over's answer or failure) run. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -30,32 +31,54 @@ function setUp(owns: (ip: string) => boolean = () => true, options: IpAuthorityO
 
 it("leases an address to its only user, and renews the lease while nobody else asks", () => {
   const { clock, authority } = setUp();
-  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
+  const lease = authority.ask("a", IP, false);
+  const leaseId = (lease as { leaseId?: number }).leaseId;
+  expect(leaseId).toBeGreaterThan(0);
+  expect(lease).toEqual({ kind: "lease", leaseId, ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
   clock.advance(4_000);
-  expect(authority.ask("a", IP, true)).toEqual({ kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
+  // The same lease, renewed.
+  expect(authority.ask("a", IP, true)).toEqual({
+    kind: "lease",
+    leaseId,
+    ttlMs: 5_000,
+    blockedForMs: 0,
+    delayMs: 0,
+  });
   clock.advance(4_000);
   // Asking again to start a request under the lease changes nothing.
-  expect(authority.ask("a", IP, false)).toEqual({ kind: "lease", ttlMs: 1_000, blockedForMs: 0, delayMs: 0 });
+  expect(authority.ask("a", IP, false)).toEqual({
+    kind: "lease",
+    leaseId,
+    ttlMs: 1_000,
+    blockedForMs: 0,
+    delayMs: 0,
+  });
+  // Returned, it is over: the next is another lease.
+  authority.release("a", IP, leaseReleased(lease, 2));
+  expect(authority.inFlight(IP)).toBe(0);
+  const next = authority.ask("a", IP, false) as { kind: string; leaseId?: number };
+  expect(next.kind).toBe("lease");
+  expect(next.leaseId).not.toBe(leaseId);
 });
 
 it("revokes the lease when a second agent asks, counting the holder's limit until it reports", () => {
   const { clock, authority } = setUp();
-  authority.ask("a", IP, false);
+  const lease = authority.ask("a", IP, false);
   // The holder may have maxPerIp requests in flight: the newcomer waits.
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
   // The holder had one request in flight: it releases the other at once, then that one.
-  authority.release("a", IP, [], 1);
+  authority.release("a", IP, leaseReleased(lease, 1));
   const first = authority.ask("b", IP, false);
   expect(first).toMatchObject({ kind: "slot", ttlMs: 10_000 });
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  authority.release("a", IP, [], 1);
+  authority.release("a", IP, leaseReleased(lease, 1));
   expect(authority.ask("a", IP, false)).toMatchObject({ kind: "slot" });
   expect(authority.inFlight(IP)).toBe(2);
   clock.advance(1);
   expect(authority.ask("b", IP, false).kind).toBe("wait");
-  authority.release("b", IP, [(first as { slotId: number }).slotId], 0);
+  authority.release("b", IP, { slotIds: [(first as { slotId: number }).slotId], leaseSlots: 0 });
   expect(authority.ask("b", IP, false).kind).toBe("slot");
 });
 
@@ -72,8 +95,8 @@ it("waits out the lease and a slot's lifetime when the revoked holder never answ
 
 it("never grants more than maxPerIp slots at once, and expires slots whose release never comes", () => {
   const { clock, authority } = setUp();
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], 2); // returns its lease: a is still a user, so no lease for b
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, 2)); // returns its lease: a is still a user, so no lease for b
   const grants = ["b", "c", "b", "c", "a"].map((agent) => authority.ask(agent, IP, false).kind);
   expect(grants).toEqual(["slot", "slot", "wait", "wait", "wait"]);
   clock.advance(OPTIONS.leaseTtlMs - 1);
@@ -86,10 +109,10 @@ it("never grants more than maxPerIp slots at once, and expires slots whose relea
 
 it("leases again once the other users have been quiet for a lease's time and every slot is back", () => {
   const { clock, authority } = setUp();
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], 2);
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, 2));
   const slot = authority.ask("b", IP, false) as { slotId: number };
-  authority.release("b", IP, [slot.slotId], 0);
+  authority.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   expect(authority.ask("b", IP, false).kind).toBe("slot");
   clock.advance(OPTIONS.leaseTtlMs);
   // b's last slot is still out: no lease until it comes back.
@@ -100,8 +123,8 @@ it("leases again once the other users have been quiet for a lease's time and eve
 
 it("blocks every agent's grants after a push-back: Retry-After as asked, else doubling to a cap", () => {
   const { clock, authority } = setUp();
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], 2);
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, 2));
   authority.ask("b", IP, false);
   const start = clock.now();
   expect(authority.refused("a", IP, 3_000)).toBe(start + 3_000);
@@ -154,6 +177,7 @@ it("tells a lease holder of a block at its renewal", () => {
   clock.advance(400);
   expect(authority.ask("a", IP, true)).toEqual({
     kind: "lease",
+    leaseId: expect.any(Number),
     ttlMs: 5_000,
     blockedForMs: 600,
     delayMs: 0,
@@ -216,8 +240,9 @@ function twoAuthorities(options: IpAuthorityOptions = OPTIONS) {
 
 it("takes an address over from its live previous authority: its grants count until released", async () => {
   const { clock, owner, old, next } = twoAuthorities();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   expect(slot.kind).toBe("slot");
   owner.current = "next";
@@ -231,7 +256,7 @@ it("takes an address over from its live previous authority: its grants count unt
   expect(next.ask("a", IP, false).kind).toBe("slot");
   expect(next.ask("a", IP, false).kind).toBe("wait");
   // b releases the old authority's slot to the new one.
-  next.release("b", IP, [slot.slotId], 0);
+  next.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   expect(next.inFlight(IP)).toBe(1);
   clock.advance(1);
   expect(next.ask("a", IP, false).kind).toBe("slot");
@@ -239,8 +264,9 @@ it("takes an address over from its live previous authority: its grants count unt
 
 it("hands over what it granted at an address its view no longer gives it, though the new authority asked after", async () => {
   const { owner, old, next } = twoAuthorities();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   expect(slot.kind).toBe("slot");
   owner.current = "next";
@@ -252,7 +278,7 @@ it("hands over what it granted at an address its view no longer gives it, though
   await Promise.resolve();
   // b's slot is in the hand-over: it counts at the new authority until released.
   expect(next.inFlight(IP)).toBe(1);
-  next.release("b", IP, [slot.slotId], 0);
+  next.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   expect(next.inFlight(IP)).toBe(0);
 });
 
@@ -344,25 +370,26 @@ it("takes a lease over: the holder's requests count until it returns the lease t
   owner.current = "next";
   next.viewChanged(() => "old");
   // The holder's lease release reaches the new authority before it heard from the old one.
-  next.release("a", IP, [], 1);
+  next.release("a", IP, { slotIds: [], leaseSlots: 1 });
   await Promise.resolve();
   expect(next.inFlight(IP)).toBe(1);
   expect(old.ask("a", IP, true)).toEqual({ kind: "revoked" });
   expect(next.ask("b", IP, false).kind).toBe("slot");
   expect(next.ask("b", IP, false).kind).toBe("wait");
-  next.release("a", IP, [], 1);
+  next.release("a", IP, { slotIds: [], leaseSlots: 1 });
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
 
 it("sends a slot's release that reached it before its view made it the authority on to the previous one, where it ends the slot", async () => {
   const { owner, old, next } = twoAuthorities();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   expect(slot.kind).toBe("slot");
   // b's view changed first: its slot's release goes to the new authority, whose view still names the
   // old one: sent on there, it ends the slot, which is not handed over.
-  next.release("b", IP, [slot.slotId], 0);
+  next.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   owner.current = "next";
   next.viewChanged(() => "old");
   expect(next.ask("a", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
@@ -370,16 +397,40 @@ it("sends a slot's release that reached it before its view made it the authority
   expect(next.inFlight(IP)).toBe(0);
 });
 
-it("never ends a lease its holder may use again by a return that came through another agent", () => {
+it("ends a lease by its return sent on through another agent: the return names it", () => {
   const { old, next } = twoAuthorities();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  // a's view dropped old for a moment: its lease given back to next, which sends it on to old; a asked
-  // old again before that came (a lease has no id: old cannot tell the return from the lease it stands).
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  next.release("a", IP, [], 2);
-  // a may run 2 under the lease: b gets nothing.
-  expect(old.ask("b", IP, false).kind).toBe("wait");
-  expect(old.inFlight(IP)).toBe(2);
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
+  // a's view dropped old for a moment: a ended its lease and gave it back to next, which sends it on to
+  // old. a asked old again before that came, and was answered the same lease, which it takes no more
+  // (IpLeases.take): the return ends it.
+  expect(old.ask("a", IP, false)).toEqual(lease);
+  next.release("a", IP, leaseReleased(lease, 2));
+  expect(old.inFlight(IP)).toBe(0);
+  expect(old.ask("b", IP, false).kind).toBe("slot");
+});
+
+it("never takes a late return of a lease over off what a later lease of the same agent's may run", () => {
+  const { clock, authority } = setUp();
+  const first = authority.ask("a", IP, false);
+  // a's renewals did not come: its lease lapsed, and what it may have run expired a slot's life later.
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs);
+  expect(authority.inFlight(IP)).toBe(0);
+  const second = authority.ask("a", IP, false);
+  expect(second.kind).toBe("lease");
+  // b asks: the second lease is revoked; a may run 2 under it until it reports.
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  // The first lease's return, held up on its way, comes now: it frees nothing of the second's.
+  authority.release("a", IP, leaseReleased(first, 2));
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  // Still nothing once the first is long forgotten here: an unknown lease is taken off what a holds
+  // counted by agent (handed over, or left by a crash), of which there is none.
+  clock.advance(OPTIONS.slotTtlMs);
+  authority.release("a", IP, leaseReleased(first, 2));
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  authority.release("a", IP, leaseReleased(second, 2));
+  expect(authority.ask("b", IP, false).kind).toBe("slot");
 });
 
 /** The view of both agents before `old` leaves. */
@@ -428,8 +479,9 @@ it("takes over at once the addresses of an agent that left handing them over: no
 
 it("counts what an agent that left had granted until released or expired, and grants nothing there as it leaves", () => {
   const { clock, old, next, leave } = leaving();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   expect(slot.kind).toBe("slot");
   clock.advance(1_000);
@@ -442,7 +494,7 @@ it("counts what an agent that left had granted until released or expired, and gr
   expect(next.ask("a", IP, false).kind).toBe("slot");
   expect(next.inFlight(IP)).toBe(2);
   expect(next.ask("a", IP, false).kind).toBe("wait");
-  next.release("b", IP, [slot.slotId], 0);
+  next.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   expect(next.ask("a", IP, false).kind).toBe("slot");
 });
 
@@ -451,7 +503,7 @@ it("takes a release that reached it before its view learnt of a leave off the ha
   expect(old.ask("a", IP, false).kind).toBe("lease");
   next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   // a learnt of the leave first: its lease given back whole to the next authority, not one yet here.
-  next.release("a", IP, [], 2);
+  next.release("a", IP, { slotIds: [], leaseSlots: 2 });
   viewWithoutOld();
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false).kind).toBe("lease");
@@ -461,7 +513,7 @@ it("counts a lease granted again after its holder gave the first back through an
   const { old, next, viewWithoutOld } = leaving();
   expect(old.ask("c", IP, false).kind).toBe("lease");
   // c's view dropped old for a moment: its lease given back to next, and sent on to old, where it ends.
-  next.release("c", IP, [], 2);
+  next.release("c", IP, { slotIds: [], leaseSlots: 2 });
   // Back in c's view, old leases it to c again, then leaves.
   expect(old.ask("c", IP, false).kind).toBe("lease");
   next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
@@ -472,7 +524,7 @@ it("counts a lease granted again after its holder gave the first back through an
 
 /** An authority that is `old`, about to leave: the releases it forwards after, as they went. */
 function forwarding() {
-  const forwarded: [string, string, string, readonly number[], number, number][] = [];
+  const forwarded: [string, string, string, IpReleased, number][] = [];
   const old = new IpAuthority(OPTIONS, {
     clock: new ManualClock(),
     owns: () => true,
@@ -494,11 +546,11 @@ it("counts the leaver's own requests until their releases, forwarded, come", () 
   viewWithoutOld();
   expect(next.ask("a", IP, false).kind).toBe("wait");
   // Its lease given back: the release reaches it, left, and goes on to the next authority.
-  old.release("old", IP, [], 2);
-  const [to, agent, ip, slotIds, leaseSlots, hops] = forwarded[0] as (typeof forwarded)[number];
+  old.release("old", IP, { slotIds: [], leaseSlots: 2 });
+  const [to, agent, ip, released, hops] = forwarded[0] as (typeof forwarded)[number];
   expect(to).toBe("next");
   expect(hops).toBe(1);
-  next.forwardedRelease("old", agent, ip, slotIds, leaseSlots, hops);
+  next.forwardedRelease("old", agent, ip, released, hops);
   expect(next.ask("a", IP, false).kind).not.toBe("wait");
 });
 
@@ -539,33 +591,33 @@ it("hands over an address whose own take-over it still awaited with a hold, not 
 
 it("forwards a release it gets after leaving to the address's next authority, which frees the slot at once", () => {
   const { old, forwarded } = forwarding();
-  old.ask("a", IP, false);
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   const byAuthority = old.leave(() => "next");
   // b's release reaches the leaver, b's view not knowing of the leave yet.
-  old.release("b", IP, [slot.slotId], 0);
-  expect(forwarded).toEqual([["next", "b", IP, [slot.slotId], 0, 1]]);
+  old.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
+  expect(forwarded).toEqual([["next", "b", IP, { slotIds: [slot.slotId], leaseSlots: 0 }, 1]]);
 
   // At the next authority: forwarded before its view changed, then after.
   const { next, viewWithoutOld } = leaving();
   next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
-  next.forwardedRelease("old", "b", IP, [slot.slotId], 0, 1);
+  next.forwardedRelease("old", "b", IP, { slotIds: [slot.slotId], leaseSlots: 0 }, 1);
   viewWithoutOld();
   expect(next.ask("c", IP, false).kind).toBe("lease");
 });
 
 it("takes a forwarded release off the held requests when the address is kept here already", () => {
   const { old, next, viewWithoutOld } = leaving();
-  old.ask("a", IP, false);
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  old.release("a", IP, leaseReleased(lease, 2));
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   viewWithoutOld();
   // b's slot counts here: one more at most (maxPerIp 2).
   expect(next.ask("c", IP, false).kind).toBe("slot");
   expect(next.ask("c", IP, false).kind).toBe("wait");
-  next.forwardedRelease("old", "b", IP, [slot.slotId], 0, 1);
+  next.forwardedRelease("old", "b", IP, { slotIds: [slot.slotId], leaseSlots: 0 }, 1);
   expect(next.inFlight(IP)).toBe(1);
   expect(next.ask("c", IP, false).kind).toBe("slot");
 });
@@ -601,8 +653,8 @@ it("waits out the grace when the leave's last message never came, though some ad
 it("forgets addresses with nothing left to remember, keeping those in use and those backing off", () => {
   const { clock, authority } = setUp();
   const use = (ip: string) => {
-    authority.ask("a", ip, false);
-    authority.release("a", ip, [], 2); // returned at once: its remainder is released too
+    const lease = authority.ask("a", ip, false);
+    authority.release("a", ip, leaseReleased(lease, 2)); // returned at once: its remainder is released too
   };
   const address = (i: number) => `127.2.${Math.floor(i / 250)}.${1 + (i % 250)}`;
   for (let i = 0; i < 1_100; i++) use(address(i));
@@ -623,8 +675,8 @@ it("forgets a gone agent's lease and slots a lease's time after it is gone, not 
   const { clock, authority } = setUp();
   authority.ask("a", IP, false); // leased to a
   const other = "127.0.0.12";
-  authority.ask("a", other, false);
-  authority.release("a", other, [], 2);
+  const lease = authority.ask("a", other, false);
+  authority.release("a", other, leaseReleased(lease, 2));
   const slot = authority.ask("b", other, false);
   expect(slot.kind).toBe("slot");
   authority.agentGone("a");
@@ -648,6 +700,7 @@ it("counts a gone agent's former grants no more once it is back as a new incarna
   // Its predecessor may have started a request until now: the next start is an IP delay away.
   expect(authority.ask("c", IP, false)).toEqual({
     kind: "lease",
+    leaseId: expect.any(Number),
     ttlMs: 5_000,
     blockedForMs: 1_000,
     delayMs: 1_000,
@@ -657,8 +710,8 @@ it("counts a gone agent's former grants no more once it is back as a new incarna
 it("spaces the slots it grants by the IP delay and the start slack", () => {
   const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
   // Two users: slots, not a lease. The returned lease may have started a request until its return.
-  authority.ask("a", IP, false);
-  authority.release("a", IP, [], 2);
+  const lease = authority.ask("a", IP, false);
+  authority.release("a", IP, leaseReleased(lease, 2));
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 1_000 });
   clock.advance(1_000);
   const first = authority.ask("b", IP, false);
@@ -673,7 +726,7 @@ it("spaces the slots it grants by the IP delay and the start slack", () => {
 
 it("counts a revoked lease's starts until its end, or until its holder releases it", () => {
   const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 1_000 });
-  authority.ask("a", IP, false);
+  const lease = authority.ask("a", IP, false);
   clock.advance(1_000);
   // b asks: the lease is revoked; its holder may start requests until it learns so.
   expect(authority.ask("b", IP, false).kind).toBe("wait");
@@ -681,7 +734,7 @@ it("counts a revoked lease's starts until its end, or until its holder releases 
   expect(authority.ask("a", IP, true)).toEqual({ kind: "revoked" });
   clock.advance(100);
   // The holder gives back both requests it may have had: it ended its lease before, so the delay counts from now.
-  authority.release("a", IP, [], 2);
+  authority.release("a", IP, leaseReleased(lease, 2));
   const releasedAt = clock.now();
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: 1_000 });
   clock.advance(releasedAt + 1_000 - clock.now());
@@ -690,12 +743,12 @@ it("counts a revoked lease's starts until its end, or until its holder releases 
 
 it("hands its spacing over with the address: the new authority grants nothing before it", async () => {
   const { clock, owner, old, next } = twoAuthorities({ ...OPTIONS, ipDelayMs: 1_000 });
-  old.ask("a", IP, false);
-  old.release("a", IP, [], 2);
+  const lease = old.ask("a", IP, false);
+  old.release("a", IP, leaseReleased(lease, 2));
   clock.advance(1_000);
   const slot = old.ask("b", IP, false) as { kind: string; slotId: number };
   expect(slot.kind).toBe("slot");
-  old.release("b", IP, [slot.slotId], 0);
+  old.release("b", IP, { slotIds: [slot.slotId], leaseSlots: 0 });
   owner.current = "next";
   next.viewChanged(() => "old");
   next.ask("a", IP, false);
@@ -705,6 +758,7 @@ it("hands its spacing over with the address: the new authority grants nothing be
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false)).toEqual({
     kind: "lease",
+    leaseId: expect.any(Number),
     ttlMs: OPTIONS.leaseTtlMs,
     blockedForMs: 1_000,
     delayMs: 1_000,
@@ -715,8 +769,9 @@ it("spaces every agent's starts by a Crawl-delay reported for the address, for a
   const { clock, authority } = setUp(() => true, { ...OPTIONS, ipDelayMs: 100 });
   authority.crawlDelay("a", IP, 2_000);
   // A lease says how far apart its holder starts its requests.
-  expect(authority.ask("a", IP, false)).toMatchObject({ kind: "lease", delayMs: 2_000 });
-  authority.release("a", IP, [], 2);
+  const lease = authority.ask("a", IP, false);
+  expect(lease).toMatchObject({ kind: "lease", delayMs: 2_000 });
+  authority.release("a", IP, leaseReleased(lease, 2));
   clock.advance(2_000);
   // Shared: the slots are granted the Crawl-delay (and the start slack) apart.
   expect(authority.ask("b", IP, false).kind).toBe("slot");

@@ -8,7 +8,7 @@ import {
 import { IpCrashReports } from "../../src/cluster/ip-crash-reports.js";
 import { IpLeases } from "../../src/cluster/ip-leases.js";
 import { ManualClock } from "../support/manual-clock.js";
-import { IP, OPTIONS } from "./ip-authority-fixtures.js";
+import { IP, leaseReleased, OPTIONS } from "./ip-authority-fixtures.js";
 
 const BEFORE = ["a", "b", "c"];
 const AFTER = ["b", "c"];
@@ -61,7 +61,7 @@ it("goes on at once where a live agent held the crashed authority's lease: nothi
   // c's lease counts as the whole limit until c gives back what did not start (one request runs).
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  authority.release("c", IP, [], 1);
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
   expect(authority.ask("c", IP, false).kind).toBe("slot");
   expect(authority.inFlight(IP)).toBe(2);
 });
@@ -96,9 +96,9 @@ it("counts what a live agent holds of the grants of the address's authority befo
     takeOver: async () => undefined,
     random: () => 0,
   });
-  b.ask("c", IP, false);
+  const lease = b.ask("c", IP, false);
   b.ask("b", IP, false); // two users: slots from now on
-  b.release("c", IP, [], 2);
+  b.release("c", IP, leaseReleased(lease, 2));
   expect(b.ask("c", IP, false).kind).toBe("slot");
   state.owner = "a";
   b.viewChanged(() => undefined, AFTER, BEFORE);
@@ -182,7 +182,7 @@ it("takes the reports that came before its own view changed, and the releases se
   const { authority, crash } = afterCrash();
   // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
-  authority.release("c", IP, [], 1);
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   expect(authority.ask("b", IP, false)).toMatchObject({ kind: "slot" });
@@ -192,7 +192,7 @@ it("takes the reports that came before its own view changed, and the releases se
 
 it("does not take a release that came before its sender's report off it: of requests the report does not count", () => {
   const { authority, crash } = afterCrash();
-  authority.release("c", IP, [], 1);
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
@@ -205,7 +205,7 @@ it("takes a release off a report only if it came after that report: a newer repo
   // c reported a gone, then gave its lease back early; a's crash was a suspicion, refuted, and a leased
   // the address to c again; a then crashed, and c reported again in the same view.
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
-  authority.release("c", IP, [], 2);
+  authority.release("c", IP, { slotIds: [], leaseSlots: 2 });
   clock.advance(100);
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   crash();
@@ -225,7 +225,7 @@ it("keeps the block a reporter knows of", () => {
   crash2();
   blocked.reportedHoldings("b", "a", new Map(), AFTER, true);
   blocked.reportedHoldings("c", "a", holding("c", 2, { blockedForMs: 8_000, leased: true }), AFTER, true);
-  blocked.release("c", IP, [], 2);
+  blocked.release("c", IP, { slotIds: [], leaseSlots: 2 });
   clock2.advance(OPTIONS.leaseTtlMs);
   expect(blocked.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 3_000 });
 });
@@ -266,8 +266,20 @@ it("reports a running lease as the whole limit, and an ended one by the requests
     renew: async () => ({ kind: "revoked" }),
     release: (_ip, slots) => released.push(slots),
   });
-  leases.take(IP, "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
-  leases.take("127.0.0.10", "a", now, { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 });
+  leases.take(IP, "a", now, {
+    kind: "lease",
+    leaseId: 1,
+    ttlMs: 5_000,
+    blockedForMs: 0,
+    delayMs: 0,
+  });
+  leases.take("127.0.0.10", "a", now, {
+    kind: "lease",
+    leaseId: 2,
+    ttlMs: 5_000,
+    blockedForMs: 0,
+    delayMs: 0,
+  });
   const ended = leases.started("127.0.0.10", leases.usable("127.0.0.10", "a") as never);
   expect(leases.held()).toEqual(
     new Map([
@@ -300,7 +312,13 @@ it("ends the leases of an authority found gone without giving back what did not 
     renew: async () => ({ kind: "revoked" }),
     release: (ip, slots, grantor) => released.push({ ip, slots, grantor }),
   });
-  const grant = { kind: "lease", ttlMs: 5_000, blockedForMs: 0, delayMs: 0 } as const;
+  const grant = {
+    kind: "lease",
+    leaseId: 1,
+    ttlMs: 5_000,
+    blockedForMs: 0,
+    delayMs: 0,
+  } as const;
   // The first lease's last renewal said the server pushed back: blocked 3 s more.
   leases.take(IP, "a", now, { ...grant, blockedForMs: 3_000 });
   leases.take("127.0.0.10", "a", now, grant);

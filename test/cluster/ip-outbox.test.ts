@@ -26,7 +26,7 @@ it("sends the asks made together in one message, with the releases that waited",
         grants: request.asks.map(() => ({ kind: "wait", waitMs: 7 })),
       }) as unknown as IpReply,
   );
-  boxes.release("a", "1.1.1.1", 3, 0, false);
+  boxes.release("a", "1.1.1.1", 3, undefined, false);
   const answers = Promise.all([boxes.ask("a", "1.1.1.1", false), boxes.ask("a", "2.2.2.2", true)]);
   await answers;
   expect(sent).toHaveLength(1);
@@ -49,7 +49,7 @@ it("a held ask takes the refusals and Crawl-delays waiting with the releases, so
   await Promise.resolve();
   boxes.refused("a", "1.1.1.1", 1_000);
   boxes.crawlDelay("a", "1.1.1.1", 2_000);
-  boxes.release("a", "1.1.1.1", 4, 0, true);
+  boxes.release("a", "1.1.1.1", 4, undefined, true);
   await boxes.askHeld("a", "1.1.1.1", 500);
   expect(sent).toHaveLength(2);
   expect(sent[1]).toMatchObject({
@@ -96,7 +96,7 @@ it("asks for the default start slack before any round trip, then for 100 ms beyo
 
 it("batches a release alone for a while, and answers asks to an unreachable authority with a wait", async () => {
   const { clock, sent, boxes } = outboxes(() => Promise.reject(new Error("down")));
-  boxes.release("a", "1.1.1.1", undefined, 2, false);
+  boxes.release("a", "1.1.1.1", undefined, { slots: 2, leaseId: 7 }, false);
   await Promise.resolve();
   expect(sent).toHaveLength(0);
   clock.advance(50);
@@ -112,19 +112,19 @@ it("flushAll sends the batched releases at once and resolves once every authorit
     () =>
       new Promise<IpReply>((resolve) => unanswered.push(() => resolve({ grants: [] } as unknown as IpReply))),
   );
-  boxes.release("a", "1.1.1.1", undefined, 2, false);
-  boxes.release("b", "2.2.2.2", 4, 0, false);
+  boxes.release("a", "1.1.1.1", undefined, { slots: 2, leaseId: 7 }, false);
+  boxes.release("b", "2.2.2.2", 4, undefined, false);
   let flushed = false;
   const flushing = boxes.flushAll().then(() => {
     flushed = true;
   });
   // Sent now, not after the batching wait.
   expect(sent.map((request) => request.releases)).toEqual([
-    [{ ip: "1.1.1.1", slotIds: [], leaseSlots: 2 }],
+    [{ ip: "1.1.1.1", slotIds: [], leaseSlots: 2, leaseId: 7 }],
     [{ ip: "2.2.2.2", slotIds: [4], leaseSlots: 0 }],
   ]);
   // Queued while a's message is in flight: it goes next, in the same flush.
-  boxes.release("a", "3.3.3.3", undefined, 1, false);
+  boxes.release("a", "3.3.3.3", undefined, { slots: 1, leaseId: 8 }, false);
   while (unanswered.length > 0) {
     expect(flushed).toBe(false);
     for (const answer of unanswered.splice(0)) answer();

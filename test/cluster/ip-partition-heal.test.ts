@@ -3,7 +3,7 @@ import { IP_POLL_MS, IpAuthority } from "../../src/cluster/ip-authority.js";
 import { returnedAuthorityOf } from "../../src/cluster/ip-hand-over.js";
 import { Assignment } from "../../src/hashing/index.js";
 import { ManualClock } from "../support/manual-clock.js";
-import { IP, OPTIONS } from "./ip-authority-fixtures.js";
+import { IP, leaseReleased, OPTIONS } from "./ip-authority-fixtures.js";
 
 /**
  * A partition cut a cluster of `near` and `far` in two; each side's authority of `IP` granted there.
@@ -78,8 +78,9 @@ describe("a healed partition", () => {
 
   it("counts nothing more where the other side, its view healed first, had nothing running", async () => {
     const { asked, far, near, healFar, healNear } = partitioned();
-    expect(far.ask("x", IP, false).kind).toBe("lease");
-    far.release("x", IP, [], 2);
+    const lease = far.ask("x", IP, false);
+    expect(lease.kind).toBe("lease");
+    far.release("x", IP, leaseReleased(lease, 2));
     healFar();
     healNear();
     expect(near.ask("b", IP, false).kind).toBe("lease");
@@ -102,8 +103,9 @@ describe("a healed partition", () => {
           : { held: new Map([["x", 1]]), untilMs: 1_000, blockedForMs: 0, spacedForMs: 0, holdForMs: 20_000 },
       random: () => 0,
     });
-    expect(near.ask("a", IP, false).kind).toBe("lease");
-    near.release("a", IP, [], 2);
+    const lease = near.ask("a", IP, false);
+    expect(lease.kind).toBe("lease");
+    near.release("a", IP, leaseReleased(lease, 2));
     near.viewChanged(
       () => undefined,
       ["near"],

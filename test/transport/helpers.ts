@@ -238,6 +238,7 @@ export class FakeHandlers implements AgentServiceHandlers {
         blockedForMs: 0,
         delayMs: 0,
         heldMs: 0,
+        leaseId: 0,
         startSlackMs: 0,
       })),
     };

@@ -5,7 +5,10 @@ import { FakeHandlers, failure, startServer } from "./helpers.js";
 
 const REQUEST = {
   fromId: "agent-a",
-  releases: [{ ip: "127.0.0.9", slotIds: [3, 4], leaseSlots: 0 }],
+  releases: [
+    { ip: "127.0.0.9", slotIds: [3, 4], leaseSlots: 0 },
+    { ip: "127.0.0.9", slotIds: [], leaseSlots: 2, leaseId: 9 },
+  ],
   refusals: [{ ip: "::1", retryAfterMs: 2_000, hasRetryAfter: true }],
   asks: [
     { ip: "127.0.0.9", renew: false, holdMs: 1_000, startSlackMs: 250 },
@@ -104,6 +107,7 @@ it("validates addresses, counts and grant kinds", () => {
     { ...REQUEST, asks: [{ ip: "127.0.0.9", renew: false, holdMs: 0, startSlackMs: 1.5 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [1], leaseSlots: 0, agentId: "a b" }] },
+    { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [], leaseSlots: 2, leaseId: 1.5 }] },
     { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
   ]) {
     expect(badMessage(() => validateIpRequest(bad))).toBe(true);
@@ -117,8 +121,13 @@ it("validates addresses, counts and grant kinds", () => {
     delayMs: 3_000,
     heldMs: 0,
     startSlackMs: 0,
+    leaseId: 7,
   };
   expect(validateIpReply({ grants: [grant] })).toEqual({ grants: [grant], handedOver: [] });
+  // An authority that predates lease ids names none: read as 0.
+  const { leaseId: _named, ...unnamed } = grant;
+  expect(validateIpReply({ grants: [unnamed] }).grants[0]?.leaseId).toBe(0);
+  expect(badMessage(() => validateIpReply({ grants: [{ ...grant, leaseId: -1 }] }))).toBe(true);
   // An authority that predates the start slack says none: read as 0 (the default).
   const { startSlackMs: _said, ...older } = grant;
   expect(validateIpReply({ grants: [older] }).grants[0]?.startSlackMs).toBe(0);

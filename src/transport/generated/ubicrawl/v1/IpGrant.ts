@@ -44,6 +44,12 @@ export interface IpGrant {
    * predates the field): what the ask's `start_slack_ms` asked, within 100 to 1,000.
    */
   'startSlackMs'?: (number);
+  /**
+   * With IP_GRANT_LEASE: the lease's id, the same while it is renewed, unique across the authority's
+   * addresses and lives; the releases of its slots name it (`IpRelease.lease_id`). 0: an authority that
+   * predates the field.
+   */
+  'leaseId'?: (number | string | Long);
 }
 
 /**
@@ -87,4 +93,10 @@ export interface IpGrant__Output {
    * predates the field): what the ask's `start_slack_ms` asked, within 100 to 1,000.
    */
   'startSlackMs': (number);
+  /**
+   * With IP_GRANT_LEASE: the lease's id, the same while it is renewed, unique across the authority's
+   * addresses and lives; the releases of its slots name it (`IpRelease.lease_id`). 0: an authority that
+   * predates the field.
+   */
+  'leaseId': (number);
 }

@@ -15,15 +15,15 @@ export interface IpRelease {
    */
   'slotIds'?: (number | string | Long)[];
   /**
-   * How many of the requests the sender may have started under its lease ended (or were never started):
-   * with a lease still running, the lease is returned.
+   * How many of the requests the sender may have started under the lease `lease_id` ended (or were
+   * never started): the sender ended that lease, so a lease still running is returned.
    */
   'leaseSlots'?: (number);
   /**
    * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
    * that does not keep the address's account (it left, or handed the address over, or its view names
-   * another authority) to the one that does, where its slot ends exactly (by id); its lease part counts
-   * only against what was handed over there (a lease has no id: it ends no lease the holder may use again).
+   * another authority) to the one that does, where its slot and lease end exactly (by id), or are taken
+   * off what was handed over there.
    */
   'agentId'?: (string);
   /**
@@ -31,6 +31,13 @@ export interface IpRelease {
    * agent sends a release on while this is under 2.
    */
   'hops'?: (number);
+  /**
+   * The lease `lease_slots` are of (`IpGrant.lease_id`). Its authority takes them off that lease only,
+   * so a late release of a lease over never frees what a later one of the same agent's may run. 0 (an
+   * agent that predates the field): taken off only what the receiver counts of the agent without an id
+   * (what other authorities handed over, or a crash left); it ends no lease.
+   */
+  'leaseId'?: (number | string | Long);
 }
 
 /**
@@ -46,15 +53,15 @@ export interface IpRelease__Output {
    */
   'slotIds': (number)[];
   /**
-   * How many of the requests the sender may have started under its lease ended (or were never started):
-   * with a lease still running, the lease is returned.
+   * How many of the requests the sender may have started under the lease `lease_id` ended (or were
+   * never started): the sender ended that lease, so a lease still running is returned.
    */
   'leaseSlots': (number);
   /**
    * Whose requests ended, when not the sender's (empty: the sender's): a release sent on by an agent
    * that does not keep the address's account (it left, or handed the address over, or its view names
-   * another authority) to the one that does, where its slot ends exactly (by id); its lease part counts
-   * only against what was handed over there (a lease has no id: it ends no lease the holder may use again).
+   * another authority) to the one that does, where its slot and lease end exactly (by id), or are taken
+   * off what was handed over there.
    */
   'agentId': (string);
   /**
@@ -62,4 +69,11 @@ export interface IpRelease__Output {
    * agent sends a release on while this is under 2.
    */
   'hops': (number);
+  /**
+   * The lease `lease_slots` are of (`IpGrant.lease_id`). Its authority takes them off that lease only,
+   * so a late release of a lease over never frees what a later one of the same agent's may run. 0 (an
+   * agent that predates the field): taken off only what the receiver counts of the agent without an id
+   * (what other authorities handed over, or a crash left); it ends no lease.
+   */
+  'leaseId': (number);
 }
