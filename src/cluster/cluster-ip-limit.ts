@@ -4,7 +4,7 @@ import type { Assignment } from "../hashing/index.js";
 import type { Logger } from "../logging/index.js";
 import { type IpRequest, MAX_IP_ENTRIES, type PeerClient } from "../transport/index.js";
 import { ClusterIpGate } from "./cluster-ip-gate.js";
-import { IP_LEASE_TTL_MS, IpAuthority } from "./ip-authority.js";
+import { IP_LEASE_TTL_MS, IpAuthority, type IpHandOver } from "./ip-authority.js";
 import type { CrashHolding } from "./ip-hand-over.js";
 import { previousAuthorityOf, returnedAuthorityOf } from "./ip-hand-over.js";
 import { answerIpRequest, ipHoldOf, toWireHandOver } from "./ip-wire.js";
@@ -157,6 +157,8 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
       returnedAuthorityOf(selfId, after, returned),
     );
     for (const id of restarted) authority.restarted(id);
+    // Unreached, what it granted there runs on beside what the agent back grants until it ends.
+    for (const [to, handOffs] of authority.handBack(returned)) void sendHandBack(to, handOffs);
     if (!deps.gated) return;
     // An agent new to the view hears what this one holds, as after a crash, in case it restarted before
     // others found it gone (see `IpAuthority.previousLifeMayRun`: it waits for every agent of its
@@ -176,6 +178,17 @@ export function clusterIpLimit(deps: ClusterIpLimitDeps): ClusterIpLimit {
     for (const { id } of after.agents) if (id !== selfId) void sendReport(id, gone, holdings, after);
   };
   const viewOf = (assignment: Assignment) => assignment.agents.map(({ id }) => id);
+  /** Hands agent `to`, back in the view, the addresses this agent kept meanwhile (`IpAuthority.handBack`). */
+  const sendHandBack = (to: string, handOffs: ReadonlyMap<string, IpHandOver>) => {
+    const entries = [...handOffs].map(([ip, state]) => ({ ip, state: toWireHandOver(state) }));
+    return sendChunks(to, entries, (chunk) => ({
+      fromId: selfId,
+      releases: [],
+      refusals: [],
+      asks: [],
+      handedBack: chunk,
+    }));
+  };
   /** Tells agent `to` what this agent holds, in view `after`, at the addresses of `gone` (a crash's report). */
   const sendReport = (
     to: string,

@@ -138,6 +138,11 @@ export class IpAuthority {
   private closed = false;
   /** What this agent answered when it handed each address over, within the grace: a repeated ask gets it again. */
   private readonly answered = new Map<string, { readonly handOver: IpHandOver; readonly atMs: number }>();
+  /**
+   * When what an agent back in the view (as the same life) granted at an address was counted here, by
+   * `${ip} ${agent}`, for the grace: it is counted once, whether it was asked for or handed back.
+   */
+  private readonly learnt = new Map<string, number>();
   /** Hand-overs of agents leaving, gathered request by request until their last (`leaving`). */
   private readonly leaving = new Map<string, Map<string, IpHandOver>>();
   /** Since this agent left: each address it handed over, to whom (where releases are forwarded). */
@@ -395,6 +400,44 @@ export class IpAuthority {
     if (this.answered.size >= this.sweepAt) this.forgetAnswers(now);
     this.answered.set(ip, { handOver, atMs: now });
     return handOver;
+  }
+
+  /**
+   * Agents `returned` are back in this agent's view as the same lives (it had taken them for dead, or a
+   * partition healed) and the authorities of addresses it kept meanwhile: each address whose account is
+   * still here (not asked for yet) is handed off to its authority back, as to an asker (this agent grants
+   * nothing there any more and sends its releases on), with what it granted there that may still run,
+   * returned by agent and address to be sent to each ({@link handedBack}). An agent back whose own view
+   * never changed would never ask: it never took this one for its addresses' authority.
+   */
+  handBack(returned: readonly string[]): Map<string, Map<string, IpHandOver>> {
+    const back = new Set(returned);
+    const byAgent = new Map<string, Map<string, IpHandOver>>();
+    if (this.left) return byAgent;
+    for (const ip of [...this.former.keys()]) {
+      const to = this.deps.authorityOf?.(ip);
+      if (to === undefined || !back.has(to)) continue;
+      const handOver = this.handOver(ip, to);
+      if (handOver.held.size === 0 && handOver.blockedForMs === 0 && handOver.spacedForMs === 0) continue;
+      const handOffs = byAgent.get(to) ?? new Map<string, IpHandOver>();
+      handOffs.set(ip, handOver);
+      byAgent.set(to, handOffs);
+    }
+    return byAgent;
+  }
+
+  /**
+   * Agent `from`, back in this agent's view, hands back addresses of this one's that it kept while it
+   * took this one for dead (see {@link handBack}): what it granted there that may still run counts here
+   * on top of this agent's own account, once (a view that changed here too asked for it already).
+   */
+  handedBack(from: string, handOffs: ReadonlyMap<string, IpHandOver>): void {
+    const now = this.deps.clock.now();
+    for (const [ip, handOver] of handOffs) {
+      if (!this.keeps(ip, now) || !this.learn(ip, from, now)) continue;
+      this.ledger(ip, now).tookOverFromLeaver({ ...handOver, holdForMs: 0 }, now);
+      this.serve(ip); // those waiting there hear of it
+    }
   }
 
   /**
@@ -708,10 +751,20 @@ export class IpAuthority {
       if (this.closed || this.left || this.ledgers.get(ip) !== ledger) return;
       void this.deps.takeOver(from, ip).then((handOver) => {
         if (handOver === undefined) return again();
-        ledger.tookOverFromLeaver({ ...handOver, holdForMs: 0 }, this.deps.clock.now());
+        const now = this.deps.clock.now();
+        if (this.learn(ip, from, now)) ledger.tookOverFromLeaver({ ...handOver, holdForMs: 0 }, now);
       }, again);
     };
     ask();
+  }
+
+  /** True the first time within the grace that what `from` granted at `ip` is counted here. */
+  private learn(ip: string, from: string, now: number): boolean {
+    const key = `${ip} ${from}`;
+    const atMs = this.learnt.get(key);
+    if (atMs !== undefined && now < atMs + this.options.graceMs) return false;
+    this.learnt.set(key, now);
+    return true;
   }
 
   /** Forgets the hand-overs answered longer than the grace ago. */
@@ -726,6 +779,7 @@ export class IpAuthority {
       const forgettable = ledger.forgettable(now);
       if (forgettable && this.waiters.waiting(ip) === 0) this.ledgers.delete(ip);
     }
+    for (const [key, atMs] of this.learnt) if (now >= atMs + this.options.graceMs) this.learnt.delete(key);
     this.handOvers.sweep(now);
     this.crashReports.sweep(now);
     this.early.sweep(now);

@@ -2,9 +2,10 @@ import type { IpGrantMessage, IpHandOverMessage, IpReply, IpRequest } from "../t
 import { IP_MAX_HOLD_MS, type IpAuthority, type IpGrant, type IpHandOver } from "./ip-authority.js";
 
 /**
- * `IpGrants` answered by `authority`: the sender's refusals and Crawl-delays, then its releases,
- * (leaving) the addresses it hands over and (an agent gone from its view) what it holds at that one's
- * addresses taken in first, then each ask answered in order, then each address taken over handed over.
+ * `IpGrants` answered by `authority`: the sender's refusals and Crawl-delays, then its releases, the
+ * addresses it hands back, (leaving) those it hands over and (an agent gone from its view) what it holds
+ * at that one's addresses taken in first, then each ask answered in order, then each address taken over
+ * handed over.
  * Refusals come before releases: a refused request's release usually travels with its refusal, and the
  * slot it frees must not go to an ask waiting in the address's line before the server's block is known.
  * A request with an ask that may be held (`holdMs`) is answered once every such ask is (a promise then);
@@ -20,6 +21,12 @@ export function answerIpRequest(authority: IpAuthority, request: IpRequest): IpR
     const released = (leaseId ?? 0) > 0 ? { slotIds, leaseSlots, leaseId } : { slotIds, leaseSlots };
     if (agentId) authority.forwardedRelease(from, agentId, ip, released, hops ?? 1);
     else authority.release(from, ip, released);
+  }
+  if ((request.handedBack?.length ?? 0) > 0) {
+    const handOffs = new Map(
+      (request.handedBack ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]),
+    );
+    authority.handedBack(from, handOffs);
   }
   if ((request.handedOff?.length ?? 0) > 0 || request.leaving) {
     const handOffs = new Map((request.handedOff ?? []).map(({ ip, state }) => [ip, fromWireHandOver(state)]));

@@ -317,11 +317,13 @@ export interface IpRequest {
   holdings?: IpHandOffMessage[];
   /** With `goneAuthority`: the sender's last request about that agent (absent: false). */
   holdingsLast?: boolean;
+  /** Addresses the sender kept while it took the receiver for dead, handed back to it (absent: none). */
+  handedBack?: IpHandOffMessage[];
 }
 
 /**
- * One address handed over by an agent that leaves, or held by an agent when another left its view
- * (`ubicrawl.v1.IpHandOff`; `leasedByGone` only then).
+ * One address handed over by an agent that leaves or back to its authority, or held by an agent when
+ * another left its view (`ubicrawl.v1.IpHandOff`; `leasedByGone` only then).
  */
 export interface IpHandOffMessage {
   ip: string;

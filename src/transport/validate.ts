@@ -60,6 +60,7 @@ import {
   type HostHandOver,
   IP_GRANT_KINDS,
   type IpGrantMessage,
+  type IpHandOffMessage,
   type IpHandOverMessage,
   type IpReply,
   type IpRequest,
@@ -826,10 +827,8 @@ export function validateIpRequest(value: unknown): IpRequest {
       const e = record(v, p);
       return { ip: ipAddress(e.ip, `${p}.ip`), delayMs: uint64(e.delayMs, `${p}.delayMs`) };
     }),
-    handedOff: list(r.handedOff ?? [], "handedOff", MAX_IP_ENTRIES, (v, p) => {
-      const e = record(v, p);
-      return { ip: ipAddress(e.ip, `${p}.ip`), state: ipHandOver(e.state, `${p}.state`) };
-    }),
+    handedOff: list(r.handedOff ?? [], "handedOff", MAX_IP_ENTRIES, ipHandOff),
+    handedBack: list(r.handedBack ?? [], "handedBack", MAX_IP_ENTRIES, ipHandOff),
     leaving: bool(r.leaving ?? false, "leaving"),
     view: list(r.view ?? [], "view", MAX_MEMBERS, agentId),
     ...((r.goneAuthority ?? "") === ""
@@ -866,6 +865,11 @@ function ipHandOver(value: unknown, path: string): IpHandOverMessage {
     spacedForMs: uint64(h.spacedForMs, `${path}.spacedForMs`),
     holdForMs: uint64(h.holdForMs ?? 0, `${path}.holdForMs`),
   };
+}
+
+function ipHandOff(value: unknown, path: string): IpHandOffMessage {
+  const e = record(value, path);
+  return { ip: ipAddress(e.ip, `${path}.ip`), state: ipHandOver(e.state, `${path}.state`) };
 }
 
 function ipGrant(value: unknown, path: string): IpGrantMessage {

@@ -18,6 +18,7 @@ function partitioned() {
     new IpAuthority(OPTIONS, {
       clock,
       owns: () => owner[id] === id,
+      authorityOf: () => owner[id] as string,
       isAlive: () => true,
       takeOver: async (from, ip) => {
         asked.push(`${id} asks ${from}`);
@@ -88,6 +89,36 @@ describe("a healed partition", () => {
     // The far side kept its ledger for the next authority, and answers it: nothing runs there.
     expect(asked).toEqual(["near asks far"]);
     expect(near.inFlight(IP)).toBe(2);
+  });
+
+  it("hands an address it kept back to its authority, whose own view never changed, which counts what was granted there once", async () => {
+    const { asked, clock, far, near, healFar, healNear } = partitioned();
+    // Only far took near for dead (near's view never changed): both granted at the address.
+    expect(near.ask("a", IP, false).kind).toBe("lease");
+    const lease = far.ask("x", IP, false);
+    expect(lease.kind).toBe("lease");
+    healFar();
+    const handedBack = far.handBack(["near"]);
+    expect([...handedBack.keys()]).toEqual(["near"]);
+    expect(handedBack.get("near")?.get(IP)?.held).toEqual(new Map([["x", 2]]));
+    // far grants nothing there any more; nothing else of its is handed back.
+    expect(far.ask("y", IP, false).kind).toBe("wait");
+    expect(far.handBack(["near"]).size).toBe(0);
+    near.handedBack("far", handedBack.get("near") ?? new Map());
+    // x's lease counts on top of a's, until x gives it back (sent on by far, which keeps it no more).
+    expect(near.inFlight(IP)).toBe(4);
+    expect(near.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
+    // Counted once: handed back again, or asked for by a view that changed here too, it adds nothing.
+    near.handedBack("far", handedBack.get("near") ?? new Map());
+    healNear();
+    await Promise.resolve();
+    expect(asked).toEqual(["near asks far"]);
+    expect(near.inFlight(IP)).toBe(4);
+    near.release("x", IP, leaseReleased(lease, 2));
+    expect(near.inFlight(IP)).toBe(2);
+    // A grace later, what far grants there is learnt again (another suspicion, another heal).
+    clock.advance(OPTIONS.graceMs);
+    expect(near.inFlight(IP)).toBe(0);
   });
 
   it("asks again an agent back that did not answer, and holds nothing meanwhile", async () => {

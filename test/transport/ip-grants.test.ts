@@ -30,6 +30,18 @@ const REQUEST = {
   ],
   leaving: true,
   view: ["agent-a", "agent-c"],
+  handedBack: [
+    {
+      ip: "127.0.0.13",
+      state: {
+        held: [{ agentId: "agent-d", count: 1, startsForMs: 0, hasStartsFor: false }],
+        untilMs: 9_000,
+        blockedForMs: 2_000,
+        spacedForMs: 0,
+        holdForMs: 0,
+      },
+    },
+  ],
 };
 
 /** What an agent holds at the addresses of an agent gone from its view. */
@@ -41,6 +53,7 @@ const REPORT = {
   takeOver: [],
   crawlDelays: [],
   handedOff: [],
+  handedBack: [],
   leaving: false,
   view: ["agent-b", "agent-c"],
   goneAuthority: "agent-a",
@@ -108,6 +121,7 @@ it("validates addresses, counts and grant kinds", () => {
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [-1], leaseSlots: 0 }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [1], leaseSlots: 0, agentId: "a b" }] },
     { ...REQUEST, releases: [{ ip: "127.0.0.9", slotIds: [], leaseSlots: 2, leaseId: 1.5 }] },
+    { ...REQUEST, handedBack: [{ ip: "host.test", state: REQUEST.handedBack[0]?.state }] },
     { ...REQUEST, refusals: [{ ip: "127.0.0.9", retryAfterMs: 1, hasRetryAfter: "yes" }] },
   ]) {
     expect(badMessage(() => validateIpRequest(bad))).toBe(true);

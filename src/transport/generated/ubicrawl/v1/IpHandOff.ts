@@ -3,8 +3,9 @@
 import type { IpHandOver as _ubicrawl_v1_IpHandOver, IpHandOver__Output as _ubicrawl_v1_IpHandOver__Output } from '../../ubicrawl/v1/IpHandOver.js';
 
 /**
- * One address handed over by an agent that leaves (`IpRequest.handed_off`), or what an agent holds at an
- * address when another left its view (`IpRequest.holdings`).
+ * One address handed over by an agent that leaves (`IpRequest.handed_off`) or back to its authority
+ * (`IpRequest.handed_back`), or what an agent holds at an address when another left its view
+ * (`IpRequest.holdings`).
  */
 export interface IpHandOff {
   /**
@@ -24,8 +25,9 @@ export interface IpHandOff {
 }
 
 /**
- * One address handed over by an agent that leaves (`IpRequest.handed_off`), or what an agent holds at an
- * address when another left its view (`IpRequest.holdings`).
+ * One address handed over by an agent that leaves (`IpRequest.handed_off`) or back to its authority
+ * (`IpRequest.handed_back`), or what an agent holds at an address when another left its view
+ * (`IpRequest.holdings`).
  */
 export interface IpHandOff__Output {
   /**

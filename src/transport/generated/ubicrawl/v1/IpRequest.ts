@@ -79,6 +79,15 @@ export interface IpRequest {
    * With `gone_authority`: the sender's last request about that agent (none of its holdings is left).
    */
   'holdingsLast'?: (boolean);
+  /**
+   * Addresses the sender kept while it took the receiver for dead (or a partition cut them apart), whose
+   * authority the receiver is again in the sender's view now that it is back as the same life: what the
+   * sender granted there that may still run (at most 1,000 a request). The sender grants nothing there
+   * any more and sends their releases on to the receiver, which counts them on top of its own account,
+   * once per address and sender (whether handed back or asked for with `take_over`). A receiver whose
+   * view never changed would not ask: it never took the sender for the authority of its addresses.
+   */
+  'handedBack'?: (_ubicrawl_v1_IpHandOff)[];
 }
 
 /**
@@ -154,4 +163,13 @@ export interface IpRequest__Output {
    * With `gone_authority`: the sender's last request about that agent (none of its holdings is left).
    */
   'holdingsLast': (boolean);
+  /**
+   * Addresses the sender kept while it took the receiver for dead (or a partition cut them apart), whose
+   * authority the receiver is again in the sender's view now that it is back as the same life: what the
+   * sender granted there that may still run (at most 1,000 a request). The sender grants nothing there
+   * any more and sends their releases on to the receiver, which counts them on top of its own account,
+   * once per address and sender (whether handed back or asked for with `take_over`). A receiver whose
+   * view never changed would not ask: it never took the sender for the authority of its addresses.
+   */
+  'handedBack': (_ubicrawl_v1_IpHandOff__Output)[];
 }
