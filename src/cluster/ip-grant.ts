@@ -38,8 +38,10 @@ export type IpGrant =
   | {
       readonly kind: "lease";
       /**
-       * The lease's id, the same while it is renewed, unique across its authority's addresses and lives:
-       * its holder's releases of it name it (undefined: an authority that predates lease ids).
+       * The lease's id, the same while it is renewed, unique across its authority's addresses and lives
+       * (another authority's may meet it: that matters only for two leases of one agent at one address
+       * drawn the same id): its holder's releases of it name it (undefined: an authority that predates
+       * lease ids).
        */
       readonly leaseId?: number;
       readonly ttlMs: number;

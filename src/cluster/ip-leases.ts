@@ -44,13 +44,10 @@ export class IpLeases {
   /** Leases ended with requests still in flight, and their addresses. */
   private readonly draining = new Map<IpLease, string>();
   /**
-   * The last lease ended at each address, until its authority has surely heard so or let it lapse: an
-   * answer naming it again (its authority had not heard yet) is not taken.
+   * The leases ended, by {@link endedKey}, until their authorities have surely heard so or let them
+   * lapse: an answer naming one again (its authority had not heard yet) is not taken.
    */
-  private readonly ended = new Map<
-    string,
-    { readonly authority: string; readonly leaseId: number; readonly untilMs: number }
-  >();
+  private readonly ended = new Map<string, number>();
   private ticker: TimerHandle | undefined;
   /** Set by {@link close}: no lease is renewed any more. */
   private closed = false;
@@ -99,11 +96,10 @@ export class IpLeases {
    */
   take(ip: string, authority: string, askedAtMs: number, grant: IpGrant & { kind: "lease" }): boolean {
     const now = this.deps.clock.now();
-    const ended = this.ended.get(ip);
-    if (ended !== undefined && now >= ended.untilMs) this.ended.delete(ip);
-    else if (ended?.authority === authority && ended.leaseId === grant.leaseId) return false;
+    if (grant.leaseId !== undefined && now < (this.ended.get(endedKey(ip, authority, grant.leaseId)) ?? now))
+      return false;
     const previous = this.leases.get(ip);
-    const blockedUntilMs = this.deps.clock.now() + grant.blockedForMs;
+    const blockedUntilMs = now + grant.blockedForMs;
     this.deps.spacing.raise(ip, grant.delayMs);
     // The same lease again (its holder asked while it held it): renewed. Another id is another lease.
     if (
@@ -165,6 +161,7 @@ export class IpLeases {
     for (const [ip, lease] of this.leases) {
       if (lease.authority !== authority) continue;
       lease.ended = true;
+      this.remember(ip, lease);
       this.leases.delete(ip);
       if (lease.inFlight > 0) this.draining.set(lease, ip);
       ended.set(ip, lease.blockedUntilMs);
@@ -183,15 +180,21 @@ export class IpLeases {
   private end(ip: string, lease: IpLease): void {
     if (lease.ended) return;
     lease.ended = true;
-    if (lease.leaseId !== undefined) {
-      // Its authority ends it at the return below, or lets it lapse a lease's time after the last renewal.
-      const untilMs = this.deps.clock.now() + lease.ttlMs;
-      this.ended.set(ip, { authority: lease.authority, leaseId: lease.leaseId, untilMs });
-      this.startTicker(); // which forgets it
-    }
+    this.remember(ip, lease);
     if (this.leases.get(ip) === lease) this.leases.delete(ip);
     if (lease.inFlight > 0) this.draining.set(lease, ip);
     this.deps.release(ip, this.maxPerIp - lease.inFlight, lease.authority, lease.leaseId);
+  }
+
+  /**
+   * `lease` on `ip` ended: not taken again until its authority ended it (at the return sent now) or let
+   * it lapse, a lease's time after its end here at the latest (its last renewal came before).
+   */
+  private remember(ip: string, lease: IpLease): void {
+    if (lease.leaseId === undefined) return;
+    const untilMs = Math.max(this.deps.clock.now(), lease.untilMs) + lease.ttlMs;
+    this.ended.set(endedKey(ip, lease.authority, lease.leaseId), untilMs);
+    this.startTicker(); // which forgets it
   }
 
   private startTicker(): void {
@@ -211,7 +214,7 @@ export class IpLeases {
    */
   private tick(): void {
     const now = this.deps.clock.now();
-    for (const [ip, ended] of this.ended) if (now >= ended.untilMs) this.ended.delete(ip);
+    for (const [key, untilMs] of this.ended) if (now >= untilMs) this.ended.delete(key);
     const due = new Set<string>();
     for (const [ip, lease] of this.leases) {
       if (lease.renewing || now < lease.untilMs - lease.ttlMs / 2) continue;
@@ -232,4 +235,9 @@ export class IpLeases {
       });
     }
   }
+}
+
+/** The key of lease `leaseId` of `authority` on `ip` among those ended. */
+function endedKey(ip: string, authority: string, leaseId: number): string {
+  return `${ip} ${authority} ${leaseId}`;
 }

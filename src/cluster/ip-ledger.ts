@@ -74,9 +74,9 @@ export class IpLedger {
   /** By {@link remainderKey}. */
   private readonly remainders = new Map<string, LeaseRemainder>();
   /**
-   * Leases of this authority's whose remainders are no longer counted (released, or expired), until
-   * when a late release of theirs is still known for one, by {@link remainderKey}: it is not taken off
-   * what the agent holds otherwise.
+   * Leases of this authority's whose remainders stopped counting before all their releases came
+   * (expired, or forgotten at a restart), until when a late release of theirs is still known for one,
+   * by {@link remainderKey}: it is not taken off what the agent holds otherwise.
    */
   private readonly retired = new Map<string, number>();
   private readonly slots = new Map<number, Slot>();
@@ -299,9 +299,10 @@ export class IpLedger {
    * Agent `agent`'s requests there ended: those of the slots `released` names, and `leaseSlots` of
    * those it may have started under the lease `leaseId` (which its holder ended: it starts nothing under
    * it any more). A lease of this authority's is known by its id: ended if it still ran, its remainder
-   * taken off; a late release of one no longer counted counts for nothing. Any other (another
-   * authority's, counted here by agent since its hand-over or a crash, or unsaid) is taken off what
-   * the agent holds by count; it never ends a lease this authority granted, which its holder may use.
+   * taken off; a late release of one no longer counted counts for nothing. Another authority's (counted
+   * here by agent since its hand-over or a crash) is taken off what the agent holds by count; it never
+   * ends a lease this authority granted, which its holder may use. One that names no lease counts for
+   * nothing.
    */
   release(agent: string, released: IpReleased, now: number): void {
     this.users.set(agent, now);
@@ -318,7 +319,9 @@ export class IpLedger {
       if (slot.spacing) this.spacing.slotReleased(slot.spacing, now);
     }
     const { leaseSlots, leaseId } = released;
-    if (leaseSlots > 0 && (leaseId === undefined || !this.releasedLease(agent, leaseId, leaseSlots, now))) {
+    // A lease part that names no lease (an agent that predates lease ids) may be of any: it ends
+    // nothing, and what it counts ends as it expires (slower, never faster).
+    if (leaseSlots > 0 && leaseId !== undefined && !this.releasedLease(agent, leaseId, leaseSlots, now)) {
       untracked += leaseSlots;
       // Another authority's lease, ended: what is counted by agent starts nothing more under it.
       const byAgent = this.remainders.get(remainderKey(agent));
@@ -366,13 +369,16 @@ export class IpLedger {
     return { blockedUntilMs: this.backOff.blockedUntilMs, delayMs: this.spacing.delayMs(now) };
   }
 
-  /** True when nothing is left to remember (no lease, slot, user, hold, Crawl-delay or back-off history). */
+  /**
+   * True when nothing is left to remember (no lease, slot, user, hold, Crawl-delay or back-off history,
+   * nor a lease over whose late releases are still known).
+   */
   forgettable(now: number): boolean {
     this.expire(now);
     return (
       !this.lease &&
       !this.awaiting &&
-      this.slots.size + this.remainders.size + this.users.size === 0 &&
+      this.slots.size + this.remainders.size + this.retired.size + this.users.size === 0 &&
       now >= this.holdUntilMs &&
       this.spacing.forgettable(now) &&
       this.backOff.forgettable(now)
@@ -400,7 +406,8 @@ export class IpLedger {
     for (const [key, remainder] of this.remainders) {
       if (remainder.agent !== agent) continue;
       remainder.startsUntilMs = Math.min(remainder.startsUntilMs, now);
-      this.dropRemainder(key, remainder);
+      // Its predecessor's releases may still be on their way.
+      this.dropRemainder(key, remainder, true);
     }
   }
 
@@ -414,13 +421,15 @@ export class IpLedger {
   }
 
   /**
-   * A remainder released or expired: the starts it may have made still space the next ones, and a
-   * lease's releases still on their way (it expired first) are known for a slot's life after its end.
+   * A remainder released, expired or forgotten: the starts it may have made still space the next ones.
+   * `late`: a lease's releases may still be on their way (it was not released whole), known for a slot's
+   * life after its end.
    */
-  private dropRemainder(key: string, remainder: LeaseRemainder): void {
+  private dropRemainder(key: string, remainder: LeaseRemainder, late = false): void {
     this.spacing.startedBy(remainder.startsUntilMs);
     this.remainders.delete(key);
-    if (remainder.leaseId !== undefined) this.retired.set(key, remainder.untilMs + this.options.slotTtlMs);
+    if (late && remainder.leaseId !== undefined)
+      this.retired.set(key, remainder.untilMs + this.options.slotTtlMs);
   }
 
   /**
@@ -464,7 +473,7 @@ export class IpLedger {
   private expire(now: number): void {
     if (this.lease && now >= this.lease.untilMs) this.endLease(this.lease);
     for (const [id, slot] of this.slots) if (now >= slot.untilMs) this.slots.delete(id);
-    for (const [key, r] of this.remainders) if (now >= r.untilMs) this.dropRemainder(key, r);
+    for (const [key, r] of this.remainders) if (now >= r.untilMs) this.dropRemainder(key, r, true);
     for (const [key, untilMs] of this.retired) if (now >= untilMs) this.retired.delete(key);
     for (const [user, atMs] of this.users) if (now - atMs >= this.options.leaseTtlMs) this.users.delete(user);
   }

@@ -366,17 +366,19 @@ it("grants nothing at an address it handed over, though its view still makes it 
 
 it("takes a lease over: the holder's requests count until it returns the lease to the new authority", async () => {
   const { owner, old, next } = twoAuthorities();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
   owner.current = "next";
   next.viewChanged(() => "old");
-  // The holder's lease release reaches the new authority before it heard from the old one.
-  next.release("a", IP, { slotIds: [], leaseSlots: 1 });
+  // The holder's lease release reaches the new authority before it heard from the old one: another
+  // authority's lease, taken off what was handed over of a's.
+  next.release("a", IP, leaseReleased(lease, 1));
   await Promise.resolve();
   expect(next.inFlight(IP)).toBe(1);
   expect(old.ask("a", IP, true)).toEqual({ kind: "revoked" });
   expect(next.ask("b", IP, false).kind).toBe("slot");
   expect(next.ask("b", IP, false).kind).toBe("wait");
-  next.release("a", IP, { slotIds: [], leaseSlots: 1 });
+  next.release("a", IP, leaseReleased(lease, 1));
   expect(next.ask("b", IP, false).kind).toBe("slot");
 });
 
@@ -431,6 +433,18 @@ it("never takes a late return of a lease over off what a later lease of the same
   expect(authority.ask("b", IP, false).kind).toBe("wait");
   authority.release("a", IP, leaseReleased(second, 2));
   expect(authority.ask("b", IP, false).kind).toBe("slot");
+});
+
+it("ends and frees nothing by a lease part that names no lease (an agent that predates lease ids)", () => {
+  const { clock, authority } = setUp();
+  authority.ask("a", IP, false);
+  authority.release("a", IP, { slotIds: [], leaseSlots: 2 });
+  expect(authority.inFlight(IP)).toBe(2);
+  expect(authority.ask("b", IP, false).kind).toBe("wait");
+  // The lease lapses, and what it may have run a slot's life later: slower, never faster.
+  clock.advance(OPTIONS.leaseTtlMs + OPTIONS.slotTtlMs);
+  expect(authority.inFlight(IP)).toBe(0);
+  expect(authority.ask("b", IP, false).kind).not.toBe("wait");
 });
 
 /** The view of both agents before `old` leaves. */
@@ -500,10 +514,11 @@ it("counts what an agent that left had granted until released or expired, and gr
 
 it("takes a release that reached it before its view learnt of a leave off the hand-over: sent to the leaver and back", () => {
   const { old, next, viewWithoutOld } = leaving();
-  expect(old.ask("a", IP, false).kind).toBe("lease");
+  const lease = old.ask("a", IP, false);
+  expect(lease.kind).toBe("lease");
   next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   // a learnt of the leave first: its lease given back whole to the next authority, not one yet here.
-  next.release("a", IP, { slotIds: [], leaseSlots: 2 });
+  next.release("a", IP, leaseReleased(lease, 2));
   viewWithoutOld();
   expect(next.inFlight(IP)).toBe(0);
   expect(next.ask("a", IP, false).kind).toBe("lease");
@@ -511,11 +526,14 @@ it("takes a release that reached it before its view learnt of a leave off the ha
 
 it("counts a lease granted again after its holder gave the first back through another agent", () => {
   const { old, next, viewWithoutOld } = leaving();
-  expect(old.ask("c", IP, false).kind).toBe("lease");
+  const first = old.ask("c", IP, false);
+  expect(first.kind).toBe("lease");
   // c's view dropped old for a moment: its lease given back to next, and sent on to old, where it ends.
-  next.release("c", IP, { slotIds: [], leaseSlots: 2 });
-  // Back in c's view, old leases it to c again, then leaves.
-  expect(old.ask("c", IP, false).kind).toBe("lease");
+  next.release("c", IP, leaseReleased(first, 2));
+  // Back in c's view, old leases it to c again (another lease), then leaves.
+  const second = old.ask("c", IP, false) as { kind: string; leaseId?: number };
+  expect(second.kind).toBe("lease");
+  expect(second.leaseId).not.toBe((first as { leaseId?: number }).leaseId);
   next.leftHandingOver("old", old.leave(() => "next").get("next") ?? new Map(), true, VIEW);
   viewWithoutOld();
   expect(next.ask("b", IP, false).kind).toBe("wait");
@@ -539,14 +557,15 @@ function forwarding() {
 it("counts the leaver's own requests until their releases, forwarded, come", () => {
   const { old, forwarded } = forwarding();
   // The leaver leased the address to itself; a slow fetch of its own still runs as it leaves.
-  expect(old.ask("old", IP, false).kind).toBe("lease");
+  const lease = old.ask("old", IP, false);
+  expect(lease.kind).toBe("lease");
   const byAuthority = old.leave(() => "next");
   const { next, viewWithoutOld } = leaving();
   next.leftHandingOver("old", byAuthority.get("next") ?? new Map(), true, VIEW);
   viewWithoutOld();
   expect(next.ask("a", IP, false).kind).toBe("wait");
   // Its lease given back: the release reaches it, left, and goes on to the next authority.
-  old.release("old", IP, { slotIds: [], leaseSlots: 2 });
+  old.release("old", IP, leaseReleased(lease, 2));
   const [to, agent, ip, released, hops] = forwarded[0] as (typeof forwarded)[number];
   expect(to).toBe("next");
   expect(hops).toBe(1);

@@ -12,6 +12,8 @@ import { IP, leaseReleased, OPTIONS } from "./ip-authority-fixtures.js";
 
 const BEFORE = ["a", "b", "c"];
 const AFTER = ["b", "c"];
+/** The id of a lease the crashed authority `a` granted (unknown to the others). */
+const GONE_LEASE = 41;
 
 /**
  * What agent `agent` says it holds at `IP`: `count` requests, lasting a slot's time (`leased`: a running
@@ -61,7 +63,7 @@ it("goes on at once where a live agent held the crashed authority's lease: nothi
   // c's lease counts as the whole limit until c gives back what did not start (one request runs).
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1, leaseId: GONE_LEASE });
   expect(authority.ask("c", IP, false).kind).toBe("slot");
   expect(authority.inFlight(IP)).toBe(2);
 });
@@ -182,7 +184,7 @@ it("takes the reports that came before its own view changed, and the releases se
   const { authority, crash } = afterCrash();
   // c's view changed first: its report, then its lease's unstarted request given back, reach b early.
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
-  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1, leaseId: GONE_LEASE });
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
   expect(authority.ask("b", IP, false)).toMatchObject({ kind: "slot" });
@@ -192,7 +194,7 @@ it("takes the reports that came before its own view changed, and the releases se
 
 it("does not take a release that came before its sender's report off it: of requests the report does not count", () => {
   const { authority, crash } = afterCrash();
-  authority.release("c", IP, { slotIds: [], leaseSlots: 1 });
+  authority.release("c", IP, { slotIds: [], leaseSlots: 1, leaseId: GONE_LEASE });
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   crash();
   authority.reportedHoldings("b", "a", new Map(), AFTER, true);
@@ -205,7 +207,7 @@ it("takes a release off a report only if it came after that report: a newer repo
   // c reported a gone, then gave its lease back early; a's crash was a suspicion, refuted, and a leased
   // the address to c again; a then crashed, and c reported again in the same view.
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
-  authority.release("c", IP, { slotIds: [], leaseSlots: 2 });
+  authority.release("c", IP, { slotIds: [], leaseSlots: 2, leaseId: GONE_LEASE });
   clock.advance(100);
   authority.reportedHoldings("c", "a", holding("c", 2, { leased: true }), AFTER, true);
   crash();
@@ -225,7 +227,7 @@ it("keeps the block a reporter knows of", () => {
   crash2();
   blocked.reportedHoldings("b", "a", new Map(), AFTER, true);
   blocked.reportedHoldings("c", "a", holding("c", 2, { blockedForMs: 8_000, leased: true }), AFTER, true);
-  blocked.release("c", IP, { slotIds: [], leaseSlots: 2 });
+  blocked.release("c", IP, { slotIds: [], leaseSlots: 2, leaseId: GONE_LEASE });
   clock2.advance(OPTIONS.leaseTtlMs);
   expect(blocked.ask("c", IP, false)).toEqual({ kind: "wait", waitMs: 3_000 });
 });

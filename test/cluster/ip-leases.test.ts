@@ -50,11 +50,31 @@ it("never takes again a lease it ended: its authority, asked before the return c
   leases.close();
 });
 
+it("remembers each lease it ended, though another authority's lease at the address ended since", () => {
+  const { clock, leases } = setUp();
+  leases.take(IP, "a", clock.now(), GRANT);
+  // The address's authority is b for a moment: a's lease ends, b's is taken and ended in turn.
+  expect(leases.usable(IP, "b")).toBeUndefined();
+  expect(leases.take(IP, "b", clock.now(), { ...GRANT, leaseId: 3 })).toBe(true);
+  expect(leases.usable(IP, "a")).toBeUndefined();
+  expect(leases.take(IP, "a", clock.now(), GRANT)).toBe(false);
+  expect(leases.take(IP, "b", clock.now(), { ...GRANT, leaseId: 3 })).toBe(false);
+  leases.close();
+});
+
+it("remembers a lease its authority was found gone with: back as the same life, it may answer it still", () => {
+  const { clock, leases } = setUp();
+  leases.take(IP, "a", clock.now(), GRANT);
+  expect(leases.endGrantedBy("a")).toEqual(new Map([[IP, clock.now()]]));
+  expect(leases.take(IP, "a", clock.now(), GRANT)).toBe(false);
+  leases.close();
+});
+
 it("forgets a lease it ended once its authority has heard of the return or let it lapse", () => {
   const { clock, leases } = setUp();
   leases.take(IP, "a", clock.now(), GRANT);
   expect(leases.usable(IP, "b")).toBeUndefined();
-  clock.advance(GRANT.ttlMs);
+  clock.advance(2 * GRANT.ttlMs);
   // A lease's time after its end its authority ended it or let it lapse: nothing is kept of it here.
   expect(leases.take(IP, "a", clock.now(), GRANT)).toBe(true);
   leases.close();

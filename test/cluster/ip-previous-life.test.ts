@@ -58,7 +58,7 @@ it("grants nothing at its addresses until every agent of its view said what it h
   // a's two count; the previous life's own requests ended with its process and count nothing.
   expect(authority.inFlight(IP)).toBe(2);
   expect(authority.ask("b", IP, false)).toEqual({ kind: "wait", waitMs: IP_POLL_MS });
-  authority.release("a", IP, { slotIds: [], leaseSlots: 1 });
+  authority.release("a", IP, { slotIds: [], leaseSlots: 1, leaseId: 1 }); // the previous life's lease
   const grant = authority.ask("b", IP, false);
   expect(grant.kind).toBe("slot");
   // Its ids start past any its previous life (started earlier, at most 1,000 a ms) granted: a late

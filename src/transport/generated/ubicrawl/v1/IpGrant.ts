@@ -46,8 +46,8 @@ export interface IpGrant {
   'startSlackMs'?: (number);
   /**
    * With IP_GRANT_LEASE: the lease's id, the same while it is renewed, unique across the authority's
-   * addresses and lives; the releases of its slots name it (`IpRelease.lease_id`). 0: an authority that
-   * predates the field.
+   * addresses and lives (drawn from its slots' counter); the releases of its slots name it
+   * (`IpRelease.lease_id`). 0: an authority that predates the field.
    */
   'leaseId'?: (number | string | Long);
 }
@@ -95,8 +95,8 @@ export interface IpGrant__Output {
   'startSlackMs': (number);
   /**
    * With IP_GRANT_LEASE: the lease's id, the same while it is renewed, unique across the authority's
-   * addresses and lives; the releases of its slots name it (`IpRelease.lease_id`). 0: an authority that
-   * predates the field.
+   * addresses and lives (drawn from its slots' counter); the releases of its slots name it
+   * (`IpRelease.lease_id`). 0: an authority that predates the field.
    */
   'leaseId': (number);
 }

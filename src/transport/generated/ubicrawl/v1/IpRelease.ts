@@ -33,9 +33,10 @@ export interface IpRelease {
   'hops'?: (number);
   /**
    * The lease `lease_slots` are of (`IpGrant.lease_id`). Its authority takes them off that lease only,
-   * so a late release of a lease over never frees what a later one of the same agent's may run. 0 (an
-   * agent that predates the field): taken off only what the receiver counts of the agent without an id
-   * (what other authorities handed over, or a crash left); it ends no lease.
+   * so a late release of a lease over never frees what a later one of the same agent's may run; another
+   * authority's lease comes off what the receiver counts of the agent without an id (what other
+   * authorities handed over, or a crash left). 0 (an agent that predates the field): the lease part
+   * ends nothing, and what it counts ends as it expires.
    */
   'leaseId'?: (number | string | Long);
 }
@@ -71,9 +72,10 @@ export interface IpRelease__Output {
   'hops': (number);
   /**
    * The lease `lease_slots` are of (`IpGrant.lease_id`). Its authority takes them off that lease only,
-   * so a late release of a lease over never frees what a later one of the same agent's may run. 0 (an
-   * agent that predates the field): taken off only what the receiver counts of the agent without an id
-   * (what other authorities handed over, or a crash left); it ends no lease.
+   * so a late release of a lease over never frees what a later one of the same agent's may run; another
+   * authority's lease comes off what the receiver counts of the agent without an id (what other
+   * authorities handed over, or a crash left). 0 (an agent that predates the field): the lease part
+   * ends nothing, and what it counts ends as it expires.
    */
   'leaseId': (number);
 }
