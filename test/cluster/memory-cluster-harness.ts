@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
 import { type AgentOptions, crawlSummary } from "../../src/agent/index.js";
 import type { Clock } from "../../src/clock.js";
 import { ClusterNode, type ClusterNodeDeps, type ClusterOptions } from "../../src/cluster/index.js";
@@ -10,6 +10,7 @@ import { INSECURE, MemoryNetwork } from "../../src/transport/index.js";
 import {
   crawlMetrics,
   inProcessAgentOptions,
+  type RequestTrace,
   servedPages,
   startWebFixture,
   type WebFixture,
@@ -256,6 +257,22 @@ export class MemoryCluster {
   /** Coverage so far: pages missing, fetched twice, and fetched though not in the truth. */
   metrics(): ReturnType<typeof crawlMetrics> {
     return crawlMetrics(servedPages(this.web.web.recorder), this.web.truth().urls);
+  }
+
+  /**
+   * Checks the crawl's outcome after a fault at `faultAtMs` (`performance.now()`, as `trace` stamps its
+   * requests): every page fetched, none outside the web, and each page fetched twice fetched again only
+   * from the fault on (its price: what came before it fetched nothing twice). Returns those pages.
+   */
+  expectCoveredRepeatingSince(trace: RequestTrace, faultAtMs: number): string[] {
+    const metrics = this.metrics();
+    expect(metrics.missing).toEqual([]);
+    expect(metrics.extra).toEqual([]);
+    const again = metrics.repeated.filter((url) =>
+      trace.requests.some((request) => request.url === url && request.beganAtMs >= faultAtMs),
+    );
+    expect(again).toEqual(metrics.repeated);
+    return metrics.repeated;
   }
 
   /**
