@@ -187,10 +187,15 @@ export function validateAgentOptions(options: AgentOptions): void {
   }
   if (options.recrawl !== undefined) {
     validateRecrawlOptions(options.recrawl);
-    if (options.recrawl.mode !== "off" && options.exitWhenDone && options.recrawl.horizonMs === undefined) {
+    if (
+      options.recrawl.mode !== "off" &&
+      options.exitWhenDone &&
+      options.recrawl.horizonMs === undefined &&
+      options.recrawl.untilMs === undefined
+    ) {
       throw new UbiError(
         ErrorCode.InvalidArgument,
-        "--exit-when-done with --recrawl needs --recrawl-horizon: a continuous crawl is never done, only over its horizon",
+        "--exit-when-done with --recrawl needs --recrawl-horizon or --recrawl-until: a continuous crawl is never done, only over its horizon",
       );
     }
   }

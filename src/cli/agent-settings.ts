@@ -109,6 +109,7 @@ export async function agentSettings(flags: AgentFlags, logger: Logger): Promise<
             maxMs: flags["recrawl-max"],
             budget: flags["recrawl-budget"],
             ...(flags["recrawl-horizon"] === undefined ? {} : { horizonMs: flags["recrawl-horizon"] }),
+            ...(flags["recrawl-until"] === undefined ? {} : { untilMs: flags["recrawl-until"] }),
           },
         }),
   };

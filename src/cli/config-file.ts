@@ -3,10 +3,12 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { ErrorCode, UbiError } from "../errors.js";
 import {
   type FlagSpecs,
+  formatInstant,
   type ParsedFlags,
   parseByteRate,
   parseDuration,
   parseFlags,
+  parseInstant,
   parseNumber,
 } from "../flags/index.js";
 
@@ -102,6 +104,12 @@ export async function readConfigFile(path: string, specs: FlagSpecs): Promise<Re
           throw wrong("a duration such as 2s, 10m or 7d");
         values[key] = parseDuration(String(raw), `--config ${path}: "${key}"`);
         break;
+      case "time":
+        // A string, as --print-config writes it: a number of ms since the epoch is no date to read.
+        if (typeof raw !== "string" || raw === "")
+          throw wrong("a date and time such as 2026-12-24T18:00:00Z");
+        values[key] = parseInstant(raw, `--config ${path}: "${key}"`);
+        break;
       case "number":
         if (typeof raw !== "number" && typeof raw !== "string") throw wrong("a number");
         values[key] = parseNumber(String(raw), `--config ${path}: "${key}"`, spec.min);
@@ -130,7 +138,7 @@ export function formatConfig(flags: Record<string, unknown>, specs: FlagSpecs): 
     if (NOT_IN_FILES.has(name)) continue;
     const value = flags[name];
     if (value === undefined || (spec.type === "strings" && (value as string[]).length === 0)) continue;
-    effective[name] = value;
+    effective[name] = spec.type === "time" ? formatInstant(value as number) : value;
   }
   return stringifyYaml(effective);
 }

@@ -296,7 +296,11 @@ export const AGENT_FLAGS = {
   },
   "recrawl-horizon": {
     type: "duration",
-    help: "with --recrawl: plan no revisit later than this long after the agent started, so the crawl ends (needed by --exit-when-done); default: revisit for ever",
+    help: "with --recrawl: plan no revisit later than this long after the agent started, so the crawl ends (--exit-when-done needs it or --recrawl-until); default: revisit for ever",
+  },
+  "recrawl-until": {
+    type: "time",
+    help: "with --recrawl: plan no revisit after this date and time (ISO 8601 with its offset from UTC: 2026-12-24T18:00:00Z), the same instant for every agent of a cluster whenever each started or joined (--exit-when-done needs it or --recrawl-horizon; with both, the earlier ends); default: revisit for ever",
   },
   "max-bandwidth": {
     type: "byte-rate",

@@ -1,6 +1,7 @@
 import { ErrorCode, UbiError } from "../errors.js";
 import { parseByteRate } from "./byte-rate.js";
 import { parseDuration } from "./duration.js";
+import { parseInstant } from "./instant.js";
 
 /** One command-line flag: its type, default and help line. */
 export type FlagSpec =
@@ -35,6 +36,12 @@ export type FlagSpec =
       readonly help: string;
       /** As written (`1d`), shown so in the help. */
       readonly default?: string;
+      readonly placeholder?: string;
+    }
+  | {
+      /** An instant, ISO 8601 with its offset from UTC (`2026-12-24T18:00:00Z`, see instant.ts), parsed to ms since the epoch. */
+      readonly type: "time";
+      readonly help: string;
       readonly placeholder?: string;
     }
   | {
@@ -74,11 +81,13 @@ type ValueOf<S extends FlagSpec> = S extends {
                 ? number
                 : S extends { type: "duration" }
                   ? number | undefined
-                  : S extends { type: "number"; default: number }
-                    ? number
-                    : S extends { type: "number" }
-                      ? number | undefined
-                      : boolean;
+                  : S extends { type: "time" }
+                    ? number | undefined
+                    : S extends { type: "number"; default: number }
+                      ? number
+                      : S extends { type: "number" }
+                        ? number | undefined
+                        : boolean;
 
 /** Parsed flags: one property per spec, plus the positional arguments. */
 export type ParsedFlags<S extends FlagSpecs> = { -readonly [K in keyof S]: ValueOf<S[K]> } & {
@@ -100,7 +109,7 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
     else if (spec.type === "boolean") values[name] = false;
     else if (spec.type === "duration")
       values[name] = spec.default === undefined ? undefined : parseDuration(spec.default, `--${name}`);
-    else if (spec.type !== "byte-rate") values[name] = spec.default;
+    else if (spec.type !== "byte-rate" && spec.type !== "time") values[name] = spec.default;
   }
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i] as string;
@@ -153,6 +162,10 @@ export function parseFlags<S extends FlagSpecs>(argv: readonly string[], specs: 
       values[name] = parseDuration(raw, `--${name}`);
       continue;
     }
+    if (spec.type === "time") {
+      values[name] = parseInstant(raw, `--${name}`);
+      continue;
+    }
     if (spec.type === "number") {
       values[name] = parseNumber(raw, `--${name}`, spec.min);
       continue;
@@ -175,7 +188,7 @@ export function formatHelp(usage: string, description: string, specs: FlagSpecs)
     const placeholder =
       spec.type === "boolean"
         ? ""
-        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : spec.type === "byte-rate" ? "RATE" : spec.type === "duration" ? "DURATION" : "VALUE"}`;
+        : ` ${choices ? choices.join("|") : "placeholder" in spec && spec.placeholder ? spec.placeholder : spec.type === "integer" ? "N" : spec.type === "byte-rate" ? "RATE" : spec.type === "duration" ? "DURATION" : spec.type === "time" ? "TIME" : "VALUE"}`;
     const left = `  --${name}${placeholder}`;
     let right = spec.help;
     if ("default" in spec && spec.default !== undefined) right += ` (default: ${spec.default})`;

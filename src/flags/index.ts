@@ -1,6 +1,6 @@
 /**
  * Command-line flags, below every command: the flag tables' types, their parser and help text, the
- * parsers of their values (durations, byte rates), and the flag table of `ubicrawl agent` — which the
+ * parsers of their values (durations, byte rates, instants), and the flag table of `ubicrawl agent` — which the
  * CLI parses, the launcher writes command lines from, and the laboratory's experiments take flags of.
  */
 
@@ -16,3 +16,4 @@ export {
   parseFlags,
   parseNumber,
 } from "./flag-parser.js";
+export { formatInstant, parseInstant } from "./instant.js";

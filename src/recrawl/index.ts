@@ -37,6 +37,7 @@ export {
   type RecrawlMode,
   type RecrawlOptions,
   revisitPolicy,
+  revisitsEndAt,
   validateRecrawlOptions,
 } from "./recrawl-options.js";
 export {

@@ -27,6 +27,22 @@ export interface RecrawlOptions {
   readonly budget: number;
   /** No revisit is planned later than this long after the agent started, ms; undefined: no end. */
   readonly horizonMs?: number;
+  /**
+   * No revisit is planned after this instant, ms since the epoch: the same for every agent of a
+   * cluster, whenever each started; undefined: no end. With `horizonMs` too, the earlier ends.
+   */
+  readonly untilMs?: number;
+}
+
+/** When revisits end for an agent started at `startedAtMs`: `horizonMs` after it, or `untilMs`, the earlier. */
+export function revisitsEndAt(
+  options: Pick<RecrawlOptions, "horizonMs" | "untilMs">,
+  startedAtMs: number,
+): number {
+  return Math.min(
+    options.horizonMs === undefined ? Number.POSITIVE_INFINITY : startedAtMs + options.horizonMs,
+    options.untilMs ?? Number.POSITIVE_INFINITY,
+  );
 }
 
 /** Checks `options`; throws `InvalidArgument` naming the flag at fault. */

@@ -12,6 +12,7 @@ import {
   type PageHistory,
   type StoredCapture,
 } from "./page-history.js";
+import { type RecrawlOptions, revisitsEndAt } from "./recrawl-options.js";
 import { type BudgetSharing, FOLLOW_BUDGET_EVERY_MS, type RevisitPolicy } from "./revisit-policy.js";
 import { type PlannedRevisit, RevisitTimetable } from "./revisit-timetable.js";
 import { ShareFreshness } from "./share-freshness.js";
@@ -112,12 +113,15 @@ const NOT_OWNED_MAX_WAIT_MS = 5 * 60_000;
  * Continuous crawling: keeps each fetched page's history durably (with its done record, in the same
  * commit), plans its next visit with the policy, and when it is due queues it again in its host's
  * queue, where the usual politeness, robots.txt, blacklist and limits apply. Plans past the horizon are
- * not made, so a crawl with a horizon ends.
+ * not made, and at the horizon the plans not yet queued are dropped (a plan the budget's moves pushed
+ * past it, or one waiting for its host), so a crawl with a horizon ends there.
  */
 export class Recrawler implements PageRevisits {
   private readonly planned: RevisitTimetable;
   /** The timer that asks the policy every {@link FOLLOW_BUDGET_EVERY_MS} whether its budget moved. */
   private budgetTimer: TimerHandle | undefined;
+  /** The timer that drops the plans left at the horizon. */
+  private horizonTimer: TimerHandle | undefined;
   /** Due pages being read back and queued. */
   private moving = 0;
   /** The last of the store reads and writes that must not interleave (queuing, adopting, releasing). */
@@ -138,11 +142,10 @@ export class Recrawler implements PageRevisits {
   };
 
   constructor(
-    options: { readonly horizonMs?: number },
+    options: Pick<RecrawlOptions, "horizonMs" | "untilMs">,
     private readonly deps: RecrawlerDeps,
   ) {
-    this.horizonAtMs =
-      options.horizonMs === undefined ? Number.POSITIVE_INFINITY : deps.clock.now() + options.horizonMs;
+    this.horizonAtMs = revisitsEndAt(options, deps.clock.now());
     this.planned = new RevisitTimetable(deps.clock, () => {
       this.exclusive(() => this.queueDue()).catch((error: unknown) => {
         deps.logger.error({ event: "recrawl-failed", err: error }, "queuing due revisits failed");
@@ -164,6 +167,18 @@ export class Recrawler implements PageRevisits {
     this.planned.arm();
     // A policy with a budget (not `fixed`): its plans follow the budget's moves.
     if (this.deps.policy.sharing().budget > 0) this.followBudget();
+    if (Number.isFinite(this.horizonAtMs)) {
+      this.horizonTimer = this.deps.clock.setTimeout(
+        () => {
+          this.horizonTimer = undefined;
+          this.exclusive(() => this.queueDue()).catch((error: unknown) => {
+            this.deps.logger.error({ event: "recrawl-failed", err: error }, "ending revisits failed");
+          });
+        },
+        // Past it by a millisecond: a plan made for the horizon itself is queued, not dropped.
+        Math.max(0, this.horizonAtMs - this.deps.clock.now()) + 1,
+      );
+    }
   }
 
   /** Asks the policy, every {@link FOLLOW_BUDGET_EVERY_MS} until stopped, whether its budget moved. */
@@ -356,19 +371,25 @@ export class Recrawler implements PageRevisits {
     this.planned.stop();
     if (this.budgetTimer !== undefined) this.deps.clock.clearTimeout(this.budgetTimer);
     this.budgetTimer = undefined;
+    if (this.horizonTimer !== undefined) this.deps.clock.clearTimeout(this.horizonTimer);
+    this.horizonTimer = undefined;
   }
 
   /**
    * Queues every page due by now again, its plan cleared in the same commit as its queue entry (so a
    * crash neither loses nor doubles it). A plan superseded since (the page visited meanwhile, or a
-   * history handed over) is skipped, and so is a plan made twice (adopted again with its host).
+   * history handed over) is skipped, and so is a plan made twice (adopted again with its host). Past
+   * the horizon every plan is taken, due or not, and cleared without queuing its page.
    */
   private async queueDue(): Promise<void> {
+    const ended = this.deps.clock.now() > this.horizonAtMs;
     const due = new Map<string, PlannedRevisit>();
-    for (const plan of this.planned.takeDue()) due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
+    for (const plan of this.planned.takeDue(ended ? Number.POSITIVE_INFINITY : undefined))
+      due.set(`${plan.host} ${plan.fingerprint} ${plan.atMs}`, plan);
     this.moving += due.size;
     let left = due.size;
     let queued = 0;
+    let dropped = 0;
     try {
       for (const plan of due.values()) {
         const value = await pageValue(this.deps.store, plan.host, plan.fingerprint);
@@ -378,6 +399,11 @@ export class Recrawler implements PageRevisits {
         const { nextAtMs, ...history } = decodeHistory(value);
         // Visited since it was planned, or handed over with its host.
         if (nextAtMs !== plan.atMs) continue;
+        if (ended) {
+          this.deps.committer.add(pageOp(plan.host, plan.fingerprint, encodeHistory(history)));
+          dropped++;
+          continue;
+        }
         if (!this.deps.owns(plan.host)) {
           // Another agent's host now: its plan stays in the store, looked at again later.
           const waitMs = Math.min(NOT_OWNED_MAX_WAIT_MS, Math.max(NOT_OWNED_FIRST_WAIT_MS, plan.waitMs * 2));
@@ -392,9 +418,14 @@ export class Recrawler implements PageRevisits {
       this.moving -= left;
     }
     this.counts.queued += queued;
-    if (queued > 0) {
-      await this.deps.committer.commit();
+    if (queued > 0 || dropped > 0) await this.deps.committer.commit();
+    if (queued > 0)
       this.deps.logger.debug({ event: "revisits-queued", urls: queued }, `${queued} pages due again, queued`);
+    if (dropped > 0) {
+      this.deps.logger.info(
+        { event: "revisits-ended", urls: dropped },
+        `past the horizon: ${dropped} planned revisits dropped`,
+      );
     }
     this.planned.arm();
   }

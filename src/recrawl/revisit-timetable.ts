@@ -44,11 +44,10 @@ export class RevisitTimetable {
     this.plans.push({ ...plan, dueMs: this.clock.now() + waitMs, waitMs });
   }
 
-  /** Takes out every plan due by now. */
-  takeDue(): PlannedRevisit[] {
-    const now = this.clock.now();
+  /** Takes out every plan due by `byMs` (by now unless given). */
+  takeDue(byMs = this.clock.now()): PlannedRevisit[] {
     const due: PlannedRevisit[] = [];
-    for (let next = this.plans.peek(); next !== undefined && next.dueMs <= now; next = this.plans.peek()) {
+    for (let next = this.plans.peek(); next !== undefined && next.dueMs <= byMs; next = this.plans.peek()) {
       due.push(this.plans.pop() as PlannedRevisit);
     }
     return due;

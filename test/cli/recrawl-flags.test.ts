@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseFlagsWithConfig } from "../../src/cli/config-file.js";
+import { formatConfig, parseFlagsWithConfig } from "../../src/cli/config-file.js";
 import { AGENT_FLAGS } from "../../src/flags/agent-flags.js";
 import { parseDuration } from "../../src/flags/duration.js";
 import { parseFlags } from "../../src/flags/flag-parser.js";
@@ -56,6 +56,29 @@ describe("--recrawl flags", () => {
     await expect(parseFlagsWithConfig(["--config", config], AGENT_FLAGS)).rejects.toThrow(/recrawl-budget/);
   });
 
+  it("take --recrawl-until as an instant on the command line and in a config file, and write it back so", async () => {
+    const christmas = Date.UTC(2026, 11, 24, 18);
+    expect(parseFlags(["--recrawl-until", "2026-12-24T19:00+01:00"], AGENT_FLAGS)["recrawl-until"]).toBe(
+      christmas,
+    );
+    expect(() => parseFlags(["--recrawl-until", "2026-12-24T19:00"], AGENT_FLAGS)).toThrow(
+      /--recrawl-until must be a date and time with its offset/,
+    );
+    const config = join(dir, "until.yaml");
+    await writeFile(config, "recrawl: fixed\nrecrawl-until: 2026-12-24T18:00:00Z\n");
+    const flags = await parseFlagsWithConfig(["--config", config], AGENT_FLAGS);
+    expect(flags["recrawl-until"]).toBe(christmas);
+    // --print-config writes it as a date, which --config reads back.
+    const printed = formatConfig(flags, AGENT_FLAGS);
+    expect(printed).toContain("recrawl-until: 2026-12-24T18:00:00.000Z");
+    await writeFile(config, printed);
+    expect((await parseFlagsWithConfig(["--config", config], AGENT_FLAGS))["recrawl-until"]).toBe(christmas);
+    await writeFile(config, "recrawl-until: 1796311031554\n");
+    await expect(parseFlagsWithConfig(["--config", config], AGENT_FLAGS)).rejects.toThrow(
+      /"recrawl-until" must be a date and time/,
+    );
+  });
+
   it("refuse --exit-when-done without a horizon, saying why (a real agent process)", async () => {
     const result = await runUbicrawl([
       "agent",
@@ -77,6 +100,7 @@ describe("--recrawl flags", () => {
     const result = await runUbicrawl(["agent", "--help"]).waitForExit(30_000);
     expect(result.stdout).toMatch(/--recrawl off\|fixed\|adaptive/);
     expect(result.stdout).toMatch(/--recrawl-interval DURATION/);
-    expect(result.stdout).toMatch(/needed by --exit-when-done/);
+    expect(result.stdout).toMatch(/--exit-when-done needs it or --recrawl-until/);
+    expect(result.stdout).toMatch(/--recrawl-until TIME/);
   });
 });

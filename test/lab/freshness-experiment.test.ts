@@ -7,9 +7,10 @@ const experiments = experimentRunner();
 
 describe("ubicrawl experiment freshness", () => {
   it("revisits a changing web under each policy at the budget, through a join and a leave, and measures freshness and age against the true changes", async () => {
-    // Each page revisited every ~19 s under the uniform policy: within the run, joins and leaves. The
-    // agents' horizon counts from their start, the join from the end of the first pass plus a third
-    // of the run: at 25 s a first pass slowed to 17 s by a loaded machine left no agent to join.
+    // Each page revisited every ~19 s under the uniform policy: within the run, joins and leaves. Every
+    // agent, the joined one too, revisits until the crawl's start plus the run (--recrawl-until); the
+    // join comes at the end of the first pass plus a third of the run: at 25 s a first pass slowed to
+    // 17 s by a loaded machine left no agent to join.
     const budget = 20;
     const { result, out, rows } = await experiments.run("freshness", [
       "--policies",

@@ -13,6 +13,7 @@ import {
   type PageHistory,
   Recrawler,
   type RevisitPolicy,
+  revisitsEndAt,
 } from "../../src/recrawl/index.js";
 import { GroupCommit, pageValue, StateStore } from "../../src/storage/index.js";
 import { UrlFingerprinter } from "../../src/url/index.js";
@@ -75,8 +76,11 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     await rm(dir, { recursive: true, force: true });
   });
 
-  function recrawler(horizonMs?: number, policy: RevisitPolicy = new FixedPolicy(INTERVAL_MS)): Recrawler {
-    return new Recrawler(horizonMs === undefined ? {} : { horizonMs }, {
+  function recrawler(
+    end?: number | { readonly horizonMs?: number; readonly untilMs?: number },
+    policy: RevisitPolicy = new FixedPolicy(INTERVAL_MS),
+  ): Recrawler {
+    return new Recrawler(end === undefined ? {} : typeof end === "number" ? { horizonMs: end } : end, {
       store,
       committer,
       fingerprint: (url) => fingerprinter.fingerprint(url),
@@ -236,6 +240,78 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect(schedule.plannedRevisits).toBe(0);
     await committer.commit();
     expect((await stored(URL_A))?.visits).toBe(1);
+  });
+
+  it("ends at --recrawl-until when it comes before the horizon, whenever the agent started", async () => {
+    const schedule = recrawler({ horizonMs: 60_000, untilMs: clock.now() + 3000 });
+    clock.advance(1500);
+    const history = schedule.visited(
+      HOST,
+      { url: URL_A, depth: 0 },
+      answer(URL_A, clock.now()),
+      {},
+      undefined,
+    );
+    expect(history.nextAtMs).toBeUndefined();
+    expect(revisitsEndAt({ untilMs: 5000 }, 1000)).toBe(5000);
+    expect(revisitsEndAt({ horizonMs: 2000, untilMs: 5000 }, 1000)).toBe(3000);
+    expect(revisitsEndAt({ horizonMs: 2000 }, 1000)).toBe(3000);
+    expect(revisitsEndAt({}, 1000)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("drops at the horizon the plans not yet queued — one a shrunk budget pushed past it, one waiting for its host — so the crawl ends there", async () => {
+    const URL_B = "http://b.test/b.html";
+    const HOST_B = "http://b.test";
+    const horizonMs = 3 * FOLLOW_BUDGET_EVERY_MS;
+    let ratio: number | undefined;
+    const schedule = recrawler(horizonMs, {
+      nextIntervalMs: () => 2 * FOLLOW_BUDGET_EVERY_MS + 500,
+      note: () => {},
+      forget: () => {},
+      sharing: () => ({ pages: 2, budget: 1 }),
+      spending: () => 1,
+      followBudget: () => {
+        const moved = ratio;
+        ratio = undefined;
+        // The cluster's budget halves (an agent left): page A's plan goes twice as far.
+        return moved === undefined
+          ? undefined
+          : new Map([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, moved]]);
+      },
+    });
+    await schedule.load();
+    const startMs = clock.now();
+    const planA = schedule.visited(HOST, { url: URL_A, depth: 0 }, answer(URL_A, clock.now()), {}, undefined);
+    clock.advance(500);
+    const planB = schedule.visited(
+      HOST_B,
+      { url: URL_B, depth: 0 },
+      answer(URL_B, clock.now()),
+      {},
+      undefined,
+    );
+    expect(planA.nextAtMs).toBe(startMs + 2500);
+    expect(planB.nextAtMs).toBe(startMs + horizonMs);
+    await committer.commit();
+    ratio = 0.5;
+    clock.advance(500);
+    // B falls due while its host is another agent's: it waits for the host, past the horizon.
+    owned = false;
+    clock.advance(2000);
+    await settle();
+    expect(queued).toEqual([]);
+    expect(schedule.plannedRevisits).toBe(2);
+    clock.advance(1);
+    await settle(() => schedule.plannedRevisits === 0);
+    await settle();
+    expect(queued).toEqual([]);
+    expect(schedule.plannedRevisits).toBe(0);
+    // Cleared in the store too: a restart plans nothing.
+    expect((await stored(URL_A))?.nextAtMs).toBeUndefined();
+    const storedB = await pageValue(store, HOST_B, fingerprinter.fingerprint(URL_B));
+    expect(storedB === undefined ? undefined : decodeHistory(storedB).nextAtMs).toBeUndefined();
+    expect(schedule.figures().queued).toBe(0);
+    schedule.stop();
   });
 
   it("brings a plan nearer when the policy gives its page more of a grown budget (the wait left divided by new ÷ old), and queues it then", async () => {

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { invalidArgument } from "../../errors.js";
-import type { FlagSpecs } from "../../flags/index.js";
+import { type FlagSpecs, formatInstant } from "../../flags/index.js";
 import type { AgentFlagValues } from "../../launch/index.js";
 import {
   averageFreshness as expectedAverageFreshness,
@@ -40,7 +40,12 @@ const FRESHNESS_FLAGS = {
     default: 10,
     min: 1,
   },
-  "run-s": { type: "integer", help: "how long each policy's crawl revisits pages, s", default: 150, min: 20 },
+  "run-s": {
+    type: "integer",
+    help: "how long each policy's crawl runs, first pass included, s: its agents revisit pages until its start plus this (--recrawl-until)",
+    default: 150,
+    min: 20,
+  },
   "change-s": {
     type: "integer",
     help: "the median changing page's mean time between changes, s (the pages' means spread ÷× --spread around it)",
@@ -110,8 +115,8 @@ export const freshnessExperiment: Experiment<typeof FRESHNESS_FLAGS> = {
   description: `Cho and Garcia-Molina's revisit policies with a real agent: the test web's HTML pages
 (--changing-percent of them) change as Poisson processes, each page's mean interval drawn log-uniformly
 within --change-s ÷× --spread. For each policy --agents agents (one by default) crawl the web and then
-revisit it for --run-s seconds at --budget revisits a second in all (uniform: every page every pages ÷
-budget, --recrawl fixed; proportional: --recrawl proportional; optimal: --recrawl adaptive, the rates
+revisit it until --run-s seconds after the crawl's start (every agent's --recrawl-until) at --budget
+revisits a second in all (uniform: every page every pages ÷ budget, --recrawl fixed; proportional: --recrawl proportional; optimal: --recrawl adaptive, the rates
 estimated from the visits; each agent's --recrawl-budget is budget ÷ agents, and under proportional
 and optimal the agents spend their budgets together, each in proportion to its pages), with --join-leave an
 agent joining a third into the revisits and another leaving gracefully two thirds in. The copy's
@@ -129,7 +134,7 @@ joined agent's adds to it while it and the leaver both run).`,
       spread: flags.spread,
     };
     if (flags["join-leave"] && flags.agents < 2) invalidArgument("--join-leave needs --agents 2 or more");
-    // Each crawl revisits for --run-s after its first pass, and its overdue revisits end it.
+    // Each crawl revisits until --run-s after its start; its revisits queued by then end it.
     const timeoutS = Math.max(flags["timeout-s"], 2 * flags["run-s"] + 120);
     const crawls = await LabCrawls.open({ ...flags, "timeout-s": timeoutS }, "freshness", { changes });
     const runs: PolicyRun[] = [];
@@ -137,16 +142,26 @@ joined agent's adds to it while it and the leaver both run).`,
       const pages = crawls.expectedRequests - crawls.web.model.hosts.length;
       for (const policy of policies) {
         const fault = flags["join-leave"] ? joinAndLeave(crawls.expectedRequests, flags) : undefined;
+        // One end for every agent, the joined one included: a horizon would count from each one's start.
+        const untilMs = Date.now() + flags["run-s"] * 1000;
         const crawl = await crawls.crawl(
           policy,
           flags.agents,
-          policyFlags(policy, flags, pages),
+          policyFlags(policy, flags, pages, untilMs),
           fault === undefined ? {} : { fault },
         );
         const logs = await Promise.all(crawl.run.agents.map((agent) => readLog(agent.dir)));
         const extraBudget =
           policy === "uniform" ? undefined : joinedBudget(crawl.run, logs, flags.budget / flags.agents);
-        const run = measure(policy, logs.flat(), changes, crawls.web.startedAtMs, flags, extraBudget);
+        const run = measure(
+          policy,
+          logs.flat(),
+          changes,
+          crawls.web.startedAtMs,
+          untilMs,
+          flags,
+          extraBudget,
+        );
         runs.push(run);
         context.progress(
           `freshness: ${policy}: freshness ${run.freshness.toFixed(3)} (model ${run.model.toFixed(3)}), age ${run.ageS.toFixed(1)} s, ${run.revisitsPerS.toFixed(1)} revisits/s`,
@@ -202,17 +217,19 @@ function joinedBudget(
   return { fromMs, toMs: run.fault.leftAtMs ?? Number.POSITIVE_INFINITY, perS };
 }
 
-/** The agent flags of a policy's crawl: revisits until the run's horizon, then exit. */
+/** The agent flags of a policy's crawl: revisits until `untilMs` (ms since the epoch), then exit. */
 function policyFlags(
   policy: Policy,
   flags: { readonly budget: number; readonly "run-s": number; readonly agents: number },
   pages: number,
+  untilMs: number,
 ): AgentFlagValues {
   const runMs = flags["run-s"] * 1000;
   const common: AgentFlagValues = {
     "delay-ms": 20,
+    "log-level": "debug",
     sitemaps: "off",
-    "recrawl-horizon": runMs,
+    "recrawl-until": formatInstant(untilMs),
     "recrawl-min": 1000,
     // Pages the allocation gives no visit (never changing, or too fast for the budget) get none in the run.
     "recrawl-max": runMs * 100,
@@ -273,7 +290,7 @@ interface ExtraBudget {
 
 /**
  * A policy's figures from its agents' crawl logs: freshness and age against the true change times over
- * the window from the end of the first pass to the horizon, the model's expectation at the budget the
+ * the window from the end of the first pass to the agents' end of revisits (`endMs`), the model's expectation at the budget the
  * agents had over the window on average (`extra` included), the revisit rate and how well the visits
  * estimate the pages' rates.
  */
@@ -282,7 +299,8 @@ function measure(
   logged: readonly LoggedVisit[],
   changes: PageChanges,
   startedAtMs: number,
-  flags: { readonly budget: number; readonly "run-s": number },
+  endMs: number,
+  flags: { readonly budget: number },
   extra?: ExtraBudget,
 ): PolicyRun {
   // Several agents' logs: each page's visits in the order they came.
@@ -291,7 +309,7 @@ function measure(
   for (const visit of visits) byUrl.set(visit.url, [...(byUrl.get(visit.url) ?? []), visit]);
   const start = Math.min(...visits.map((v) => v.atMs));
   const firstPassEnd = Math.max(...[...byUrl.values()].map((list) => (list[0] as LoggedVisit).atMs));
-  const end = start + flags["run-s"] * 1000;
+  const end = endMs;
   const pages: PageTimeline[] = [];
   const rates: number[] = [];
   const errors: number[] = [];
