@@ -59,8 +59,9 @@ describe("--recrawl across a SIGKILL", () => {
     conditionalBefore = fixture.web.recorder.conditionalCounts();
     restarted = await spawnAgent(fixture, {
       ...AGENT,
-      // Shorter than the interval: the plans read back are the last (the revisits they make plan none).
-      flags: [...RECRAWL, "--recrawl-horizon=2s"],
+      // The plans read back fall due within the horizon (10 s after each fetch before the kill), and the
+      // revisits they make plan none (an hour later, past it): the agent is done once they are made.
+      flags: [...RECRAWL, "--recrawl-interval=1h", "--recrawl-horizon=20s"],
     }).waitForExit(90_000);
   }, 120_000);
 
@@ -68,7 +69,7 @@ describe("--recrawl across a SIGKILL", () => {
     await fixture?.stop();
   });
 
-  it("was killed before any revisit, and its restart ends at the horizon", () => {
+  it("was killed before any revisit, and its restart ends once the plans read back are made", () => {
     expect(firstPass.length).toBeGreaterThan(20);
     expect(firstPass.some((entry) => entry.recrawl !== undefined)).toBe(false);
     expect(conditionalBefore.size).toBe(0);
