@@ -379,7 +379,7 @@ export async function assembleCluster(
     suspectAfterMs: options.suspectAfterMs,
     load: () => partition.load(),
     aliveIds: () => stabilizer.alive,
-    viewChangedAtMs: () => stabilizer.viewChangedAtMs,
+    lastSuspicionAtMs: () => detector.lastSuspicionMs(),
     pulse: () => detector.pulse(),
     // Links buffered while this agent was busy are all the others will get from it: send them soon.
     onAwaitingEnd: () => exchange.reconsider(),

@@ -11,14 +11,17 @@ const TERMINATION_PULSE_GAP_MS = 100;
 export interface CrawlEndDeps {
   readonly selfId: string;
   readonly clock: Clock;
-  /** The failure detector's suspicion timeout: the view must be stable for twice this long. */
+  /** The failure detector's suspicion timeout: a suspicion must stand for twice this long. */
   readonly suspectAfterMs: number;
   /** This agent's load now. */
   readonly load: () => WorkLoad;
   /** Ids of the alive agents, self included. */
   readonly aliveIds: () => Iterable<string>;
-  /** Local time of the last change of the alive set. */
-  readonly viewChangedAtMs: () => number;
+  /**
+   * Local time the latest suspicion still standing began (a member now suspected was swept, or heard
+   * of by gossip only); −∞ when no member is suspected.
+   */
+  readonly lastSuspicionAtMs: () => number;
   /** Heartbeats every member now (between rounds). */
   readonly pulse: () => void;
   /** Called when this agent starts waiting for the end: links buffered while busy should go soon. */
@@ -83,9 +86,11 @@ export class CrawlEnd {
     this.termination.observe(this.deps.selfId, load, now);
     const wentIdle = load.idle && !this.wasIdle;
     this.wasIdle = load.idle;
-    // A live agent falsely suspected (a busy machine) would be left out of the rounds below; a view
-    // unchanged for twice the suspicion timeout has no such agent, since it would have answered again.
-    if (now - this.deps.viewChangedAtMs() < 2 * this.deps.suspectAfterMs) return false;
+    // A live agent falsely suspected (a busy machine), or heard of by gossip and not yet heard from,
+    // would be left out of the rounds below; one suspected for twice the suspicion timeout is no such
+    // agent, since it would have answered meanwhile. A view that only grew hides no one: a newcomer is
+    // in the rounds (which start again for it), and so is one back from a suspicion.
+    if (now - this.deps.lastSuspicionAtMs() < 2 * this.deps.suspectAfterMs) return false;
     if (this.termination.check([...this.deps.aliveIds()])) return true;
     // Going idle, or a round short of fresh reports only: ask everyone now, not at the next round.
     if (wentIdle || this.termination.awaitsFreshReports) this.pulse();

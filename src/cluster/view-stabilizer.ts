@@ -46,8 +46,6 @@ export interface ViewStabilizerDeps {
 export class ViewStabilizer {
   private aliveIds = new Set<string>();
   private reexamining: Promise<void> = Promise.resolve();
-  /** Local time of the last change of the alive set (termination waits for a stable view). */
-  private changedAtMs = 0;
   private strandedTimer: TimerHandle | undefined;
   private stopped = false;
   /** A re-examination is queued and has not begun: more requests for one are served by it. */
@@ -84,11 +82,6 @@ export class ViewStabilizer {
   /** True while URLs handed to a crashed agent wait to be re-sent (this agent is not idle then). */
   get redistributing(): boolean {
     return this.unredistributed.size > 0;
-  }
-
-  /** Local time of the last change of the alive set that may hide a live agent (not a graceful leave). */
-  get viewChangedAtMs(): number {
-    return this.changedAtMs;
   }
 
   /** Resolves when the hand-overs of every view change so far are done, the pushes of held hosts too. */
@@ -139,17 +132,12 @@ export class ViewStabilizer {
     const { deps } = this;
     const previous = this.aliveIds;
     this.aliveIds = new Set(alive.map((member) => member.id));
-    // An agent that announced its leave is no live agent falsely suspected: its going does not restart
-    // the wait for a stable view (else every agent exiting after the crawl delays the others' exit).
+    // An agent that announced its leave has left; any other gone is taken for crashed.
     const hasLeft = (id: string) => deps.statusOf(id) === "left";
     const newcomers = previous.size === 0 ? [] : [...this.aliveIds].filter((id) => !previous.has(id));
     for (const id of newcomers) deps.logger.info({ event: "agent-joined", peer: id }, `agent ${id} joined`);
     for (const id of [...previous].filter((id) => !this.aliveIds.has(id) && hasLeft(id))) {
       deps.logger.info({ event: "agent-left", peer: id }, `agent ${id} left the cluster`);
-    }
-    const joined = [...this.aliveIds].some((id) => !previous.has(id));
-    if (joined || [...previous].some((id) => !this.aliveIds.has(id) && !hasLeft(id))) {
-      this.changedAtMs = deps.clock.now();
     }
     const before = deps.ownership.assignment;
     const changed = deps.ownership.update(alive.map(({ id, capacity }) => ({ id, capacity })));

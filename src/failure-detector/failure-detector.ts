@@ -179,6 +179,11 @@ export class FailureDetector {
     return this.view.entries();
   }
 
+  /** See {@link MembershipView.lastSuspicionMs}. */
+  lastSuspicionMs(): number {
+    return this.view.lastSuspicionMs();
+  }
+
   /** The heartbeat this agent sends (and answers with): its own entry and its whole table. */
   heartbeat(): RemoteHeartbeat {
     return { from: this.view.self, entries: this.view.gossip() };

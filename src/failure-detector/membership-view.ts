@@ -49,6 +49,8 @@ type Member = { -readonly [K in keyof MemberEntry]: MemberEntry[K] };
  */
 export class MembershipView {
   private readonly members = new Map<string, Member>();
+  /** Local clock time each member now suspected here became so (swept, or heard of by gossip only). */
+  private readonly suspectedAtMs = new Map<string, number>();
   private readonly me: Member;
   /** This life's incarnation at its start (refutations raise the current one). */
   private readonly firstIncarnation: number;
@@ -88,6 +90,18 @@ export class MembershipView {
   /** The alive members (self included while it has not left), sorted by id. */
   alive(): MemberEntry[] {
     return this.entries().filter((member) => member.status === "alive");
+  }
+
+  /**
+   * Local clock time the latest suspicion still standing began: when a member now suspected here was
+   * swept, or heard of by gossip only (−∞ when none is suspected). A live agent left out of the alive
+   * set can only be one of these, and it answers within a suspicion timeout or two.
+   */
+  lastSuspicionMs(): number {
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const [id, atMs] of this.suspectedAtMs)
+      if (this.members.get(id)?.status === "suspected") latest = Math.max(latest, atMs);
+    return latest;
   }
 
   /** The table to gossip: every entry without local timing. */
@@ -165,9 +179,11 @@ export class MembershipView {
       const silentMs = nowMs - member.lastHeardMs;
       if (member.status === "alive" && silentMs >= suspectAfterMs) {
         member.status = "suspected";
+        this.suspectedAtMs.set(member.id, nowMs);
         changed = true;
       } else if (member.status !== "alive" && silentMs >= forgetAfterMs) {
         this.members.delete(member.id);
+        this.suspectedAtMs.delete(member.id);
       }
     }
     return changed;
@@ -211,6 +227,7 @@ export class MembershipView {
     // An older life still talking, or a message sent before a leave at the same incarnation.
     if (entry.incarnation < local.incarnation) return;
     if (entry.incarnation === local.incarnation && local.status === "left") return;
+    this.suspectedAtMs.delete(entry.id);
     Object.assign(local, {
       address: entry.address,
       capacity: entry.capacity,
@@ -227,6 +244,7 @@ export class MembershipView {
       // Known only by hearsay: suspected until it answers a heartbeat of ours.
       const status: MemberStatus = entry.status === "left" ? "left" : "suspected";
       this.members.set(entry.id, { ...entry, status, lastHeardMs: nowMs });
+      if (status === "suspected") this.suspectedAtMs.set(entry.id, nowMs);
       return true;
     }
     if (entry.incarnation > local.incarnation) {
@@ -238,7 +256,11 @@ export class MembershipView {
         incarnation: entry.incarnation,
       });
       if (entry.status === "left") Object.assign(local, { status: "left", lastHeardMs: nowMs });
-      else if (wasLeft) Object.assign(local, { status: "suspected", lastHeardMs: nowMs }); // restarted
+      else if (wasLeft) {
+        // Restarted.
+        Object.assign(local, { status: "suspected", lastHeardMs: nowMs });
+        this.suspectedAtMs.set(entry.id, nowMs);
+      }
     } else if (
       entry.incarnation === local.incarnation &&
       entry.status === "left" &&

@@ -17,8 +17,8 @@ const busy = (overrides: Partial<WorkLoad> = {}): WorkLoad =>
 
 function setUp(alive: readonly string[] = ["a", "b"], startMs?: number) {
   const clock = new ManualClock(startMs);
-  /** This agent's load, and when the view last changed (long ago unless a test says otherwise). */
-  const state = { self: idle(), viewChangedAtMs: 0 };
+  /** This agent's load, and when the latest suspicion standing began (none unless a test says so). */
+  const state = { self: idle(), lastSuspicionAtMs: Number.NEGATIVE_INFINITY };
   const counts = { pulses: 0, awaitingEnd: 0 };
   const crawlEnd = new CrawlEnd({
     selfId: "a",
@@ -26,7 +26,7 @@ function setUp(alive: readonly string[] = ["a", "b"], startMs?: number) {
     suspectAfterMs: SUSPECT_AFTER_MS,
     load: () => state.self,
     aliveIds: () => alive,
-    viewChangedAtMs: () => state.viewChangedAtMs,
+    lastSuspicionAtMs: () => state.lastSuspicionAtMs,
     pulse: () => counts.pulses++,
     onAwaitingEnd: () => counts.awaitingEnd++,
   });
@@ -70,18 +70,18 @@ it("counts this agent's own load: not complete while it is busy", () => {
   expect(crawlEnd.isCrawlComplete()).toBe(true);
 });
 
-it("is not complete while the view changed less than twice the suspicion timeout ago", () => {
+it("is not complete while a suspicion stands for less than twice the suspicion timeout", () => {
   const { clock, state, counts, crawlEnd, reply } = setUp();
   reply(["b"]);
   expect(crawlEnd.isCrawlComplete()).toBe(false);
   const pulses = counts.pulses;
-  state.viewChangedAtMs = clock.now() + 50;
+  state.lastSuspicionAtMs = clock.now() + 50;
   clock.advance(100);
   // The second round would end the crawl, and a round short of fresh reports would pulse: neither.
   reply(["b"]);
   expect(crawlEnd.isCrawlComplete()).toBe(false);
   expect(counts.pulses).toBe(pulses);
-  clock.advance(state.viewChangedAtMs + 2 * SUSPECT_AFTER_MS - 1 - clock.now());
+  clock.advance(state.lastSuspicionAtMs + 2 * SUSPECT_AFTER_MS - 1 - clock.now());
   reply(["b"]);
   expect(crawlEnd.isCrawlComplete()).toBe(false);
   clock.advance(1);
@@ -118,7 +118,7 @@ it("is never complete before the crawl started; seeds, a reply or a request with
 
 it("tells onAwaitingEnd on every check, even while the view is settling", () => {
   const { clock, state, counts, crawlEnd } = setUp();
-  state.viewChangedAtMs = clock.now();
+  state.lastSuspicionAtMs = clock.now();
   crawlEnd.isCrawlComplete();
   crawlEnd.isCrawlComplete();
   expect(counts.awaitingEnd).toBe(2);

@@ -385,23 +385,6 @@ it("does not warn of a suspected agent's hosts waiting when there is no takeover
   ]);
 });
 
-it("moves viewChangedAtMs on a join or a crash, not on a graceful leave", () => {
-  const { clock, stabilizer, view } = setUp();
-  expect(stabilizer.viewChangedAtMs).toBe(0);
-  view(["a", "b"]);
-  expect(stabilizer.viewChangedAtMs).toBe(clock.now());
-  clock.advance(1_000);
-  view(["a", "b", "c"]);
-  const joinedAt = clock.now();
-  expect(stabilizer.viewChangedAtMs).toBe(joinedAt);
-  clock.advance(1_000);
-  view(["a", "b"], "left");
-  expect(stabilizer.viewChangedAtMs).toBe(joinedAt);
-  clock.advance(1_000);
-  view(["a"], "suspected");
-  expect(stabilizer.viewChangedAtMs).toBe(clock.now());
-});
-
 it("logs agents joining (not those of the first view) and agents leaving (not crashing)", () => {
   const { view, records } = setUp();
   view(["a", "b"]);
@@ -432,13 +415,11 @@ it("does nothing on an empty alive set (this agent left, alone)", async () => {
   const { clock, stabilizer, view, calls, gone } = setUp();
   view(["a", "b"]);
   await stabilizer.settled();
-  const changedAt = stabilizer.viewChangedAtMs;
   calls.length = 0;
   clock.advance(1_000);
   stabilizer.onViewChange([]);
   await stabilizer.settled();
   expect(stabilizer.alive).toEqual(new Set(["a", "b"]));
-  expect(stabilizer.viewChangedAtMs).toBe(changedAt);
   expect(calls).toEqual([]);
   expect(gone).toEqual([]);
 });

@@ -36,6 +36,45 @@ describe("MembershipView", () => {
     expect(view.get("b")?.lastHeardMs).toBe(1500);
   });
 
+  it("says when the latest suspicion standing began: a sweep's or a hearsay's, none once all are heard or left", () => {
+    const view = newView();
+    // Its own first view, and one that only grew: nothing suspected.
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+    view.merge([entry("a")], "a", 1000);
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+    // b and c known from a's table only: suspected from then until they answer.
+    view.merge([entry("a"), entry("b"), entry("c")], "a", 1200);
+    expect(view.lastSuspicionMs()).toBe(1200);
+    view.merge([entry("b")], "b", 1300);
+    expect(view.lastSuspicionMs()).toBe(1200);
+    view.merge([entry("c")], "c", 1400);
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+    // a falls silent: suspected at the sweep that finds it so; c later.
+    view.merge([entry("b")], "b", 5000);
+    view.merge([entry("c")], "c", 5500);
+    view.sweep(6000, 4000, 60_000);
+    expect(view.get("a")?.status).toBe("suspected");
+    expect(view.lastSuspicionMs()).toBe(6000);
+    view.merge([entry("b")], "b", 9000);
+    view.sweep(9600, 4000, 60_000);
+    expect(view.get("c")?.status).toBe("suspected");
+    expect(view.lastSuspicionMs()).toBe(9600);
+    // c leaves: its suspicion ends; a answers again: none stands.
+    view.merge([entry("c", { status: "left" })], "c", 9700);
+    expect(view.lastSuspicionMs()).toBe(6000);
+    view.merge([entry("a", { incarnation: 101 })], "a", 9800);
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+    // A left member restarting, known by gossip: suspected until heard; forgotten, it counts no more.
+    view.merge([entry("b"), entry("c", { incarnation: 200 })], "b", 10_000);
+    expect(view.get("c")?.status).toBe("suspected");
+    expect(view.lastSuspicionMs()).toBe(10_000);
+    view.merge([entry("a", { incarnation: 101 })], "a", 80_000);
+    view.merge([entry("b")], "b", 80_000);
+    view.sweep(80_000, 4000, 60_000);
+    expect(view.get("c")).toBeUndefined();
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+  });
+
   it("refuses a sender claiming an alive id from another address, merging nothing", () => {
     const view = newView();
     view.merge([entry("a")], "a", 0);
