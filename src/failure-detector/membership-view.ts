@@ -255,6 +255,8 @@ export class MembershipView {
         capacity: entry.capacity,
         incarnation: entry.incarnation,
       });
+      // A new life of a member suspected here, known by gossip only: suspected afresh until it answers.
+      if (local.status === "suspected" && entry.status !== "left") this.suspectedAtMs.set(entry.id, nowMs);
       if (entry.status === "left") Object.assign(local, { status: "left", lastHeardMs: nowMs });
       else if (wasLeft) {
         // Restarted.

@@ -27,7 +27,8 @@ import { chaosSeed, randomIntIn, seededRandom } from "./chaos-helpers.js";
  * by its owner, and the only pages fetched twice are those in flight at the kills.
  *
  * Run on demand (`QUICK_RESTART_CHAOS=1`, with CHAOS_SEED to replay; about 35 s). It used to fail now
- * and then with ~2,000 refetches: the agent restarted last waits longest for a stable view, so it ends
+ * and then with ~2,000 refetches: the agent restarted last waited longest for a stable view (the wait
+ * now stands only for a suspicion), so it ended
  * last, and a leave announced to it while a heartbeat to it was outstanding was dropped; it took the
  * departed agent for crashed and crawled its hosts again, and from them the others'. Leaves now reach
  * every member (`FailureDetector.leave`): 27 runs in a row were clean since. It prints every agent's

@@ -390,7 +390,7 @@ describe("an agent's id", () => {
       () => `every view with the new life: ${agents.views().join("; ")}`,
       20_000,
     );
-    // The crawl ends once the view has not changed for twice the suspicion timeout (crawl-end.ts).
+    // The crawl ends once no suspicion younger than twice the suspicion timeout stands (crawl-end.ts).
     await agents.runToEnd(ids, 60_000);
     expect(agents.missing()).toEqual([]);
   }, 150_000);

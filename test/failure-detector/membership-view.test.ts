@@ -64,13 +64,22 @@ describe("MembershipView", () => {
     expect(view.lastSuspicionMs()).toBe(6000);
     view.merge([entry("a", { incarnation: 101 })], "a", 9800);
     expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
+    // A suspected member's new life, known by gossip: suspected afresh until heard.
+    view.sweep(16_000, 4000, 60_000);
+    expect(view.get("a")?.status).toBe("suspected");
+    expect(view.lastSuspicionMs()).toBe(16_000);
+    view.merge([entry("b"), entry("a", { incarnation: 300 })], "b", 20_000);
+    expect(view.get("a")).toMatchObject({ status: "suspected", incarnation: 300 });
+    expect(view.lastSuspicionMs()).toBe(20_000);
+    view.merge([entry("a", { incarnation: 300 })], "a", 20_100);
+    expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
     // A left member restarting, known by gossip: suspected until heard; forgotten, it counts no more.
-    view.merge([entry("b"), entry("c", { incarnation: 200 })], "b", 10_000);
+    view.merge([entry("b"), entry("c", { incarnation: 200 })], "b", 21_000);
     expect(view.get("c")?.status).toBe("suspected");
-    expect(view.lastSuspicionMs()).toBe(10_000);
-    view.merge([entry("a", { incarnation: 101 })], "a", 80_000);
-    view.merge([entry("b")], "b", 80_000);
-    view.sweep(80_000, 4000, 60_000);
+    expect(view.lastSuspicionMs()).toBe(21_000);
+    view.merge([entry("a", { incarnation: 300 })], "a", 82_000);
+    view.merge([entry("b")], "b", 82_000);
+    view.sweep(82_000, 4000, 60_000);
     expect(view.get("c")).toBeUndefined();
     expect(view.lastSuspicionMs()).toBe(Number.NEGATIVE_INFINITY);
   });
