@@ -19,12 +19,12 @@ import { HTTP_FLAGS, scrape } from "../console/console-harness.js";
  * second: alone it would revisit a page once every --recrawl-max, 10 minutes), so every revisit it makes
  * is of agent-1's budget. When it leaves, agent-1 takes its pages back and spends its own budget again.
  */
-const BUDGETS = { "agent-1": 4, "agent-2": 0.000001 } as const;
+const BUDGETS = { "agent-1": 8, "agent-2": 0.000001 } as const;
 /**
  * How long the revisits are counted for, once the budgets are shared: longer than a page's interval
- * (~200 pages at 4 a second: 50 s), as the first pass planned its pages' revisits all at once.
+ * (~200 pages at 8 a second: 25 s), as the first pass planned its pages' revisits all at once.
  */
-const WINDOW_MS = 60_000;
+const WINDOW_MS = 30_000;
 const TOTAL = BUDGETS["agent-1"] + BUDGETS["agent-2"];
 
 /** Flags of an agent revisiting by change rate with `budget` revisits a second. */
@@ -160,7 +160,7 @@ describe("--recrawl adaptive on two agents: one revisit budget, shared by pages"
     // The budget binds: the plans follow each move of the shares (FOLLOW_BUDGET_BEYOND), so neither
     // do plans made on an agent's own budget run on, nor does the boost overshoot. Loosely so in the
     // minute after the first pass, which planned its pages' revisits bunched, and each page by its
-    // age (pages long unchanged wait longer): runs spent 2.3 and 3.6 a second of the 4. Without the
+    // age (pages long unchanged wait longer): runs spent 2.3 and 3.6 a second of 4 over 60 s, 7.5 of 8 over 30 s. Without the
     // bound, --recrawl-max's 10 minutes and the minimum of 1 s allow up to ~200 a second.
     const spent = revisits("agent-1") + revisits("agent-2");
     expect(spent).toBeGreaterThanOrEqual((TOTAL * WINDOW_MS * 0.25) / 1000);
