@@ -159,9 +159,10 @@ describe("--recrawl adaptive on two agents: one revisit budget, shared by pages"
     expect(revisits("agent-2")).toBeGreaterThan(0);
     // The budget binds: the plans follow each move of the shares (FOLLOW_BUDGET_BEYOND), so neither
     // do plans made on an agent's own budget run on, nor does the boost overshoot. Loosely so in the
-    // minute after the first pass, which planned its pages' revisits bunched, and each page by its
-    // age (pages long unchanged wait longer): runs spent 2.3 and 3.6 a second of 4 over 60 s, 7.5 of 8 over 30 s. Without the
-    // bound, --recrawl-max's 10 minutes and the minimum of 1 s allow up to ~200 a second.
+    // window after the first pass, which planned its pages' revisits bunched, and each page by its
+    // age (pages long unchanged wait longer): runs spent 2.3 and 3.6 a second of 4 over 60 s, and
+    // 7.5 of 8 over 30 s. Without the bound, --recrawl-max's 10 minutes and the minimum of 1 s allow
+    // up to ~200 a second.
     const spent = revisits("agent-1") + revisits("agent-2");
     expect(spent).toBeGreaterThanOrEqual((TOTAL * WINDOW_MS * 0.25) / 1000);
     expect(spent).toBeLessThanOrEqual((TOTAL * WINDOW_MS * 1.5) / 1000);
