@@ -226,33 +226,22 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect(queued.map((entry) => entry.url)).toEqual([URL_A, URL_A]);
   });
 
-  it("plans nothing past the horizon, so a crawl with one ends", async () => {
-    const schedule = recrawler(3000);
-    clock.advance(1500);
-    const history = schedule.visited(
-      HOST,
-      { url: URL_A, depth: 0 },
-      answer(URL_A, clock.now()),
-      {},
-      undefined,
-    );
-    expect(history.nextAtMs).toBeUndefined();
-    expect(schedule.plannedRevisits).toBe(0);
-    await committer.commit();
-    expect((await stored(URL_A))?.visits).toBe(1);
-  });
-
-  it("ends at --recrawl-until when it comes before the horizon, whenever the agent started", async () => {
-    const schedule = recrawler({ horizonMs: 60_000, untilMs: clock.now() + 3000 });
-    clock.advance(1500);
-    const history = schedule.visited(
-      HOST,
-      { url: URL_A, depth: 0 },
-      answer(URL_A, clock.now()),
-      {},
-      undefined,
-    );
-    expect(history.nextAtMs).toBeUndefined();
+  it("plans nothing past the horizon, so a crawl with one ends: --recrawl-horizon from its start, or --recrawl-until when earlier", async () => {
+    for (const end of [{ horizonMs: 3000 }, { horizonMs: 60_000, untilMs: clock.now() + 3000 }]) {
+      const schedule = recrawler(end);
+      clock.advance(1500);
+      const history = schedule.visited(
+        HOST,
+        { url: URL_A, depth: 0 },
+        answer(URL_A, clock.now()),
+        {},
+        undefined,
+      );
+      expect(history.nextAtMs).toBeUndefined();
+      expect(schedule.plannedRevisits).toBe(0);
+      await committer.commit();
+      expect((await stored(URL_A))?.nextAtMs).toBeUndefined();
+    }
     expect(revisitsEndAt({ untilMs: 5000 }, 1000)).toBe(5000);
     expect(revisitsEndAt({ horizonMs: 2000, untilMs: 5000 }, 1000)).toBe(3000);
     expect(revisitsEndAt({ horizonMs: 2000 }, 1000)).toBe(3000);
