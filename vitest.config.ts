@@ -8,7 +8,8 @@ import { DurationSequencer } from "./test/support/duration-sequencer.js";
  *   feedback;
  * - **system**: real agents as real processes, clusters, the CLI, experiments, three files at a time
  *   (one at a time took 31 min; two used 1.3 of the two CPUs, the others waiting on timers: the tier
- *   in 984 s, 1,298 CPU s; three used 1.55);
+ *   in 984 s, 1,298 CPU s; three used 1.55; four made it slower, 635 s against ~580 s at three, its
+ *   files' summed time 2,455 s against ~1,640 s: the tier is bound by the CPUs, not by its waits);
  * - **timed**: the system tests that measure time, rates or memory (gaps between requests, a bandwidth
  *   bound, benches' figures), one file at a time, alone on the machine.
  *
@@ -182,6 +183,8 @@ export default defineConfig({
   test: {
     reporters: ["default", "./test/support/flaky-reporter.ts"],
     globalSetup: ["test/global-setup.ts"],
+    // Each file's CPU seconds with UBICRAWL_TEST_CPU=FILE set (test/support/file-cpu.ts); nothing otherwise.
+    setupFiles: ["test/support/file-cpu.ts"],
     testTimeout: 60_000,
     sequence: { sequencer: DurationSequencer },
     hookTimeout: 60_000,
