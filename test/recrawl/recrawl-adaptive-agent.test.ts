@@ -22,6 +22,8 @@ const CHANGES: PageChanges = { everyMs: 500, percent: 40, process: "poisson", sp
 const AGENT = { id: "adaptive" };
 const MIN_MS = 1000;
 const MAX_MS = 4000;
+/** How much later than its fetch's start a crawl log line may be written, at most, as checked here. */
+const LOG_LAG_MS = 500;
 
 describe("--recrawl adaptive over a changing web", () => {
   let fixture: WebFixture;
@@ -75,7 +77,15 @@ describe("--recrawl adaptive over a changing web", () => {
     }
     expect(intervals.changing.length).toBeGreaterThan(0);
     expect(intervals.still.length).toBeGreaterThan(0);
-    for (const interval of intervals.changing) expect(interval).toBe(MIN_MS);
-    for (const interval of intervals.still) expect(interval).toBe(MAX_MS);
+    // A page's plan counts from its fetch's start, its log line's time is when it was written: later,
+    // by the fetch and its commit (372 ms once, with the whole suite running beside).
+    for (const interval of intervals.changing) {
+      expect(interval).toBeLessThanOrEqual(MIN_MS);
+      expect(interval).toBeGreaterThan(MIN_MS - LOG_LAG_MS);
+    }
+    for (const interval of intervals.still) {
+      expect(interval).toBeLessThanOrEqual(MAX_MS);
+      expect(interval).toBeGreaterThan(MAX_MS - LOG_LAG_MS);
+    }
   });
 });
