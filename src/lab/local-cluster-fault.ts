@@ -17,8 +17,11 @@ const FAULT_POLL_MS = 20;
 export interface LocalClusterFault {
   /** When: once the test web has served this many requests of this crawl (robots.txt included)… */
   readonly afterRequests: number;
-  /** …and this long after that. @default 0 */
-  readonly delayMs?: number;
+  /**
+   * …and this long after that, ms; or as `delayMs(atMs)` says, given when those requests were served
+   * (ms since the epoch): a wait that depends on the moment. @default 0
+   */
+  readonly delayMs?: number | ((servedAtMs: number) => number);
   /** Agents SIGKILLed then: the last ones started. @default 0 */
   readonly kill?: number;
   /** Restarts the killed agents on their data folders this long after the kill; never when undefined. */
@@ -43,8 +46,8 @@ export interface LocalClusterFault {
    * fault's moment: the last ones started that are still running, the added ones left out. @default 0
    */
   readonly leave?: number;
-  /** See {@link leave}. @default 0 */
-  readonly leaveAfterMs?: number;
+  /** See {@link leave}; or as `leaveAfterMs(atMs)` says, given the fault's moment (ms since the epoch). @default 0 */
+  readonly leaveAfterMs?: number | ((atMs: number) => number);
 }
 
 /**
@@ -105,7 +108,8 @@ export async function injectFault(
     }
     await new Promise((resolve) => setTimeout(resolve, FAULT_POLL_MS));
   }
-  if ((fault.delayMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  const delayMs = typeof fault.delayMs === "function" ? fault.delayMs(Date.now()) : (fault.delayMs ?? 0);
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
   const kill = fault.kill ?? 0;
   const victims = kill === 0 ? [] : live().slice(-kill);
   const atMs = Date.now();
@@ -152,9 +156,9 @@ export async function injectFault(
   let leavers: UbicrawlProcess[] = [];
   let leftAtMs: number | undefined;
   if ((fault.leave ?? 0) > 0) {
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, atMs + (fault.leaveAfterMs ?? 0) - Date.now())),
-    );
+    const leaveAfterMs =
+      typeof fault.leaveAfterMs === "function" ? fault.leaveAfterMs(atMs) : (fault.leaveAfterMs ?? 0);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, atMs + leaveAfterMs - Date.now())));
     // Those still running then (the crawl may have ended meanwhile).
     leavers = live().slice(-(fault.leave ?? 0));
     if (leavers.length > 0) leftAtMs = Date.now();

@@ -9,8 +9,10 @@ describe("ubicrawl experiment freshness", () => {
   it("revisits a changing web under each policy at the budget, through a join and a leave, and measures freshness and age against the true changes", async () => {
     // Each page revisited every ~19 s under the uniform policy: within the run, joins and leaves. Every
     // agent, the joined one too, revisits until the crawl's start plus the run (--recrawl-until); the
-    // join comes at the end of the first pass plus a third of the run: at 25 s a first pass slowed to
-    // 17 s by a loaded machine left no agent to join.
+    // join comes a third of the way from the end of the first pass to then, the leave halfway from the
+    // join: a join a fixed time after the first pass came at the end, or after it, when a loaded
+    // machine slowed the first pass (at 25 s a first pass of 17 s left no agent to join; at 40 s once
+    // the joined agent did not fetch before the end).
     const budget = 20;
     const { result, out, rows } = await experiments.run("freshness", [
       "--policies",

@@ -141,9 +141,9 @@ joined agent's adds to it while it and the leaver both run).`,
     try {
       const pages = crawls.expectedRequests - crawls.web.model.hosts.length;
       for (const policy of policies) {
-        const fault = flags["join-leave"] ? joinAndLeave(crawls.expectedRequests, flags) : undefined;
         // One end for every agent, the joined one included: a horizon would count from each one's start.
         const untilMs = Date.now() + flags["run-s"] * 1000;
+        const fault = flags["join-leave"] ? joinAndLeave(crawls.expectedRequests, untilMs) : undefined;
         const crawl = await crawls.crawl(
           policy,
           flags.agents,
@@ -183,19 +183,19 @@ joined agent's adds to it while it and the leaver both run).`,
 };
 
 /**
- * The fault of a `--join-leave` crawl: an agent joins a third of the run after the first pass (most of
- * `firstPassRequests`, the ground truth's count, served: the crawl's own differs by a few), another
- * leaves gracefully a third of the run later. By time, not by requests: a policy may spend less than
- * the budget.
+ * The fault of a `--join-leave` crawl: an agent joins a third of the way from the end of the first pass
+ * (most of `firstPassRequests`, the ground truth's count, served: the crawl's own differs by a few) to
+ * the end of revisits (`untilMs`), another leaves gracefully halfway from the join to that end. By time,
+ * not by requests: a policy may spend less than the budget; and from the moments themselves, so a first
+ * pass slowed by a loaded machine still leaves the joined agent a third of the revisits.
  */
-function joinAndLeave(firstPassRequests: number, flags: { readonly "run-s": number }): LocalClusterFault {
-  const thirdMs = (flags["run-s"] * 1000) / 3;
+function joinAndLeave(firstPassRequests: number, untilMs: number): LocalClusterFault {
   return {
     afterRequests: Math.round(0.9 * firstPassRequests),
-    delayMs: thirdMs,
+    delayMs: (servedAtMs) => Math.max(0, (untilMs - servedAtMs) / 3),
     add: 1,
     leave: 1,
-    leaveAfterMs: thirdMs,
+    leaveAfterMs: (joinedAtMs) => Math.max(0, (untilMs - joinedAtMs) / 2),
   };
 }
 
