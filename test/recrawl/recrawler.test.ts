@@ -98,6 +98,38 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
   }
 
   /**
+   * A policy with a budget whose plans are `intervalMs` apart, and whose budget moves for page A when
+   * told: `move(ratio)` makes the next asking (every FOLLOW_BUDGET_EVERY_MS) give A `ratio` times its
+   * frequency. `asked` holds the times it was asked.
+   */
+  function movingBudget(intervalMs: number) {
+    let ratio: number | undefined;
+    const asked: number[] = [];
+    const policy: RevisitPolicy = {
+      nextIntervalMs: () => intervalMs,
+      note: () => {},
+      forget: () => {},
+      sharing: () => ({ pages: 2, budget: 1 }),
+      spending: () => 1,
+      followBudget: () => {
+        asked.push(clock.now());
+        const moved = ratio;
+        ratio = undefined;
+        return moved === undefined
+          ? undefined
+          : new Map([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, moved]]);
+      },
+    };
+    return {
+      policy,
+      asked,
+      move: (to: number) => {
+        ratio = to;
+      },
+    };
+  }
+
+  /**
    * Lets the due pages be read back and queued (store reads are real I/O): until `done` holds, or for
    * 200 ms of real time when nothing is expected.
    */
@@ -252,22 +284,8 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     const URL_B = "http://b.test/b.html";
     const HOST_B = "http://b.test";
     const horizonMs = 3 * FOLLOW_BUDGET_EVERY_MS;
-    let ratio: number | undefined;
-    const schedule = recrawler(horizonMs, {
-      nextIntervalMs: () => 2 * FOLLOW_BUDGET_EVERY_MS + 500,
-      note: () => {},
-      forget: () => {},
-      sharing: () => ({ pages: 2, budget: 1 }),
-      spending: () => 1,
-      followBudget: () => {
-        const moved = ratio;
-        ratio = undefined;
-        // The cluster's budget halves (an agent left): page A's plan goes twice as far.
-        return moved === undefined
-          ? undefined
-          : new Map([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, moved]]);
-      },
-    });
+    const budget = movingBudget(2 * FOLLOW_BUDGET_EVERY_MS + 500);
+    const schedule = recrawler(horizonMs, budget.policy);
     await schedule.load();
     const startMs = clock.now();
     const planA = schedule.visited(HOST, { url: URL_A, depth: 0 }, answer(URL_A, clock.now()), {}, undefined);
@@ -282,7 +300,8 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     expect(planA.nextAtMs).toBe(startMs + 2500);
     expect(planB.nextAtMs).toBe(startMs + horizonMs);
     await committer.commit();
-    ratio = 0.5;
+    // The cluster's budget halves (an agent left): page A's plan goes twice as far.
+    budget.move(0.5);
     clock.advance(500);
     // B falls due while its host is another agent's: it waits for the host, past the horizon.
     owned = false;
@@ -305,24 +324,9 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
 
   it("brings a plan nearer when the policy gives its page more of a grown budget (the wait left divided by new ÷ old), and queues it then", async () => {
     const URL_B = "http://a.test/b.html";
-    let ratio: number | undefined;
-    const asked: number[] = [];
-    const schedule = recrawler(undefined, {
-      nextIntervalMs: () => 10 * FOLLOW_BUDGET_EVERY_MS,
-      note: () => {},
-      forget: () => {},
-      sharing: () => ({ pages: 2, budget: 1 }),
-      spending: () => 1,
-      followBudget: () => {
-        asked.push(clock.now());
-        const moved = ratio;
-        ratio = undefined;
-        // Page A's frequency doubles; page B (a sitemap's hint, say) keeps its plan.
-        return moved === undefined
-          ? undefined
-          : new Map([[`${HOST} ${fingerprinter.fingerprint(URL_A)}`, moved]]);
-      },
-    });
+    // Page A's frequency doubles; page B (a sitemap's hint, say) keeps its plan.
+    const { policy, asked, move } = movingBudget(10 * FOLLOW_BUDGET_EVERY_MS);
+    const schedule = recrawler(undefined, policy);
     await schedule.load();
     const visit = (url: string) =>
       schedule.visited(HOST, { url, depth: 0 }, answer(url, clock.now()), {}, undefined).nextAtMs as number;
@@ -332,7 +336,7 @@ describe("Recrawler (the revisit schedule, on an injected clock and a real state
     // Asked every FOLLOW_BUDGET_EVERY_MS; the budget moves at the second asking.
     clock.advance(FOLLOW_BUDGET_EVERY_MS);
     expect(asked).toHaveLength(1);
-    ratio = 2;
+    move(2);
     clock.advance(FOLLOW_BUDGET_EVERY_MS);
     expect(asked).toHaveLength(2);
     const movedAtMs = clock.now();
