@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNSYNCED_PAGES_PER_HOST } from "../../src/agent/index.js";
+import type { CrawlLogEntry } from "../../src/storage/index.js";
 import { recoverWarcFile } from "../../src/storage/index.js";
 import type { Truth } from "../../src/testweb/index.js";
 import {
@@ -57,6 +58,8 @@ const SEED = chaosSeed(1337139474);
 interface Life {
   readonly killed: boolean;
   readonly ranMs: number;
+  /** When the SIGKILL was sent (performance.now()); undefined for the life that ended by itself. */
+  readonly killedAtMs: number | undefined;
   readonly requests: number;
   /** Its requests' indexes in the trace: [first, end). */
   readonly traced: readonly [number, number];
@@ -93,6 +96,7 @@ beforeAll(async () => {
     const firstTraced = trace.requests.length;
     const agent = spawnAgent(fixture, AGENT);
     let ranMs = 0;
+    let killedAtMs: number | undefined;
     if (killing) {
       const startup = STARTUP_KILLS.has(life);
       if (!startup) {
@@ -103,6 +107,7 @@ beforeAll(async () => {
         ? randomIntIn(random, STARTUP_RUN_MS.min, STARTUP_RUN_MS.max)
         : randomIntIn(random, RUN_MS.min, RUN_MS.max);
       await delay(ranMs);
+      killedAtMs = performance.now();
       agent.kill("SIGKILL");
     }
     const result = await agent.waitForExit(60_000);
@@ -112,6 +117,7 @@ beforeAll(async () => {
     lives.push({
       killed: result.signal === "SIGKILL",
       ranMs,
+      killedAtMs,
       requests: recorder.totalServed - before,
       traced: [firstTraced, trace.requests.length],
       tornWarc,
@@ -137,6 +143,36 @@ beforeAll(async () => {
 afterAll(async () => {
   await fixture?.stop();
 });
+
+/**
+ * Where each request for `url` fell, for a failure's message: its life, how many of its host's requests
+ * that life sent after it, and when it began and ended relative to that life's kill; then the URL's
+ * crawl log lines, and the warnings and errors each life logged.
+ */
+function servesOf(url: string, logged: readonly CrawlLogEntry[]): string {
+  const lines = [url];
+  lives.forEach((life, index) => {
+    const requests = trace.requests.slice(...life.traced);
+    requests.forEach((request, at) => {
+      if (request.url !== url) return;
+      const later = requests.slice(at + 1).filter((r) => r.host === request.host && !isRobotsUrl(r.url));
+      const since = (ms: number | undefined) =>
+        ms === undefined || life.killedAtMs === undefined ? "?" : `${(ms - life.killedAtMs).toFixed(1)} ms`;
+      lines.push(
+        `life ${index}${life.killed ? " (killed)" : ""}: request ${request.seq}, ${later.length} of its host's ` +
+          `pages after it; began ${since(request.beganAtMs)}, ended ${since(request.endedAtMs)} from the kill`,
+      );
+    });
+  });
+  for (const entry of logged.filter((e) => e.url === url)) lines.push(`crawl log: ${JSON.stringify(entry)}`);
+  lives.forEach((life, index) => {
+    const warnings = life.result.stderr
+      .split("\n")
+      .filter((line) => /"level":"(warn|error|fatal)"/.test(line));
+    for (const line of warnings.slice(0, 5)) lines.push(`life ${index} logged: ${line.slice(0, 400)}`);
+  });
+  return lines.join("\n  ");
+}
 
 /** True when the `.open` WARC file a kill left ends in a torn record (recovery of a copy cuts bytes). */
 async function hasTornOpenWarc(dataDir: string): Promise<boolean> {
@@ -171,9 +207,10 @@ describe(`one agent SIGKILLed ${KILLS} times at random moments (CHAOS_SEED=${SEE
     expect(metrics.coverage).toBe(1);
   });
 
-  it(`fetches again only what was not durable at a kill: each host's last ${UNSYNCED_PAGES_PER_HOST} requests of a killed life`, () => {
+  it(`fetches again only what was not durable at a kill: each host's last ${UNSYNCED_PAGES_PER_HOST} requests of a killed life`, async () => {
     const served = servedPages(fixture.web.recorder);
     const metrics = crawlMetrics(served, truth.urls);
+    const logged = await readCrawlLogOf(agentDataDir(fixture, AGENT));
     // A host's next request overlaps only its last page's commit: at a kill, only each host's last
     // UNSYNCED_PAGES_PER_HOST requests of that life can be lost, and fetched again later.
     const inFlightKills = new Map<string, number>();
@@ -182,9 +219,11 @@ describe(`one agent SIGKILLed ${KILLS} times at random moments (CHAOS_SEED=${SEE
       for (const url of lastPagesOfEachHost(pages)) inFlightKills.set(url, (inFlightKills.get(url) ?? 0) + 1);
     }
     for (const url of metrics.repeated) {
-      expect(inFlightKills.has(url), `${url} was fetched twice but in flight at no kill`).toBe(true);
+      expect(inFlightKills.has(url), `fetched twice but in flight at no kill: ${servesOf(url, logged)}`).toBe(
+        true,
+      );
       // Once per kill it was in flight at, plus its final fetch.
-      expect(served.get(url), url).toBeLessThanOrEqual((inFlightKills.get(url) ?? 0) + 1);
+      expect(served.get(url), servesOf(url, logged)).toBeLessThanOrEqual((inFlightKills.get(url) ?? 0) + 1);
     }
   });
 
